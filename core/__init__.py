@@ -1,0 +1,1 @@
+"""Pure, immutable transition functions of Kafka's partition replica management."""

@@ -1,0 +1,1 @@
+"""Z3 proof obligations for the invariants and their recorded outcomes."""

@@ -1,0 +1,1 @@
+"""Breadth-first exploration of any registered model, distributed on PySpark."""

@@ -1,0 +1,1 @@
+"""Kafka replication models built from ``core`` and the invariant catalogue."""
