@@ -1,0 +1,63 @@
+"""Z3 machinery for symbolic transition systems: BMC, induction, successor enumeration.
+
+Generic: it knows nothing of Kafka.  A model family supplies a ``SymbolicSystem`` (state
+variables, Init, labelled actions, invariants, decode/pin between Z3 models and concrete
+states); this package unrolls it (``bmc``), states and discharges inductive obligations
+(``prove_inductive``) and answers concrete queries (``admits``, ``successors``).
+"""
+
+from checker.z3.bmc import BmcResult, DepthOutcome, Unrolling, bmc
+from checker.z3.induction import (
+    PROVED,
+    REFUTED,
+    UNKNOWN,
+    Obligation,
+    Outcome,
+    all_proved,
+    ind_init,
+    ind_next,
+    prove_inductive,
+)
+from checker.z3.successors import admits, initial_states, satisfies, successors
+from checker.z3.system import (
+    ActionInstance,
+    Frame,
+    Fresh,
+    SymbolicProperty,
+    SymbolicSystem,
+    Transition,
+    families,
+    family_relation,
+    invariant_named,
+    make_frame,
+)
+
+__all__ = [
+    "PROVED",
+    "REFUTED",
+    "UNKNOWN",
+    "ActionInstance",
+    "BmcResult",
+    "DepthOutcome",
+    "Frame",
+    "Fresh",
+    "Obligation",
+    "Outcome",
+    "SymbolicProperty",
+    "SymbolicSystem",
+    "Transition",
+    "Unrolling",
+    "admits",
+    "all_proved",
+    "bmc",
+    "families",
+    "family_relation",
+    "ind_init",
+    "ind_next",
+    "initial_states",
+    "invariant_named",
+    "make_frame",
+    "prove_inductive",
+    "satisfies",
+    "successors",
+]

@@ -1,0 +1,158 @@
+"""Bounded model checking with shortest-first deepening.  Knows nothing of Kafka.
+
+``bmc`` unrolls the transition relation one step at a time on one incremental solver:
+
+    Init(s0) ∧ T(s0, s1) ∧ … ∧ T(s(k-1), sk) ∧ ¬(Inv1(sk) ∧ Inv2(sk) ∧ …)
+
+and asks Z3 for a model at ``k = 0, 1, 2, …, depth``.  Because every shorter depth was
+unsatisfiable first, the first model found is a *shortest* counterexample (``k + 1`` states,
+like TLC's breadth-first traces), and each unsatisfiable depth proves that no trace of that
+many steps violates an invariant.  Once depth ``k`` is refuted, ``Inv(sk)`` is asserted as a
+(valid) lemma for the deeper queries.
+
+Each step carries an integer selector that says which ``ActionInstance`` fired, so the trace
+comes back labelled.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Generic
+
+import z3
+
+from checker.z3.system import C, Frame, Fresh, SymbolicSystem, Transition, make_frame
+
+
+@dataclass(frozen=True, slots=True)
+class DepthOutcome:
+    """What one depth's query said: ``sat`` (a violation), ``unsat`` or ``unknown``."""
+
+    steps: int
+    verdict: str
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class BmcResult(Generic[C]):
+    """The outcome of ``bmc``: a shortest violating trace, or how deep absence was proved.
+
+    ``trace`` starts with the initial state (label ``"Init"``); ``violated`` names the first
+    invariant (in the system's order) that the trace's last state breaks.  ``proved_steps`` is
+    the largest ``k`` such that no trace of ``k`` or fewer steps violates any invariant
+    (``-1`` when not even the initial states were refuted).
+    """
+
+    system: str
+    invariants: tuple[str, ...]
+    trace: tuple[Transition[C], ...] | None
+    violated: str | None
+    proved_steps: int
+    depths: tuple[DepthOutcome, ...] = field(default=())
+    seconds: float = 0.0
+
+    @property
+    def found(self) -> bool:
+        """Whether a counterexample was found."""
+        return self.trace is not None
+
+
+@dataclass(slots=True)
+class Unrolling(Generic[C]):
+    """Frames ``s0 … sk`` of ``system`` asserted into ``solver``, with per-step selectors."""
+
+    system: SymbolicSystem[C]
+    solver: z3.Solver
+    tag: str = "u"
+    frames: list[Frame] = field(default_factory=list)
+    selectors: list[z3.ArithRef] = field(default_factory=list)
+
+    def start(self) -> Frame:
+        """Create ``s0`` and assert ``Init(s0)``."""
+        s0 = make_frame(self.system.signature(), 0, self.tag)
+        self.frames = [s0]
+        self.solver.add(self.system.init(s0))
+        return s0
+
+    def extend(self) -> Frame:
+        """Create the next frame and assert one step of ``Next`` into it."""
+        s = self.frames[-1]
+        t = make_frame(self.system.signature(), len(self.frames), self.tag)
+        selector = z3.Int(f"action@{self.tag}.{t.step}")
+        fresh = Fresh(f"p@{self.tag}.{t.step}")
+        disjuncts = [
+            z3.And(selector == index, action.relation(s, t, fresh))
+            for index, action in enumerate(self.system.actions())
+        ]
+        self.solver.add(z3.Or(disjuncts))
+        self.frames.append(t)
+        self.selectors.append(selector)
+        return t
+
+    def trace(self, model: z3.ModelRef) -> tuple[Transition[C], ...]:
+        """The labelled concrete trace that ``model`` assigns to the frames."""
+        actions = self.system.actions()
+        steps = [Transition("Init", self.system.decode(model, self.frames[0]))]
+        for frame, selector in zip(self.frames[1:], self.selectors, strict=True):
+            index = model.eval(selector, model_completion=True).as_long()
+            steps.append(Transition(actions[index].label, self.system.decode(model, frame)))
+        return tuple(steps)
+
+
+def bmc(
+    system: SymbolicSystem[C],
+    invariants: Sequence[str] | None = None,
+    depth: int = 10,
+    timeout_ms: int = 0,
+) -> BmcResult[C]:
+    """Search for a shortest trace of at most ``depth`` steps that violates an invariant.
+
+    ``invariants`` selects invariants by name (all of them when ``None``).  With ``timeout_ms``
+    each depth's query is bounded; an ``unknown`` verdict stops the deepening.
+    """
+    chosen = [p for p in system.invariants() if invariants is None or p.name in invariants]
+    missing = set(invariants or ()) - {p.name for p in chosen}
+    if missing:
+        raise ValueError(f"system {system.name!r} has no invariant(s) {sorted(missing)}")
+    names = tuple(p.name for p in chosen)
+    solver = z3.Solver()
+    if timeout_ms:
+        solver.set("timeout", timeout_ms)
+    unrolling = Unrolling(system, solver)
+    frame = unrolling.start()
+    outcomes: list[DepthOutcome] = []
+    begin = time.perf_counter()
+    for k in range(depth + 1):
+        if k > 0:
+            frame = unrolling.extend()
+        holds = [p.holds(frame) for p in chosen]
+        solver.push()
+        solver.add(z3.Not(z3.And(holds)))
+        started = time.perf_counter()
+        verdict = solver.check()
+        outcomes.append(DepthOutcome(k, str(verdict), time.perf_counter() - started))
+        if verdict == z3.sat:
+            model = solver.model()
+            violated = next((
+                p.name
+                for p, h in zip(chosen, holds, strict=True)
+                if z3.is_false(model.eval(h, model_completion=True))
+            ), names[0])
+            trace = unrolling.trace(model)
+            solver.pop()
+            return BmcResult(
+                system.name, names, trace, violated, k - 1, tuple(outcomes),
+                time.perf_counter() - begin,
+            )
+        solver.pop()
+        if verdict != z3.unsat:
+            return BmcResult(
+                system.name, names, None, None, k - 1, tuple(outcomes),
+                time.perf_counter() - begin,
+            )
+        solver.add(z3.And(holds))
+    return BmcResult(
+        system.name, names, None, None, depth, tuple(outcomes), time.perf_counter() - begin
+    )

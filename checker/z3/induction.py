@@ -1,0 +1,142 @@
+"""Inductive proof obligations, Apalache style.  Knows nothing of Kafka.
+
+For a candidate inductive invariant ``Ind = C1 ∧ … ∧ Cn`` (the invariant of interest plus any
+strengthening lemmas) the obligations are
+
+* IndInit(Ci):      Init(s) ⇒ Ci(s)                      for each conjunct,
+* IndNext(Ci, a):   Ind(s) ∧ T_a(s, s') ⇒ Ci(s')         for each conjunct and action family a.
+
+Each is discharged by asking Z3 for a model of its negation: ``unsat`` proves it, a model is a
+counterexample to induction (CTI) — a state (pair) decoded to concrete values — and a
+timeout or an incomplete quantifier instantiation is ``unknown``.  When every obligation is
+proved, ``Ind`` holds in every reachable state, for every value of the unbounded variables.
+
+Modelling shortcut: a CTI's pre-state satisfies ``Ind`` but need not be reachable; it shows
+that the *proof* fails, not that the invariant does.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Generic
+
+import z3
+
+from checker.z3.system import (
+    C,
+    Fresh,
+    SymbolicProperty,
+    SymbolicSystem,
+    families,
+    family_relation,
+    make_frame,
+)
+
+PROVED = "proved"
+REFUTED = "refuted"
+UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class Obligation:
+    """One proof obligation: ``IndInit(target)`` when ``action`` is None, else ``IndNext``."""
+
+    target: str
+    action: str | None
+    hypotheses: tuple[str, ...]
+
+    @property
+    def kind(self) -> str:
+        """``"IndInit"`` or ``"IndNext"``."""
+        return "IndInit" if self.action is None else "IndNext"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome(Generic[C]):
+    """The verdict on one obligation, with its counterexample when refuted."""
+
+    obligation: Obligation
+    status: str
+    seconds: float
+    pre: C | None = None
+    post: C | None = None
+    reason: str = ""
+
+
+def _solver(timeout_ms: int) -> z3.Solver:
+    solver = z3.Solver()
+    if timeout_ms:
+        solver.set("timeout", timeout_ms)
+    return solver
+
+
+def _verdict(solver: z3.Solver) -> tuple[str, str]:
+    answer = solver.check()
+    if answer == z3.unsat:
+        return PROVED, ""
+    if answer == z3.sat:
+        return REFUTED, ""
+    return UNKNOWN, solver.reason_unknown()
+
+
+def ind_init(
+    system: SymbolicSystem[C], target: SymbolicProperty, timeout_ms: int = 60_000
+) -> Outcome[C]:
+    """Discharge ``Init ⇒ target``; a refutation carries an initial state breaking it."""
+    obligation = Obligation(target.name, None, ())
+    s = make_frame(system.signature(), 0, "init")
+    solver = _solver(timeout_ms)
+    solver.add(system.init(s), z3.Not(target.holds(s)))
+    started = time.perf_counter()
+    status, reason = _verdict(solver)
+    seconds = time.perf_counter() - started
+    if status == REFUTED:
+        return Outcome(obligation, status, seconds, post=system.decode(solver.model(), s))
+    return Outcome(obligation, status, seconds, reason=reason)
+
+
+def ind_next(
+    system: SymbolicSystem[C],
+    target: SymbolicProperty,
+    hypotheses: Sequence[SymbolicProperty],
+    family: str,
+    timeout_ms: int = 60_000,
+) -> Outcome[C]:
+    """Discharge ``Hyp(s) ∧ T_family(s, s') ⇒ target(s')``; a refutation is a CTI pair."""
+    obligation = Obligation(target.name, family, tuple(h.name for h in hypotheses))
+    s = make_frame(system.signature(), 0, "ind")
+    t = make_frame(system.signature(), 1, "ind")
+    solver = _solver(timeout_ms)
+    solver.add([h.holds(s) for h in hypotheses])
+    solver.add(family_relation(system, family, s, t, Fresh("p@ind")))
+    solver.add(z3.Not(target.holds(t)))
+    started = time.perf_counter()
+    status, reason = _verdict(solver)
+    seconds = time.perf_counter() - started
+    if status == REFUTED:
+        model = solver.model()
+        return Outcome(
+            obligation, status, seconds, system.decode(model, s), system.decode(model, t)
+        )
+    return Outcome(obligation, status, seconds, reason=reason)
+
+
+def prove_inductive(
+    system: SymbolicSystem[C],
+    conjuncts: Sequence[SymbolicProperty],
+    timeout_ms: int = 60_000,
+) -> list[Outcome[C]]:
+    """Every IndInit and IndNext obligation of ``conjuncts`` as one candidate invariant."""
+    outcomes = [ind_init(system, c, timeout_ms) for c in conjuncts]
+    for family in families(system):
+        outcomes.extend(
+            ind_next(system, c, conjuncts, family, timeout_ms) for c in conjuncts
+        )
+    return outcomes
+
+
+def all_proved(outcomes: Sequence[Outcome[C]]) -> bool:
+    """Whether every obligation was proved (so the conjunction is an inductive invariant)."""
+    return all(o.status == PROVED for o in outcomes)

@@ -1,0 +1,109 @@
+"""The generic Z3 machinery on a two-counter toy whose figures are counted by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from checker.z3 import (
+    PROVED,
+    REFUTED,
+    admits,
+    all_proved,
+    bmc,
+    ind_init,
+    ind_next,
+    initial_states,
+    invariant_named,
+    prove_inductive,
+    satisfies,
+    successors,
+)
+from tests.z3.toys import Counters
+
+
+def test_bmc_finds_the_shortest_violation_of_five_steps() -> None:
+    # x + y >= 5 first holds at (3, 2): 3 IncX and 2 IncY, 5 steps, 6 states.
+    result = bmc(Counters(), ["SumBelow5"], depth=8)
+    assert result.trace is not None
+    assert len(result.trace) == 6
+    assert result.trace[0].state == (0, 0)
+    assert result.trace[-1].state[0] + result.trace[-1].state[1] == 5
+    assert result.violated == "SumBelow5"
+    assert result.proved_steps == 4
+
+
+def test_bmc_labels_each_step_with_the_action_that_fired() -> None:
+    result = bmc(Counters(), ["SumBelow5"], depth=8)
+    assert result.trace is not None
+    for before, after in zip(result.trace, result.trace[1:], strict=False):
+        dx = after.state[0] - before.state[0]
+        assert after.label == ("IncX" if dx == 1 else "IncY")
+    assert result.trace[0].label == "Init"
+
+
+def test_bmc_with_a_parameterised_action_finds_a_four_step_violation() -> None:
+    # Add(2) then IncX reach x = 3 in 2 steps; 2 IncY make the sum 5: 4 steps, 5 states.
+    result = bmc(Counters(jumps=True), ["SumBelow5"], depth=8)
+    assert result.trace is not None
+    assert len(result.trace) == 5
+
+
+def test_bmc_reports_absence_up_to_the_depth_for_a_true_invariant() -> None:
+    result = bmc(Counters(), ["YAtMostX", "XAtMost3"], depth=7)
+    assert result.trace is None
+    assert result.proved_steps == 7
+    assert [d.verdict for d in result.depths] == ["unsat"] * 8
+
+
+def test_bmc_rejects_an_unknown_invariant_name() -> None:
+    with pytest.raises(ValueError, match="no invariant"):
+        bmc(Counters(), ["Nope"], depth=1)
+
+
+def test_init_implies_y_at_most_3() -> None:
+    system = Counters()
+    assert ind_init(system, invariant_named(system, "YAtMost3")).status == PROVED
+
+
+def test_y_at_most_3_alone_is_not_inductive_under_inc_y() -> None:
+    system = Counters()
+    inv = invariant_named(system, "YAtMost3")
+    outcome = ind_next(system, inv, [inv], "IncY")
+    assert outcome.status == REFUTED
+    assert outcome.pre is not None and outcome.post is not None
+    x, y = outcome.pre
+    assert y == 3 and x > 3  # the CTI: y = 3 < x, unreachable because x <= 3
+    assert outcome.post == (x, 4)
+    assert ind_next(system, inv, [inv], "IncX").status == PROVED
+
+
+def test_y_at_most_3_becomes_inductive_with_y_at_most_x_and_x_at_most_3() -> None:
+    system = Counters(jumps=True)
+    conjuncts = [invariant_named(system, n) for n in ("YAtMost3", "YAtMostX", "XAtMost3")]
+    outcomes = prove_inductive(system, conjuncts)
+    assert len(outcomes) == 3 + 3 * 3  # IndInit per conjunct, IndNext per conjunct and action
+    assert all_proved(outcomes)
+
+
+def test_successors_are_enumerated_with_blocking_clauses() -> None:
+    assert successors(Counters(), (1, 0)) == {(2, 0), (1, 1)}
+    assert successors(Counters(jumps=True), (1, 0)) == {(2, 0), (3, 0), (1, 1)}
+    assert successors(Counters(jumps=True), (1, 0), "Add") == {(2, 0), (3, 0)}
+    assert successors(Counters(), (3, 3)) == set()
+
+
+def test_the_only_initial_state_is_the_origin() -> None:
+    assert initial_states(Counters()) == {(0, 0)}
+
+
+def test_admits_accepts_real_steps_and_rejects_others() -> None:
+    system = Counters(jumps=True)
+    assert admits(system, (0, 0), (2, 0))
+    assert admits(system, (0, 0), (2, 0), "Add")
+    assert not admits(system, (0, 0), (2, 0), "IncX")
+    assert not admits(system, (0, 0), (0, 1))
+
+
+def test_satisfies_evaluates_an_invariant_on_a_concrete_state() -> None:
+    assert satisfies(Counters(), (3, 2), "YAtMostX")
+    assert not satisfies(Counters(), (3, 2), "SumBelow5")
