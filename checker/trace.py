@@ -1,0 +1,167 @@
+"""Counterexample traces: the ITF format of Apalache and Quint, and a readable text form.
+
+ITF (Informal Trace Format, Apalache ADR-015) is JSON: ``{"#meta": {...}, "vars": [...],
+"states": [{"#meta": {"index": i}, var: value, ...}, ...]}`` with values encoded as
+
+* integers as ``{"#bigint": "42"}`` (always, as Quint does, so no precision is ever lost);
+* booleans and strings as themselves;
+* tuples as ``{"#tup": [...]}``, lists (sequences) as JSON arrays;
+* sets as ``{"#set": [...]}`` (elements in a canonical order);
+* dictionaries (functions, maps) as ``{"#map": [[key, value], ...]}``;
+* ``None`` as the variant ``{"tag": "None", "value": {"#tup": []}}`` (Quint's ``None``).
+
+Each state's ``#meta`` also carries the ``action`` that produced it (``"Init"`` for the
+first), so ``read_itf`` gives back the very ``TraceStep``s that ``write_itf`` was handed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from checker.report import TraceStep, Violation
+
+ITF_FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
+
+_NONE = {"tag": "None", "value": {"#tup": []}}
+
+
+def _order_key(encoded: Any) -> str:
+    return json.dumps(encoded, sort_keys=True)
+
+
+def itf_value(value: Any) -> Any:
+    """The ITF encoding of one plain state value."""
+    if value is None:
+        return dict(_NONE)
+    if isinstance(value, bool | str):
+        return value
+    if isinstance(value, int):
+        return {"#bigint": str(value)}
+    if isinstance(value, tuple):
+        return {"#tup": [itf_value(v) for v in value]}
+    if isinstance(value, list):
+        return [itf_value(v) for v in value]
+    if isinstance(value, frozenset | set):
+        return {"#set": sorted((itf_value(v) for v in value), key=_order_key)}
+    if isinstance(value, Mapping):
+        pairs = [[itf_value(k), itf_value(v)] for k, v in value.items()]
+        return {"#map": sorted(pairs, key=_order_key)}
+    raise TypeError(f"cannot encode a {type(value).__name__} in ITF: {value!r}")
+
+
+def _freeze(value: Any) -> Any:
+    """A hashable form of a decoded value, for set elements and map keys."""
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((_freeze(k), _freeze(v)) for k, v in value.items()))
+    return value
+
+
+def from_itf_value(encoded: Any) -> Any:
+    """The plain value of one ITF-encoded value (the inverse of ``itf_value``)."""
+    if isinstance(encoded, bool | str):
+        return encoded
+    if isinstance(encoded, int):
+        return encoded
+    if isinstance(encoded, list):
+        return [from_itf_value(v) for v in encoded]
+    if isinstance(encoded, dict):
+        if "#bigint" in encoded:
+            return int(encoded["#bigint"])
+        if "#tup" in encoded:
+            return tuple(from_itf_value(v) for v in encoded["#tup"])
+        if "#set" in encoded:
+            return frozenset(_freeze(from_itf_value(v)) for v in encoded["#set"])
+        if "#map" in encoded:
+            return {_freeze(from_itf_value(k)): from_itf_value(v) for k, v in encoded["#map"]}
+        if encoded.get("tag") == "None" and set(encoded) == {"tag", "value"}:
+            return None
+        return {k: from_itf_value(v) for k, v in encoded.items()}
+    raise ValueError(f"not an ITF value: {encoded!r}")
+
+
+def itf_document(
+    trace: Sequence[TraceStep], *, source: str = "", description: str = ""
+) -> dict[str, Any]:
+    """The ITF JSON document of a trace."""
+    variables: list[str] = []
+    for step in trace:
+        for name in step.state:
+            if name not in variables:
+                variables.append(name)
+    states = []
+    for index, step in enumerate(trace):
+        encoded: dict[str, Any] = {"#meta": {"index": index, "action": step.action}}
+        for name, value in step.state.items():
+            encoded[name] = itf_value(value)
+        states.append(encoded)
+    meta = {
+        "format": "ITF",
+        "format-description": ITF_FORMAT_DESCRIPTION,
+        "source": source,
+        "description": description,
+    }
+    return {"#meta": meta, "vars": variables, "states": states}
+
+
+def write_itf(
+    path: str | Path, trace: Sequence[TraceStep], *, source: str = "", description: str = ""
+) -> None:
+    """Write a trace as an ITF JSON file."""
+    document = itf_document(trace, source=source, description=description)
+    Path(path).write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+
+
+def parse_itf(document: Mapping[str, Any]) -> tuple[TraceStep, ...]:
+    """The trace of an ITF document (actions from each state's ``#meta``, else ``""``)."""
+    steps = []
+    for encoded in document["states"]:
+        meta = encoded.get("#meta", {})
+        action = str(meta.get("action", "")) if isinstance(meta, Mapping) else ""
+        state = {k: from_itf_value(v) for k, v in encoded.items() if k != "#meta"}
+        steps.append(TraceStep(action=action, state=state))
+    return tuple(steps)
+
+
+def read_itf(path: str | Path) -> tuple[TraceStep, ...]:
+    """Read a trace written by ``write_itf`` (or any ITF trace)."""
+    return parse_itf(json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, frozenset | set):
+        inner = ", ".join(sorted(_show(v) for v in value))
+        return "{" + inner + "}"
+    if isinstance(value, Mapping):
+        inner = ", ".join(f"{_show(k)}: {_show(v)}" for k, v in value.items())
+        return "{" + inner + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_show(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        return "<<" + ", ".join(_show(v) for v in value) + ">>"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def text_trace(trace: Sequence[TraceStep]) -> str:
+    """A readable trace: the first state in full, then per step its action and what changed."""
+    lines: list[str] = []
+    previous: Mapping[str, Any] = {}
+    for index, step in enumerate(trace):
+        lines.append(f"State {index + 1}: {step.action}")
+        for name, value in step.state.items():
+            if index == 0 or name not in previous or previous[name] != value:
+                lines.append(f"  {name} = {_show(value)}")
+        if index > 0 and all(previous.get(k) == v for k, v in step.state.items()):
+            lines.append("  (no variable changed)")
+        previous = step.state
+    return "\n".join(lines)
+
+
+def violation_text(violation: Violation) -> str:
+    """A violation's heading and its readable trace."""
+    heading = f"{violation.invariant} is violated; trace of {violation.length} states:"
+    return heading + "\n" + text_trace(violation.trace)
