@@ -45,7 +45,10 @@ class Property(Generic[S]):
 class Model(Protocol[S]):
     """What the checker needs from a model; see the module docstring for each member."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The model's registered name (a plain attribute satisfies this too)."""
+        ...
 
     def init_states(self) -> Iterable[S]: ...
 

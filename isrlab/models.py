@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from functools import cache
 
+from checker import toys
 from checker.registry import Registry
 
 
@@ -16,4 +17,5 @@ def registry() -> Registry:
     """The registry of every model, built once per process."""
     reg = Registry()
     # Each model family adds one line here: ``family.register(reg)``.
+    toys.register(reg)
     return reg

@@ -1,0 +1,734 @@
+"""Breadth-first explicit-state model checking, in one process or several.
+
+Entry point: ``explore(model, options) -> CheckResult``.
+
+The search is *level-synchronous*: level 1 holds the initial states, level ``k + 1`` the new
+states found by expanding level ``k``.  Each state is known by the 64-bit fingerprint of
+``model.encode(c)`` where ``c`` is the state itself, or ``model.canonical(state)`` under
+symmetry reduction (the frontier then holds the representatives ``c``).  Invariants and
+``sometimes`` properties are evaluated on every new state, the initial ones included.
+
+Exactness and determinism:
+
+* every new state keeps ONE parent link, chosen order-independently: the smallest
+  ``(parent fingerprint, label)`` among all its discoveries in the level that found it, so one
+  process and N processes (states partitioned by fingerprint) build the same links;
+* a violation found at level ``k`` lets level ``k`` finish (so counts do not depend on
+  scheduling), then the reported violation is the smallest ``(level, property index,
+  fingerprint)``; its trace walks the links back to an initial state and is replayed forward
+  through ``model.next_states``, choosing at each step the smallest label among successors
+  with the linked fingerprint.  Counts, diameter and traces are therefore identical across
+  runs, worker counts and resumed runs.
+
+Memory per distinct state: one ``int`` in a set plus 16 bytes of links (two ``array('Q')``
+per level); the frontier holds one level's states.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import multiprocessing.connection
+import os
+import pickle
+import shutil
+import tempfile
+import time
+import traceback
+from array import array
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from checker.fingerprint import fingerprint
+from checker.model import Model
+from checker.report import (
+    DEADLOCK,
+    INIT_ACTION,
+    ActionCoverage,
+    CheckResult,
+    SometimesResult,
+    TraceStep,
+    Violation,
+    collision_probability,
+)
+from checker.runstore import RunDirError, RunStore
+
+S = TypeVar("S")
+
+__all__ = ["CheckOptions", "Progress", "RunDirError", "explore", "replay_path"]
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """A live snapshot for progress displays."""
+
+    level: int
+    distinct: int
+    generated: int
+    queue: int
+    elapsed_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOptions:
+    """How to explore.
+
+    ``max_depth`` bounds the number of BFS levels (the initial states are level 1);
+    ``max_states`` stops after the level in which the distinct count reaches it.
+    ``stop_at_first`` stops after the level of the first violation; otherwise the search
+    goes on and reports one shortest trace per violated property.  ``params`` only labels
+    the report and identifies the run directory.
+    """
+
+    symmetry: bool = False
+    workers: int = 1
+    max_depth: int | None = None
+    max_states: int | None = None
+    stop_at_first: bool = True
+    check_deadlock: bool = False
+    run_dir: Path | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    progress: Callable[[Progress], None] | None = None
+    progress_interval_s: float = 1.0
+
+
+@dataclass(slots=True)
+class _LevelReport:
+    """What one worker found while building one level (sent to the coordinator)."""
+
+    new: int = 0
+    frontier: int = 0
+    generated: int = 0
+    cov_generated: dict[str, int] = field(default_factory=dict)
+    cov_distinct: dict[str, int] = field(default_factory=dict)
+    violations: list[tuple[int, int, int]] = field(default_factory=list)  # (level, prop, fp)
+    sometimes: list[int] = field(default_factory=list)
+
+
+def _merge_counts(into: dict[str, int], other: Mapping[str, int]) -> None:
+    for key, value in other.items():
+        into[key] = into.get(key, 0) + value
+
+
+class _Worker(Generic[S]):
+    """One partition of the search: the states whose fingerprint ``% workers == index``."""
+
+    def __init__(
+        self, model: Model[S], options: CheckOptions, index: int, workers: int,
+        exchange: Path | None, store: RunStore | None, slots: Any,
+    ) -> None:
+        self.model = model
+        self.options = options
+        self.index = index
+        self.workers = workers
+        self.exchange = exchange
+        self.store = store
+        self.slots = slots
+        self.seen: set[int] = set()
+        self.levels: list[tuple[array[int], array[int]]] = []
+        self.frontier_fps: list[int] = []
+        self.frontier: list[S] = []
+        self.frontier_enc: list[bytes] = []
+        self.links: dict[int, tuple[int, str]] = {}
+        self.new_fps: list[int] = []
+        self.new_states: list[S] = []
+        self.new_enc: list[bytes] = []
+        self.report = _LevelReport()
+        invariants = list(model.invariants())
+        self.prop_names = [p.name for p in invariants]
+        self.invariants = [(i, p.holds) for i, p in enumerate(invariants)]
+        self.pending_sometimes = list(enumerate(p.holds for p in model.sometimes()))
+
+    # -- one new state ---------------------------------------------------------------------
+    def _accept(self, level: int, fp: int, state: S, encoding: bytes) -> None:
+        """Check a state found for the first time and queue it for expansion."""
+        report = self.report
+        for index, holds in self.invariants:
+            if not holds(state):
+                report.violations.append((level, index, fp))
+        if self.pending_sometimes:
+            reached = [i for i, holds in self.pending_sometimes if holds(state)]
+            if reached:
+                report.sometimes.extend(reached)
+                self.pending_sometimes = [
+                    (i, h) for i, h in self.pending_sometimes if i not in reached
+                ]
+        if self.model.within_boundary(state):
+            self.new_fps.append(fp)
+            self.new_states.append(state)
+            if self.store is not None:
+                self.new_enc.append(encoding)
+
+    def _key(self, state: S) -> tuple[S, bytes, int]:
+        canonical = self.model.canonical(state) if self.options.symmetry else state
+        encoding = self.model.encode(canonical)
+        return canonical, encoding, fingerprint(encoding)
+
+    # -- level 1 -------------------------------------------------------------------------------
+    def start(self) -> _LevelReport:
+        """Build level 1 (this worker's initial states)."""
+        self.report = _LevelReport()
+        for state in self.model.init_states():
+            if self.index == 0:
+                self.report.generated += 1
+                self.report.cov_generated[INIT_ACTION] = (
+                    self.report.cov_generated.get(INIT_ACTION, 0) + 1
+                )
+            canonical, encoding, fp = self._key(state)
+            if fp % self.workers != self.index or fp in self.links:
+                continue
+            self.links[fp] = (0, INIT_ACTION)
+            self._accept(1, fp, canonical, encoding)
+        return self._finish_level(1)
+
+    def resume(self, commit: Mapping[str, Any]) -> None:
+        """Reload the committed levels of a run directory (any former worker count)."""
+        assert self.store is not None
+        level, former = int(commit["level"]), int(commit["workers"])
+        same = former == self.workers
+        for lv in range(1, level + 1):
+            fps, parents = array("Q"), array("Q")
+            for w in range(former):
+                if same and w != self.index:
+                    continue
+                f, p = self.store.read_links(lv, w)
+                if same:
+                    fps.extend(f)
+                    parents.extend(p)
+                else:
+                    for a, b in zip(f, p, strict=True):
+                        if a % self.workers == self.index:
+                            fps.append(a)
+                            parents.append(b)
+            self.levels.append((fps, parents))
+            self.seen.update(fps)
+        for w in range(former):
+            if same and w != self.index:
+                continue
+            f, encodings = self.store.read_frontier(level, w)
+            for fp, encoding in zip(f, encodings, strict=True):
+                if fp % self.workers == self.index:
+                    self.frontier_fps.append(fp)
+                    self.frontier.append(self.model.decode(encoding))
+                    self.frontier_enc.append(encoding)
+        self.pending_sometimes = [
+            (i, h) for i, h in self.pending_sometimes if str(i) not in commit["sometimes"]
+        ]
+
+    # -- level k -> k + 1 ----------------------------------------------------------------------
+    def expand(self, level: int) -> None:
+        """Expand this worker's frontier (level ``level``), keeping or sending successors."""
+        self.report = report = _LevelReport()
+        model, options, me, workers = self.model, self.options, self.index, self.workers
+        next_states, encode = model.next_states, model.encode
+        canonical = model.canonical if options.symmetry else None
+        seen, links = self.seen, self.links
+        outgoing: list[dict[int, tuple[int, str, bytes]]] = [{} for _ in range(workers)]
+        cov = report.cov_generated
+        accept, new_level = self._accept, level + 1
+        deadlock = options.check_deadlock
+        generated = 0
+        slots, tick = self.slots, 0
+        for pfp, state in zip(self.frontier_fps, self.frontier, strict=True):
+            count = 0
+            for label, successor in next_states(state):
+                count += 1
+                cov[label] = cov.get(label, 0) + 1
+                if canonical is not None:
+                    successor = canonical(successor)
+                encoding = encode(successor)
+                fp = fingerprint(encoding)
+                if workers > 1 and fp % workers != me:
+                    out = outgoing[fp % workers]
+                    sent = out.get(fp)
+                    if sent is None or (pfp, label) < (sent[0], sent[1]):
+                        out[fp] = (pfp, label, encoding)
+                    continue
+                if fp in seen:
+                    continue
+                old = links.get(fp)
+                if old is not None:
+                    if (pfp, label) < old:
+                        links[fp] = (pfp, label)
+                    continue
+                links[fp] = (pfp, label)
+                accept(new_level, fp, successor, encoding)
+            generated += count
+            if count == 0 and deadlock:
+                report.violations.append((level, len(self.prop_names), pfp))
+            tick += 1
+            if tick & 1023 == 0 and slots is not None:
+                slots.update(me, tick, generated, len(links))
+        report.generated = generated
+        if slots is not None:
+            slots.update(me, tick, generated, len(links))
+        if workers > 1:
+            assert self.exchange is not None
+            for other, out in enumerate(outgoing):
+                if other != me:
+                    path = self.exchange / f"{new_level}-{me}-{other}.pkl"
+                    records = [(fp, *rest) for fp, rest in out.items()]
+                    path.write_bytes(pickle.dumps(records, protocol=5))
+
+    def merge(self, level: int) -> _LevelReport:
+        """Take the successors other workers sent for level ``level``; finish the level."""
+        if self.workers > 1:
+            assert self.exchange is not None
+            seen, links, decode = self.seen, self.links, self.model.decode
+            for other in range(self.workers):
+                if other == self.index:
+                    continue
+                path = self.exchange / f"{level}-{other}-{self.index}.pkl"
+                records: list[tuple[int, int, str, bytes]] = pickle.loads(path.read_bytes())
+                path.unlink()
+                for fp, pfp, label, encoding in records:
+                    if fp in seen:
+                        continue
+                    old = links.get(fp)
+                    if old is not None:
+                        if (pfp, label) < old:
+                            links[fp] = (pfp, label)
+                        continue
+                    links[fp] = (pfp, label)
+                    self._accept(level, fp, decode(encoding), encoding)
+        return self._finish_level(level)
+
+    def _finish_level(self, level: int) -> _LevelReport:
+        """Freeze the level's links, persist it when asked, and make it the frontier."""
+        report, links = self.report, self.links
+        fps = array("Q", links.keys())
+        parents = array("Q", [parent for parent, _ in links.values()])
+        distinct = report.cov_distinct
+        for _, label in links.values():
+            distinct[label] = distinct.get(label, 0) + 1
+        self.levels.append((fps, parents))
+        self.seen.update(links.keys())
+        report.new = len(links)
+        self.links = {}
+        self.frontier_fps, self.frontier, self.frontier_enc = (
+            self.new_fps, self.new_states, self.new_enc,
+        )
+        self.new_fps, self.new_states, self.new_enc = [], [], []
+        report.frontier = len(self.frontier)
+        if self.store is not None:
+            self.store.write_level(
+                level, self.index, fps, parents, array("Q", self.frontier_fps),
+                self.frontier_enc,
+            )
+        return report
+
+    def parent_of(self, level: int, fp: int) -> int:
+        """The linked parent of a state of ``level`` that this worker owns."""
+        fps, parents = self.levels[level - 1]
+        return parents[fps.index(fp)]
+
+
+class _Slots:
+    """Per-worker live counters in shared memory (expanded, generated, new in level)."""
+
+    def __init__(self, shared: Any) -> None:
+        self.shared = shared
+
+    def update(self, worker: int, expanded: int, generated: int, new: int) -> None:
+        base = 3 * worker
+        self.shared[base] = expanded
+        self.shared[base + 1] = generated
+        self.shared[base + 2] = new
+
+
+# -- coordination -----------------------------------------------------------------------------
+
+
+class _Driver(Generic[S]):
+    """Runs the level steps on the workers: in this process, or in worker processes."""
+
+    def start(self) -> list[_LevelReport]:
+        raise NotImplementedError
+
+    def resume(self, commit: Mapping[str, Any]) -> None:
+        raise NotImplementedError
+
+    def step(self, level: int, wait: Callable[[], None]) -> list[_LevelReport]:
+        raise NotImplementedError
+
+    def parent_of(self, level: int, fp: int) -> int:
+        raise NotImplementedError
+
+    def live(self) -> tuple[int, int, int]:
+        """(expanded, generated, new) so far in the current level, summed over workers."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Stop worker processes and remove the exchange directory."""
+
+
+class _LocalSlots:
+    def __init__(self) -> None:
+        self.values = (0, 0, 0)
+        self.hook: Callable[[], None] | None = None
+
+    def update(self, worker: int, expanded: int, generated: int, new: int) -> None:
+        self.values = (expanded, generated, new)
+        if self.hook is not None:
+            self.hook()
+
+
+class _InProcess(_Driver[S]):
+    def __init__(self, model: Model[S], options: CheckOptions, store: RunStore | None) -> None:
+        self.slots = _LocalSlots()
+        self.worker = _Worker(model, options, 0, 1, None, store, self.slots)
+
+    def start(self) -> list[_LevelReport]:
+        return [self.worker.start()]
+
+    def resume(self, commit: Mapping[str, Any]) -> None:
+        self.worker.resume(commit)
+
+    def step(self, level: int, wait: Callable[[], None]) -> list[_LevelReport]:
+        self.slots.values = (0, 0, 0)
+        self.slots.hook = wait
+        self.worker.expand(level)
+        return [self.worker.merge(level + 1)]
+
+    def parent_of(self, level: int, fp: int) -> int:
+        return self.worker.parent_of(level, fp)
+
+    def live(self) -> tuple[int, int, int]:
+        return self.slots.values
+
+
+def _serve(
+    connection: multiprocessing.connection.Connection, model: Model[Any], options: CheckOptions,
+    index: int, workers: int, exchange: Path, store: RunStore | None, shared: Any,
+) -> None:
+    """A worker process: obey the coordinator's commands until told to stop."""
+    worker = _Worker(model, options, index, workers, exchange, store, _Slots(shared))
+    while True:
+        command, argument = connection.recv()
+        try:
+            if command == "stop":
+                return
+            if command == "start":
+                connection.send(("ok", worker.start()))
+            elif command == "resume":
+                worker.resume(argument)
+                connection.send(("ok", None))
+            elif command == "expand":
+                worker.expand(argument)
+                connection.send(("ok", None))
+            elif command == "merge":
+                connection.send(("ok", worker.merge(argument)))
+            elif command == "parent":
+                connection.send(("ok", worker.parent_of(*argument)))
+        except Exception:
+            connection.send(("error", traceback.format_exc()))
+
+
+class WorkerError(RuntimeError):
+    """A worker process failed; carries its traceback."""
+
+
+class _MultiProcess(_Driver[S]):
+    def __init__(
+        self, model: Model[S], options: CheckOptions, store: RunStore | None, workers: int
+    ) -> None:
+        context = multiprocessing.get_context("fork")
+        base = "/dev/shm" if os.path.isdir("/dev/shm") else None
+        self.exchange = Path(tempfile.mkdtemp(prefix="isrlab-bfs-", dir=base))
+        self.shared = context.Array("q", 3 * workers, lock=False)
+        self.connections: list[multiprocessing.connection.Connection] = []
+        self.processes: list[Any] = []
+        for index in range(workers):
+            mine, theirs = context.Pipe()
+            process = context.Process(
+                target=_serve,
+                args=(theirs, model, options, index, workers, self.exchange, store, self.shared),
+                daemon=True,
+            )
+            process.start()
+            self.connections.append(mine)
+            self.processes.append(process)
+
+    def _all(self, command: str, argument: Any, wait: Callable[[], None] | None) -> list[Any]:
+        for each in self.connections:
+            each.send((command, argument))
+        answers: list[Any] = [None] * len(self.connections)
+        pending = set(range(len(self.connections)))
+        while pending:
+            ready = multiprocessing.connection.wait(
+                [self.connections[i] for i in pending], timeout=0.25
+            )
+            for index in [i for i in pending if self.connections[i] in ready]:
+                answers[index] = self._answer(index)
+                pending.discard(index)
+            if wait is not None:
+                wait()
+        return answers
+
+    def _answer(self, index: int) -> Any:
+        try:
+            status, value = self.connections[index].recv()
+        except EOFError as error:
+            raise WorkerError(f"worker {index} died") from error
+        if status == "error":
+            raise WorkerError(f"worker {index} failed:\n{value}")
+        return value
+
+    def start(self) -> list[_LevelReport]:
+        return self._all("start", None, None)
+
+    def resume(self, commit: Mapping[str, Any]) -> None:
+        self._all("resume", dict(commit), None)
+
+    def step(self, level: int, wait: Callable[[], None]) -> list[_LevelReport]:
+        for i in range(len(self.shared)):
+            self.shared[i] = 0
+        self._all("expand", level, wait)
+        return self._all("merge", level + 1, wait)
+
+    def parent_of(self, level: int, fp: int) -> int:
+        index = fp % len(self.connections)
+        self.connections[index].send(("parent", (level, fp)))
+        parent: int = self._answer(index)
+        return parent
+
+    def live(self) -> tuple[int, int, int]:
+        values = list(self.shared)
+        return sum(values[0::3]), sum(values[1::3]), sum(values[2::3])
+
+    def close(self) -> None:
+        for connection in self.connections:
+            with contextlib.suppress(OSError):
+                connection.send(("stop", None))
+        for process in self.processes:
+            process.join(timeout=5)
+            if process.is_alive():
+                process.kill()
+        shutil.rmtree(self.exchange, ignore_errors=True)
+
+
+# -- traces -----------------------------------------------------------------------------------
+
+
+def _key_of(model: Model[S], symmetry: bool) -> Callable[[S], int]:
+    def key(state: S) -> int:
+        return fingerprint(model.encode(model.canonical(state) if symmetry else state))
+
+    return key
+
+
+def replay_path(
+    model: Model[S], path: Sequence[int], *, symmetry: bool = False
+) -> tuple[TraceStep, ...]:
+    """The concrete trace through fingerprints ``path`` (level 1 first), replayed forward.
+
+    At each step the successor with the next fingerprint and the smallest label is chosen.
+    """
+    key = _key_of(model, symmetry)
+    current = next(s for s in model.init_states() if key(s) == path[0])
+    steps = [TraceStep(INIT_ACTION, model.variables(current))]
+    for target in path[1:]:
+        best: tuple[str, S] | None = None
+        for label, successor in model.next_states(current):
+            if (best is None or label < best[0]) and key(successor) == target:
+                best = (label, successor)
+        if best is None:
+            raise RuntimeError("trace replay failed: next_states is not deterministic")
+        current = best[1]
+        steps.append(TraceStep(best[0], model.variables(current)))
+    return tuple(steps)
+
+
+# -- the search -------------------------------------------------------------------------------
+
+
+def _identity(model: Model[S], options: CheckOptions) -> dict[str, Any]:
+    return {
+        "model": model.name,
+        "params": {k: options.params[k] for k in sorted(options.params)},
+        "symmetry": options.symmetry,
+        "check_deadlock": options.check_deadlock,
+    }
+
+
+@dataclass(slots=True)
+class _Totals:
+    level: int = 0
+    deepest: int = 0  # the last level with at least one state: the diameter
+    distinct: int = 0
+    generated: int = 0
+    frontier: int = 0
+    cov_generated: dict[str, int] = field(default_factory=dict)
+    cov_distinct: dict[str, int] = field(default_factory=dict)
+    violations: list[tuple[int, int, int]] = field(default_factory=list)
+    sometimes: dict[str, int] = field(default_factory=dict)  # property index -> level
+    elapsed_before: float = 0.0
+
+    def add(self, level: int, reports: Sequence[_LevelReport]) -> None:
+        self.level = level
+        self.frontier = 0
+        if any(report.new for report in reports):
+            self.deepest = level
+        for report in reports:
+            self.distinct += report.new
+            self.generated += report.generated
+            self.frontier += report.frontier
+            _merge_counts(self.cov_generated, report.cov_generated)
+            _merge_counts(self.cov_distinct, report.cov_distinct)
+            self.violations.extend(report.violations)
+            for index in report.sometimes:
+                self.sometimes.setdefault(str(index), level)
+
+    def record(self, workers: int, elapsed: float) -> dict[str, Any]:
+        return {
+            "level": self.level, "deepest": self.deepest, "workers": workers,
+            "distinct": self.distinct,
+            "generated": self.generated, "frontier": self.frontier,
+            "cov_generated": self.cov_generated, "cov_distinct": self.cov_distinct,
+            "violations": sorted(self.violations), "sometimes": self.sometimes,
+            "elapsed": self.elapsed_before + elapsed,
+        }
+
+    @staticmethod
+    def load(record: Mapping[str, Any]) -> _Totals:
+        return _Totals(
+            level=record["level"], deepest=record["deepest"], distinct=record["distinct"],
+            generated=record["generated"],
+            frontier=record["frontier"], cov_generated=dict(record["cov_generated"]),
+            cov_distinct=dict(record["cov_distinct"]),
+            violations=[(a, b, c) for a, b, c in record["violations"]],
+            sometimes=dict(record["sometimes"]), elapsed_before=float(record["elapsed"]),
+        )
+
+
+def _coverage(totals: _Totals) -> tuple[ActionCoverage, ...]:
+    generated: dict[str, int] = {}
+    distinct: dict[str, int] = {}
+    for label, count in totals.cov_generated.items():
+        action = label.split("(", 1)[0]
+        generated[action] = generated.get(action, 0) + count
+    for label, count in totals.cov_distinct.items():
+        action = label.split("(", 1)[0]
+        distinct[action] = distinct.get(action, 0) + count
+    return tuple(
+        ActionCoverage(a, generated[a], distinct.get(a, 0)) for a in sorted(generated)
+    )
+
+
+def explore(model: Model[S], options: CheckOptions | None = None) -> CheckResult:
+    """Explore ``model`` breadth-first and check every invariant on every reachable state.
+
+    Raises ``RunDirError`` (a one-line message) when ``options.run_dir`` belongs to another
+    check.  Modelling shortcut: states outside ``model.within_boundary`` are checked but not
+    expanded, as TLC does with a CONSTRAINT.
+    """
+    options = options or CheckOptions()
+    started = time.monotonic()
+    store: RunStore | None = None
+    if options.run_dir is not None:
+        store = RunStore(Path(options.run_dir))
+        store.open(_identity(model, options))
+    workers = max(1, options.workers)
+    driver: _Driver[S] = (
+        _InProcess(model, options, store) if workers == 1
+        else _MultiProcess(model, options, store, workers)
+    )
+    try:
+        return _search(model, options, driver, store, workers, started)
+    finally:
+        driver.close()
+
+
+def _search(
+    model: Model[S], options: CheckOptions, driver: _Driver[S], store: RunStore | None,
+    workers: int, started: float,
+) -> CheckResult:
+    names = [p.name for p in model.invariants()] + [DEADLOCK]
+    commit = store.commit() if store is not None else None
+    if commit is not None:
+        totals = _Totals.load(commit)
+        driver.resume(commit)
+    else:
+        totals = _Totals()
+        totals.add(1, driver.start())
+        if store is not None:
+            store.write_commit(totals.record(workers, time.monotonic() - started))
+    last_shown = [time.monotonic()]
+
+    def show() -> None:
+        if options.progress is None:
+            return
+        now = time.monotonic()
+        if now - last_shown[0] < options.progress_interval_s:
+            return
+        last_shown[0] = now
+        expanded, generated, new = driver.live()
+        options.progress(Progress(
+            level=totals.level, distinct=totals.distinct + new,
+            generated=totals.generated + generated,
+            queue=totals.frontier - expanded + new,
+            elapsed_s=totals.elapsed_before + now - started,
+        ))
+
+    complete = True
+    while True:
+        if totals.violations and options.stop_at_first:
+            complete = totals.frontier == 0
+            break
+        if totals.frontier == 0:
+            break
+        if options.max_depth is not None and totals.level >= options.max_depth:
+            complete = False
+            break
+        if options.max_states is not None and totals.distinct >= options.max_states:
+            complete = False
+            break
+        level = totals.level
+        totals.add(level + 1, driver.step(level, show))
+        if store is not None:
+            store.write_commit(totals.record(workers, time.monotonic() - started))
+    violations = _violations(model, options, driver, totals, names)
+    return CheckResult(
+        model=model.name,
+        params=dict(options.params),
+        engine="bfs" if workers == 1 else f"bfs-{workers}proc",
+        distinct_states=totals.distinct,
+        generated_states=totals.generated,
+        diameter=totals.deepest,
+        elapsed_s=totals.elapsed_before + time.monotonic() - started,
+        violation=violations[0] if violations else None,
+        violations=tuple(violations) if not options.stop_at_first else (),
+        complete=complete,
+        symmetry=options.symmetry,
+        workers=workers,
+        queue_left=totals.frontier,
+        coverage=_coverage(totals),
+        sometimes=tuple(
+            SometimesResult(p.name, str(i) in totals.sometimes, totals.sometimes.get(str(i)))
+            for i, p in enumerate(model.sometimes())
+        ),
+        collision_probability=collision_probability(totals.distinct, totals.generated),
+    )
+
+
+def _violations(
+    model: Model[S], options: CheckOptions, driver: _Driver[S], totals: _Totals,
+    names: Sequence[str],
+) -> list[Violation]:
+    """One shortest trace per violated property, first by (level, property, fingerprint)."""
+    chosen: dict[int, tuple[int, int]] = {}
+    for level, prop, fp in sorted(totals.violations):
+        chosen.setdefault(prop, (level, fp))
+    ordered = sorted(chosen.items(), key=lambda item: (item[1][0], item[0], item[1][1]))
+    if options.stop_at_first:
+        ordered = ordered[:1]
+    result = []
+    for prop, (level, fp) in ordered:
+        path = [fp]
+        for lv in range(level, 1, -1):
+            path.append(driver.parent_of(lv, path[-1]))
+        path.reverse()
+        result.append(Violation(names[prop], replay_path(model, path, symmetry=options.symmetry)))
+    return result
