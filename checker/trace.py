@@ -146,6 +146,17 @@ def _show(value: Any) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
+def _changes(name: str, before: Any, after: Any) -> list[str]:
+    """The changed entries of a dictionary-valued variable, else the whole new value."""
+    if isinstance(before, Mapping) and isinstance(after, Mapping) and before.keys() == after.keys():
+        return [
+            f"  {name}[{_show(key)}] = {_show(value)}"
+            for key, value in after.items()
+            if before[key] != value
+        ]
+    return [f"  {name} = {_show(after)}"]
+
+
 def text_trace(trace: Sequence[TraceStep]) -> str:
     """A readable trace: the first state in full, then per step its action and what changed."""
     lines: list[str] = []
@@ -153,8 +164,10 @@ def text_trace(trace: Sequence[TraceStep]) -> str:
     for index, step in enumerate(trace):
         lines.append(f"State {index + 1}: {step.action}")
         for name, value in step.state.items():
-            if index == 0 or name not in previous or previous[name] != value:
+            if index == 0 or name not in previous:
                 lines.append(f"  {name} = {_show(value)}")
+            elif previous[name] != value:
+                lines.extend(_changes(name, previous[name], value))
         if index > 0 and all(previous.get(k) == v for k, v in step.state.items()):
             lines.append("  (no variable changed)")
         previous = step.state

@@ -5,12 +5,19 @@ from __future__ import annotations
 import click
 
 from isrlab import __version__
+from isrlab.check_cmd import check, models_command, simulate_command
+from isrlab.cli_support import OneLineErrors
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="isrlab")
 def cli() -> None:
     """Explore, check and prove Kafka's partition replication protocol."""
+
+
+cli.add_command(check)
+cli.add_command(simulate_command)
+cli.add_command(models_command)
 
 
 def main() -> None:
