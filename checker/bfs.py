@@ -38,10 +38,12 @@ import traceback
 from array import array
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from checker.fingerprint import fingerprint
+from checker.fingerprint import xxh3_64 as _xxh3
 from checker.model import Model
 from checker.report import (
     DEADLOCK,
@@ -126,24 +128,22 @@ class _Worker(Generic[S]):
         self.exchange = exchange
         self.store = store
         self.slots = slots
-        self.seen: set[int] = set()
-        self.levels: list[tuple[array[int], array[int]]] = []
+        self.seen: set[int] = set()  # every worker's states of the completed levels
+        self.levels: list[tuple[array[int], array[int]]] = []  # this worker's links per level
         self.frontier_fps: list[int] = []
         self.frontier: list[S] = []
-        self.frontier_enc: list[bytes] = []
+        # The level being built: candidate links in discovery order, and their states.
         self.links: dict[int, tuple[int, str]] = {}
-        self.new_fps: list[int] = []
-        self.new_states: list[S] = []
-        self.new_enc: list[bytes] = []
+        self.candidates: list[S] = []
+        self.candidate_enc: list[bytes] = []  # only with a run directory
         self.report = _LevelReport()
         invariants = list(model.invariants())
         self.prop_names = [p.name for p in invariants]
         self.invariants = [(i, p.holds) for i, p in enumerate(invariants)]
         self.pending_sometimes = list(enumerate(p.holds for p in model.sometimes()))
 
-    # -- one new state ---------------------------------------------------------------------
-    def _accept(self, level: int, fp: int, state: S, encoding: bytes) -> None:
-        """Check a state found for the first time and queue it for expansion."""
+    def _check(self, level: int, fp: int, state: S) -> None:
+        """Evaluate every invariant and pending ``sometimes`` property on a new state."""
         report = self.report
         for index, holds in self.invariants:
             if not holds(state):
@@ -155,82 +155,65 @@ class _Worker(Generic[S]):
                 self.pending_sometimes = [
                     (i, h) for i, h in self.pending_sometimes if i not in reached
                 ]
-        if self.model.within_boundary(state):
-            self.new_fps.append(fp)
-            self.new_states.append(state)
-            if self.store is not None:
-                self.new_enc.append(encoding)
-
-    def _key(self, state: S) -> tuple[S, bytes, int]:
-        canonical = self.model.canonical(state) if self.options.symmetry else state
-        encoding = self.model.encode(canonical)
-        return canonical, encoding, fingerprint(encoding)
 
     # -- level 1 -------------------------------------------------------------------------------
-    def start(self) -> _LevelReport:
-        """Build level 1 (this worker's initial states)."""
-        self.report = _LevelReport()
-        for state in self.model.init_states():
+    def start(self) -> None:
+        """Collect this worker's share of the initial states (partitioned by fingerprint)."""
+        self.report = report = _LevelReport()
+        symmetry, model = self.options.symmetry, self.model
+        for state in model.init_states():
             if self.index == 0:
-                self.report.generated += 1
-                self.report.cov_generated[INIT_ACTION] = (
-                    self.report.cov_generated.get(INIT_ACTION, 0) + 1
-                )
-            canonical, encoding, fp = self._key(state)
+                report.generated += 1
+                report.cov_generated[INIT_ACTION] = report.cov_generated.get(INIT_ACTION, 0) + 1
+            canonical = model.canonical(state) if symmetry else state
+            encoding = model.encode(canonical)
+            fp = fingerprint(encoding)
             if fp % self.workers != self.index or fp in self.links:
                 continue
             self.links[fp] = (0, INIT_ACTION)
-            self._accept(1, fp, canonical, encoding)
-        return self._finish_level(1)
+            self.candidates.append(canonical)
+            if self.store is not None:
+                self.candidate_enc.append(encoding)
+        self._publish(1)
 
     def resume(self, commit: Mapping[str, Any]) -> None:
         """Reload the committed levels of a run directory (any former worker count)."""
         assert self.store is not None
         level, former = int(commit["level"]), int(commit["workers"])
-        same = former == self.workers
         for lv in range(1, level + 1):
             fps, parents = array("Q"), array("Q")
             for w in range(former):
-                if same and w != self.index:
-                    continue
                 f, p = self.store.read_links(lv, w)
-                if same:
+                self.seen.update(f)
+                if w % self.workers == self.index:
                     fps.extend(f)
                     parents.extend(p)
-                else:
-                    for a, b in zip(f, p, strict=True):
-                        if a % self.workers == self.index:
-                            fps.append(a)
-                            parents.append(b)
             self.levels.append((fps, parents))
-            self.seen.update(fps)
+        decode = self.model.decode
         for w in range(former):
-            if same and w != self.index:
-                continue
             f, encodings = self.store.read_frontier(level, w)
             for fp, encoding in zip(f, encodings, strict=True):
                 if fp % self.workers == self.index:
                     self.frontier_fps.append(fp)
-                    self.frontier.append(self.model.decode(encoding))
-                    self.frontier_enc.append(encoding)
+                    self.frontier.append(decode(encoding))
         self.pending_sometimes = [
             (i, h) for i, h in self.pending_sometimes if str(i) not in commit["sometimes"]
         ]
 
     # -- level k -> k + 1 ----------------------------------------------------------------------
     def expand(self, level: int) -> None:
-        """Expand this worker's frontier (level ``level``), keeping or sending successors."""
+        """Expand this worker's frontier (level ``level``), collecting candidate new states."""
         self.report = report = _LevelReport()
-        model, options, me, workers = self.model, self.options, self.index, self.workers
+        model, options = self.model, self.options
         next_states, encode = model.next_states, model.encode
         canonical = model.canonical if options.symmetry else None
         seen, links = self.seen, self.links
-        outgoing: list[dict[int, tuple[int, str, bytes]]] = [{} for _ in range(workers)]
+        add_candidate = self.candidates.append
+        add_encoding = self.candidate_enc.append if self.store is not None else None
         cov = report.cov_generated
-        accept, new_level = self._accept, level + 1
         deadlock = options.check_deadlock
         generated = 0
-        slots, tick = self.slots, 0
+        slots, tick, me = self.slots, 0, self.index
         for pfp, state in zip(self.frontier_fps, self.frontier, strict=True):
             count = 0
             for label, successor in next_states(state):
@@ -239,13 +222,7 @@ class _Worker(Generic[S]):
                 if canonical is not None:
                     successor = canonical(successor)
                 encoding = encode(successor)
-                fp = fingerprint(encoding)
-                if workers > 1 and fp % workers != me:
-                    out = outgoing[fp % workers]
-                    sent = out.get(fp)
-                    if sent is None or (pfp, label) < (sent[0], sent[1]):
-                        out[fp] = (pfp, label, encoding)
-                    continue
+                fp = _xxh3(encoding)
                 if fp in seen:
                     continue
                 old = links.get(fp)
@@ -254,7 +231,9 @@ class _Worker(Generic[S]):
                         links[fp] = (pfp, label)
                     continue
                 links[fp] = (pfp, label)
-                accept(new_level, fp, successor, encoding)
+                add_candidate(successor)
+                if add_encoding is not None:
+                    add_encoding(encoding)
             generated += count
             if count == 0 and deadlock:
                 report.violations.append((level, len(self.prop_names), pfp))
@@ -264,65 +243,93 @@ class _Worker(Generic[S]):
         report.generated = generated
         if slots is not None:
             slots.update(me, tick, generated, len(links))
-        if workers > 1:
-            assert self.exchange is not None
-            for other, out in enumerate(outgoing):
-                if other != me:
-                    path = self.exchange / f"{new_level}-{me}-{other}.pkl"
-                    records = [(fp, *rest) for fp, rest in out.items()]
-                    path.write_bytes(pickle.dumps(records, protocol=5))
+        self.frontier_fps, self.frontier = [], []
+        self._publish(level + 1)
+
+    def _publish(self, level: int) -> None:
+        """Write this worker's candidates of ``level`` for the other workers to compare."""
+        if self.workers == 1:
+            return
+        assert self.exchange is not None
+        (self.exchange / f"{level - 1}-{self.index}.bin").unlink(missing_ok=True)
+        fps = array("Q", self.links.keys())
+        parents = array("Q", [parent for parent, _ in self.links.values()])
+        labels = [label for _, label in self.links.values()]
+        payload = pickle.dumps((fps.tobytes(), parents.tobytes(), labels), protocol=5)
+        temporary = self.exchange / f"{level}-{self.index}.tmp"
+        temporary.write_bytes(payload)
+        os.replace(temporary, self.exchange / f"{level}-{self.index}.bin")
 
     def merge(self, level: int) -> _LevelReport:
-        """Take the successors other workers sent for level ``level``; finish the level."""
-        if self.workers > 1:
+        """Settle candidates found by several workers (the smallest link wins); finish level."""
+        losers: set[int] = set()
+        others: list[array[int]] = []
+        links = self.links
+        for other in range(self.workers):
+            if other == self.index:
+                continue
             assert self.exchange is not None
-            seen, links, decode = self.seen, self.links, self.model.decode
-            for other in range(self.workers):
-                if other == self.index:
-                    continue
-                path = self.exchange / f"{level}-{other}-{self.index}.pkl"
-                records: list[tuple[int, int, str, bytes]] = pickle.loads(path.read_bytes())
-                path.unlink()
-                for fp, pfp, label, encoding in records:
-                    if fp in seen:
-                        continue
-                    old = links.get(fp)
-                    if old is not None:
-                        if (pfp, label) < old:
-                            links[fp] = (pfp, label)
-                        continue
-                    links[fp] = (pfp, label)
-                    self._accept(level, fp, decode(encoding), encoding)
-        return self._finish_level(level)
+            raw_fps, raw_parents, labels = pickle.loads(
+                (self.exchange / f"{level}-{other}.bin").read_bytes()
+            )
+            fps, parents = array("Q"), array("Q")
+            fps.frombytes(raw_fps)
+            parents.frombytes(raw_parents)
+            others.append(fps)
+            common = links.keys() & set(fps)
+            if common:
+                for fp, parent, label in zip(fps, parents, labels, strict=True):
+                    if fp in common and (parent, label) < links[fp]:
+                        losers.add(fp)
+        return self._finish_level(level, losers, others)
 
-    def _finish_level(self, level: int) -> _LevelReport:
-        """Freeze the level's links, persist it when asked, and make it the frontier."""
+    def _finish_level(
+        self, level: int, losers: set[int], others: Sequence[array[int]]
+    ) -> _LevelReport:
+        """Keep the won candidates: check them, link them, persist, make them the frontier."""
         report, links = self.report, self.links
-        fps = array("Q", links.keys())
-        parents = array("Q", [parent for parent, _ in links.values()])
+        fps, parents = array("Q"), array("Q")
         distinct = report.cov_distinct
-        for _, label in links.values():
+        within, check = self.model.within_boundary, self._check
+        frontier_fps: list[int] = []
+        frontier: list[S] = []
+        frontier_enc: list[bytes] = []
+        encodings = self.candidate_enc if self.store is not None else repeat(b"")
+        for (fp, (parent, label)), state, encoding in zip(
+            links.items(), self.candidates, encodings, strict=False
+        ):
+            if losers and fp in losers:
+                continue
+            fps.append(fp)
+            parents.append(parent)
             distinct[label] = distinct.get(label, 0) + 1
+            check(level, fp, state)
+            if within(state):
+                frontier_fps.append(fp)
+                frontier.append(state)
+                if self.store is not None:
+                    frontier_enc.append(encoding)
         self.levels.append((fps, parents))
-        self.seen.update(links.keys())
-        report.new = len(links)
-        self.links = {}
-        self.frontier_fps, self.frontier, self.frontier_enc = (
-            self.new_fps, self.new_states, self.new_enc,
-        )
-        self.new_fps, self.new_states, self.new_enc = [], [], []
-        report.frontier = len(self.frontier)
+        self.seen.update(fps)
+        for other in others:
+            self.seen.update(other)
+        report.new = len(fps)
+        self.links, self.candidates, self.candidate_enc = {}, [], []
+        self.frontier_fps, self.frontier = frontier_fps, frontier
+        report.frontier = len(frontier)
         if self.store is not None:
             self.store.write_level(
-                level, self.index, fps, parents, array("Q", self.frontier_fps),
-                self.frontier_enc,
+                level, self.index, fps, parents, array("Q", frontier_fps), frontier_enc
             )
         return report
 
-    def parent_of(self, level: int, fp: int) -> int:
-        """The linked parent of a state of ``level`` that this worker owns."""
+    def parent_of(self, level: int, fp: int) -> int | None:
+        """The linked parent of a state of ``level`` if this worker holds its link."""
         fps, parents = self.levels[level - 1]
-        return parents[fps.index(fp)]
+        try:
+            return parents[fps.index(fp)]
+        except ValueError:
+            return None
 
 
 class _Slots:
@@ -381,7 +388,8 @@ class _InProcess(_Driver[S]):
         self.worker = _Worker(model, options, 0, 1, None, store, self.slots)
 
     def start(self) -> list[_LevelReport]:
-        return [self.worker.start()]
+        self.worker.start()
+        return [self.worker.merge(1)]
 
     def resume(self, commit: Mapping[str, Any]) -> None:
         self.worker.resume(commit)
@@ -393,7 +401,9 @@ class _InProcess(_Driver[S]):
         return [self.worker.merge(level + 1)]
 
     def parent_of(self, level: int, fp: int) -> int:
-        return self.worker.parent_of(level, fp)
+        parent = self.worker.parent_of(level, fp)
+        assert parent is not None
+        return parent
 
     def live(self) -> tuple[int, int, int]:
         return self.slots.values
@@ -411,7 +421,8 @@ def _serve(
             if command == "stop":
                 return
             if command == "start":
-                connection.send(("ok", worker.start()))
+                worker.start()
+                connection.send(("ok", None))
             elif command == "resume":
                 worker.resume(argument)
                 connection.send(("ok", None))
@@ -477,7 +488,8 @@ class _MultiProcess(_Driver[S]):
         return value
 
     def start(self) -> list[_LevelReport]:
-        return self._all("start", None, None)
+        self._all("start", None, None)
+        return self._all("merge", 1, None)
 
     def resume(self, commit: Mapping[str, Any]) -> None:
         self._all("resume", dict(commit), None)
@@ -489,10 +501,10 @@ class _MultiProcess(_Driver[S]):
         return self._all("merge", level + 1, wait)
 
     def parent_of(self, level: int, fp: int) -> int:
-        index = fp % len(self.connections)
-        self.connections[index].send(("parent", (level, fp)))
-        parent: int = self._answer(index)
-        return parent
+        for parent in self._all("parent", (level, fp), None):
+            if parent is not None:
+                return int(parent)
+        raise RuntimeError(f"no worker holds the link of {fp:#x} at level {level}")
 
     def live(self) -> tuple[int, int, int]:
         values = list(self.shared)
