@@ -13,10 +13,12 @@ from checker.z3.induction import (
     UNKNOWN,
     Obligation,
     Outcome,
+    StepProperty,
     all_proved,
     ind_init,
     ind_next,
     prove_inductive,
+    step_obligation,
 )
 from checker.z3.successors import admits, initial_states, satisfies, successors
 from checker.z3.system import (
@@ -43,6 +45,7 @@ __all__ = [
     "Fresh",
     "Obligation",
     "Outcome",
+    "StepProperty",
     "SymbolicProperty",
     "SymbolicSystem",
     "Transition",
@@ -59,5 +62,6 @@ __all__ = [
     "make_frame",
     "prove_inductive",
     "satisfies",
+    "step_obligation",
     "successors",
 ]

@@ -106,18 +106,20 @@ def bmc(
     invariants: Sequence[str] | None = None,
     depth: int = 10,
     timeout_ms: int = 0,
+    logic: str | None = None,
 ) -> BmcResult[C]:
     """Search for a shortest trace of at most ``depth`` steps that violates an invariant.
 
     ``invariants`` selects invariants by name (all of them when ``None``).  With ``timeout_ms``
-    each depth's query is bounded; an ``unknown`` verdict stops the deepening.
+    each depth's query is bounded; an ``unknown`` verdict stops the deepening.  ``logic``
+    (e.g. ``"QF_LIA"`` for a quantifier-free bounded system) picks a specialised Z3 solver.
     """
     chosen = [p for p in system.invariants() if invariants is None or p.name in invariants]
     missing = set(invariants or ()) - {p.name for p in chosen}
     if missing:
         raise ValueError(f"system {system.name!r} has no invariant(s) {sorted(missing)}")
     names = tuple(p.name for p in chosen)
-    solver = z3.Solver()
+    solver = z3.SolverFor(logic) if logic else z3.Solver()
     if timeout_ms:
         solver.set("timeout", timeout_ms)
     unrolling = Unrolling(system, solver)

@@ -18,7 +18,7 @@ that the *proof* fails, not that the invariant does.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic
 
@@ -26,6 +26,7 @@ import z3
 
 from checker.z3.system import (
     C,
+    Frame,
     Fresh,
     SymbolicProperty,
     SymbolicSystem,
@@ -72,6 +73,26 @@ def _solver(timeout_ms: int) -> z3.Solver:
     return solver
 
 
+Magnitudes = Callable[[Frame], Sequence[z3.ArithRef]]
+SMALL_BOUNDS = (2, 4, 8, 16, 64)
+
+
+def _shrink(solver: z3.Solver, frames: Sequence[Frame], magnitudes: Magnitudes | None) -> None:
+    """After a ``sat`` answer, look for a *small* counterexample: bound every magnitude the
+    system names (offsets, epochs, ids) by 2, 4, 8, … and keep the first bound that is still
+    satisfiable, so that CTIs print as readable states.  The solver is left satisfiable."""
+    if magnitudes is None:
+        return
+    terms = [m for f in frames for m in magnitudes(f)]
+    for bound in SMALL_BOUNDS:
+        solver.push()
+        solver.add([z3.And(m >= -1, m <= bound) for m in terms])
+        if solver.check() == z3.sat:
+            return  # keep the bounded frame: solver.model() is the small one
+        solver.pop()
+    solver.check()
+
+
 def _verdict(solver: z3.Solver) -> tuple[str, str]:
     answer = solver.check()
     if answer == z3.unsat:
@@ -82,7 +103,10 @@ def _verdict(solver: z3.Solver) -> tuple[str, str]:
 
 
 def ind_init(
-    system: SymbolicSystem[C], target: SymbolicProperty, timeout_ms: int = 60_000
+    system: SymbolicSystem[C],
+    target: SymbolicProperty,
+    timeout_ms: int = 60_000,
+    magnitudes: Magnitudes | None = None,
 ) -> Outcome[C]:
     """Discharge ``Init ⇒ target``; a refutation carries an initial state breaking it."""
     obligation = Obligation(target.name, None, ())
@@ -93,6 +117,7 @@ def ind_init(
     status, reason = _verdict(solver)
     seconds = time.perf_counter() - started
     if status == REFUTED:
+        _shrink(solver, [s], magnitudes)
         return Outcome(obligation, status, seconds, post=system.decode(solver.model(), s))
     return Outcome(obligation, status, seconds, reason=reason)
 
@@ -103,6 +128,7 @@ def ind_next(
     hypotheses: Sequence[SymbolicProperty],
     family: str,
     timeout_ms: int = 60_000,
+    magnitudes: Magnitudes | None = None,
 ) -> Outcome[C]:
     """Discharge ``Hyp(s) ∧ T_family(s, s') ⇒ target(s')``; a refutation is a CTI pair."""
     obligation = Obligation(target.name, family, tuple(h.name for h in hypotheses))
@@ -116,6 +142,51 @@ def ind_next(
     status, reason = _verdict(solver)
     seconds = time.perf_counter() - started
     if status == REFUTED:
+        _shrink(solver, [s, t], magnitudes)
+        model = solver.model()
+        return Outcome(
+            obligation, status, seconds, system.decode(model, s), system.decode(model, t)
+        )
+    return Outcome(obligation, status, seconds, reason=reason)
+
+
+StepPredicate = Callable[[Frame, Frame], z3.BoolRef]
+
+
+@dataclass(frozen=True, slots=True)
+class StepProperty:
+    """A named predicate over a step ``(s, s')``, e.g. "epochs never decrease"."""
+
+    name: str
+    holds: StepPredicate
+    doc: str = ""
+
+
+def step_obligation(
+    system: SymbolicSystem[C],
+    prop: StepProperty,
+    hypotheses: Sequence[SymbolicProperty],
+    family: str,
+    timeout_ms: int = 60_000,
+    magnitudes: Magnitudes | None = None,
+) -> Outcome[C]:
+    """Discharge ``Hyp(s) ∧ T_family(s, s') ⇒ P(s, s')`` for a step property ``P``.
+
+    The hypotheses should be proved inductive invariants, so that ``Hyp(s)`` covers every
+    reachable ``s``; then a proof shows ``P`` holds on every reachable step.
+    """
+    obligation = Obligation(prop.name, family, tuple(h.name for h in hypotheses))
+    s = make_frame(system.signature(), 0, "step")
+    t = make_frame(system.signature(), 1, "step")
+    solver = _solver(timeout_ms)
+    solver.add([h.holds(s) for h in hypotheses])
+    solver.add(family_relation(system, family, s, t, Fresh("p@step")))
+    solver.add(z3.Not(prop.holds(s, t)))
+    started = time.perf_counter()
+    status, reason = _verdict(solver)
+    seconds = time.perf_counter() - started
+    if status == REFUTED:
+        _shrink(solver, [s, t], magnitudes)
         model = solver.model()
         return Outcome(
             obligation, status, seconds, system.decode(model, s), system.decode(model, t)
@@ -127,12 +198,13 @@ def prove_inductive(
     system: SymbolicSystem[C],
     conjuncts: Sequence[SymbolicProperty],
     timeout_ms: int = 60_000,
+    magnitudes: Magnitudes | None = None,
 ) -> list[Outcome[C]]:
     """Every IndInit and IndNext obligation of ``conjuncts`` as one candidate invariant."""
-    outcomes = [ind_init(system, c, timeout_ms) for c in conjuncts]
+    outcomes = [ind_init(system, c, timeout_ms, magnitudes) for c in conjuncts]
     for family in families(system):
         outcomes.extend(
-            ind_next(system, c, conjuncts, family, timeout_ms) for c in conjuncts
+            ind_next(system, c, conjuncts, family, timeout_ms, magnitudes) for c in conjuncts
         )
     return outcomes
 

@@ -107,3 +107,18 @@ def test_admits_accepts_real_steps_and_rejects_others() -> None:
 def test_satisfies_evaluates_an_invariant_on_a_concrete_state() -> None:
     assert satisfies(Counters(), (3, 2), "YAtMostX")
     assert not satisfies(Counters(), (3, 2), "SumBelow5")
+
+
+def test_a_step_property_is_proved_under_inductive_hypotheses() -> None:
+    from checker.z3 import StepProperty, step_obligation
+
+    system = Counters(jumps=True)
+    grows = StepProperty("XNeverDecreases", lambda s, t: t["x"] >= s["x"])
+    shrinks = StepProperty("XStrictlyGrows", lambda s, t: t["x"] > s["x"])
+    hyps = [invariant_named(system, "XNonNegative")]
+    assert step_obligation(system, grows, hyps, "Add").status == PROVED
+    assert step_obligation(system, grows, hyps, "IncY").status == PROVED
+    refuted = step_obligation(system, shrinks, hyps, "IncY")
+    assert refuted.status == REFUTED
+    assert refuted.pre is not None and refuted.post is not None
+    assert refuted.pre[0] == refuted.post[0]
