@@ -1,0 +1,634 @@
+"""The TLA+-faithful models: KafkaReplication's actions and its four protocol versions.
+
+One ``TlaModel`` per protocol version of hachikuji/kafka-specification:
+
+* ``tla-truncate-to-hw`` (module KafkaTruncateToHighWatermark): a replica becoming follower
+  truncates to its own high watermark (Kafka before 0.11);
+* ``tla-kip101`` (Kip101): truncation at the leader's end offset of the follower's latest
+  epoch (OffsetForLeaderEpoch, Kafka 0.11);
+* ``tla-kip279`` (Kip279): truncation after the largest offset both logs agree on (Kafka 2.0);
+* ``tla-kip320`` (Kip320): KIP-279 truncation plus epoch fencing of fetches, of the
+  truncation, of the high-watermark increment and of ISR changes (Kafka 2.1).
+
+Every action below is one disjunct of the specification's Next, with the same name, the same
+enabling conditions and the same effect; the docstrings say what each means in Kafka.  Each
+existential binding that enables an action yields one successor, and so does each true
+disjunct of an action's body, because that is how TLC counts *generated* states: the
+KIP-279 truncation of an empty follower and KIP-320's ISR shrink of a replica that is both
+off-epoch and lagging therefore yield the same successor twice.
+
+States are ``bytes`` in the layout of ``spec.tla.layout`` (read that module first); the
+action functions read the fields by position and glue successors from slices.  The readable
+view (``variables``, ``Layout.unpack``) gives the specification's variables back.
+
+Modelling shortcuts (all the specification's own): the controller has no state of its own
+and writes the quorum state (ZooKeeper) atomically; a follower reads the leader's log
+directly; a record is never lost by a crash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from checker.model import Property
+from core.truncation import (
+    Log,
+    kip101_truncation_offset,
+    kip279_truncation_offset,
+    truncate_to_high_watermark_offset,
+)
+from spec.tla.layout import END, EPOCH, HW, ISR, LEADER, LOG, RQ, Layout
+
+State = bytes
+Out = list[tuple[str, State]]
+Action = Callable[[State, Out], None]
+
+_BYTE = tuple(bytes((v,)) for v in range(256))
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """What a protocol version replaces in the base module KafkaReplication."""
+
+    name: str
+    module: str
+    truncation: str  # "hw", "kip101", "kip279"
+    fenced: bool  # KIP-320's Fenced* actions
+    doc: str
+
+
+VERSIONS = {
+    v.name: v for v in (
+        Version("tla-truncate-to-hw", "KafkaTruncateToHighWatermark", "hw", False,
+                "TLA+ KafkaTruncateToHighWatermark: followers truncate to their own HW "
+                "(Kafka < 0.11)"),
+        Version("tla-kip101", "Kip101", "kip101", False,
+                "TLA+ Kip101: truncation by OffsetForLeaderEpoch (Kafka 0.11)"),
+        Version("tla-kip279", "Kip279", "kip279", False,
+                "TLA+ Kip279: truncation after the largest matching offset (Kafka 2.0)"),
+        Version("tla-kip320", "Kip320", "kip279", True,
+                "TLA+ Kip320: KIP-279 truncation plus epoch fencing (Kafka 2.1)"),
+    )
+}
+
+INVARIANT_NAMES = ("WeakIsr", "StrongIsr", "LeaderInIsr", "TypeOk")
+
+
+def _r(i: int) -> str:
+    return f"r{i + 1}"
+
+
+class TlaModel:
+    """One protocol version of the specification for given constants (see module doc)."""
+
+    def __init__(
+        self, version: Version, replicas: int, log_size: int, max_records: int,
+        max_leader_epoch: int, invariants: Sequence[str] = ("WeakIsr", "StrongIsr"),
+    ) -> None:
+        for name in invariants:
+            if name not in INVARIANT_NAMES:
+                raise ValueError(
+                    f"unknown invariant {name!r} (known: {', '.join(INVARIANT_NAMES)})"
+                )
+        self.version = version
+        self.name = version.name
+        self.layout = lay = Layout(replicas, log_size, max_records, max_leader_epoch)
+        self.n, self.L, self.R, self.E = replicas, log_size, max_records, max_leader_epoch
+        self.invariant_names = tuple(invariants)
+        self._members = tuple(
+            tuple(i for i in range(replicas) if (code - lay.isr_base) >> i & 1)
+            if code >= lay.isr_base else ()
+            for code in range(256)
+        )
+        self._epoch_of = tuple(
+            (code - 1) % (max_leader_epoch + 1) if code else -1 for code in range(256)
+        )
+        self._zeros = tuple(bytes(k) for k in range(log_size + 1))
+        self._truncation_memo: dict[tuple[bytes, bytes, int], int] = {}
+        self._labels()
+        self.actions = self._select_actions()
+
+    # -- construction helpers ----------
+    def _labels(self) -> None:
+        """Every action label, built once."""
+        rs, n, eps = range(self.n), self.n, range(self.E + 1)
+        follow = {"hw": "BecomeFollowerTruncateToHighWatermark",
+                  "kip101": "BecomeFollowerTruncateKip101",
+                  "kip279": "BecomeFollowerTruncateKip279"}[self.version.truncation]
+        if self.version.fenced:
+            follow = "FencedBecomeFollowerAndTruncate"
+        prefix = "Fenced" if self.version.fenced else ""
+        fetch = "FencedFollowerFetch" if self.version.fenced else "FollowerReplicate"
+        self.l_elect = tuple(f"ControllerElectLeader({_r(i)})" for i in rs)
+        self.l_cshrink = tuple(f"ControllerShrinkIsr({_r(i)})" for i in rs)
+        self.l_become_leader = tuple(
+            tuple(f"BecomeLeader({_r(i)}, epoch {e})" for i in rs) for e in eps
+        )
+        self.l_write = tuple(f"LeaderWrite({_r(i)})" for i in rs)
+        self.l_inc_hw = tuple(f"{prefix}LeaderIncHighWatermark({_r(i)})" for i in rs)
+        self.l_shrink = tuple(
+            tuple(f"{prefix}LeaderShrinkIsr({_r(i)}, {_r(j)})" for j in rs) for i in rs
+        )
+        self.l_expand = tuple(
+            tuple(f"{prefix}LeaderExpandIsr({_r(i)}, {_r(j)})" for j in rs) for i in rs
+        )
+        self.l_follow = tuple(
+            tuple(f"{follow}({_r(j)}, epoch {e})" for j in rs) for e in eps
+        )
+        self.l_fetch = tuple(
+            tuple(f"{fetch}({_r(j)} from {_r(i)})" for j in rs) for i in rs
+        )
+        del n
+
+    def _select_actions(self) -> tuple[Action, ...]:
+        """The disjuncts of Next for this version, in the module's order."""
+        if self.version.fenced:
+            return (
+                self.controller_elect_leader, self.controller_shrink_isr, self.become_leader,
+                self.fenced_leader_expand_isr, self.fenced_leader_shrink_isr,
+                self.leader_write, self.fenced_leader_inc_high_watermark,
+                self.fenced_become_follower_and_truncate, self.fenced_follower_fetch,
+            )
+        return (
+            self.controller_elect_leader, self.controller_shrink_isr, self.become_leader,
+            self.leader_expand_isr, self.leader_shrink_isr, self.leader_write,
+            self.leader_inc_high_watermark, self.become_follower_and_truncate,
+            self.follower_replicate,
+        )
+
+    # -- the Model protocol ----------
+    def init_states(self) -> Iterable[State]:
+        """Init: empty logs, HW 0, Nil epochs, no leader anywhere, quorum ISR = Replicas."""
+        return (self.layout.initial(),)
+
+    def next_states(self, state: State) -> Iterable[tuple[str, State]]:
+        """Every enabled (action, binding, disjunct) of Next, duplicates included (as TLC)."""
+        out: Out = []
+        for action in self.actions:
+            action(state, out)
+        return out
+
+    def invariants(self) -> Sequence[Property[State]]:
+        """The invariants asked for (default WeakIsr and StrongIsr)."""
+        table = {
+            "WeakIsr": Property("WeakIsr", self.weak_isr, self.weak_isr.__doc__ or ""),
+            "StrongIsr": Property("StrongIsr", self.strong_isr, self.strong_isr.__doc__ or ""),
+            "LeaderInIsr": Property(
+                "LeaderInIsr", self.leader_in_isr, self.leader_in_isr.__doc__ or ""),
+            "TypeOk": Property("TypeOk", self.type_ok, self.type_ok.__doc__ or ""),
+        }
+        return tuple(table[name] for name in self.invariant_names)
+
+    def sometimes(self) -> Sequence[Property[State]]:
+        """Reachability witnesses: a committed record, a leader change, a truncation."""
+        return (
+            Property("CommittedRecord", self.has_committed_record,
+                     "some leader has a high watermark above 0"),
+            Property("SecondLeaderEpoch", lambda s: s[1] >= 2,
+                     "the controller has issued two leader epochs"),
+        )
+
+    def within_boundary(self, state: State) -> bool:
+        """No CONSTRAINT: the constants bound the space by themselves."""
+        return True
+
+    def canonical(self, state: State) -> State:
+        """The orbit representative under renaming of the replicas (SYMMETRY Replicas)."""
+        return self.layout.canonical(state)
+
+    def encode(self, state: State) -> bytes:
+        """States are their own encoding."""
+        return state
+
+    def decode(self, data: bytes) -> State:
+        """States are their own encoding."""
+        return bytes(data)
+
+    def variables(self, state: State) -> Mapping[str, Any]:
+        """The specification's six variables, replicas named r1..rn, None/Nil as None/-1."""
+        view = self.layout.unpack(state)
+
+        def name(i: int | None) -> str | None:
+            return None if i is None else _r(i)
+
+        def names(isr: frozenset[int]) -> frozenset[str]:
+            return frozenset(_r(i) for i in isr)
+
+        return {
+            "replicaLog": {
+                _r(i): [{"id": rec.id, "epoch": rec.epoch} for rec in r.log]
+                for i, r in enumerate(view.replicas)
+            },
+            "replicaState": {
+                _r(i): {"hw": r.hw, "leaderEpoch": r.leader_epoch, "leader": name(r.leader),
+                        "isr": names(r.isr)}
+                for i, r in enumerate(view.replicas)
+            },
+            "nextRecordId": view.next_record_id,
+            "nextLeaderEpoch": view.next_leader_epoch,
+            "leaderAndIsrRequests": [
+                {"leaderEpoch": e, "leader": name(leader), "isr": names(isr)}
+                for e, (leader, isr) in enumerate(view.requests)
+            ],
+            "quorumState": {"leaderEpoch": view.quorum_epoch,
+                            "leader": name(view.quorum_leader),
+                            "isr": names(view.quorum_isr)},
+        }
+
+    # -- small readers ----------
+    def _quorum_leader(self, s: State) -> int:
+        """quorumState.leader as a leader code (the newest request's leader, or None)."""
+        nle = s[1]
+        return s[RQ + 2 * nle - 2] if nle else self.layout.none
+
+    def _log(self, s: State, replica: int) -> bytes:
+        """The record bytes of a replica's log (Nil slots included)."""
+        base = self.layout.bases[replica]
+        return s[base + LOG:base + LOG + self.L]
+
+    def _is_true_leader(self, s: State, i: int) -> bool:
+        """IsTrueLeader: the quorum names ``i`` leader and ``i`` knows it, in the quorum epoch."""
+        a = self.layout.bases[i]
+        code = self.layout.leader_base + i
+        return s[a + LEADER] == code and self._quorum_leader(s) == code and s[a + EPOCH] == s[1]
+
+    def _records(self, log: bytes, end: int) -> Log:
+        record_of = self.layout.record_of
+        return tuple(record_of(c) for c in log[:end])
+
+    # -- the controller ----------
+    def _update_isr(self, s: State, leader_code: int, isr_code: int) -> State:
+        """ControllerUpdateIsr: a new epoch, a new quorum state, one more LeaderAndIsr request."""
+        nle = s[1]
+        k = RQ + 2 * nle
+        return b"".join((
+            s[:1], _BYTE[nle + 1], _BYTE[isr_code], s[3:k], bytes((leader_code, isr_code)),
+            s[k + 2:],
+        ))
+
+    def controller_elect_leader(self, s: State, out: Out) -> None:
+        """ControllerElectLeader: the controller picks any other ISR member as leader (clean
+        election), bumping the epoch.  Disabled once every epoch is used."""
+        if s[1] > self.E:
+            return
+        qisr, qleader, lb = s[2], self._quorum_leader(s), self.layout.leader_base
+        for i in self._members[qisr]:
+            if lb + i != qleader:
+                out.append((self.l_elect[i], self._update_isr(s, lb + i, qisr)))
+
+    def controller_shrink_isr(self, s: State, out: Out) -> None:
+        """ControllerShrinkIsr: a broker fails (or shuts down).  Three cases: the leader alone
+        in the ISR (leader becomes None, ISR kept), the leader with others (leader None, removed
+        from the ISR), a non-leader ISR member (removed, leader kept)."""
+        if s[1] > self.E:
+            return
+        qisr, qleader, lay = s[2], self._quorum_leader(s), self.layout
+        mask = qisr - lay.isr_base
+        for i in range(self.n):
+            bit = 1 << i
+            if qleader == lay.leader_base + i:
+                new_isr = qisr if mask == bit else lay.isr_base + (mask & ~bit)
+                out.append((self.l_cshrink[i], self._update_isr(s, lay.none, new_isr)))
+            elif mask & bit:
+                new_isr = lay.isr_base + (mask & ~bit)
+                out.append((self.l_cshrink[i], self._update_isr(s, qleader, new_isr)))
+
+    # -- leaders ----------
+    def become_leader(self, s: State, out: Out) -> None:
+        """BecomeLeader: a replica named leader by a request of a higher epoch than its own
+        takes the request's epoch and ISR and keeps its (possibly stale) high watermark."""
+        lay = self.layout
+        for e in range(s[1]):
+            code = s[RQ + 2 * e]
+            if code == lay.none:
+                continue
+            i = code - lay.leader_base
+            a = lay.bases[i]
+            if e + 1 > s[a + EPOCH]:
+                succ = s[:a + EPOCH] + bytes((e + 1, code, s[RQ + 2 * e + 1])) + s[a + END:]
+                out.append((self.l_become_leader[e][i], succ))
+
+    def leader_write(self, s: State, out: Out) -> None:
+        """LeaderWrite: any replica presuming leadership appends a fresh record stamped with
+        its epoch (zombies too: only replication fencing can stop them)."""
+        rid = s[0]
+        if rid >= self.R:
+            return
+        lay, width = self.layout, self.E + 1
+        for i, a in enumerate(lay.bases):
+            if s[a + LEADER] != lay.leader_base + i:
+                continue
+            end = s[a + END]
+            if end >= self.L:
+                continue
+            code = 1 + rid * width + s[a + EPOCH] - 1
+            succ = b"".join((
+                _BYTE[rid + 1], s[1:a + END], _BYTE[end + 1], s[a + END + 1:a + LOG + end],
+                _BYTE[code], s[a + LOG + end + 1:],
+            ))
+            out.append((self.l_write[i], succ))
+
+    def _set_isr(self, s: State, a: int, isr_code: int) -> State:
+        """QuorumUpdateLeaderAndIsr's effect: the quorum ISR and the leader's ISR both change."""
+        return b"".join((s[:2], _BYTE[isr_code], s[3:a + ISR], _BYTE[isr_code], s[a + ISR + 1:]))
+
+    def _inc_hw(self, s: State, a: int) -> State:
+        return s[:a] + _BYTE[s[a + HW] + 1] + s[a + 1:]
+
+    def leader_inc_high_watermark(self, s: State, out: Out) -> None:
+        """LeaderIncHighWatermark (before KIP-320): a presumed leader advances its HW by one
+        when every member of its local ISR follows it (any epoch) and has that offset."""
+        lay = self.layout
+        for i, a in enumerate(lay.bases):
+            code = lay.leader_base + i
+            hw = s[a + HW]
+            if s[a + LEADER] != code or hw >= self.L:
+                continue
+            for f in self._members[s[a + ISR]]:
+                b = lay.bases[f]
+                if s[b + LEADER] != code or s[b + END] <= hw:
+                    break
+            else:
+                out.append((self.l_inc_hw[i], self._inc_hw(s, a)))
+
+    def _caught_up(self, s: State, a: int, b: int, code: int, offset: int) -> bool:
+        """IsFollowerCaughtUp: the follower follows the leader and has the record before
+        ``offset`` (which the leader has too); trivially true at offset 0."""
+        if s[b + LEADER] != code:
+            return False
+        return offset == 0 or (offset - 1 < s[a + END] and offset - 1 < s[b + END])
+
+    def leader_shrink_isr(self, s: State, out: Out) -> None:
+        """LeaderShrinkIsr (before KIP-320): the true leader drops an ISR member that does not
+        follow it or lacks the leader's last record."""
+        lay = self.layout
+        for i, a in enumerate(lay.bases):
+            if not self._is_true_leader(s, i):
+                continue
+            isr, code, end = s[a + ISR], lay.leader_base + i, s[a + END]
+            for j in self._members[isr]:
+                if j != i and not self._caught_up(s, a, lay.bases[j], code, end):
+                    out.append((self.l_shrink[i][j], self._set_isr(s, a, isr - (1 << j))))
+
+    def leader_expand_isr(self, s: State, out: Out) -> None:
+        """LeaderExpandIsr (before KIP-320): the true leader adds a replica that follows it and
+        has the record below the leader's HW."""
+        lay = self.layout
+        for i, a in enumerate(lay.bases):
+            if not self._is_true_leader(s, i):
+                continue
+            isr, code, hw = s[a + ISR], lay.leader_base + i, s[a + HW]
+            mask = isr - lay.isr_base
+            for j, b in enumerate(lay.bases):
+                if not mask >> j & 1 and self._caught_up(s, a, b, code, hw):
+                    out.append((self.l_expand[i][j], self._set_isr(s, a, isr + (1 << j))))
+
+    # -- followers ----------
+    def _truncation_offset(self, s: State, leader: int, replica: int) -> int:
+        """The version's truncation offset for ``replica`` following ``leader``: a call of
+        ``core.truncation``, memoised on the two logs and the follower's HW."""
+        b = self.layout.bases[replica]
+        if self.version.truncation == "hw":
+            return truncate_to_high_watermark_offset(s[b + HW])
+        key = (self._log(s, leader), self._log(s, replica), s[b + HW])
+        found = self._truncation_memo.get(key)
+        if found is None:
+            a = self.layout.bases[leader]
+            leader_log = self._records(key[0], s[a + END])
+            follower_log = self._records(key[1], s[b + END])
+            if self.version.truncation == "kip101":
+                found = kip101_truncation_offset(leader_log, follower_log, key[2])
+            else:
+                found = kip279_truncation_offset(leader_log, follower_log)
+            self._truncation_memo[key] = found
+        return found
+
+    def _follow(self, s: State, e: int, replica: int, offset: int) -> State:
+        """BecomeFollowerAndTruncateTo's effect: the request's epoch, leader and ISR, the log
+        cut at ``offset`` (Nil above), HW = min(offset, HW)."""
+        b = self.layout.bases[replica]
+        k = RQ + 2 * e
+        hw = min(offset, s[b + HW])
+        return b"".join((
+            s[:b], bytes((hw, e + 1, s[k], s[k + 1], offset)),
+            s[b + LOG:b + LOG + offset], self._zeros[self.L - offset], s[b + self.layout.block:],
+        ))
+
+    def become_follower_and_truncate(self, s: State, out: Out) -> None:
+        """BecomeFollowerTruncate* (before KIP-320): a replica other than the request's leader
+        takes a request of a higher epoch than its own and truncates by the version's rule; the
+        step is disabled when that offset lies beyond its log end (TruncateTo's guard).
+        Requests naming no leader (None) are never acted on: the spec binds the leader to
+        Replicas.  KIP-279 lists the empty follower twice (one successor, counted twice)."""
+        lay = self.layout
+        twice = self.version.truncation == "kip279"
+        for e in range(s[1]):
+            code = s[RQ + 2 * e]
+            if code == lay.none:
+                continue
+            leader = code - lay.leader_base
+            for j, b in enumerate(lay.bases):
+                if j == leader or e + 1 <= s[b + EPOCH]:
+                    continue
+                offset = self._truncation_offset(s, leader, j)
+                if offset > s[b + END]:
+                    continue
+                succ = self._follow(s, e, j, offset)
+                out.append((self.l_follow[e][j], succ))
+                if twice and s[b + END] == 0:
+                    out.append((self.l_follow[e][j], succ))
+
+    def follower_replicate(self, s: State, out: Out) -> None:
+        """FollowerReplicate (before KIP-320): a replica following a presumed leader copies the
+        leader's record at its end offset, in any epoch (no fencing), and takes
+        HW = min(leader's HW, its new end offset)."""
+        lay = self.layout
+        for i, a in enumerate(lay.bases):
+            code = lay.leader_base + i
+            if s[a + LEADER] != code:
+                continue
+            for j, b in enumerate(lay.bases):
+                if s[b + LEADER] == code:
+                    self._fetch(s, out, i, a, j, b)
+
+    def _fetch(self, s: State, out: Out, i: int, a: int, j: int, b: int) -> None:
+        """ReplicateTo plus the follower's HW update, when the leader has a record there."""
+        end = s[b + END]
+        if end >= s[a + END] or end >= self.L:
+            return
+        hw = min(s[a + HW], end + 1)
+        succ = b"".join((
+            s[:b], _BYTE[hw], s[b + 1:b + END], _BYTE[end + 1], s[b + END + 1:b + LOG + end],
+            _BYTE[s[a + LOG + end]], s[b + LOG + end + 1:],
+        ))
+        out.append((self.l_fetch[i][j], succ))
+
+    # -- KIP-320 ----------
+    def _follows_epoch(self, s: State, a: int, b: int, code: int) -> bool:
+        """IsFollowingLeaderEpoch: the leader presumes leadership and the follower follows it
+        in the leader's own epoch."""
+        return s[a + LEADER] == code and s[b + LEADER] == code and s[b + EPOCH] == s[a + EPOCH]
+
+    def fenced_follower_fetch(self, s: State, out: Out) -> None:
+        """FencedFollowerFetch: FollowerReplicate restricted to followers in the leader's epoch
+        (KIP-320: the fetch carries the epoch and the leader rejects a stale one)."""
+        lay = self.layout
+        for i, a in enumerate(lay.bases):
+            code = lay.leader_base + i
+            if s[a + LEADER] != code:
+                continue
+            for j, b in enumerate(lay.bases):
+                if s[b + LEADER] == code and s[b + EPOCH] == s[a + EPOCH]:
+                    self._fetch(s, out, i, a, j, b)
+
+    def fenced_leader_inc_high_watermark(self, s: State, out: Out) -> None:
+        """FencedLeaderIncHighWatermark: the HW advances past a record the replica has when
+        every member of its local ISR follows it in its epoch and has that record.  (With an
+        empty local ISR the condition holds vacuously, as in the spec.)"""
+        lay = self.layout
+        for i, a in enumerate(lay.bases):
+            hw = s[a + HW]
+            if hw >= s[a + END]:
+                continue
+            code = lay.leader_base + i
+            for f in self._members[s[a + ISR]]:
+                b = lay.bases[f]
+                if not self._follows_epoch(s, a, b, code) or s[b + END] <= hw:
+                    break
+            else:
+                out.append((self.l_inc_hw[i], self._inc_hw(s, a)))
+
+    def fenced_leader_shrink_isr(self, s: State, out: Out) -> None:
+        """FencedLeaderShrinkIsr: the true leader drops an ISR member that is off its epoch or
+        has a smaller end offset.  The two reasons are two disjuncts: a member for which both
+        hold yields the same successor twice (as TLC counts)."""
+        lay = self.layout
+        for i, a in enumerate(lay.bases):
+            if not self._is_true_leader(s, i):
+                continue
+            isr, code, end = s[a + ISR], lay.leader_base + i, s[a + END]
+            for j in self._members[isr]:
+                if j == i:
+                    continue
+                b = lay.bases[j]
+                reasons = (not self._follows_epoch(s, a, b, code)) + (s[b + END] < end)
+                if reasons:
+                    succ = self._set_isr(s, a, isr - (1 << j))
+                    out.extend([(self.l_shrink[i][j], succ)] * reasons)
+
+    def fenced_leader_expand_isr(self, s: State, out: Out) -> None:
+        """FencedLeaderExpandIsr: the true leader adds a replica following its epoch that has
+        the record below the leader's HW, once that HW has reached the leader's own epoch (the
+        HW is at the log end or at a record of the leader's epoch), so that a new member holds
+        everything the previous leader may have committed."""
+        lay = self.layout
+        for i, a in enumerate(lay.bases):
+            if not self._is_true_leader(s, i):
+                continue
+            hw, end = s[a + HW], s[a + END]
+            epoch = s[a + EPOCH] - 1
+            if not (hw == end or (hw < end and self._epoch_of[s[a + LOG + hw]] == epoch)):
+                continue
+            isr, code = s[a + ISR], lay.leader_base + i
+            mask = isr - lay.isr_base
+            for j, b in enumerate(lay.bases):
+                if mask >> j & 1 or not self._follows_epoch(s, a, b, code):
+                    continue
+                if hw == 0 or hw - 1 < s[b + END]:
+                    out.append((self.l_expand[i][j], self._set_isr(s, a, isr + (1 << j))))
+
+    def fenced_become_follower_and_truncate(self, s: State, out: Out) -> None:
+        """FencedBecomeFollowerAndTruncate: as KIP-279's truncation, but only once the new
+        leader has itself taken the request's epoch (the OffsetForLeaderEpoch request carries
+        the epoch and a leader still in an older one rejects it)."""
+        lay = self.layout
+        for e in range(s[1]):
+            code = s[RQ + 2 * e]
+            if code == lay.none:
+                continue
+            leader = code - lay.leader_base
+            a = lay.bases[leader]
+            if s[a + LEADER] != code or s[a + EPOCH] != e + 1:
+                continue
+            for j, b in enumerate(lay.bases):
+                if j == leader or e + 1 <= s[b + EPOCH]:
+                    continue
+                offset = self._truncation_offset(s, leader, j)
+                out.append((self.l_follow[e][j], self._follow(s, e, j, offset)))
+
+    # -- invariants ----------
+    def _replicated_below_hw(self, s: State, quorum: bool) -> bool:
+        """Every presumed leader's records below its HW are present, identical, in the logs of
+        every member of an ISR: the quorum's (``quorum``) or the leader's own."""
+        lay = self.layout
+        for i, a in enumerate(lay.bases):
+            hw = s[a + HW]
+            if s[a + LEADER] != lay.leader_base + i or hw == 0:
+                continue
+            members = self._members[s[2] if quorum else s[a + ISR]]
+            if not members:
+                continue
+            if s[a + END] < hw:
+                return False
+            prefix = s[a + LOG:a + LOG + hw]
+            for j in members:
+                b = lay.bases[j]
+                if s[b + LOG:b + LOG + hw] != prefix:
+                    return False
+        return True
+
+    def weak_isr(self, s: State) -> bool:
+        """WeakIsr: every record below a presumed leader's HW is in the logs of all members of
+        the ISR that leader believes in.  Violated: a consumer read a record that a replica the
+        leader counts as in sync does not have."""
+        return self._replicated_below_hw(s, quorum=False)
+
+    def strong_isr(self, s: State) -> bool:
+        """StrongIsr: every record below a presumed leader's HW is in the logs of all members of
+        the quorum's (ZooKeeper's) ISR.  Violated: a consumer-visible record can be lost, since
+        any quorum ISR member may be elected next."""
+        return self._replicated_below_hw(s, quorum=True)
+
+    def leader_in_isr(self, s: State) -> bool:
+        """LeaderInIsr: the quorum's leader is in the quorum's ISR.  The spec states it as a
+        theorem, yet it fails in Init and whenever the leader is None (None is no member)."""
+        code = self._quorum_leader(s)
+        if code == self.layout.none:
+            return False
+        return (s[2] - self.layout.isr_base) >> (code - self.layout.leader_base) & 1 == 1
+
+    def type_ok(self, s: State) -> bool:
+        """TypeOk: every variable lies in its type (ids, epochs, offsets in range; log slots
+        are records below the end offset and Nil above)."""
+        lay, L = self.layout, self.L
+        if len(s) != lay.size or s[0] > self.R or s[1] > self.E + 1:
+            return False
+        if s[2] < lay.isr_base:
+            return False
+        for e in range(self.E + 1):
+            leader, isr = s[RQ + 2 * e], s[RQ + 2 * e + 1]
+            if e < s[1] and not (lay.leader_base <= leader <= lay.none and isr >= lay.isr_base):
+                return False
+            if e >= s[1] and (leader or isr):
+                return False
+        top = self.R * (self.E + 1)
+        for a in lay.bases:
+            end = s[a + END]
+            if s[a + HW] > L or s[a + EPOCH] > self.E + 1 or end > L:
+                return False
+            if not lay.leader_base <= s[a + LEADER] <= lay.none or s[a + ISR] < lay.isr_base:
+                return False
+            log = s[a + LOG:a + LOG + L]
+            if any(not 1 <= c <= top for c in log[:end]) or any(log[end:]):
+                return False
+        return True
+
+    def has_committed_record(self, s: State) -> bool:
+        """Some replica presuming leadership has a high watermark above 0."""
+        lay = self.layout
+        return any(
+            s[a + LEADER] == lay.leader_base + i and s[a + HW] > 0
+            for i, a in enumerate(lay.bases)
+        )
