@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from functools import cache
 
+import spec.tla
 from checker import toys
 from checker.registry import Registry
 
@@ -18,4 +19,5 @@ def registry() -> Registry:
     reg = Registry()
     # Each model family adds one line here: ``family.register(reg)``.
     toys.register(reg)
+    spec.tla.register(reg)
     return reg
