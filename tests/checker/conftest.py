@@ -1,0 +1,14 @@
+"""Shared helpers for the checker's tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checker.bfs import CheckOptions, explore
+from checker.model import Model
+from checker.report import CheckResult
+
+
+def run(model: Model[Any], **options: Any) -> CheckResult:
+    """Explore ``model`` with ``CheckOptions(**options)``."""
+    return explore(model, CheckOptions(**options))
