@@ -106,7 +106,9 @@ class TlaModel:
             (code - 1) % (max_leader_epoch + 1) if code else -1 for code in range(256)
         )
         self._zeros = tuple(bytes(k) for k in range(log_size + 1))
-        self._truncation_memo: dict[tuple[bytes, bytes, int], int] = {}
+        self._follow_memo: dict[bytes, tuple[bytes, bytes] | None] = {}
+        self.bases, self.lb, self.none = lay.bases, lay.leader_base, lay.none
+        self.block = lay.block
         self._labels()
         self.actions = self._select_actions()
 
@@ -386,34 +388,43 @@ class TlaModel:
                     out.append((self.l_expand[i][j], self._set_isr(s, a, isr + (1 << j))))
 
     # -- followers ----------
-    def _truncation_offset(self, s: State, leader: int, replica: int) -> int:
-        """The version's truncation offset for ``replica`` following ``leader``: a call of
-        ``core.truncation``, memoised on the two logs and the follower's HW."""
-        b = self.layout.bases[replica]
-        if self.version.truncation == "hw":
-            return truncate_to_high_watermark_offset(s[b + HW])
-        key = (self._log(s, leader), self._log(s, replica), s[b + HW])
-        found = self._truncation_memo.get(key)
-        if found is None:
-            a = self.layout.bases[leader]
-            leader_log = self._records(key[0], s[a + END])
-            follower_log = self._records(key[1], s[b + END])
-            if self.version.truncation == "kip101":
-                found = kip101_truncation_offset(leader_log, follower_log, key[2])
-            else:
-                found = kip279_truncation_offset(leader_log, follower_log)
-            self._truncation_memo[key] = found
-        return found
+    def _truncation_offset(self, leader_log: Log, follower_log: Log, follower_hw: int) -> int:
+        """The version's truncation offset: a call of the ``core.truncation`` rule."""
+        rule = self.version.truncation
+        if rule == "hw":
+            return truncate_to_high_watermark_offset(follower_hw)
+        if rule == "kip101":
+            return kip101_truncation_offset(leader_log, follower_log, follower_hw)
+        return kip279_truncation_offset(leader_log, follower_log)
 
-    def _follow(self, s: State, e: int, replica: int, offset: int) -> State:
-        """BecomeFollowerAndTruncateTo's effect: the request's epoch, leader and ISR, the log
-        cut at ``offset`` (Nil above), HW = min(offset, HW)."""
-        b = self.layout.bases[replica]
+    def _truncated(self, key: bytes) -> tuple[bytes, bytes] | None:
+        """For ``key`` = the leader's log slots + the follower's replica block: the follower's
+        new HW byte and its new end offset and log slots, or None when the truncation offset
+        lies beyond the follower's log end (TruncateTo's guard disables the step).  Memoised:
+        the rule is computed once per pair of logs."""
+        found = self._follow_memo.get(key, False)
+        if found is not False:
+            return found  # type: ignore[return-value]  # False is the memo's miss marker
+        L = self.L
+        block = key[L:]
+        end, hw = block[END], block[HW]
+        offset = self._truncation_offset(
+            self._records(key[:L], L - key[:L].count(0)),
+            self._records(block[LOG:], end), hw,
+        )
+        result = None
+        if offset <= end:
+            result = (_BYTE[min(offset, hw)], bytes((offset,)) + block[LOG:LOG + offset]
+                      + self._zeros[L - offset])
+        self._follow_memo[key] = result
+        return result
+
+    def _follow(self, s: State, e: int, b: int, new: tuple[bytes, bytes]) -> State:
+        """BecomeFollowerAndTruncateTo's effect on the replica block at ``b``: the request's
+        epoch, leader and ISR; HW = min(offset, HW); the log cut at the offset (Nil above)."""
         k = RQ + 2 * e
-        hw = min(offset, s[b + HW])
         return b"".join((
-            s[:b], bytes((hw, e + 1, s[k], s[k + 1], offset)),
-            s[b + LOG:b + LOG + offset], self._zeros[self.L - offset], s[b + self.layout.block:],
+            s[:b], new[0], bytes((e + 1, s[k], s[k + 1])), new[1], s[b + self.block:],
         ))
 
     def become_follower_and_truncate(self, s: State, out: Out) -> None:
@@ -422,20 +433,23 @@ class TlaModel:
         step is disabled when that offset lies beyond its log end (TruncateTo's guard).
         Requests naming no leader (None) are never acted on: the spec binds the leader to
         Replicas.  KIP-279 lists the empty follower twice (one successor, counted twice)."""
-        lay = self.layout
+        bases, none, lb, L, block = self.bases, self.none, self.lb, self.L, self.block
         twice = self.version.truncation == "kip279"
+        truncated = self._truncated
         for e in range(s[1]):
             code = s[RQ + 2 * e]
-            if code == lay.none:
+            if code == none:
                 continue
-            leader = code - lay.leader_base
-            for j, b in enumerate(lay.bases):
+            leader = code - lb
+            a = bases[leader] + LOG
+            leader_log = s[a:a + L]
+            for j, b in enumerate(bases):
                 if j == leader or e + 1 <= s[b + EPOCH]:
                     continue
-                offset = self._truncation_offset(s, leader, j)
-                if offset > s[b + END]:
+                new = truncated(leader_log + s[b:b + block])
+                if new is None:
                     continue
-                succ = self._follow(s, e, j, offset)
+                succ = self._follow(s, e, b, new)
                 out.append((self.l_follow[e][j], succ))
                 if twice and s[b + END] == 0:
                     out.append((self.l_follow[e][j], succ))
@@ -542,21 +556,21 @@ class TlaModel:
     def fenced_become_follower_and_truncate(self, s: State, out: Out) -> None:
         """FencedBecomeFollowerAndTruncate: as KIP-279's truncation, but only once the new
         leader has itself taken the request's epoch (the OffsetForLeaderEpoch request carries
-        the epoch and a leader still in an older one rejects it)."""
-        lay = self.layout
-        for e in range(s[1]):
-            code = s[RQ + 2 * e]
-            if code == lay.none:
+        the epoch and a leader still in an older one rejects it).  Only the request of a
+        leader's own current epoch can qualify, so the loop runs over presumed leaders."""
+        bases, lb, L, block = self.bases, self.lb, self.L, self.block
+        nle = s[1]
+        for i, a in enumerate(bases):
+            code, epoch = lb + i, s[a + EPOCH]
+            if s[a + LEADER] != code or not 0 < epoch <= nle or s[RQ + 2 * epoch - 2] != code:
                 continue
-            leader = code - lay.leader_base
-            a = lay.bases[leader]
-            if s[a + LEADER] != code or s[a + EPOCH] != e + 1:
-                continue
-            for j, b in enumerate(lay.bases):
-                if j == leader or e + 1 <= s[b + EPOCH]:
+            leader_log = s[a + LOG:a + LOG + L]
+            for j, b in enumerate(bases):
+                if j == i or epoch <= s[b + EPOCH]:
                     continue
-                offset = self._truncation_offset(s, leader, j)
-                out.append((self.l_follow[e][j], self._follow(s, e, j, offset)))
+                new = self._truncated(leader_log + s[b:b + block])
+                assert new is not None  # KIP-279 never truncates past the follower's end
+                out.append((self.l_follow[epoch - 1][j], self._follow(s, epoch - 1, b, new)))
 
     # -- invariants ----------
     def _replicated_below_hw(self, s: State, quorum: bool) -> bool:
