@@ -36,9 +36,11 @@ import tempfile
 import time
 import traceback
 from array import array
+from collections import _count_elements as count_labels  # type: ignore[attr-defined]  # C helper behind Counter.update
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -142,19 +144,14 @@ class _Worker(Generic[S]):
         self.invariants = [(i, p.holds) for i, p in enumerate(invariants)]
         self.pending_sometimes = list(enumerate(p.holds for p in model.sometimes()))
 
-    def _check(self, level: int, fp: int, state: S) -> None:
-        """Evaluate every invariant and pending ``sometimes`` property on a new state."""
-        report = self.report
-        for index, holds in self.invariants:
-            if not holds(state):
-                report.violations.append((level, index, fp))
-        if self.pending_sometimes:
-            reached = [i for i, holds in self.pending_sometimes if holds(state)]
-            if reached:
-                report.sometimes.extend(reached)
-                self.pending_sometimes = [
-                    (i, h) for i, h in self.pending_sometimes if i not in reached
-                ]
+    def _check_sometimes(self, level: int, state: S) -> None:
+        """Evaluate the ``sometimes`` properties not reached yet on a new state."""
+        reached = [i for i, holds in self.pending_sometimes if holds(state)]
+        if reached:
+            self.report.sometimes.extend(reached)
+            self.pending_sometimes = [
+                (i, h) for i, h in self.pending_sometimes if i not in reached
+            ]
 
     # -- level 1 -------------------------------------------------------------------------------
     def start(self) -> None:
@@ -211,14 +208,17 @@ class _Worker(Generic[S]):
         add_candidate = self.candidates.append
         add_encoding = self.candidate_enc.append if self.store is not None else None
         cov = report.cov_generated
+        first = itemgetter(0)
         deadlock = options.check_deadlock
         generated = 0
         slots, tick, me = self.slots, 0, self.index
         for pfp, state in zip(self.frontier_fps, self.frontier, strict=True):
-            count = 0
-            for label, successor in next_states(state):
-                count += 1
-                cov[label] = cov.get(label, 0) + 1
+            successors = next_states(state)
+            if not isinstance(successors, list):
+                successors = list(successors)
+            count_labels(cov, map(first, successors))
+            count = len(successors)
+            for label, successor in successors:
                 if canonical is not None:
                     successor = canonical(successor)
                 encoding = encode(successor)
@@ -290,7 +290,8 @@ class _Worker(Generic[S]):
         report, links = self.report, self.links
         fps, parents = array("Q"), array("Q")
         distinct = report.cov_distinct
-        within, check = self.model.within_boundary, self._check
+        within = self.model.within_boundary
+        invariants, violations = self.invariants, report.violations
         frontier_fps: list[int] = []
         frontier: list[S] = []
         frontier_enc: list[bytes] = []
@@ -303,7 +304,11 @@ class _Worker(Generic[S]):
             fps.append(fp)
             parents.append(parent)
             distinct[label] = distinct.get(label, 0) + 1
-            check(level, fp, state)
+            for index, holds in invariants:
+                if not holds(state):
+                    violations.append((level, index, fp))
+            if self.pending_sometimes:
+                self._check_sometimes(level, state)
             if within(state):
                 frontier_fps.append(fp)
                 frontier.append(state)

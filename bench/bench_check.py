@@ -1,0 +1,171 @@
+"""Benchmark the breadth-first checker on a registered model, optionally side by side with TLC.
+
+    .venv/bin/python bench/bench_check.py --model tla-kip320 \\
+        -p replicas=3 -p log_size=2 -p max_records=2 -p max_leader_epoch=3 --workers 2 \\
+        [--symmetry] [--tlc-jar JAR --spec-dir DIR]
+
+Prints distinct and generated states, the diameter, wall time, generated states per second
+and the peak RSS (this process plus its worker processes).  With ``--tlc-jar`` and
+``--spec-dir`` (a checkout of the public TLA+ spec, never committed here) it writes a TLC
+model for the same configuration into a temporary directory, runs
+``java -XX:+UseParallelGC -cp JAR tlc2.TLC -workers N -deadlock`` on it in the same run, and
+prints TLC's figures and the time ratio.  A script, not a timed test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from checker.bfs import CheckOptions, explore  # noqa: E402
+from isrlab.cli_support import BadInput, resolve_model  # noqa: E402
+
+TLC_MODULES = {
+    "tla-kip320": "Kip320",
+    "tla-kip279": "Kip279",
+    "tla-kip101": "Kip101",
+    "tla-truncate-to-hw": "KafkaTruncateToHighWatermark",
+}
+
+
+def peak_rss_mib() -> float:
+    """Peak resident memory of this process and of its (waited-for) children, in MiB."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return (own + children) / 1024.0
+
+
+def tlc_model(module: str, params: dict[str, object], symmetry: bool) -> tuple[str, str]:
+    """The MC.tla and MC.cfg texts for TLC on the same configuration."""
+    replicas = int(str(params["replicas"]))
+    names = ", ".join(f"r{i}" for i in range(1, replicas + 1))
+    invariants = str(params.get("invariants", "WeakIsr,StrongIsr"))
+    chosen = [] if invariants == "none" else [n for n in invariants.split(",") if n]
+    tla = (
+        "---- MODULE MC ----\n"
+        f"EXTENDS {module}, TLC\n"
+        "Symm == Permutations(Replicas)\n"
+        "====\n"
+    )
+    cfg = [
+        "CONSTANTS",
+        f"    Replicas = {{{names}}}",
+        f"    LogSize = {params['log_size']}",
+        f"    MaxRecords = {params['max_records']}",
+        f"    MaxLeaderEpoch = {params['max_leader_epoch']}",
+        "INIT Init",
+        "NEXT Next",
+    ]
+    cfg += [f"INVARIANT {name}" for name in chosen]
+    if symmetry:
+        cfg.append("SYMMETRY Symm")
+    return tla, "\n".join(cfg) + "\n"
+
+
+def run_tlc(
+    jar: Path, spec_dir: Path, module: str, params: dict[str, object], symmetry: bool,
+    workers: int,
+) -> dict[str, object]:
+    """Run TLC in a temporary copy of the spec; its counts and wall time."""
+    work = Path(tempfile.mkdtemp(prefix="isrlab-tlc-"))
+    try:
+        for source in spec_dir.glob("*.tla"):
+            shutil.copy(source, work / source.name)
+        tla, cfg = tlc_model(module, params, symmetry)
+        (work / "MC.tla").write_text(tla)
+        (work / "MC.cfg").write_text(cfg)
+        command = [
+            "java", "-XX:+UseParallelGC", "-cp", str(jar), "tlc2.TLC", "-workers",
+            str(workers), "-deadlock", "-cleanup", "-metadir", str(work / "states"),
+            "-config", "MC.cfg", "MC.tla",
+        ]
+        started = time.monotonic()
+        done = subprocess.run(command, cwd=work, capture_output=True, text=True, check=False)
+        elapsed = time.monotonic() - started
+        out = done.stdout
+        found = re.findall(
+            r"([\d,]+) states generated, ([\d,]+) distinct states found", out
+        )
+        depth = re.search(r"depth of the complete state graph search is (\d+)", out)
+        trace = re.findall(r"^State (\d+):", out, flags=re.MULTILINE)
+        return {
+            "elapsed_s": elapsed,
+            "generated": int(found[-1][0].replace(",", "")) if found else None,
+            "distinct": int(found[-1][1].replace(",", "")) if found else None,
+            "diameter": int(depth.group(1)) if depth else None,
+            "violation": "is violated" in out,
+            "trace_states": int(trace[-1]) if trace else None,
+            "exit_code": done.returncode,
+            "tail": out.strip().splitlines()[-3:],
+        }
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> int:
+    """Parse the options, run the checker (and TLC), print the comparison."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", required=True)
+    parser.add_argument("-p", "--param", action="append", default=[])
+    parser.add_argument("--symmetry", action="store_true")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--max-depth", type=int, default=None)
+    parser.add_argument("--tlc-jar", type=Path)
+    parser.add_argument("--spec-dir", type=Path)
+    parser.add_argument("--tlc-workers", type=int, default=2)
+    parser.add_argument("--tlc-first", action="store_true", help="run TLC before ours")
+    args = parser.parse_args()
+    try:
+        _, params, model = resolve_model(args.model, args.param)
+    except BadInput as error:
+        print(f"bench: {error.format_message()}", file=sys.stderr)
+        return 2
+    tlc: dict[str, object] | None = None
+    want_tlc = args.tlc_jar is not None and args.spec_dir is not None
+    module = TLC_MODULES.get(args.model)
+    if want_tlc and module is None:
+        print(f"bench: no TLC module known for {args.model!r}", file=sys.stderr)
+        return 2
+    if want_tlc and args.tlc_first and module is not None:
+        tlc = run_tlc(args.tlc_jar, args.spec_dir, module, dict(params), args.symmetry,
+                      args.tlc_workers)
+    options = CheckOptions(symmetry=args.symmetry, workers=args.workers,
+                           max_depth=args.max_depth, params=params)
+    result = explore(model, options)
+    rss = peak_rss_mib()
+    print(result.summary_line())
+    print(f"ours: distinct {result.distinct_states:,}  generated {result.generated_states:,}  "
+          f"diameter {result.diameter}  {result.elapsed_s:.1f} s  "
+          f"{result.generated_states / max(result.elapsed_s, 1e-9):,.0f} generated/s  "
+          f"{result.distinct_states / max(result.elapsed_s, 1e-9):,.0f} distinct/s  "
+          f"peak RSS {rss:,.0f} MiB  workers {args.workers}")
+    if want_tlc and tlc is None and module is not None:
+        tlc = run_tlc(args.tlc_jar, args.spec_dir, module, dict(params), args.symmetry,
+                      args.tlc_workers)
+    if tlc is not None:
+        tlc_time = float(str(tlc["elapsed_s"]))
+        print(f"TLC:  distinct {tlc['distinct']}  generated {tlc['generated']}  "
+              f"diameter {tlc['diameter']}  {tlc_time:.1f} s  workers {args.tlc_workers}  "
+              f"violation {tlc['violation']} (trace {tlc['trace_states']} states)")
+        if tlc["distinct"] is None:
+            print("TLC output tail: " + " | ".join(map(str, tlc["tail"])))  # type: ignore[call-overload]  # list[str] stored as object
+        ratio = result.elapsed_s / tlc_time if tlc_time else float("nan")
+        same = (tlc["distinct"], tlc["generated"]) == (
+            result.distinct_states, result.generated_states)
+        print(f"ratio ours/TLC = {ratio:.3f}  (TLC is {1 / ratio:.2f}x our time)  "
+              f"same counts: {same}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
