@@ -23,9 +23,10 @@ Int: TypeAlias = z3.ArithRef
 NONE = -1
 
 
-def _forall(lo: Int | int, hi: Int | int, body: Callable[[Int], Bool], name: str = "k") -> Bool:
-    k = z3.Int(name)
-    return z3.ForAll([k], z3.Implies(z3.And(k >= lo, k < hi), body(k)))
+def _forall(system: TlaSystem, lo: Int | int, hi: Int | int, body: Callable[[Int], Bool],
+            name: str = "o") -> Bool:
+    """∀ offset k ∈ lo..hi-1 (over epochs when ``name`` is ``"e"``)."""
+    return system.forall("epoch" if name in ("e", "f") else "offset", lo, hi, body, name)
 
 
 def _replica_or_none(system: TlaSystem, v: Int) -> Bool:
@@ -90,7 +91,7 @@ def request_leader_in_isr(system: TlaSystem) -> SymbolicProperty:
             inside = _member(system, lambda j: system.cell(s, f"reqIsr.{j}", e), leader)
             return z3.And(_replica_or_none(system, leader), z3.Or(leader == NONE, inside))
 
-        return _forall(0, s["nextLeaderEpoch"], one, "e")
+        return _forall(system, 0, s["nextLeaderEpoch"], one, "e")
 
     return SymbolicProperty("RequestLeaderInIsr", holds, "each request's leader ∈ its ISR")
 
@@ -151,7 +152,8 @@ def _following_epoch(s: Frame, leader: int, follower: int) -> Bool:
 
 def replica_follows_its_request(system: TlaSystem) -> SymbolicProperty:
     """A replica's (leader, epoch) is Nil/None until it adopts a request, then it is that
-    request's epoch and leader; a replica that never adopted one has an empty log."""
+    request's epoch and leader, and its ISR holds that leader; a replica that never adopted
+    one has an empty log."""
 
     def holds(s: Frame) -> Bool:
         parts = []
@@ -159,7 +161,8 @@ def replica_follows_its_request(system: TlaSystem) -> SymbolicProperty:
             e, leader = s[f"epoch.{i}"], s[f"leader.{i}"]
             fresh = z3.And(e == -1, leader == NONE, s[f"end.{i}"] == 0, s[f"hw.{i}"] == 0,
                            *[z3.Not(s[f"isr.{i}.{j}"]) for j in system.ids])
-            adopted = z3.And(e >= 0, leader != NONE, leader == system.cell(s, "reqLeader", e))
+            adopted = z3.And(e >= 0, leader != NONE, leader == system.cell(s, "reqLeader", e),
+                             _member(system, lambda j, i=i: s[f"isr.{i}.{j}"], leader))
             parts.append(z3.Or(fresh, adopted))
         return z3.And(parts)
 
@@ -174,7 +177,7 @@ def record_ids_below_next(system: TlaSystem) -> SymbolicProperty:
             rid = _entry(system, s, i, o)[0]
             return z3.And(rid >= 0, rid < s["nextRecordId"])
 
-        return z3.And([_forall(0, s[f"end.{i}"], partial(ok, i), "o") for i in system.ids])
+        return z3.And([_forall(system, 0, s[f"end.{i}"], partial(ok, i), "o") for i in system.ids])
 
     return SymbolicProperty("RecordIdsBelowNext", holds, "ids are below nextRecordId")
 
@@ -187,7 +190,7 @@ def record_epochs_within_replica_epoch(system: TlaSystem) -> SymbolicProperty:
             rep = _entry(system, s, i, o)[1]
             return z3.And(rep >= 0, rep <= s[f"epoch.{i}"])
 
-        return z3.And([_forall(0, s[f"end.{i}"], partial(ok, i), "o") for i in system.ids])
+        return z3.And([_forall(system, 0, s[f"end.{i}"], partial(ok, i), "o") for i in system.ids])
 
     return SymbolicProperty("RecordEpochsWithinReplicaEpoch", holds, "record epoch ≤ epoch")
 
@@ -198,10 +201,11 @@ def log_epochs_monotone(system: TlaSystem) -> SymbolicProperty:
     def holds(s: Frame) -> Bool:
         parts = []
         for i in system.ids:
-            a, b = z3.Int("a"), z3.Int("b")
-            parts.append(z3.ForAll([a, b], z3.Implies(
-                z3.And(a >= 0, a <= b, b < s[f"end.{i}"]),
-                _entry(system, s, i, a)[1] <= _entry(system, s, i, b)[1])))
+            def sorted_below(i: int, b: Int) -> Bool:
+                return _forall(system, 0, b, lambda a: _entry(system, s, i, a)[1]
+                               <= _entry(system, s, i, b)[1], "a")
+
+            parts.append(_forall(system, 0, s[f"end.{i}"], partial(sorted_below, i), "b"))
         return z3.And(parts)
 
     return SymbolicProperty("LogEpochsMonotone", holds, "epochs sorted along each log")
@@ -215,10 +219,12 @@ def log_matching(system: TlaSystem) -> SymbolicProperty:
         for i in system.ids:
             for j in system.ids:
                 if i < j:
-                    a, b = z3.Int("a"), z3.Int("b")
-                    parts.append(z3.ForAll([a, b], z3.Implies(
-                        z3.And(b >= 0, b <= a, _same_entry(system, s, i, j, a)),
-                        _same_entry(system, s, i, j, b))))
+                    def agree_below(i: int, j: int, a: Int) -> Bool:
+                        return z3.Implies(_same_entry(system, s, i, j, a), _forall(
+                            system, 0, a, partial(_same_entry, system, s, i, j), "b"))
+
+                    parts.append(_forall(system, 0, s[f"end.{i}"],
+                                         partial(agree_below, i, j), "a"))
         return z3.And(parts)
 
     return SymbolicProperty("LogMatching", holds, "same record at o ⇒ same records below o")
@@ -234,7 +240,7 @@ def follower_log_is_leader_prefix(system: TlaSystem) -> SymbolicProperty:
                 if f != leader:
                     parts.append(z3.Implies(_following_epoch(s, leader, f), z3.And(
                         s[f"end.{f}"] <= s[f"end.{leader}"],
-                        _forall(0, s[f"end.{f}"], partial(_same_entry, system, s, f, leader),
+                        _forall(system, 0, s[f"end.{f}"], partial(_same_entry, system, s, f, leader),
                                 "o"))))
         return z3.And(parts)
 
@@ -298,8 +304,80 @@ def committed_on_quorum_isr(system: TlaSystem) -> SymbolicProperty:
     def holds(s: Frame) -> Bool:
         return z3.And([
             z3.Implies(s[f"qIsr.{j}"],
-                       _forall(0, s[f"hw.{i}"], partial(_same_entry, system, s, i, j), "o"))
+                       _forall(system, 0, s[f"hw.{i}"], partial(_same_entry, system, s, i, j), "o"))
             for i in system.ids for j in system.ids
         ])
 
     return SymbolicProperty("CommittedOnQuorumIsr", holds, "every hw prefix is on the quorum ISR")
+
+
+def pending_request_covers_or_superseded(system: TlaSystem) -> SymbolicProperty:
+    """KIP-320: a request its leader has not adopted yet has an ISR covering the quorum's
+    and every later request's, or one of its ISR members has moved past its epoch (so its
+    leader will be blocked once it adopts it)."""
+
+    def holds(s: Frame) -> Bool:
+        def one(e: Int) -> Bool:
+            leader = system.cell(s, "reqLeader", e)
+            pending = z3.Or([z3.And(leader == i, s[f"epoch.{i}"] < e) for i in system.ids])
+            covers = z3.And([z3.Implies(s[f"qIsr.{j}"], system.cell(s, f"reqIsr.{j}", e))
+                             for j in system.ids])
+            superseded = z3.Or([z3.And(system.cell(s, f"reqIsr.{k}", e), s[f"epoch.{k}"] > e)
+                                for k in system.ids])
+
+            def later_within(later: Int) -> Bool:
+                return z3.Implies(later > e, z3.And(
+                    [z3.Implies(system.cell(s, f"reqIsr.{j}", later),
+                                system.cell(s, f"reqIsr.{j}", e)) for j in system.ids]))
+
+            dominates = _forall(system, 0, s["nextLeaderEpoch"], later_within, "f")
+            return z3.Implies(pending, z3.Or(z3.And(covers, dominates), superseded))
+
+        return _forall(system, 0, s["nextLeaderEpoch"], one, "e")
+
+    return SymbolicProperty("PendingRequestCoversOrSuperseded", holds,
+                            "unadopted request's ISR ⊇ quorum ISR, or superseded")
+
+
+def pending_request_isr_has_leader_committed(system: TlaSystem) -> SymbolicProperty:
+    """KIP-320: the ISR of a request its leader has not adopted yet holds that leader's
+    records below the leader's high watermark (so WeakIsr holds once it adopts it)."""
+
+    def holds(s: Frame) -> Bool:
+        def one(e: Int) -> Bool:
+            leader = system.cell(s, "reqLeader", e)
+            return z3.And([
+                z3.Implies(z3.And(leader == i, s[f"epoch.{i}"] < e,
+                                  system.cell(s, f"reqIsr.{j}", e)),
+                           _forall(system, 0, s[f"hw.{i}"], partial(_same_entry, system, s, i, j)))
+                for i in system.ids for j in system.ids
+            ])
+
+        return _forall(system, 0, s["nextLeaderEpoch"], one, "e")
+
+    return SymbolicProperty("PendingRequestIsrHasLeaderCommitted", holds,
+                            "unadopted request's ISR holds its leader's committed records")
+
+
+def later_request_isr_within_leader_isr_or_blocked(system: TlaSystem) -> SymbolicProperty:
+    """KIP-320: every request newer than a presumed leader's epoch has an ISR inside the
+    leader's cached ISR, or the leader is blocked (an ISR member has moved past its epoch)."""
+
+    def holds(s: Frame) -> Bool:
+        parts = []
+        for leader in system.ids:
+            blocked = z3.Or([z3.And(s[f"isr.{leader}.{k}"],
+                                    s[f"epoch.{k}"] > s[f"epoch.{leader}"])
+                             for k in system.ids])
+
+            def within(e: Int, leader: int = leader) -> Bool:
+                return z3.Implies(e > s[f"epoch.{leader}"], z3.And(
+                    [z3.Implies(system.cell(s, f"reqIsr.{j}", e), s[f"isr.{leader}.{j}"])
+                     for j in system.ids]))
+
+            parts.append(z3.Implies(s[f"leader.{leader}"] == leader, z3.Or(
+                blocked, _forall(system, 0, s["nextLeaderEpoch"], within, "e"))))
+        return z3.And(parts)
+
+    return SymbolicProperty("LaterRequestIsrWithinLeaderIsrOrBlocked", holds,
+                            "newer requests' ISR ⊆ leader's ISR, or blocked")

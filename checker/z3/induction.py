@@ -122,6 +122,62 @@ def ind_init(
     return Outcome(obligation, status, seconds, reason=reason)
 
 
+@dataclass(frozen=True, slots=True)
+class _Attempt:
+    """One way of asking Z3: with which hypotheses, for how long, with or without MBQI."""
+
+    only_target: bool
+    timeout_ms: int
+    mbqi: bool
+
+
+def _attempts(timeout_ms: int) -> tuple[_Attempt, ...]:
+    """Cheapest first: the target alone as hypothesis (settles frame conditions at once),
+    then every hypothesis, then every hypothesis with e-matching only (no MBQI), which often
+    closes quantified obligations that model-based instantiation wanders on.  A proof with
+    fewer hypotheses is a proof of the obligation; only the complete, MBQI-checked attempt
+    may refute it."""
+    quick = min(timeout_ms, 5_000) if timeout_ms else 5_000
+    return (_Attempt(True, quick, True), _Attempt(False, timeout_ms, True),
+            _Attempt(False, timeout_ms, False))
+
+
+def _discharge(
+    system: SymbolicSystem[C],
+    obligation: Obligation,
+    target_hypotheses: Sequence[SymbolicProperty],
+    hypotheses: Sequence[SymbolicProperty],
+    family: str,
+    goal: Callable[[Frame, Frame], z3.BoolRef],
+    timeout_ms: int,
+    magnitudes: Magnitudes | None,
+) -> Outcome[C]:
+    """Ask Z3 for ``Hyp(s) ∧ T_family(s, s') ∧ ¬goal(s, s')`` by the attempts above."""
+    s = make_frame(system.signature(), 0, "ind")
+    t = make_frame(system.signature(), 1, "ind")
+    relation = family_relation(system, family, s, t, Fresh("p@ind"))
+    negated = z3.Not(goal(s, t))
+    started = time.perf_counter()
+    reason = ""
+    for attempt in _attempts(timeout_ms):
+        chosen = target_hypotheses if attempt.only_target else hypotheses
+        solver = _solver(attempt.timeout_ms)
+        if not attempt.mbqi:
+            solver.set("smt.mbqi", False)
+        solver.add([h.holds(s) for h in chosen])
+        solver.add(relation, negated)
+        status, why = _verdict(solver)
+        if status == PROVED:
+            return Outcome(obligation, status, time.perf_counter() - started)
+        if status == REFUTED and not attempt.only_target and attempt.mbqi:
+            _shrink(solver, [s, t], magnitudes)
+            model = solver.model()
+            return Outcome(obligation, status, time.perf_counter() - started,
+                           system.decode(model, s), system.decode(model, t))
+        reason = why or reason
+    return Outcome(obligation, UNKNOWN, time.perf_counter() - started, reason=reason)
+
+
 def ind_next(
     system: SymbolicSystem[C],
     target: SymbolicProperty,
@@ -132,22 +188,8 @@ def ind_next(
 ) -> Outcome[C]:
     """Discharge ``Hyp(s) ∧ T_family(s, s') ⇒ target(s')``; a refutation is a CTI pair."""
     obligation = Obligation(target.name, family, tuple(h.name for h in hypotheses))
-    s = make_frame(system.signature(), 0, "ind")
-    t = make_frame(system.signature(), 1, "ind")
-    solver = _solver(timeout_ms)
-    solver.add([h.holds(s) for h in hypotheses])
-    solver.add(family_relation(system, family, s, t, Fresh("p@ind")))
-    solver.add(z3.Not(target.holds(t)))
-    started = time.perf_counter()
-    status, reason = _verdict(solver)
-    seconds = time.perf_counter() - started
-    if status == REFUTED:
-        _shrink(solver, [s, t], magnitudes)
-        model = solver.model()
-        return Outcome(
-            obligation, status, seconds, system.decode(model, s), system.decode(model, t)
-        )
-    return Outcome(obligation, status, seconds, reason=reason)
+    return _discharge(system, obligation, [target], hypotheses, family,
+                      lambda s, t: target.holds(t), timeout_ms, magnitudes)
 
 
 StepPredicate = Callable[[Frame, Frame], z3.BoolRef]
@@ -176,22 +218,8 @@ def step_obligation(
     reachable ``s``; then a proof shows ``P`` holds on every reachable step.
     """
     obligation = Obligation(prop.name, family, tuple(h.name for h in hypotheses))
-    s = make_frame(system.signature(), 0, "step")
-    t = make_frame(system.signature(), 1, "step")
-    solver = _solver(timeout_ms)
-    solver.add([h.holds(s) for h in hypotheses])
-    solver.add(family_relation(system, family, s, t, Fresh("p@step")))
-    solver.add(z3.Not(prop.holds(s, t)))
-    started = time.perf_counter()
-    status, reason = _verdict(solver)
-    seconds = time.perf_counter() - started
-    if status == REFUTED:
-        _shrink(solver, [s, t], magnitudes)
-        model = solver.model()
-        return Outcome(
-            obligation, status, seconds, system.decode(model, s), system.decode(model, t)
-        )
-    return Outcome(obligation, status, seconds, reason=reason)
+    return _discharge(system, obligation, [], hypotheses, family, prop.holds, timeout_ms,
+                      magnitudes)
 
 
 def prove_inductive(

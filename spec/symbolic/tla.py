@@ -169,14 +169,19 @@ class TlaSystem:
     # ----------------------------------------------------------------- helpers
 
     def _ranged(self, lo: Int | int, hi: Int, body: Callable[[Int], Bool]) -> Bool:
-        """∀ o ∈ lo..hi-1 : body(o); a finite conjunction when bounded."""
+        """∀ o ∈ lo..hi-1 : body(o) over offsets."""
+        return self.forall("offset", lo, hi, body)
+
+    def forall(self, kind: str, lo: Int | int, hi: Int | int, body: Callable[[Int], Bool],
+               name: str = "o") -> Bool:
+        """∀ k ∈ lo..hi-1 : body(k), over offsets (``kind="offset"``) or epochs (``"epoch"``):
+        a ``ForAll`` when unbounded, a conjunction over the bounded domain otherwise."""
         if self.bounds is not None:
-            return z3.And(
-                [z3.Implies(z3.And(lo <= k, hi > k), body(z3.IntVal(k)))
-                 for k in range(self.bounds.log_size)]
-            )
-        o = z3.Int("o")
-        return z3.ForAll([o], z3.Implies(z3.And(lo <= o, o < hi), body(o)))
+            size = self.bounds.log_size if kind == "offset" else self.bounds.max_leader_epoch + 1
+            return z3.And([z3.Implies(z3.And(lo <= k, hi > k), body(z3.IntVal(k)))
+                           for k in range(size)])
+        k = z3.Int(name)
+        return z3.ForAll([k], z3.Implies(z3.And(lo <= k, k < hi), body(k)))
 
     @staticmethod
     def _same(s: Frame, t: Frame, changed: set[str]) -> list[Bool]:
