@@ -150,6 +150,10 @@ def _following_epoch(s: Frame, leader: int, follower: int) -> Bool:
                   s[f"epoch.{follower}"] == s[f"epoch.{leader}"])
 
 
+def _isr_member(s: Frame, i: int, j: int) -> Bool:
+    return s[f"isr.{i}.{j}"]
+
+
 def replica_follows_its_request(system: TlaSystem) -> SymbolicProperty:
     """A replica's (leader, epoch) is Nil/None until it adopts a request, then it is that
     request's epoch and leader, and its ISR holds that leader; a replica that never adopted
@@ -162,7 +166,7 @@ def replica_follows_its_request(system: TlaSystem) -> SymbolicProperty:
             fresh = z3.And(e == -1, leader == NONE, s[f"end.{i}"] == 0, s[f"hw.{i}"] == 0,
                            *[z3.Not(s[f"isr.{i}.{j}"]) for j in system.ids])
             adopted = z3.And(e >= 0, leader != NONE, leader == system.cell(s, "reqLeader", e),
-                             _member(system, lambda j, i=i: s[f"isr.{i}.{j}"], leader))
+                             _member(system, partial(_isr_member, s, i), leader))
             parts.append(z3.Or(fresh, adopted))
         return z3.And(parts)
 
@@ -240,8 +244,8 @@ def follower_log_is_leader_prefix(system: TlaSystem) -> SymbolicProperty:
                 if f != leader:
                     parts.append(z3.Implies(_following_epoch(s, leader, f), z3.And(
                         s[f"end.{f}"] <= s[f"end.{leader}"],
-                        _forall(system, 0, s[f"end.{f}"], partial(_same_entry, system, s, f, leader),
-                                "o"))))
+                        _forall(system, 0, s[f"end.{f}"],
+                                partial(_same_entry, system, s, f, leader), "o"))))
         return z3.And(parts)
 
     return SymbolicProperty("FollowerLogIsLeaderPrefix", holds, "follower ⊑ leader in epoch")
