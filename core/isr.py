@@ -1,0 +1,296 @@
+"""The leader's follower bookkeeping: fetches, ISR expansion and ISR shrink.
+
+Mirrors ``ReplicaManager.readFromLocalLog`` / ``updateFollowerLogReadResults``,
+``Replica.updateLogReadResult``, ``Partition.maybeExpandIsr``,
+``Partition.getOutOfSyncReplicas`` and ``Partition.maybeShrinkIsr`` [000, 001, 003].
+
+Every ISR change bumps the partition's ``zk_version`` and reports the ``LeaderAndIsr`` it
+writes to ZooKeeper in ``IsrUpdate.zk_write``.  Shortcut: the conditional ZooKeeper write
+is assumed to succeed; a model that wants it to fail (the controller moved the node on)
+compares ``zk_write.zk_version - 1`` with the node's version and keeps the old partition.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from returns.result import Result, Success
+
+from core.errors import Errors, InvalidInput, Problem, reject
+from core.partition import raise_leader_hw
+from core.state import (
+    LeaderAndIsr,
+    Partition,
+    RemoteReplica,
+    check_partition,
+    is_leader,
+)
+from core.truncation import Log
+
+ISR_SHRINK_HALF_PERIOD = True
+"""Newer Kafka schedules ``isr-expiration`` every ``replicaLagTimeMaxMs / 2`` [001]."""
+
+
+@dataclass(frozen=True, slots=True)
+class LogReadResult:
+    """What a follower's fetch read from the leader (Kafka's ``LogReadResult``).
+
+    ``fetch_offset`` is where the read began (the follower's LEO); ``leader_log_end_offset``
+    the leader's LEO when the read began; ``records`` what was read; ``high_watermark``
+    the leader HW sent back; ``error`` is ``NONE``, ``NOT_LEADER_FOR_PARTITION`` or
+    ``OFFSET_OUT_OF_RANGE``.
+    """
+
+    fetch_offset: int
+    follower_log_start_offset: int
+    leader_log_end_offset: int
+    high_watermark: int
+    leader_log_start_offset: int
+    records: Log
+    fetch_time_ms: int
+    error: Errors = Errors.NONE
+
+    @property
+    def is_read_from_log_end(self) -> bool:
+        """The read reached the leader's LEO as it was when the read began."""
+        return self.fetch_offset >= self.leader_log_end_offset
+
+
+@dataclass(frozen=True, slots=True)
+class IsrUpdate:
+    """Outcome of a leader-side step: the partition, what changed, and any protocol error.
+
+    ``isr_changed`` means the caller must ``record_isr_change``; ``zk_write`` is the state
+    written to ZooKeeper when it did; ``hw_incremented`` means delayed produce/fetch
+    requests should be re-checked (``tryCompleteDelayedRequests``).
+    """
+
+    partition: Partition
+    isr_changed: bool = False
+    hw_incremented: bool = False
+    zk_write: LeaderAndIsr | None = None
+    error: Errors = Errors.NONE
+
+
+def zk_leader_and_isr(partition: Partition) -> LeaderAndIsr:
+    """The ``LeaderAndIsr`` a leader writes to its ZooKeeper partition state node."""
+    leader = partition.leader if partition.leader is not None else -1
+    return LeaderAndIsr(leader, partition.leader_epoch, tuple(sorted(partition.isr)),
+                        partition.zk_version)
+
+
+def partition_state_znode(partition: Partition) -> dict[str, object]:
+    """The JSON of ``/brokers/topics/<t>/partitions/<p>/state`` for this partition [004].
+
+    ``{"controller_epoch", "leader", "version": 1, "leader_epoch", "isr"}``; ``version``
+    is the format version, always 1 (the node's zkVersion lives in ZooKeeper's stat).
+    """
+    return {
+        "controller_epoch": partition.controller_epoch,
+        "leader": partition.leader if partition.leader is not None else -1,
+        "version": 1,
+        "leader_epoch": partition.leader_epoch,
+        "isr": sorted(partition.isr),
+    }
+
+
+def _update_isr(partition: Partition, new_isr: frozenset[int]) -> Partition:
+    return replace(partition, isr=new_isr, zk_version=partition.zk_version + 1)
+
+
+# ---------------------------------------------------------------------------------------
+# Fetch from a follower
+# ---------------------------------------------------------------------------------------
+
+
+def read_from_local_log(
+    partition: Partition, fetch_offset: int, follower_log_start_offset: int, now_ms: int,
+    max_records: int | None = None,
+) -> Result[LogReadResult, InvalidInput]:
+    """``ReplicaManager.readFromLocalLog`` on the leader for one follower fetch.
+
+    Reads ``log[fetch_offset:]`` (at most ``max_records``) and snapshots the leader's LEO,
+    HW and log start.  A non-leader answers ``NOT_LEADER_FOR_PARTITION`` and an offset
+    outside ``[log start, LEO]`` ``OFFSET_OUT_OF_RANGE``, both with no records.
+    Shortcut: sizes are counted in records, not bytes.
+    """
+    if min(fetch_offset, now_ms) < 0 or (max_records is not None and max_records < 0):
+        return reject(Problem.NEGATIVE_VALUE, f"fetch offset {fetch_offset}, now {now_ms}")
+    return check_partition(partition).map(
+        lambda p: _read(p, fetch_offset, follower_log_start_offset, now_ms, max_records)
+    )
+
+
+def _read(
+    p: Partition, fetch_offset: int, follower_start: int, now_ms: int, max_records: int | None
+) -> LogReadResult:
+    leo = len(p.log)
+    error = Errors.NONE
+    if not is_leader(p):
+        error = Errors.NOT_LEADER_FOR_PARTITION
+    elif not p.log_start_offset <= fetch_offset <= leo:
+        error = Errors.OFFSET_OUT_OF_RANGE
+    end = leo if max_records is None else min(leo, fetch_offset + max_records)
+    read = p.log[fetch_offset:end] if error is Errors.NONE else ()
+    return LogReadResult(
+        fetch_offset, follower_start, leo, p.high_watermark, p.log_start_offset, read, now_ms,
+        error,
+    )
+
+
+def update_log_read_result(replica: RemoteReplica, read: LogReadResult) -> RemoteReplica:
+    """``Replica.updateLogReadResult`` (``updateFetchState``): record one follower fetch.
+
+    The follower's LEO becomes the fetch offset.  If the read reached the leader's LEO as
+    of the read's start, ``last_caught_up_time_ms`` = the fetch time (the seeds' rule
+    [000]); else, if the follower reached the LEO the leader had at its previous fetch, it
+    was caught up at that previous fetch time (Kafka ≥ 1.1's refinement, which is what
+    ``last_fetch_leader_log_end_offset`` is for).  Caught-up time never goes backwards.
+    Total on any replica and read.
+    """
+    caught_up = replica.last_caught_up_time_ms
+    if read.is_read_from_log_end:
+        caught_up = max(caught_up, read.fetch_time_ms)
+    elif read.fetch_offset >= replica.last_fetch_leader_log_end_offset:
+        caught_up = max(caught_up, replica.last_fetch_time_ms)
+    return RemoteReplica(
+        broker_id=replica.broker_id,
+        log_end_offset=read.fetch_offset,
+        log_start_offset=read.follower_log_start_offset,
+        last_caught_up_time_ms=caught_up,
+        last_fetch_leader_log_end_offset=read.leader_log_end_offset,
+        last_fetch_time_ms=read.fetch_time_ms,
+    )
+
+
+def _expand(p: Partition, replica_id: int) -> IsrUpdate:
+    replica = next(r for r in p.remotes if r.broker_id == replica_id)
+    changed = replica_id not in p.isr and replica.log_end_offset >= p.high_watermark
+    expanded = _update_isr(p, p.isr | {replica_id}) if changed else p
+    hw = raise_leader_hw(expanded)
+    write = zk_leader_and_isr(hw.partition) if changed else None
+    return IsrUpdate(hw.partition, changed, hw.incremented, write)
+
+
+def _check_remote(partition: Partition, replica_id: int) -> Result[Partition, InvalidInput]:
+    if replica_id == partition.local_broker_id or replica_id not in partition.assigned_replicas:
+        return reject(Problem.NOT_A_REPLICA, f"follower {replica_id} of {partition.tp}")
+    return Success(partition)
+
+
+def maybe_expand_isr(partition: Partition, replica_id: int) -> Result[IsrUpdate, InvalidInput]:
+    """``Partition.maybeExpandIsr``: add a caught-up follower to the ISR, then raise the HW.
+
+    The follower joins if it is assigned, not yet in the ISR, and its LEO >= the leader's
+    HW; the ISR is written to ZooKeeper and the change must be recorded.  Then
+    ``maybe_increment_leader_hw`` regardless.  On a non-leader: ``NOT_LEADER_FOR_PARTITION``
+    and nothing changes (Kafka: ``case None => false``).
+    """
+    return check_partition(partition).bind(lambda p: _check_remote(p, replica_id)).map(
+        lambda p: _expand(p, replica_id)
+        if is_leader(p)
+        else IsrUpdate(p, error=Errors.NOT_LEADER_FOR_PARTITION)
+    )
+
+
+def _apply_fetch(p: Partition, replica_id: int, read: LogReadResult) -> IsrUpdate:
+    if not is_leader(p):
+        return IsrUpdate(p, error=Errors.NOT_LEADER_FOR_PARTITION)
+    if read.error is not Errors.NONE:
+        return IsrUpdate(p, error=read.error)
+    remotes = tuple(
+        update_log_read_result(r, read) if r.broker_id == replica_id else r for r in p.remotes
+    )
+    return _expand(replace(p, remotes=remotes), replica_id)
+
+
+def update_follower_fetch(
+    partition: Partition, replica_id: int, read: LogReadResult
+) -> Result[IsrUpdate, InvalidInput]:
+    """``Partition.updateReplicaLogReadResult`` (``updateFollowerFetchState``) on the leader.
+
+    Records the fetch on the follower's ``RemoteReplica`` (``update_log_read_result``),
+    then ``maybe_expand_isr`` and ``maybe_increment_leader_hw``.  A read that failed
+    (``read.error``) or a partition this broker no longer leads changes nothing and
+    reports the error.  The caller re-checks delayed acks=all produce requests
+    (``core.produce.check_enough_replicas_reach_offset``).
+    """
+    if read.fetch_offset > read.leader_log_end_offset or read.fetch_offset < 0:
+        return reject(Problem.OFFSET_OUT_OF_LOG, f"fetch offset {read.fetch_offset}")
+    return check_partition(partition).bind(lambda p: _check_remote(p, replica_id)).map(
+        lambda p: _apply_fetch(p, replica_id, read)
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# ISR shrink
+# ---------------------------------------------------------------------------------------
+
+
+def get_out_of_sync_replicas(
+    partition: Partition, now_ms: int, replica_lag_time_max_ms: int
+) -> frozenset[int]:
+    """``Partition.getOutOfSyncReplicas``: ISR followers not caught up for too long.
+
+    One rule covers stuck followers (no fetch at all) and slow ones (fetching but never
+    reaching the LEO): ``now - last_caught_up_time_ms > replica_lag_time_max_ms``.  The
+    leader itself is never out of sync.  Total (an empty set on a follower).
+    """
+    if not is_leader(partition):
+        return frozenset()
+    return frozenset(
+        r.broker_id
+        for r in partition.remotes
+        if r.broker_id in partition.isr
+        and now_ms - r.last_caught_up_time_ms > replica_lag_time_max_ms
+    )
+
+
+def _shrink(p: Partition, now_ms: int, lag_ms: int) -> IsrUpdate:
+    out = get_out_of_sync_replicas(p, now_ms, lag_ms)
+    if not out:
+        return IsrUpdate(p)
+    # p.isr - out still holds the leader: check_partition asserted leader ∈ ISR, the
+    # value-level form of Kafka's assert(newInSyncReplicas.size > 0).
+    shrunk = _update_isr(p, p.isr - out)
+    hw = raise_leader_hw(shrunk)
+    return IsrUpdate(hw.partition, True, hw.incremented, zk_leader_and_isr(hw.partition))
+
+
+def maybe_shrink_isr(
+    partition: Partition, now_ms: int, replica_lag_time_max_ms: int
+) -> Result[IsrUpdate, InvalidInput]:
+    """``Partition.maybeShrinkIsr``: drop out-of-sync followers, then raise the HW.
+
+    Only on the leader (elsewhere: nothing, ``NOT_LEADER_FOR_PARTITION``).  The new ISR is
+    written to ZooKeeper, the change must be recorded, and a smaller ISR may raise the HW.
+    Kafka's ``assert(newInSyncReplicas.size > 0)`` is the precondition that the leader is in
+    its ISR: a partition breaking it is rejected (``LEADER_NOT_IN_ISR`` / ``EMPTY_ISR``).
+    """
+    if now_ms < 0 or replica_lag_time_max_ms < 0:
+        return reject(Problem.NEGATIVE_VALUE, f"now {now_ms}, lag {replica_lag_time_max_ms}")
+    return check_partition(partition).map(
+        lambda p: _shrink(p, now_ms, replica_lag_time_max_ms)
+        if is_leader(p)
+        else IsrUpdate(p, error=Errors.NOT_LEADER_FOR_PARTITION)
+    )
+
+
+def isr_expiration_period_ms(replica_lag_time_max_ms: int, half_period: bool = True) -> int:
+    """The ``isr-expiration`` task's period: ``replicaLagTimeMaxMs / 2`` (older: the full lag).
+
+    ``ReplicaManager.startup`` [001] (``half_period``) or the older schedule [000].
+    """
+    return replica_lag_time_max_ms // 2 if half_period else replica_lag_time_max_ms
+
+
+def max_time_in_isr_without_catching_up_ms(
+    replica_lag_time_max_ms: int, half_period: bool = True
+) -> int:
+    """The longest a follower can stay in the ISR after it last caught up: lag + period.
+
+    With the half-period schedule this is ``1.5 × replicaLagTimeMaxMs`` [001]: removal needs
+    ``now - lastCaughtUp > lag``, and the check only runs once per period.  The tests check
+    this bound against ``maybe_shrink_isr`` run on the schedule.
+    """
+    return replica_lag_time_max_ms + isr_expiration_period_ms(replica_lag_time_max_ms, half_period)

@@ -1,0 +1,300 @@
+"""``Partition.makeLeader``, ``Partition.makeFollower`` and the leader's high watermark.
+
+Each function takes a ``Partition`` (one broker's view) and returns a new one inside a
+``Result``: ``Failure(InvalidInput)`` for ill-formed arguments, ``Success`` of a small
+outcome record otherwise.  Protocol outcomes (not the leader, leader unchanged, HW did not
+move) are fields of the outcome, never failures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from returns.result import Result
+
+from core import truncation
+from core.errors import InvalidInput, Problem, reject
+from core.state import (
+    UNKNOWN_OFFSET,
+    Partition,
+    PartitionState,
+    RemoteReplica,
+    check_partition,
+    check_partition_state,
+    is_leader,
+)
+from core.truncation import Log
+
+
+class TruncationRule(Protocol):
+    """Where a new follower truncates: ``(follower_log, follower_hw, leader_log) -> offset``.
+
+    The result is the new log end offset asked for; ``make_follower`` clamps it to the
+    local log (Kafka's ``truncateTo`` past the end is a no-op).  Shortcut: the leader's log
+    is an argument, so the OffsetForLeaderEpoch round trip of KIP-101/279 is atomic (as in
+    the TLA+ specification).
+    """
+
+    def __call__(self, follower_log: Log, follower_hw: int, leader_log: Log) -> int: ...
+
+
+def truncate_to_high_watermark(follower_log: Log, follower_hw: int, leader_log: Log) -> int:
+    """The pre-0.11 rule of the seeds: ``logManager.truncateTo(replica.highWatermark)``."""
+    return truncation.truncate_to_high_watermark_offset(follower_hw)
+
+
+def truncate_by_leader_epoch_kip101(follower_log: Log, follower_hw: int, leader_log: Log) -> int:
+    """KIP-101 (Kafka 0.11): the leader's end offset of the follower's latest epoch."""
+    return truncation.kip101_truncation_offset(leader_log, follower_log, follower_hw)
+
+
+def truncate_by_leader_epoch_kip279(follower_log: Log, follower_hw: int, leader_log: Log) -> int:
+    """KIP-279 (Kafka 2.0): one past the largest offset where both logs hold the same record."""
+    return truncation.kip279_truncation_offset(leader_log, follower_log)
+
+
+TRUNCATION_RULES: dict[str, TruncationRule] = {
+    "truncate-to-hw": truncate_to_high_watermark,
+    "kip101": truncate_by_leader_epoch_kip101,
+    "kip279": truncate_by_leader_epoch_kip279,
+}
+"""The truncation rules by name, for models and the CLI."""
+
+
+@dataclass(frozen=True, slots=True)
+class HwUpdate:
+    """Result of ``maybe_increment_leader_hw``: the partition and whether its HW rose."""
+
+    partition: Partition
+    incremented: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MakeLeaderResult:
+    """Result of ``make_leader``: the partition, ``is_new_leader`` and whether HW rose."""
+
+    partition: Partition
+    is_new_leader: bool
+    hw_incremented: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MakeFollowerResult:
+    """Result of ``make_follower``.
+
+    ``leader_changed`` is Kafka's return value; ``truncated_to`` the new LEO when the log
+    was truncated (``None`` when the leader did not change and nothing was truncated);
+    ``fetch_offset`` where the fetcher starts (the local LEO, as the seeds' older code).
+    """
+
+    partition: Partition
+    leader_changed: bool
+    truncated_to: int | None
+    fetch_offset: int
+
+
+# ---------------------------------------------------------------------------------------
+# High watermark
+# ---------------------------------------------------------------------------------------
+
+
+def isr_log_end_offsets(partition: Partition) -> tuple[int, ...]:
+    """The LEOs of the ISR members as the leader knows them (unknown remotes count as -1)."""
+    local = partition.local_broker_id
+    leos = [len(partition.log)] if local in partition.isr else []
+    leos.extend(r.log_end_offset for r in partition.remotes if r.broker_id in partition.isr)
+    return tuple(leos)
+
+
+def raise_leader_hw(partition: Partition) -> HwUpdate:
+    """The unchecked core of ``maybe_increment_leader_hw`` for an already-checked leader.
+
+    For callers inside ``core`` (and hot model loops) that have validated the partition.
+    """
+    leos = isr_log_end_offsets(partition)
+    new_hw = min(leos) if leos else partition.high_watermark
+    if new_hw > partition.high_watermark:
+        return HwUpdate(replace(partition, high_watermark=new_hw), True)
+    return HwUpdate(partition, False)
+
+
+def maybe_increment_leader_hw(partition: Partition) -> Result[HwUpdate, InvalidInput]:
+    """``Partition.maybeIncrementLeaderHW``: HW := min LEO over the ISR, if that is larger.
+
+    The high watermark only moves forward: a smaller minimum (a follower just added with
+    an unknown LEO) leaves it unchanged.  Shortcut: the seeds' version, where only ISR
+    members count (later Kafka also counts caught-up replicas outside the ISR).  On a
+    non-leader nothing changes.
+    """
+    return check_partition(partition).map(
+        lambda p: raise_leader_hw(p) if is_leader(p) else HwUpdate(p, False)
+    )
+
+
+def follower_high_watermark(leader_high_watermark: int, follower_log_end_offset: int) -> int:
+    """A follower's HW: ``min(leader HW it last saw, its own LEO)`` [004].
+
+    ``ReplicaFetcherThread.processPartitionData``; shortcut: the result is not forced to
+    be monotonic, exactly as in the old code (a follower that truncated may lower its HW).
+    """
+    return min(leader_high_watermark, follower_log_end_offset)
+
+
+# ---------------------------------------------------------------------------------------
+# makeLeader
+# ---------------------------------------------------------------------------------------
+
+
+def _check_role_change(
+    partition: Partition, state: PartitionState, to_leader: bool
+) -> Result[Partition, InvalidInput]:
+    local = partition.local_broker_id
+    if local not in state.replicas:
+        return reject(Problem.NOT_A_REPLICA, f"broker {local} not in {list(state.replicas)}")
+    if to_leader != (state.leader == local):
+        role = "make_leader" if to_leader else "make_follower"
+        return reject(Problem.WRONG_ROLE, f"{role} on broker {local} for leader {state.leader}")
+    if not to_leader and state.leader not in state.replicas:
+        return reject(Problem.NOT_A_REPLICA, f"leader {state.leader} not in the replicas")
+    return check_partition(partition)
+
+
+def _reset_remote(
+    old: RemoteReplica | None, broker_id: int, in_isr: bool, leader_leo: int, now_ms: int,
+    is_new_leader: bool,
+) -> RemoteReplica:
+    base = old if old is not None and not is_new_leader else RemoteReplica(broker_id)
+    if is_new_leader:
+        base = replace(base, log_end_offset=UNKNOWN_OFFSET, log_start_offset=UNKNOWN_OFFSET)
+    return replace(
+        base,
+        last_caught_up_time_ms=now_ms if in_isr else 0,
+        last_fetch_leader_log_end_offset=leader_leo,
+        last_fetch_time_ms=now_ms,
+    )
+
+
+def _make_leader(p: Partition, state: PartitionState, now_ms: int) -> MakeLeaderResult:
+    local = p.local_broker_id
+    is_new_leader = p.leader != local
+    old = {r.broker_id: r for r in p.remotes}
+    leo = len(p.log)
+    remotes = tuple(
+        _reset_remote(old.get(b), b, b in state.isr, leo, now_ms, is_new_leader)
+        for b in sorted(state.replicas)
+        if b != local
+    )
+    led = replace(
+        p,
+        controller_epoch=state.controller_epoch,
+        leader=local,
+        leader_epoch=state.leader_epoch,
+        zk_version=state.zk_version,
+        assigned_replicas=state.replicas,
+        isr=frozenset(state.isr),
+        log_created=True,
+        remotes=remotes,
+    )
+    hw = raise_leader_hw(led)
+    return MakeLeaderResult(hw.partition, is_new_leader, hw.incremented)
+
+
+def make_leader(
+    partition: Partition, state: PartitionState, now_ms: int
+) -> Result[MakeLeaderResult, InvalidInput]:
+    """``Partition.makeLeader``: adopt the controller's decision with this broker as leader.
+
+    Adopts controllerEpoch, AR (new remotes created, removed ones dropped), ISR,
+    leaderEpoch and zkVersion; ``is_new_leader`` is whether this broker was not already the
+    leader.  Every other assigned replica gets ``last_caught_up_time_ms = now`` if in the
+    ISR, else 0 (``resetLastCaughtUpTime``).  A new leader resets every remote LEO to
+    unknown, so a follower counts for the HW only after it fetches again.  Then
+    ``maybe_increment_leader_hw``.  Shortcuts: no ``LogOffsetMetadata`` conversion; the
+    caller completes delayed requests when ``hw_incremented``.
+    """
+    if now_ms < 0:
+        return reject(Problem.NEGATIVE_VALUE, f"now_ms {now_ms}")
+    return (
+        check_partition_state(state)
+        .bind(lambda s: _check_role_change(partition, s, to_leader=True))
+        .map(lambda p: _make_leader(p, state, now_ms))
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# makeFollower
+# ---------------------------------------------------------------------------------------
+
+
+def truncate_local_log(partition: Partition, offset: int) -> Partition:
+    """``Log.truncateTo(offset)``: cut the log; HW, log start and open transactions follow.
+
+    Past the end it is a no-op (as in Kafka).  The HW is capped at the new LEO, the log
+    start offset too (Kafka's ``truncateFullyAndStartAt`` below the start is folded into
+    this), and transactions that began at or after the cut are forgotten.
+    """
+    offset = max(0, offset)
+    if offset >= len(partition.log):
+        return partition
+    return replace(
+        partition,
+        log=truncation.truncate_to(partition.log, offset),
+        high_watermark=min(partition.high_watermark, offset),
+        log_start_offset=min(partition.log_start_offset, offset),
+        open_txn_first_offsets=frozenset(o for o in partition.open_txn_first_offsets if o < offset),
+    )
+
+
+def _make_follower(
+    p: Partition, state: PartitionState, rule: TruncationRule, leader_log: Log
+) -> MakeFollowerResult:
+    leader_changed = p.leader != state.leader
+    follower = replace(
+        p,
+        controller_epoch=state.controller_epoch,
+        leader=state.leader,
+        leader_epoch=state.leader_epoch,
+        zk_version=state.zk_version,
+        assigned_replicas=state.replicas,
+        isr=frozenset(),
+        log_created=True,
+        remotes=(),
+    )
+    if not leader_changed:
+        return MakeFollowerResult(follower, False, None, len(follower.log))
+    offset = min(max(0, rule(p.log, p.high_watermark, leader_log)), len(p.log))
+    truncated = truncate_local_log(follower, offset)
+    return MakeFollowerResult(truncated, True, offset, len(truncated.log))
+
+
+def make_follower(
+    partition: Partition,
+    state: PartitionState,
+    rule: TruncationRule = truncate_to_high_watermark,
+    leader_log: Log = (),
+) -> Result[MakeFollowerResult, InvalidInput]:
+    """``Partition.makeFollower`` plus ``makeFollowers``' truncation for a changed leader.
+
+    Adopts controllerEpoch, AR, leaderEpoch, zkVersion, clears the ISR (only leaders track
+    it) and the remote replicas, and sets the leader; ``leader_changed`` is Kafka's return
+    value.  When the leader changed the local log is truncated by ``rule``: the seeds'
+    older code truncates to the local HW (``truncate_to_high_watermark``), KIP-101/279 by
+    leader epoch against ``leader_log``.  Shortcut: the truncation happens here, at once,
+    rather than in the fetcher thread's first round.
+    """
+    return (
+        check_partition_state(state)
+        .bind(lambda s: _check_role_change(partition, s, to_leader=False))
+        .map(lambda p: _make_follower(p, state, rule, leader_log))
+    )
+
+
+def create_log_if_not_exists(partition: Partition) -> Partition:
+    """``Partition.createLogIfNotExists`` / ``getOrCreateReplica``: the local log exists.
+
+    Used when a follower's new leader is not alive: the log is created (so its HW is
+    checkpointed, KAFKA-1647) but nothing else changes.  Total: no precondition.
+    """
+    return partition if partition.log_created else replace(partition, log_created=True)
+

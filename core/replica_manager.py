@@ -1,0 +1,354 @@
+"""``ReplicaManager``: one broker's partitions and its handling of LeaderAndIsr [001, 003].
+
+``ReplicaManager`` is the broker-wide state: the controller epoch it last accepted, its
+hosted partitions (online ones as ``Partition`` values, offline ones by name), the
+fetchers it runs, whether the HW checkpoint thread runs, and its ISR-change bookkeeping.
+``become_leader_or_follower`` handles a whole LeaderAndIsr request; the other functions
+lift ``core.isr``/``core.propagation`` steps to the broker and record ISR changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from returns.result import Failure, Result, Success
+
+from core.errors import Errors, InvalidInput, Problem, reject
+from core.isr import IsrUpdate, LogReadResult, maybe_shrink_isr, update_follower_fetch
+from core.metadata_cache import MetadataSnapshot, alive_broker_ids
+from core.partition import (
+    TruncationRule,
+    create_log_if_not_exists,
+    make_follower,
+    make_leader,
+    truncate_to_high_watermark,
+)
+from core.propagation import IsrChangeState, maybe_propagate_isr_changes, record_isr_change
+from core.state import (
+    Partition,
+    PartitionState,
+    TopicPartition,
+    check_partition,
+    check_partition_state,
+)
+from core.truncation import Log
+
+NO_ISR_CHANGES = IsrChangeState()
+"""The ISR-change bookkeeping of a broker started at time 0."""
+
+HW_CHECKPOINT_INTERVAL_MS = 5000
+"""``replica.high.watermark.checkpoint.interval.ms``: the HW checkpoint thread's period."""
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class FetcherEntry:
+    """One partition a replica fetcher follows: from which leader, from which offset."""
+
+    tp: TopicPartition
+    leader: int
+    fetch_offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaManager:
+    """One broker's replica manager (the parts the seeds describe).
+
+    ``partitions`` holds the Online partitions sorted by ``tp``; ``offline`` the partitions
+    whose log directory failed (``HostedPartition.Offline``); ``fetchers`` the
+    ``ReplicaFetcherManager``'s assignments, sorted.
+    """
+
+    local_broker_id: int
+    controller_epoch: int = 0
+    partitions: tuple[Partition, ...] = ()
+    offline: frozenset[TopicPartition] = frozenset()
+    fetchers: tuple[FetcherEntry, ...] = ()
+    hw_checkpoint_thread_started: bool = False
+    shutting_down: bool = False
+    isr_changes: IsrChangeState = NO_ISR_CHANGES
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderAndIsrRequest:
+    """A LeaderAndIsr request: controller id and epoch, and one state per partition."""
+
+    controller_id: int
+    controller_epoch: int
+    partition_states: tuple[tuple[TopicPartition, PartitionState], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderAndIsrResponse:
+    """The response: a top-level error and one error per partition (sorted by partition)."""
+
+    error: Errors
+    partition_errors: tuple[tuple[TopicPartition, Errors], ...]
+
+    def error_of(self, tp: TopicPartition) -> Errors | None:
+        """The error answered for ``tp``, ``None`` if it is not in the response."""
+        return next((e for k, e in self.partition_errors if k == tp), None)
+
+
+@dataclass(frozen=True, slots=True)
+class BecomeLeaderOrFollowerResult:
+    """Outcome of ``become_leader_or_follower``.
+
+    ``became_leaders``/``became_followers`` are what ``onLeadershipChange`` receives (the
+    partitions whose role really changed); the coordinator uses them for
+    ``__consumer_offsets`` (``core.coordinator``).
+    """
+
+    manager: ReplicaManager
+    response: LeaderAndIsrResponse
+    became_leaders: tuple[TopicPartition, ...]
+    became_followers: tuple[TopicPartition, ...]
+
+
+LeaderLogs = Callable[[TopicPartition, int], Log]
+"""The leader's log for a partition, for epoch-based truncation: ``(tp, leader) -> log``."""
+
+
+def _no_leader_logs(tp: TopicPartition, leader: int) -> Log:
+    return ()
+
+
+def get_partition(manager: ReplicaManager, tp: TopicPartition) -> Partition | None:
+    """``ReplicaManager.getPartition`` for an Online partition, ``None`` otherwise."""
+    return next((p for p in manager.partitions if p.tp == tp), None)
+
+
+def put_partition(manager: ReplicaManager, partition: Partition) -> ReplicaManager:
+    """The manager with ``partition`` added or replaced (kept sorted by ``tp``). Total."""
+    others = [p for p in manager.partitions if p.tp != partition.tp]
+    ordered = tuple(sorted([*others, partition], key=lambda p: p.tp))
+    return replace(manager, partitions=ordered)
+
+
+def _check_request(
+    manager: ReplicaManager, request: LeaderAndIsrRequest, now_ms: int
+) -> Result[LeaderAndIsrRequest, InvalidInput]:
+    if min(request.controller_epoch, now_ms) < 0:
+        return reject(Problem.NEGATIVE_VALUE, f"controller epoch {request.controller_epoch}")
+    keys = [tp for tp, _ in request.partition_states]
+    if len(set(keys)) != len(keys):
+        return reject(Problem.DUPLICATE_PARTITION, "in the LeaderAndIsr request")
+    for _, state in request.partition_states:
+        checked = check_partition_state(state)
+        if isinstance(checked, Failure):
+            return Failure(checked.failure())
+    for partition in manager.partitions:
+        hosted = check_partition(partition)
+        if isinstance(hosted, Failure):
+            return Failure(hosted.failure())
+    return Success(request)
+
+
+@dataclass(slots=True)
+class _Step:
+    """The mutable scratch pad of one request (local to ``become_leader_or_follower``)."""
+
+    manager: ReplicaManager
+    errors: dict[TopicPartition, Errors]
+    leaders: list[TopicPartition]
+    followers: list[TopicPartition]
+
+
+def _set_fetcher(manager: ReplicaManager, tp: TopicPartition, entry: FetcherEntry | None
+                 ) -> ReplicaManager:
+    kept = [f for f in manager.fetchers if f.tp != tp]
+    if entry is not None:
+        kept.append(entry)
+    return replace(manager, fetchers=tuple(sorted(kept)))
+
+
+def _become_leader(step: _Step, p: Partition, state: PartitionState, now_ms: int) -> None:
+    result = make_leader(p, state, now_ms).unwrap()  # inputs checked by the caller
+    step.manager = _set_fetcher(put_partition(step.manager, result.partition), p.tp, None)
+    if result.is_new_leader:
+        step.leaders.append(p.tp)
+
+
+def _become_follower(
+    step: _Step, p: Partition, state: PartitionState, alive: frozenset[int],
+    rule: TruncationRule, leader_logs: LeaderLogs,
+) -> None:
+    if state.leader not in alive:
+        # KAFKA-1647: create the log so its HW is checkpointed, but do not follow.
+        step.manager = put_partition(step.manager, create_log_if_not_exists(p))
+        return
+    result = make_follower(p, state, rule, leader_logs(p.tp, state.leader)).unwrap()
+    step.manager = put_partition(step.manager, result.partition)
+    if not result.leader_changed:
+        return
+    step.followers.append(p.tp)
+    fetcher = None
+    if not step.manager.shutting_down:
+        fetcher = FetcherEntry(p.tp, state.leader, result.fetch_offset)
+    step.manager = _set_fetcher(step.manager, p.tp, fetcher)
+
+
+def _accepted_states(
+    step: _Step, request: LeaderAndIsrRequest
+) -> list[tuple[Partition, PartitionState]]:
+    accepted: list[tuple[Partition, PartitionState]] = []
+    local = step.manager.local_broker_id
+    for tp, state in request.partition_states:
+        if tp in step.manager.offline:
+            step.errors[tp] = Errors.KAFKA_STORAGE_ERROR
+            continue
+        partition = get_partition(step.manager, tp)
+        if partition is None:
+            partition = Partition(tp, local)
+            step.manager = put_partition(step.manager, partition)
+        if partition.leader_epoch >= state.leader_epoch:
+            step.errors[tp] = Errors.STALE_CONTROLLER_EPOCH
+        elif local not in state.replicas:
+            step.errors[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+        else:
+            step.errors[tp] = Errors.NONE
+            accepted.append((partition, state))
+    return accepted
+
+
+def _response(error: Errors, errors: dict[TopicPartition, Errors]) -> LeaderAndIsrResponse:
+    return LeaderAndIsrResponse(error, tuple(sorted(errors.items())))
+
+
+def become_leader_or_follower(
+    manager: ReplicaManager,
+    request: LeaderAndIsrRequest,
+    metadata: MetadataSnapshot,
+    now_ms: int,
+    rule: TruncationRule = truncate_to_high_watermark,
+    leader_logs: LeaderLogs = _no_leader_logs,
+    authorized: bool = True,
+) -> Result[BecomeLeaderOrFollowerResult, InvalidInput]:
+    """``KafkaApis.handleLeaderAndIsrRequest`` + ``ReplicaManager.becomeLeaderOrFollower``.
+
+    Outcomes, all as values: not ``authorized`` for ClusterAction -> every partition
+    ``CLUSTER_AUTHORIZATION_FAILED``; a request controller epoch below the broker's -> the
+    whole request ``STALE_CONTROLLER_EPOCH``, nothing changes.  Otherwise the broker adopts
+    the request's controller epoch and, per partition: offline log dir ->
+    ``KAFKA_STORAGE_ERROR``; unknown partition -> created; leader epoch not newer ->
+    ignored, ``STALE_CONTROLLER_EPOCH`` (the older code's answer); broker not in the
+    replicas -> ``UNKNOWN_TOPIC_OR_PARTITION``; else ``NONE`` and ``make_leader`` or
+    ``make_follower`` (a follower of a leader that is not alive in ``metadata`` only gets
+    its log created).  Leaders' fetchers are removed; changed followers fetch from the
+    new leader at ``fetch_offset`` (not when shutting down).  The HW checkpoint thread is
+    started.  Shortcuts: ``authorized`` is the ACL check's result; local logs never turn
+    out missing (the markPartitionOffline step); leader-epoch truncation reads
+    ``leader_logs`` atomically.
+    """
+    checked = _check_request(manager, request, now_ms)
+    if isinstance(checked, Failure):
+        return Failure(checked.failure())
+    if not authorized:
+        denied = {tp: Errors.CLUSTER_AUTHORIZATION_FAILED for tp, _ in request.partition_states}
+        response = _response(Errors.CLUSTER_AUTHORIZATION_FAILED, denied)
+        return Success(BecomeLeaderOrFollowerResult(manager, response, (), ()))
+    if request.controller_epoch < manager.controller_epoch:
+        response = _response(Errors.STALE_CONTROLLER_EPOCH, {})
+        return Success(BecomeLeaderOrFollowerResult(manager, response, (), ()))
+    step = _Step(replace(manager, controller_epoch=request.controller_epoch), {}, [], [])
+    accepted = _accepted_states(step, request)
+    alive = alive_broker_ids(metadata)
+    local = manager.local_broker_id
+    for partition, state in accepted:
+        if state.leader == local:
+            _become_leader(step, partition, state, now_ms)
+    for partition, state in accepted:
+        if state.leader != local:
+            _become_follower(step, partition, state, alive, rule, leader_logs)
+    final = replace(step.manager, hw_checkpoint_thread_started=True)
+    return Success(
+        BecomeLeaderOrFollowerResult(
+            final, _response(Errors.NONE, step.errors), tuple(step.leaders),
+            tuple(step.followers),
+        )
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Broker-level ISR steps
+# ---------------------------------------------------------------------------------------
+
+
+def _apply_isr_update(
+    manager: ReplicaManager, update: IsrUpdate, now_ms: int
+) -> ReplicaManager:
+    updated = put_partition(manager, update.partition)
+    if not update.isr_changed:
+        return updated
+    changes = record_isr_change(manager.isr_changes, update.partition.tp, now_ms)
+    return replace(updated, isr_changes=changes)
+
+
+@dataclass(frozen=True, slots=True)
+class ManagerUpdate:
+    """A broker-level step's outcome: the new manager and the partition-level update."""
+
+    manager: ReplicaManager
+    update: IsrUpdate
+
+
+def _partition_or_reject(
+    manager: ReplicaManager, tp: TopicPartition
+) -> Result[Partition, InvalidInput]:
+    partition = get_partition(manager, tp)
+    if partition is None:
+        return reject(Problem.NOT_A_REPLICA, f"broker {manager.local_broker_id} hosts no {tp}")
+    return Success(partition)
+
+
+def update_follower_log_read_results(
+    manager: ReplicaManager, tp: TopicPartition, replica_id: int, read: LogReadResult,
+    now_ms: int,
+) -> Result[ManagerUpdate, InvalidInput]:
+    """``ReplicaManager.updateFollowerLogReadResults`` for one partition of a fetch.
+
+    ``core.isr.update_follower_fetch`` on the hosted partition, recording an ISR expansion
+    in the broker's ISR-change set at ``now_ms``.  An unknown partition is rejected
+    (Kafka only logs a warning; a model should not send such a fetch).
+    """
+    return (
+        _partition_or_reject(manager, tp)
+        .bind(lambda p: update_follower_fetch(p, replica_id, read))
+        .map(lambda u: ManagerUpdate(_apply_isr_update(manager, u, now_ms), u))
+    )
+
+
+def maybe_shrink_isr_all(
+    manager: ReplicaManager, now_ms: int, replica_lag_time_max_ms: int
+) -> Result[ReplicaManager, InvalidInput]:
+    """``ReplicaManager.maybeShrinkIsr``: run ``Partition.maybeShrinkIsr`` on every partition.
+
+    Each shrink is recorded in the ISR-change set at ``now_ms``.  Non-leaders are skipped.
+    """
+    current = manager
+    for partition in manager.partitions:
+        shrunk = maybe_shrink_isr(partition, now_ms, replica_lag_time_max_ms)
+        if isinstance(shrunk, Failure):
+            return Failure(shrunk.failure())
+        current = _apply_isr_update(current, shrunk.unwrap(), now_ms)
+    return Success(current)
+
+
+def maybe_propagate_isr_changes_of(
+    manager: ReplicaManager, now_ms: int
+) -> tuple[ReplicaManager, frozenset[TopicPartition] | None]:
+    """``ReplicaManager.maybePropagateIsrChanges`` on this broker's bookkeeping.
+
+    Returns the manager and the notification written (``None`` if none).  Total.
+    """
+    outcome = maybe_propagate_isr_changes(manager.isr_changes, now_ms)
+    return replace(manager, isr_changes=outcome.state), outcome.notification
+
+
+def checkpoint_high_watermarks(manager: ReplicaManager) -> tuple[tuple[TopicPartition, int], ...]:
+    """``checkpointHighWatermarks``: the (partition, HW) pairs written every 5 s.
+
+    Only partitions with a local log; the caller decides when (``HW_CHECKPOINT_INTERVAL_MS``)
+    and where to keep them.  Total.
+    """
+    return tuple((p.tp, p.high_watermark) for p in manager.partitions if p.log_created)
