@@ -1,0 +1,458 @@
+"""Level-synchronous breadth-first exploration on Spark, with the local checker's answers.
+
+Entry point: ``explore(model, options, spark) -> CheckResult`` (``checker.report``), the very
+type ``checker.bfs.explore`` returns, with the same counts, diameter, coverage, ``sometimes``
+levels and shortest traces.
+
+One level ``k -> k + 1`` is one Spark job over Parquet files:
+
+1. the frontier (level ``k``'s states within the boundary) is read from its Parquet files and
+   expanded by the model's own ``next_states`` inside ``mapInArrow`` (``tasks.expand_rows``);
+2. the candidates are repartitioned by fingerprint (the JVM hashes our stable 64-bit key,
+   never Python's salted ``hash()``) and anti-joined against the visited set: the ``fp``
+   column of every earlier level's files;
+3. each partition keeps one row per new state, with the smallest ``(parent, label)`` link,
+   checks its invariants and ``sometimes`` properties (``tasks.settle_rows``), and the level
+   is written as Parquet under ``<run dir>/levels/level-<k+1>``;
+4. a small aggregate over those files gives the level's counters; ``commit.json`` is written
+   last.  A run whose driver dies resumes from the last committed level.
+
+The driver only ever holds counters, per-action coverage and the file list: no level is
+collected.  A violation's trace is rebuilt by looking up one ``parent`` per level in the
+stored rows, then replayed forward through the model (``checker.bfs.replay_path``), exactly
+as the local checker does, so the trace is the same.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from checker.bfs import CheckOptions, replay_path
+from checker.model import Model
+from checker.report import (
+    DEADLOCK,
+    ActionCoverage,
+    CheckResult,
+    SometimesResult,
+    Violation,
+    collision_probability,
+)
+from checker.runstore import RunStore
+from spark_explore.session import SparkOptions, default_parallelism, start_session, ui_url
+from spark_explore.tasks import (
+    CANDIDATE_SCHEMA,
+    COVERAGE,
+    DEADLOCK_ROW,
+    LEVEL_SCHEMA,
+    STATE,
+    ArrowMap,
+    bits,
+    expand_rows,
+    from_key,
+    init_rows,
+    settle_rows,
+    to_key,
+)
+
+S = TypeVar("S")
+
+ENGINE = "spark"
+LEVELS = "levels"
+_STATES_PER_PARTITION = 40_000
+_MAX_PARTITIONS_PER_CORE = 8
+
+
+@dataclass(slots=True)
+class Totals:
+    """Counters after the last completed level (what ``commit.json`` records)."""
+
+    level: int = 0
+    deepest: int = 0
+    distinct: int = 0
+    generated: int = 0
+    frontier: int = 0
+    cov_generated: dict[str, int] = field(default_factory=dict)
+    cov_distinct: dict[str, int] = field(default_factory=dict)
+    violations: dict[str, list[int]] = field(default_factory=dict)  # prop -> [level, fp]
+    sometimes: dict[str, int] = field(default_factory=dict)  # prop index -> level
+    elapsed: float = 0.0
+
+    def record(self) -> dict[str, Any]:
+        """The JSON record of these counters."""
+        return {
+            "engine": ENGINE, "level": self.level, "deepest": self.deepest,
+            "distinct": self.distinct, "generated": self.generated,
+            "frontier": self.frontier, "cov_generated": self.cov_generated,
+            "cov_distinct": self.cov_distinct, "violations": self.violations,
+            "sometimes": self.sometimes, "elapsed": self.elapsed,
+        }
+
+    @staticmethod
+    def load(record: Mapping[str, Any]) -> Totals:
+        """Counters from a ``commit.json`` record."""
+        return Totals(
+            level=int(record["level"]), deepest=int(record["deepest"]),
+            distinct=int(record["distinct"]), generated=int(record["generated"]),
+            frontier=int(record["frontier"]), cov_generated=dict(record["cov_generated"]),
+            cov_distinct=dict(record["cov_distinct"]),
+            violations={k: list(v) for k, v in record["violations"].items()},
+            sometimes=dict(record["sometimes"]), elapsed=float(record["elapsed"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class LevelStats:
+    """What one level added, read back from its Parquet files."""
+
+    new: int
+    generated: int
+    frontier: int
+    cov_generated: dict[str, int]
+    cov_distinct: dict[str, int]
+    violations: dict[int, int]  # property index -> smallest violating fingerprint key
+    reached: list[int]
+
+
+def _add(into: dict[str, int], other: Mapping[str, int]) -> None:
+    for key, value in other.items():
+        into[key] = into.get(key, 0) + value
+
+
+class _Run:
+    """One exploration: the session, the run directory and the level files."""
+
+    def __init__(
+        self, model: Model[Any], options: CheckOptions, spark: SparkOptions, session: Any,
+        root: Path,
+    ) -> None:
+        self.model = model
+        self.options = options
+        self.spark = spark
+        self.session = session
+        self.root = root
+        self.cores = default_parallelism(session)
+        self.props = [p.name for p in model.invariants()]
+
+    def level_dir(self, level: int) -> Path:
+        """Where level ``level``'s Parquet files live."""
+        return self.root / LEVELS / f"level-{level:04d}"
+
+    def _paths(self, upto: int) -> list[str]:
+        return [str(self.level_dir(level)) for level in range(1, upto + 1)]
+
+    def _partitions(self, expected: int) -> int:
+        if self.spark.partitions is not None:
+            return max(1, self.spark.partitions)
+        per_core = math.ceil(expected / (self.cores * _STATES_PER_PARTITION))
+        return self.cores * min(_MAX_PARTITIONS_PER_CORE, max(1, per_core))
+
+    def build(self, level: int, totals: Totals) -> LevelStats:
+        """Build, check and write level ``level``; return what it added."""
+        from pyspark.sql import functions as F
+
+        session = self.session
+        pending = 0
+        for index in range(len(self.model.sometimes())):
+            if str(index) not in totals.sometimes:
+                pending |= 1 << index
+        symmetry = self.options.symmetry
+        if level == 1:
+            source = session.range(1, numPartitions=1)
+            produce: ArrowMap = init_rows(self.model, symmetry)
+            partitions = self.cores
+        else:
+            expected = totals.frontier
+            partitions = self._partitions(expected)
+            previous = self._partitions_of(level - 1)
+            session.conf.set("spark.sql.files.minPartitionNum", str(previous))
+            source = (
+                session.read.schema(LEVEL_SCHEMA).parquet(str(self.level_dir(level - 1)))
+                .where((F.col("kind") == STATE) & F.col("expand"))
+                .select("fp", "state")
+            )
+            produce = expand_rows(self.model, symmetry, self.options.check_deadlock)
+        session.conf.set("spark.sql.shuffle.partitions", str(partitions))
+        candidates = source.mapInArrow(produce, CANDIDATE_SCHEMA).repartition(partitions, "fp")
+        if level > 1:
+            visited = (
+                session.read.schema(LEVEL_SCHEMA).parquet(*self._paths(level - 1))
+                .where(F.col("kind") == STATE)
+                .select("fp")
+            )
+            candidates = candidates.join(visited.hint("shuffle_hash"), "fp", "left_anti").select(
+                "kind", "fp", "parent", "label", "state", "count"
+            )
+        settled = candidates.mapInArrow(settle_rows(self.model, pending), LEVEL_SCHEMA)
+        target = self.level_dir(level)
+        shutil.rmtree(target, ignore_errors=True)
+        settled.write.parquet(str(target))
+        (target / "_PARTITIONS").write_text(str(partitions), encoding="utf-8")
+        return self.stats(level)
+
+    def _partitions_of(self, level: int) -> int:
+        path = self.level_dir(level) / "_PARTITIONS"
+        try:
+            return max(1, int(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            return self.cores
+
+    def stats(self, level: int) -> LevelStats:
+        """The counters of a written level, by one small aggregate over its files."""
+        from pyspark.sql import functions as F
+
+        frame = self.session.read.schema(LEVEL_SCHEMA).parquet(str(self.level_dir(level)))
+        rows = (
+            frame.groupBy("kind", "label")
+            .agg(
+                F.count(F.lit(1)).alias("rows"),
+                F.sum("count").alias("count"),
+                F.sum(F.col("expand").cast("long")).alias("expand"),
+                F.min("parent").alias("parent"),
+                F.bit_or("violated").alias("violated"),
+                F.bit_or("reached").alias("reached"),
+            )
+            .collect()
+        )
+        new = generated = frontier = 0
+        cov_generated: dict[str, int] = {}
+        cov_distinct: dict[str, int] = {}
+        violated = reached = 0
+        violations: dict[int, int] = {}
+        for row in rows:
+            if row["kind"] == STATE:
+                new += int(row["rows"])
+                frontier += int(row["expand"] or 0)
+                cov_distinct[row["label"]] = cov_distinct.get(row["label"], 0) + int(row["rows"])
+                violated |= int(row["violated"] or 0)
+                reached |= int(row["reached"] or 0)
+            elif row["kind"] == COVERAGE:
+                generated += int(row["count"] or 0)
+                cov_generated[row["label"]] = (
+                    cov_generated.get(row["label"], 0) + int(row["count"] or 0)
+                )
+            elif row["kind"] == DEADLOCK_ROW and row["parent"] is not None:
+                violations[len(self.props)] = int(row["parent"])
+        indices = bits(violated)
+        if indices:
+            flags = F.col("violated")
+            smallest = frame.where((F.col("kind") == STATE) & (flags != 0)).agg(*[
+                F.min(F.when(flags.bitwiseAND(F.lit(1 << i)) != 0, F.col("fp"))).alias(f"p{i}")
+                if i < 63 else F.min(F.when(flags < 0, F.col("fp"))).alias(f"p{i}")
+                for i in indices
+            ]).collect()[0]
+            for i in indices:
+                violations[i] = int(smallest[f"p{i}"])
+        return LevelStats(
+            new, generated, frontier, cov_generated, cov_distinct, violations, bits(reached)
+        )
+
+    def parent_of(self, level: int, key: int) -> int:
+        """The stored parent key of the state ``key`` of level ``level``."""
+        from pyspark.sql import functions as F
+
+        row = (
+            self.session.read.schema(LEVEL_SCHEMA).parquet(str(self.level_dir(level)))
+            .where((F.col("kind") == STATE) & (F.col("fp") == F.lit(key)))
+            .select("parent")
+            .first()
+        )
+        if row is None:
+            raise RuntimeError(f"run directory is missing level {level}'s link of a trace state")
+        return int(row["parent"])
+
+    def remove_levels_after(self, level: int) -> None:
+        """Forget the files of levels that were being written when a former run stopped."""
+        levels = self.root / LEVELS
+        if not levels.exists():
+            return
+        for path in levels.iterdir():
+            if path.name.startswith("level-") and int(path.name[6:]) > level:
+                shutil.rmtree(path, ignore_errors=True)
+
+
+def explore(
+    model: Model[S], options: CheckOptions | None = None, spark: SparkOptions | None = None,
+    session: Any = None,
+) -> CheckResult:
+    """Explore ``model`` breadth-first on Spark; the same answers as ``checker.bfs.explore``.
+
+    ``options`` are the local checker's (``workers`` is ignored: Spark's cores are the
+    workers); ``spark`` says where to run; ``session`` joins an existing Spark session.
+    Without ``options.run_dir`` the levels go to a temporary directory removed at the end
+    (with a real cluster, give a run directory every executor can reach).  Raises
+    ``checker.runstore.RunDirError`` when the run directory belongs to another check.
+    Modelling shortcut, as TLC and the local checker: states outside ``within_boundary`` are
+    checked but not expanded.
+    """
+    options = options or CheckOptions()
+    spark = spark or SparkOptions()
+    started = time.monotonic()
+    temporary = options.run_dir is None
+    root = Path(tempfile.mkdtemp(prefix="isrlab-spark-")) if temporary else Path(
+        str(options.run_dir)
+    ).resolve()
+    store = RunStore(root)
+    store.open(_identity(model, options))
+    created = False
+    if session is None:
+        session, created = start_session(spark)
+    try:
+        run = _Run(model, options, spark, session, root)
+        return _search(run, store, started)
+    finally:
+        if created:
+            session.stop()
+        if temporary:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def _identity(model: Model[Any], options: CheckOptions) -> dict[str, Any]:
+    return {
+        "engine": ENGINE,
+        "model": model.name,
+        "params": {k: options.params[k] for k in sorted(options.params)},
+        "symmetry": options.symmetry,
+        "check_deadlock": options.check_deadlock,
+    }
+
+
+def _say(spark: SparkOptions, line: str) -> None:
+    progress: Callable[[str], None] | None = spark.progress
+    if progress is not None:
+        progress(line)
+
+
+def _search(run: _Run, store: RunStore, started: float) -> CheckResult:
+    options, spark, model = run.options, run.spark, run.model
+    url = ui_url(run.session)
+    _say(spark, f"spark: master {run.session.sparkContext.master}, {run.cores} cores, "
+                f"UI {url or 'disabled'}, run directory {run.root}")
+    commit = store.commit()
+    deadlock_prop = len(run.props)
+    if commit is not None:
+        totals = Totals.load(commit)
+        run.remove_levels_after(totals.level)
+        _say(spark, f"spark: resuming after level {totals.level} "
+                    f"({totals.distinct:,} states so far)")
+    else:
+        totals = Totals()
+        run.remove_levels_after(0)
+        _step(run, store, totals, 1, started, deadlock_prop)
+    complete = True
+    while True:
+        if totals.violations and options.stop_at_first:
+            complete = totals.frontier == 0
+            break
+        if totals.frontier == 0:
+            break
+        if options.max_depth is not None and totals.level >= options.max_depth:
+            complete = False
+            break
+        if options.max_states is not None and totals.distinct >= options.max_states:
+            complete = False
+            break
+        _step(run, store, totals, totals.level + 1, started, deadlock_prop)
+    violations = _violations(run, totals)
+    return CheckResult(
+        model=model.name,
+        params=dict(options.params),
+        engine=ENGINE,
+        distinct_states=totals.distinct,
+        generated_states=totals.generated,
+        diameter=totals.deepest,
+        elapsed_s=totals.elapsed,
+        violation=violations[0] if violations else None,
+        violations=tuple(violations) if not options.stop_at_first else (),
+        complete=complete,
+        symmetry=options.symmetry,
+        workers=run.cores,
+        queue_left=totals.frontier,
+        coverage=_coverage(totals),
+        sometimes=tuple(
+            SometimesResult(p.name, str(i) in totals.sometimes, totals.sometimes.get(str(i)))
+            for i, p in enumerate(model.sometimes())
+        ),
+        collision_probability=collision_probability(totals.distinct, totals.generated),
+    )
+
+
+def _step(
+    run: _Run, store: RunStore, totals: Totals, level: int, started: float, deadlock_prop: int,
+) -> None:
+    """Build one level, fold it into the totals, commit it and print its progress line."""
+    before = time.monotonic()
+    elapsed_before = totals.elapsed
+    stats = run.build(level, totals)
+    totals.level = level
+    if stats.new:
+        totals.deepest = level
+    totals.distinct += stats.new
+    totals.generated += stats.generated
+    totals.frontier = stats.frontier
+    _add(totals.cov_generated, stats.cov_generated)
+    _add(totals.cov_distinct, stats.cov_distinct)
+    for prop, key in sorted(stats.violations.items()):
+        # A deadlock is found while expanding level - 1: it belongs to that level.
+        at = level - 1 if prop == deadlock_prop else level
+        old = totals.violations.get(str(prop))
+        if old is None or (at, key) < (old[0], old[1]):
+            totals.violations[str(prop)] = [at, key]
+    for index in stats.reached:
+        totals.sometimes.setdefault(str(index), level)
+    now = time.monotonic()
+    totals.elapsed = elapsed_before + (now - before)
+    store.write_commit(totals.record())
+    seconds = now - before
+    rate = stats.new / seconds if seconds > 0 else 0.0
+    _say(run.spark, f"spark: level {level}: {stats.new:,} new states, {totals.distinct:,} total, "
+                    f"{stats.generated:,} generated, {rate:,.0f} states/s "
+                    f"({seconds:.1f} s, {totals.elapsed:.1f} s in all)")
+
+
+def _violations(run: _Run, totals: Totals) -> list[Violation]:
+    """One shortest trace per violated property, ordered by (level, property, fingerprint)."""
+    names = [*run.props, DEADLOCK]
+    ordered = sorted(
+        ((int(prop), level, key) for prop, (level, key) in totals.violations.items()),
+        key=lambda item: (item[1], item[0], from_key(item[2])),
+    )
+    if run.options.stop_at_first:
+        ordered = ordered[:1]
+    result = []
+    for prop, level, key in ordered:
+        path = [key]
+        for lv in range(level, 1, -1):
+            path.append(run.parent_of(lv, path[-1]))
+        path.reverse()
+        fingerprints = [from_key(k) for k in path]
+        trace = replay_path(run.model, fingerprints, symmetry=run.options.symmetry)
+        result.append(Violation(names[prop], trace))
+    return result
+
+
+def _coverage(totals: Totals) -> tuple[ActionCoverage, ...]:
+    generated: dict[str, int] = {}
+    distinct: dict[str, int] = {}
+    for label, count in totals.cov_generated.items():
+        action = label.split("(", 1)[0]
+        generated[action] = generated.get(action, 0) + count
+    for label, count in totals.cov_distinct.items():
+        action = label.split("(", 1)[0]
+        distinct[action] = distinct.get(action, 0) + count
+    return tuple(ActionCoverage(a, generated[a], distinct.get(a, 0)) for a in sorted(generated))
+
+
+def level_files(root: Path) -> Sequence[Path]:
+    """The level directories of a run directory, in level order."""
+    levels = root / LEVELS
+    return sorted(levels.glob("level-*")) if levels.exists() else []
+
+
+__all__ = ["ENGINE", "LevelStats", "Totals", "explore", "level_files", "to_key"]

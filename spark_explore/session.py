@@ -1,0 +1,97 @@
+"""Starting (or joining) the Spark session the exploration runs in.
+
+Defaults suit the embedded ``local[*]`` mode on a small machine: a 4 GiB driver JVM (in local
+mode it is also the only executor), no console progress bar, and Spark bound to 127.0.0.1.
+``--master URL`` submits to any cluster instead (standalone ``spark://``, YARN, Kubernetes);
+when the script runs under ``spark-submit`` the session it already configured is joined.
+
+Partitioning never depends on Python's salted ``hash()``: the executors get
+``PYTHONHASHSEED=0`` and every shuffle is keyed by the stable fingerprint (hashed by the JVM).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+LOOPBACK = "127.0.0.1"
+
+
+@dataclass(frozen=True, slots=True)
+class SparkOptions:
+    """Where and how to run on Spark.
+
+    ``master`` is a Spark master URL (``local[*]``, ``local[2]``, ``spark://host:7077`` ...);
+    ``partitions`` fixes the number of shuffle partitions per level (default: from the level
+    size and the cores available); ``conf`` adds raw Spark settings; ``progress`` receives
+    one line per completed level and the Spark UI address (``None``: silent).
+    """
+
+    master: str = "local[*]"
+    driver_memory: str = "4g"
+    executor_memory: str | None = None
+    partitions: int | None = None
+    app_name: str = "isrlab-spark-bfs"
+    log_level: str = "ERROR"
+    conf: Mapping[str, str] = field(default_factory=dict)
+    progress: Any = None  # Callable[[str], None] | None; Any keeps the dataclass picklable
+
+
+def spark_conf(options: SparkOptions) -> dict[str, str]:
+    """The Spark settings an exploration session is started with."""
+    conf = {
+        "spark.master": options.master,
+        "spark.app.name": options.app_name,
+        "spark.driver.memory": options.driver_memory,
+        "spark.executorEnv.PYTHONHASHSEED": "0",
+        "spark.ui.showConsoleProgress": "false",
+        # Keep exactly the partition count we choose per level: each level's files become
+        # the next level's expansion tasks, so coalescing them would serialise the work.
+        "spark.sql.adaptive.coalescePartitions.enabled": "false",
+        "spark.sql.files.openCostInBytes": "65536",
+        "spark.sql.parquet.compression.codec": "zstd",
+    }
+    if options.executor_memory is not None:
+        conf["spark.executor.memory"] = options.executor_memory
+    if options.master.startswith("local") or LOOPBACK in options.master or (
+        "localhost" in options.master
+    ):
+        conf["spark.driver.host"] = LOOPBACK
+        conf["spark.driver.bindAddress"] = LOOPBACK
+    conf.update(options.conf)
+    return conf
+
+
+def start_session(options: SparkOptions) -> tuple[Any, bool]:
+    """The Spark session to use and whether this call created it (and must stop it).
+
+    An already active session (``spark-submit``, a notebook, a test fixture) is joined as is.
+    """
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active, False
+    # PySpark names the executors' Python from the driver's environment: use this one.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    builder = SparkSession.builder
+    for key, value in spark_conf(options).items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel(options.log_level)
+    return session, True
+
+
+def default_parallelism(session: Any) -> int:
+    """The number of cores Spark schedules tasks on (at least 1)."""
+    return max(1, int(session.sparkContext.defaultParallelism))
+
+
+def ui_url(session: Any) -> str | None:
+    """The Spark UI address of the session, if the UI is enabled."""
+    url = session.sparkContext.uiWebUrl
+    return str(url) if url else None
