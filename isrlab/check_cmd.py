@@ -92,11 +92,17 @@ def _report(result: CheckResult, json_path: Path | None, itf_path: Path | None) 
               help="persist each BFS level here; rerun with it to resume")
 @click.option("--progress/--no-progress", default=None,
               help="live progress on stderr (default: when stderr is a terminal)")
+# -- spark_explore's options (owned by the Spark engine) --
+@click.option("--engine", type=click.Choice(["bfs", "spark"]), default="bfs",
+              show_default=True, help="bfs: this machine; spark: level-synchronous BFS on Spark")
+@click.option("--master", default=None,
+              help="Spark master URL, e.g. spark://host:7077 (implies --engine spark; "
+                   "default local[*])")
 def check(
     model_name: str, params: tuple[str, ...], symmetry: bool, workers: int,
     max_depth: int | None, max_states: int | None, keep_going: bool, deadlock: bool,
     json_path: Path | None, itf_path: Path | None, run_dir: Path | None,
-    progress: bool | None,
+    progress: bool | None, engine: str, master: str | None,
 ) -> None:
     """Explore a model breadth-first and check every invariant on every reachable state.
 
@@ -112,7 +118,12 @@ def check(
         params=values, progress=display.bfs,
     )
     try:
-        result = explore(model, options)
+        if engine == "spark" or master is not None:
+            from spark_explore.command import run_check  # starts a JVM: import on demand
+
+            result = run_check(model, options, master, progress is not False)
+        else:
+            result = explore(model, options)
     except RunDirError as error:
         raise BadInput(str(error)) from error
     finally:
