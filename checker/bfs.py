@@ -61,6 +61,9 @@ from checker.runstore import RunDirError, RunStore
 
 S = TypeVar("S")
 
+ORBIT_CACHE_LIMIT = 20_000_000
+"""Entries of the symmetry orbit cache (about 100 bytes each) before it is emptied."""
+
 __all__ = ["CheckOptions", "Progress", "RunDirError", "explore", "replay_path"]
 
 
@@ -131,6 +134,7 @@ class _Worker(Generic[S]):
         self.store = store
         self.slots = slots
         self.seen: set[int] = set()  # every worker's states of the completed levels
+        self.orbit_of: dict[int, int] = {}  # symmetry: raw fingerprint -> representative's
         self.levels: list[tuple[array[int], array[int]]] = []  # this worker's links per level
         self.frontier_fps: list[int] = []
         self.frontier: list[S] = []
@@ -205,6 +209,9 @@ class _Worker(Generic[S]):
         next_states, encode = model.next_states, model.encode
         canonical = model.canonical if options.symmetry else None
         seen, links = self.seen, self.links
+        if len(self.orbit_of) > ORBIT_CACHE_LIMIT:
+            self.orbit_of.clear()
+        orbit_of = self.orbit_of
         add_candidate = self.candidates.append
         add_encoding = self.candidate_enc.append if self.store is not None else None
         cov = report.cov_generated
@@ -219,10 +226,21 @@ class _Worker(Generic[S]):
             count_labels(cov, map(first, successors))
             count = len(successors)
             for label, successor in successors:
-                if canonical is not None:
-                    successor = canonical(successor)
-                encoding = encode(successor)
-                fp = _xxh3(encoding)
+                if canonical is None:
+                    encoding = encode(successor)
+                    fp = _xxh3(encoding)
+                else:
+                    # The orbit cache maps a raw successor's fingerprint to its
+                    # representative's: a hit is a state already seen or linked.
+                    encoding = encode(successor)
+                    raw = _xxh3(encoding)
+                    known = orbit_of.get(raw)
+                    if known is None:
+                        successor = canonical(successor)
+                        encoding = encode(successor)
+                        fp = orbit_of[raw] = _xxh3(encoding)
+                    else:
+                        fp = known
                 if fp in seen:
                     continue
                 old = links.get(fp)
