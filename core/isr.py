@@ -215,7 +215,8 @@ def update_follower_fetch(
     reports the error.  The caller re-checks delayed acks=all produce requests
     (``core.produce.check_enough_replicas_reach_offset``).
     """
-    if read.fetch_offset > read.leader_log_end_offset or read.fetch_offset < 0:
+    inconsistent = read.fetch_offset > read.leader_log_end_offset and read.error is Errors.NONE
+    if inconsistent or read.fetch_offset < 0:
         return reject(Problem.OFFSET_OUT_OF_LOG, f"fetch offset {read.fetch_offset}")
     return check_partition(partition).bind(lambda p: _check_remote(p, replica_id)).map(
         lambda p: _apply_fetch(p, replica_id, read)

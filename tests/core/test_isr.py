@@ -1,0 +1,175 @@
+"""Follower fetches, maybeExpandIsr and maybeShrinkIsr on the leader [000, 001, 003]."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from core.errors import Errors, Problem
+from core.isr import (
+    get_out_of_sync_replicas,
+    maybe_expand_isr,
+    maybe_shrink_isr,
+    read_from_local_log,
+    update_follower_fetch,
+    update_log_read_result,
+    zk_leader_and_isr,
+)
+from core.state import LeaderAndIsr, Partition, RemoteReplica, records, remote
+from tests.core.helpers import TP, append, err, fetch, in_sync_leader, leader_partition, ok
+
+LAG = 10_000
+
+
+def follower_view(p: Partition, broker: int) -> RemoteReplica:
+    found = remote(p, broker)
+    assert found is not None
+    return found
+
+
+def test_a_fetch_records_the_fetch_offset_as_the_follower_leo() -> None:
+    p = fetch(append(leader_partition(), 5), 1, 3, now_ms=7)
+    assert follower_view(p, 1).log_end_offset == 3
+
+
+def test_a_fetch_reaching_the_leader_leo_stamps_last_caught_up_time() -> None:
+    p = fetch(append(leader_partition(now_ms=0), 5), 1, 5, now_ms=700)
+    assert follower_view(p, 1).last_caught_up_time_ms == 700
+
+
+def test_a_fetch_behind_the_leader_leo_does_not_stamp_last_caught_up_time() -> None:
+    p = append(leader_partition(now_ms=0), 5)
+    p = fetch(p, 1, 2, now_ms=700)
+    # the follower had not reached the LEO of the previous fetch (5 at t=0) either
+    assert follower_view(p, 1).last_caught_up_time_ms == 0
+
+
+def test_reaching_the_leo_of_the_previous_fetch_dates_catch_up_to_that_fetch() -> None:
+    p = append(leader_partition(now_ms=0), 2)
+    p = fetch(p, 1, 0, now_ms=100)  # leader LEO 2 at this fetch
+    p = append(p, 3, first_id=2)
+    p = fetch(p, 1, 2, now_ms=900)  # reached 2 (the LEO at t=100) but not 5
+    assert follower_view(p, 1).last_caught_up_time_ms == 100
+
+
+def test_update_log_read_result_never_moves_caught_up_time_back() -> None:
+    replica = RemoteReplica(1, 5, 0, 1000, 5, 1000)
+    p = append(leader_partition(), 5)
+    read = ok(read_from_local_log(p, 5, 0, 400))
+    assert update_log_read_result(replica, read).last_caught_up_time_ms == 1000
+
+
+def test_a_follower_out_of_the_isr_rejoins_once_its_leo_reaches_the_hw() -> None:
+    p = in_sync_leader(4, replicas=(0, 1))
+    p = replace(p, isr=frozenset({0}))
+    behind = ok(update_follower_fetch(p, 1, ok(read_from_local_log(p, 3, 0, 10))))
+    assert not behind.isr_changed
+    joined = ok(update_follower_fetch(behind.partition, 1,
+                                      ok(read_from_local_log(behind.partition, 4, 0, 20))))
+    assert joined.isr_changed
+    assert joined.partition.isr == {0, 1}
+    assert joined.partition.zk_version == p.zk_version + 1
+    assert joined.zk_write == LeaderAndIsr(0, p.leader_epoch, (0, 1), p.zk_version + 1)
+
+
+def test_maybe_expand_isr_does_nothing_for_a_follower_already_in_the_isr() -> None:
+    p = in_sync_leader(2)
+    update = ok(maybe_expand_isr(p, 1))
+    assert not update.isr_changed
+    assert update.zk_write is None
+
+
+def test_maybe_expand_isr_on_a_non_leader_answers_not_leader() -> None:
+    follower = Partition(TP, 1, leader=0, assigned_replicas=(0, 1), log_created=True)
+    assert ok(maybe_expand_isr(follower, 0)).error is Errors.NOT_LEADER_FOR_PARTITION
+
+
+def test_a_fetch_from_an_unassigned_replica_is_rejected() -> None:
+    p = in_sync_leader(1)
+    read = ok(read_from_local_log(p, 0, 0, 1))
+    assert err(update_follower_fetch(p, 9, read)).problem is Problem.NOT_A_REPLICA
+    assert err(maybe_expand_isr(p, 0)).problem is Problem.NOT_A_REPLICA
+
+
+def test_a_stuck_follower_is_out_of_sync_after_the_lag() -> None:
+    p = in_sync_leader(3, now_ms=0)
+    assert get_out_of_sync_replicas(p, LAG, LAG) == frozenset()
+    assert get_out_of_sync_replicas(p, LAG + 1, LAG) == {1, 2}
+
+
+def test_a_slow_follower_that_fetches_but_never_reaches_the_leo_is_out_of_sync() -> None:
+    p = in_sync_leader(3, replicas=(0, 1), now_ms=0)
+    offset = 3
+    for t in range(1_000, 12_001, 1_000):
+        p = append(p, 2, first_id=t)  # the leader grows by 2 per second ...
+        offset += 1
+        p = fetch(p, 1, offset, now_ms=t)  # ... the follower copies 1 per second
+    assert follower_view(p, 1).last_caught_up_time_ms == 1_000
+    assert get_out_of_sync_replicas(p, 11_000, LAG) == frozenset()
+    assert get_out_of_sync_replicas(p, 12_001, LAG) == {1}
+    update = ok(maybe_shrink_isr(p, 12_001, LAG))
+    assert update.partition.isr == {0}
+    assert update.partition.high_watermark == len(p.log)
+
+
+def test_maybe_shrink_isr_with_nobody_lagging_changes_nothing() -> None:
+    p = in_sync_leader(2, now_ms=0)
+    update = ok(maybe_shrink_isr(p, 5, LAG))
+    assert update.partition is p
+    assert not update.isr_changed
+
+
+def test_maybe_shrink_isr_on_a_follower_does_nothing() -> None:
+    follower = Partition(TP, 1, leader=0, assigned_replicas=(0, 1), log_created=True)
+    update = ok(maybe_shrink_isr(follower, 10**9, LAG))
+    assert update.error is Errors.NOT_LEADER_FOR_PARTITION
+    assert update.partition is follower
+    assert get_out_of_sync_replicas(follower, 10**9, LAG) == frozenset()
+
+
+def test_the_non_empty_isr_assertion_is_a_rejected_partition_value() -> None:
+    p = in_sync_leader(2)
+    without_leader = replace(p, isr=frozenset({1, 2}))
+    assert err(maybe_shrink_isr(without_leader, 0, LAG)).problem is Problem.LEADER_NOT_IN_ISR
+    empty = replace(p, isr=frozenset())
+    assert err(maybe_shrink_isr(empty, 0, LAG)).problem is Problem.EMPTY_ISR
+
+
+def test_read_from_local_log_answers_not_leader_and_out_of_range_as_values() -> None:
+    follower = Partition(TP, 1, leader=0, assigned_replicas=(0, 1), log=records((1,), 0),
+                         log_created=True)
+    assert ok(read_from_local_log(follower, 0, 0, 0)).error is Errors.NOT_LEADER_FOR_PARTITION
+    p = in_sync_leader(2)
+    beyond = ok(read_from_local_log(p, 3, 0, 0))
+    assert beyond.error is Errors.OFFSET_OUT_OF_RANGE
+    assert beyond.records == ()
+    unchanged = ok(update_follower_fetch(p, 1, beyond))
+    assert unchanged.partition is p
+    assert unchanged.error is Errors.OFFSET_OUT_OF_RANGE
+
+
+def test_a_fetch_to_a_former_leader_changes_nothing() -> None:
+    p = in_sync_leader(2)
+    read = ok(read_from_local_log(p, 2, 0, 0))
+    follower = Partition(TP, 0, leader=1, assigned_replicas=(0, 1, 2), log=p.log,
+                         log_created=True, high_watermark=2)
+    assert ok(update_follower_fetch(follower, 1, read)).error is Errors.NOT_LEADER_FOR_PARTITION
+
+
+def test_read_from_local_log_honours_max_records() -> None:
+    p = append(leader_partition(), 5)
+    read = ok(read_from_local_log(p, 1, 0, 0, max_records=2))
+    assert [r.id for r in read.records] == [1, 2]
+    assert not read.is_read_from_log_end
+
+
+def test_the_zookeeper_leader_and_isr_of_a_leader_is_sorted() -> None:
+    p = in_sync_leader(1)
+    assert zk_leader_and_isr(p) == LeaderAndIsr(0, 1, (0, 1, 2), p.zk_version)
+
+
+def test_isr_functions_reject_negative_times_and_offsets() -> None:
+    p = in_sync_leader(1)
+    assert err(maybe_shrink_isr(p, -1, LAG)).problem is Problem.NEGATIVE_VALUE
+    assert err(read_from_local_log(p, -1, 0, 0)).problem is Problem.NEGATIVE_VALUE
+    bogus = replace(ok(read_from_local_log(p, 1, 0, 0)), fetch_offset=5)
+    assert err(update_follower_fetch(p, 1, bogus)).problem is Problem.OFFSET_OUT_OF_LOG

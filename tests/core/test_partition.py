@@ -1,0 +1,165 @@
+"""Partition.makeLeader and Partition.makeFollower [003, 001], and the leader's HW."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from core.errors import Problem
+from core.partition import (
+    TRUNCATION_RULES,
+    create_log_if_not_exists,
+    make_follower,
+    make_leader,
+    maybe_increment_leader_hw,
+    truncate_by_leader_epoch_kip101,
+    truncate_by_leader_epoch_kip279,
+    truncate_local_log,
+    truncate_to_high_watermark,
+)
+from core.state import UNKNOWN_OFFSET, Partition, RemoteReplica, records, remote
+from core.truncation import Record
+from tests.core.helpers import TP, append, err, fetch, in_sync_leader, leader_partition, ok, state
+
+
+def test_make_leader_on_a_fresh_partition_is_a_new_leader_adopting_the_request() -> None:
+    result = ok(make_leader(Partition(TP, 0), state(0, (0, 1), (0, 1, 2), 4, 7, 9), 100))
+    p = result.partition
+    assert result.is_new_leader
+    assert (p.leader, p.leader_epoch, p.controller_epoch, p.zk_version) == (0, 4, 7, 9)
+    assert p.assigned_replicas == (0, 1, 2)
+    assert p.isr == {0, 1}
+    assert p.log_created
+
+
+def test_make_leader_sets_last_caught_up_to_now_for_isr_members_and_zero_otherwise() -> None:
+    p = ok(make_leader(Partition(TP, 0), state(0, (0, 1), (0, 1, 2)), 1234)).partition
+    assert remote(p, 1) == RemoteReplica(1, UNKNOWN_OFFSET, UNKNOWN_OFFSET, 1234, 0, 1234)
+    assert remote(p, 2) == RemoteReplica(2, UNKNOWN_OFFSET, UNKNOWN_OFFSET, 0, 0, 1234)
+
+
+def test_a_new_leader_resets_remote_leos_to_unknown_so_followers_must_fetch_again() -> None:
+    old = in_sync_leader(5)
+    follower = ok(make_follower(old, state(1, (1, 0, 2), leader_epoch=2))).partition
+    again = ok(make_leader(follower, state(0, (0, 1, 2), leader_epoch=3), 50))
+    assert again.is_new_leader
+    assert all(r.log_end_offset == UNKNOWN_OFFSET for r in again.partition.remotes)
+    assert again.partition.high_watermark == 5  # HW never moves back
+
+
+def test_a_retried_make_leader_for_the_same_leader_is_not_a_new_leader_and_keeps_leos() -> None:
+    p = in_sync_leader(4)
+    retried = ok(make_leader(p, state(0, (0, 1, 2), leader_epoch=1), 99))
+    assert not retried.is_new_leader
+    assert [r.log_end_offset for r in retried.partition.remotes] == [4, 4]
+    assert retried.partition.log == p.log
+    assert retried.partition.high_watermark == p.high_watermark
+
+
+def test_make_leader_raises_the_hw_when_it_leads_alone() -> None:
+    follower = Partition(TP, 0, leader=1, leader_epoch=1, assigned_replicas=(0, 1),
+                         log=records((1, 2, 3), 1), log_created=True, high_watermark=1)
+    result = ok(make_leader(follower, state(0, (0,), (0, 1), leader_epoch=2), 0))
+    assert result.hw_incremented
+    assert result.partition.high_watermark == 3
+
+
+def test_make_leader_drops_removed_replicas_and_adds_new_ones() -> None:
+    p = in_sync_leader(2, replicas=(0, 1, 2))
+    moved = ok(make_leader(p, state(0, (0, 1), (0, 1, 3), leader_epoch=2), 10)).partition
+    assert [r.broker_id for r in moved.remotes] == [1, 3]
+    assert [r.log_end_offset for r in moved.remotes] == [2, UNKNOWN_OFFSET]
+
+
+def test_make_follower_clears_the_isr_and_reports_a_leader_change() -> None:
+    p = in_sync_leader(3)
+    result = ok(make_follower(p, state(1, (1, 2), leader_epoch=2)))
+    assert result.leader_changed
+    assert result.partition.isr == frozenset()
+    assert result.partition.remotes == ()
+    assert result.partition.leader == 1
+    assert result.fetch_offset == 3
+
+
+def test_make_follower_with_the_same_leader_reports_no_change_and_does_not_truncate() -> None:
+    p = Partition(TP, 2, leader=1, leader_epoch=1, assigned_replicas=(0, 1, 2),
+                  log=records((1, 2, 3), 1), log_created=True, high_watermark=1)
+    result = ok(make_follower(p, state(1, (1, 2), leader_epoch=2)))
+    assert not result.leader_changed
+    assert result.truncated_to is None
+    assert len(result.partition.log) == 3
+    assert result.partition.leader_epoch == 2
+
+
+def test_old_make_follower_truncates_the_log_to_its_own_high_watermark() -> None:
+    p = Partition(TP, 2, leader=1, leader_epoch=1, assigned_replicas=(0, 1, 2),
+                  log=records((1, 2, 3, 4), 1), log_created=True, high_watermark=2)
+    result = ok(make_follower(p, state(0, (0, 2), leader_epoch=2), truncate_to_high_watermark))
+    assert result.truncated_to == 2
+    assert result.partition.log == records((1, 2), 1)
+    assert result.fetch_offset == 2
+
+
+def test_kip101_truncation_keeps_records_the_leader_has_in_the_same_epoch() -> None:
+    mine = records((1, 2, 3, 4), 1)
+    leader_log = records((1, 2, 3, 4, 5), 1)
+    p = Partition(TP, 2, leader=1, leader_epoch=1, assigned_replicas=(0, 1, 2),
+                  log=mine, log_created=True, high_watermark=2)
+    result = ok(make_follower(p, state(0, (0, 2), leader_epoch=2),
+                              truncate_by_leader_epoch_kip101, leader_log))
+    assert result.partition.log == mine  # the answer (5) is past the LEO: no truncation
+    assert result.truncated_to == 4
+
+
+def test_kip279_truncation_cuts_after_the_last_record_both_logs_share() -> None:
+    mine = (Record(1, 1), Record(2, 1), Record(3, 2))
+    leader_log = (Record(1, 1), Record(2, 1), Record(9, 3))
+    p = Partition(TP, 2, leader=1, leader_epoch=2, assigned_replicas=(0, 1, 2),
+                  log=mine, log_created=True, high_watermark=1)
+    result = ok(make_follower(p, state(0, (0, 2), leader_epoch=3),
+                              truncate_by_leader_epoch_kip279, leader_log))
+    assert result.partition.log == mine[:2]
+    assert result.partition.high_watermark == 1
+
+
+def test_the_truncation_rules_are_registered_by_name() -> None:
+    assert set(TRUNCATION_RULES) == {"truncate-to-hw", "kip101", "kip279"}
+
+
+def test_truncating_the_local_log_caps_hw_log_start_and_open_transactions() -> None:
+    p = Partition(TP, 2, leader=1, assigned_replicas=(1, 2), log=records((1, 2, 3, 4), 1),
+                  log_created=True, high_watermark=3, log_start_offset=3,
+                  open_txn_first_offsets=frozenset({1, 3}))
+    cut = truncate_local_log(p, 2)
+    assert (len(cut.log), cut.high_watermark, cut.log_start_offset) == (2, 2, 2)
+    assert cut.open_txn_first_offsets == {1}
+    assert truncate_local_log(p, 10) is p
+
+
+def test_create_log_if_not_exists_only_marks_the_log_created() -> None:
+    fresh = Partition(TP, 0)
+    assert create_log_if_not_exists(fresh) == replace(fresh, log_created=True)
+    created = create_log_if_not_exists(fresh)
+    assert create_log_if_not_exists(created) is created
+
+
+def test_the_leader_hw_never_moves_back_when_a_follower_rejoins_behind() -> None:
+    p = fetch(append(leader_partition((0, 1)), 4), 1, 4, now_ms=0)
+    assert p.high_watermark == 4
+    behind = replace(p, remotes=(replace(p.remotes[0], log_end_offset=1),))
+    update = ok(maybe_increment_leader_hw(behind))
+    assert not update.incremented
+    assert update.partition.high_watermark == 4
+
+
+def test_maybe_increment_leader_hw_does_nothing_on_a_follower() -> None:
+    follower = Partition(TP, 1, leader=0, assigned_replicas=(0, 1), log=records((1,), 0),
+                         log_created=True)
+    assert not ok(maybe_increment_leader_hw(follower)).incremented
+
+
+def test_make_leader_and_make_follower_refuse_the_wrong_role() -> None:
+    assert err(make_leader(Partition(TP, 1), state(0), 0)).problem is Problem.WRONG_ROLE
+    assert err(make_follower(Partition(TP, 0), state(0))).problem is Problem.WRONG_ROLE
+    assert err(make_follower(Partition(TP, 5), state(0))).problem is Problem.NOT_A_REPLICA
+    assert err(make_leader(Partition(TP, 5), state(5), 0)).problem is Problem.LEADER_NOT_IN_ISR
+    assert err(make_leader(Partition(TP, 0), state(0), -1)).problem is Problem.NEGATIVE_VALUE
