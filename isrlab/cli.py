@@ -5,8 +5,10 @@ from __future__ import annotations
 import click
 
 from isrlab import __version__
+from isrlab.bmc_cmd import bmc_command
 from isrlab.check_cmd import check, models_command, simulate_command
 from isrlab.cli_support import OneLineErrors
+from isrlab.prove_cmd import prove_command
 
 
 @click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
@@ -18,6 +20,8 @@ def cli() -> None:
 cli.add_command(check)
 cli.add_command(simulate_command)
 cli.add_command(models_command)
+cli.add_command(bmc_command)
+cli.add_command(prove_command)
 
 
 def main() -> None:

@@ -190,3 +190,29 @@ def to_variables(state: KState, log_size: int | None = None) -> dict[str, Any]:
         "leaderAndIsrRequests": [_quorum_view(q, names) for q in state.requests],
         "quorumState": _quorum_view(state.quorum, names),
     }
+
+
+def describe(state: KState) -> str:
+    """A compact one-line rendering: each replica's log (``id@epoch``), hw, epoch, leader and
+    ISR, then the quorum state and the requests (epoch → leader, ISR)."""
+
+    def who(index: int) -> str:
+        return "-" if index == NONE_REPLICA else replica_name(index)
+
+    def isr(members: frozenset[int]) -> str:
+        return "{" + ",".join(replica_name(i) for i in sorted(members)) + "}"
+
+    replicas = []
+    for index, (log, st) in enumerate(zip(state.logs, state.replica_state, strict=True)):
+        records = " ".join(f"{rid}@{rep}" for rid, rep in log)
+        replicas.append(
+            f"{replica_name(index)}: log [{records}] hw {st.hw} epoch {st.leader_epoch} "
+            f"leader {who(st.leader)} isr {isr(st.isr)}"
+        )
+    q = state.quorum
+    requests = ", ".join(f"{r.leader_epoch}→{who(r.leader)}{isr(r.isr)}" for r in state.requests)
+    return (
+        "; ".join(replicas)
+        + f"; quorum epoch {q.leader_epoch} leader {who(q.leader)} isr {isr(q.isr)}"
+        + f"; requests [{requests}]; nextRecordId {state.next_record_id}"
+    )
