@@ -30,9 +30,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from checker.model import Property
+from core.partition import follower_high_watermark
 from core.truncation import (
     Log,
     kip101_truncation_offset,
@@ -43,7 +45,8 @@ from spec.tla.layout import END, EPOCH, HW, ISR, LEADER, LOG, RQ, Layout
 
 State = bytes
 Out = list[tuple[str, State]]
-Action = Callable[[State, Out], None]
+Presumed = tuple[tuple[int, int, int], ...]
+Action = Callable[[State, Out, Presumed], None]
 
 _BYTE = tuple(bytes((v,)) for v in range(256))
 
@@ -108,7 +111,16 @@ class TlaModel:
         self._zeros = tuple(bytes(k) for k in range(log_size + 1))
         self._follow_memo: dict[bytes, tuple[bytes, bytes] | None] = {}
         self.bases, self.lb, self.none = lay.bases, lay.leader_base, lay.none
-        self.block = lay.block
+        self.block, self.ib = lay.block, lay.isr_base
+        self._presumed_memo: dict[tuple[int, ...], Presumed] = {}
+        positions = [b + LEADER for b in lay.bases]
+        self._leader_bytes: Callable[[State], tuple[int, ...]] = (
+            itemgetter(*positions) if replicas > 1 else lambda s: (s[positions[0]],)
+        )
+        self._fetched_hw = tuple(
+            tuple(_BYTE[follower_high_watermark(hw, end)] for end in range(log_size + 1))
+            for hw in range(log_size + 1)
+        )
         self._labels()
         self.actions = self._select_actions()
 
@@ -168,8 +180,9 @@ class TlaModel:
     def next_states(self, state: State) -> Iterable[tuple[str, State]]:
         """Every enabled (action, binding, disjunct) of Next, duplicates included (as TLC)."""
         out: Out = []
+        pres = self._presuming(state)
         for action in self.actions:
-            action(state, out)
+            action(state, out, pres)
         return out
 
     def invariants(self) -> Sequence[Property[State]]:
@@ -243,18 +256,20 @@ class TlaModel:
     def _quorum_leader(self, s: State) -> int:
         """quorumState.leader as a leader code (the newest request's leader, or None)."""
         nle = s[1]
-        return s[RQ + 2 * nle - 2] if nle else self.layout.none
+        return s[RQ + 2 * nle - 2] if nle else self.none
 
-    def _log(self, s: State, replica: int) -> bytes:
-        """The record bytes of a replica's log (Nil slots included)."""
-        base = self.layout.bases[replica]
-        return s[base + LOG:base + LOG + self.L]
-
-    def _is_true_leader(self, s: State, i: int) -> bool:
-        """IsTrueLeader: the quorum names ``i`` leader and ``i`` knows it, in the quorum epoch."""
-        a = self.layout.bases[i]
-        code = self.layout.leader_base + i
-        return s[a + LEADER] == code and self._quorum_leader(s) == code and s[a + EPOCH] == s[1]
+    def _presuming(self, s: State) -> Presumed:
+        """The replicas presuming leadership (``replicaState[r].leader = r``) as
+        ``(index, block position, leader code)``: read once per state, memoised."""
+        codes = self._leader_bytes(s)
+        found = self._presumed_memo.get(codes)
+        if found is None:
+            lb = self.lb
+            found = tuple(
+                (i, self.bases[i], lb + i) for i, c in enumerate(codes) if c == lb + i
+            )
+            self._presumed_memo[codes] = found
+        return found
 
     def _records(self, log: bytes, end: int) -> Log:
         record_of = self.layout.record_of
@@ -270,65 +285,62 @@ class TlaModel:
             s[k + 2:],
         ))
 
-    def controller_elect_leader(self, s: State, out: Out) -> None:
+    def controller_elect_leader(self, s: State, out: Out, pres: Presumed) -> None:
         """ControllerElectLeader: the controller picks any other ISR member as leader (clean
         election), bumping the epoch.  Disabled once every epoch is used."""
         if s[1] > self.E:
             return
-        qisr, qleader, lb = s[2], self._quorum_leader(s), self.layout.leader_base
+        qisr, qleader, lb = s[2], self._quorum_leader(s), self.lb
         for i in self._members[qisr]:
             if lb + i != qleader:
                 out.append((self.l_elect[i], self._update_isr(s, lb + i, qisr)))
 
-    def controller_shrink_isr(self, s: State, out: Out) -> None:
+    def controller_shrink_isr(self, s: State, out: Out, pres: Presumed) -> None:
         """ControllerShrinkIsr: a broker fails (or shuts down).  Three cases: the leader alone
         in the ISR (leader becomes None, ISR kept), the leader with others (leader None, removed
         from the ISR), a non-leader ISR member (removed, leader kept)."""
         if s[1] > self.E:
             return
-        qisr, qleader, lay = s[2], self._quorum_leader(s), self.layout
-        mask = qisr - lay.isr_base
+        qisr, qleader, lb, ib = s[2], self._quorum_leader(s), self.lb, self.ib
+        mask = qisr - ib
         for i in range(self.n):
             bit = 1 << i
-            if qleader == lay.leader_base + i:
-                new_isr = qisr if mask == bit else lay.isr_base + (mask & ~bit)
-                out.append((self.l_cshrink[i], self._update_isr(s, lay.none, new_isr)))
+            if qleader == lb + i:
+                new_isr = qisr if mask == bit else ib + (mask & ~bit)
+                out.append((self.l_cshrink[i], self._update_isr(s, self.none, new_isr)))
             elif mask & bit:
-                new_isr = lay.isr_base + (mask & ~bit)
+                new_isr = ib + (mask & ~bit)
                 out.append((self.l_cshrink[i], self._update_isr(s, qleader, new_isr)))
 
     # -- leaders ----------
-    def become_leader(self, s: State, out: Out) -> None:
+    def become_leader(self, s: State, out: Out, pres: Presumed) -> None:
         """BecomeLeader: a replica named leader by a request of a higher epoch than its own
         takes the request's epoch and ISR and keeps its (possibly stale) high watermark."""
-        lay = self.layout
+        none, lb, bases = self.none, self.lb, self.bases
         for e in range(s[1]):
             code = s[RQ + 2 * e]
-            if code == lay.none:
+            if code == none:
                 continue
-            i = code - lay.leader_base
-            a = lay.bases[i]
+            i = code - lb
+            a = bases[i]
             if e + 1 > s[a + EPOCH]:
                 succ = s[:a + EPOCH] + bytes((e + 1, code, s[RQ + 2 * e + 1])) + s[a + END:]
                 out.append((self.l_become_leader[e][i], succ))
 
-    def leader_write(self, s: State, out: Out) -> None:
+    def leader_write(self, s: State, out: Out, pres: Presumed) -> None:
         """LeaderWrite: any replica presuming leadership appends a fresh record stamped with
         its epoch (zombies too: only replication fencing can stop them)."""
         rid = s[0]
         if rid >= self.R:
             return
-        lay, width = self.layout, self.E + 1
-        for i, a in enumerate(lay.bases):
-            if s[a + LEADER] != lay.leader_base + i:
-                continue
+        first = rid * (self.E + 1)  # record code - epoch - 1 of the record with id ``rid``
+        for i, a, _ in pres:
             end = s[a + END]
             if end >= self.L:
                 continue
-            code = 1 + rid * width + s[a + EPOCH] - 1
             succ = b"".join((
                 _BYTE[rid + 1], s[1:a + END], _BYTE[end + 1], s[a + END + 1:a + LOG + end],
-                _BYTE[code], s[a + LOG + end + 1:],
+                _BYTE[first + s[a + EPOCH]], s[a + LOG + end + 1:],
             ))
             out.append((self.l_write[i], succ))
 
@@ -339,17 +351,16 @@ class TlaModel:
     def _inc_hw(self, s: State, a: int) -> State:
         return s[:a] + _BYTE[s[a + HW] + 1] + s[a + 1:]
 
-    def leader_inc_high_watermark(self, s: State, out: Out) -> None:
+    def leader_inc_high_watermark(self, s: State, out: Out, pres: Presumed) -> None:
         """LeaderIncHighWatermark (before KIP-320): a presumed leader advances its HW by one
         when every member of its local ISR follows it (any epoch) and has that offset."""
-        lay = self.layout
-        for i, a in enumerate(lay.bases):
-            code = lay.leader_base + i
+        bases = self.bases
+        for i, a, code in pres:
             hw = s[a + HW]
-            if s[a + LEADER] != code or hw >= self.L:
+            if hw >= self.L:
                 continue
             for f in self._members[s[a + ISR]]:
-                b = lay.bases[f]
+                b = bases[f]
                 if s[b + LEADER] != code or s[b + END] <= hw:
                     break
             else:
@@ -362,28 +373,29 @@ class TlaModel:
             return False
         return offset == 0 or (offset - 1 < s[a + END] and offset - 1 < s[b + END])
 
-    def leader_shrink_isr(self, s: State, out: Out) -> None:
-        """LeaderShrinkIsr (before KIP-320): the true leader drops an ISR member that does not
-        follow it or lacks the leader's last record."""
-        lay = self.layout
-        for i, a in enumerate(lay.bases):
-            if not self._is_true_leader(s, i):
+    def leader_shrink_isr(self, s: State, out: Out, pres: Presumed) -> None:
+        """LeaderShrinkIsr (before KIP-320): the true leader (IsTrueLeader: the quorum names
+        it, in the quorum's epoch) drops an ISR member that does not follow it or lacks the
+        leader's last record."""
+        qleader, bases = self._quorum_leader(s), self.bases
+        for i, a, code in pres:
+            if code != qleader or s[a + EPOCH] != s[1]:
                 continue
-            isr, code, end = s[a + ISR], lay.leader_base + i, s[a + END]
+            isr, end = s[a + ISR], s[a + END]
             for j in self._members[isr]:
-                if j != i and not self._caught_up(s, a, lay.bases[j], code, end):
+                if j != i and not self._caught_up(s, a, bases[j], code, end):
                     out.append((self.l_shrink[i][j], self._set_isr(s, a, isr - (1 << j))))
 
-    def leader_expand_isr(self, s: State, out: Out) -> None:
+    def leader_expand_isr(self, s: State, out: Out, pres: Presumed) -> None:
         """LeaderExpandIsr (before KIP-320): the true leader adds a replica that follows it and
         has the record below the leader's HW."""
-        lay = self.layout
-        for i, a in enumerate(lay.bases):
-            if not self._is_true_leader(s, i):
+        qleader, bases = self._quorum_leader(s), self.bases
+        for i, a, code in pres:
+            if code != qleader or s[a + EPOCH] != s[1]:
                 continue
-            isr, code, hw = s[a + ISR], lay.leader_base + i, s[a + HW]
-            mask = isr - lay.isr_base
-            for j, b in enumerate(lay.bases):
+            isr, hw = s[a + ISR], s[a + HW]
+            mask = isr - self.ib
+            for j, b in enumerate(bases):
                 if not mask >> j & 1 and self._caught_up(s, a, b, code, hw):
                     out.append((self.l_expand[i][j], self._set_isr(s, a, isr + (1 << j))))
 
@@ -402,9 +414,9 @@ class TlaModel:
         new HW byte and its new end offset and log slots, or None when the truncation offset
         lies beyond the follower's log end (TruncateTo's guard disables the step).  Memoised:
         the rule is computed once per pair of logs."""
-        found = self._follow_memo.get(key, False)
-        if found is not False:
-            return found  # type: ignore[return-value]  # False is the memo's miss marker
+        memo = self._follow_memo
+        if key in memo:
+            return memo[key]
         L = self.L
         block = key[L:]
         end, hw = block[END], block[HW]
@@ -416,7 +428,7 @@ class TlaModel:
         if offset <= end:
             result = (_BYTE[min(offset, hw)], bytes((offset,)) + block[LOG:LOG + offset]
                       + self._zeros[L - offset])
-        self._follow_memo[key] = result
+        memo[key] = result
         return result
 
     def _follow(self, s: State, e: int, b: int, new: tuple[bytes, bytes]) -> State:
@@ -427,7 +439,7 @@ class TlaModel:
             s[:b], new[0], bytes((e + 1, s[k], s[k + 1])), new[1], s[b + self.block:],
         ))
 
-    def become_follower_and_truncate(self, s: State, out: Out) -> None:
+    def become_follower_and_truncate(self, s: State, out: Out, pres: Presumed) -> None:
         """BecomeFollowerTruncate* (before KIP-320): a replica other than the request's leader
         takes a request of a higher epoch than its own and truncates by the version's rule; the
         step is disabled when that offset lies beyond its log end (TruncateTo's guard).
@@ -454,115 +466,112 @@ class TlaModel:
                 if twice and s[b + END] == 0:
                     out.append((self.l_follow[e][j], succ))
 
-    def follower_replicate(self, s: State, out: Out) -> None:
+    def follower_replicate(self, s: State, out: Out, pres: Presumed) -> None:
         """FollowerReplicate (before KIP-320): a replica following a presumed leader copies the
         leader's record at its end offset, in any epoch (no fencing), and takes
         HW = min(leader's HW, its new end offset)."""
-        lay = self.layout
-        for i, a in enumerate(lay.bases):
-            code = lay.leader_base + i
-            if s[a + LEADER] != code:
-                continue
-            for j, b in enumerate(lay.bases):
+        bases = self.bases
+        for i, a, code in pres:
+            for j, b in enumerate(bases):
                 if s[b + LEADER] == code:
                     self._fetch(s, out, i, a, j, b)
 
     def _fetch(self, s: State, out: Out, i: int, a: int, j: int, b: int) -> None:
-        """ReplicateTo plus the follower's HW update, when the leader has a record there."""
+        """ReplicateTo plus the follower's HW update (``core.partition.follower_high_watermark``,
+        tabulated), when the leader has a record at the follower's end offset."""
         end = s[b + END]
         if end >= s[a + END] or end >= self.L:
             return
-        hw = min(s[a + HW], end + 1)
         succ = b"".join((
-            s[:b], _BYTE[hw], s[b + 1:b + END], _BYTE[end + 1], s[b + END + 1:b + LOG + end],
-            _BYTE[s[a + LOG + end]], s[b + LOG + end + 1:],
+            s[:b], self._fetched_hw[s[a + HW]][end + 1], s[b + 1:b + END], _BYTE[end + 1],
+            s[b + END + 1:b + LOG + end], _BYTE[s[a + LOG + end]], s[b + LOG + end + 1:],
         ))
         out.append((self.l_fetch[i][j], succ))
 
     # -- KIP-320 ----------
-    def _follows_epoch(self, s: State, a: int, b: int, code: int) -> bool:
-        """IsFollowingLeaderEpoch: the leader presumes leadership and the follower follows it
-        in the leader's own epoch."""
-        return s[a + LEADER] == code and s[b + LEADER] == code and s[b + EPOCH] == s[a + EPOCH]
-
-    def fenced_follower_fetch(self, s: State, out: Out) -> None:
+    def fenced_follower_fetch(self, s: State, out: Out, pres: Presumed) -> None:
         """FencedFollowerFetch: FollowerReplicate restricted to followers in the leader's epoch
-        (KIP-320: the fetch carries the epoch and the leader rejects a stale one)."""
-        lay = self.layout
-        for i, a in enumerate(lay.bases):
-            code = lay.leader_base + i
-            if s[a + LEADER] != code:
-                continue
-            for j, b in enumerate(lay.bases):
-                if s[b + LEADER] == code and s[b + EPOCH] == s[a + EPOCH]:
+        (IsFollowingLeaderEpoch; KIP-320: the fetch carries the epoch and the leader rejects
+        a stale one)."""
+        bases = self.bases
+        for i, a, code in pres:
+            epoch = s[a + EPOCH]
+            for j, b in enumerate(bases):
+                if s[b + LEADER] == code and s[b + EPOCH] == epoch:
                     self._fetch(s, out, i, a, j, b)
 
-    def fenced_leader_inc_high_watermark(self, s: State, out: Out) -> None:
+    def fenced_leader_inc_high_watermark(self, s: State, out: Out, pres: Presumed) -> None:
         """FencedLeaderIncHighWatermark: the HW advances past a record the replica has when
-        every member of its local ISR follows it in its epoch and has that record.  (With an
-        empty local ISR the condition holds vacuously, as in the spec.)"""
-        lay = self.layout
-        for i, a in enumerate(lay.bases):
+        every member of its local ISR follows it in its epoch (IsFollowingLeaderEpoch, which
+        also asks that it presume leadership) and has that record.  With an empty local ISR
+        the condition holds vacuously, leader or not, as in the spec."""
+        bases, lb = self.bases, self.lb
+        for i, a in enumerate(bases):
             hw = s[a + HW]
             if hw >= s[a + END]:
                 continue
-            code = lay.leader_base + i
-            for f in self._members[s[a + ISR]]:
-                b = lay.bases[f]
-                if not self._follows_epoch(s, a, b, code) or s[b + END] <= hw:
+            code, epoch = lb + i, s[a + EPOCH]
+            members = self._members[s[a + ISR]]
+            if members and s[a + LEADER] != code:
+                continue
+            for f in members:
+                b = bases[f]
+                if s[b + LEADER] != code or s[b + EPOCH] != epoch or s[b + END] <= hw:
                     break
             else:
                 out.append((self.l_inc_hw[i], self._inc_hw(s, a)))
 
-    def fenced_leader_shrink_isr(self, s: State, out: Out) -> None:
+    def fenced_leader_shrink_isr(self, s: State, out: Out, pres: Presumed) -> None:
         """FencedLeaderShrinkIsr: the true leader drops an ISR member that is off its epoch or
         has a smaller end offset.  The two reasons are two disjuncts: a member for which both
         hold yields the same successor twice (as TLC counts)."""
-        lay = self.layout
-        for i, a in enumerate(lay.bases):
-            if not self._is_true_leader(s, i):
+        qleader, bases = self._quorum_leader(s), self.bases
+        for i, a, code in pres:
+            epoch = s[a + EPOCH]
+            if code != qleader or epoch != s[1]:
                 continue
-            isr, code, end = s[a + ISR], lay.leader_base + i, s[a + END]
+            isr, end = s[a + ISR], s[a + END]
             for j in self._members[isr]:
                 if j == i:
                     continue
-                b = lay.bases[j]
-                reasons = (not self._follows_epoch(s, a, b, code)) + (s[b + END] < end)
+                b = bases[j]
+                off_epoch = s[b + LEADER] != code or s[b + EPOCH] != epoch
+                reasons = off_epoch + (s[b + END] < end)
                 if reasons:
                     succ = self._set_isr(s, a, isr - (1 << j))
                     out.extend([(self.l_shrink[i][j], succ)] * reasons)
 
-    def fenced_leader_expand_isr(self, s: State, out: Out) -> None:
+    def fenced_leader_expand_isr(self, s: State, out: Out, pres: Presumed) -> None:
         """FencedLeaderExpandIsr: the true leader adds a replica following its epoch that has
         the record below the leader's HW, once that HW has reached the leader's own epoch (the
         HW is at the log end or at a record of the leader's epoch), so that a new member holds
         everything the previous leader may have committed."""
-        lay = self.layout
-        for i, a in enumerate(lay.bases):
-            if not self._is_true_leader(s, i):
+        qleader, bases = self._quorum_leader(s), self.bases
+        for i, a, code in pres:
+            epoch = s[a + EPOCH]
+            if code != qleader or epoch != s[1]:
                 continue
             hw, end = s[a + HW], s[a + END]
-            epoch = s[a + EPOCH] - 1
-            if not (hw == end or (hw < end and self._epoch_of[s[a + LOG + hw]] == epoch)):
+            if not (hw == end or (hw < end and self._epoch_of[s[a + LOG + hw]] == epoch - 1)):
                 continue
-            isr, code = s[a + ISR], lay.leader_base + i
-            mask = isr - lay.isr_base
-            for j, b in enumerate(lay.bases):
-                if mask >> j & 1 or not self._follows_epoch(s, a, b, code):
+            isr = s[a + ISR]
+            mask = isr - self.ib
+            for j, b in enumerate(bases):
+                if mask >> j & 1 or s[b + LEADER] != code or s[b + EPOCH] != epoch:
                     continue
                 if hw == 0 or hw - 1 < s[b + END]:
                     out.append((self.l_expand[i][j], self._set_isr(s, a, isr + (1 << j))))
 
-    def fenced_become_follower_and_truncate(self, s: State, out: Out) -> None:
+    def fenced_become_follower_and_truncate(self, s: State, out: Out, pres: Presumed) -> None:
         """FencedBecomeFollowerAndTruncate: as KIP-279's truncation, but only once the new
         leader has itself taken the request's epoch (the OffsetForLeaderEpoch request carries
         the epoch and a leader still in an older one rejects it).  Only the request of a
         leader's own current epoch can qualify, so the loop runs over presumed leaders."""
-        bases, lb, L, block = self.bases, self.lb, self.L, self.block
+        bases, L, block = self.bases, self.L, self.block
         nle = s[1]
-        for i, a in enumerate(bases):
-            code, epoch = lb + i, s[a + EPOCH]
-            if s[a + LEADER] != code or not 0 < epoch <= nle or s[RQ + 2 * epoch - 2] != code:
+        for i, a, code in pres:
+            epoch = s[a + EPOCH]
+            if not 0 < epoch <= nle or s[RQ + 2 * epoch - 2] != code:
                 continue
             leader_log = s[a + LOG:a + LOG + L]
             for j, b in enumerate(bases):
