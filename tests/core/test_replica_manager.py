@@ -1,0 +1,204 @@
+"""becomeLeaderOrFollower: every outcome of the seeds [001, 003]; broker-level ISR steps."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from core.errors import Errors, Problem
+from core.isr import read_from_local_log
+from core.metadata_cache import Broker, MetadataSnapshot
+from core.partition import make_leader, truncate_by_leader_epoch_kip279
+from core.replica_manager import (
+    FetcherEntry,
+    LeaderAndIsrRequest,
+    ReplicaManager,
+    become_leader_or_follower,
+    checkpoint_high_watermarks,
+    get_partition,
+    maybe_propagate_isr_changes_of,
+    maybe_shrink_isr_all,
+    put_partition,
+    update_follower_log_read_results,
+)
+from core.state import Partition, PartitionState, TopicPartition, records
+from core.truncation import Log, Record
+from tests.core.helpers import TP, err, ok, state
+
+TP1 = TopicPartition("orders", 1)
+ALIVE = MetadataSnapshot(alive_brokers=tuple(Broker(i, ()) for i in (0, 1, 2)))
+
+
+def request(*states: tuple[TopicPartition, PartitionState], epoch: int = 1) -> LeaderAndIsrRequest:
+    return LeaderAndIsrRequest(controller_id=9, controller_epoch=epoch, partition_states=states)
+
+
+def handle(manager: ReplicaManager, req: LeaderAndIsrRequest, now_ms: int = 0,
+           metadata: MetadataSnapshot = ALIVE, authorized: bool = True) -> tuple[
+               ReplicaManager, dict[TopicPartition, Errors], Errors]:
+    result = ok(become_leader_or_follower(manager, req, metadata, now_ms, authorized=authorized))
+    return result.manager, dict(result.response.partition_errors), result.response.error
+
+
+def test_an_unauthorised_request_fails_every_partition_with_cluster_authorization_failed() -> None:
+    manager = ReplicaManager(0)
+    after, errors, top = handle(manager, request((TP, state(0)), (TP1, state(1))),
+                                authorized=False)
+    assert top is Errors.CLUSTER_AUTHORIZATION_FAILED
+    assert errors == {TP: Errors.CLUSTER_AUTHORIZATION_FAILED,
+                      TP1: Errors.CLUSTER_AUTHORIZATION_FAILED}
+    assert after is manager
+
+
+def test_a_request_from_an_older_controller_is_rejected_whole_and_changes_nothing() -> None:
+    manager = ReplicaManager(0, controller_epoch=5)
+    after, errors, top = handle(manager, request((TP, state(0)), epoch=4))
+    assert top is Errors.STALE_CONTROLLER_EPOCH
+    assert errors == {}
+    assert after is manager
+
+
+def test_an_accepted_request_adopts_its_controller_epoch_and_starts_hw_checkpoints() -> None:
+    after, errors, top = handle(ReplicaManager(0, controller_epoch=5),
+                                request((TP, state(0)), epoch=6))
+    assert top is Errors.NONE
+    assert errors == {TP: Errors.NONE}
+    assert after.controller_epoch == 6
+    assert after.hw_checkpoint_thread_started
+
+
+def test_a_partition_in_an_offline_log_dir_answers_kafka_storage_error() -> None:
+    manager = ReplicaManager(0, offline=frozenset({TP}))
+    after, errors, _ = handle(manager, request((TP, state(0)), (TP1, state(0))))
+    assert errors == {TP: Errors.KAFKA_STORAGE_ERROR, TP1: Errors.NONE}
+    assert get_partition(after, TP) is None
+    assert get_partition(after, TP1) is not None
+
+
+def test_a_stale_leader_epoch_is_ignored_with_stale_controller_epoch() -> None:
+    manager, _, _ = handle(ReplicaManager(0), request((TP, state(0, leader_epoch=3))))
+    after, errors, top = handle(manager, request((TP, state(1, (1, 0), leader_epoch=3))))
+    assert top is Errors.NONE
+    assert errors == {TP: Errors.STALE_CONTROLLER_EPOCH}
+    assert get_partition(after, TP) == get_partition(manager, TP)
+
+
+def test_a_broker_not_in_the_replicas_answers_unknown_topic_or_partition() -> None:
+    after, errors, _ = handle(ReplicaManager(5), request((TP, state(0))))
+    assert errors == {TP: Errors.UNKNOWN_TOPIC_OR_PARTITION}
+    created = get_partition(after, TP)
+    assert created is not None and not created.log_created  # created, never initialised
+
+
+def test_a_follower_whose_leader_is_not_alive_creates_its_log_but_does_not_follow() -> None:
+    metadata = MetadataSnapshot(alive_brokers=(Broker(0, ()),))
+    after, errors, _ = handle(ReplicaManager(0), request((TP, state(1, (1, 0)))),
+                              metadata=metadata)
+    assert errors == {TP: Errors.NONE}
+    partition = get_partition(after, TP)
+    assert partition is not None and partition.log_created
+    assert partition.leader is None
+    assert after.fetchers == ()
+
+
+def test_leaders_and_followers_are_made_and_fetchers_follow_new_leaders() -> None:
+    req = request((TP, state(0)), (TP1, state(1, (1, 0, 2))))
+    result = ok(become_leader_or_follower(ReplicaManager(0), req, ALIVE, 0))
+    assert result.became_leaders == (TP,)
+    assert result.became_followers == (TP1,)
+    assert result.manager.fetchers == (FetcherEntry(TP1, 1, 0),)
+    led = get_partition(result.manager, TP)
+    assert led is not None and led.leader == 0 and led.isr == {0, 1, 2}
+
+
+def test_becoming_leader_stops_fetching_that_partition() -> None:
+    follower, _, _ = handle(ReplicaManager(0), request((TP, state(1, (1, 0)))))
+    assert follower.fetchers == (FetcherEntry(TP, 1, 0),)
+    leader, _, _ = handle(follower, request((TP, state(0, (0, 1), leader_epoch=2))))
+    assert leader.fetchers == ()
+
+
+def test_a_shutting_down_broker_becomes_follower_without_starting_a_fetcher() -> None:
+    after, _, _ = handle(ReplicaManager(0, shutting_down=True), request((TP, state(1, (1, 0)))))
+    assert after.fetchers == ()
+    partition = get_partition(after, TP)
+    assert partition is not None and partition.leader == 1
+
+
+def test_a_follower_request_for_an_unchanged_leader_reports_no_role_change() -> None:
+    manager, _, _ = handle(ReplicaManager(0), request((TP, state(1, (1, 0)))))
+    result = ok(become_leader_or_follower(
+        manager, request((TP, state(1, (1, 0), leader_epoch=2))), ALIVE, 0))
+    assert result.became_followers == ()
+    partition = get_partition(result.manager, TP)
+    assert partition is not None and partition.leader_epoch == 2
+
+
+def leader_with(log: Log) -> Partition:
+    """Broker 0 leads TP (replicas 0, 1) with ``log`` and HW 0 (follower 1 never fetched)."""
+    made = make_leader(Partition(TP, 0, log=log, log_created=True), state(0, (0, 1), (0, 1)), 0)
+    return ok(made).partition
+
+
+def test_the_truncation_rule_and_leader_logs_reach_make_follower() -> None:
+    mine: Log = (Record(1, 1), Record(2, 1), Record(3, 1))
+    leader_log: Log = (Record(1, 1), Record(7, 2))
+    base = put_partition(ReplicaManager(0), leader_with(mine))
+    result = ok(become_leader_or_follower(
+        base, request((TP, state(1, (1, 0), (0, 1), leader_epoch=2))), ALIVE, 0,
+        rule=truncate_by_leader_epoch_kip279, leader_logs=lambda tp, leader: leader_log))
+    partition = get_partition(result.manager, TP)
+    assert partition is not None and partition.log == mine[:1]
+    assert result.manager.fetchers == (FetcherEntry(TP, 1, 1),)
+
+
+def test_the_default_rule_truncates_a_demoted_leader_to_its_high_watermark() -> None:
+    base = put_partition(ReplicaManager(0), leader_with(records((1, 2, 3), 1)))
+    result = ok(become_leader_or_follower(
+        base, request((TP, state(1, (1, 0), (0, 1), leader_epoch=2))), ALIVE, 0))
+    partition = get_partition(result.manager, TP)
+    assert partition is not None and partition.log == ()
+
+
+def test_bad_requests_are_rejected_as_values() -> None:
+    bad_isr = PartitionState(1, 0, 1, (0, 7), 1, (0, 1))
+    assert err(become_leader_or_follower(ReplicaManager(0), request((TP, bad_isr)), ALIVE, 0)
+               ).problem is Problem.ISR_NOT_SUBSET_OF_AR
+    twice = request((TP, state(0)), (TP, state(0)))
+    assert err(become_leader_or_follower(ReplicaManager(0), twice, ALIVE, 0)
+               ).problem is Problem.DUPLICATE_PARTITION
+    assert err(become_leader_or_follower(ReplicaManager(0), request(epoch=-1), ALIVE, 0)
+               ).problem is Problem.NEGATIVE_VALUE
+    broken = put_partition(ReplicaManager(0), replace(leader_with(()), high_watermark=9))
+    assert err(become_leader_or_follower(broken, request(), ALIVE, 0)
+               ).problem is Problem.HW_ABOVE_LEO
+
+
+def test_a_follower_fetch_that_expands_the_isr_is_recorded_for_propagation() -> None:
+    leader = replace(leader_with(records((1, 2), 1)), isr=frozenset({0}))
+    manager = put_partition(ReplicaManager(0), leader)
+    read = ok(read_from_local_log(leader, 2, 0, 100))
+    update = ok(update_follower_log_read_results(manager, TP, 1, read, 100))
+    assert update.update.isr_changed
+    assert update.manager.isr_changes.isr_change_set == {TP}
+    assert update.manager.isr_changes.last_isr_change_ms == 100
+    assert err(update_follower_log_read_results(manager, TP1, 1, read, 100)
+               ).problem is Problem.NOT_A_REPLICA
+
+
+def test_the_isr_expiration_task_shrinks_every_led_partition_and_records_it() -> None:
+    manager, _, _ = handle(ReplicaManager(0), request((TP, state(0)), (TP1, state(1, (1, 0)))))
+    after = ok(maybe_shrink_isr_all(manager, 20_000, 10_000))
+    led = get_partition(after, TP)
+    assert led is not None and led.isr == {0}
+    assert after.isr_changes.isr_change_set == {TP}
+    assert err(maybe_shrink_isr_all(manager, -5, 10_000)).problem is Problem.NEGATIVE_VALUE
+    propagated, note = maybe_propagate_isr_changes_of(after, 25_001)
+    assert note == frozenset({TP})
+    assert propagated.isr_changes.isr_change_set == frozenset()
+    assert maybe_propagate_isr_changes_of(after, 20_001)[1] is None
+
+
+def test_the_hw_checkpoint_covers_partitions_with_a_local_log() -> None:
+    manager, _, _ = handle(ReplicaManager(5), request((TP, state(0))))  # created, no log
+    manager = put_partition(manager, replace(leader_with(records((1,), 1)), tp=TP1))
+    assert checkpoint_high_watermarks(manager) == ((TP1, 0),)
