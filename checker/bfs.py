@@ -141,7 +141,8 @@ class _Worker(Generic[S]):
         # The level being built: candidate links in discovery order, and their states.
         self.links: dict[int, tuple[int, str]] = {}
         self.candidates: list[S] = []
-        self.candidate_enc: list[bytes] = []  # only with a run directory
+        self.candidate_enc: list[bytes] = []  # only with a run directory or several workers
+        self.keep_encodings = store is not None or workers > 1
         self.report = _LevelReport()
         invariants = list(model.invariants())
         self.prop_names = [p.name for p in invariants]
@@ -173,7 +174,7 @@ class _Worker(Generic[S]):
                 continue
             self.links[fp] = (0, INIT_ACTION)
             self.candidates.append(canonical)
-            if self.store is not None:
+            if self.keep_encodings:
                 self.candidate_enc.append(encoding)
         self._publish(1)
 
@@ -213,7 +214,7 @@ class _Worker(Generic[S]):
             self.orbit_of.clear()
         orbit_of = self.orbit_of
         add_candidate = self.candidates.append
-        add_encoding = self.candidate_enc.append if self.store is not None else None
+        add_encoding = self.candidate_enc.append if self.keep_encodings else None
         cov = report.cov_generated
         first = itemgetter(0)
         deadlock = options.check_deadlock
@@ -265,47 +266,70 @@ class _Worker(Generic[S]):
         self._publish(level + 1)
 
     def _publish(self, level: int) -> None:
-        """Write this worker's candidates of ``level`` for the other workers to compare."""
+        """Send each other worker the candidates it owns (``fp % workers``) and every
+        candidate's fingerprint (all of them are new states, whoever owns them)."""
         if self.workers == 1:
             return
         assert self.exchange is not None
-        (self.exchange / f"{level - 1}-{self.index}.bin").unlink(missing_ok=True)
-        fps = array("Q", self.links.keys())
-        parents = array("Q", [parent for parent, _ in self.links.values()])
-        labels = [label for _, label in self.links.values()]
-        payload = pickle.dumps((fps.tobytes(), parents.tobytes(), labels), protocol=5)
-        temporary = self.exchange / f"{level}-{self.index}.tmp"
-        temporary.write_bytes(payload)
-        os.replace(temporary, self.exchange / f"{level}-{self.index}.bin")
+        workers, me = self.workers, self.index
+        outgoing: list[list[tuple[int, int, str, bytes]]] = [[] for _ in range(workers)]
+        for (fp, (parent, label)), encoding in zip(
+            self.links.items(), self.candidate_enc, strict=True
+        ):
+            owner = fp % workers
+            if owner != me:
+                outgoing[owner].append((fp, parent, label, encoding))
+        every = array("Q", self.links.keys()).tobytes()
+        for other, records in enumerate(outgoing):
+            if other == me:
+                continue
+            (self.exchange / f"{level - 1}-{me}-{other}.bin").unlink(missing_ok=True)
+            temporary = self.exchange / f"{level}-{me}-{other}.tmp"
+            temporary.write_bytes(pickle.dumps((records, every), protocol=5))
+            os.replace(temporary, self.exchange / f"{level}-{me}-{other}.bin")
 
     def merge(self, level: int) -> _LevelReport:
-        """Settle candidates found by several workers (the smallest link wins); finish level."""
-        losers: set[int] = set()
-        others: list[array[int]] = []
-        links = self.links
-        for other in range(self.workers):
-            if other == self.index:
+        """Gather the candidates this worker owns (the smallest link wins) and finish."""
+        if self.workers == 1:
+            return self._finish_level(level, self.links, self.candidates, self.candidate_enc, [])
+        assert self.exchange is not None
+        workers, me, decode = self.workers, self.index, self.model.decode
+        links: dict[int, tuple[int, str]] = {}
+        states: list[S] = []
+        encodings: list[bytes] = []
+        for (fp, link), state, encoding in zip(
+            self.links.items(), self.candidates, self.candidate_enc, strict=True
+        ):
+            if fp % workers == me:
+                links[fp] = link
+                states.append(state)
+                encodings.append(encoding)
+        others = [array("Q", self.links.keys())]
+        for other in range(workers):
+            if other == me:
                 continue
-            assert self.exchange is not None
-            raw_fps, raw_parents, labels = pickle.loads(
-                (self.exchange / f"{level}-{other}.bin").read_bytes()
+            records, every = pickle.loads(
+                (self.exchange / f"{level}-{other}-{me}.bin").read_bytes()
             )
-            fps, parents = array("Q"), array("Q")
-            fps.frombytes(raw_fps)
-            parents.frombytes(raw_parents)
+            fps = array("Q")
+            fps.frombytes(every)
             others.append(fps)
-            common = links.keys() & set(fps)
-            if common:
-                for fp, parent, label in zip(fps, parents, labels, strict=True):
-                    if fp in common and (parent, label) < links[fp]:
-                        losers.add(fp)
-        return self._finish_level(level, losers, others)
+            for fp, parent, label, encoding in records:
+                old = links.get(fp)
+                if old is None:
+                    links[fp] = (parent, label)
+                    states.append(decode(encoding))
+                    encodings.append(encoding)
+                elif (parent, label) < old:
+                    links[fp] = (parent, label)
+        return self._finish_level(level, links, states, encodings, others)
 
     def _finish_level(
-        self, level: int, losers: set[int], others: Sequence[array[int]]
+        self, level: int, links: dict[int, tuple[int, str]], states: list[S],
+        encodings: list[bytes], others: Sequence[array[int]],
     ) -> _LevelReport:
-        """Keep the won candidates: check them, link them, persist, make them the frontier."""
-        report, links = self.report, self.links
+        """Check and link this worker's new states, persist them, make them the frontier."""
+        report = self.report
         fps, parents = array("Q"), array("Q")
         distinct = report.cov_distinct
         within = self.model.within_boundary
@@ -313,12 +337,9 @@ class _Worker(Generic[S]):
         frontier_fps: list[int] = []
         frontier: list[S] = []
         frontier_enc: list[bytes] = []
-        encodings = self.candidate_enc if self.store is not None else repeat(b"")
         for (fp, (parent, label)), state, encoding in zip(
-            links.items(), self.candidates, encodings, strict=False
+            links.items(), states, encodings or repeat(b""), strict=False
         ):
-            if losers and fp in losers:
-                continue
             fps.append(fp)
             parents.append(parent)
             distinct[label] = distinct.get(label, 0) + 1
