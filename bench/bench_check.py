@@ -38,11 +38,11 @@ TLC_MODULES = {
 }
 
 
-def peak_rss_mib() -> float:
-    """Peak resident memory of this process and of its (waited-for) children, in MiB."""
+def peak_rss_mib() -> tuple[float, float]:
+    """Peak resident memory of this process and of its largest finished child, in MiB."""
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return (own + children) / 1024.0
+    return own / 1024.0, children / 1024.0
 
 
 def tlc_model(module: str, params: dict[str, object], symmetry: bool) -> tuple[str, str]:
@@ -142,13 +142,15 @@ def main() -> int:
     options = CheckOptions(symmetry=args.symmetry, workers=args.workers,
                            max_depth=args.max_depth, params=params)
     result = explore(model, options)
-    rss = peak_rss_mib()
+    own_rss, worker_rss = peak_rss_mib()
+    total_rss = own_rss + (worker_rss * args.workers if args.workers > 1 else 0.0)
     print(result.summary_line())
     print(f"ours: distinct {result.distinct_states:,}  generated {result.generated_states:,}  "
           f"diameter {result.diameter}  {result.elapsed_s:.1f} s  "
           f"{result.generated_states / max(result.elapsed_s, 1e-9):,.0f} generated/s  "
           f"{result.distinct_states / max(result.elapsed_s, 1e-9):,.0f} distinct/s  "
-          f"peak RSS {rss:,.0f} MiB  workers {args.workers}")
+          f"peak RSS {own_rss:,.0f} MiB coordinator + {worker_rss:,.0f} MiB largest worker "
+          f"(<= {total_rss:,.0f} MiB in all)  workers {args.workers}")
     if want_tlc and tlc is None and module is not None:
         tlc = run_tlc(args.tlc_jar, args.spec_dir, module, dict(params), args.symmetry,
                       args.tlc_workers)
