@@ -109,7 +109,7 @@ class TlaModel:
             (code - 1) % (max_leader_epoch + 1) if code else -1 for code in range(256)
         )
         self._zeros = tuple(bytes(k) for k in range(log_size + 1))
-        self._follow_memo: dict[bytes, tuple[bytes, bytes] | None] = {}
+        self._follow_memo: dict[bytes, bytes] = {}
         self.bases, self.lb, self.none = lay.bases, lay.leader_base, lay.none
         self.block, self.ib = lay.block, lay.isr_base
         self._presumed_memo: dict[tuple[int, ...], Presumed] = {}
@@ -409,35 +409,30 @@ class TlaModel:
             return kip101_truncation_offset(leader_log, follower_log, follower_hw)
         return kip279_truncation_offset(leader_log, follower_log)
 
-    def _truncated(self, key: bytes) -> tuple[bytes, bytes] | None:
-        """For ``key`` = the leader's log slots + the follower's replica block: the follower's
-        new HW byte and its new end offset and log slots, or None when the truncation offset
-        lies beyond the follower's log end (TruncateTo's guard disables the step).  Memoised:
-        the rule is computed once per pair of logs."""
-        memo = self._follow_memo
-        if key in memo:
-            return memo[key]
-        L = self.L
-        block = key[L:]
+    def _truncated(self, key: bytes) -> bytes:
+        """For ``key`` = the leader's log slots + the follower's replica block + the request's
+        (epoch + 1, leader, ISR) bytes: the follower's new replica block (the request's epoch,
+        leader and ISR; HW = min(offset, HW); the log cut at the offset, Nil above), or
+        ``b""`` when the truncation offset lies beyond the follower's log end (TruncateTo's
+        guard disables the step).  Memoised: the rule is computed once per pair of logs."""
+        found = self._follow_memo.get(key)
+        if found is not None:
+            return found
+        L, B = self.L, self.block
+        block = key[L:L + B]
         end, hw = block[END], block[HW]
         offset = self._truncation_offset(
             self._records(key[:L], L - key[:L].count(0)),
             self._records(block[LOG:], end), hw,
         )
-        result = None
+        result = b""
         if offset <= end:
-            result = (_BYTE[min(offset, hw)], bytes((offset,)) + block[LOG:LOG + offset]
-                      + self._zeros[L - offset])
-        memo[key] = result
+            result = b"".join((
+                _BYTE[min(offset, hw)], key[L + B:], _BYTE[offset], block[LOG:LOG + offset],
+                self._zeros[L - offset],
+            ))
+        self._follow_memo[key] = result
         return result
-
-    def _follow(self, s: State, e: int, b: int, new: tuple[bytes, bytes]) -> State:
-        """BecomeFollowerAndTruncateTo's effect on the replica block at ``b``: the request's
-        epoch, leader and ISR; HW = min(offset, HW); the log cut at the offset (Nil above)."""
-        k = RQ + 2 * e
-        return b"".join((
-            s[:b], new[0], bytes((e + 1, s[k], s[k + 1])), new[1], s[b + self.block:],
-        ))
 
     def become_follower_and_truncate(self, s: State, out: Out, pres: Presumed) -> None:
         """BecomeFollowerTruncate* (before KIP-320): a replica other than the request's leader
@@ -449,19 +444,21 @@ class TlaModel:
         twice = self.version.truncation == "kip279"
         truncated = self._truncated
         for e in range(s[1]):
-            code = s[RQ + 2 * e]
+            k = RQ + 2 * e
+            code = s[k]
             if code == none:
                 continue
             leader = code - lb
             a = bases[leader] + LOG
             leader_log = s[a:a + L]
+            request = _BYTE[e + 1] + s[k:k + 2]
             for j, b in enumerate(bases):
                 if j == leader or e + 1 <= s[b + EPOCH]:
                     continue
-                new = truncated(leader_log + s[b:b + block])
-                if new is None:
+                new = truncated(leader_log + s[b:b + block] + request)
+                if not new:
                     continue
-                succ = self._follow(s, e, b, new)
+                succ = s[:b] + new + s[b + block:]
                 out.append((self.l_follow[e][j], succ))
                 if twice and s[b + END] == 0:
                     out.append((self.l_follow[e][j], succ))
@@ -571,24 +568,26 @@ class TlaModel:
         nle = s[1]
         for i, a, code in pres:
             epoch = s[a + EPOCH]
-            if not 0 < epoch <= nle or s[RQ + 2 * epoch - 2] != code:
+            k = RQ + 2 * epoch - 2
+            if not 0 < epoch <= nle or s[k] != code:
                 continue
             leader_log = s[a + LOG:a + LOG + L]
+            request = _BYTE[epoch] + s[k:k + 2]
             for j, b in enumerate(bases):
                 if j == i or epoch <= s[b + EPOCH]:
                     continue
-                new = self._truncated(leader_log + s[b:b + block])
-                assert new is not None  # KIP-279 never truncates past the follower's end
-                out.append((self.l_follow[epoch - 1][j], self._follow(s, epoch - 1, b, new)))
+                new = self._truncated(leader_log + s[b:b + block] + request)
+                # KIP-279 never truncates past the follower's end: ``new`` is never empty
+                out.append((self.l_follow[epoch - 1][j], s[:b] + new + s[b + block:]))
 
     # -- invariants ----------
     def _replicated_below_hw(self, s: State, quorum: bool) -> bool:
         """Every presumed leader's records below its HW are present, identical, in the logs of
         every member of an ISR: the quorum's (``quorum``) or the leader's own."""
-        lay = self.layout
-        for i, a in enumerate(lay.bases):
+        bases = self.bases
+        for _, a, _ in self._presuming(s):
             hw = s[a + HW]
-            if s[a + LEADER] != lay.leader_base + i or hw == 0:
+            if hw == 0:
                 continue
             members = self._members[s[2] if quorum else s[a + ISR]]
             if not members:
@@ -597,8 +596,8 @@ class TlaModel:
                 return False
             prefix = s[a + LOG:a + LOG + hw]
             for j in members:
-                b = lay.bases[j]
-                if s[b + LOG:b + LOG + hw] != prefix:
+                b = bases[j] + LOG
+                if s[b:b + hw] != prefix:
                     return False
         return True
 
