@@ -9,8 +9,8 @@ On a leader, the fetch/ISR/append steps never lower the high watermark.
 from __future__ import annotations
 
 import copy
-from functools import partial
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from hypothesis import given, settings
