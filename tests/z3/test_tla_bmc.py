@@ -1,0 +1,111 @@
+"""Bounded model checking of the tla-* models finds TLC's counterexamples at TLC's lengths.
+
+Golden lengths come from CONFORMANCE.md (TLC 2.15 on the public TLA+ specification): a trace
+of N states is N-1 steps, and every depth below is refuted, so no shorter trace exists.
+Runs of several minutes are marked ``heavy`` and run only with ISRLAB_HEAVY=1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from checker.trace import read_itf
+from checker.z3 import bmc
+from isrlab.cli import cli
+from spec.symbolic.bridge import concrete, replay
+from spec.symbolic.state import KState, from_variables
+from tests.z3.conftest import build_pair
+
+heavy = pytest.mark.skipif(not os.environ.get("ISRLAB_HEAVY"),
+                           reason="minutes-long BMC run; set ISRLAB_HEAVY=1")
+
+CONFIG_B = {"replicas": 3, "max_leader_epoch": 3}
+
+
+def shortest(name: str, invariants: list[str], depth: int, **params: int) -> tuple[int, int]:
+    """(states in the shortest counterexample, steps proved violation-free)."""
+    model, system = build_pair(name, **params)
+    result = bmc(system, invariants, depth, logic="QF_LIA")
+    assert result.trace is not None
+    replay(model, result.trace, system.replicas)  # a real trace of the explicit model
+    return len(result.trace), result.proved_steps
+
+
+def test_cli_bmc_finds_the_truncate_to_hw_weak_isr_trace_of_9_states(tmp_path: Path) -> None:
+    # CONFORMANCE.md, configuration A: KafkaTruncateToHighWatermark, WeakIsr, 9 states.
+    report, itf = tmp_path / "r.json", tmp_path / "t.itf.json"
+    result = CliRunner().invoke(cli, ["bmc", "--model", "tla-truncate-to-hw", "--depth", "10",
+                                      "--json", str(report), "--itf", str(itf)])
+    assert result.exit_code == 1, result.output
+    assert "VIOLATION of WeakIsr (trace of 9 states)" in result.output
+    data = json.loads(report.read_text())
+    assert data["engine"] == "z3-bmc"
+    assert data["violation"]["length"] == 9
+    assert data["bmc"]["proved_steps"] == 7
+    assert [d["verdict"] for d in data["bmc"]["depths"]] == ["unsat"] * 8 + ["sat"]
+    steps = read_itf(itf)
+    assert len(steps) == 9
+    # The trace is the explicit model's: each state is a successor of the previous one.
+    model, _ = build_pair("tla-truncate-to-hw")
+    state = next(iter(model.init_states()))
+    assert dict(model.variables(state)) == dict(steps[0].state)
+    for step in steps[1:]:
+        state = next(s for label, s in model.next_states(state)
+                     if label == step.action and concrete(model, s, 2)
+                     == concrete_view(step.state))
+    assert not model.invariants()[0].holds(state)
+
+
+def concrete_view(view: Mapping[str, Any]) -> KState:
+    """The KState of an ITF-read variables view of a 2-replica model."""
+    return from_variables(view, ["r1", "r2"])
+
+
+def test_cli_bmc_reports_absence_within_a_small_depth() -> None:
+    result = CliRunner().invoke(cli, ["bmc", "--model", "tla-kip320", "--depth", "4"])
+    assert result.exit_code == 0, result.output
+    assert "no violation in any trace of up to 5 states" in result.output
+
+
+def test_cli_bmc_rejects_a_model_without_an_encoding() -> None:
+    result = CliRunner().invoke(cli, ["bmc", "--model", "toy-counter"])
+    assert result.exit_code == 2
+    assert "no symbolic encoding" in result.output
+
+
+def test_cli_bmc_rejects_an_invariant_it_cannot_encode() -> None:
+    result = CliRunner().invoke(cli, ["bmc", "--model", "tla-kip320",
+                                      "-p", "invariants=TypeOk"])
+    assert result.exit_code == 2
+    assert "cannot check TypeOk" in result.output
+
+
+@pytest.mark.heavy
+@heavy
+def test_truncate_to_hw_strong_isr_needs_9_states_in_configuration_b() -> None:
+    assert shortest("tla-truncate-to-hw", ["StrongIsr"], 9, **CONFIG_B) == (9, 7)
+
+
+@pytest.mark.heavy
+@heavy
+def test_kip101_breaks_an_isr_invariant_in_12_states_in_configuration_a() -> None:
+    assert shortest("tla-kip101", ["WeakIsr", "StrongIsr"], 12) == (12, 10)
+
+
+@pytest.mark.heavy
+@heavy
+def test_kip101_strong_isr_needs_11_states_in_configuration_b() -> None:
+    assert shortest("tla-kip101", ["StrongIsr"], 11, **CONFIG_B) == (11, 9)
+
+
+@pytest.mark.heavy
+@heavy
+def test_kip279_strong_isr_needs_11_states_in_configuration_b() -> None:
+    assert shortest("tla-kip279", ["StrongIsr"], 11, **CONFIG_B) == (11, 9)
