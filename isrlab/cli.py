@@ -8,6 +8,7 @@ from isrlab import __version__
 from isrlab.bmc_cmd import bmc_command
 from isrlab.check_cmd import check, models_command, simulate_command
 from isrlab.cli_support import OneLineErrors
+from isrlab.demo import demo_command
 from isrlab.prove_cmd import prove_command
 
 
@@ -22,6 +23,7 @@ cli.add_command(simulate_command)
 cli.add_command(models_command)
 cli.add_command(bmc_command)
 cli.add_command(prove_command)
+cli.add_command(demo_command)
 
 
 def main() -> None:

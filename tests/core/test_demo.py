@@ -1,0 +1,21 @@
+"""``isrlab demo`` runs the seeds' worked examples through core; each matches its seed."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from isrlab.cli import cli
+from isrlab.demo import run_worked_examples
+
+
+def test_every_worked_example_matches_the_seed() -> None:
+    examples = run_worked_examples()
+    assert len(examples) == 7
+    assert [e.title for e in examples if not e.matches_seed] == []
+
+
+def test_isrlab_demo_prints_each_example_and_exits_zero() -> None:
+    result = CliRunner().invoke(cli, ["demo"])
+    assert result.exit_code == 0, result.output
+    assert "HW 6" in result.output and "HW 7" in result.output
+    assert "7/7 worked examples match the seeds" in result.output
