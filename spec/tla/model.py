@@ -197,7 +197,7 @@ class TlaModel:
         return tuple(table[name] for name in self.invariant_names)
 
     def sometimes(self) -> Sequence[Property[State]]:
-        """Reachability witnesses: a committed record, a leader change, a truncation."""
+        """Reachability witnesses: a record below a leader's HW, a second leader epoch."""
         return (
             Property("CommittedRecord", self.has_committed_record,
                      "some leader has a high watermark above 0"),

@@ -136,3 +136,11 @@ def test_cli_rejects_constants_beyond_the_byte_layout_in_one_line() -> None:
     ])
     assert result.exit_code == 2
     assert "replicas" in result.output
+
+
+@pytest.mark.parametrize("name", sorted(VERSIONS))
+def test_config_a_reaches_a_committed_record_and_a_second_leader_epoch(name: str) -> None:
+    result = check(name, CONFIG_A)
+    assert {s.name for s in result.sometimes if s.reached} == {
+        "CommittedRecord", "SecondLeaderEpoch",
+    }
