@@ -20,7 +20,13 @@ from checker.z3.induction import (
     prove_inductive,
     step_obligation,
 )
-from checker.z3.successors import admits, initial_states, satisfies, successors
+from checker.z3.successors import (
+    admits,
+    initial_states,
+    property_holds,
+    satisfies,
+    successors,
+)
 from checker.z3.system import (
     ActionInstance,
     Frame,
@@ -60,6 +66,7 @@ __all__ = [
     "initial_states",
     "invariant_named",
     "make_frame",
+    "property_holds",
     "prove_inductive",
     "satisfies",
     "step_obligation",

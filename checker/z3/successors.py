@@ -17,7 +17,14 @@ from __future__ import annotations
 
 import z3
 
-from checker.z3.system import C, Fresh, SymbolicSystem, family_relation, make_frame
+from checker.z3.system import (
+    C,
+    Fresh,
+    SymbolicProperty,
+    SymbolicSystem,
+    family_relation,
+    make_frame,
+)
 
 
 def admits(system: SymbolicSystem[C], state: C, successor: C, family: str | None = None) -> bool:
@@ -36,8 +43,13 @@ def admits(system: SymbolicSystem[C], state: C, successor: C, family: str | None
 
 def satisfies(system: SymbolicSystem[C], state: C, name: str) -> bool:
     """Whether the concrete ``state`` satisfies the symbolic invariant ``name``."""
+    return property_holds(system, state, next(p for p in system.invariants() if p.name == name))
+
+
+def property_holds(system: SymbolicSystem[C], state: C, prop: SymbolicProperty) -> bool:
+    """Whether the concrete ``state`` satisfies the state predicate ``prop`` (any lemma)."""
+    name = prop.name
     s = make_frame(system.signature(), 0, "sat")
-    prop = next(p for p in system.invariants() if p.name == name)
     solver = z3.Solver()
     solver.add(system.pin(s, state), z3.Not(prop.holds(s)))
     answer = solver.check()
