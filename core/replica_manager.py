@@ -125,6 +125,18 @@ def put_partition(manager: ReplicaManager, partition: Partition) -> ReplicaManag
     return replace(manager, partitions=ordered)
 
 
+def mark_partition_offline(manager: ReplicaManager, tp: TopicPartition) -> ReplicaManager:
+    """``ReplicaManager.markPartitionOffline``: the partition's log directory failed.
+
+    The partition leaves the Online set (its state is dropped) and joins ``offline``; its
+    fetcher stops.  Later LeaderAndIsr requests answer ``KAFKA_STORAGE_ERROR`` for it.
+    Total (marking an unknown partition just records it as offline).
+    """
+    online = tuple(p for p in manager.partitions if p.tp != tp)
+    fetchers = tuple(f for f in manager.fetchers if f.tp != tp)
+    return replace(manager, partitions=online, offline=manager.offline | {tp}, fetchers=fetchers)
+
+
 def _check_request(
     manager: ReplicaManager, request: LeaderAndIsrRequest, now_ms: int
 ) -> Result[LeaderAndIsrRequest, InvalidInput]:

@@ -173,3 +173,7 @@ def test_isr_functions_reject_negative_times_and_offsets() -> None:
     assert err(read_from_local_log(p, -1, 0, 0)).problem is Problem.NEGATIVE_VALUE
     bogus = replace(ok(read_from_local_log(p, 1, 0, 0)), fetch_offset=5)
     assert err(update_follower_fetch(p, 1, bogus)).problem is Problem.OFFSET_OUT_OF_LOG
+
+
+def test_the_leader_has_no_record_of_a_broker_outside_the_assignment() -> None:
+    assert remote(in_sync_leader(1), 9) is None

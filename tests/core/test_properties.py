@@ -19,6 +19,7 @@ from returns.pipeline import is_successful
 from returns.result import Result
 
 from core.errors import InvalidInput
+from core.invariants import epochs_did_not_decrease, partition_violations
 from core.isr import (
     maybe_expand_isr,
     maybe_shrink_isr,
@@ -108,6 +109,7 @@ def invariant_violations(p: Partition) -> list[str]:
         problems.append("leader ∈ ISR, ISR non-empty")
     if not is_successful(check_partition(p)):
         problems.append(f"check_partition: {check_partition(p)}")
+    problems.extend(partition_violations(p))
     return problems
 
 
@@ -133,8 +135,7 @@ def assert_preserved(before: Partition, result: Result[Any, InvalidInput],
     after = partition_of(result.unwrap())
     assert invariant_violations(after) == []
     if epoch_may_rise:
-        assert after.leader_epoch >= before.leader_epoch
-        assert after.controller_epoch >= before.controller_epoch
+        assert epochs_did_not_decrease(before, after)
     else:
         assert (after.leader_epoch, after.controller_epoch) == (
             before.leader_epoch, before.controller_epoch)

@@ -15,6 +15,7 @@ from core.replica_manager import (
     become_leader_or_follower,
     checkpoint_high_watermarks,
     get_partition,
+    mark_partition_offline,
     maybe_propagate_isr_changes_of,
     maybe_shrink_isr_all,
     put_partition,
@@ -202,3 +203,12 @@ def test_the_hw_checkpoint_covers_partitions_with_a_local_log() -> None:
     manager, _, _ = handle(ReplicaManager(5), request((TP, state(0))))  # created, no log
     manager = put_partition(manager, replace(leader_with(records((1,), 1)), tp=TP1))
     assert checkpoint_high_watermarks(manager) == ((TP1, 0),)
+
+
+def test_a_failed_log_dir_takes_the_partition_offline_and_later_requests_fail() -> None:
+    manager, _, _ = handle(ReplicaManager(0), request((TP, state(1, (1, 0)))))
+    offline = mark_partition_offline(manager, TP)
+    assert get_partition(offline, TP) is None
+    assert offline.fetchers == ()
+    _, errors, _ = handle(offline, request((TP, state(0, leader_epoch=2))))
+    assert errors == {TP: Errors.KAFKA_STORAGE_ERROR}
