@@ -9,7 +9,7 @@ lift ``core.isr``/``core.propagation`` steps to the broker and record ISR change
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from returns.result import Failure, Result, Success
@@ -355,6 +355,30 @@ def maybe_propagate_isr_changes_of(
     """
     outcome = maybe_propagate_isr_changes(manager.isr_changes, now_ms)
     return replace(manager, isr_changes=outcome.state), outcome.notification
+
+
+def restart_replica_manager(
+    local_broker_id: int, hosted: Iterable[tuple[TopicPartition, Log, int]]
+) -> Result[ReplicaManager, InvalidInput]:
+    """A broker after a crash and restart: its logs and checkpointed HWs, nothing else.
+
+    Kafka rebuilds ``allPartitions`` from LeaderAndIsr requests; until one arrives a
+    partition has its recovered log and the HW from the checkpoint file (capped at the
+    LEO) but no leader, epoch or ISR, and the broker knows no controller epoch.
+    ``hosted`` lists ``(tp, log, checkpointed_hw)``.  Shortcut: the whole log survives the
+    crash (no unflushed tail is lost).
+    """
+    partitions = []
+    for tp, log, hw in hosted:
+        if hw < 0:
+            return reject(Problem.NEGATIVE_VALUE, f"checkpointed HW {hw} of {tp}")
+        capped = min(hw, len(log))
+        partitions.append(Partition(tp, local_broker_id, log=log, log_created=True,
+                                    high_watermark=capped))
+    if len({p.tp for p in partitions}) != len(partitions):
+        return reject(Problem.DUPLICATE_PARTITION, "in the restarted broker's logs")
+    return Success(ReplicaManager(local_broker_id, partitions=tuple(sorted(
+        partitions, key=lambda p: p.tp))))
 
 
 def checkpoint_high_watermarks(manager: ReplicaManager) -> tuple[tuple[TopicPartition, int], ...]:

@@ -19,6 +19,7 @@ from core.replica_manager import (
     maybe_propagate_isr_changes_of,
     maybe_shrink_isr_all,
     put_partition,
+    restart_replica_manager,
     update_follower_log_read_results,
 )
 from core.state import Partition, PartitionState, TopicPartition, records
@@ -212,3 +213,19 @@ def test_a_failed_log_dir_takes_the_partition_offline_and_later_requests_fail() 
     assert offline.fetchers == ()
     _, errors, _ = handle(offline, request((TP, state(0, leader_epoch=2))))
     assert errors == {TP: Errors.KAFKA_STORAGE_ERROR}
+
+
+def test_a_restarted_broker_keeps_its_logs_and_checkpointed_hws_but_no_roles() -> None:
+    log = records((1, 2, 3), 1)
+    manager = ok(restart_replica_manager(1, [(TP, log, 2), (TP1, log, 9)]))
+    p0, p1 = manager.partitions
+    assert (p0.log, p0.high_watermark, p0.leader, p0.leader_epoch) == (log, 2, None, -1)
+    assert p1.high_watermark == 3  # a checkpoint past the recovered LEO is capped
+    assert manager.controller_epoch == 0 and manager.fetchers == ()
+    follows, errors, _ = handle(manager, request((TP, state(0, (0, 1), (0, 1)))))
+    assert errors == {TP: Errors.NONE}
+    followed = get_partition(follows, TP)
+    assert followed is not None and followed.log == log[:2]  # truncated to the checkpointed HW
+    assert err(restart_replica_manager(1, [(TP, log, -1)])).problem is Problem.NEGATIVE_VALUE
+    assert err(restart_replica_manager(1, [(TP, log, 1), (TP, log, 1)])
+               ).problem is Problem.DUPLICATE_PARTITION
