@@ -99,6 +99,30 @@ def test_config_a_symmetry_reduced_space_matches_tlc(
     )
 
 
+# -- other constants (TLC 2.15 on the same modules, measured for these tests) -------------------
+@pytest.mark.parametrize(
+    ("name", "config", "distinct", "generated", "diameter"),
+    [
+        ("tla-truncate-to-hw", (2, 3, 2, 1), 1_251, 2_691, 16),
+        ("tla-kip101", (2, 3, 2, 1), 1_177, 2_483, 15),
+        ("tla-kip279", (2, 3, 2, 1), 1_177, 2_753, 15),
+        ("tla-kip320", (2, 3, 2, 1), 957, 1_819, 15),
+        ("tla-truncate-to-hw", (1, 3, 3, 1), 24, 40, 10),
+        ("tla-kip101", (1, 3, 3, 1), 24, 40, 10),
+        ("tla-kip279", (1, 3, 3, 1), 24, 40, 10),
+        ("tla-kip320", (1, 3, 3, 1), 24, 40, 10),
+        ("tla-kip320", (3, 1, 1, 2), 97_531, 241_543, 22),
+    ],
+)
+def test_other_constants_match_tlc(
+    name: str, config: tuple[int, int, int, int], distinct: int, generated: int, diameter: int
+) -> None:
+    result = check(name, config)
+    assert (result.distinct_states, result.generated_states, result.diameter) == (
+        distinct, generated, diameter,
+    )
+
+
 # -- configuration B: shortest counterexamples (CONFORMANCE.md) ---------------------------------
 def test_config_b_truncate_to_hw_violates_strong_isr_in_nine_states() -> None:
     result = check("tla-truncate-to-hw", CONFIG_B, ("StrongIsr",))
