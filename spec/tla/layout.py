@@ -211,11 +211,24 @@ class Layout:
 
     def canonical(self, state: bytes) -> bytes:
         """The smallest renaming of ``state`` over all replica permutations (its orbit's
-        representative: TLC's SYMMETRY on Replicas)."""
-        best = state
-        for table, order in zip(self._perm_tables[1:], self._perm_orders[1:], strict=True):
-            renamed = state.translate(table)
-            candidate = b"".join([renamed[part] for part in order])
+        representative: TLC's SYMMETRY on Replicas).
+
+        The header (counters, quorum ISR, requests) has a fixed length and comes first, so
+        only the permutations giving the smallest renamed header can give the smallest state:
+        the replica blocks are renamed and reordered for those alone."""
+        head = state[:self.header]
+        best_head = head
+        ties = [0]
+        tables = self._perm_tables
+        for index in range(1, len(tables)):
+            renamed = head.translate(tables[index])
+            if renamed < best_head:
+                best_head, ties = renamed, [index]
+            elif renamed == best_head:
+                ties.append(index)
+        best = self.permute(state, ties[0])
+        for index in ties[1:]:
+            candidate = self.permute(state, index)
             if candidate < best:
                 best = candidate
         return best
