@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from functools import cache
 
+import spec.kafka
 import spec.tla
 from checker import toys
 from checker.registry import Registry
@@ -20,4 +21,5 @@ def registry() -> Registry:
     # Each model family adds one line here: ``family.register(reg)``.
     toys.register(reg)
     spec.tla.register(reg)
+    spec.kafka.register(reg)
     return reg

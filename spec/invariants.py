@@ -1,0 +1,371 @@
+"""The invariant catalogue: what a Kafka user expects of replication, as named predicates.
+
+Each ``kafka_*`` function below is one property of the ``kafka`` cluster model
+(``spec.kafka``), a pure predicate on its state tuples (layout: ``spec.kafka.state``); its
+docstring says what a violation means to someone running Kafka.  ``kafka_invariants(model)``
+lists them as ``checker.model.Property`` values in catalogue order (``INVARIANT_NAMES``),
+``kafka_sometimes(model)`` the reachability witnesses.
+
+The TLA+-faithful family (``spec.tla``) has its own state layout; its ``WeakIsr`` and
+``StrongIsr`` are the methods ``TlaModel.weak_isr`` / ``strong_isr`` (re-exported here as
+``tla_weak_isr`` / ``tla_strong_isr``).  The ``kafka`` versions below state the same
+properties over the ``kafka`` layout.
+
+Terms: an *acting leader* is a live broker whose partition state names itself leader (it
+may be stale: its epoch can be older than ZooKeeper's).  Properties about lost data compare a
+record's ghost epoch (the leader epoch in which it was first committed, acknowledged or
+consumed) with the epochs of acting leaders: a leader of that epoch or a later one must hold
+the record at the offset it was written at.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from checker.model import Property
+from core.state import last_stable_offset
+from spec.kafka.state import (
+    ALIVE,
+    AR,
+    EPOCH,
+    F_EPOCH_REGRESSED,
+    F_TRUNCATED,
+    F_TWO_LEADERS,
+    F_UNCLEAN,
+    G_ACKED,
+    G_COMMITTED,
+    G_CONSUMED,
+    G_FLAGS,
+    G_ORIGIN,
+    HW,
+    ISR,
+    LEADER,
+    LOG,
+    NONE,
+    Z_EPOCH,
+    Z_ISR,
+    Z_LEADER,
+    mask_of,
+    members,
+)
+from spec.tla.model import TlaModel
+
+if TYPE_CHECKING:
+    from spec.kafka.model import KafkaModel
+
+State = tuple[Any, ...]
+
+tla_weak_isr = TlaModel.weak_isr
+tla_strong_isr = TlaModel.strong_isr
+
+
+def _acting_leaders(s: State) -> list[int]:
+    return [b for b, br in enumerate(s[1]) if br[ALIVE] and br[LEADER] == b]
+
+
+# ---------------------------------------------------------------------------------------
+# Offsets
+# ---------------------------------------------------------------------------------------
+
+
+def hw_le_leo(s: State) -> bool:
+    """HwLeLeo: every replica's high watermark is at most its log end offset.
+
+    Violated: a consumer could be told a record is committed that the replica serving it
+    does not even have (fetches at offsets up to HW would fail).
+    """
+    return all(br[HW] <= len(br[LOG]) for br in s[1])
+
+
+def lso_le_hw(model: KafkaModel, s: State) -> bool:
+    """LsoLeHw: the last stable offset (``core.state.last_stable_offset``) is at most the HW.
+
+    Violated: a read_committed consumer could read records that are not yet committed.
+    (The model opens no transactions, so here LSO = HW; the check keeps ``core``'s
+    definition honest on every reachable partition.)
+    """
+    return all(
+        last_stable_offset(model.partition(s, b)) <= br[HW]
+        for b, br in enumerate(s[1]) if br[ALIVE]
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Leaders, ISR, epochs
+# ---------------------------------------------------------------------------------------
+
+
+def leader_in_isr_subset_ar(s: State) -> bool:
+    """LeaderInIsr: ZooKeeper's leader is in its ISR, the ISR within the assigned replicas;
+    every acting leader is in the ISR it tracks.
+
+    Violated: the controller or a leader keeps a replica set from which a clean election or
+    the HW computation would be wrong (``kafka-topics --describe`` shows a leader outside
+    its ISR).
+    """
+    ctrl = s[0]
+    ar_mask = mask_of(ctrl[AR])
+    if ctrl[Z_ISR] & ~ar_mask:
+        return False
+    if ctrl[Z_LEADER] != NONE and not ctrl[Z_ISR] >> ctrl[Z_LEADER] & 1:
+        return False
+    return all(s[1][b][ISR] >> b & 1 and not s[1][b][ISR] & ~ar_mask
+               for b in _acting_leaders(s))
+
+
+def isr_non_empty(s: State) -> bool:
+    """IsrNonEmpty: ZooKeeper's ISR and every acting leader's ISR have a member.
+
+    Violated: Kafka's ``assert(newInSyncReplicas.size > 0)`` fails; no clean election is
+    possible any more.
+    """
+    return s[0][Z_ISR] != 0 and all(s[1][b][ISR] != 0 for b in _acting_leaders(s))
+
+
+def epochs_never_decrease(s: State) -> bool:
+    """EpochsNeverDecrease: no live broker ever adopts a smaller leader epoch than it had.
+
+    Violated: a stale LeaderAndIsr request (lost, reordered, old controller) rolled a broker
+    back to an old leader, which can then accept writes or serve fetches it must refuse.
+    (Ghost: a flag the LeaderAndIsr handling sets; a restart legitimately forgets the epoch.)
+    """
+    return not s[3][G_FLAGS] & F_EPOCH_REGRESSED
+
+
+def one_leader_per_epoch(s: State) -> bool:
+    """OneLeaderPerEpoch: at most one broker ever leads a given leader epoch.
+
+    Violated: two brokers accepted writes tagged with the same epoch, so epoch-based
+    truncation (KIP-101) can no longer tell their histories apart.  (Ghost: the first
+    leader of every epoch is remembered; also checked directly on acting leaders.)
+    """
+    if s[3][G_FLAGS] & F_TWO_LEADERS:
+        return False
+    seen: set[int] = set()
+    for b in _acting_leaders(s):
+        e = s[1][b][EPOCH]
+        if e in seen:
+            return False
+        seen.add(e)
+    return True
+
+
+# ---------------------------------------------------------------------------------------
+# Replicated logs
+# ---------------------------------------------------------------------------------------
+
+
+def _replicated_below_hw(s: State, quorum: bool) -> bool:
+    brokers = s[1]
+    for b in _acting_leaders(s):
+        br = brokers[b]
+        hw = br[HW]
+        if hw == 0:
+            continue
+        prefix = br[LOG][:hw]
+        mask = s[0][Z_ISR] if quorum else br[ISR]
+        for m in members(mask):
+            if brokers[m][LOG][:hw] != prefix:
+                return False
+    return True
+
+
+def weak_isr(s: State) -> bool:
+    """WeakIsr: every record below an acting leader's HW is, at the same offset, in the log
+    of every member of the ISR that leader tracks (the TLA+ specification's WeakIsr).
+
+    Violated: the leader let consumers read a record that a replica it counts as in sync
+    does not have; electing that replica loses the record.
+    """
+    return _replicated_below_hw(s, quorum=False)
+
+
+def strong_isr(s: State) -> bool:
+    """StrongIsr: every record below an acting leader's HW is in the log of every member of
+    ZooKeeper's ISR (the TLA+ specification's StrongIsr).
+
+    Violated: any ZooKeeper ISR member may be elected next, cleanly, and a record consumers
+    already read would then be gone.
+    """
+    return _replicated_below_hw(s, quorum=True)
+
+
+def log_matching(s: State) -> bool:
+    """LogMatching: any two replicas hold the same records below the smaller of their HWs.
+
+    Violated: the replicas' logs diverged at an offset both consider committed; consumers
+    reading the same offset from different leaders see different records.
+    """
+    brokers = s[1]
+    n = len(brokers)
+    for i in range(n):
+        li, hi = brokers[i][LOG], brokers[i][HW]
+        for j in range(i + 1, n):
+            h = min(hi, brokers[j][HW])
+            if h and li[:h] != brokers[j][LOG][:h]:
+                return False
+    return True
+
+
+def _held_by_later_leaders(model: KafkaModel, s: State, epochs: tuple[int, ...]) -> bool:
+    """Every record with a ghost epoch ``e >= 0`` is, at its original offset, in the log of
+    every acting leader of epoch ``>= e``."""
+    origin = s[3][G_ORIGIN]
+    epochs_per_record = model.codec.epochs
+    for b in _acting_leaders(s):
+        br = s[1][b]
+        log, epoch = br[LOG], br[EPOCH]
+        for rid, e in enumerate(epochs):
+            if e == NONE or e > epoch:
+                continue
+            o = origin[rid]
+            if o >= len(log) or log[o] // epochs_per_record != rid:
+                return False
+    return True
+
+
+def no_committed_record_lost(model: KafkaModel, s: State) -> bool:
+    """NoCommittedRecordLost: a record once below a leader's HW is in every later leader's
+    log, as long as every election was clean.
+
+    Violated: a record consumers could read (it was committed) is gone after a clean leader
+    change.  (Ghost: the epoch in which each record was first committed.  Unclean
+    elections lose committed data by design, so after one the property holds vacuously;
+    a power loss of every replica before a flush, ``crashes=unclean``, can also lose it:
+    Kafka acknowledges before fsync.)
+    """
+    if s[3][G_FLAGS] & F_UNCLEAN:
+        return True
+    return _held_by_later_leaders(model, s, s[3][G_COMMITTED])
+
+
+def consumed_records_stay(model: KafkaModel, s: State) -> bool:
+    """ConsumedRecordsStay: a record a consumer read never disappears from, or changes at its
+    offset in, the log of the leader it reads from next (of the same or a later epoch).
+
+    Violated: a consumer processed a record that the topic no longer contains (or contains
+    a different record at that offset): downstream systems diverge from Kafka.  (Ghost: the
+    epoch in which each record was first consumed.)
+    """
+    return _held_by_later_leaders(model, s, s[3][G_CONSUMED])
+
+
+def acked_all_survives_clean_election(model: KafkaModel, s: State) -> bool:
+    """AckedAllSurvivesCleanElection: an acks=all write, acknowledged while the ISR had at
+    least min.insync.replicas members, is in every later leader's log as long as every
+    election was clean.
+
+    Violated: Kafka's central durability promise is broken: a producer using acks=all and
+    min.insync.replicas was told "written" and the record is gone without any unclean
+    election.  (Vacuous for acks 0/1 and after an unclean election.)
+    """
+    if model.cfg.acks != "all" or s[3][G_FLAGS] & F_UNCLEAN:
+        return True
+    return _held_by_later_leaders(model, s, s[3][G_ACKED])
+
+
+def acknowledged_writes_durable(model: KafkaModel, s: State) -> bool:
+    """AcknowledgedWritesDurable: every write acknowledged to its producer (at the model's
+    acks level: acks=1 on append, acks=all when the HW passed it with enough ISR members,
+    acks=0 never) is in every later leader's log, whatever the elections were.
+
+    Violated: a producer was told its write succeeded and the write is lost: with acks=1
+    when the leader fails before replicating, with unclean election when an out-of-sync
+    replica takes over.
+    """
+    return _held_by_later_leaders(model, s, s[3][G_ACKED])
+
+
+# ---------------------------------------------------------------------------------------
+# Sometimes
+# ---------------------------------------------------------------------------------------
+
+
+def some_record_committed(s: State) -> bool:
+    """SomeRecordCommitted: a record got below a leader's HW."""
+    return any(e != NONE for e in s[3][G_COMMITTED])
+
+
+def some_write_acknowledged(s: State) -> bool:
+    """SomeWriteAcknowledged: a producer got a success answer."""
+    return any(e != NONE for e in s[3][G_ACKED])
+
+
+def leader_changed(s: State) -> bool:
+    """LeaderChanged: a broker other than the first leader leads in ZooKeeper."""
+    return s[0][Z_LEADER] not in (0, NONE) and s[0][Z_EPOCH] > 0
+
+
+def some_truncation(s: State) -> bool:
+    """SomeTruncation: a follower truncated records off its log."""
+    return bool(s[3][G_FLAGS] & F_TRUNCATED)
+
+
+# ---------------------------------------------------------------------------------------
+# Catalogue
+# ---------------------------------------------------------------------------------------
+
+_PLAIN: dict[str, Callable[[State], bool]] = {
+    "HwLeLeo": hw_le_leo,
+    "LeaderInIsr": leader_in_isr_subset_ar,
+    "IsrNonEmpty": isr_non_empty,
+    "EpochsNeverDecrease": epochs_never_decrease,
+    "OneLeaderPerEpoch": one_leader_per_epoch,
+    "WeakIsr": weak_isr,
+    "StrongIsr": strong_isr,
+    "LogMatching": log_matching,
+}
+_WITH_MODEL: dict[str, Callable[[KafkaModel, State], bool]] = {
+    "LsoLeHw": lso_le_hw,
+    "NoCommittedRecordLost": no_committed_record_lost,
+    "ConsumedRecordsStay": consumed_records_stay,
+    "AckedAllSurvivesCleanElection": acked_all_survives_clean_election,
+    "AcknowledgedWritesDurable": acknowledged_writes_durable,
+}
+
+INVARIANT_NAMES = (
+    "HwLeLeo", "LsoLeHw", "LeaderInIsr", "IsrNonEmpty", "EpochsNeverDecrease",
+    "OneLeaderPerEpoch", "WeakIsr", "StrongIsr", "LogMatching", "NoCommittedRecordLost",
+    "ConsumedRecordsStay", "AckedAllSurvivesCleanElection", "AcknowledgedWritesDurable",
+)
+"""Every invariant of the ``kafka`` model, in the order the checker tests them."""
+
+SOMETIMES: dict[str, Callable[[State], bool]] = {
+    "SomeRecordCommitted": some_record_committed,
+    "SomeWriteAcknowledged": some_write_acknowledged,
+    "LeaderChanged": leader_changed,
+    "SomeTruncation": some_truncation,
+}
+
+
+def _doc(f: Callable[..., bool]) -> str:
+    return (f.__doc__ or "").split("\n\n")[0].replace("\n", " ")
+
+
+def kafka_invariants(model: KafkaModel) -> list[Property[State]]:
+    """Every invariant of the catalogue bound to ``model``, in ``INVARIANT_NAMES`` order."""
+    out: list[Property[State]] = []
+    for name in INVARIANT_NAMES:
+        if name in _PLAIN:
+            f = _PLAIN[name]
+            out.append(Property(name, f, _doc(f)))
+        else:
+            g = _WITH_MODEL[name]
+            out.append(Property(name, _bind(g, model), _doc(g)))
+    return out
+
+
+def _bind(
+    g: Callable[[KafkaModel, State], bool], model: KafkaModel
+) -> Callable[[State], bool]:
+    def holds(s: State) -> bool:
+        return g(model, s)
+
+    return holds
+
+
+def kafka_sometimes(model: KafkaModel) -> list[Property[State]]:
+    """The ``sometimes`` witnesses (a committed write, an acknowledged write, a leader
+    change, a truncation)."""
+    return [Property(name, f, _doc(f)) for name, f in SOMETIMES.items()]

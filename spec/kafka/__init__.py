@@ -1,0 +1,92 @@
+"""The ``kafka`` cluster model family: one partition on a few brokers, composed of ``core``.
+
+``register(reg)`` adds the model ``kafka``; every feature and protocol version is a
+parameter (``PARAMS``), so a researcher keeps the state space as small as the question.
+The defaults are the newest protocol (KIP-279 truncation, KIP-320 fencing, KAFKA-7128's
+ISR rule, clean elections, acks=all) on two brokers; each known bug of
+``docs/scenarios.md`` is found by turning one of them back to an older version.
+The model itself is ``spec.kafka.model``; its properties are ``spec.invariants``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from checker.registry import ModelEntry, Param, ParamValue, Registry
+
+if TYPE_CHECKING:
+    from spec.kafka.model import KafkaModel
+
+PARAMS = (
+    Param("brokers", int, 2, "brokers, all replicas of the one partition (1..6)", minimum=1),
+    Param("max_records", int, 2, "records producers may write in total", minimum=0),
+    Param("max_leader_epoch", int, 2, "leader epochs 0..max_leader_epoch (bounds elections)",
+          minimum=0),
+    Param("truncation", str, "kip279",
+          "follower truncation on a leader change: hw (Kafka < 0.11), kip101 (0.11), "
+          "kip279 (2.0)", choices=("hw", "kip101", "kip279")),
+    Param("fetch_fencing", bool, True,
+          "KIP-320 (2.1): fetches and truncation carry the leader epoch; off: Kafka < 2.1"),
+    Param("expand_rule", str, "epoch-start",
+          "ISR expansion: hw (follower LEO >= HW, Kafka < 2.1) or epoch-start (also >= the "
+          "start offset of the leader's epoch, KAFKA-7128)", choices=("hw", "epoch-start")),
+    Param("unclean_election", bool, False, "unclean.leader.election.enable"),
+    Param("min_isr", int, 1, "min.insync.replicas (acks=all only)", minimum=1),
+    Param("acks", str, "all", "producer acks", choices=("0", "1", "all")),
+    Param("lag_ticks", int, 0,
+          "replica.lag.time.max.ms in logical ticks: a follower leaves the ISR once it has "
+          "not caught up for more ticks than this", minimum=0),
+    Param("isr_shrink", bool, True, "the isr-expiration task (Tick and ShrinkIsr steps)"),
+    Param("crashes", str, "clean",
+          "broker crash/restart: none, clean (log kept), unclean (unflushed tail lost, "
+          "Flush steps)", choices=("none", "clean", "unclean")),
+    Param("hw_checkpoint", bool, False,
+          "HW checkpoint file written by its own step (restart reloads it); off: the HW "
+          "survives a restart as it was"),
+    Param("lost_requests", bool, True, "controller requests may be lost"),
+    Param("duplicate_requests", bool, False, "controller requests may be delivered twice"),
+    Param("controlled_shutdown", bool, False,
+          "ControlledShutdown steps (ControlledShutdownLeaderSelector)"),
+    Param("preferred_election", bool, False,
+          "PreferredElection steps (PreferredReplicaPartitionLeaderSelector)"),
+    Param("reassignment", bool, False,
+          "Reassign steps: new preference order, ReassignedPartitionLeaderSelector"),
+    Param("remove_dead_from_isr", bool, True,
+          "the controller removes dead followers from the ISR (OfflineReplica)"),
+    Param("max_controller_epoch", int, 0,
+          "controller failovers allowed (stale controller epochs)", minimum=0),
+    Param("metadata", bool, False,
+          "MetadataCache per broker, UpdateMetadata requests, ISR change propagation"),
+    Param("consumers", bool, False, "Consume steps (reads below a leader's HW)"),
+    Param("invariants", str, "all",
+          "comma-separated invariants to check (see spec.invariants), all, or none"),
+)
+
+
+def build(params: Mapping[str, ParamValue]) -> KafkaModel:
+    """The ``kafka`` model for parsed parameters (``ValueError`` when unusable)."""
+    from spec.invariants import INVARIANT_NAMES
+    from spec.kafka.model import KafkaConfig, KafkaModel
+
+    values = {p.name: params.get(p.name, p.default) for p in PARAMS}
+    text = str(values.pop("invariants"))
+    names: tuple[str, ...] | None = tuple(
+        part.strip() for part in text.split(",") if part.strip()
+    )
+    if names == ("all",):
+        names = INVARIANT_NAMES
+    elif names == ("none",):
+        names = ()
+    config = KafkaConfig(**values)  # type: ignore[arg-type]  # PARAMS mirror KafkaConfig
+    return KafkaModel(config, names)
+
+
+def register(reg: Registry) -> None:
+    """Add the ``kafka`` model to the registry."""
+    reg.register(ModelEntry(
+        name="kafka",
+        doc="Kafka cluster at the seeds' level: controller, brokers, producers, consumers "
+            "(composed of core/); protocol versions and features are parameters",
+        params=PARAMS, build=build,
+    ))

@@ -1,0 +1,967 @@
+"""The ``kafka`` cluster model: one partition replicated on a few brokers, at the seeds' level.
+
+Every broker-side step is a ``core`` function applied to the broker's ``Partition``
+(rebuilt from the state tuple, see ``spec.kafka.state``): LeaderAndIsr handling is
+``core.replica_manager.become_leader_or_follower`` (controller-epoch and leader-epoch
+fencing, ``make_leader`` / ``make_follower`` with the configured truncation rule), a produce
+is ``append_records_to_leader`` and ``check_enough_replicas_reach_offset``, a follower fetch
+is ``read_from_local_log`` + ``update_follower_fetch`` (ISR expansion, HW) on the leader and
+``process_partition_data`` on the follower, the ISR shrink is ``maybe_shrink_isr``, and the
+controller elects with the ``core.selectors`` leader selectors.  The properties live in
+``spec.invariants``.
+
+Modelling shortcuts (each is a choice a researcher can see in the state):
+
+* one partition; brokers ``0..n-1`` are all assigned replicas; the initial state is the
+  topic just created: broker 0 leads epoch 0 with every broker in the ISR and every broker
+  has already received that first LeaderAndIsr;
+* ZooKeeper writes are atomic; a leader's ISR write is conditional on the leader's epoch
+  being ZooKeeper's (Kafka's ``zkVersion`` check: every controller write bumps the epoch);
+  ``zkVersion`` itself is not stored (it would grow without bound);
+* a fetch is one atomic round trip (request, leader update, response, follower append);
+  the response carries the HW the leader had before the fetch (``readFromLocalLog`` runs
+  first), so followers learn a new HW one fetch late, as in Kafka;
+* time is a logical clock: ``Tick`` ages every follower of every leader by one tick;
+  a follower whose read reached the leader's LEO has age 0; ``maybe_shrink_isr`` drops ISR
+  followers older than ``lag_ticks`` (the seeds' rule; Kafka 1.1's refinement by the
+  leader's previous LEO is not modelled);
+* a crashed broker forgets its in-memory state (partition state, remotes, fetchers,
+  metadata); its log survives whole (clean) or only up to the last ``Flush`` (unclean); its
+  HW comes back from the checkpoint (``hw_checkpoint``) or unchanged;
+* the controller learns of crashes and restarts at once (ZooKeeper sessions are not
+  modelled) but acts on them in separate steps; requests in flight to a broker that crashes
+  are dropped with its connection; a restarted broker receives the current state, as
+  ``onBrokerStartup`` sends it;
+* reassignment is modelled as a new preference order of the same replicas, electing with
+  ``ReassignedPartitionLeaderSelector`` (moving replicas to new brokers is not modelled);
+* with ``fetch_fencing`` (KIP-320) a fetch or a leader-epoch truncation against a leader
+  in another epoch is refused (the follower retries later: the step is not enabled).
+"""
+
+from __future__ import annotations
+
+import marshal
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import cache
+from typing import Any
+
+from returns.result import Failure
+
+from checker.model import Property
+from core.errors import Errors
+from core.isr import maybe_shrink_isr, read_from_local_log, update_follower_fetch
+from core.metadata_cache import (
+    Broker,
+    MetadataSnapshot,
+    UpdateMetadataPartitionState,
+    UpdateMetadataRequest,
+    update_metadata,
+)
+from core.partition import TRUNCATION_RULES, TruncationRule, raise_leader_hw
+from core.produce import (
+    ACKS_ALL,
+    ACKS_LEADER,
+    ACKS_NONE,
+    append_records_to_leader,
+    check_enough_replicas_reach_offset,
+    process_partition_data,
+)
+from core.replica_manager import LeaderAndIsrRequest, ReplicaManager, become_leader_or_follower
+from core.selectors import (
+    Selection,
+    controlled_shutdown_leader_selector,
+    offline_partition_leader_selector,
+    preferred_replica_partition_leader_selector,
+    reassigned_partition_leader_selector,
+)
+from core.state import (
+    UNKNOWN_OFFSET,
+    LeaderAndIsr,
+    Partition,
+    PartitionState,
+    RemoteReplica,
+    TopicPartition,
+)
+from core.truncation import Log, Record
+from spec.kafka.state import (
+    AGE,
+    ALIVE,
+    AR,
+    C_EPOCH,
+    CEPOCH,
+    CKPT,
+    EPOCH,
+    F_EPOCH_REGRESSED,
+    F_TRUNCATED,
+    F_TWO_LEADERS,
+    F_UNCLEAN,
+    FLUSHED,
+    G_ACKED,
+    G_COMMITTED,
+    G_CONSUMED,
+    G_EPOCH_LEADER,
+    G_FLAGS,
+    G_NEXT,
+    G_ORIGIN,
+    G_PENDING,
+    HW,
+    ISR,
+    ISR_CHANGES,
+    LEADER,
+    LEADER_AND_ISR,
+    LEO_,
+    LOG,
+    META,
+    NONE,
+    REMOTES,
+    UPDATE_METADATA,
+    Z_EPOCH,
+    Z_ISR,
+    Z_LEADER,
+    EpochCodec,
+    mask_of,
+    members,
+)
+
+State = tuple[Any, ...]
+Out = list[tuple[str, State]]
+
+TP = TopicPartition("t", 0)
+TRUNCATIONS = {"hw": "truncate-to-hw", "kip101": "kip101", "kip279": "kip279"}
+ACKS = {"0": ACKS_NONE, "1": ACKS_LEADER, "all": ACKS_ALL}
+CRASHES = ("none", "clean", "unclean")
+EXPAND_RULES = ("hw", "epoch-start")
+
+
+@dataclass(frozen=True, slots=True)
+class KafkaConfig:
+    """Every parameter of the ``kafka`` model (see ``spec.kafka.PARAMS`` for their meaning)."""
+
+    brokers: int = 2
+    max_records: int = 2
+    max_leader_epoch: int = 2
+    truncation: str = "kip279"
+    fetch_fencing: bool = True
+    expand_rule: str = "epoch-start"
+    unclean_election: bool = False
+    min_isr: int = 1
+    acks: str = "all"
+    lag_ticks: int = 0
+    isr_shrink: bool = True
+    crashes: str = "clean"
+    hw_checkpoint: bool = False
+    lost_requests: bool = True
+    duplicate_requests: bool = False
+    controlled_shutdown: bool = False
+    preferred_election: bool = False
+    reassignment: bool = False
+    remove_dead_from_isr: bool = True
+    max_controller_epoch: int = 0
+    metadata: bool = False
+    consumers: bool = False
+
+    def problems(self) -> list[str]:
+        """Why this configuration is unusable (empty when it is fine)."""
+        out = []
+        if not 1 <= self.brokers <= 6:
+            out.append(f"brokers must be in 1..6, got {self.brokers}")
+        if self.truncation not in TRUNCATIONS:
+            out.append(f"truncation must be one of {', '.join(TRUNCATIONS)}")
+        if self.acks not in ACKS:
+            out.append(f"acks must be one of {', '.join(ACKS)}")
+        if self.crashes not in CRASHES:
+            out.append(f"crashes must be one of {', '.join(CRASHES)}")
+        if self.expand_rule not in EXPAND_RULES:
+            out.append(f"expand_rule must be one of {', '.join(EXPAND_RULES)}")
+        if self.min_isr > self.brokers:
+            out.append(f"min_isr {self.min_isr} exceeds the {self.brokers} replicas")
+        if self.max_leader_epoch > 60 or self.max_records > 30:
+            out.append("max_leader_epoch <= 60 and max_records <= 30, please")
+        return out
+
+
+@cache
+def _snapshot(alive_mask: int) -> MetadataSnapshot:
+    """A MetadataSnapshot listing the brokers of ``alive_mask`` as alive (memoised)."""
+    return MetadataSnapshot(alive_brokers=tuple(Broker(i, ()) for i in members(alive_mask)))
+
+
+class KafkaModel:
+    """The ``kafka`` model for one configuration (see the module docstring)."""
+
+    def __init__(self, config: KafkaConfig, invariants: Sequence[str] | None = None) -> None:
+        from spec import invariants as catalogue  # the catalogue imports this package
+
+        problems = config.problems()
+        if problems:
+            raise ValueError("; ".join(problems))
+        self.name = "kafka"
+        self.cfg = config
+        self.n = config.brokers
+        self.codec = EpochCodec(config.max_leader_epoch + 1)
+        self.sat = config.lag_ticks + 1
+        self.rule: TruncationRule = TRUNCATION_RULES[TRUNCATIONS[config.truncation]]
+        self.acks = ACKS[config.acks]
+        self.all_mask = (1 << self.n) - 1
+        self._catalogue = catalogue
+        known = catalogue.kafka_invariants(self)
+        if invariants is None:
+            self._invariants = tuple(known)
+        else:
+            by_name = {p.name: p for p in known}
+            unknown = [i for i in invariants if i not in by_name]
+            if unknown:
+                raise ValueError(
+                    f"unknown invariant {unknown[0]!r} (known: {', '.join(by_name)})"
+                )
+            self._invariants = tuple(by_name[i] for i in invariants)
+        self._sometimes = tuple(catalogue.kafka_sometimes(self))
+
+    # ------------------------------------------------------------------ protocol
+    def init_states(self) -> Iterable[State]:
+        """The topic just created: broker 0 leads epoch 0, ISR = every broker, empty logs."""
+        n, cfg = self.n, self.cfg
+        ar = tuple(range(n))
+        remotes = tuple((UNKNOWN_OFFSET, 0) for _ in range(n))
+        meta: tuple[int, ...] = (self.all_mask, 0, 0, self.all_mask) if cfg.metadata else ()
+        brokers = []
+        for b in range(n):
+            lead = b == 0
+            brokers.append((1, (), 0, 0, 0, 0, 0, 0, self.all_mask if lead else 0,
+                            remotes if lead else (), meta))
+        epochs = cfg.max_leader_epoch + 1
+        ghost = (0, (NONE,) * cfg.max_records, (NONE,) * cfg.max_records,
+                 (NONE,) * cfg.max_records, (NONE,) * cfg.max_records, (), 0,
+                 (0,) + (NONE,) * (epochs - 1))
+        ctrl = (0, 0, 0, self.all_mask, ar, 0)
+        return ((ctrl, tuple(brokers), (), ghost),)
+
+    def next_states(self, state: State) -> Iterable[tuple[str, State]]:
+        """Every enabled step (see the docstrings of the ``_a_*`` methods)."""
+        out: Out = []
+        cfg = self.cfg
+        self._a_produce(state, out)
+        self._a_fetch(state, out)
+        if cfg.isr_shrink:
+            self._a_tick(state, out)
+            self._a_shrink_isr(state, out)
+        self._a_elect(state, out)
+        if cfg.remove_dead_from_isr:
+            self._a_remove_dead_from_isr(state, out)
+        if cfg.controlled_shutdown:
+            self._a_controlled_shutdown(state, out)
+        if cfg.preferred_election:
+            self._a_preferred_election(state, out)
+        if cfg.reassignment:
+            self._a_reassign(state, out)
+        self._a_deliver(state, out)
+        if cfg.crashes != "none":
+            self._a_crash(state, out)
+            self._a_restart(state, out)
+            if cfg.crashes == "unclean":
+                self._a_flush(state, out)
+        if cfg.hw_checkpoint:
+            self._a_checkpoint(state, out)
+        if cfg.consumers:
+            self._a_consume(state, out)
+        if cfg.max_controller_epoch > 0:
+            self._a_controller_failover(state, out)
+        if cfg.metadata:
+            self._a_propagate_isr_changes(state, out)
+        return out
+
+    def invariants(self) -> Sequence[Property[State]]:
+        """The selected invariants of ``spec.invariants`` (all by default)."""
+        return self._invariants
+
+    def sometimes(self) -> Sequence[Property[State]]:
+        """The reachability witnesses of ``spec.invariants``."""
+        return self._sometimes
+
+    def within_boundary(self, state: State) -> bool:
+        """No boundary: every bound is built into the actions."""
+        return True
+
+    def canonical(self, state: State) -> State:
+        """No symmetry: broker 0 is the first leader and the preference order matters."""
+        return state
+
+    def encode(self, state: State) -> bytes:
+        """``marshal`` version 2 of the tuple (deterministic: no back-references)."""
+        return marshal.dumps(state, 2)
+
+    def decode(self, data: bytes) -> State:
+        """The inverse of ``encode``."""
+        value = marshal.loads(data)
+        assert isinstance(value, tuple)
+        return value
+
+    def variables(self, state: State) -> Mapping[str, Any]:
+        """The state as named variables (logs as ``id@epoch`` strings)."""
+        ctrl, brokers, msgs, ghost = state
+        c = self.codec
+
+        def log(codes: tuple[int, ...]) -> tuple[str, ...]:
+            return tuple(f"m{c.record_id(x)}@{c.epoch(x)}" for x in codes)
+
+        out: dict[str, Any] = {
+            "controller_epoch": ctrl[C_EPOCH],
+            "zk": {"leader": ctrl[Z_LEADER], "leader_epoch": ctrl[Z_EPOCH],
+                   "isr": members(ctrl[Z_ISR]), "replicas": ctrl[AR]},
+        }
+        for b, br in enumerate(brokers):
+            view: dict[str, Any] = {
+                "alive": bool(br[ALIVE]), "log": log(br[LOG]), "hw": br[HW],
+                "leader": br[LEADER], "leader_epoch": br[EPOCH],
+            }
+            if self.cfg.hw_checkpoint:
+                view["hw_checkpoint"] = br[CKPT]
+            if self.cfg.crashes == "unclean":
+                view["flushed"] = br[FLUSHED]
+            if br[LEADER] == b:
+                view["isr"] = members(br[ISR])
+                view["remote_leo"] = {i: r[LEO_] for i, r in enumerate(br[REMOTES]) if i != b}
+                if self.cfg.isr_shrink:
+                    view["remote_age"] = {
+                        i: r[AGE] for i, r in enumerate(br[REMOTES]) if i != b
+                    }
+            if self.cfg.metadata:
+                view["metadata"] = br[META]
+            out[f"broker{b}"] = view
+        out["requests"] = tuple(self._msg_text(m) for m in msgs)
+        nid = ghost[G_NEXT]
+        out["produced"] = nid
+        out["committed"] = {f"m{i}": e for i, e in enumerate(ghost[G_COMMITTED]) if e >= 0}
+        out["acknowledged"] = {f"m{i}": e for i, e in enumerate(ghost[G_ACKED]) if e >= 0}
+        if self.cfg.consumers:
+            out["consumed"] = {f"m{i}": e for i, e in enumerate(ghost[G_CONSUMED]) if e >= 0}
+        out["pending_acks"] = tuple(f"m{i}@b{b}" for i, b in ghost[G_PENDING])
+        out["unclean_election_happened"] = bool(ghost[G_FLAGS] & F_UNCLEAN)
+        return out
+
+    @staticmethod
+    def _msg_text(m: tuple[Any, ...]) -> str:
+        dest, kind, cep, leader, epoch, isr, _ = m
+        name = "LeaderAndIsr" if kind == LEADER_AND_ISR else "UpdateMetadata"
+        return f"{name}(to={dest},cepoch={cep},leader={leader},epoch={epoch},isr={members(isr)})"
+
+    # ------------------------------------------------------------------ conversions
+    def log_records(self, codes: tuple[int, ...]) -> Log:
+        """The ``core`` log of a state's log (records as ``Record(id, epoch)``)."""
+        c = self.codec
+        return tuple(Record(x // c.epochs, x % c.epochs) for x in codes)
+
+    def partition(self, state: State, b: int) -> Partition:
+        """Broker ``b``'s ``core.state.Partition``, rebuilt from the state tuple."""
+        br = state[1][b]
+        leader = br[LEADER]
+        remotes: tuple[RemoteReplica, ...] = ()
+        if leader == b:
+            sat = self.sat
+            remotes = tuple(
+                RemoteReplica(i, r[LEO_], 0, sat - r[AGE], 1 << 30, 0)
+                for i, r in enumerate(br[REMOTES]) if i != b
+            )
+        return Partition(
+            TP, b, controller_epoch=br[CEPOCH], leader=None if leader == NONE else leader,
+            leader_epoch=br[EPOCH], zk_version=0, assigned_replicas=tuple(range(self.n)),
+            isr=frozenset(members(br[ISR])), log=self.log_records(br[LOG]), log_created=True,
+            high_watermark=br[HW], remotes=remotes,
+        )
+
+    def _with_partition(self, br: tuple[Any, ...], p: Partition) -> tuple[Any, ...]:
+        """Broker tuple ``br`` with the partition fields taken from ``p``."""
+        b = p.local_broker_id
+        c = self.codec
+        log = tuple(r.id * c.epochs + r.epoch for r in p.log)
+        leader = NONE if p.leader is None else p.leader
+        remotes: tuple[tuple[int, int], ...] = ()
+        if leader == b:
+            sat = self.sat
+            by_id = {r.broker_id: r for r in p.remotes}
+            remotes = tuple(
+                (by_id[i].log_end_offset, min(sat, sat - by_id[i].last_caught_up_time_ms))
+                if i in by_id else (0, 0)
+                for i in range(self.n)
+            )
+        isr = mask_of(p.isr) if leader == b else 0
+        flushed = br[FLUSHED]
+        if self.cfg.crashes == "unclean":
+            flushed = min(flushed, len(log))
+        ckpt = br[CKPT] if self.cfg.hw_checkpoint else 0
+        return (br[ALIVE], log, p.high_watermark, ckpt, flushed, p.leader_epoch, leader,
+                p.controller_epoch, isr, remotes, br[META])
+
+    @staticmethod
+    def _set_broker(state: State, b: int, br: tuple[Any, ...]) -> State:
+        brokers = state[1]
+        return (state[0], (*brokers[:b], br, *brokers[b + 1:]), state[2], state[3])
+
+    @staticmethod
+    def _set(t: tuple[Any, ...], i: int, v: Any) -> tuple[Any, ...]:
+        return (*t[:i], v, *t[i + 1:])
+
+    def _is_acting_leader(self, state: State, b: int) -> bool:
+        br = state[1][b]
+        return bool(br[ALIVE]) and br[LEADER] == b
+
+    # ------------------------------------------------------------------ ghost upkeep
+    def _after_leader_step(self, state: State, b: int) -> State:
+        """Ghost upkeep after a step of leader ``b``: newly committed records, and
+        waiting acks=all produce requests re-checked (``tryCompleteDelayedRequests``)."""
+        br = state[1][b]
+        ghost = state[3]
+        committed = ghost[G_COMMITTED]
+        if br[LEADER] == b and br[ALIVE]:
+            c = self.codec
+            new = list(committed)
+            changed = False
+            for x in br[LOG][:br[HW]]:
+                rid = x // c.epochs
+                if new[rid] == NONE:
+                    new[rid] = br[EPOCH]
+                    changed = True
+            if changed:
+                committed = tuple(new)
+        pending = ghost[G_PENDING]
+        acked = ghost[G_ACKED]
+        if pending:
+            keep = []
+            acked_l = list(acked)
+            p: Partition | None = None
+            for rid, pb in pending:
+                if pb != b:
+                    keep.append((rid, pb))
+                    continue
+                if p is None:
+                    p = self.partition(state, b)
+                check = check_enough_replicas_reach_offset(
+                    p, ghost[G_ORIGIN][rid] + 1, self.cfg.min_isr
+                )
+                if not check.done:
+                    keep.append((rid, pb))
+                elif check.error is Errors.NONE:
+                    acked_l[rid] = br[EPOCH]
+            pending = tuple(keep)
+            acked = tuple(acked_l)
+        if committed is ghost[G_COMMITTED] and pending is ghost[G_PENDING]:
+            return state
+        ghost = (ghost[0], ghost[1], committed, acked, ghost[4], pending, ghost[6], ghost[7])
+        return (state[0], state[1], state[2], ghost)
+
+    def _flag(self, state: State, flag: int) -> State:
+        ghost = state[3]
+        if ghost[G_FLAGS] & flag:
+            return state
+        return (state[0], state[1], state[2], self._set(ghost, G_FLAGS, ghost[G_FLAGS] | flag))
+
+    # ------------------------------------------------------------------ producers
+    def _a_produce(self, state: State, out: Out) -> None:
+        """``Produce(b)``: a producer sends the next record to broker ``b`` acting as leader
+        (``append_records_to_leader`` with the configured acks and min.insync.replicas).
+        acks=1 is acknowledged at once, acks=all waits for the HW, acks=0 never hears back."""
+        ghost = state[3]
+        rid = ghost[G_NEXT]
+        if rid >= self.cfg.max_records:
+            return
+        for b in range(self.n):
+            if not self._is_acting_leader(state, b):
+                continue
+            res = append_records_to_leader(
+                self.partition(state, b), (rid,), self.acks, self.cfg.min_isr
+            ).unwrap()
+            if res.error is not Errors.NONE:
+                continue
+            s = self._set_broker(state, b, self._with_partition(state[1][b], res.partition))
+            g = s[3]
+            origin = self._set(g[G_ORIGIN], rid, res.first_offset)
+            acked, pending = g[G_ACKED], g[G_PENDING]
+            if self.acks == ACKS_LEADER:
+                acked = self._set(acked, rid, res.partition.leader_epoch)
+            elif self.acks == ACKS_ALL:
+                pending = tuple(sorted((*pending, (rid, b))))
+            g = (rid + 1, origin, g[2], acked, g[4], pending, g[6], g[7])
+            s = self._after_leader_step((s[0], s[1], s[2], g), b)
+            out.append((self._label("Produce", b), s))
+
+    # ------------------------------------------------------------------ fetch
+    def _a_fetch(self, state: State, out: Out) -> None:
+        """``Fetch(f)``: follower ``f`` fetches from the leader it believes in, one round trip.
+
+        The leader reads from ``f``'s LEO (``read_from_local_log``), records the fetch and
+        maybe expands the ISR and raises its HW (``update_follower_fetch``; with
+        ``expand_rule=epoch-start`` a follower joins only from the leader epoch's start
+        offset; the ISR write fails when the leader's epoch is not ZooKeeper's); the follower
+        appends the records and takes ``min(leader HW, own LEO)``.  A fetch at an offset past
+        the leader's LEO makes the follower truncate to the leader's LEO (Kafka's
+        ``handleOffsetOutOfRange``).  With ``fetch_fencing`` the fetch carries the follower's
+        epoch and a leader in another epoch refuses it.
+        """
+        brokers = state[1]
+        for f in range(self.n):
+            fb = brokers[f]
+            lid = fb[LEADER]
+            if not fb[ALIVE] or lid in (NONE, f) or not brokers[lid][ALIVE]:
+                continue
+            lb = brokers[lid]
+            if lb[LEADER] != lid:
+                continue  # NOT_LEADER_FOR_PARTITION: nothing changes
+            if self.cfg.fetch_fencing and lb[EPOCH] != fb[EPOCH]:
+                continue  # FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH
+            s = self._fetch(state, f, lid)
+            if s is not None and s != state:
+                out.append((self._label("Fetch", f), s))
+
+    def _fetch(self, state: State, f: int, lid: int) -> State | None:
+        leader = self.partition(state, lid)
+        fb = state[1][f]
+        offset = len(fb[LOG])
+        if offset > len(leader.log):
+            # OFFSET_OUT_OF_RANGE: the follower truncates to the leader's LEO.
+            follower = self.partition(state, f)
+            cut = len(leader.log)
+            truncated = replace(follower, log=follower.log[:cut],
+                                high_watermark=min(follower.high_watermark, cut))
+            s = self._set_broker(state, f, self._with_partition(fb, truncated))
+            return self._flag(s, F_TRUNCATED)
+        read = read_from_local_log(leader, offset, 0, self.sat).unwrap()
+        update = update_follower_fetch(leader, f, read).unwrap()
+        if update.error is not Errors.NONE:
+            return None
+        new_leader = update.partition
+        zk_write = update.isr_changed
+        if update.isr_changed and not self._may_join(state, leader, lid, offset):
+            new_leader = raise_leader_hw(replace(leader, remotes=new_leader.remotes)).partition
+            zk_write = False
+        s = self._set_broker(state, lid, self._with_partition(state[1][lid], new_leader))
+        if zk_write:
+            s = self._write_isr(s, lid, new_leader)
+        follower = process_partition_data(
+            self.partition(s, f), offset, read.records, read.high_watermark
+        ).unwrap()
+        s = self._set_broker(s, f, self._with_partition(s[1][f], follower))
+        return self._after_leader_step(s, lid)
+
+    def _may_join(self, state: State, leader: Partition, lid: int, follower_leo: int) -> bool:
+        """Whether an ISR expansion ``core`` decided may stand: the conditional ZooKeeper
+        write needs the leader's epoch to be current, and KAFKA-7128's fix needs the
+        follower to have reached the start offset of the leader's epoch.
+
+        TODO(core): ``maybe_expand_isr`` has no epoch-start-offset rule (KAFKA-7128); this
+        helper undoes an expansion that rule forbids.
+        """
+        if state[0][Z_EPOCH] != state[1][lid][EPOCH]:
+            return False
+        if self.cfg.expand_rule == "hw":
+            return True
+        return follower_leo >= epoch_start_offset(leader)
+
+    def _write_isr(self, state: State, lid: int, p: Partition) -> State:
+        """The leader's ISR written to ZooKeeper and recorded as an ISR change."""
+        ctrl = state[0]
+        ctrl = self._set(ctrl, Z_ISR, mask_of(p.isr))
+        if self.cfg.metadata:
+            ctrl = self._set(ctrl, ISR_CHANGES, ctrl[ISR_CHANGES] | 1 << lid)
+        return (ctrl, state[1], state[2], state[3])
+
+    # ------------------------------------------------------------------ ISR shrink
+    def _a_tick(self, state: State, out: Out) -> None:
+        """``Tick``: the logical clock advances; every follower of every leader ages by one
+        tick (saturating just past ``lag_ticks``, which is all ``maybe_shrink_isr`` can tell)."""
+        brokers = list(state[1])
+        changed = False
+        sat = self.sat
+        for b, br in enumerate(brokers):
+            if br[LEADER] != b or not br[ALIVE]:
+                continue
+            rem = tuple(
+                (r[0], r[1] + 1 if r[1] < sat and i != b else r[1])
+                for i, r in enumerate(br[REMOTES])
+            )
+            if rem != br[REMOTES]:
+                brokers[b] = self._set(br, REMOTES, rem)
+                changed = True
+        if changed:
+            out.append(("Tick", (state[0], tuple(brokers), state[2], state[3])))
+
+    def _a_shrink_isr(self, state: State, out: Out) -> None:
+        """``ShrinkIsr(b)``: leader ``b``'s ``isr-expiration`` task (``maybe_shrink_isr``):
+        ISR followers not caught up for more than ``lag_ticks`` leave the ISR, written to
+        ZooKeeper if the leader's epoch is current (else nothing happens)."""
+        for b in range(self.n):
+            if not self._is_acting_leader(state, b) or state[1][b][EPOCH] != state[0][Z_EPOCH]:
+                continue
+            update = maybe_shrink_isr(
+                self.partition(state, b), self.sat, self.cfg.lag_ticks
+            ).unwrap()
+            if not update.isr_changed:
+                continue
+            s = self._set_broker(state, b, self._with_partition(state[1][b], update.partition))
+            s = self._after_leader_step(self._write_isr(s, b, update.partition), b)
+            out.append((self._label("ShrinkIsr", b), s))
+
+    # ------------------------------------------------------------------ controller
+    def _alive_mask(self, state: State) -> int:
+        return mask_of(b for b, br in enumerate(state[1]) if br[ALIVE])
+
+    def _current(self, state: State) -> LeaderAndIsr:
+        ctrl = state[0]
+        return LeaderAndIsr(ctrl[Z_LEADER], ctrl[Z_EPOCH], members(ctrl[Z_ISR]), 0)
+
+    def _apply_election(
+        self, state: State, selection: Selection, label: str, out: Out
+    ) -> None:
+        """A selector's election written to ZooKeeper, with LeaderAndIsr to its receivers."""
+        if isinstance(selection, Failure):
+            return
+        election = selection.unwrap()
+        s = self._write_zk(state, election.leader_and_isr, election.receivers)
+        if s is not None:
+            out.append((label, s))
+
+    def _write_zk(
+        self, state: State, lai: LeaderAndIsr, receivers: Iterable[int],
+        ar: tuple[int, ...] | None = None,
+    ) -> State | None:
+        """ZooKeeper takes ``lai`` (bounded by ``max_leader_epoch``); requests are queued."""
+        if lai.leader_epoch > self.cfg.max_leader_epoch:
+            return None
+        ctrl = state[0]
+        old_live_isr = [r for r in members(ctrl[Z_ISR]) if state[1][r][ALIVE]]
+        ar = ctrl[AR] if ar is None else ar
+        ctrl = (ctrl[C_EPOCH], lai.leader, lai.leader_epoch, mask_of(lai.isr), ar,
+                ctrl[ISR_CHANGES])
+        msgs = set(state[2])
+        for r in receivers:
+            msgs.add((r, LEADER_AND_ISR, ctrl[C_EPOCH], lai.leader, lai.leader_epoch,
+                      ctrl[Z_ISR], ar))
+            if self.cfg.metadata:
+                for d in range(self.n):
+                    msgs.add((d, UPDATE_METADATA, ctrl[C_EPOCH], lai.leader, lai.leader_epoch,
+                              ctrl[Z_ISR], ar))
+        s = (ctrl, state[1], tuple(sorted(msgs)), state[3])
+        if lai.leader not in old_live_isr:
+            s = self._flag(s, F_UNCLEAN)
+        return s
+
+    def _a_elect(self, state: State, out: Out) -> None:
+        """``ElectLeader``: the leader in ZooKeeper is dead: ``OfflinePartitionLeaderSelector``
+        (clean from the live ISR, else unclean if enabled) elects in a new epoch."""
+        ctrl = state[0]
+        zl = ctrl[Z_LEADER]
+        if zl != NONE and state[1][zl][ALIVE]:
+            return
+        alive = frozenset(members(self._alive_mask(state)))
+        selection = offline_partition_leader_selector(
+            self._current(state), ctrl[AR], alive, self.cfg.unclean_election
+        )
+        self._apply_election(state, selection, "ElectLeader", out)
+
+    def _a_remove_dead_from_isr(self, state: State, out: Out) -> None:
+        """``RemoveDeadFromIsr``: the controller moves dead followers to OfflineReplica and
+        removes them from the ISR in ZooKeeper (new epoch), telling the live replicas."""
+        ctrl = state[0]
+        zl = ctrl[Z_LEADER]
+        if zl == NONE or not state[1][zl][ALIVE]:
+            return
+        dead = [r for r in members(ctrl[Z_ISR]) if r != zl and not state[1][r][ALIVE]]
+        if not dead:
+            return
+        isr = tuple(r for r in members(ctrl[Z_ISR]) if r not in dead)
+        lai = LeaderAndIsr(zl, ctrl[Z_EPOCH] + 1, isr, 0)
+        live = [r for r in ctrl[AR] if state[1][r][ALIVE]]
+        s = self._write_zk(state, lai, live)
+        if s is not None:
+            out.append(("RemoveDeadFromIsr", s))
+
+    def _a_controlled_shutdown(self, state: State, out: Out) -> None:
+        """``ControlledShutdown(b)``: ``ControlledShutdownLeaderSelector`` moves leadership
+        and ISR membership off ``b`` (new epoch), then ``b`` stops cleanly."""
+        ctrl = state[0]
+        alive = frozenset(members(self._alive_mask(state)))
+        for b in range(self.n):
+            if not state[1][b][ALIVE] or b not in members(ctrl[Z_ISR]):
+                continue
+            selection = controlled_shutdown_leader_selector(
+                self._current(state), ctrl[AR], alive, frozenset((b,))
+            )
+            if isinstance(selection, Failure):
+                continue
+            election = selection.unwrap()
+            receivers = [r for r in election.receivers if r != b]
+            s = self._write_zk(state, election.leader_and_isr, receivers)
+            if s is not None:
+                out.append((self._label("ControlledShutdown", b), self._crashed(s, b, False)))
+
+    def _a_preferred_election(self, state: State, out: Out) -> None:
+        """``PreferredElection``: ``PreferredReplicaPartitionLeaderSelector`` gives leadership
+        back to the first assigned replica when it is alive and in the ISR."""
+        ctrl = state[0]
+        alive = frozenset(members(self._alive_mask(state)))
+        selection = preferred_replica_partition_leader_selector(
+            self._current(state), ctrl[AR], alive
+        )
+        self._apply_election(state, selection, "PreferredElection", out)
+
+    def _a_reassign(self, state: State, out: Out) -> None:
+        """``Reassign(order)``: a new preference order of the same replicas, whose leader is
+        elected by ``ReassignedPartitionLeaderSelector`` when it differs from the current."""
+        ctrl = state[0]
+        alive = frozenset(members(self._alive_mask(state)))
+        for order in _permutations(self.n):
+            if order == ctrl[AR]:
+                continue
+            selection = reassigned_partition_leader_selector(self._current(state), order, alive)
+            if isinstance(selection, Failure):
+                continue
+            election = selection.unwrap()
+            if election.leader_and_isr.leader == ctrl[Z_LEADER]:
+                continue
+            s = self._write_zk(state, election.leader_and_isr, election.receivers, order)
+            if s is not None:
+                out.append((self._label("Reassign", "".join(map(str, order))), s))
+
+    def _a_controller_failover(self, state: State, out: Out) -> None:
+        """``ControllerFailover``: a new controller (epoch + 1) resends the ZooKeeper state to
+        every live replica; requests of the old controller still in flight are now stale."""
+        ctrl = state[0]
+        if ctrl[C_EPOCH] >= self.cfg.max_controller_epoch:
+            return
+        ctrl = self._set(ctrl, C_EPOCH, ctrl[C_EPOCH] + 1)
+        msgs = set(state[2])
+        for r in ctrl[AR]:
+            if state[1][r][ALIVE]:
+                msgs.add((r, LEADER_AND_ISR, ctrl[C_EPOCH], ctrl[Z_LEADER], ctrl[Z_EPOCH],
+                          ctrl[Z_ISR], ctrl[AR]))
+        out.append(("ControllerFailover", (ctrl, state[1], tuple(sorted(msgs)), state[3])))
+
+    def _a_propagate_isr_changes(self, state: State, out: Out) -> None:
+        """``PropagateIsrChanges``: the ISR change notification reaches the controller, which
+        sends UpdateMetadata with the ZooKeeper state to every broker."""
+        ctrl = state[0]
+        if not ctrl[ISR_CHANGES]:
+            return
+        msgs = set(state[2])
+        for d in range(self.n):
+            msgs.add((d, UPDATE_METADATA, ctrl[C_EPOCH], ctrl[Z_LEADER], ctrl[Z_EPOCH],
+                      ctrl[Z_ISR], ctrl[AR]))
+        ctrl = self._set(ctrl, ISR_CHANGES, 0)
+        out.append(("PropagateIsrChanges", (ctrl, state[1], tuple(sorted(msgs)), state[3])))
+
+    # ------------------------------------------------------------------ requests
+    def _a_deliver(self, state: State, out: Out) -> None:
+        """``Deliver(m)``: a live broker handles an in-flight request (any one: requests are
+        reordered); ``Lose(m)`` drops it; with ``duplicate_requests`` a delivered request may
+        also stay in flight (``DeliverCopy``)."""
+        for i, m in enumerate(state[2]):
+            dest = m[0]
+            rest = state[2][:i] + state[2][i + 1:]
+            if self.cfg.lost_requests:
+                out.append((self._label("Lose", self._msg_text(m)),
+                            (state[0], state[1], rest, state[3])))
+            if not state[1][dest][ALIVE]:
+                continue
+            s = self._handle(state, m)
+            if s is None:
+                continue
+            out.append((self._label("Deliver", self._msg_text(m)),
+                        (s[0], s[1], rest, s[3])))
+            if self.cfg.duplicate_requests:
+                out.append((self._label("DeliverCopy", self._msg_text(m)), s))
+
+    def _handle(self, state: State, m: tuple[Any, ...]) -> State | None:
+        if m[1] == UPDATE_METADATA:
+            return self._handle_update_metadata(state, m)
+        return self._handle_leader_and_isr(state, m)
+
+    def _metadata_alive(self, state: State, b: int) -> int:
+        return int(state[1][b][META][0]) if self.cfg.metadata else self._alive_mask(state)
+
+    def _handle_leader_and_isr(self, state: State, m: tuple[Any, ...]) -> State | None:
+        """``become_leader_or_follower`` for one LeaderAndIsr request; ``None`` when the step
+        is not enabled (KIP-320: the new leader is not yet in the request's epoch)."""
+        dest, _, cepoch, leader, epoch, isr, _ar = m
+        br = state[1][dest]
+        if leader == NONE:
+            return None
+        lb = state[1][leader]
+        if (self.cfg.fetch_fencing and leader != dest and lb[ALIVE]
+                and (lb[EPOCH] != epoch or lb[LEADER] != leader)):
+            return None
+        p = self.partition(state, dest)
+        manager = ReplicaManager(dest, br[CEPOCH], (p,))
+        ps = PartitionState(cepoch, leader, epoch, members(isr), 0, tuple(range(self.n)))
+        request = LeaderAndIsrRequest(0, cepoch, ((TP, ps),))
+        leader_log = self.partition(state, leader).log
+
+        def leader_logs(tp: TopicPartition, lid: int) -> Log:
+            return leader_log
+
+        result = become_leader_or_follower(
+            manager, request, _snapshot(self._metadata_alive(state, dest)), self.sat,
+            self.rule, leader_logs,
+        ).unwrap()
+        mgr = result.manager
+        newp = mgr.partitions[0]
+        newp = replace(newp, controller_epoch=mgr.controller_epoch)
+        s = self._set_broker(state, dest, self._with_partition(br, newp))
+        if len(newp.log) < len(p.log):
+            s = self._flag(s, F_TRUNCATED)
+        if 0 <= newp.leader_epoch < p.leader_epoch:
+            s = self._flag(s, F_EPOCH_REGRESSED)
+        if newp.leader == dest and newp.leader_epoch != p.leader_epoch:
+            s = self._note_epoch_leader(s, newp.leader_epoch, dest)
+        if p.leader == dest and newp.leader != dest:
+            s = self._drop_pending(s, dest)
+        if newp.leader == dest:
+            s = self._after_leader_step(s, dest)
+        return s
+
+    def _note_epoch_leader(self, state: State, epoch: int, b: int) -> State:
+        ghost = state[3]
+        table = ghost[G_EPOCH_LEADER]
+        if table[epoch] == b:
+            return state
+        if table[epoch] != NONE:
+            return self._flag(state, F_TWO_LEADERS)
+        ghost = self._set(ghost, G_EPOCH_LEADER, self._set(table, epoch, b))
+        return (state[0], state[1], state[2], ghost)
+
+    def _drop_pending(self, state: State, b: int) -> State:
+        """Waiting acks=all requests of ``b`` fail (it stopped leading or crashed)."""
+        ghost = state[3]
+        pending = tuple(x for x in ghost[G_PENDING] if x[1] != b)
+        if pending == ghost[G_PENDING]:
+            return state
+        return (state[0], state[1], state[2], self._set(ghost, G_PENDING, pending))
+
+    def _handle_update_metadata(self, state: State, m: tuple[Any, ...]) -> State | None:
+        """``MetadataCache.updateMetadata`` with the request's partition state and the
+        brokers alive at delivery (the controller's view is exact: see the module doc)."""
+        dest, _, cepoch, leader, epoch, isr, ar = m
+        br = state[1][dest]
+        alive = self._alive_mask(state)
+        ps = UpdateMetadataPartitionState(cepoch, leader, epoch, members(isr), 0, ar)
+        request = UpdateMetadataRequest(
+            0, cepoch, ((TP, ps),), _snapshot(alive).alive_brokers
+        )
+        result = update_metadata(MetadataSnapshot(), request, dest).unwrap()
+        info = result.snapshot.partition_states[0][1]
+        meta = (alive, info.leader, info.leader_epoch, mask_of(info.isr))
+        if meta == br[META]:
+            return None
+        return self._set_broker(state, dest, self._set(br, META, meta))
+
+    # ------------------------------------------------------------------ crashes
+    def _crashed(self, state: State, b: int, unclean: bool) -> State:
+        """Broker ``b`` down: in-memory state lost; with ``unclean`` the unflushed tail too."""
+        br = state[1][b]
+        log = br[LOG][:br[FLUSHED]] if unclean else br[LOG]
+        hw = br[CKPT] if self.cfg.hw_checkpoint else br[HW]
+        hw = min(hw, len(log))
+        meta = (0, NONE, NONE, 0) if self.cfg.metadata else ()
+        flushed = len(log) if self.cfg.crashes == "unclean" else 0
+        ckpt = min(br[CKPT], len(log)) if self.cfg.hw_checkpoint else 0
+        new = (0, log, hw, ckpt, flushed, NONE, NONE, 0, 0, (), meta)
+        s = self._set_broker(state, b, new)
+        # The controller's channel to b dies with b: requests in flight to it are dropped.
+        msgs = tuple(m for m in s[2] if m[0] != b)
+        return self._drop_pending((s[0], s[1], msgs, s[3]), b)
+
+    def _a_crash(self, state: State, out: Out) -> None:
+        """``Crash(b)`` (and ``PowerLoss(b)`` with ``crashes=unclean``: the unflushed tail of
+        the log is lost)."""
+        for b in range(self.n):
+            br = state[1][b]
+            if not br[ALIVE]:
+                continue
+            out.append((self._label("Crash", b), self._crashed(state, b, False)))
+            if self.cfg.crashes == "unclean" and br[FLUSHED] < len(br[LOG]):
+                out.append((self._label("PowerLoss", b), self._crashed(state, b, True)))
+
+    def _a_restart(self, state: State, out: Out) -> None:
+        """``Restart(b)``: ``b`` comes back; the controller (``onBrokerStartup``) sends it the
+        ZooKeeper state, or, when ``b`` was the last leader of an offline partition, elects
+        with ``OfflinePartitionLeaderSelector`` first."""
+        ctrl = state[0]
+        for b in range(self.n):
+            br = state[1][b]
+            if br[ALIVE]:
+                continue
+            meta = (self._alive_mask(state) | 1 << b, NONE, NONE, 0) if self.cfg.metadata else ()
+            up = (1, *br[1:10], meta)
+            s = self._set_broker(state, b, up)
+            zl = ctrl[Z_LEADER]
+            if zl == b:
+                alive = frozenset(members(self._alive_mask(s)))
+                selection = offline_partition_leader_selector(
+                    self._current(s), ctrl[AR], alive, self.cfg.unclean_election
+                )
+                if not isinstance(selection, Failure):
+                    e = selection.unwrap()
+                    elected = self._write_zk(s, e.leader_and_isr, e.receivers)
+                    if elected is not None:
+                        out.append((self._label("Restart", b), elected))
+                        continue
+            c = s[0]
+            msg = (b, LEADER_AND_ISR, c[C_EPOCH], c[Z_LEADER], c[Z_EPOCH], c[Z_ISR], c[AR])
+            msgs = tuple(sorted(set(s[2]) | {msg}))
+            out.append((self._label("Restart", b), (s[0], s[1], msgs, s[3])))
+
+    def _a_flush(self, state: State, out: Out) -> None:
+        """``Flush(b)``: the log is fsynced (only with ``crashes=unclean``)."""
+        for b in range(self.n):
+            br = state[1][b]
+            if br[ALIVE] and br[FLUSHED] < len(br[LOG]):
+                out.append((self._label("Flush", b),
+                            self._set_broker(state, b, self._set(br, FLUSHED, len(br[LOG])))))
+
+    def _a_checkpoint(self, state: State, out: Out) -> None:
+        """``CheckpointHw(b)``: the HW checkpoint thread writes ``b``'s HW to disk."""
+        for b in range(self.n):
+            br = state[1][b]
+            if br[ALIVE] and br[CKPT] != br[HW]:
+                out.append((self._label("CheckpointHw", b),
+                            self._set_broker(state, b, self._set(br, CKPT, br[HW]))))
+
+    # ------------------------------------------------------------------ consumers
+    def _a_consume(self, state: State, out: Out) -> None:
+        """``Consume(b)``: a consumer reads every record below the HW of broker ``b``, which
+        it takes for the leader (read_uncommitted: offsets ``[0, HW)``)."""
+        ghost = state[3]
+        c = self.codec
+        for b in range(self.n):
+            br = state[1][b]
+            if not self._is_acting_leader(state, b):
+                continue
+            consumed = list(ghost[G_CONSUMED])
+            for x in br[LOG][:br[HW]]:
+                if consumed[x // c.epochs] == NONE:
+                    consumed[x // c.epochs] = br[EPOCH]
+            new = tuple(consumed)
+            if new != ghost[G_CONSUMED]:
+                g = self._set(ghost, G_CONSUMED, new)
+                out.append((self._label("Consume", b), (state[0], state[1], state[2], g)))
+
+    # ------------------------------------------------------------------ labels
+    @staticmethod
+    @cache
+    def _label(action: str, arg: object) -> str:
+        return f"{action}({arg})"
+
+
+def epoch_start_offset(leader: Partition) -> int:
+    """The start offset of the leader's current epoch (Kafka's ``leaderEpochStartOffsetOpt``):
+    its first record of that epoch, else its LEO (it has written nothing yet in it)."""
+    for offset, record in enumerate(leader.log):
+        if record.epoch >= leader.leader_epoch:
+            return offset
+    return len(leader.log)
+
+
+@cache
+def _permutations(n: int) -> tuple[tuple[int, ...], ...]:
+    from itertools import permutations
+
+    return tuple(permutations(range(n)))
