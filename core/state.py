@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from returns.result import Result, Success
+from returns.result import Failure, Result, Success
 
 from core.errors import InvalidInput, Problem, reject
 from core.truncation import Log, Record
@@ -227,39 +227,64 @@ def check_partition_state(state: PartitionState) -> Result[PartitionState, Inval
     return checked.map(lambda _: state)
 
 
-def _check_offsets(p: Partition) -> Result[None, InvalidInput]:
-    leo = len(p.log)
-    if min(p.high_watermark, p.log_start_offset, p.controller_epoch) < 0:
-        return reject(Problem.NEGATIVE_VALUE, f"offsets/epochs of partition {p.tp}")
-    if p.high_watermark > leo:
-        return reject(Problem.HW_ABOVE_LEO, f"HW {p.high_watermark} > LEO {leo} in {p.tp}")
-    if p.log_start_offset > p.high_watermark:
-        return reject(
-            Problem.LOG_START_ABOVE_HW,
-            f"log start {p.log_start_offset} > HW {p.high_watermark} in {p.tp}",
+def _replica_problem(p: Partition) -> InvalidInput | None:
+    replicas = p.assigned_replicas
+    assigned = frozenset(replicas)
+    if any(r < 0 for r in replicas):
+        return InvalidInput(Problem.NEGATIVE_VALUE, f"replica ids {list(replicas)} of {p.tp}")
+    if len(assigned) != len(replicas):
+        return InvalidInput(Problem.DUPLICATE_REPLICA, f"assigned replicas {list(replicas)}")
+    if not p.isr <= assigned:
+        return InvalidInput(
+            Problem.ISR_NOT_SUBSET_OF_AR, f"ISR {sorted(p.isr)} vs assigned {list(replicas)}"
         )
-    if any(not 0 <= o < leo for o in p.open_txn_first_offsets):
-        return reject(Problem.OFFSET_OUT_OF_LOG, f"open transaction offsets in {p.tp}")
-    return Success(None)
+    return None
 
 
-def _check_roles(p: Partition) -> Result[None, InvalidInput]:
-    if p.log_created and p.assigned_replicas and p.local_broker_id not in p.assigned_replicas:
-        return reject(Problem.NOT_A_REPLICA, f"broker {p.local_broker_id} hosts {p.tp}")
-    if not is_leader(p):
+def _offset_problem(p: Partition) -> InvalidInput | None:
+    leo = len(p.log)
+    hw = p.high_watermark
+    if hw < 0 or p.log_start_offset < 0 or p.controller_epoch < 0:
+        return InvalidInput(Problem.NEGATIVE_VALUE, f"offsets/epochs of partition {p.tp}")
+    if hw > leo:
+        return InvalidInput(Problem.HW_ABOVE_LEO, f"HW {hw} > LEO {leo} in {p.tp}")
+    if p.log_start_offset > hw:
+        return InvalidInput(
+            Problem.LOG_START_ABOVE_HW, f"log start {p.log_start_offset} > HW {hw} in {p.tp}"
+        )
+    if p.open_txn_first_offsets and any(not 0 <= o < leo for o in p.open_txn_first_offsets):
+        return InvalidInput(Problem.OFFSET_OUT_OF_LOG, f"open transaction offsets in {p.tp}")
+    return None
+
+
+def _role_problem(p: Partition) -> InvalidInput | None:
+    local = p.local_broker_id
+    if p.log_created and p.assigned_replicas and local not in p.assigned_replicas:
+        return InvalidInput(Problem.NOT_A_REPLICA, f"broker {local} hosts {p.tp}")
+    if p.leader != local:
         if p.remotes:
-            return reject(Problem.BAD_REMOTE_REPLICAS, f"follower of {p.tp} tracks remotes")
-        return Success(None)
+            return InvalidInput(Problem.BAD_REMOTE_REPLICAS, f"follower of {p.tp} tracks remotes")
+        return None
     if not p.isr:
-        return reject(Problem.EMPTY_ISR, f"leader of {p.tp}")
-    if p.local_broker_id not in p.isr:
-        return reject(Problem.LEADER_NOT_IN_ISR, f"leader {p.local_broker_id} of {p.tp}")
-    expected = tuple(sorted(r for r in p.assigned_replicas if r != p.local_broker_id))
-    if tuple(r.broker_id for r in p.remotes) != expected:
-        return reject(Problem.BAD_REMOTE_REPLICAS, f"{p.tp}: expected remotes {list(expected)}")
+        return InvalidInput(Problem.EMPTY_ISR, f"leader of {p.tp}")
+    if local not in p.isr:
+        return InvalidInput(Problem.LEADER_NOT_IN_ISR, f"leader {local} of {p.tp}")
+    expected = sorted(r for r in p.assigned_replicas if r != local)
+    if [r.broker_id for r in p.remotes] != expected:
+        return InvalidInput(Problem.BAD_REMOTE_REPLICAS, f"{p.tp}: expected remotes {expected}")
     if any(r.log_end_offset < UNKNOWN_OFFSET for r in p.remotes):
-        return reject(Problem.NEGATIVE_VALUE, f"a remote LEO below -1 in {p.tp}")
-    return Success(None)
+        return InvalidInput(Problem.NEGATIVE_VALUE, f"a remote LEO below -1 in {p.tp}")
+    return None
+
+
+def partition_problem(partition: Partition) -> InvalidInput | None:
+    """The first structural invariant ``partition`` breaks, ``None`` if it is well formed.
+
+    The plain-value form of ``check_partition`` for hot loops (no ``Result`` allocation).
+    """
+    return (
+        _replica_problem(partition) or _offset_problem(partition) or _role_problem(partition)
+    )
 
 
 def check_partition(partition: Partition) -> Result[Partition, InvalidInput]:
@@ -270,9 +295,5 @@ def check_partition(partition: Partition) -> Result[Partition, InvalidInput]:
     a follower tracks none.  Every transition of ``core`` checks its partition argument
     with this first and preserves it.
     """
-    return (
-        check_replica_set(partition.assigned_replicas, partition.isr)
-        .bind(lambda _: _check_offsets(partition))
-        .bind(lambda _: _check_roles(partition))
-        .map(lambda _: partition)
-    )
+    problem = partition_problem(partition)
+    return Success(partition) if problem is None else Failure(problem)

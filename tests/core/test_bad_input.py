@@ -61,6 +61,8 @@ BROKEN_STATES = [
     ("ISR outside AR", PartitionState(1, 0, 1, (0, 2), 0, (0, 1)), Problem.ISR_NOT_SUBSET_OF_AR),
     ("duplicate ISR", PartitionState(1, 0, 1, (0, 0), 0, (0, 1)), Problem.DUPLICATE_REPLICA),
     ("empty ISR", PartitionState(1, 0, 1, (), 0, (0, 1)), Problem.EMPTY_ISR),
+    ("negative replica", PartitionState(1, 0, 1, (0,), 0, (0, -1)), Problem.NEGATIVE_VALUE),
+    ("duplicate AR", PartitionState(1, 0, 1, (0,), 0, (0, 1, 0)), Problem.DUPLICATE_REPLICA),
     ("leader outside ISR", PartitionState(1, 0, 1, (1,), 0, (0, 1)), Problem.LEADER_NOT_IN_ISR),
 ]
 
