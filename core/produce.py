@@ -143,6 +143,7 @@ def process_partition_data(
         return reject(Problem.NEGATIVE_VALUE, f"leader HW {leader_high_watermark}")
 
     def append(p: Partition) -> Result[Partition, InvalidInput]:
+        """Append on a checked partition: followers only, at the local LEO."""
         if is_leader(p):
             return reject(Problem.WRONG_ROLE, f"broker {p.local_broker_id} leads {p.tp}")
         if fetch_offset != len(p.log):

@@ -136,6 +136,7 @@ def propagation_timings() -> Example:
     """[000, 001, 004] 2500 ms polls, 5 s blackout, 60 s maximum interval."""
 
     def first_write(changes: Callable[[int], bool]) -> int:
+        """The first poll that writes a notification, ISR changes at times ``changes``."""
         state = IsrChangeState()
         for now in range(0, 200_001, 500):
             if changes(now):
@@ -165,6 +166,7 @@ def selectors() -> Example:
     ar = (1, 2, 3)
 
     def show(result: Result[Election, ElectionFailed | InvalidInput]) -> str:
+        """One line for an election: the new leader/ISR/epoch, or why it failed."""
         election = result.value_or(None)
         if election is None:
             failure = result.failure()
