@@ -32,6 +32,7 @@ import multiprocessing.connection
 import os
 import pickle
 import shutil
+import signal
 import tempfile
 import time
 import traceback
@@ -456,29 +457,48 @@ class _InProcess(_Driver[S]):
 def _serve(
     connection: multiprocessing.connection.Connection, model: Model[Any], options: CheckOptions,
     index: int, workers: int, exchange: Path, store: RunStore | None, shared: Any,
+    inherited: Sequence[multiprocessing.connection.Connection], parent: int,
 ) -> None:
-    """A worker process: obey the coordinator's commands until told to stop."""
+    """A worker process: obey the coordinator's commands until told to stop.
+
+    Ctrl-C is the coordinator's to handle; a worker whose coordinator died exits.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for end in inherited:
+        end.close()
     worker = _Worker(model, options, index, workers, exchange, store, _Slots(shared))
-    while True:
-        command, argument = connection.recv()
-        try:
+    with contextlib.suppress(OSError, EOFError):  # the coordinator is gone: just exit
+        while True:
+            while not connection.poll(1.0):
+                if os.getppid() != parent:
+                    return
+            command, argument = connection.recv()
             if command == "stop":
                 return
-            if command == "start":
-                worker.start()
-                connection.send(("ok", None))
-            elif command == "resume":
-                worker.resume(argument)
-                connection.send(("ok", None))
-            elif command == "expand":
-                worker.expand(argument)
-                connection.send(("ok", None))
-            elif command == "merge":
-                connection.send(("ok", worker.merge(argument)))
-            elif command == "parent":
-                connection.send(("ok", worker.parent_of(*argument)))
-        except Exception:
-            connection.send(("error", traceback.format_exc()))
+            try:
+                connection.send(("ok", _obey(worker, command, argument)))
+            except (OSError, EOFError):
+                raise
+            except Exception:
+                connection.send(("error", traceback.format_exc()))
+
+
+def _obey(worker: _Worker[Any], command: str, argument: Any) -> Any:
+    """Run one coordinator command on a worker; its answer."""
+    if command == "start":
+        worker.start()
+        return None
+    if command == "resume":
+        worker.resume(argument)
+        return None
+    if command == "expand":
+        worker.expand(argument)
+        return None
+    if command == "merge":
+        return worker.merge(argument)
+    if command == "parent":
+        return worker.parent_of(*argument)
+    raise ValueError(f"unknown command {command!r}")
 
 
 class WorkerError(RuntimeError):
@@ -499,10 +519,12 @@ class _MultiProcess(_Driver[S]):
             mine, theirs = context.Pipe()
             process = context.Process(
                 target=_serve,
-                args=(theirs, model, options, index, workers, self.exchange, store, self.shared),
+                args=(theirs, model, options, index, workers, self.exchange, store, self.shared,
+                      [*self.connections, mine], os.getpid()),
                 daemon=True,
             )
             process.start()
+            theirs.close()
             self.connections.append(mine)
             self.processes.append(process)
 

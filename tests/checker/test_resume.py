@@ -50,6 +50,24 @@ def _kill_at_level(process: subprocess.Popen[bytes], run_dir: Path, level: int) 
     return _committed_level(run_dir)
 
 
+def _assert_no_orphans(marker: str) -> None:
+    """Worker processes notice their coordinator died and exit within a few seconds."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        alive = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    if marker in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                        alive.append(entry.name)
+                except OSError:
+                    continue
+        if not alive:
+            return
+        time.sleep(0.2)
+    pytest.fail(f"worker processes outlived their coordinator: {alive}")
+
+
 @cache
 def _expected() -> CheckResult:
     return run(Symmetric(6, 7, bad_sum=34))
@@ -62,6 +80,7 @@ def test_a_killed_run_resumes_to_the_same_result(
     run_dir, report = tmp_path / "run", tmp_path / "report.json"
     process = _start_check(run_dir, first_workers, report)
     killed_at = _kill_at_level(process, run_dir, 12)
+    _assert_no_orphans(str(run_dir))
     assert 12 <= killed_at < 35
     assert not report.exists()
     resumed = _start_check(run_dir, second_workers, report)
