@@ -382,7 +382,8 @@ class TlaSystem:
     def _truncate(self, s: Frame, t: Frame, i: int, to: Int) -> list[Bool]:
         """TruncateTo(i, to): the end offset drops to ``to`` (never rises)."""
         return [to <= s[f"end.{i}"], t[f"end.{i}"] == to,
-                *[t[v] == s[v] for v in self.table_vars(f"rid.{i}") | self.table_vars(f"rep.{i}")]]
+                *[t[v] == s[v] for v in
+                  sorted(self.table_vars(f"rid.{i}") | self.table_vars(f"rep.{i}"))]]
 
     def _become_follower(self, s: Frame, t: Frame, fresh: Fresh, leader: int, i: int,
                          to: Int) -> list[Bool]:
