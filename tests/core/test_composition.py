@@ -36,7 +36,15 @@ from core.replica_manager import (
     restart_replica_manager,
 )
 from core.selectors import offline_partition_leader_selector
-from core.state import LeaderAndIsr, Partition, PartitionState, check_partition, is_leader
+from core.state import (
+    LeaderAndIsr,
+    Partition,
+    PartitionState,
+    TopicPartition,
+    check_partition,
+    is_leader,
+)
+from core.truncation import Log
 from tests.core.helpers import TP
 
 BROKERS = (0, 1, 2)
@@ -77,14 +85,18 @@ class Cluster(RuleBasedStateMachine):
         state = PartitionState(self.controller_epoch, self.zk.leader, self.zk.leader_epoch,
                                self.zk.isr, self.zk.zk_version, BROKERS)
         metadata = MetadataSnapshot(alive_brokers=tuple(Broker(b, ()) for b in sorted(self.alive)))
+        leader = self.partition(self.zk.leader)
+        leader_log: Log = leader.log if leader is not None else ()
+
+        def leader_logs(tp: TopicPartition, leader_id: int) -> Log:
+            return leader_log
+
         for b in election.unwrap().receivers:
             if b in lost:
                 continue  # the request is lost
-            leader = self.partition(self.zk.leader)
-            leader_log = leader.log if leader is not None else ()
             result = become_leader_or_follower(
                 self.managers[b], LeaderAndIsrRequest(9, self.controller_epoch, ((TP, state),)),
-                metadata, self.now, self.rule, lambda tp, _l, log=leader_log: log)
+                metadata, self.now, self.rule, leader_logs)
             assert is_successful(result), result
             self.managers[b] = result.unwrap().manager
 
