@@ -138,20 +138,23 @@ def _read(
     )
 
 
-def update_log_read_result(replica: RemoteReplica, read: LogReadResult) -> RemoteReplica:
-    """``Replica.updateLogReadResult`` (``updateFetchState``): record one follower fetch.
+def update_log_read_result(
+    replica: RemoteReplica, read: LogReadResult, since_previous_fetch: bool = False
+) -> RemoteReplica:
+    """``Replica.updateLogReadResult``: record one follower fetch on the leader.
 
     The follower's LEO becomes the fetch offset.  If the read reached the leader's LEO as
-    of the read's start, ``last_caught_up_time_ms`` = the fetch time (the seeds' rule
-    [000]); else, if the follower reached the LEO the leader had at its previous fetch, it
-    was caught up at that previous fetch time (Kafka ≥ 1.1's refinement, which is what
-    ``last_fetch_leader_log_end_offset`` is for).  Caught-up time never goes backwards.
-    Total on any replica and read.
+    of the read's start, ``last_caught_up_time_ms`` = the fetch time: the seeds' rule
+    [000], the default.  With ``since_previous_fetch`` (Kafka >= 1.1's
+    ``updateFetchState``), a follower that reached the LEO the leader had at its previous
+    fetch counts as caught up at that previous fetch time, so a follower steadily one fetch
+    behind a busy leader stays in the ISR.  ``last_fetch_*`` are recorded either way, and
+    the caught-up time never goes backwards.  Total on any replica and read.
     """
     caught_up = replica.last_caught_up_time_ms
     if read.is_read_from_log_end:
         caught_up = max(caught_up, read.fetch_time_ms)
-    elif read.fetch_offset >= replica.last_fetch_leader_log_end_offset:
+    elif since_previous_fetch and read.fetch_offset >= replica.last_fetch_leader_log_end_offset:
         caught_up = max(caught_up, replica.last_fetch_time_ms)
     return RemoteReplica(
         broker_id=replica.broker_id,
@@ -193,23 +196,27 @@ def maybe_expand_isr(partition: Partition, replica_id: int) -> Result[IsrUpdate,
     )
 
 
-def _apply_fetch(p: Partition, replica_id: int, read: LogReadResult) -> IsrUpdate:
+def _apply_fetch(
+    p: Partition, replica_id: int, read: LogReadResult, since_previous_fetch: bool
+) -> IsrUpdate:
     if not is_leader(p):
         return IsrUpdate(p, error=Errors.NOT_LEADER_FOR_PARTITION)
     if read.error is not Errors.NONE:
         return IsrUpdate(p, error=read.error)
     remotes = tuple(
-        update_log_read_result(r, read) if r.broker_id == replica_id else r for r in p.remotes
+        update_log_read_result(r, read, since_previous_fetch) if r.broker_id == replica_id else r
+        for r in p.remotes
     )
     return _expand(replace(p, remotes=remotes), replica_id)
 
 
 def update_follower_fetch(
-    partition: Partition, replica_id: int, read: LogReadResult
+    partition: Partition, replica_id: int, read: LogReadResult, since_previous_fetch: bool = False
 ) -> Result[IsrUpdate, InvalidInput]:
     """``Partition.updateReplicaLogReadResult`` (``updateFollowerFetchState``) on the leader.
 
-    Records the fetch on the follower's ``RemoteReplica`` (``update_log_read_result``),
+    Records the fetch on the follower's ``RemoteReplica`` (``update_log_read_result``; the
+    seeds' caught-up rule unless ``since_previous_fetch``),
     then ``maybe_expand_isr`` and ``maybe_increment_leader_hw``.  A read that failed
     (``read.error``) or a partition this broker no longer leads changes nothing and
     reports the error.  The caller re-checks delayed acks=all produce requests
@@ -219,7 +226,7 @@ def update_follower_fetch(
     if inconsistent or read.fetch_offset < 0:
         return reject(Problem.OFFSET_OUT_OF_LOG, f"fetch offset {read.fetch_offset}")
     return check_partition(partition).bind(lambda p: _check_remote(p, replica_id)).map(
-        lambda p: _apply_fetch(p, replica_id, read)
+        lambda p: _apply_fetch(p, replica_id, read, since_previous_fetch)
     )
 
 

@@ -315,7 +315,7 @@ def _partition_or_reject(
 
 def update_follower_log_read_results(
     manager: ReplicaManager, tp: TopicPartition, replica_id: int, read: LogReadResult,
-    now_ms: int,
+    now_ms: int, since_previous_fetch: bool = False,
 ) -> Result[ManagerUpdate, InvalidInput]:
     """``ReplicaManager.updateFollowerLogReadResults`` for one partition of a fetch.
 
@@ -325,7 +325,7 @@ def update_follower_log_read_results(
     """
     return (
         _partition_or_reject(manager, tp)
-        .bind(lambda p: update_follower_fetch(p, replica_id, read))
+        .bind(lambda p: update_follower_fetch(p, replica_id, read, since_previous_fetch))
         .map(lambda u: ManagerUpdate(_apply_isr_update(manager, u, now_ms), u))
     )
 

@@ -43,12 +43,20 @@ def test_a_fetch_behind_the_leader_leo_does_not_stamp_last_caught_up_time() -> N
     assert follower_view(p, 1).last_caught_up_time_ms == 0
 
 
-def test_reaching_the_leo_of_the_previous_fetch_dates_catch_up_to_that_fetch() -> None:
+def one_fetch_behind(since_previous_fetch: bool) -> Partition:
     p = append(leader_partition(now_ms=0), 2)
     p = fetch(p, 1, 0, now_ms=100)  # leader LEO 2 at this fetch
     p = append(p, 3, first_id=2)
-    p = fetch(p, 1, 2, now_ms=900)  # reached 2 (the LEO at t=100) but not 5
-    assert follower_view(p, 1).last_caught_up_time_ms == 100
+    read = ok(read_from_local_log(p, 2, 0, 900))  # reached 2 (the LEO at t=100), not 5
+    return ok(update_follower_fetch(p, 1, read, since_previous_fetch)).partition
+
+
+def test_with_the_seeds_rule_only_reaching_the_current_leo_counts_as_caught_up() -> None:
+    assert follower_view(one_fetch_behind(False), 1).last_caught_up_time_ms == 0
+
+
+def test_newer_kafka_dates_catch_up_to_the_previous_fetch_whose_leo_was_reached() -> None:
+    assert follower_view(one_fetch_behind(True), 1).last_caught_up_time_ms == 100
 
 
 def test_update_log_read_result_never_moves_caught_up_time_back() -> None:
@@ -102,8 +110,9 @@ def test_a_slow_follower_that_fetches_but_never_reaches_the_leo_is_out_of_sync()
     for t in range(1_000, 12_001, 1_000):
         p = append(p, 2, first_id=t)  # the leader grows by 2 per second ...
         offset += 1
-        p = fetch(p, 1, offset, now_ms=t)  # ... the follower copies 1 per second
-    assert follower_view(p, 1).last_caught_up_time_ms == 1_000
+        read = ok(read_from_local_log(p, offset, 0, t))  # ... the follower copies 1 per second
+        p = ok(update_follower_fetch(p, 1, read, since_previous_fetch=True)).partition
+    assert follower_view(p, 1).last_caught_up_time_ms == 1_000  # even by the newer rule
     assert get_out_of_sync_replicas(p, 11_000, LAG) == frozenset()
     assert get_out_of_sync_replicas(p, 12_001, LAG) == {1}
     update = ok(maybe_shrink_isr(p, 12_001, LAG))
