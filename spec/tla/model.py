@@ -45,7 +45,9 @@ from spec.tla.layout import END, EPOCH, HW, ISR, LEADER, LOG, RQ, Layout
 
 State = bytes
 Out = list[tuple[str, State]]
-Presumed = tuple[tuple[int, int, int], ...]
+Followers = tuple[tuple[int, int], ...]
+Presumed = tuple[tuple[int, int, int, Followers], ...]
+HeaderSteps = list[tuple[str, bytes]]
 Action = Callable[[State, Out, Presumed], None]
 
 _BYTE = tuple(bytes((v,)) for v in range(256))
@@ -113,6 +115,8 @@ class TlaModel:
         self.bases, self.lb, self.none = lay.bases, lay.leader_base, lay.none
         self.block, self.ib = lay.block, lay.isr_base
         self._presumed_memo: dict[tuple[int, ...], Presumed] = {}
+        self._elect_memo: dict[bytes, HeaderSteps] = {}
+        self._shrink_memo: dict[bytes, HeaderSteps] = {}
         positions = [b + LEADER for b in lay.bases]
         self._leader_bytes: Callable[[State], tuple[int, ...]] = (
             itemgetter(*positions) if replicas > 1 else lambda s: (s[positions[0]],)
@@ -260,16 +264,35 @@ class TlaModel:
 
     def _presuming(self, s: State) -> Presumed:
         """The replicas presuming leadership (``replicaState[r].leader = r``) as
-        ``(index, block position, leader code)``: read once per state, memoised."""
+        ``(index, block position, leader code, followers)``, where ``followers`` lists the
+        other replicas following it as ``(index, block position)``: read once per state from
+        the replicas' leader bytes, memoised on them."""
         codes = self._leader_bytes(s)
         found = self._presumed_memo.get(codes)
         if found is None:
-            lb = self.lb
+            lb, bases = self.lb, self.bases
             found = tuple(
-                (i, self.bases[i], lb + i) for i, c in enumerate(codes) if c == lb + i
+                (i, bases[i], lb + i,
+                 tuple((j, bases[j]) for j, d in enumerate(codes) if d == c and j != i))
+                for i, c in enumerate(codes) if c == lb + i
             )
             self._presumed_memo[codes] = found
         return found
+
+    def _header_steps(
+        self, s: State, out: Out, memo: dict[bytes, HeaderSteps],
+        compute: Callable[[State], HeaderSteps],
+    ) -> None:
+        """Emit the steps of an action that reads and writes only the header (counters,
+        quorum ISR, requests), memoised on the header: ``compute`` gives each step's label
+        and new header bytes after byte 0 (nextRecordId, which such actions never touch)."""
+        header = self.layout.header
+        steps = memo.get(s[1:header])
+        if steps is None:
+            steps = memo[s[1:header]] = compute(s)
+        if steps:
+            first, rest = s[:1], s[header:]
+            out.extend([(label, first + new + rest) for label, new in steps])
 
     def _records(self, log: bytes, end: int) -> Log:
         record_of = self.layout.record_of
@@ -288,29 +311,39 @@ class TlaModel:
     def controller_elect_leader(self, s: State, out: Out, pres: Presumed) -> None:
         """ControllerElectLeader: the controller picks any other ISR member as leader (clean
         election), bumping the epoch.  Disabled once every epoch is used."""
+        self._header_steps(s, out, self._elect_memo, self._elect_leader_steps)
+
+    def _elect_leader_steps(self, s: State) -> HeaderSteps:
         if s[1] > self.E:
-            return
-        qisr, qleader, lb = s[2], self._quorum_leader(s), self.lb
-        for i in self._members[qisr]:
-            if lb + i != qleader:
-                out.append((self.l_elect[i], self._update_isr(s, lb + i, qisr)))
+            return []
+        qisr, qleader, lb, h = s[2], self._quorum_leader(s), self.lb, self.layout.header
+        return [
+            (self.l_elect[i], self._update_isr(s, lb + i, qisr)[1:h])
+            for i in self._members[qisr] if lb + i != qleader
+        ]
 
     def controller_shrink_isr(self, s: State, out: Out, pres: Presumed) -> None:
         """ControllerShrinkIsr: a broker fails (or shuts down).  Three cases: the leader alone
         in the ISR (leader becomes None, ISR kept), the leader with others (leader None, removed
         from the ISR), a non-leader ISR member (removed, leader kept)."""
+        self._header_steps(s, out, self._shrink_memo, self._shrink_isr_steps)
+
+    def _shrink_isr_steps(self, s: State) -> HeaderSteps:
         if s[1] > self.E:
-            return
+            return []
         qisr, qleader, lb, ib = s[2], self._quorum_leader(s), self.lb, self.ib
+        h = self.layout.header
         mask = qisr - ib
+        steps = []
         for i in range(self.n):
             bit = 1 << i
             if qleader == lb + i:
                 new_isr = qisr if mask == bit else ib + (mask & ~bit)
-                out.append((self.l_cshrink[i], self._update_isr(s, self.none, new_isr)))
+                steps.append((self.l_cshrink[i], self._update_isr(s, self.none, new_isr)[1:h]))
             elif mask & bit:
                 new_isr = ib + (mask & ~bit)
-                out.append((self.l_cshrink[i], self._update_isr(s, qleader, new_isr)))
+                steps.append((self.l_cshrink[i], self._update_isr(s, qleader, new_isr)[1:h]))
+        return steps
 
     # -- leaders ----------
     def become_leader(self, s: State, out: Out, pres: Presumed) -> None:
@@ -334,7 +367,7 @@ class TlaModel:
         if rid >= self.R:
             return
         first = rid * (self.E + 1)  # record code - epoch - 1 of the record with id ``rid``
-        for i, a, _ in pres:
+        for i, a, _, _ in pres:
             end = s[a + END]
             if end >= self.L:
                 continue
@@ -355,7 +388,7 @@ class TlaModel:
         """LeaderIncHighWatermark (before KIP-320): a presumed leader advances its HW by one
         when every member of its local ISR follows it (any epoch) and has that offset."""
         bases = self.bases
-        for i, a, code in pres:
+        for i, a, code, _ in pres:
             hw = s[a + HW]
             if hw >= self.L:
                 continue
@@ -378,7 +411,7 @@ class TlaModel:
         it, in the quorum's epoch) drops an ISR member that does not follow it or lacks the
         leader's last record."""
         qleader, bases = self._quorum_leader(s), self.bases
-        for i, a, code in pres:
+        for i, a, code, _ in pres:
             if code != qleader or s[a + EPOCH] != s[1]:
                 continue
             isr, end = s[a + ISR], s[a + END]
@@ -390,7 +423,7 @@ class TlaModel:
         """LeaderExpandIsr (before KIP-320): the true leader adds a replica that follows it and
         has the record below the leader's HW."""
         qleader, bases = self._quorum_leader(s), self.bases
-        for i, a, code in pres:
+        for i, a, code, _ in pres:
             if code != qleader or s[a + EPOCH] != s[1]:
                 continue
             isr, hw = s[a + ISR], s[a + HW]
@@ -467,11 +500,9 @@ class TlaModel:
         """FollowerReplicate (before KIP-320): a replica following a presumed leader copies the
         leader's record at its end offset, in any epoch (no fencing), and takes
         HW = min(leader's HW, its new end offset)."""
-        bases = self.bases
-        for i, a, code in pres:
-            for j, b in enumerate(bases):
-                if s[b + LEADER] == code:
-                    self._fetch(s, out, i, a, j, b)
+        for i, a, _, followers in pres:
+            for j, b in followers:
+                self._fetch(s, out, i, a, j, b)
 
     def _fetch(self, s: State, out: Out, i: int, a: int, j: int, b: int) -> None:
         """ReplicateTo plus the follower's HW update (``core.partition.follower_high_watermark``,
@@ -490,11 +521,10 @@ class TlaModel:
         """FencedFollowerFetch: FollowerReplicate restricted to followers in the leader's epoch
         (IsFollowingLeaderEpoch; KIP-320: the fetch carries the epoch and the leader rejects
         a stale one)."""
-        bases = self.bases
-        for i, a, code in pres:
+        for i, a, _, followers in pres:
             epoch = s[a + EPOCH]
-            for j, b in enumerate(bases):
-                if s[b + LEADER] == code and s[b + EPOCH] == epoch:
+            for j, b in followers:
+                if s[b + EPOCH] == epoch:
                     self._fetch(s, out, i, a, j, b)
 
     def fenced_leader_inc_high_watermark(self, s: State, out: Out, pres: Presumed) -> None:
@@ -523,7 +553,7 @@ class TlaModel:
         has a smaller end offset.  The two reasons are two disjuncts: a member for which both
         hold yields the same successor twice (as TLC counts)."""
         qleader, bases = self._quorum_leader(s), self.bases
-        for i, a, code in pres:
+        for i, a, code, _ in pres:
             epoch = s[a + EPOCH]
             if code != qleader or epoch != s[1]:
                 continue
@@ -544,7 +574,7 @@ class TlaModel:
         HW is at the log end or at a record of the leader's epoch), so that a new member holds
         everything the previous leader may have committed."""
         qleader, bases = self._quorum_leader(s), self.bases
-        for i, a, code in pres:
+        for i, a, code, _ in pres:
             epoch = s[a + EPOCH]
             if code != qleader or epoch != s[1]:
                 continue
@@ -566,7 +596,7 @@ class TlaModel:
         leader's own current epoch can qualify, so the loop runs over presumed leaders."""
         bases, L, block = self.bases, self.L, self.block
         nle = s[1]
-        for i, a, code in pres:
+        for i, a, code, _ in pres:
             epoch = s[a + EPOCH]
             k = RQ + 2 * epoch - 2
             if not 0 < epoch <= nle or s[k] != code:
@@ -585,7 +615,7 @@ class TlaModel:
         """Every presumed leader's records below its HW are present, identical, in the logs of
         every member of an ISR: the quorum's (``quorum``) or the leader's own."""
         bases = self.bases
-        for _, a, _ in self._presuming(s):
+        for _, a, _, _ in self._presuming(s):
             hw = s[a + HW]
             if hw == 0:
                 continue
