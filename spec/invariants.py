@@ -192,18 +192,22 @@ def strong_isr(s: State) -> bool:
 
 
 def log_matching(s: State) -> bool:
-    """LogMatching: any two replicas hold the same records below the smaller of their HWs.
+    """LogMatching: any two live replicas that know a leader epoch hold the same records
+    below the smaller of their HWs.
 
     Violated: the replicas' logs diverged at an offset both consider committed; consumers
-    reading the same offset from different leaders see different records.
+    reading the same offset from different leaders see different records.  A dead replica,
+    or one restarted and not yet told the current state, is left out: it has not yet had
+    its chance to truncate (with ``crashes=unclean`` its HW may cover records it kept while
+    the others lost them in the same power loss).
     """
-    brokers = s[1]
-    n = len(brokers)
+    live = [br for br in s[1] if br[ALIVE] and br[EPOCH] != NONE]
+    n = len(live)
     for i in range(n):
-        li, hi = brokers[i][LOG], brokers[i][HW]
+        li, hi = live[i][LOG], live[i][HW]
         for j in range(i + 1, n):
-            h = min(hi, brokers[j][HW])
-            if h and li[:h] != brokers[j][LOG][:h]:
+            h = min(hi, live[j][HW])
+            if h and li[:h] != live[j][LOG][:h]:
                 return False
     return True
 

@@ -882,8 +882,10 @@ class KafkaModel:
 
     def _a_restart(self, state: State, out: Out) -> None:
         """``Restart(b)``: ``b`` comes back; the controller (``onBrokerStartup``) sends it the
-        ZooKeeper state, or, when ``b`` was the last leader of an offline partition, elects
-        with ``OfflinePartitionLeaderSelector`` first."""
+        ZooKeeper state.  When ``b`` is still ZooKeeper's leader, the controller first
+        handles the pending failure event (``OfflinePartitionLeaderSelector`` without
+        ``b``), and only if that fails elects again with ``b`` alive (its event queue keeps
+        the failure before the startup); if neither can elect, nothing is sent."""
         ctrl = state[0]
         for b in range(self.n):
             br = state[1][b]
@@ -892,22 +894,32 @@ class KafkaModel:
             meta = (self._alive_mask(state) | 1 << b, NONE, NONE, 0) if self.cfg.metadata else ()
             up = (1, *br[1:10], meta)
             s = self._set_broker(state, b, up)
-            zl = ctrl[Z_LEADER]
-            if zl == b:
-                alive = frozenset(members(self._alive_mask(s)))
-                selection = offline_partition_leader_selector(
-                    self._current(s), ctrl[AR], alive, self.cfg.unclean_election
-                )
-                if not isinstance(selection, Failure):
-                    e = selection.unwrap()
-                    elected = self._write_zk(s, e.leader_and_isr, e.receivers)
-                    if elected is not None:
-                        out.append((self._label("Restart", b), elected))
-                        continue
+            if ctrl[Z_LEADER] == b:
+                # The partition is offline (its last leader was b): elect, or, when no
+                # election is possible (within max_leader_epoch), leave it offline; b must
+                # never resume leading its old epoch.
+                elected = self._restart_election(state, s)
+                out.append((self._label("Restart", b), s if elected is None else elected))
+                continue
             c = s[0]
             msg = (b, LEADER_AND_ISR, c[C_EPOCH], c[Z_LEADER], c[Z_EPOCH], c[Z_ISR], c[AR])
             msgs = tuple(sorted(set(s[2]) | {msg}))
             out.append((self._label("Restart", b), (s[0], s[1], msgs, s[3])))
+
+    def _restart_election(self, before: State, after: State) -> State | None:
+        """The offline election of a restart: without the restarted broker, else with it;
+        the restarted broker is sent the outcome like every live replica."""
+        for view in (before, after):
+            alive = frozenset(members(self._alive_mask(view)))
+            selection = offline_partition_leader_selector(
+                self._current(view), view[0][AR], alive, self.cfg.unclean_election
+            )
+            if isinstance(selection, Failure):
+                continue
+            e = selection.unwrap()
+            receivers = set(e.receivers) | set(members(self._alive_mask(after)))
+            return self._write_zk(after, e.leader_and_isr, sorted(receivers))
+        return None
 
     def _a_flush(self, state: State, out: Out) -> None:
         """``Flush(b)``: the log is fsynced (only with ``crashes=unclean``)."""
