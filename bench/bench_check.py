@@ -45,6 +45,13 @@ def peak_rss_mib() -> tuple[float, float]:
     return own / 1024.0, children / 1024.0
 
 
+def cpu_seconds() -> float:
+    """User + system CPU time of this process and its finished children so far."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def tlc_model(module: str, params: dict[str, object], symmetry: bool) -> tuple[str, str]:
     """The MC.tla and MC.cfg texts for TLC on the same configuration."""
     replicas = int(str(params["replicas"]))
@@ -89,9 +96,9 @@ def run_tlc(
             str(workers), "-deadlock", "-cleanup", "-metadir", str(work / "states"),
             "-config", "MC.cfg", "MC.tla",
         ]
-        started = time.monotonic()
+        started, cpu_before = time.monotonic(), cpu_seconds()
         done = subprocess.run(command, cwd=work, capture_output=True, text=True, check=False)
-        elapsed = time.monotonic() - started
+        elapsed, cpu = time.monotonic() - started, cpu_seconds() - cpu_before
         out = done.stdout
         found = re.findall(
             r"([\d,]+) states generated, ([\d,]+) distinct states found", out
@@ -100,6 +107,7 @@ def run_tlc(
         trace = re.findall(r"^State (\d+):", out, flags=re.MULTILINE)
         return {
             "elapsed_s": elapsed,
+            "cpu_s": cpu,
             "generated": int(found[-1][0].replace(",", "")) if found else None,
             "distinct": int(found[-1][1].replace(",", "")) if found else None,
             "diameter": int(depth.group(1)) if depth else None,
@@ -141,12 +149,14 @@ def main() -> int:
                       args.tlc_workers)
     options = CheckOptions(symmetry=args.symmetry, workers=args.workers,
                            max_depth=args.max_depth, params=params)
+    cpu_before = cpu_seconds()
     result = explore(model, options)
+    our_cpu = cpu_seconds() - cpu_before
     own_rss, worker_rss = peak_rss_mib()
     total_rss = own_rss + (worker_rss * args.workers if args.workers > 1 else 0.0)
     print(result.summary_line())
     print(f"ours: distinct {result.distinct_states:,}  generated {result.generated_states:,}  "
-          f"diameter {result.diameter}  {result.elapsed_s:.1f} s  "
+          f"diameter {result.diameter}  {result.elapsed_s:.1f} s wall  {our_cpu:.1f} s CPU  "
           f"{result.generated_states / max(result.elapsed_s, 1e-9):,.0f} generated/s  "
           f"{result.distinct_states / max(result.elapsed_s, 1e-9):,.0f} distinct/s  "
           f"peak RSS {own_rss:,.0f} MiB coordinator + {worker_rss:,.0f} MiB largest worker "
@@ -157,15 +167,17 @@ def main() -> int:
     if tlc is not None:
         tlc_time = float(str(tlc["elapsed_s"]))
         print(f"TLC:  distinct {tlc['distinct']}  generated {tlc['generated']}  "
-              f"diameter {tlc['diameter']}  {tlc_time:.1f} s  workers {args.tlc_workers}  "
+              f"diameter {tlc['diameter']}  {tlc_time:.1f} s wall  "
+              f"{float(str(tlc['cpu_s'])):.1f} s CPU  workers {args.tlc_workers}  "
               f"violation {tlc['violation']} (trace {tlc['trace_states']} states)")
         if tlc["distinct"] is None:
             print("TLC output tail: " + " | ".join(map(str, tlc["tail"])))  # type: ignore[call-overload]  # list[str] stored as object
         ratio = result.elapsed_s / tlc_time if tlc_time else float("nan")
         same = (tlc["distinct"], tlc["generated"]) == (
             result.distinct_states, result.generated_states)
-        print(f"ratio ours/TLC = {ratio:.3f}  (TLC is {1 / ratio:.2f}x our time)  "
-              f"same counts: {same}")
+        cpu_ratio = our_cpu / max(float(str(tlc["cpu_s"])), 1e-9)
+        print(f"ratio ours/TLC = {ratio:.3f} wall (TLC is {1 / ratio:.2f}x our time), "
+              f"{cpu_ratio:.3f} CPU;  same counts: {same}")
     return 0
 
 
