@@ -52,6 +52,7 @@ class Problem(Enum):
     BAD_REMOTE_REPLICAS = "remote replica entries do not match the assigned replicas"
     BAD_ACKS = "acks must be 0, 1 or -1"
     DUPLICATE_PARTITION = "a partition appears twice"
+    BAD_CONFIG = "configuration value out of range"
 
 
 @dataclass(frozen=True, slots=True)

@@ -128,7 +128,9 @@ def _check_request(request: UpdateMetadataRequest) -> Result[UpdateMetadataReque
     if len(set(keys)) != len(keys):
         return reject(Problem.DUPLICATE_PARTITION, "in the UpdateMetadata request")
     ids = [b.id for b in request.live_brokers]
-    if len(set(ids)) != len(ids) or any(i < 0 for i in ids):
+    if any(i < 0 for i in ids):
+        return reject(Problem.NEGATIVE_VALUE, f"live broker ids {ids}")
+    if len(set(ids)) != len(ids):
         return reject(Problem.DUPLICATE_REPLICA, f"live broker ids {ids}")
     for tp, state in request.partition_states:
         checked = check_replica_set(state.replicas, state.isr)

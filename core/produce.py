@@ -81,7 +81,7 @@ def append_records_to_leader(
     if acks not in (ACKS_NONE, ACKS_LEADER, ACKS_ALL):
         return reject(Problem.BAD_ACKS, f"acks={acks}")
     if min_insync_replicas < 1:
-        return reject(Problem.NEGATIVE_VALUE, f"min.insync.replicas={min_insync_replicas}")
+        return reject(Problem.BAD_CONFIG, f"min.insync.replicas={min_insync_replicas} (< 1)")
     return check_partition(partition).map(
         lambda p: _append(p, ids, acks, min_insync_replicas, transactional)
     )

@@ -97,6 +97,8 @@ def test_malformed_update_metadata_requests_are_rejected() -> None:
     dup_brokers = req(brokers=(broker(0), broker(0)))
     assert err(update_metadata(MetadataSnapshot(), dup_brokers, 0)
                ).problem is Problem.DUPLICATE_REPLICA
+    negative = req(brokers=(broker(0), Broker(-1, ())))
+    assert err(update_metadata(MetadataSnapshot(), negative, 0)).problem is Problem.NEGATIVE_VALUE
     bad_isr = UpdateMetadataPartitionState(1, 0, 1, (0, 5), 1, (0, 1))
     assert err(update_metadata(MetadataSnapshot(), req((A0, bad_isr)), 0)
                ).problem is Problem.ISR_NOT_SUBSET_OF_AR

@@ -78,7 +78,7 @@ def test_producing_to_a_follower_answers_not_leader() -> None:
 def test_bad_acks_and_min_isr_are_rejected() -> None:
     p = in_sync_leader(1)
     assert err(append_records_to_leader(p, (1,), 2)).problem is Problem.BAD_ACKS
-    assert err(append_records_to_leader(p, (1,), ACKS_ALL, 0)).problem is Problem.NEGATIVE_VALUE
+    assert err(append_records_to_leader(p, (1,), ACKS_ALL, 0)).problem is Problem.BAD_CONFIG
 
 
 def test_an_open_transaction_holds_the_lso_below_the_hw_until_it_ends() -> None:
