@@ -115,6 +115,16 @@ class _LevelReport:
     sometimes: list[int] = field(default_factory=list)
 
 
+def _least_per_property(found: Sequence[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """Per property only the smallest ``(level, fingerprint)``: the one a trace is built for."""
+    best: dict[int, tuple[int, int, int]] = {}
+    for level, prop, fp in found:
+        old = best.get(prop)
+        if old is None or (level, fp) < (old[0], old[2]):
+            best[prop] = (level, prop, fp)
+    return sorted(best.values())
+
+
 def _merge_counts(into: dict[str, int], other: Mapping[str, int]) -> None:
     for key, value in other.items():
         into[key] = into.get(key, 0) + value
@@ -359,6 +369,7 @@ class _Worker(Generic[S]):
         for other in others:
             self.seen.update(other)
         report.new = len(fps)
+        report.violations = _least_per_property(report.violations)
         self.links, self.candidates, self.candidate_enc = {}, [], []
         self.frontier_fps, self.frontier = frontier_fps, frontier
         report.frontier = len(frontier)
@@ -655,7 +666,7 @@ class _Totals:
             self.frontier += report.frontier
             _merge_counts(self.cov_generated, report.cov_generated)
             _merge_counts(self.cov_distinct, report.cov_distinct)
-            self.violations.extend(report.violations)
+            self.violations = _least_per_property([*self.violations, *report.violations])
             for index in report.sometimes:
                 self.sometimes.setdefault(str(index), level)
 
