@@ -131,7 +131,7 @@ class TlaModel:
     # -- construction helpers ----------
     def _labels(self) -> None:
         """Every action label, built once."""
-        rs, n, eps = range(self.n), self.n, range(self.E + 1)
+        rs, eps = range(self.n), range(self.E + 1)
         follow = {"hw": "BecomeFollowerTruncateToHighWatermark",
                   "kip101": "BecomeFollowerTruncateKip101",
                   "kip279": "BecomeFollowerTruncateKip279"}[self.version.truncation]
@@ -153,12 +153,12 @@ class TlaModel:
             tuple(f"{prefix}LeaderExpandIsr({_r(i)}, {_r(j)})" for j in rs) for i in rs
         )
         self.l_follow = tuple(
-            tuple(f"{follow}({_r(j)}, epoch {e})" for j in rs) for e in eps
+            tuple(tuple(f"{follow}({_r(j)} follows {_r(i)}, epoch {e})" for j in rs) for i in rs)
+            for e in eps
         )
         self.l_fetch = tuple(
             tuple(f"{fetch}({_r(j)} from {_r(i)})" for j in rs) for i in rs
         )
-        del n
 
     def _select_actions(self) -> tuple[Action, ...]:
         """The disjuncts of Next for this version, in the module's order."""
@@ -492,9 +492,9 @@ class TlaModel:
                 if not new:
                     continue
                 succ = s[:b] + new + s[b + block:]
-                out.append((self.l_follow[e][j], succ))
+                out.append((self.l_follow[e][leader][j], succ))
                 if twice and s[b + END] == 0:
-                    out.append((self.l_follow[e][j], succ))
+                    out.append((self.l_follow[e][leader][j], succ))
 
     def follower_replicate(self, s: State, out: Out, pres: Presumed) -> None:
         """FollowerReplicate (before KIP-320): a replica following a presumed leader copies the
@@ -608,7 +608,7 @@ class TlaModel:
                     continue
                 new = self._truncated(leader_log + s[b:b + block] + request)
                 # KIP-279 never truncates past the follower's end: ``new`` is never empty
-                out.append((self.l_follow[epoch - 1][j], s[:b] + new + s[b + block:]))
+                out.append((self.l_follow[epoch - 1][i][j], s[:b] + new + s[b + block:]))
 
     # -- invariants ----------
     def _replicated_below_hw(self, s: State, quorum: bool) -> bool:
