@@ -268,3 +268,34 @@ def test_a_broker_never_lets_its_controller_or_leader_epoch_go_backwards(
             assert new is not None and new.leader_epoch >= old.leader_epoch
         if new is not None:
             assert invariant_violations(new) == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(partitions(), TIMES, st.integers(0, 20_000))
+def test_a_shrink_removes_exactly_the_followers_that_lagged_too_long(
+    p: Partition, now: int, lag: int
+) -> None:
+    result = maybe_shrink_isr(p, now, lag)
+    if not is_successful(result) or not is_leader(p):
+        return
+    after = result.unwrap().partition
+    lagging = {r.broker_id for r in p.remotes
+               if r.broker_id in p.isr and now - r.last_caught_up_time_ms > lag}
+    assert after.isr == p.isr - lagging
+    assert result.unwrap().isr_changed == bool(lagging)
+    if lagging:
+        assert after.zk_version == p.zk_version + 1
+
+
+@settings(max_examples=150, deadline=None)
+@given(partitions(), st.integers(0, 4))
+def test_an_expansion_admits_a_follower_exactly_when_its_leo_reaches_the_hw(
+    p: Partition, follower: int
+) -> None:
+    result = maybe_expand_isr(p, follower)
+    if not is_successful(result) or not is_leader(p):
+        return
+    leo = next(r.log_end_offset for r in p.remotes if r.broker_id == follower)
+    joins = follower not in p.isr and leo >= p.high_watermark
+    assert result.unwrap().partition.isr == (p.isr | {follower} if joins else p.isr)
+    assert result.unwrap().isr_changed == joins
