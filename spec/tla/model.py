@@ -295,6 +295,7 @@ class TlaModel:
             out.extend([(label, first + new + rest) for label, new in steps])
 
     def _records(self, log: bytes, end: int) -> Log:
+        """The first ``end`` record bytes of a log as ``core.truncation`` records."""
         record_of = self.layout.record_of
         return tuple(record_of(c) for c in log[:end])
 
@@ -314,6 +315,7 @@ class TlaModel:
         self._header_steps(s, out, self._elect_memo, self._elect_leader_steps)
 
     def _elect_leader_steps(self, s: State) -> HeaderSteps:
+        """ControllerElectLeader's steps from the header of ``s`` (see ``_header_steps``)."""
         if s[1] > self.E:
             return []
         qisr, qleader, lb, h = s[2], self._quorum_leader(s), self.lb, self.layout.header
@@ -329,6 +331,7 @@ class TlaModel:
         self._header_steps(s, out, self._shrink_memo, self._shrink_isr_steps)
 
     def _shrink_isr_steps(self, s: State) -> HeaderSteps:
+        """ControllerShrinkIsr's steps from the header of ``s`` (see ``_header_steps``)."""
         if s[1] > self.E:
             return []
         qisr, qleader, lb, ib = s[2], self._quorum_leader(s), self.lb, self.ib
