@@ -16,7 +16,12 @@ from returns.result import Failure, Result, Success
 
 from core.errors import Errors, InvalidInput, Problem, reject
 from core.isr import IsrUpdate, LogReadResult, maybe_shrink_isr, update_follower_fetch
-from core.metadata_cache import MetadataSnapshot, alive_broker_ids
+from core.metadata_cache import (
+    MetadataSnapshot,
+    UpdateMetadataRequest,
+    alive_broker_ids,
+    update_metadata,
+)
 from core.partition import (
     TruncationRule,
     create_log_if_not_exists,
@@ -379,6 +384,35 @@ def restart_replica_manager(
         return reject(Problem.DUPLICATE_PARTITION, "in the restarted broker's logs")
     return Success(ReplicaManager(local_broker_id, partitions=tuple(sorted(
         partitions, key=lambda p: p.tp))))
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataUpdate:
+    """Outcome of ``maybe_update_metadata_cache``: manager, snapshot, error, deletions."""
+
+    manager: ReplicaManager
+    snapshot: MetadataSnapshot
+    error: Errors
+    deleted_partitions: tuple[TopicPartition, ...] = ()
+
+
+def maybe_update_metadata_cache(
+    manager: ReplicaManager, snapshot: MetadataSnapshot, request: UpdateMetadataRequest
+) -> Result[MetadataUpdate, InvalidInput]:
+    """``ReplicaManager.maybeUpdateMetadataCache``: apply an UpdateMetadata unless stale.
+
+    A request from an older controller epoch than the broker knows answers
+    ``STALE_CONTROLLER_EPOCH`` and changes nothing; otherwise the broker adopts the epoch
+    and ``update_metadata`` builds the next snapshot.  (Not in the seeds; Kafka 1.x+.)
+    """
+    if request.controller_epoch < 0:
+        return reject(Problem.NEGATIVE_VALUE, f"controller epoch {request.controller_epoch}")
+    if request.controller_epoch < manager.controller_epoch:
+        return Success(MetadataUpdate(manager, snapshot, Errors.STALE_CONTROLLER_EPOCH))
+    adopted = replace(manager, controller_epoch=request.controller_epoch)
+    return update_metadata(snapshot, request, manager.local_broker_id).map(
+        lambda r: MetadataUpdate(adopted, r.snapshot, Errors.NONE, r.deleted_partitions)
+    )
 
 
 def checkpoint_high_watermarks(manager: ReplicaManager) -> tuple[tuple[TopicPartition, int], ...]:

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from core.errors import Errors, Problem
 from core.isr import read_from_local_log
-from core.metadata_cache import Broker, MetadataSnapshot
+from core.metadata_cache import Broker, MetadataSnapshot, UpdateMetadataRequest
 from core.partition import make_leader, truncate_by_leader_epoch_kip279
 from core.replica_manager import (
     FetcherEntry,
@@ -18,6 +18,7 @@ from core.replica_manager import (
     mark_partition_offline,
     maybe_propagate_isr_changes_of,
     maybe_shrink_isr_all,
+    maybe_update_metadata_cache,
     put_partition,
     restart_replica_manager,
     update_follower_log_read_results,
@@ -229,3 +230,19 @@ def test_a_restarted_broker_keeps_its_logs_and_checkpointed_hws_but_no_roles() -
     assert err(restart_replica_manager(1, [(TP, log, -1)])).problem is Problem.NEGATIVE_VALUE
     assert err(restart_replica_manager(1, [(TP, log, 1), (TP, log, 1)])
                ).problem is Problem.DUPLICATE_PARTITION
+
+
+def test_update_metadata_from_an_older_controller_is_refused_as_stale() -> None:
+    umr = UpdateMetadataRequest(9, 3, (), (Broker(0, ()),))
+    fresh = ok(maybe_update_metadata_cache(ReplicaManager(0, controller_epoch=2),
+                                           MetadataSnapshot(), umr))
+    assert fresh.error is Errors.NONE
+    assert fresh.manager.controller_epoch == 3
+    assert fresh.snapshot.controller_id == 9
+    stale = ok(maybe_update_metadata_cache(ReplicaManager(0, controller_epoch=4),
+                                           MetadataSnapshot(), umr))
+    assert stale.error is Errors.STALE_CONTROLLER_EPOCH
+    assert stale.snapshot == MetadataSnapshot()
+    negative = replace(umr, controller_epoch=-1)
+    assert err(maybe_update_metadata_cache(ReplicaManager(0), MetadataSnapshot(), negative)
+               ).problem is Problem.NEGATIVE_VALUE
