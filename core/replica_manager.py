@@ -190,7 +190,7 @@ def _become_follower(
     step: _Step, p: Partition, state: PartitionState, alive: frozenset[int],
     rule: TruncationRule, leader_logs: LeaderLogs,
 ) -> None:
-    if state.leader not in alive:
+    if state.leader < 0 or state.leader not in alive:
         # KAFKA-1647: create the log so its HW is checkpointed, but do not follow.
         step.manager = put_partition(step.manager, create_log_if_not_exists(p))
         return

@@ -246,3 +246,12 @@ def test_update_metadata_from_an_older_controller_is_refused_as_stale() -> None:
     negative = replace(umr, controller_epoch=-1)
     assert err(maybe_update_metadata_cache(ReplicaManager(0), MetadataSnapshot(), negative)
                ).problem is Problem.NEGATIVE_VALUE
+
+
+def test_a_leaderless_state_only_creates_the_log_even_if_metadata_lists_broker_minus_one() -> None:
+    leaderless = PartitionState(1, -1, 1, (), 1, (0, 1))
+    odd = MetadataSnapshot(alive_brokers=(Broker(-1, ()), Broker(0, ())))
+    after, errors, _ = handle(ReplicaManager(0), request((TP, leaderless)), metadata=odd)
+    assert errors == {TP: Errors.NONE}
+    partition = get_partition(after, TP)
+    assert partition is not None and partition.log_created and partition.leader is None
