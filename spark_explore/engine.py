@@ -53,6 +53,7 @@ from spark_explore.tasks import (
     LEVEL_SCHEMA,
     STATE,
     ArrowMap,
+    ModelRef,
     bits,
     expand_rows,
     from_key,
@@ -139,6 +140,9 @@ class _Run:
         self.root = root
         self.cores = default_parallelism(session)
         self.props = [p.name for p in model.invariants()]
+        if len(self.props) > 63 or len(model.sometimes()) > 63:
+            raise ValueError("the Spark engine supports at most 63 invariants and 63 sometimes")
+        self.ref: ModelRef[Any] = ModelRef.share(session, model)
 
     def level_dir(self, level: int) -> Path:
         """Where level ``level``'s Parquet files live."""
@@ -165,7 +169,7 @@ class _Run:
         symmetry = self.options.symmetry
         if level == 1:
             source = session.range(1, numPartitions=1)
-            produce: ArrowMap = init_rows(self.model, symmetry)
+            produce: ArrowMap = init_rows(self.ref, symmetry)
             partitions = self.cores
         else:
             expected = totals.frontier
@@ -177,7 +181,7 @@ class _Run:
                 .where((F.col("kind") == STATE) & F.col("expand"))
                 .select("fp", "state")
             )
-            produce = expand_rows(self.model, symmetry, self.options.check_deadlock)
+            produce = expand_rows(self.ref, symmetry, self.options.check_deadlock)
         session.conf.set("spark.sql.shuffle.partitions", str(partitions))
         candidates = source.mapInArrow(produce, CANDIDATE_SCHEMA).repartition(partitions, "fp")
         if level > 1:
@@ -189,7 +193,7 @@ class _Run:
             candidates = candidates.join(visited.hint("shuffle_hash"), "fp", "left_anti").select(
                 "kind", "fp", "parent", "label", "state", "count"
             )
-        settled = candidates.mapInArrow(settle_rows(self.model, pending), LEVEL_SCHEMA)
+        settled = candidates.mapInArrow(settle_rows(self.ref, pending), LEVEL_SCHEMA)
         target = self.level_dir(level)
         shutil.rmtree(target, ignore_errors=True)
         settled.write.parquet(str(target))

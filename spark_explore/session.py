@@ -51,6 +51,9 @@ def spark_conf(options: SparkOptions) -> dict[str, str]:
         # Keep exactly the partition count we choose per level: each level's files become
         # the next level's expansion tasks, so coalescing them would serialise the work.
         "spark.sql.adaptive.coalescePartitions.enabled": "false",
+        # Levels are small jobs: adaptive re-planning (one job per shuffle stage) costs more
+        # than it saves; the partition count is already chosen per level.
+        "spark.sql.adaptive.enabled": "false",
         "spark.sql.files.openCostInBytes": "65536",
         "spark.sql.parquet.compression.codec": "zstd",
     }

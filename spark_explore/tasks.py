@@ -18,8 +18,10 @@ the same parent as the local checker's ``min`` over Python ints.
 
 from __future__ import annotations
 
+import pickle
+import uuid
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import pyarrow as pa
 
@@ -51,6 +53,38 @@ _CANDIDATE_TYPE = pa.schema([
 _CHUNK = 32_768
 
 ArrowMap = Callable[[Iterator[Any]], Iterator[Any]]
+
+_LOADED: dict[str, Any] = {}
+"""Models already unpickled in this Python worker, by run token (workers are reused)."""
+
+
+class ModelRef(Generic[S]):
+    """A model shipped once per run as a Spark broadcast of its pickled bytes.
+
+    Each Python worker unpickles it once and keeps it for every later task of the run, so
+    whatever the model memoises (e.g. per-header successor tables) survives across levels,
+    and the driver's own copy (with whatever it cached) never travels with each task.
+    """
+
+    def __init__(self, broadcast: Any, token: str) -> None:
+        self.broadcast = broadcast
+        self.token = token
+
+    def get(self) -> Model[S]:
+        """The worker's copy of the model."""
+        model = _LOADED.get(self.token)
+        if model is None:
+            _LOADED.clear()  # a new run: forget the previous run's model and its memos
+            model = _LOADED[self.token] = pickle.loads(self.broadcast.value)
+        return model  # type: ignore[no-any-return]  # unpickled: typed by the broadcast
+
+    @staticmethod
+    def share(session: Any, model: Model[S]) -> ModelRef[S]:
+        """Broadcast ``model`` (pickled with cloudpickle, as Spark pickles closures)."""
+        from pyspark import cloudpickle
+
+        dumps: Callable[[Any], bytes] = cloudpickle.dumps
+        return ModelRef(session.sparkContext.broadcast(dumps(model)), uuid.uuid4().hex)
 
 
 def to_key(fp: int) -> int:
@@ -106,7 +140,7 @@ def _candidate_batches(
         )
 
 
-def init_rows(model: Model[S], symmetry: bool) -> ArrowMap:
+def init_rows(ref: ModelRef[S], symmetry: bool) -> ArrowMap:
     """Level 1: every initial state once (first found wins: all share the link ``Init``).
 
     Runs on a one-row seed partition; partitions without a row produce nothing, so the
@@ -116,6 +150,7 @@ def init_rows(model: Model[S], symmetry: bool) -> ArrowMap:
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         if sum(batch.num_rows for batch in batches) == 0:
             return
+        model = ref.get()
         best: dict[int, tuple[int, str, bytes]] = {}
         generated = 0
         root = to_key(0)
@@ -131,7 +166,7 @@ def init_rows(model: Model[S], symmetry: bool) -> ArrowMap:
     return run
 
 
-def expand_rows(model: Model[S], symmetry: bool, check_deadlock: bool) -> ArrowMap:
+def expand_rows(ref: ModelRef[S], symmetry: bool, check_deadlock: bool) -> ArrowMap:
     """Successors of one frontier partition (rows ``fp, state``), deduplicated per partition.
 
     Each ``(label, successor)`` pair counts as one generated state (TLC's count); a state
@@ -139,6 +174,7 @@ def expand_rows(model: Model[S], symmetry: bool, check_deadlock: bool) -> ArrowM
     """
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
+        model = ref.get()
         decode, next_states, encode = model.decode, model.next_states, model.encode
         canonical = model.canonical if symmetry else None
         best: dict[int, tuple[int, str, bytes]] = {}
@@ -179,7 +215,7 @@ def _violated(invariants: Sequence[Callable[[S], bool]], state: S) -> int:
     return mask
 
 
-def settle_rows(model: Model[S], pending_sometimes: int) -> ArrowMap:
+def settle_rows(ref: ModelRef[S], pending_sometimes: int) -> ArrowMap:
     """A new level's rows: candidates merged per fingerprint, then checked.
 
     The rows arrive partitioned by fingerprint, so every candidate of one state is in this
@@ -189,13 +225,12 @@ def settle_rows(model: Model[S], pending_sometimes: int) -> ArrowMap:
     again) and whether it lies within the boundary (is expanded).  Coverage and deadlock
     rows pass through with neutral verdicts.
     """
-    invariants = [p.holds for p in model.invariants()]
-    sometimes = [p.holds for p in model.sometimes()]
-    if len(invariants) > 63 or len(sometimes) > 63:
-        raise ValueError("the Spark engine supports at most 63 invariants and 63 sometimes")
-    wanted = [(i, h) for i, h in enumerate(sometimes) if pending_sometimes >> i & 1]
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
+        model = ref.get()
+        invariants = [p.holds for p in model.invariants()]
+        sometimes = [p.holds for p in model.sometimes()]
+        wanted = [(i, h) for i, h in enumerate(sometimes) if pending_sometimes >> i & 1]
         best: dict[int, tuple[int, str, bytes]] = {}
         others: list[tuple[int, int | None, str | None, int | None]] = []
         for batch in batches:

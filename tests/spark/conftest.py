@@ -1,0 +1,44 @@
+"""Shared fixtures of the Spark engine's tests: one local Spark session, answer comparison.
+
+Every test here needs a JVM; without Java they are skipped with that reason.  The session is
+``local[2]`` and shared by the whole test session (starting a JVM costs seconds).
+"""
+
+from __future__ import annotations
+
+import shutil
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from checker.report import CheckResult
+
+HAVE_JAVA = shutil.which("java") is not None
+
+needs_java = pytest.mark.skipif(not HAVE_JAVA, reason="Java 17 is not installed: no JVM for Spark")
+
+
+def comparable(result: CheckResult) -> dict[str, Any]:
+    """A result's JSON report without what legitimately differs between engines."""
+    report = result.to_json()
+    for key in ("engine", "elapsed_s", "workers"):
+        report.pop(key)
+    return report
+
+
+@pytest.fixture(scope="session")
+def spark_session() -> Iterator[Any]:
+    """A ``local[2]`` Spark session for the whole test run."""
+    if not HAVE_JAVA:
+        pytest.skip("Java 17 is not installed: no JVM for Spark")
+    from spark_explore.command import quiet_pyspark_warnings
+    from spark_explore.session import SparkOptions, start_session
+
+    quiet_pyspark_warnings()
+    warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
+    session, created = start_session(SparkOptions(master="local[2]", driver_memory="1g"))
+    yield session
+    if created:
+        session.stop()
