@@ -1,0 +1,779 @@
+"""Trace validation: does some behaviour of a model match an observed, partial trace?
+
+The approach of Cirstea, Kuppe, Loillier and Merz ("Validating Traces of Distributed Programs
+Against TLA+ Specifications", 2024), as a constrained breadth-first search over any ``Model``:
+
+* a trace is a sequence of ``Observation``s.  Each constrains one step of the model: the
+  step's label (an action name, its arguments, an exact label or a glob pattern) and/or the
+  values of any subset of the variables of ``Model.variables`` *after* the step;
+* the *frontier* is the set of model states consistent with the trace so far; the next
+  frontier is the set of successors that match the next observation.  Unobserved variables
+  and unobserved arguments are existentially quantified: the trace is accepted when the
+  frontier never becomes empty, i.e. when some behaviour of the model matches every step;
+* an observation may allow ``hidden`` unobserved model steps before the observed one (a log
+  that does not record every step); ``hidden`` bounds their number;
+* an optional first observation with ``initial=True`` constrains the initial states; without
+  it the search starts from every initial state;
+* every invariant is checked on every frontier state: a step at which *every* consistent
+  state breaks an invariant is a certain violation (the trace is rejected), a step at which
+  only some do is reported as a possible one.
+
+On rejection the result names the step and lists the *closest* candidate states: the
+successors the model allowed there, ranked by how many observed values (and the label) they
+miss, with the mismatches spelt out.
+
+Matching (``value_matches``): an observed dictionary matches when each of *its* entries
+matches (a partial map: entries not mentioned are not observed; keys compare as strings, so
+JSON can name integer keys); an observed list matches a tuple or list of the same length
+element by element, and a set (``frozenset``) as a set; booleans only match booleans;
+anything else by equality.  The module knows nothing of Kafka.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import time
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from checker.model import Model
+from checker.report import INIT_ACTION, TraceStep, Violation
+from checker.trace import from_itf_value
+
+S = TypeVar("S")
+
+ANY_STEPS = -1
+"""``Observation.hidden`` value documented as "any number", capped by ``ValidateOptions``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One observed step: a label constraint and/or partial variable values after the step.
+
+    ``action`` is the label's name (the part before its first ``(``); ``args`` its
+    comma-separated arguments (compared as stripped strings); ``label`` an exact label or, when
+    it contains ``*`` or ``?``, a glob pattern (``fnmatch``).  ``variables`` maps variable
+    names of ``Model.variables`` to observed (possibly partial) values.  ``hidden`` allows up
+    to that many unobserved steps before this one.  ``line`` and ``text`` locate the step in
+    its source for reports; ``initial`` marks an observation of the initial state.
+    """
+
+    line: int
+    action: str | None = None
+    args: tuple[str, ...] | None = None
+    label: str | None = None
+    variables: Mapping[str, Any] = field(default_factory=dict)
+    hidden: int = 0
+    initial: bool = False
+    text: str = ""
+    place: str = ""
+
+    @property
+    def where(self) -> str:
+        """Where the step is in its source: ``place`` if given, else ``line N``."""
+        return self.place or f"line {self.line}"
+
+    def describe(self) -> str:
+        """The observation in one line: label constraint and observed variables."""
+        parts = []
+        if self.label is not None:
+            parts.append(f"label {self.label}")
+        elif self.action is not None:
+            args = "" if self.args is None else "(" + ", ".join(self.args) + ")"
+            parts.append(f"action {self.action}{args}")
+        if self.variables:
+            shown = ", ".join(f"{k} = {_show(v)}" for k, v in self.variables.items())
+            parts.append(shown)
+        if self.hidden:
+            parts.append(f"after up to {self.hidden} unobserved steps")
+        return "; ".join(parts) or "nothing"
+
+
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    """One observed value a candidate state does not have: where, observed, actual."""
+
+    path: str
+    observed: Any
+    actual: Any
+
+    def text(self) -> str:
+        """``path: observed X, model has Y``."""
+        return f"{self.path}: observed {_show(self.observed)}, model has {_show(self.actual)}"
+
+
+@dataclass(frozen=True, slots=True)
+class NearMiss:
+    """A candidate successor at the rejected step and what it fails to match."""
+
+    label: str
+    state: Mapping[str, Any]
+    mismatches: tuple[Mismatch, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ValidateOptions:
+    """Bounds: how many closest states to report, the cap of ``ANY_STEPS`` hidden steps, and
+    a frontier size beyond which the search gives up (``max_frontier``; 0 = unbounded)."""
+
+    closest: int = 3
+    any_steps_cap: int = 50
+    max_frontier: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationResult:
+    """The verdict of a validation.
+
+    ``steps`` counts the observations matched; ``failed_index`` (0-based) and ``failed`` the
+    first observation no behaviour matches (``None`` when accepted); ``closest`` the nearest
+    candidate states there; ``violation`` an invariant broken by *every* state consistent
+    with the trace up to some step (with a witness behaviour), ``possible_violations`` the
+    invariants broken by *some* consistent state (name -> first step index); ``witness`` a
+    behaviour of the model matching the whole accepted trace (``TraceStep``s from an initial
+    state, hidden steps included); ``max_frontier`` the largest frontier; ``generated``
+    every successor computed.
+    """
+
+    accepted: bool
+    steps: int
+    observations: int
+    failed_index: int | None = None
+    failed: Observation | None = None
+    closest: tuple[NearMiss, ...] = ()
+    candidates: int = 0
+    violation: Violation | None = None
+    violation_index: int | None = None
+    possible_violations: Mapping[str, int] = field(default_factory=dict)
+    witness: tuple[TraceStep, ...] = ()
+    max_frontier: int = 0
+    generated: int = 0
+    elapsed_s: float = 0.0
+    gave_up: str = ""
+
+    def summary_line(self, model: str) -> str:
+        """One line: verdict, steps, frontier, time."""
+        if self.violation is not None:
+            return (
+                f"{model}: REJECTED: every behaviour matching steps 1..{self.steps} breaks "
+                f"{self.violation.invariant} ({self.elapsed_s:.2f} s)"
+            )
+        if not self.accepted:
+            where = "" if self.failed is None else f" (line {self.failed.line})"
+            return (
+                f"{model}: REJECTED at step {(self.failed_index or 0) + 1}{where} of "
+                f"{self.observations}: {self.gave_up or 'no behaviour of the model matches'}"
+            )
+        possible = ""
+        if self.possible_violations:
+            names = ", ".join(
+                f"{k} from step {v + 1}" for k, v in sorted(self.possible_violations.items())
+            )
+            possible = f"; some matching behaviours break {names}"
+        return (
+            f"{model}: ACCEPTED: {self.observations} steps match a behaviour of the model "
+            f"(largest frontier {self.max_frontier:,}, {self.generated:,} successors, "
+            f"{self.elapsed_s:.2f} s){possible}"
+        )
+
+
+# ---------------------------------------------------------------------------- matching
+def _show(value: Any) -> str:
+    """A compact rendering of a plain value for messages."""
+    if isinstance(value, frozenset | set):
+        return "{" + ", ".join(sorted(_show(v) for v in value)) + "}"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{_show(k)}: {_show(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_show(v) for v in value) + "]"
+    if value is None:
+        return "None"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _hashable(value: Any) -> Any:
+    """A hashable, order-insensitive-where-it-should-be form for set comparison."""
+    if isinstance(value, list | tuple):
+        return tuple(_hashable(v) for v in value)
+    if isinstance(value, frozenset | set):
+        return frozenset(_hashable(v) for v in value)
+    if isinstance(value, Mapping):
+        return frozenset((str(k), _hashable(v)) for k, v in value.items())
+    return value
+
+
+def _lookup(actual: Mapping[Any, Any], key: Any) -> tuple[bool, Any]:
+    """The entry of ``actual`` named ``key`` (also by its string form)."""
+    if key in actual:
+        return True, actual[key]
+    text = str(key)
+    for k, v in actual.items():
+        if str(k) == text:
+            return True, v
+    return False, None
+
+
+def value_matches(observed: Any, actual: Any) -> bool:
+    """Whether an observed (possibly partial) value matches a model value (module doc)."""
+    if isinstance(observed, Mapping):
+        if not isinstance(actual, Mapping):
+            return False
+        for key, value in observed.items():
+            found, sub = _lookup(actual, key)
+            if not found or not value_matches(value, sub):
+                return False
+        return True
+    if isinstance(actual, frozenset | set):
+        if not isinstance(observed, list | tuple | set | frozenset):
+            return False
+        return bool(frozenset(_hashable(v) for v in observed) == _hashable(actual))
+    if isinstance(observed, list | tuple):
+        if not isinstance(actual, list | tuple) or len(observed) != len(actual):
+            return False
+        return all(value_matches(o, a) for o, a in zip(observed, actual, strict=True))
+    if isinstance(observed, bool) != isinstance(actual, bool):
+        return False
+    if isinstance(observed, frozenset | set):
+        return False
+    return bool(observed == actual)
+
+
+def mismatches(observed: Mapping[str, Any], actual: Mapping[str, Any]) -> list[Mismatch]:
+    """Every observed leaf a model state misses, with its path (``a.b.c``)."""
+    out: list[Mismatch] = []
+
+    def walk(path: str, obs: Any, act: Any, present: bool) -> None:
+        if not present:
+            out.append(Mismatch(path, obs, "(absent)"))
+        elif isinstance(obs, Mapping) and isinstance(act, Mapping):
+            for key, value in obs.items():
+                found, sub = _lookup(act, key)
+                walk(f"{path}.{key}", value, sub, found)
+        elif not value_matches(obs, act):
+            out.append(Mismatch(path, obs, act))
+
+    for name, value in observed.items():
+        walk(name, value, actual.get(name), name in actual)
+    return out
+
+
+def split_label(label: str) -> tuple[str, tuple[str, ...]]:
+    """A label's action name and its top-level comma-separated arguments, stripped."""
+    name, paren, rest = label.partition("(")
+    if not paren:
+        return label, ()
+    inner = rest[:-1] if rest.endswith(")") else rest
+    args: list[str] = []
+    depth, start = 0, 0
+    for i, ch in enumerate(inner):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            args.append(inner[start:i].strip())
+            start = i + 1
+    tail = inner[start:].strip()
+    if tail or args:
+        args.append(tail)
+    return name, tuple(args)
+
+
+class _LabelFilter:
+    """An observation's label constraint, compiled; label splits are cached per label."""
+
+    def __init__(self, obs: Observation, cache: dict[str, tuple[str, tuple[str, ...]]]) -> None:
+        self.obs = obs
+        self.cache = cache
+        self.glob = obs.label is not None and ("*" in obs.label or "?" in obs.label)
+        self.trivial = obs.label is None and obs.action is None
+
+    def __call__(self, label: str) -> bool:
+        obs = self.obs
+        if self.trivial:
+            return True
+        if obs.label is not None:
+            if self.glob:
+                return fnmatch.fnmatchcase(label, obs.label)
+            return label == obs.label
+        parts = self.cache.get(label)
+        if parts is None:
+            parts = self.cache[label] = split_label(label)
+        if parts[0] != obs.action:
+            return False
+        return obs.args is None or parts[1] == obs.args
+
+
+def action_name(label: str) -> str:
+    """The action of a label: its text up to the first ``(``."""
+    return label.split("(", 1)[0]
+
+
+# ---------------------------------------------------------------------------- the search
+@dataclass(slots=True)
+class _Node(Generic[S]):
+    """A state of the search: the state, its parent's key, the label that led here, and
+    how many steps after the previous frontier it lies (0 for frontier states)."""
+
+    state: S
+    parent: bytes | None
+    label: str
+    depth: int
+
+
+class _Search(Generic[S]):
+    """The constrained BFS of ``validate`` (see the module docstring)."""
+
+    def __init__(self, model: Model[S], options: ValidateOptions) -> None:
+        self.model = model
+        self.options = options
+        self.label_cache: dict[str, tuple[str, tuple[str, ...]]] = {}
+        self.views: dict[bytes, Mapping[str, Any]] = {}
+        self.generated = 0
+        self.levels: list[tuple[dict[bytes, _Node[S]], dict[bytes, _Node[S]]]] = []
+        self.invariants = list(model.invariants())
+
+    def view(self, key: bytes, state: S) -> Mapping[str, Any]:
+        """``model.variables(state)``, cached for the current step."""
+        found = self.views.get(key)
+        if found is None:
+            found = self.views[key] = self.model.variables(state)
+        return found
+
+    def initial(self, obs: Observation | None) -> dict[bytes, _Node[S]]:
+        """The initial states matching ``obs`` (all of them without one)."""
+        frontier: dict[bytes, _Node[S]] = {}
+        for state in self.model.init_states():
+            key = self.model.encode(state)
+            if key in frontier:
+                continue
+            if obs is not None and not self.state_matches(obs, key, state):
+                continue
+            frontier[key] = _Node(state, None, INIT_ACTION, 0)
+        self.levels.append(({}, frontier))
+        return frontier
+
+    def state_matches(self, obs: Observation, key: bytes, state: S) -> bool:
+        """Whether a state has every observed variable value."""
+        if not obs.variables:
+            return True
+        view = self.view(key, state)
+        for name, value in obs.variables.items():
+            if name not in view or not value_matches(value, view[name]):
+                return False
+        return True
+
+    def step(self, frontier: dict[bytes, _Node[S]], obs: Observation) -> dict[bytes, _Node[S]]:
+        """The next frontier for ``obs``: the successors reached within ``hidden + 1`` steps
+        whose last step's label and whose variables match."""
+        self.views = {}
+        hidden = obs.hidden if obs.hidden >= 0 else self.options.any_steps_cap
+        label_ok = _LabelFilter(obs, self.label_cache)
+        encode, next_states = self.model.encode, self.model.next_states
+        matches = self.state_matches
+        nxt: dict[bytes, _Node[S]] = {}
+        inner: dict[bytes, _Node[S]] = {}
+        layer: list[tuple[bytes, S]] = [(k, n.state) for k, n in frontier.items()]
+        generated = 0
+        for depth in range(1, hidden + 2):
+            new_layer: list[tuple[bytes, S]] = []
+            for key, state in layer:
+                for label, succ in next_states(state):
+                    generated += 1
+                    skey = encode(succ)
+                    if skey not in nxt and label_ok(label) and matches(obs, skey, succ):
+                        nxt[skey] = _Node(succ, key, label, depth)
+                    if depth <= hidden and skey not in inner and skey not in frontier:
+                        inner[skey] = _Node(succ, key, label, depth)
+                        new_layer.append((skey, succ))
+            layer = new_layer
+            if not layer:
+                break
+        self.generated += generated
+        self.levels.append((inner, nxt))
+        return nxt
+
+    def candidates(
+        self, frontier: dict[bytes, _Node[S]], obs: Observation
+    ) -> list[tuple[str, bytes, S]]:
+        """Every ``(label, key, state)`` the model allowed at ``obs`` (ignoring what was
+        observed), for explaining a rejection; at most ``100_000``."""
+        hidden = obs.hidden if obs.hidden >= 0 else self.options.any_steps_cap
+        out: list[tuple[str, bytes, S]] = []
+        seen = set(frontier)
+        layer = [n.state for n in frontier.values()]
+        for _ in range(hidden + 1):
+            new_layer: list[S] = []
+            for state in layer:
+                for label, succ in self.model.next_states(state):
+                    skey = self.model.encode(succ)
+                    out.append((label, skey, succ))
+                    if skey not in seen:
+                        seen.add(skey)
+                        new_layer.append(succ)
+                    if len(out) >= 100_000:
+                        return out
+            layer = new_layer
+        return out
+
+    def closest(self, obs: Observation, candidates: list[tuple[str, bytes, S]]) -> list[NearMiss]:
+        """The candidates nearest to ``obs``: first those whose label matches, then those of
+        the observed action with other arguments, then the rest; within each, the fewest
+        mismatching observed values.  Candidates that would read the same are shown once."""
+        label_ok = _LabelFilter(obs, self.label_cache)
+        wanted_name = obs.action if obs.action is not None else (
+            action_name(obs.label) if obs.label is not None else None)
+        wanted = obs.label if obs.label is not None else obs.describe().split(";")[0]
+        ranked: list[tuple[int, int, str, bytes, NearMiss]] = []
+        shown: set[tuple[str, tuple[str, ...]]] = set()
+        for label, key, state in candidates:
+            view = self.view(key, state)
+            missing = mismatches(obs.variables, view)
+            tier = 0
+            if not label_ok(label):
+                tier = 1 if action_name(label) == wanted_name else 2
+                missing.insert(0, Mismatch("label", wanted, label))
+            signature = (label, tuple(m.text() for m in missing))
+            if signature in shown:
+                continue
+            shown.add(signature)
+            ranked.append((tier, len(missing), label, key, NearMiss(label, view, tuple(missing))))
+        ranked.sort(key=lambda r: (r[0], r[1], r[2], r[3]))
+        return [r[4] for r in ranked[: self.options.closest]]
+
+    def witness(self, key: bytes) -> tuple[TraceStep, ...]:
+        """The behaviour leading to frontier state ``key`` of the last level."""
+        steps: list[TraceStep] = []
+        level = len(self.levels) - 1
+        inner, frontier = self.levels[level]
+        node = frontier[key]
+        while True:
+            steps.append(TraceStep(node.label, self.model.variables(node.state)))
+            parent = node.parent
+            if parent is None:
+                break
+            if node.depth > 1:
+                node = inner[parent]
+            else:
+                level -= 1
+                inner, frontier = self.levels[level]
+                node = frontier[parent]
+        steps.reverse()
+        return tuple(steps)
+
+    def broken(self, frontier: dict[bytes, _Node[S]]) -> tuple[set[str], str | None, bytes]:
+        """The invariants some frontier state breaks, and one every state breaks (with a
+        state breaking it), if any."""
+        some: set[str] = set()
+        every: dict[str, bytes] | None = None
+        for key, node in frontier.items():
+            bad = {p.name: key for p in self.invariants if not p.holds(node.state)}
+            some.update(bad)
+            every = bad if every is None else {k: v for k, v in every.items() if k in bad}
+        if every:
+            name = sorted(every)[0]
+            return some, name, every[name]
+        return some, None, b""
+
+
+def validate(
+    model: Model[S], observations: Sequence[Observation],
+    options: ValidateOptions | None = None,
+) -> ValidationResult:
+    """Validate a trace of observations against ``model`` by constrained BFS (module doc).
+
+    Modelling shortcut: invariants are checked on the states consistent with the observed
+    steps, not on the states traversed by hidden steps.
+    """
+    options = options or ValidateOptions()
+    started = time.monotonic()
+    search = _Search(model, options)
+    first = observations[0] if observations and observations[0].initial else None
+    rest = observations[1:] if first is not None else observations
+    offset = 1 if first is not None else 0
+    frontier = search.initial(first)
+    possible: dict[str, int] = {}
+    biggest = len(frontier)
+
+    def result(**kw: Any) -> ValidationResult:
+        return ValidationResult(
+            observations=len(observations), max_frontier=biggest,
+            generated=search.generated, elapsed_s=time.monotonic() - started,
+            possible_violations=dict(possible), **kw,
+        )
+
+    if not frontier:
+        near: list[NearMiss] = []
+        if first is not None:
+            cands = [(INIT_ACTION, model.encode(s), s) for s in model.init_states()]
+            near = search.closest(first, cands)
+        return result(accepted=False, steps=0, failed_index=0, failed=first,
+                      closest=tuple(near), candidates=len(near))
+    for index in range(-1, len(rest)):
+        if index >= 0:
+            obs = rest[index]
+            previous = frontier
+            frontier = search.step(frontier, obs)
+            biggest = max(biggest, len(frontier))
+            if not frontier:
+                candidates = search.candidates(previous, obs)
+                near = search.closest(obs, candidates)
+                return result(accepted=False, steps=index + offset,
+                              failed_index=index + offset, failed=obs, closest=tuple(near),
+                              candidates=len({k for _, k, _ in candidates}))
+            if options.max_frontier and len(frontier) > options.max_frontier:
+                return result(accepted=False, steps=index + offset,
+                              failed_index=index + offset, failed=obs,
+                              gave_up=f"frontier of {len(frontier):,} states exceeds "
+                                      f"{options.max_frontier:,}")
+        some, every, bad_key = search.broken(frontier)
+        step_index = max(index + offset, 0)
+        for name in some:
+            possible.setdefault(name, step_index)
+        if every is not None:
+            matched = index + offset + 1
+            return result(accepted=False, steps=matched, failed_index=step_index,
+                          failed=rest[index] if index >= 0 else first,
+                          violation=Violation(every, search.witness(bad_key)),
+                          violation_index=step_index)
+    witness = search.witness(min(frontier))
+    return result(accepted=True, steps=len(observations), witness=witness)
+
+
+# ---------------------------------------------------------------------------- helpers
+def observations_of_trace(
+    trace: Sequence[TraceStep], *, labels: bool = True, variables: Collection[str] | None = None,
+) -> list[Observation]:
+    """Observations of a full trace (e.g. an ITF counterexample or a random walk): the first
+    step observes the initial state, each later one its label (``labels``) and the chosen
+    ``variables`` (all of them by default)."""
+    out = []
+    for index, step in enumerate(trace):
+        values = {k: v for k, v in step.state.items() if variables is None or k in variables}
+        initial = index == 0 and step.action == INIT_ACTION
+        label = step.action if labels and not initial and step.action else None
+        out.append(Observation(line=index + 1, label=label, variables=values, initial=initial))
+    return out
+
+
+def discover_action_names(
+    model: Model[S], *, max_states: int = 5_000, extra: Iterable[str] = ()
+) -> frozenset[str]:
+    """The action names of ``model``: ``model.action_names()`` when it has one; otherwise the
+    names of the labels met in a breadth-first search of at most ``max_states`` states.
+
+    Modelling shortcut of the fallback: an action first enabled beyond that bound is missed,
+    so callers treat the result as "known to exist", not as the complete list.
+    """
+    declared = getattr(model, "action_names", None)
+    if callable(declared):
+        return frozenset(declared()) | frozenset(extra)
+    names = set(extra)
+    seen: set[bytes] = set()
+    queue = [s for s in model.init_states()]
+    for s in queue:
+        seen.add(model.encode(s))
+    head = 0
+    while head < len(queue) and len(seen) < max_states:
+        state = queue[head]
+        head += 1
+        for label, succ in model.next_states(state):
+            names.add(action_name(label))
+            key = model.encode(succ)
+            if key not in seen:
+                seen.add(key)
+                queue.append(succ)
+    return frozenset(names)
+
+
+
+# ---------------------------------------------------------------------------- reading traces
+class TraceFormatError(ValueError):
+    """A trace file that cannot be read: where (``where``, e.g. ``line 3``) and why."""
+
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(f"{where}: {message}")
+        self.where = where
+        self.message = message
+
+
+RESERVED_KEYS = ("action", "args", "label", "hidden")
+"""The keys of a JSON Lines step that are not variables (keys starting with ``#`` are
+comments/metadata and are ignored)."""
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _plain(value: Any) -> Any:
+    """A JSON value as a plain state value; ITF encodings (``#bigint``, ``#set``, ``#tup``,
+    ``#map``, the ``None`` variant) are decoded too."""
+    return from_itf_value(value)
+
+
+def observation_of_json(
+    step: Any, line: int, *, first: bool, text: str = "", where: str | None = None
+) -> Observation:
+    """One JSON Lines step as an ``Observation`` (``TraceFormatError`` when ill-formed)."""
+    at = where or f"line {line}"
+    if not isinstance(step, dict):
+        raise TraceFormatError(at, f"a step must be a JSON object, got {_json_type(step)}")
+    for key in ("action", "label"):
+        if key in step and (not isinstance(step[key], str) or not step[key]):
+            raise TraceFormatError(
+                at, f"'{key}' must be a non-empty string, got {_json_type(step[key])}"
+            )
+    action: str | None = step.get("action")
+    label: str | None = step.get("label")
+    if action is not None and label is not None:
+        raise TraceFormatError(at, "give either 'action' (with 'args') or 'label', not both")
+    args: tuple[str, ...] | None = None
+    if "args" in step:
+        raw = step["args"]
+        if action is None:
+            raise TraceFormatError(at, "'args' given without 'action'")
+        if not isinstance(raw, list) or any(
+            isinstance(a, dict | list) or a is None for a in raw
+        ):
+            raise TraceFormatError(at, "'args' must be an array of strings or numbers")
+        args = tuple(str(a).lower() if isinstance(a, bool) else str(a) for a in raw)
+    hidden = 0
+    if "hidden" in step:
+        raw = step["hidden"]
+        if raw == "*":
+            hidden = ANY_STEPS
+        elif isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
+            raise TraceFormatError(at, "'hidden' must be a non-negative integer or \"*\"")
+        else:
+            hidden = raw
+    variables = {}
+    for key, value in step.items():
+        if key in RESERVED_KEYS or key.startswith("#"):
+            continue
+        try:
+            variables[key] = _plain(value)
+        except (ValueError, TypeError, KeyError) as error:
+            raise TraceFormatError(at, f"variable {key!r}: {error}") from error
+    initial = action == INIT_ACTION
+    if initial:
+        if not first:
+            raise TraceFormatError(at, "'Init' may only be the first step")
+        if args is not None or hidden:
+            raise TraceFormatError(at, "the 'Init' step takes no 'args' or 'hidden'")
+        action = None
+    if action is None and label is None and not variables and not initial:
+        raise TraceFormatError(
+            at, "the step observes nothing: give 'action', 'label' or some variable"
+        )
+    return Observation(line=line, action=action, args=args, label=label,
+                       variables=variables, hidden=hidden, initial=initial, text=text)
+
+
+def parse_jsonl(text: str) -> list[Observation]:
+    """The observations of a JSON Lines trace: one JSON object per line; blank lines and
+    lines starting with ``#`` are skipped (``TraceFormatError`` names the bad line)."""
+    out: list[Observation] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        stripped = raw.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        try:
+            step = json.loads(stripped)
+        except json.JSONDecodeError as error:
+            raise TraceFormatError(f"line {number}", f"malformed JSON: {error.msg} "
+                                   f"(column {error.colno})") from error
+        out.append(observation_of_json(step, number, first=not out, text=stripped))
+    if not out:
+        raise TraceFormatError("line 1", "the trace is empty (no step)")
+    return out
+
+
+def parse_itf_observations(document: Any) -> list[Observation]:
+    """The observations of an ITF document: state 0 observes the initial state when its
+    ``#meta.action`` is ``Init``; a later state's ``#meta.action`` is its exact label when it
+    has arguments (``Name(...)``), else its action name; every variable is observed."""
+    if not isinstance(document, dict) or not isinstance(document.get("states"), list):
+        raise TraceFormatError("ITF", "an ITF trace is an object with a 'states' array")
+    states = document["states"]
+    if not states:
+        raise TraceFormatError("ITF", "the trace is empty (no state)")
+    out: list[Observation] = []
+    for index, encoded in enumerate(states):
+        where = f"ITF state {index}"
+        if not isinstance(encoded, dict):
+            raise TraceFormatError(where, f"a state must be an object, got {_json_type(encoded)}")
+        meta = encoded.get("#meta", {})
+        action = meta.get("action", "") if isinstance(meta, dict) else ""
+        if not isinstance(action, str):
+            raise TraceFormatError(where, "'#meta.action' must be a string")
+        values = {}
+        for key, value in encoded.items():
+            if key == "#meta":
+                continue
+            try:
+                values[key] = _plain(value)
+            except (ValueError, TypeError, KeyError) as error:
+                raise TraceFormatError(where, f"variable {key!r}: {error}") from error
+        initial = index == 0 and action in (INIT_ACTION, "")
+        label = action if action and "(" in action and not initial else None
+        name = action if action and "(" not in action and not initial else None
+        out.append(Observation(line=index, action=name, label=label, variables=values,
+                               initial=initial, text=json.dumps(encoded.get("#meta", {})),
+                               place=where))
+    return out
+
+
+def _kind(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list | tuple | set | frozenset):
+        return "an array"
+    return type(value).__name__
+
+
+def check_observation(
+    obs: Observation, reference: Mapping[str, Any], where: str
+) -> None:
+    """Raise ``TraceFormatError`` for an unknown variable or an observed value whose type
+    differs from the model's (``reference``: an initial state's variables).  Modelling
+    shortcut: types are taken from that one state; entries it lacks or holds as ``None`` are
+    not checked."""
+    for name, value in obs.variables.items():
+        if name not in reference:
+            known = ", ".join(sorted(reference))
+            raise TraceFormatError(where, f"unknown variable {name!r} (variables: {known})")
+        _check_type(name, value, reference[name], where)
+
+
+def _check_type(path: str, observed: Any, actual: Any, where: str) -> None:
+    want, got = _kind(actual), _kind(observed)
+    if want is None or got is None:
+        return
+    if want != got:
+        raise TraceFormatError(where, f"{path} must be {want}, got {got}")
+    if isinstance(observed, Mapping) and isinstance(actual, Mapping):
+        for key, value in observed.items():
+            found, sub = _lookup(actual, key)
+            if found:
+                _check_type(f"{path}.{key}", value, sub, where)
