@@ -168,3 +168,25 @@ def test_config_a_reaches_a_committed_record_and_a_second_leader_epoch(name: str
     assert {s.name for s in result.sometimes if s.reached} == {
         "CommittedRecord", "SecondLeaderEpoch",
     }
+
+
+def test_registry_builds_each_version_with_the_invariants_asked_for() -> None:
+    from returns.result import Success
+
+    from isrlab.models import registry
+
+    for name in VERSIONS:
+        entry = registry().get(name).unwrap()
+        assert entry.symmetric
+        params = registry().parse_params(entry, ["invariants=none"])
+        assert isinstance(params, Success)
+        assert list(entry.build(params.unwrap()).invariants()) == []
+        params = registry().parse_params(entry, ["invariants=StrongIsr, TypeOk"])
+        names = [p.name for p in entry.build(params.unwrap()).invariants()]
+        assert names == ["StrongIsr", "TypeOk"]
+
+
+@pytest.mark.parametrize("name", sorted(VERSIONS))
+def test_config_a_every_reachable_state_is_type_correct(name: str) -> None:
+    result = check(name, CONFIG_A, ("TypeOk",))
+    assert result.ok and result.distinct_states > 5_000
