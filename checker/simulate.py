@@ -72,7 +72,7 @@ def simulate(model: Model[S], options: SimulateOptions) -> CheckResult:
         state = initial[rng.randrange(len(initial))] if initial else None
         if state is None:
             break
-        trace = [TraceStep(INIT_ACTION, model.variables(state))]
+        walked: list[tuple[str, S]] = [(INIT_ACTION, state)]
         label = INIT_ACTION
         while True:
             visited += 1
@@ -80,20 +80,21 @@ def simulate(model: Model[S], options: SimulateOptions) -> CheckResult:
             seen.add(fingerprint(model.encode(state)))
             for prop in sometimes:
                 if prop.name not in reached and prop.holds(state):
-                    reached[prop.name] = len(trace)
+                    reached[prop.name] = len(walked)
             broken = _first_broken(model, state)
-            if broken is None and len(trace) < options.depth and model.within_boundary(state):
+            if broken is None and len(walked) < options.depth and model.within_boundary(state):
                 successors = list(model.next_states(state))
                 if not successors and options.check_deadlock:
                     broken = DEADLOCK
                 elif successors:
                     label, state = successors[rng.randrange(len(successors))]
-                    trace.append(TraceStep(label, model.variables(state)))
+                    walked.append((label, state))
                     continue
             if broken is not None:
-                violation, bad_walk = Violation(broken, tuple(trace)), walk
+                trace = tuple(TraceStep(a, model.variables(s)) for a, s in walked)
+                violation, bad_walk = Violation(broken, trace), walk
             break
-        longest = max(longest, len(trace))
+        longest = max(longest, len(walked))
         if options.progress is not None:
             options.progress(walk + 1, visited)
         if violation is not None:
