@@ -161,7 +161,7 @@ class ValidationResult:
                 f"{self.violation.invariant} ({self.elapsed_s:.2f} s)"
             )
         if not self.accepted:
-            where = "" if self.failed is None else f" (line {self.failed.line})"
+            where = "" if self.failed is None else f" ({self.failed.where})"
             return (
                 f"{model}: REJECTED at step {(self.failed_index or 0) + 1}{where} of "
                 f"{self.observations}: {self.gave_up or 'no behaviour of the model matches'}"

@@ -9,6 +9,7 @@ variable, ill-typed value, unknown model or parameter): one line, never a traceb
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -34,19 +35,24 @@ from isrlab.cli_support import BadInput, resolve_model
 
 _PARAM_HELP = "model parameter key=value (repeatable); see `isrlab models`"
 FORMATS = ("auto", "jsonl", "itf", "kafka-log")
+_LOG_LINE = re.compile(r"\[?\d{4}-\d\d-\d\d[ T]\d")
 
 
 def detect_format(text: str) -> str:
-    """``itf`` for one JSON document with a ``states`` array, ``jsonl`` when the first
-    non-blank line starts with ``{``, else ``kafka-log``."""
+    """``itf`` for one JSON document with a ``states`` array; ``kafka-log`` when the first
+    non-blank line starts like a log4j line (``[2024-01-31 ...``) or names an ISR change;
+    else ``jsonl``."""
     stripped = text.lstrip()
+    first = stripped.split("\n", 1)[0]
+    if _LOG_LINE.match(first) or ("ISR" in first and not first.startswith("{")):
+        return "kafka-log"
     if stripped.startswith("{"):
         try:
             document = json.loads(text)
         except json.JSONDecodeError:
             return "jsonl"
         return "itf" if isinstance(document, dict) and "states" in document else "jsonl"
-    return "kafka-log"
+    return "jsonl"
 
 
 def read_observations(

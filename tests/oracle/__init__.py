@@ -1,0 +1,1 @@
+"""Tests of the reference oracle: trace validation, Kafka logs, differential testing."""
