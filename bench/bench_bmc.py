@@ -52,7 +52,8 @@ def main() -> None:
         bfs_len = found.violation.length if found.violation else None
         system = symbolic_for(name, values)
         assert system is not None
-        result = bmc(system, invariants.split(","), tlc, logic="QF_LIA")
+        result = bmc(system, invariants.split(","), tlc, logic="QF_LIA",
+                     first_step=system.symmetric_first_step())
         bmc_len = len(result.trace) if result.trace else None
         print(f"{label}: TLC {tlc} states; BFS {bfs_len} states in {bfs_s:.2f} s "
               f"({found.distinct_states:,} distinct); BMC {bmc_len} states in "

@@ -73,7 +73,8 @@ def bmc_command(
                        f"(supported: {', '.join(sorted(known))})")
     if not wanted:
         raise BadInput("no invariant to check (set -p invariants=...)")
-    result = bmc(system, wanted, depth, timeout_s * 1000, logic="QF_LIA")
+    result = bmc(system, wanted, depth, timeout_s * 1000, logic="QF_LIA",
+                 first_step=system.symmetric_first_step())
     violation = None
     if result.trace is not None:
         try:

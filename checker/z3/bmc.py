@@ -17,7 +17,7 @@ comes back labelled.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Generic
 
@@ -66,6 +66,7 @@ class Unrolling(Generic[C]):
     system: SymbolicSystem[C]
     solver: z3.Solver
     tag: str = "u"
+    first_step: Collection[str] | None = None
     frames: list[Frame] = field(default_factory=list)
     selectors: list[z3.ArithRef] = field(default_factory=list)
 
@@ -82,9 +83,11 @@ class Unrolling(Generic[C]):
         t = make_frame(self.system.signature(), len(self.frames), self.tag)
         selector = z3.Int(f"action@{self.tag}.{t.step}")
         fresh = Fresh(f"p@{self.tag}.{t.step}")
+        restrict = self.first_step if t.step == 1 else None
         disjuncts = [
             z3.And(selector == index, action.relation(s, t, fresh))
             for index, action in enumerate(self.system.actions())
+            if restrict is None or action.label in restrict
         ]
         self.solver.add(z3.Or(disjuncts))
         self.frames.append(t)
@@ -107,12 +110,17 @@ def bmc(
     depth: int = 10,
     timeout_ms: int = 0,
     logic: str | None = None,
+    first_step: Collection[str] | None = None,
 ) -> BmcResult[C]:
     """Search for a shortest trace of at most ``depth`` steps that violates an invariant.
 
     ``invariants`` selects invariants by name (all of them when ``None``).  With ``timeout_ms``
     each depth's query is bounded; an ``unknown`` verdict stops the deepening.  ``logic``
     (e.g. ``"QF_LIA"`` for a quantifier-free bounded system) picks a specialised Z3 solver.
+
+    ``first_step`` is symmetry breaking: it restricts the first step to the actions with these
+    labels.  It is sound only if every trace has a symmetric image (same length, same
+    invariant verdicts) whose first step is one of them — the caller's claim to make.
     """
     chosen = [p for p in system.invariants() if invariants is None or p.name in invariants]
     missing = set(invariants or ()) - {p.name for p in chosen}
@@ -122,7 +130,7 @@ def bmc(
     solver = z3.SolverFor(logic) if logic else z3.Solver()
     if timeout_ms:
         solver.set("timeout", timeout_ms)
-    unrolling = Unrolling(system, solver)
+    unrolling = Unrolling(system, solver, first_step=first_step)
     frame = unrolling.start()
     outcomes: list[DepthOutcome] = []
     begin = time.perf_counter()

@@ -532,6 +532,16 @@ class TlaSystem:
                     add(n["fetch"], (f, leader), self._follower_replicate(f, leader))
         return acts
 
+    def symmetric_first_step(self) -> tuple[str, ...]:
+        """Symmetry breaking for BMC: the first step may be taken to involve ``r1``.
+
+        Init, Next, WeakIsr and StrongIsr are symmetric under renaming the replicas, and in
+        Init only ControllerElectLeader(r) and ControllerShrinkIsr(r) are enabled; renaming
+        ``r`` to ``r1`` maps any trace to one of the same length and verdicts that starts
+        with ControllerElectLeader(r1) or ControllerShrinkIsr(r1)."""
+        first = replica_name(0)
+        return (f"ControllerElectLeader({first})", f"ControllerShrinkIsr({first})")
+
     # ----------------------------------------------------------------- invariants
 
     def _isr_property(self, s: Frame, isr_of: Callable[[int, int], Bool]) -> Bool:

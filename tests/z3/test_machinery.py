@@ -122,3 +122,11 @@ def test_a_step_property_is_proved_under_inductive_hypotheses() -> None:
     assert refuted.status == REFUTED
     assert refuted.pre is not None and refuted.post is not None
     assert refuted.pre[0] == refuted.post[0]
+
+
+def test_bmc_first_step_restriction_limits_the_first_step_only() -> None:
+    # With the first step forced to IncY (disabled at (0, 0)) no trace exists at all.
+    assert bmc(Counters(), ["SumBelow5"], depth=8, first_step={"IncY"}).trace is None
+    # Forcing IncX (the only enabled first step) changes nothing: still 6 states.
+    result = bmc(Counters(), ["SumBelow5"], depth=8, first_step={"IncX"})
+    assert result.trace is not None and len(result.trace) == 6

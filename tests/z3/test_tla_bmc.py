@@ -32,7 +32,8 @@ CONFIG_B = {"replicas": 3, "max_leader_epoch": 3}
 def shortest(name: str, invariants: list[str], depth: int, **params: int) -> tuple[int, int]:
     """(states in the shortest counterexample, steps proved violation-free)."""
     model, system = build_pair(name, **params)
-    result = bmc(system, invariants, depth, logic="QF_LIA")
+    result = bmc(system, invariants, depth, logic="QF_LIA",
+                 first_step=system.symmetric_first_step())
     assert result.trace is not None
     replay(model, result.trace, system.replicas)  # a real trace of the explicit model
     return len(result.trace), result.proved_steps
