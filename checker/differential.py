@@ -9,7 +9,9 @@ applies every step to the implementation too, and compares the implementation's 
 the model's variables after every step (``checker.validate.value_matches``: the view may
 omit variables or dictionary entries it does not track).  A divergence, or an exception
 raised by the implementation, fails the walk; hypothesis then shrinks the failing walk to a
-minimal one (fewest steps, earliest choices) and the result holds it, step by step.
+minimal one (fewest steps, earliest choices), and ``minimise`` then drops every step whose
+removal keeps the divergence (replaying the walk by its labels: hypothesis's choices are
+indices, so deleting one shifts the meaning of the next); the result holds that walk.
 
 Modelling shortcut: the walk is driven by the model, so the test finds steps the model
 allows and the implementation gets wrong (or refuses), not steps the implementation takes
@@ -107,15 +109,14 @@ class DifferentialResult:
                        f"({self.walks:,} walks tried, {self.elapsed_s:.1f} s)")
 
 
-def run_walk(
-    model: Model[S], adapter: Adapter[I], choices: Sequence[int], initial: Sequence[S],
+Chooser = Callable[[int, list[tuple[str, Any]]], int | None]
+
+
+def _drive(
+    model: Model[S], adapter: Adapter[I], state: S, steps: int, choose: Chooser,
 ) -> tuple[Divergence | None, int]:
-    """Replay one walk: ``choices[0]`` picks the initial state, each next choice one enabled
-    step (modulo their number); compare after every step.  Returns the divergence (or
-    ``None``) and the number of steps taken."""
-    if not initial:
-        return None, 0
-    state = initial[choices[0] % len(initial) if choices else 0]
+    """Walk from ``state`` for at most ``steps`` steps, ``choose(number, successors)`` giving
+    the index of the next step (``None``: the walk cannot go on); compare after each."""
     variables = model.variables(state)
     walk = [TraceStep(INIT_ACTION, variables)]
     try:
@@ -125,11 +126,12 @@ def run_walk(
     found = _compare(adapter, impl, variables, 0, INIT_ACTION, walk)
     if found is not None:
         return found, 0
-    for number, choice in enumerate(choices[1:], start=1):
+    for number in range(1, steps + 1):
         successors = list(model.next_states(state))
-        if not successors:
+        index = choose(number, successors) if successors else None
+        if index is None:
             return None, number - 1
-        label, state = successors[choice % len(successors)]
+        label, state = successors[index]
         variables = model.variables(state)
         walk.append(TraceStep(label, variables))
         try:
@@ -140,7 +142,54 @@ def run_walk(
         found = _compare(adapter, impl, variables, number, label, walk)
         if found is not None:
             return found, number
-    return None, max(len(choices) - 1, 0)
+    return None, steps
+
+
+def run_walk(
+    model: Model[S], adapter: Adapter[I], choices: Sequence[int], initial: Sequence[S],
+) -> tuple[Divergence | None, int]:
+    """Replay one walk: ``choices[0]`` picks the initial state, each next choice one enabled
+    step (modulo their number); compare after every step.  Returns the divergence (or
+    ``None``) and the number of steps taken."""
+    if not initial:
+        return None, 0
+    state = initial[choices[0] % len(initial) if choices else 0]
+    return _drive(model, adapter, state, max(len(choices) - 1, 0),
+                  lambda number, succ: choices[number] % len(succ))
+
+
+def replay_labels(
+    model: Model[S], adapter: Adapter[I], initial: S, labels: Sequence[str],
+) -> Divergence | None:
+    """Replay a walk given by its labels (the first successor with each label); ``None``
+    when it agrees throughout or when a label is not enabled where it is needed."""
+
+    def choose(number: int, successors: list[tuple[str, Any]]) -> int | None:
+        wanted = labels[number - 1]
+        for index, (label, _) in enumerate(successors):
+            if label == wanted:
+                return index
+        return None
+
+    return _drive(model, adapter, initial, len(labels), choose)[0]
+
+
+def minimise(
+    model: Model[S], adapter: Adapter[I], initial: S, divergence: Divergence,
+) -> Divergence:
+    """Drop steps of a diverging walk while it still diverges (replayed by labels), until no
+    single step can go: a walk from which no step can be removed (1-minimal)."""
+    best = divergence
+    shrinking = True
+    while shrinking:
+        shrinking = False
+        labels = [s.action for s in best.walk[1:]]
+        for i in range(len(labels)):
+            found = replay_labels(model, adapter, initial, labels[:i] + labels[i + 1:])
+            if found is not None and found.step < best.step:
+                best, shrinking = found, True
+                break
+    return best
 
 
 def _compare(
@@ -194,6 +243,9 @@ def differential_test(
         minimal = None
     if minimal is not None:
         divergence, _ = run_walk(model, adapter, minimal, initial)
+        if divergence is not None:
+            start = initial[minimal[0] % len(initial)]
+            divergence = minimise(model, adapter, start, divergence)
     return DifferentialResult(
         adapter=adapter.name, model=model.name, walks=counters["walks"],
         steps=counters["steps"], divergence=divergence,
