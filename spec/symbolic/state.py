@@ -152,46 +152,6 @@ def from_variables(view: Mapping[str, Any], names: Sequence[str]) -> KState:
     )
 
 
-def _name_or_none(index: int, names: Sequence[str]) -> str:
-    return "NONE" if index == NONE_REPLICA else names[index]
-
-
-def _quorum_view(q: QuorumState, names: Sequence[str]) -> dict[str, Any]:
-    return {
-        "leaderEpoch": q.leader_epoch,
-        "leader": _name_or_none(q.leader, names),
-        "isr": sorted(names[i] for i in q.isr),
-    }
-
-
-def to_variables(state: KState, log_size: int | None = None) -> dict[str, Any]:
-    """A TLA+-named variables view of ``state`` (records padded with ``None`` to ``log_size``)."""
-    names = [replica_name(i) for i in range(state.replicas)]
-
-    def log_view(log: tuple[Record, ...]) -> dict[str, Any]:
-        records: list[Any] = [{"id": i, "epoch": e} for i, e in log]
-        if log_size is not None:
-            records += [None] * (log_size - len(records))
-        return {"endOffset": len(log), "records": records}
-
-    return {
-        "replicaLog": {n: log_view(log) for n, log in zip(names, state.logs, strict=True)},
-        "replicaState": {
-            n: {
-                "hw": st.hw,
-                "leaderEpoch": st.leader_epoch,
-                "leader": _name_or_none(st.leader, names),
-                "isr": sorted(names[i] for i in st.isr),
-            }
-            for n, st in zip(names, state.replica_state, strict=True)
-        },
-        "nextRecordId": state.next_record_id,
-        "nextLeaderEpoch": state.next_leader_epoch,
-        "leaderAndIsrRequests": [_quorum_view(q, names) for q in state.requests],
-        "quorumState": _quorum_view(state.quorum, names),
-    }
-
-
 def describe(state: KState) -> str:
     """A compact one-line rendering: each replica's log (``id@epoch``), hw, epoch, leader and
     ISR, then the quorum state and the requests (epoch → leader, ISR)."""
