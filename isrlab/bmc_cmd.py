@@ -57,8 +57,8 @@ def bmc_command(
     Each depth without a counterexample is a proof that no trace that long violates an
     invariant; the first counterexample is therefore a shortest one.  The trace is replayed
     through the explicit model, so it carries the same labels and variables as
-    `isrlab check`.  Exit status: 0 when no violation was found within the depth, 1 on a
-    violation, 2 on bad input.
+    `isrlab check`.  Exit status: 0 when every depth was refuted, 1 on a violation, 2 on bad
+    input, 3 when Z3 gave up (--timeout) before the depth was reached.
     """
     _, values, model = resolve_model(model_name, params)
     system = symbolic_for(model_name, values)
@@ -103,4 +103,6 @@ def bmc_command(
         else:
             write_itf(itf_path, violation.trace, source=model_name,
                       description=f"{violation.invariant} violated (z3-bmc)")
-    sys.exit(1 if violation is not None else 0)
+    if violation is not None:
+        sys.exit(1)
+    sys.exit(3 if result.proved_steps < depth else 0)

@@ -110,3 +110,10 @@ def test_kip101_strong_isr_needs_11_states_in_configuration_b() -> None:
 @heavy
 def test_kip279_strong_isr_needs_11_states_in_configuration_b() -> None:
     assert shortest("tla-kip279", ["StrongIsr"], 11, **CONFIG_B) == (11, 9)
+
+
+def test_cli_bmc_exits_3_when_z3_gives_up_before_the_depth() -> None:
+    result = CliRunner().invoke(cli, ["bmc", "--model", "tla-kip101", "--depth", "30",
+                                      "--timeout", "1", "-p", "invariants=StrongIsr"])
+    assert result.exit_code == 3, result.output
+    assert "UNKNOWN" in result.output
