@@ -44,6 +44,9 @@ from checker.trace import from_itf_value
 
 S = TypeVar("S")
 
+_VIEWS = 200_000
+"""How many variable views the search memoises (states repeat along long traces)."""
+
 ANY_STEPS = -1
 """``Observation.hidden`` value documented as "any number", capped by ``ValidateOptions``."""
 
@@ -217,6 +220,8 @@ def _lookup(actual: Mapping[Any, Any], key: Any) -> tuple[bool, Any]:
 
 def value_matches(observed: Any, actual: Any) -> bool:
     """Whether an observed (possibly partial) value matches a model value (module doc)."""
+    if type(observed) is type(actual) and observed == actual:
+        return True  # the common case of a full observation: one C-level comparison
     if isinstance(observed, Mapping):
         if not isinstance(actual, Mapping):
             return False
@@ -336,9 +341,11 @@ class _Search(Generic[S]):
         self.invariants = list(model.invariants())
 
     def view(self, key: bytes, state: S) -> Mapping[str, Any]:
-        """``model.variables(state)``, cached for the current step."""
+        """``model.variables(state)``, memoised by encoding (at most ``_VIEWS`` entries)."""
         found = self.views.get(key)
         if found is None:
+            if len(self.views) >= _VIEWS:
+                self.views = {}
             found = self.views[key] = self.model.variables(state)
         return found
 
@@ -368,7 +375,6 @@ class _Search(Generic[S]):
     def step(self, frontier: dict[bytes, _Node[S]], obs: Observation) -> dict[bytes, _Node[S]]:
         """The next frontier for ``obs``: the successors reached within ``hidden + 1`` steps
         whose last step's label and whose variables match."""
-        self.views = {}
         hidden = obs.hidden if obs.hidden >= 0 else self.options.any_steps_cap
         label_ok = _LabelFilter(obs, self.label_cache)
         encode, next_states = self.model.encode, self.model.next_states
@@ -711,6 +717,7 @@ def parse_itf_observations(document: Any) -> list[Observation]:
     if not states:
         raise TraceFormatError("ITF", "the trace is empty (no state)")
     out: list[Observation] = []
+    previous: dict[str, tuple[Any, Any]] = {}
     for index, encoded in enumerate(states):
         where = f"ITF state {index}"
         if not isinstance(encoded, dict):
@@ -723,10 +730,15 @@ def parse_itf_observations(document: Any) -> list[Observation]:
         for key, value in encoded.items():
             if key == "#meta":
                 continue
+            last = previous.get(key)
+            if last is not None and last[0] == value:
+                values[key] = last[1]  # unchanged since the previous state: decoded once
+                continue
             try:
                 values[key] = _plain(value)
             except (ValueError, TypeError, KeyError) as error:
                 raise TraceFormatError(where, f"variable {key!r}: {error}") from error
+            previous[key] = (value, values[key])
         initial = index == 0 and action in (INIT_ACTION, "")
         label = action if action and "(" in action and not initial else None
         name = action if action and "(" not in action and not initial else None
@@ -753,16 +765,22 @@ def _kind(value: Any) -> str | None:
 
 
 def check_observation(
-    obs: Observation, reference: Mapping[str, Any], where: str
+    obs: Observation, reference: Mapping[str, Any], where: str,
+    checked: dict[tuple[str, int], Any] | None = None,
 ) -> None:
     """Raise ``TraceFormatError`` for an unknown variable or an observed value whose type
-    differs from the model's (``reference``: an initial state's variables).  Modelling
+    differs from the model's (``reference``: an initial state's variables); ``checked``
+    remembers the value objects already checked across calls.  Modelling
     shortcut: types are taken from that one state; entries it lacks or holds as ``None`` are
     not checked."""
     for name, value in obs.variables.items():
         if name not in reference:
             known = ", ".join(sorted(reference))
             raise TraceFormatError(where, f"unknown variable {name!r} (variables: {known})")
+        if checked is not None:
+            if (name, id(value)) in checked:
+                continue  # the very object already checked (an unchanged ITF value)
+            checked[(name, id(value))] = value  # keeps the object alive: ids stay unique
         _check_type(name, value, reference[name], where)
 
 

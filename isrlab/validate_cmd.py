@@ -48,10 +48,10 @@ def detect_format(text: str) -> str:
         return "kafka-log"
     if stripped.startswith("{"):
         try:
-            document = json.loads(text)
+            json.loads(first)
         except json.JSONDecodeError:
-            return "jsonl"
-        return "itf" if isinstance(document, dict) and "states" in document else "jsonl"
+            return "itf"  # the first line is no whole JSON object: one multi-line document
+        return "itf" if '"states"' in first else "jsonl"
     return "jsonl"
 
 
@@ -67,16 +67,14 @@ def read_observations(
         fmt = detect_format(text)
     if fmt == "kafka-log":
         return _read_kafka_log(text, partition, brokers, hidden, emit)
-    observations = _read_json(text, fmt)
+    observations = parse_jsonl(text) if fmt == "jsonl" else _read_itf(text)
     if hidden is None:
         return observations
     return [o if o.initial else replace(o, hidden=max(o.hidden, hidden)) for o in observations]
 
 
-def _read_json(text: str, fmt: str) -> list[Observation]:
-    """JSON Lines or (``fmt == "itf"``) one ITF document."""
-    if fmt != "itf":
-        return parse_jsonl(text)
+def _read_itf(text: str) -> list[Observation]:
+    """One ITF document's observations."""
     try:
         document = json.loads(text)
     except json.JSONDecodeError as error:
@@ -110,8 +108,9 @@ def check_against_model(model: Model[Any], observations: list[Observation]) -> s
     """Reject unknown variables and ill-typed values (``TraceFormatError``); return the
     action names the trace uses that a bounded search of the model did not meet."""
     reference = model.variables(next(iter(model.init_states())))
+    checked: dict[tuple[str, int], Any] = {}
     for obs in observations:
-        check_observation(obs, reference, obs.where)
+        check_observation(obs, reference, obs.where, checked)
     used = {obs.action for obs in observations if obs.action is not None}
     used |= {action_name(obs.label) for obs in observations
              if obs.label is not None and "*" not in obs.label and "?" not in obs.label}
