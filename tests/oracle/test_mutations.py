@@ -173,3 +173,18 @@ def test_the_witness_of_a_partial_trace_is_a_full_behaviour_matching_it(tmp_path
     assert [s.state["quorumState"] for s in result.witness] == [
         s.state["quorumState"] for s in trace
     ]
+
+
+def test_a_random_walk_counterexample_of_isrlab_simulate_is_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "walk.itf.json"
+    outcome = CliRunner().invoke(cli, ["simulate", "--model", "tla-truncate-to-hw",
+                                       "--seed", "1", "--walks", "2000", "--depth", "30",
+                                       "--itf", str(path)])
+    assert outcome.exit_code == 1, outcome.output
+    trace = read_itf(path)
+    assert_mutations_rejected_at_their_step(model("tla-truncate-to-hw", "invariants=none"),
+                                            trace)
+    validated = CliRunner().invoke(cli, ["validate", "--model", "tla-truncate-to-hw",
+                                         str(path)])
+    assert validated.exit_code == 1  # every matching behaviour breaks the invariant found
+    assert "breaks" in validated.output
