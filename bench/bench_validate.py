@@ -16,10 +16,12 @@ amounts of observation:
 
 Observation levels: ``full`` (every variable and the label, as ``isrlab check --itf`` and the
 random walks give), ``labels`` (only the labels), ``state`` (every variable, no label),
-``partial`` (one variable, no label).  Prints, per trace and level, the largest frontier,
-the successors computed and the wall and CPU time (the machine may be shared: CPU time is
-the figure that does not depend on the other processes); exits 1 if a full-observation
-validation takes more than ``--limit`` seconds (the issue's bar: 10 s) or a trace is
+``partial`` (one variable, no label, on the first ``--partial-steps`` steps only: with so
+little observed the frontier holds thousands of states, e.g. 5,805 for ``quorumState`` of
+``tla-kip279``, and each step expands all of them).  Prints, per trace and level, the
+largest frontier, the successors computed, and the wall and CPU time (the machine may be
+shared: CPU time does not depend on the other processes).  Exits 1 if a full-observation
+validation takes more than ``--limit`` wall seconds (the issue's bar: 10 s) or a trace is
 rejected.
 """
 
@@ -103,6 +105,8 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--limit", type=float, default=10.0)
+    parser.add_argument("--partial-steps", type=int, default=200,
+                        help="steps of the one-variable validation (its frontier is large)")
     args = parser.parse_args()
     failed = False
     runs = (("tla-kip279", TLA_PARAMS, isr_flapping_walk),
@@ -131,7 +135,7 @@ def main() -> int:
             levels = {
                 "labels": observations_of_trace(trace, variables=()),
                 "state": observations_of_trace(trace, labels=False),
-                "partial": observations_of_trace(trace, labels=False,
+                "partial": observations_of_trace(trace[:args.partial_steps + 1], labels=False,
                                                  variables=[PARTIAL[name]]),
             }
             for level, observations in levels.items():
