@@ -59,6 +59,8 @@ PARAMS = (
     Param("metadata", bool, False,
           "MetadataCache per broker, UpdateMetadata requests, ISR change propagation"),
     Param("consumers", bool, False, "Consume steps (reads below a leader's HW)"),
+    Param("initial_isr", int, 0,
+          "brokers 0..k-1 form the initial ISR (0: every broker)", minimum=0),
     Param("invariants", str, "all",
           "comma-separated invariants to check (see spec.invariants), all, or none"),
 )

@@ -160,6 +160,7 @@ class KafkaConfig:
     max_controller_epoch: int = 0
     metadata: bool = False
     consumers: bool = False
+    initial_isr: int = 0
 
     def problems(self) -> list[str]:
         """Why this configuration is unusable (empty when it is fine)."""
@@ -174,6 +175,8 @@ class KafkaConfig:
             out.append(f"crashes must be one of {', '.join(CRASHES)}")
         if self.expand_rule not in EXPAND_RULES:
             out.append(f"expand_rule must be one of {', '.join(EXPAND_RULES)}")
+        if self.initial_isr > self.brokers:
+            out.append(f"initial_isr {self.initial_isr} exceeds the {self.brokers} replicas")
         if self.min_isr > self.brokers:
             out.append(f"min_isr {self.min_isr} exceeds the {self.brokers} replicas")
         if self.max_leader_epoch > 60 or self.max_records > 30:
@@ -220,21 +223,23 @@ class KafkaModel:
 
     # ------------------------------------------------------------------ protocol
     def init_states(self) -> Iterable[State]:
-        """The topic just created: broker 0 leads epoch 0, ISR = every broker, empty logs."""
+        """The topic just created: broker 0 leads epoch 0, empty logs; the ISR is every
+        broker, or brokers ``0..initial_isr-1`` (the others lag from the start)."""
         n, cfg = self.n, self.cfg
         ar = tuple(range(n))
-        remotes = tuple((UNKNOWN_OFFSET, 0) for _ in range(n))
-        meta: tuple[int, ...] = (self.all_mask, 0, 0, self.all_mask) if cfg.metadata else ()
+        isr = (1 << (cfg.initial_isr or n)) - 1
+        remotes = tuple((UNKNOWN_OFFSET, 0 if isr >> i & 1 else self.sat) for i in range(n))
+        meta: tuple[int, ...] = (self.all_mask, 0, 0, isr) if cfg.metadata else ()
         brokers = []
         for b in range(n):
             lead = b == 0
-            brokers.append((1, (), 0, 0, 0, 0, 0, 0, self.all_mask if lead else 0,
+            brokers.append((1, (), 0, 0, 0, 0, 0, 0, isr if lead else 0,
                             remotes if lead else (), meta))
         epochs = cfg.max_leader_epoch + 1
         ghost = (0, (NONE,) * cfg.max_records, (NONE,) * cfg.max_records,
                  (NONE,) * cfg.max_records, (NONE,) * cfg.max_records, (), 0,
                  (0,) + (NONE,) * (epochs - 1))
-        ctrl = (0, 0, 0, self.all_mask, ar, 0)
+        ctrl = (0, 0, 0, isr, ar, 0)
         return ((ctrl, tuple(brokers), (), ghost),)
 
     def next_states(self, state: State) -> Iterable[tuple[str, State]]:

@@ -1,0 +1,133 @@
+"""The invariant catalogue on hand-built ``kafka`` states: each holds initially and fails on
+the one broken state it describes (so none can be vacuous)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from spec import invariants as inv
+from spec.kafka.model import KafkaConfig, KafkaModel
+from spec.kafka.state import (
+    F_EPOCH_REGRESSED,
+    F_TWO_LEADERS,
+    F_UNCLEAN,
+    G_ACKED,
+    G_COMMITTED,
+    G_CONSUMED,
+    G_FLAGS,
+    G_ORIGIN,
+    HW,
+    ISR,
+    LOG,
+    Z_ISR,
+    Z_LEADER,
+)
+
+State = tuple[Any, ...]
+MODEL = KafkaModel(KafkaConfig(brokers=2, max_records=2, max_leader_epoch=2))
+INIT: State = next(iter(MODEL.init_states()))
+PROPS = {p.name: p for p in MODEL.invariants()}
+C = MODEL.codec
+
+
+def with_broker(s: State, b: int, **fields: Any) -> State:
+    index = {"log": LOG, "hw": HW, "isr": ISR}
+    br = list(s[1][b])
+    for k, v in fields.items():
+        br[index[k]] = v
+    brokers = list(s[1])
+    brokers[b] = tuple(br)
+    return (s[0], tuple(brokers), s[2], s[3])
+
+
+def with_ghost(s: State, i: int, v: Any) -> State:
+    g = list(s[3])
+    g[i] = v
+    return (s[0], s[1], s[2], tuple(g))
+
+
+def with_ctrl(s: State, i: int, v: Any) -> State:
+    c = list(s[0])
+    c[i] = v
+    return (tuple(c), s[1], s[2], s[3])
+
+
+def m(rid: int, epoch: int) -> int:
+    return C.code(rid, epoch)
+
+
+@pytest.mark.parametrize("name", inv.INVARIANT_NAMES)
+def test_every_invariant_holds_in_the_initial_state(name: str) -> None:
+    assert PROPS[name].holds(INIT)
+
+
+def test_every_invariant_has_a_docstring_saying_what_a_violation_means() -> None:
+    for p in MODEL.invariants():
+        assert p.doc
+
+
+def test_a_high_watermark_above_the_log_end_breaks_hw_le_leo() -> None:
+    assert not inv.hw_le_leo(with_broker(INIT, 1, hw=1))
+
+
+def test_a_leader_outside_its_zookeeper_isr_breaks_leader_in_isr() -> None:
+    assert not inv.leader_in_isr_subset_ar(with_ctrl(INIT, Z_ISR, 0b10))
+
+
+def test_an_empty_zookeeper_isr_breaks_isr_non_empty() -> None:
+    assert not inv.isr_non_empty(with_ctrl(with_ctrl(INIT, Z_ISR, 0), Z_LEADER, -1))
+
+
+def test_the_regression_flag_breaks_epochs_never_decrease() -> None:
+    assert not inv.epochs_never_decrease(with_ghost(INIT, G_FLAGS, F_EPOCH_REGRESSED))
+
+
+def test_two_leaders_of_one_epoch_break_one_leader_per_epoch() -> None:
+    assert not inv.one_leader_per_epoch(with_ghost(INIT, G_FLAGS, F_TWO_LEADERS))
+
+
+def test_a_committed_record_missing_on_an_isr_follower_breaks_weak_and_strong_isr() -> None:
+    s = with_broker(INIT, 0, log=(m(0, 0),), hw=1)
+    assert not inv.weak_isr(s) and not inv.strong_isr(s)
+    s = with_broker(s, 1, log=(m(0, 0),))
+    assert inv.weak_isr(s) and inv.strong_isr(s)
+
+
+def test_strong_isr_follows_zookeepers_isr_and_weak_isr_the_leaders() -> None:
+    s = with_broker(INIT, 0, log=(m(0, 0),), hw=1, isr=0b01)
+    assert inv.weak_isr(s) and not inv.strong_isr(s)
+
+
+def test_different_records_below_both_hws_break_log_matching() -> None:
+    s = with_broker(INIT, 0, log=(m(0, 0),), hw=1)
+    s = with_broker(s, 1, log=(m(1, 1),), hw=1)
+    assert not inv.log_matching(s)
+    assert inv.log_matching(with_broker(s, 1, hw=0))
+
+
+def committed_m0(s: State, index: int) -> State:
+    s = with_ghost(s, G_ORIGIN, (0, -1))
+    return with_ghost(s, index, (0, -1))
+
+
+@pytest.mark.parametrize(
+    ("name", "index"),
+    [("NoCommittedRecordLost", G_COMMITTED), ("ConsumedRecordsStay", G_CONSUMED),
+     ("AckedAllSurvivesCleanElection", G_ACKED), ("AcknowledgedWritesDurable", G_ACKED)],
+)
+def test_a_leader_without_a_recorded_record_breaks_the_loss_properties(
+    name: str, index: int
+) -> None:
+    s = committed_m0(INIT, index)
+    assert not PROPS[name].holds(s)
+    assert PROPS[name].holds(with_broker(s, 0, log=(m(0, 0),)))
+
+
+def test_an_unclean_election_makes_the_clean_election_promises_vacuous() -> None:
+    s = with_ghost(committed_m0(INIT, G_COMMITTED), G_ACKED, (0, -1))
+    s = with_ghost(s, G_FLAGS, F_UNCLEAN)
+    assert PROPS["NoCommittedRecordLost"].holds(s)
+    assert PROPS["AckedAllSurvivesCleanElection"].holds(s)
+    assert not PROPS["AcknowledgedWritesDurable"].holds(s)

@@ -1,0 +1,129 @@
+"""The ``kafka`` model's steps on hand-built runs, its encoding, and its parameters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from click.testing import CliRunner
+
+from core.state import Partition, records
+from isrlab.cli import cli
+from spec.kafka.model import TP, KafkaConfig, KafkaModel, epoch_start_offset
+from spec.kafka.state import EPOCH, G_ACKED, G_COMMITTED, HW, ISR, LEADER, LOG, Z_ISR
+
+State = tuple[Any, ...]
+
+
+def model(**kw: Any) -> KafkaModel:
+    return KafkaModel(KafkaConfig(**kw))
+
+
+def init(m: KafkaModel) -> State:
+    return next(iter(m.init_states()))
+
+
+def step(m: KafkaModel, s: State, label: str) -> State:
+    found = [t for lab, t in m.next_states(s) if lab == label]
+    assert found, f"{label} not enabled; enabled: {[lab for lab, _ in m.next_states(s)]}"
+    return found[0]
+
+
+def test_the_initial_state_is_a_new_topic_led_by_broker_0_with_everyone_in_sync() -> None:
+    s = init(model(brokers=3))
+    assert s[1][0][LEADER] == 0 and s[1][1][LEADER] == 0 and s[1][2][LEADER] == 0
+    assert s[0][Z_ISR] == 0b111 and s[1][0][ISR] == 0b111
+    assert all(br[LOG] == () and br[EPOCH] == 0 for br in s[1])
+
+
+def test_initial_isr_leaves_the_last_brokers_out_of_sync() -> None:
+    s = init(model(brokers=3, initial_isr=2))
+    assert s[0][Z_ISR] == 0b011
+
+
+def test_a_follower_learns_the_hw_one_fetch_after_the_leader_raised_it() -> None:
+    m = model()
+    s = step(m, init(m), "Produce(0)")
+    s = step(m, s, "Fetch(1)")  # the follower has m0; the leader saw offset 0
+    assert s[1][0][HW] == 0 and s[1][1][LOG] == s[1][0][LOG]
+    s = step(m, s, "Fetch(1)")  # the leader sees offset 1: HW 1, m0 committed and acked
+    assert s[1][0][HW] == 1 and s[1][1][HW] == 0
+    assert s[3][G_COMMITTED][0] == 0 and s[3][G_ACKED][0] == 0
+    s = step(m, s, "Tick")
+    s = step(m, s, "Fetch(1)")  # the response now carries HW 1
+    assert s[1][1][HW] == 1
+
+
+def test_acks_all_with_min_isr_refuses_a_write_to_a_shrunk_isr() -> None:
+    m = model(min_isr=2)
+    s = step(m, init(m), "Tick")
+    s = step(m, s, "ShrinkIsr(0)")
+    assert s[1][0][ISR] == 0b01 and s[0][Z_ISR] == 0b01
+    assert not any(lab.startswith("Produce") for lab, _ in m.next_states(s))
+
+
+def test_acks_1_is_acknowledged_on_append() -> None:
+    m = model(acks="1")
+    s = step(m, init(m), "Produce(0)")
+    assert s[3][G_ACKED][0] == 0 and s[3][G_COMMITTED][0] == -1
+
+
+def test_fencing_refuses_a_fetch_from_a_follower_in_another_epoch() -> None:
+    # Hand-built: broker 0 leads epoch 1, broker 1 still follows it in epoch 0 (a zombie
+    # that missed the LeaderAndIsr of epoch 1).
+    for fencing, enabled in ((True, False), (False, True)):
+        m = model(fetch_fencing=fencing)
+        s = step(m, init(m), "Produce(0)")
+        brokers = list(s[1])
+        brokers[0] = (*brokers[0][:EPOCH], 1, *brokers[0][EPOCH + 1:])
+        s = (s[0], tuple(brokers), s[2], s[3])
+        assert ("Fetch(1)" in [lab for lab, _ in m.next_states(s)]) is enabled
+
+
+def test_a_crashed_broker_loses_its_partition_state_but_keeps_its_log() -> None:
+    m = model()
+    s = step(m, init(m), "Produce(0)")
+    s = step(m, s, "Crash(0)")
+    assert s[1][0][LOG] != () and s[1][0][LEADER] == -1 and s[1][0][EPOCH] == -1
+
+
+def test_a_power_loss_drops_the_unflushed_tail() -> None:
+    m = model(crashes="unclean")
+    s = step(m, init(m), "Produce(0)")
+    assert step(m, s, "PowerLoss(0)")[1][0][LOG] == ()
+    s = step(m, s, "Flush(0)")
+    assert "PowerLoss(0)" not in [lab for lab, _ in m.next_states(s)]
+
+
+def test_the_epoch_start_offset_is_the_first_record_of_the_leaders_epoch() -> None:
+    p = Partition(TP, 0, leader=0, leader_epoch=2, log=records((1, 2), 0) + records((3,), 2))
+    assert epoch_start_offset(p) == 2
+    assert epoch_start_offset(Partition(TP, 0, leader=0, leader_epoch=3,
+                                        log=records((1,), 0))) == 1
+
+
+def test_states_round_trip_through_their_bytes() -> None:
+    m = model(metadata=True, hw_checkpoint=True, crashes="unclean")
+    frontier = [init(m)]
+    for _ in range(4):
+        frontier = [t for s in frontier for _, t in m.next_states(s)][:200]
+        for s in frontier:
+            assert m.decode(m.encode(s)) == s
+
+
+def test_bad_parameters_are_one_line_errors_with_exit_2() -> None:
+    runner = CliRunner()
+    result = runner.invoke(cli, ["check", "--model", "kafka", "-p", "min_isr=3"])
+    assert result.exit_code == 2
+    assert "min_isr 3 exceeds the 2 replicas" in result.output
+    assert "Traceback" not in result.output
+    result = runner.invoke(cli, ["check", "--model", "kafka", "-p", "invariants=Nope"])
+    assert result.exit_code == 2 and "unknown invariant 'Nope'" in result.output
+
+
+def test_the_cli_prints_a_counterexample_and_exits_1_for_acks_1() -> None:
+    result = CliRunner().invoke(cli, [
+        "check", "--model", "kafka", "-p", "acks=1", "-p", "max_records=1",
+        "-p", "max_leader_epoch=1", "-p", "invariants=AcknowledgedWritesDurable",
+    ])
+    assert result.exit_code == 1
+    assert "AcknowledgedWritesDurable" in result.output and "Crash(0)" in result.output

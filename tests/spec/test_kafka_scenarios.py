@@ -1,0 +1,64 @@
+"""The known Kafka bugs (docs/scenarios.md): each buggy version breaks a general invariant of
+the catalogue, and the fixing version finds nothing in the same bounds.
+
+Trace lengths are asserted only where the minimal story can be counted by hand from
+SCENARIOS.md, step by step (see the comments); elsewhere only the invariant is asserted.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from spec.kafka.scenarios import BY_KEY, SCENARIOS, run
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.key)
+def test_the_buggy_version_breaks_the_scenarios_invariant(scenario: object) -> None:
+    from spec.kafka.scenarios import Scenario
+
+    assert isinstance(scenario, Scenario)
+    result = run(scenario, fixed=False)
+    assert result.violation is not None
+    assert result.violation.invariant == scenario.invariant
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.key)
+def test_the_fixing_version_finds_nothing_in_the_same_bounds(scenario: object) -> None:
+    from spec.kafka.scenarios import Scenario
+
+    assert isinstance(scenario, Scenario)
+    result = run(scenario, fixed=True)
+    assert result.violation is None
+    assert result.complete
+
+
+def test_kip101_scenario_1_is_the_ten_state_story() -> None:
+    # SCENARIOS.md #1 with one record, counted by hand (each step is needed):
+    #  1 Init (leader B=0, follower A=1, ISR {0,1})   2 Produce m0 on B
+    #  3 A fetches m0 (B's HW still 0)                4 A fetches again: B's HW 1, m0 committed
+    #  5 A crashes   6 A restarts   7 A gets LeaderAndIsr, makeFollower truncates to its HW 0
+    #  8 B crashes   9 the controller elects A (still in the ISR; ElectLeader, or B's
+    #    restart, which handles the pending failure first)
+    # 10 A learns it leads, without m0.
+    result = run(BY_KEY["kip101-1"], fixed=False)
+    assert result.violation is not None
+    assert len(result.violation.trace) == 10
+    actions = [step.action.split("(")[0] for step in result.violation.trace]
+    assert actions.count("Crash") == 2 and actions.count("Fetch") == 2
+
+
+def test_jepsen_loss_is_the_seven_state_story() -> None:
+    # SCENARIOS.md #5, counted by hand: 1 Init  2 an acks=all write on n1 (waits)
+    # 3 time passes without n2 fetching  4 n1 shrinks the ISR to {n1}: HW passes the write,
+    # which is acknowledged  5 n1 dies  6 unclean election of n2  7 n2 leads without it.
+    result = run(BY_KEY["jepsen"], fixed=False)
+    assert result.violation is not None
+    assert len(result.violation.trace) == 7
+
+
+def test_acks1_loss_is_the_five_state_story() -> None:
+    # SCENARIOS.md #6: 1 Init  2 the leader appends and acknowledges m (acks=1)
+    # 3 it dies before any fetch  4 clean election of the follower  5 it leads without m.
+    result = run(BY_KEY["acks1"], fixed=False)
+    assert result.violation is not None
+    assert len(result.violation.trace) == 5
