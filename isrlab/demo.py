@@ -248,9 +248,45 @@ def run_worked_examples() -> tuple[Example, ...]:
     )
 
 
+def check_scenario(key: str) -> bool:
+    """Model-check one known bug of ``spec.kafka.scenarios``: buggy version, then the fix.
+
+    Prints each command, its summary line and the buggy version's shortest counterexample;
+    true when the bug is found and the fixing version holds in the same bounds.
+    """
+    from checker.trace import violation_text
+    from spec.kafka.scenarios import BY_KEY, run
+
+    scenario = BY_KEY[key]
+    click.echo(f"\n== {scenario.title}: the buggy protocol version")
+    click.echo(f"$ {scenario.command(fixed=False)}")
+    bug = run(scenario, fixed=False)
+    click.echo(bug.summary_line())
+    if bug.violation is not None:
+        click.echo(violation_text(bug.violation))
+    click.echo("\n== the fixing version, same bounds")
+    click.echo(f"$ {scenario.command(fixed=True)}")
+    fix = run(scenario, fixed=True)
+    click.echo(fix.summary_line())
+    return bug.violation is not None and fix.violation is None and fix.complete
+
+
+def _scenario_keys() -> list[str]:
+    from spec.kafka.scenarios import BY_KEY
+
+    return sorted(BY_KEY)
+
+
 @click.command("demo")
-def demo_command() -> None:
-    """Run the seeds' worked examples through the core and print what happens."""
+@click.option(
+    "--scenario",
+    type=click.Choice(_scenario_keys()),
+    default="kip101-1",
+    show_default=True,
+    help="Which known Kafka bug (docs/scenarios.md) to find with the model checker.",
+)
+def demo_command(scenario: str) -> None:
+    """Run the seeds' worked examples through the core, then find a known Kafka bug."""
     examples = run_worked_examples()
     for example in examples:
         mark = "ok" if example.matches_seed else "MISMATCH"
@@ -259,5 +295,6 @@ def demo_command() -> None:
             click.echo(f"     {line}")
     matched = sum(e.matches_seed for e in examples)
     click.echo(f"{matched}/{len(examples)} worked examples match the seeds")
-    if matched != len(examples):
+    found = check_scenario(scenario)
+    if matched != len(examples) or not found:
         raise SystemExit(1)

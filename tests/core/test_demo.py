@@ -19,3 +19,17 @@ def test_isrlab_demo_prints_each_example_and_exits_zero() -> None:
     assert result.exit_code == 0, result.output
     assert "HW 6" in result.output and "HW 7" in result.output
     assert "7/7 worked examples match the seeds" in result.output
+
+
+def test_isrlab_demo_finds_the_kip101_bug_and_shows_the_fix_holding() -> None:
+    result = CliRunner().invoke(cli, ["demo"])
+    assert result.exit_code == 0, result.output
+    assert "VIOLATION of NoCommittedRecordLost" in result.output
+    assert "-p truncation=kip101" in result.output
+    assert "OK: every invariant holds" in result.output
+
+
+def test_isrlab_demo_rejects_an_unknown_scenario_with_exit_2() -> None:
+    result = CliRunner().invoke(cli, ["demo", "--scenario", "no-such-bug"])
+    assert result.exit_code == 2
+    assert "no-such-bug" in result.output
