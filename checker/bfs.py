@@ -706,6 +706,23 @@ def _coverage(totals: _Totals) -> tuple[ActionCoverage, ...]:
     )
 
 
+
+def stop_verdict(
+    options: CheckOptions, level: int, distinct: int, frontier: int, violated: bool
+) -> bool | None:
+    """Whether a level-synchronous search stops after ``level``: ``None`` to go on, else
+    whether the finished search is complete (every engine shares this one rule)."""
+    if violated and options.stop_at_first:
+        return frontier == 0
+    if frontier == 0:
+        return True
+    if options.max_depth is not None and level >= options.max_depth:
+        return False
+    if options.max_states is not None and distinct >= options.max_states:
+        return False
+    return None
+
+
 def explore(model: Model[S], options: CheckOptions | None = None) -> CheckResult:
     """Explore ``model`` breadth-first and check every invariant on every reachable state.
 
@@ -761,19 +778,8 @@ def _search(
             elapsed_s=totals.elapsed_before + now - started,
         ))
 
-    complete = True
-    while True:
-        if totals.violations and options.stop_at_first:
-            complete = totals.frontier == 0
-            break
-        if totals.frontier == 0:
-            break
-        if options.max_depth is not None and totals.level >= options.max_depth:
-            complete = False
-            break
-        if options.max_states is not None and totals.distinct >= options.max_states:
-            complete = False
-            break
+    while (complete := stop_verdict(options, totals.level, totals.distinct, totals.frontier,
+                                     bool(totals.violations))) is None:
         level = totals.level
         totals.add(level + 1, driver.step(level, show))
         if store is not None:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from checker.bfs import CheckOptions, replay_path
+from checker.bfs import CheckOptions, replay_path, stop_verdict
 from checker.model import Model
 from checker.report import (
     DEADLOCK,
@@ -349,19 +349,8 @@ def _search(run: _Run, store: RunStore, started: float) -> CheckResult:
         totals = Totals()
         run.remove_levels_after(0)
         _step(run, store, totals, 1, started, deadlock_prop)
-    complete = True
-    while True:
-        if totals.violations and options.stop_at_first:
-            complete = totals.frontier == 0
-            break
-        if totals.frontier == 0:
-            break
-        if options.max_depth is not None and totals.level >= options.max_depth:
-            complete = False
-            break
-        if options.max_states is not None and totals.distinct >= options.max_states:
-            complete = False
-            break
+    while (complete := stop_verdict(options, totals.level, totals.distinct, totals.frontier,
+                                     bool(totals.violations))) is None:
         _step(run, store, totals, totals.level + 1, started, deadlock_prop)
     violations = _violations(run, totals)
     return CheckResult(
