@@ -7,8 +7,6 @@ invariant changes a digest, and these tests fail until ``isrlab prove`` is re-ru
 
 from __future__ import annotations
 
-import os
-
 import pytest
 import z3
 from click.testing import CliRunner
@@ -29,10 +27,7 @@ from proofs.obligations import (
     render,
 )
 from spec.symbolic.bridge import concrete
-from tests.z3.conftest import bfs_states, build_pair
-
-heavy = pytest.mark.skipif(not os.environ.get("ISRLAB_HEAVY"),
-                           reason="minutes-long proof run; set ISRLAB_HEAVY=1")
+from tests.z3.conftest import bfs_states, build_pair, heavy
 
 
 def recorded(model: str, group: str) -> GroupResult:

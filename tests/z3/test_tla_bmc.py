@@ -2,13 +2,12 @@
 
 Golden lengths come from CONFORMANCE.md (TLC 2.15 on the public TLA+ specification): a trace
 of N states is N-1 steps, and every depth below is refuted, so no shorter trace exists.
-Runs of several minutes are marked ``heavy`` and run only with ISRLAB_HEAVY=1.
+Runs of several minutes are marked ``heavy``; ISRLAB_SKIP_HEAVY=1 skips them.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,10 +20,7 @@ from checker.z3 import bmc
 from isrlab.cli import cli
 from spec.symbolic.bridge import concrete, replay
 from spec.symbolic.state import KState, from_variables
-from tests.z3.conftest import build_pair
-
-heavy = pytest.mark.skipif(not os.environ.get("ISRLAB_HEAVY"),
-                           reason="minutes-long BMC run; set ISRLAB_HEAVY=1")
+from tests.z3.conftest import build_pair, heavy
 
 CONFIG_B = {"replicas": 3, "max_leader_epoch": 3}
 
