@@ -166,9 +166,43 @@ def update_log_read_result(
     )
 
 
-def _expand(p: Partition, replica_id: int) -> IsrUpdate:
+def leader_epoch_start_offset(leader: Partition) -> int:
+    """The start offset of the leader's current epoch (Kafka's ``leaderEpochStartOffsetOpt``).
+
+    Kafka (>= 2.1, KAFKA-7128) records the leader's LEO when ``makeLeader`` adopts the
+    epoch.  Shortcut: ``Partition`` does not store it; it is recomputed from the log as the
+    offset of the first record of the current epoch or later, else the LEO (nothing
+    written in the epoch yet).  Both agree because epochs only grow and a leader never
+    truncates its own log while it leads.  Total (on a follower: its LEO, unused).
+    """
+    epoch = leader.leader_epoch
+    for offset, record in enumerate(leader.log):
+        if record.epoch >= epoch:
+            return offset
+    return len(leader.log)
+
+
+def may_join_isr(
+    replica: RemoteReplica, high_watermark: int, leader_epoch_start: int | None = None
+) -> bool:
+    """The ISR expansion predicate for a follower not yet in the ISR.
+
+    Before Kafka 2.1: its LEO (the fetch offset) has reached the leader's HW.  With
+    ``leader_epoch_start`` (KAFKA-7128's fix, Kafka 2.1): also the start offset of the
+    leader's current epoch, since a new leader's HW may lag the true (committed) HW of the
+    previous epoch.  ``None`` means the pre-2.1 rule (not Kafka's "not leader").
+    """
+    leo = replica.log_end_offset
+    if leo < high_watermark:
+        return False
+    return leader_epoch_start is None or leo >= leader_epoch_start
+
+
+def _expand(p: Partition, replica_id: int, leader_epoch_start: int | None) -> IsrUpdate:
     replica = next(r for r in p.remotes if r.broker_id == replica_id)
-    changed = replica_id not in p.isr and replica.log_end_offset >= p.high_watermark
+    changed = replica_id not in p.isr and may_join_isr(
+        replica, p.high_watermark, leader_epoch_start
+    )
     expanded = _update_isr(p, p.isr | {replica_id}) if changed else p
     hw = raise_leader_hw(expanded)
     write = zk_leader_and_isr(hw.partition) if changed else None
@@ -181,23 +215,29 @@ def _check_remote(partition: Partition, replica_id: int) -> Result[Partition, In
     return Success(partition)
 
 
-def maybe_expand_isr(partition: Partition, replica_id: int) -> Result[IsrUpdate, InvalidInput]:
+def maybe_expand_isr(
+    partition: Partition, replica_id: int, leader_epoch_start: int | None = None
+) -> Result[IsrUpdate, InvalidInput]:
     """``Partition.maybeExpandIsr``: add a caught-up follower to the ISR, then raise the HW.
 
     The follower joins if it is assigned, not yet in the ISR, and its LEO >= the leader's
-    HW; the ISR is written to ZooKeeper and the change must be recorded.  Then
-    ``maybe_increment_leader_hw`` regardless.  On a non-leader: ``NOT_LEADER_FOR_PARTITION``
-    and nothing changes (Kafka: ``case None => false``).
+    HW (``may_join_isr``); with ``leader_epoch_start`` (Kafka >= 2.1, KAFKA-7128: pass
+    ``leader_epoch_start_offset(partition)``) its LEO must also have reached the start
+    offset of the leader's epoch.  The default ``None`` is the pre-2.1 rule.  A join is
+    written to ZooKeeper and must be recorded.  Then ``maybe_increment_leader_hw``
+    regardless.  On a non-leader: ``NOT_LEADER_FOR_PARTITION`` and nothing changes
+    (Kafka: ``case None => false``).
     """
     return check_partition(partition).bind(lambda p: _check_remote(p, replica_id)).map(
-        lambda p: _expand(p, replica_id)
+        lambda p: _expand(p, replica_id, leader_epoch_start)
         if is_leader(p)
         else IsrUpdate(p, error=Errors.NOT_LEADER_FOR_PARTITION)
     )
 
 
 def _apply_fetch(
-    p: Partition, replica_id: int, read: LogReadResult, since_previous_fetch: bool
+    p: Partition, replica_id: int, read: LogReadResult, since_previous_fetch: bool,
+    leader_epoch_start: int | None,
 ) -> IsrUpdate:
     if not is_leader(p):
         return IsrUpdate(p, error=Errors.NOT_LEADER_FOR_PARTITION)
@@ -207,17 +247,19 @@ def _apply_fetch(
         update_log_read_result(r, read, since_previous_fetch) if r.broker_id == replica_id else r
         for r in p.remotes
     )
-    return _expand(replace(p, remotes=remotes), replica_id)
+    return _expand(replace(p, remotes=remotes), replica_id, leader_epoch_start)
 
 
 def update_follower_fetch(
-    partition: Partition, replica_id: int, read: LogReadResult, since_previous_fetch: bool = False
+    partition: Partition, replica_id: int, read: LogReadResult, since_previous_fetch: bool = False,
+    leader_epoch_start: int | None = None,
 ) -> Result[IsrUpdate, InvalidInput]:
     """``Partition.updateReplicaLogReadResult`` (``updateFollowerFetchState``) on the leader.
 
     Records the fetch on the follower's ``RemoteReplica`` (``update_log_read_result``; the
     seeds' caught-up rule unless ``since_previous_fetch``),
-    then ``maybe_expand_isr`` and ``maybe_increment_leader_hw``.  A read that failed
+    then ``maybe_expand_isr`` (with KAFKA-7128's ``leader_epoch_start`` rule when given)
+    and ``maybe_increment_leader_hw``.  A read that failed
     (``read.error``) or a partition this broker no longer leads changes nothing and
     reports the error.  The caller re-checks delayed acks=all produce requests
     (``core.produce.check_enough_replicas_reach_offset``).
@@ -226,7 +268,7 @@ def update_follower_fetch(
     if inconsistent or read.fetch_offset < 0:
         return reject(Problem.OFFSET_OUT_OF_LOG, f"fetch offset {read.fetch_offset}")
     return check_partition(partition).bind(lambda p: _check_remote(p, replica_id)).map(
-        lambda p: _apply_fetch(p, replica_id, read, since_previous_fetch)
+        lambda p: _apply_fetch(p, replica_id, read, since_previous_fetch, leader_epoch_start)
     )
 
 

@@ -7,6 +7,8 @@ from dataclasses import replace
 from core.errors import Errors, Problem
 from core.isr import (
     get_out_of_sync_replicas,
+    leader_epoch_start_offset,
+    may_join_isr,
     maybe_expand_isr,
     maybe_shrink_isr,
     read_from_local_log,
@@ -14,8 +16,18 @@ from core.isr import (
     update_log_read_result,
     zk_leader_and_isr,
 )
+from core.partition import make_leader
 from core.state import LeaderAndIsr, Partition, RemoteReplica, records, remote
-from tests.core.helpers import TP, append, err, fetch, in_sync_leader, leader_partition, ok
+from tests.core.helpers import (
+    TP,
+    append,
+    err,
+    fetch,
+    in_sync_leader,
+    leader_partition,
+    ok,
+    state,
+)
 
 LAG = 10_000
 
@@ -186,3 +198,61 @@ def test_isr_functions_reject_negative_times_and_offsets() -> None:
 
 def test_the_leader_has_no_record_of_a_broker_outside_the_assignment() -> None:
     assert remote(in_sync_leader(1), 9) is None
+
+
+def lagging_new_leader() -> Partition:
+    """KAFKA-7128's broker B: it fetched m@0 from the old leader, learnt no HW (0), and now
+    leads epoch 1 with ISR {0, 1}; broker 2 is outside the ISR with an empty log."""
+    follower = Partition(TP, 1, leader=0, leader_epoch=0, assigned_replicas=(0, 1, 2),
+                         log=records((0,), 0), log_created=True)
+    return ok(make_leader(follower, state(1, (0, 1), (0, 1, 2), leader_epoch=1), 0)).partition
+
+
+def test_a_new_leader_keeps_its_lagging_hw_while_an_isr_member_has_not_fetched() -> None:
+    # Kafka 2.0's makeLeader resets the remote LEOs to unknown: the min over the ISR is
+    # unknown, so maybeIncrementLeaderHW leaves the HW where the follower had it.
+    p = lagging_new_leader()
+    assert p.high_watermark == 0
+    assert follower_view(p, 0).log_end_offset == -1
+
+
+def test_before_kafka_2_1_a_follower_joins_at_the_lagging_hw_without_the_record() -> None:
+    p = lagging_new_leader()
+    update = ok(update_follower_fetch(p, 2, ok(read_from_local_log(p, 0, 0, 1))))
+    assert update.isr_changed and update.partition.isr == {0, 1, 2}
+
+
+def test_the_epoch_start_offset_is_the_leo_when_the_epoch_began() -> None:
+    p = lagging_new_leader()
+    assert leader_epoch_start_offset(p) == 1
+    p = append(p, 2, first_id=1)  # written in epoch 1, at offsets 1 and 2
+    assert leader_epoch_start_offset(p) == 1
+
+
+def test_kafka_2_1_keeps_a_follower_out_until_it_reaches_the_epoch_start_offset() -> None:
+    p = lagging_new_leader()
+    start = leader_epoch_start_offset(p)
+    early = ok(update_follower_fetch(p, 2, ok(read_from_local_log(p, 0, 0, 1)),
+                                     leader_epoch_start=start))
+    assert not early.isr_changed and early.zk_write is None
+    late = ok(update_follower_fetch(early.partition, 2,
+                                    ok(read_from_local_log(early.partition, 1, 0, 2)),
+                                    leader_epoch_start=start))
+    assert late.isr_changed and late.partition.isr == {0, 1, 2}
+
+
+def test_maybe_expand_isr_applies_the_epoch_start_rule_only_when_given() -> None:
+    p = lagging_new_leader()
+    p = replace(p, remotes=tuple(replace(r, log_end_offset=0) if r.broker_id == 2 else r
+                                 for r in p.remotes))
+    assert ok(maybe_expand_isr(p, 2)).isr_changed
+    assert not ok(maybe_expand_isr(p, 2, leader_epoch_start=1)).isr_changed
+    assert ok(maybe_expand_isr(p, 2, leader_epoch_start=0)).isr_changed
+
+
+def test_the_join_predicate_needs_both_the_hw_and_the_epoch_start() -> None:
+    replica = RemoteReplica(2, 3)
+    assert may_join_isr(replica, 3)
+    assert not may_join_isr(replica, 4)
+    assert not may_join_isr(replica, 3, leader_epoch_start=4)
+    assert may_join_isr(replica, 2, leader_epoch_start=3)
