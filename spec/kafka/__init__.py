@@ -61,6 +61,10 @@ PARAMS = (
     Param("consumers", bool, False, "Consume steps (reads below a leader's HW)"),
     Param("initial_isr", int, 0,
           "brokers 0..k-1 form the initial ISR (0: every broker)", minimum=0),
+    Param("fetch", str, "atomic",
+          "follower fetches: atomic (one round-trip step) or split (FetchRequest handled "
+          "by the leader, then FetchResponse on the follower, which may be lost or stale)",
+          choices=("atomic", "split")),
     Param("invariants", str, "all",
           "comma-separated invariants to check (see spec.invariants), all, or none"),
 )

@@ -18,9 +18,13 @@ Modelling shortcuts (each is a choice a researcher can see in the state):
 * ZooKeeper writes are atomic; a leader's ISR write is conditional on the leader's epoch
   being ZooKeeper's (Kafka's ``zkVersion`` check: every controller write bumps the epoch);
   ``zkVersion`` itself is not stored (it would grow without bound);
-* a fetch is one atomic round trip (request, leader update, response, follower append);
-  the response carries the HW the leader had before the fetch (``readFromLocalLog`` runs
-  first), so followers learn a new HW one fetch late, as in Kafka;
+* by default (``fetch=atomic``) a fetch is one atomic round trip (request, leader update,
+  response, follower append); with ``fetch=split`` the request (leader side) and the
+  response (follower side) are two steps, one fetch in flight per follower, and the
+  response may be lost (``lost_requests``) or discarded as stale (the follower changed
+  leader or epoch, or the leader died: its connection is gone); either way the response
+  carries the HW the leader had before the fetch (``readFromLocalLog`` runs first), so
+  followers learn a new HW one fetch late, as in Kafka;
 * time is a logical clock: ``Tick`` ages every follower of every leader by one tick;
   a follower whose read reached the leader's LEO has age 0; ``maybe_shrink_isr`` drops ISR
   followers older than ``lag_ticks`` (the seeds' rule; Kafka 1.1's refinement by the
@@ -50,7 +54,12 @@ from returns.result import Failure
 
 from checker.model import Property
 from core.errors import Errors
-from core.isr import maybe_shrink_isr, read_from_local_log, update_follower_fetch
+from core.isr import (
+    leader_epoch_start_offset,
+    maybe_shrink_isr,
+    read_from_local_log,
+    update_follower_fetch,
+)
 from core.metadata_cache import (
     Broker,
     MetadataSnapshot,
@@ -96,6 +105,7 @@ from spec.kafka.state import (
     F_TRUNCATED,
     F_TWO_LEADERS,
     F_UNCLEAN,
+    FETCH,
     FLUSHED,
     G_ACKED,
     G_COMMITTED,
@@ -114,6 +124,12 @@ from spec.kafka.state import (
     LOG,
     META,
     NONE,
+    R_EPOCH,
+    R_HW,
+    R_LEADER,
+    R_LEADER_LEO,
+    R_OFFSET,
+    R_RECORDS,
     REMOTES,
     UPDATE_METADATA,
     Z_EPOCH,
@@ -132,6 +148,8 @@ TRUNCATIONS = {"hw": "truncate-to-hw", "kip101": "kip101", "kip279": "kip279"}
 ACKS = {"0": ACKS_NONE, "1": ACKS_LEADER, "all": ACKS_ALL}
 CRASHES = ("none", "clean", "unclean")
 EXPAND_RULES = ("hw", "epoch-start")
+FETCH_MODES = ("atomic", "split")
+NO_FETCH: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +179,7 @@ class KafkaConfig:
     metadata: bool = False
     consumers: bool = False
     initial_isr: int = 0
+    fetch: str = "atomic"
 
     def problems(self) -> list[str]:
         """Why this configuration is unusable (empty when it is fine)."""
@@ -175,6 +194,8 @@ class KafkaConfig:
             out.append(f"crashes must be one of {', '.join(CRASHES)}")
         if self.expand_rule not in EXPAND_RULES:
             out.append(f"expand_rule must be one of {', '.join(EXPAND_RULES)}")
+        if self.fetch not in FETCH_MODES:
+            out.append(f"fetch must be one of {', '.join(FETCH_MODES)}")
         if self.initial_isr > self.brokers:
             out.append(f"initial_isr {self.initial_isr} exceeds the {self.brokers} replicas")
         if self.min_isr > self.brokers:
@@ -207,6 +228,7 @@ class KafkaModel:
         self.rule: TruncationRule = TRUNCATION_RULES[TRUNCATIONS[config.truncation]]
         self.acks = ACKS[config.acks]
         self.all_mask = (1 << self.n) - 1
+        self.split = config.fetch == "split"
         self._catalogue = catalogue
         known = catalogue.kafka_invariants(self)
         if invariants is None:
@@ -234,7 +256,7 @@ class KafkaModel:
         for b in range(n):
             lead = b == 0
             brokers.append((1, (), 0, 0, 0, 0, 0, 0, isr if lead else 0,
-                            remotes if lead else (), meta))
+                            remotes if lead else (), meta, NO_FETCH))
         epochs = cfg.max_leader_epoch + 1
         ghost = (0, (NONE,) * cfg.max_records, (NONE,) * cfg.max_records,
                  (NONE,) * cfg.max_records, (NONE,) * cfg.max_records, (), 0,
@@ -248,6 +270,8 @@ class KafkaModel:
         cfg = self.cfg
         self._a_produce(state, out)
         self._a_fetch(state, out)
+        if self.split:
+            self._a_fetch_response(state, out)
         if cfg.isr_shrink:
             self._a_tick(state, out)
             self._a_shrink_isr(state, out)
@@ -333,6 +357,8 @@ class KafkaModel:
                     }
             if self.cfg.metadata:
                 view["metadata"] = br[META]
+            if self.split:
+                view["fetch_response"] = self._fetch_text(br[FETCH])
             out[f"broker{b}"] = view
         out["requests"] = tuple(self._msg_text(m) for m in msgs)
         nid = ghost[G_NEXT]
@@ -344,6 +370,15 @@ class KafkaModel:
         out["pending_acks"] = tuple(f"m{i}@b{b}" for i, b in ghost[G_PENDING])
         out["unclean_election_happened"] = bool(ghost[G_FLAGS] & F_UNCLEAN)
         return out
+
+    def _fetch_text(self, r: tuple[Any, ...]) -> str | None:
+        """A follower's fetch response in flight, as text (``None``: no fetch in flight)."""
+        if not r:
+            return None
+        c = self.codec
+        recs = ", ".join(f"m{c.record_id(x)}@{c.epoch(x)}" for x in r[R_RECORDS])
+        return (f"from {r[R_LEADER]} epoch {r[R_EPOCH]}: offset {r[R_OFFSET]} [{recs}] "
+                f"hw {r[R_HW]}")
 
     @staticmethod
     def _msg_text(m: tuple[Any, ...]) -> str:
@@ -396,7 +431,7 @@ class KafkaModel:
             flushed = min(flushed, len(log))
         ckpt = br[CKPT] if self.cfg.hw_checkpoint else 0
         return (br[ALIVE], log, p.high_watermark, ckpt, flushed, p.leader_epoch, leader,
-                p.controller_epoch, isr, remotes, br[META])
+                p.controller_epoch, isr, remotes, br[META], br[FETCH])
 
     @staticmethod
     def _set_broker(state: State, b: int, br: tuple[Any, ...]) -> State:
@@ -492,22 +527,25 @@ class KafkaModel:
 
     # ------------------------------------------------------------------ fetch
     def _a_fetch(self, state: State, out: Out) -> None:
-        """``Fetch(f)``: follower ``f`` fetches from the leader it believes in, one round trip.
+        """``Fetch(f)``: follower ``f`` fetches from the leader it believes in, one round trip
+        (``fetch=atomic``), or ``FetchRequest(f)``: its request is handled by the leader and
+        the response queued (``fetch=split``; one fetch in flight per follower).
 
         The leader reads from ``f``'s LEO (``read_from_local_log``), records the fetch and
         maybe expands the ISR and raises its HW (``update_follower_fetch``; with
         ``expand_rule=epoch-start`` a follower joins only from the leader epoch's start
         offset; the ISR write fails when the leader's epoch is not ZooKeeper's); the follower
-        appends the records and takes ``min(leader HW, own LEO)``.  A fetch at an offset past
-        the leader's LEO makes the follower truncate to the leader's LEO (Kafka's
-        ``handleOffsetOutOfRange``).  With ``fetch_fencing`` the fetch carries the follower's
-        epoch and a leader in another epoch refuses it.
+        appends the records and takes ``min(leader HW, own LEO)`` (``_apply_response``).
+        A fetch at an offset past the leader's LEO makes the follower truncate to the
+        leader's LEO (Kafka's ``handleOffsetOutOfRange``).  With ``fetch_fencing`` the fetch
+        carries the follower's epoch and a leader in another epoch refuses it.  A fetch
+        that would change nothing is not a step.
         """
         brokers = state[1]
         for f in range(self.n):
             fb = brokers[f]
             lid = fb[LEADER]
-            if not fb[ALIVE] or lid in (NONE, f) or not brokers[lid][ALIVE]:
+            if not fb[ALIVE] or lid in (NONE, f) or not brokers[lid][ALIVE] or fb[FETCH]:
                 continue
             lb = brokers[lid]
             if lb[LEADER] != lid:
@@ -516,51 +554,85 @@ class KafkaModel:
                 continue  # FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH
             s = self._fetch(state, f, lid)
             if s is not None and s != state:
-                out.append((self._label("Fetch", f), s))
+                out.append((self._label("FetchRequest" if self.split else "Fetch", f), s))
 
     def _fetch(self, state: State, f: int, lid: int) -> State | None:
+        """The leader side of a fetch, then the response: applied at once (atomic), or put
+        in flight on ``f`` (split; ``None`` when it would change nothing)."""
         leader = self.partition(state, lid)
         fb = state[1][f]
         offset = len(fb[LOG])
-        if offset > len(leader.log):
-            # OFFSET_OUT_OF_RANGE: the follower truncates to the leader's LEO.
-            follower = self.partition(state, f)
-            cut = len(leader.log)
+        leader_leo = len(leader.log)
+        if offset > leader_leo:
+            s = state  # OFFSET_OUT_OF_RANGE: the leader records nothing
+            response = (lid, leader.leader_epoch, offset, leader_leo, leader.high_watermark, ())
+        else:
+            read = read_from_local_log(leader, offset, 0, self.sat).unwrap()
+            start = (leader_epoch_start_offset(leader)
+                     if self.cfg.expand_rule == "epoch-start" else None)
+            update = update_follower_fetch(leader, f, read, leader_epoch_start=start).unwrap()
+            if update.error is not Errors.NONE:
+                return None
+            new_leader = update.partition
+            zk_write = update.isr_changed
+            if update.isr_changed and not self._may_join(state, lid):
+                # The conditional ZooKeeper write failed: the ISR stays, the fetch counts.
+                new_leader = raise_leader_hw(
+                    replace(leader, remotes=new_leader.remotes)
+                ).partition
+                zk_write = False
+            s = self._set_broker(state, lid, self._with_partition(state[1][lid], new_leader))
+            if zk_write:
+                s = self._write_isr(s, lid, new_leader)
+            s = self._after_leader_step(s, lid)
+            codes = state[1][lid][LOG][offset:]
+            response = (lid, leader.leader_epoch, offset, leader_leo, read.high_watermark,
+                        codes)
+        if not self.split:
+            return self._apply_response(s, f, response)
+        if s == state and self._apply_response(state, f, response) == state:
+            return None  # an idle fetch: nothing would change on either side
+        return self._set_broker(s, f, self._set(s[1][f], FETCH, response))
+
+    def _apply_response(self, state: State, f: int, r: tuple[Any, ...]) -> State:
+        """The follower side of a fetch: append and take the HW (``process_partition_data``),
+        or, for an offset past the leader's LEO, truncate to that LEO."""
+        fb = state[1][f]
+        follower = self.partition(state, f)
+        cut = r[R_LEADER_LEO]
+        if r[R_OFFSET] > cut:
             truncated = replace(follower, log=follower.log[:cut],
                                 high_watermark=min(follower.high_watermark, cut))
             s = self._set_broker(state, f, self._with_partition(fb, truncated))
             return self._flag(s, F_TRUNCATED)
-        read = read_from_local_log(leader, offset, 0, self.sat).unwrap()
-        update = update_follower_fetch(leader, f, read).unwrap()
-        if update.error is not Errors.NONE:
-            return None
-        new_leader = update.partition
-        zk_write = update.isr_changed
-        if update.isr_changed and not self._may_join(state, leader, lid, offset):
-            new_leader = raise_leader_hw(replace(leader, remotes=new_leader.remotes)).partition
-            zk_write = False
-        s = self._set_broker(state, lid, self._with_partition(state[1][lid], new_leader))
-        if zk_write:
-            s = self._write_isr(s, lid, new_leader)
         follower = process_partition_data(
-            self.partition(s, f), offset, read.records, read.high_watermark
+            follower, r[R_OFFSET], self.log_records(r[R_RECORDS]), r[R_HW]
         ).unwrap()
-        s = self._set_broker(s, f, self._with_partition(s[1][f], follower))
-        return self._after_leader_step(s, lid)
+        return self._set_broker(state, f, self._with_partition(fb, follower))
 
-    def _may_join(self, state: State, leader: Partition, lid: int, follower_leo: int) -> bool:
-        """Whether an ISR expansion ``core`` decided may stand: the conditional ZooKeeper
-        write needs the leader's epoch to be current, and KAFKA-7128's fix needs the
-        follower to have reached the start offset of the leader's epoch.
+    def _a_fetch_response(self, state: State, out: Out) -> None:
+        """``FetchResponse(f)`` (``fetch=split``): follower ``f`` handles its fetch response;
+        a stale one (``f`` now follows another leader or epoch, or its LEO moved) is
+        discarded, as the fetcher thread does.  ``LoseFetchResponse(f)`` with
+        ``lost_requests``: the response never arrives (``f`` will fetch again)."""
+        for f in range(self.n):
+            fb = state[1][f]
+            r = fb[FETCH]
+            if not r or not fb[ALIVE]:
+                continue
+            cleared = self._set_broker(state, f, self._set(fb, FETCH, NO_FETCH))
+            if self.cfg.lost_requests:
+                out.append((self._label("LoseFetchResponse", f), cleared))
+            stale = (fb[LEADER] != r[R_LEADER] or fb[EPOCH] != r[R_EPOCH]
+                     or len(fb[LOG]) != r[R_OFFSET])
+            s = cleared if stale else self._apply_response(cleared, f, r)
+            if not (stale and self.cfg.lost_requests):
+                out.append((self._label("FetchResponse", f), s))
 
-        TODO(core): ``maybe_expand_isr`` has no epoch-start-offset rule (KAFKA-7128); this
-        helper undoes an expansion that rule forbids.
-        """
-        if state[0][Z_EPOCH] != state[1][lid][EPOCH]:
-            return False
-        if self.cfg.expand_rule == "hw":
-            return True
-        return follower_leo >= epoch_start_offset(leader)
+    def _may_join(self, state: State, lid: int) -> bool:
+        """Whether an ISR expansion ``core`` decided may be written: the conditional
+        ZooKeeper write needs the leader's epoch to be ZooKeeper's (``zkVersion``)."""
+        return bool(state[0][Z_EPOCH] == state[1][lid][EPOCH])
 
     def _write_isr(self, state: State, lid: int, p: Partition) -> State:
         """The leader's ISR written to ZooKeeper and recorded as an ISR change."""
@@ -810,7 +882,10 @@ class KafkaModel:
         mgr = result.manager
         newp = mgr.partitions[0]
         newp = replace(newp, controller_epoch=mgr.controller_epoch)
-        s = self._set_broker(state, dest, self._with_partition(br, newp))
+        newbr = self._with_partition(br, newp)
+        if newbr[FETCH] and (newp.leader != p.leader or newp.leader_epoch != p.leader_epoch):
+            newbr = self._set(newbr, FETCH, NO_FETCH)  # the fetcher restarts: response dropped
+        s = self._set_broker(state, dest, newbr)
         if len(newp.log) < len(p.log):
             s = self._flag(s, F_TRUNCATED)
         if 0 <= newp.leader_epoch < p.leader_epoch:
@@ -868,8 +943,13 @@ class KafkaModel:
         meta = (0, NONE, NONE, 0) if self.cfg.metadata else ()
         flushed = len(log) if self.cfg.crashes == "unclean" else 0
         ckpt = min(br[CKPT], len(log)) if self.cfg.hw_checkpoint else 0
-        new = (0, log, hw, ckpt, flushed, NONE, NONE, 0, 0, (), meta)
+        new = (0, log, hw, ckpt, flushed, NONE, NONE, 0, 0, (), meta, NO_FETCH)
         s = self._set_broker(state, b, new)
+        if self.split:
+            # Fetch responses b had not sent yet die with its connections.
+            for f, fb in enumerate(s[1]):
+                if fb[FETCH] and fb[FETCH][R_LEADER] == b:
+                    s = self._set_broker(s, f, self._set(fb, FETCH, NO_FETCH))
         # The controller's channel to b dies with b: requests in flight to it are dropped.
         msgs = tuple(m for m in s[2] if m[0] != b)
         return self._drop_pending((s[0], s[1], msgs, s[3]), b)
@@ -897,7 +977,7 @@ class KafkaModel:
             if br[ALIVE]:
                 continue
             meta = (self._alive_mask(state) | 1 << b, NONE, NONE, 0) if self.cfg.metadata else ()
-            up = (1, *br[1:10], meta)
+            up = (1, *br[1:10], meta, NO_FETCH)
             s = self._set_broker(state, b, up)
             if ctrl[Z_LEADER] == b:
                 # The partition is offline (its last leader was b): elect, or, when no
@@ -966,15 +1046,6 @@ class KafkaModel:
     @cache
     def _label(action: str, arg: object) -> str:
         return f"{action}({arg})"
-
-
-def epoch_start_offset(leader: Partition) -> int:
-    """The start offset of the leader's current epoch (Kafka's ``leaderEpochStartOffsetOpt``):
-    its first record of that epoch, else its LEO (it has written nothing yet in it)."""
-    for offset, record in enumerate(leader.log):
-        if record.epoch >= leader.leader_epoch:
-            return offset
-    return len(leader.log)
 
 
 @cache

@@ -8,13 +8,17 @@ no back-references and is therefore byte-for-byte deterministic).
   controller's epoch and the ZooKeeper partition state node (leader, leader epoch, ISR as a
   bit mask over broker ids); ``ar`` the assigned replicas in preference order; ``isr_changes``
   the mask of brokers with an ISR change not yet propagated (``isrChangeSet`` non-empty).
-* ``brokers[b] = (alive, log, hw, ckpt, flushed, epoch, leader, cepoch, isr, remotes, meta)``:
+* ``brokers[b] = (alive, log, hw, ckpt, flushed, epoch, leader, cepoch, isr, remotes, meta,
+  fetch)``:
   the broker's ``Partition`` (leader epoch, leader or -1, known controller epoch, ISR mask
   when it leads), its log (each record one int: ``id * EPOCHS + epoch``), high watermark, the
   checkpointed HW, the flushed prefix length (only with unclean crashes), and while it leads
   ``remotes``: one ``(leo, age)`` per broker id (its own entry unused), ``age`` being the
   logical ticks since the follower last caught up, saturated at ``lag_ticks + 1``; ``meta`` its
-  MetadataCache as ``(alive_mask, leader, epoch, isr)`` (``()`` when metadata is not modelled).
+  MetadataCache as ``(alive_mask, leader, epoch, isr)`` (``()`` when metadata is not modelled);
+  ``fetch`` the follower's fetch response in flight with ``fetch=split``, ``()`` when none
+  (always with ``fetch=atomic``): ``(leader, leader_epoch, fetch_offset, leader_leo, hw,
+  records)``, ``records`` a tuple of record ints.
 * ``msgs``: the in-flight controller requests, a sorted tuple (a set: any may be delivered
   next, i.e. reordered, or lost) of ``(dest, kind, controller_epoch, leader, epoch, isr, ar)``;
   ``kind`` 0 is LeaderAndIsr, 1 is UpdateMetadata.
@@ -38,8 +42,9 @@ CTRL, BROKERS, MSGS, GHOST = 0, 1, 2, 3
 C_EPOCH, Z_LEADER, Z_EPOCH, Z_ISR, AR, ISR_CHANGES = 0, 1, 2, 3, 4, 5
 
 # ---- broker ----------------------------------------------------------------------------
-ALIVE, LOG, HW, CKPT, FLUSHED, EPOCH, LEADER, CEPOCH, ISR, REMOTES, META = range(11)
+ALIVE, LOG, HW, CKPT, FLUSHED, EPOCH, LEADER, CEPOCH, ISR, REMOTES, META, FETCH = range(12)
 LEO_, AGE = 0, 1  # fields of a remote entry
+R_LEADER, R_EPOCH, R_OFFSET, R_LEADER_LEO, R_HW, R_RECORDS = range(6)  # fields of ``fetch``
 
 # ---- message ---------------------------------------------------------------------------
 M_DEST, M_KIND, M_CEPOCH, M_LEADER, M_EPOCH, M_ISR, M_AR = range(7)

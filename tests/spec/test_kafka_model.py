@@ -6,10 +6,11 @@ from typing import Any
 
 from click.testing import CliRunner
 
+from core.isr import leader_epoch_start_offset
 from core.state import Partition, records
 from isrlab.cli import cli
-from spec.kafka.model import TP, KafkaConfig, KafkaModel, epoch_start_offset
-from spec.kafka.state import EPOCH, G_ACKED, G_COMMITTED, HW, ISR, LEADER, LOG, Z_ISR
+from spec.kafka.model import TP, KafkaConfig, KafkaModel
+from spec.kafka.state import EPOCH, FETCH, G_ACKED, G_COMMITTED, HW, ISR, LEADER, LOG, Z_ISR
 
 State = tuple[Any, ...]
 
@@ -96,8 +97,8 @@ def test_a_power_loss_drops_the_unflushed_tail() -> None:
 
 def test_the_epoch_start_offset_is_the_first_record_of_the_leaders_epoch() -> None:
     p = Partition(TP, 0, leader=0, leader_epoch=2, log=records((1, 2), 0) + records((3,), 2))
-    assert epoch_start_offset(p) == 2
-    assert epoch_start_offset(Partition(TP, 0, leader=0, leader_epoch=3,
+    assert leader_epoch_start_offset(p) == 2
+    assert leader_epoch_start_offset(Partition(TP, 0, leader=0, leader_epoch=3,
                                         log=records((1,), 0))) == 1
 
 
@@ -127,3 +128,54 @@ def test_the_cli_prints_a_counterexample_and_exits_1_for_acks_1() -> None:
     ])
     assert result.exit_code == 1
     assert "AcknowledgedWritesDurable" in result.output and "Crash(0)" in result.output
+
+
+def labels(m: KafkaModel, s: State) -> list[str]:
+    return [lab for lab, _ in m.next_states(s)]
+
+
+def test_the_default_fetch_is_one_atomic_step() -> None:
+    m = model()
+    s = step(m, init(m), "Produce(0)")
+    assert "Fetch(1)" in labels(m, s)
+    assert not any(lab.startswith(("FetchRequest", "FetchResponse")) for lab in labels(m, s))
+    assert all(br[FETCH] == () for br in step(m, s, "Fetch(1)")[1])
+
+
+def test_a_split_fetch_updates_the_leader_on_the_request_and_the_follower_on_the_response() -> None:
+    m = model(fetch="split", lost_requests=False)
+    s = step(m, init(m), "Produce(0)")
+    s = step(m, s, "FetchRequest(1)")
+    assert s[1][1][LOG] == () and s[1][1][FETCH] != ()  # m0 is in flight to broker 1
+    assert "FetchRequest(1)" not in labels(m, s)  # one fetch in flight per follower
+    s = step(m, s, "FetchResponse(1)")
+    assert s[1][1][LOG] == s[1][0][LOG] and s[1][1][FETCH] == ()
+    s = step(m, s, "FetchRequest(1)")  # the leader sees offset 1: HW 1 at once
+    assert s[1][0][HW] == 1 and s[3][G_COMMITTED][0] == 0 and s[1][1][HW] == 0
+
+
+def test_a_lost_fetch_response_changes_nothing_on_the_follower() -> None:
+    m = model(fetch="split", lost_requests=True)
+    s = step(m, init(m), "Produce(0)")
+    s = step(m, s, "FetchRequest(1)")
+    lost = step(m, s, "LoseFetchResponse(1)")
+    assert lost[1][1] == init(m)[1][1]
+    assert "FetchRequest(1)" in labels(m, lost)
+
+
+def test_a_fetch_response_dies_with_its_leader() -> None:
+    m = model(fetch="split", lost_requests=False)
+    s = step(m, init(m), "Produce(0)")
+    s = step(m, s, "FetchRequest(1)")
+    s = step(m, s, "Crash(0)")
+    assert s[1][1][FETCH] == () and s[1][1][LOG] == ()
+
+
+def test_a_follower_that_changes_leader_drops_its_fetch_response() -> None:
+    m = model(brokers=3, fetch="split", lost_requests=False, reassignment=True)
+    s = step(m, init(m), "Produce(0)")
+    s = step(m, s, "FetchRequest(2)")
+    s = step(m, s, "Reassign(102)")
+    s = step(m, s, "Deliver(LeaderAndIsr(to=1,cepoch=0,leader=1,epoch=1,isr=(0, 1, 2)))")
+    s = step(m, s, "Deliver(LeaderAndIsr(to=2,cepoch=0,leader=1,epoch=1,isr=(0, 1, 2)))")
+    assert s[1][2][LEADER] == 1 and s[1][2][FETCH] == () and s[1][2][LOG] == ()

@@ -1,10 +1,12 @@
 """Random walks through the ``kafka`` model of the newest protocol (KIP-279 truncation,
 KIP-320 fencing, KAFKA-7128's ISR rule, clean elections, acks=all) with every feature on:
 after every step, every invariant of the catalogue must hold, and every state must survive
-the byte encoding unchanged."""
+the byte encoding unchanged.  A second walk splits every fetch into request and response
+(``fetch=split``), with lost responses."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import HealthCheck, settings
@@ -18,19 +20,22 @@ MODEL = KafkaModel(KafkaConfig(
     duplicate_requests=True, controlled_shutdown=True, preferred_election=True,
     reassignment=True, max_controller_epoch=1, metadata=True, consumers=True, min_isr=2,
 ))
+SPLIT_MODEL = KafkaModel(replace(MODEL.cfg, fetch="split"))
 
 
 class KafkaWalk(RuleBasedStateMachine):
     """One random run of the newest protocol, checked after every step."""
 
+    model = MODEL
+
     def __init__(self) -> None:
         super().__init__()
-        self.state: tuple[Any, ...] = next(iter(MODEL.init_states()))
+        self.state: tuple[Any, ...] = next(iter(self.model.init_states()))
         self.path: list[str] = []
 
     @rule(data=st.data())
     def step(self, data: st.DataObject) -> None:
-        successors = list(MODEL.next_states(self.state))
+        successors = list(self.model.next_states(self.state))
         if not successors:
             return
         label, self.state = data.draw(st.sampled_from(successors), label="step")
@@ -38,12 +43,12 @@ class KafkaWalk(RuleBasedStateMachine):
 
     @invariant()
     def every_invariant_holds(self) -> None:
-        for prop in MODEL.invariants():
+        for prop in self.model.invariants():
             assert prop.holds(self.state), f"{prop.name} after {self.path}"
 
     @invariant()
     def the_state_round_trips_through_its_encoding(self) -> None:
-        assert MODEL.decode(MODEL.encode(self.state)) == self.state
+        assert self.model.decode(self.model.encode(self.state)) == self.state
 
 
 KafkaWalk.TestCase.settings = settings(
@@ -51,3 +56,16 @@ KafkaWalk.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 TestKafkaWalk = KafkaWalk.TestCase
+
+
+class KafkaSplitFetchWalk(KafkaWalk):
+    """The same walk with fetches split into request and response steps."""
+
+    model = SPLIT_MODEL
+
+
+KafkaSplitFetchWalk.TestCase.settings = settings(
+    max_examples=100, stateful_step_count=40, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+TestKafkaSplitFetchWalk = KafkaSplitFetchWalk.TestCase
