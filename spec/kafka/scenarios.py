@@ -78,8 +78,16 @@ SCENARIOS = (
         ("max_records=1", "max_leader_epoch=2", "lost_requests=false"),
         ("acks=1",), ("acks=all",),
     ),
+    Scenario(
+        "kafka7128", "KAFKA-7128: a follower joins the ISR against a new leader's lagging HW",
+        "NoCommittedRecordLost",
+        ("brokers=3", "initial_isr=2", "max_records=1", "max_leader_epoch=2",
+         "isr_shrink=false", "crashes=none", "lost_requests=false", "reassignment=true",
+         "fetch=split", "truncation=kip279", "fetch_fencing=true"),
+        ("expand_rule=hw",), ("expand_rule=epoch-start",),
+    ),
 )
-"""The scenarios of docs/scenarios.md, in its order (KAFKA-7128: see the docs)."""
+"""The scenarios of docs/scenarios.md, in its order."""
 
 BY_KEY = {s.key: s for s in SCENARIOS}
 

@@ -62,3 +62,23 @@ def test_acks1_loss_is_the_five_state_story() -> None:
     result = run(BY_KEY["acks1"], fixed=False)
     assert result.violation is not None
     assert len(result.violation.trace) == 5
+
+
+def test_kafka7128_is_the_eleven_state_story() -> None:
+    # SCENARIOS.md #7 with A=0, B=1, C=2 (ISR {0,1}, C outside, empty), counted by hand:
+    #  1 Init   2 Produce m0 on A   3 B's fetch request: A sends m0 (HW 0)
+    #  4 B's fetch response: B appends m0, learns HW 0
+    #  5 B's next fetch request: A's HW 1, m0 committed (the response, HW 0, never matters)
+    #  6 leadership moves to B (reassignment: the ISR {0,1} stays, so B's HW stays 0 while
+    #    A's LEO is unknown to it; an offline election would leave B alone in the ISR and
+    #    raise its HW at once)   7 B handles its LeaderAndIsr: leader of epoch 1, HW 0
+    #  8 C handles its LeaderAndIsr: it follows B
+    #  9 C's fetch request at offset 0 >= B's HW 0: C joins the ISR (the response with m0
+    #    is still in flight)
+    # 10 leadership moves to C, in the ISR (clean)   11 C leads epoch 2 without m0.
+    # (A and B dying before C's election, as in the story, takes more steps.)
+    result = run(BY_KEY["kafka7128"], fixed=False)
+    assert result.violation is not None
+    assert len(result.violation.trace) == 11
+    actions = [step.action.split("(")[0] for step in result.violation.trace]
+    assert actions.count("FetchRequest") == 3 and actions.count("FetchResponse") == 1
