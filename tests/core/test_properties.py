@@ -299,3 +299,17 @@ def test_an_expansion_admits_a_follower_exactly_when_its_leo_reaches_the_hw(
     joins = follower not in p.isr and leo >= p.high_watermark
     assert result.unwrap().partition.isr == (p.isr | {follower} if joins else p.isr)
     assert result.unwrap().isr_changed == joins
+
+
+@settings(max_examples=150, deadline=None)
+@given(partitions(), st.integers(0, 4), st.integers(0, 8))
+def test_with_the_epoch_start_rule_a_follower_joins_only_from_the_epochs_start_offset(
+    p: Partition, follower: int, epoch_start: int
+) -> None:
+    result = maybe_expand_isr(p, follower, leader_epoch_start=epoch_start)
+    if not is_successful(result) or not is_leader(p):
+        return
+    leo = next(r.log_end_offset for r in p.remotes if r.broker_id == follower)
+    joins = follower not in p.isr and leo >= p.high_watermark and leo >= epoch_start
+    assert result.unwrap().partition.isr == (p.isr | {follower} if joins else p.isr)
+    assert result.unwrap().isr_changed == joins
