@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import z3
 from hypothesis import given, settings
@@ -27,7 +28,11 @@ Relation = Callable[[LeaderState, LeaderState], z3.BoolRef]
 
 @st.composite
 def partitions(draw: st.DrawFn) -> Partition:
-    """A leader (broker 0) of n ≤ 3 replicas driven by appends, fetches and ISR shrinks."""
+    """A leader (broker 0) of n ≤ 3 replicas driven by appends, fetches and ISR shrinks.
+
+    Finally its HW may be lowered (still well formed): the encodings cover every
+    well-formed state, not only those core's steps reach (where the HW is already maximal).
+    """
     n = draw(st.integers(1, 3))
     p = leader_partition(tuple(range(n)))
     for _ in range(draw(st.integers(0, 6))):
@@ -39,7 +44,7 @@ def partitions(draw: st.DrawFn) -> Partition:
             p = fetch(p, draw(st.integers(1, n - 1)), draw(st.integers(0, len(p.log))), now)
         elif kind == "shrink":
             p = ok(maybe_shrink_isr(p, now, draw(st.integers(0, 2)))).partition
-    return p
+    return replace(p, high_watermark=draw(st.integers(0, p.high_watermark)))
 
 
 def concrete(p: Partition) -> Concrete:
@@ -115,11 +120,15 @@ def test_the_shrink_relation_admits_exactly_the_python_successor(
 
 
 @FAST
-@given(partitions(), st.integers(1, 2), st.booleans())
+@given(partitions(), st.integers(1, 2), st.sampled_from(["pre-2.1", "epoch-start", "near"]),
+       st.integers(-1, 1))
 def test_the_expand_relation_admits_exactly_the_python_successor(
-    p: Partition, j: int, epoch_rule: bool
+    p: Partition, j: int, rule: str, delta: int
 ) -> None:
-    start = leader_epoch_start_offset(p) if epoch_rule else None
+    # "near": an epoch start next to follower j's LEO, where the >= boundary matters.
+    near = max(0, concrete(p)[3][j] + delta) if j < len(p.assigned_replicas) else 0
+    starts = {"pre-2.1": None, "epoch-start": leader_epoch_start_offset(p), "near": near}
+    start = starts[rule]
     n = len(p.assigned_replicas)
     result = maybe_expand_isr(p, j, start)
     python_after = ok(result).partition if j < n else None
@@ -208,3 +217,18 @@ def test_the_preservation_proof_fails_for_a_relation_that_lowers_the_hw() -> Non
                       *[t.isr[i] == s.isr[i] for i in range(s.n)])
 
     assert not _preserves(lowers, 2)
+
+
+def test_a_follower_exactly_at_the_epoch_start_joins_in_both_python_and_z3() -> None:
+    # Follower 1 leaves the ISR, the leader appends 3, the follower fetches from 2; with the
+    # HW lowered to 2 its LEO equals both the HW and the epoch start: the >= boundary.
+    p = ok(maybe_shrink_isr(leader_partition((0, 1)), 4, 0)).partition
+    p = fetch(append(p, 3), 1, 2, 4)
+    p = replace(p, high_watermark=2)
+    after = ok(maybe_expand_isr(p, 1, 2)).partition
+    assert after.isr == frozenset({0, 1})
+
+    def relation(s: LeaderState, t: LeaderState) -> z3.BoolRef:
+        return expand_isr(s, t, 1, z3.IntVal(2))
+
+    check_agrees(relation, p, after)
