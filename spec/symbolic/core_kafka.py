@@ -393,6 +393,18 @@ def become_follower(s: BrokerState, t: BrokerState, req: Request, leader: int, r
                   z3.If(fenced(s, req), step, unchanged(s, t)))
 
 
+def committed_prefix(s: BrokerState, leader_log: SymLog, bound: int | None) -> Bool:
+    """The leader's log holds the follower's records below the follower's HW (the
+    follower's committed prefix): ``LEO_L ≥ HW`` and the same record at every offset
+    ``< HW``.  A cross-broker fact (log matching below the HW), not a state invariant of
+    one broker."""
+    def same(o: Int) -> Bool:
+        return z3.And(leader_log.rid[o] == s.rid[o], leader_log.rep[o] == s.rep[o])
+
+    return z3.And(leader_log.end >= s.hw,
+                  forall_below(z3.IntVal(0), s.hw, same, bound, "prefix"))
+
+
 def leader_log_well_formed(log: SymLog) -> Bool:
     """A leader's log as a parameter: a non-negative end (its cells are arbitrary)."""
     return log.end >= 0

@@ -37,6 +37,7 @@ from spec.symbolic.core_kafka import (
     become_leader,
     broker_signature,
     broker_state,
+    committed_prefix,
     controlled_shutdown_selector,
     epoch_start_is,
     expand,
@@ -246,11 +247,15 @@ class CoreKafkaSystem:
     """One broker's partition and the ZooKeeper LeaderAndIsr, ``n`` replicas, unbounded."""
 
     n: int = 3
+    leader_holds_committed_prefix: bool = False
+    """Assume of every truncation's leader log ``committed_prefix`` (a cross-broker fact
+    this one-broker system cannot prove: see ``proofs.core_obligations``)."""
 
     @property
     def name(self) -> str:
         """The system's name."""
-        return f"kafka-core(n={self.n})"
+        suffix = ", leader holds the committed prefix" if self.leader_holds_committed_prefix else ""
+        return f"kafka-core(n={self.n}{suffix})"
 
     def signature(self) -> list[tuple[str, z3.SortRef]]:
         """Broker variables then ZooKeeper variables."""
@@ -308,7 +313,9 @@ class CoreKafkaSystem:
                 req, log = _request(f, n), _leader_log(f)
                 step = (become_follower(s, t, req, j, rule, log, f, f.int("now")) if guard
                         else make_follower(s, t, req, j, rule, log, f))
-                return z3.And(leader_log_well_formed(log), step)
+                assumed = (committed_prefix(s, log, None) if self.leader_holds_committed_prefix
+                           else z3.BoolVal(True))
+                return z3.And(leader_log_well_formed(log), assumed, step)
             return rel
 
         out = [self._broker_action("MakeLeader", "MakeLeader", leader(False)),
@@ -404,6 +411,16 @@ class CoreKafkaSystem:
             prop("ZkLeaderInIsr", "ZooKeeper's leader (if any) is in its ISR",
                  lambda b, z: z3.And([z3.Implies(z.leader == i, z.isr[i]) for i in range(n)])),
         ]
+
+    def log_epochs_sorted(self) -> SymbolicProperty:
+        """The local log's record epochs never decrease with the offset (a lemma of the
+        ``tla-*`` proofs; here an assumption: the fetched epochs come from another broker)."""
+        def holds(s: Frame) -> z3.BoolRef:
+            b = self.broker(s)
+            o1, o2 = z3.Int("sorted!o1"), z3.Int("sorted!o2")
+            return z3.ForAll([o1, o2], z3.Implies(z3.And(o1 >= 0, o1 <= o2, o2 < b.end),
+                                                  b.rep[o1] <= b.rep[o2]))
+        return SymbolicProperty("LogEpochsSorted", holds, "record epochs sorted by offset")
 
     def step_properties(self) -> list[StepProperty]:
         """Two-state properties: epochs never decrease; the HW never decreases."""
