@@ -25,7 +25,6 @@ as the local checker does, so the trace is the same.
 
 from __future__ import annotations
 
-import math
 import shutil
 import tempfile
 import time
@@ -38,6 +37,7 @@ from checker.bfs import CheckOptions, replay_path, stop_verdict
 from checker.model import Model
 from checker.report import (
     DEADLOCK,
+    INIT_ACTION,
     ActionCoverage,
     CheckResult,
     SometimesResult,
@@ -47,18 +47,20 @@ from checker.report import (
 from checker.runstore import RunStore
 from spark_explore.session import SparkOptions, default_parallelism, start_session, ui_url
 from spark_explore.tasks import (
+    CANDIDATE,
     CANDIDATE_SCHEMA,
-    COVERAGE,
-    DEADLOCK_ROW,
     LEVEL_SCHEMA,
     STATE,
-    ArrowMap,
+    VISITED,
+    LevelPlan,
     ModelRef,
     bits,
-    expand_rows,
     from_key,
     init_rows,
-    settle_rows,
+    level_rows,
+    merge_counts,
+    read_summary,
+    side_dir,
     to_key,
 )
 
@@ -66,8 +68,9 @@ S = TypeVar("S")
 
 ENGINE = "spark"
 LEVELS = "levels"
-_STATES_PER_PARTITION = 40_000
-_MAX_PARTITIONS_PER_CORE = 8
+LAYOUT = 2
+"""The run directory's layout (2: candidate rows in the level files, per-bucket side files)."""
+_BUCKETS_PER_CORE = 4
 
 
 @dataclass(slots=True)
@@ -79,6 +82,7 @@ class Totals:
     distinct: int = 0
     generated: int = 0
     frontier: int = 0
+    buckets: int = 0
     cov_generated: dict[str, int] = field(default_factory=dict)
     cov_distinct: dict[str, int] = field(default_factory=dict)
     violations: dict[str, list[int]] = field(default_factory=dict)  # prop -> [level, fp]
@@ -90,7 +94,8 @@ class Totals:
         return {
             "engine": ENGINE, "level": self.level, "deepest": self.deepest,
             "distinct": self.distinct, "generated": self.generated,
-            "frontier": self.frontier, "cov_generated": self.cov_generated,
+            "frontier": self.frontier, "buckets": self.buckets,
+            "cov_generated": self.cov_generated,
             "cov_distinct": self.cov_distinct, "violations": self.violations,
             "sometimes": self.sometimes, "elapsed": self.elapsed,
         }
@@ -101,29 +106,26 @@ class Totals:
         return Totals(
             level=int(record["level"]), deepest=int(record["deepest"]),
             distinct=int(record["distinct"]), generated=int(record["generated"]),
-            frontier=int(record["frontier"]), cov_generated=dict(record["cov_generated"]),
+            frontier=int(record["frontier"]), buckets=int(record["buckets"]),
+            cov_generated=dict(record["cov_generated"]),
             cov_distinct=dict(record["cov_distinct"]),
             violations={k: list(v) for k, v in record["violations"].items()},
             sometimes=dict(record["sometimes"]), elapsed=float(record["elapsed"]),
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class LevelStats:
-    """What one level added, read back from its Parquet files."""
+    """What one level added: its own states' counters and the expansion that found them."""
 
-    new: int
-    generated: int
-    frontier: int
-    cov_generated: dict[str, int]
-    cov_distinct: dict[str, int]
-    violations: dict[int, int]  # property index -> smallest violating fingerprint key
-    reached: list[int]
-
-
-def _add(into: dict[str, int], other: Mapping[str, int]) -> None:
-    for key, value in other.items():
-        into[key] = into.get(key, 0) + value
+    new: int = 0
+    frontier: int = 0
+    cov_distinct: dict[str, int] = field(default_factory=dict)
+    violations: dict[int, int] = field(default_factory=dict)  # prop -> smallest key
+    reached: int = 0
+    generated: int = 0  # successors of the previous level (this level's share of TLC's count)
+    cov_generated: dict[str, int] = field(default_factory=dict)
+    deadlock: int | None = None  # smallest deadlocked key of the previous level
 
 
 class _Run:
@@ -148,114 +150,75 @@ class _Run:
         """Where level ``level``'s Parquet files live."""
         return self.root / LEVELS / f"level-{level:04d}"
 
-    def _paths(self, upto: int) -> list[str]:
-        return [str(self.level_dir(level)) for level in range(1, upto + 1)]
-
-    def _partitions(self, expected: int) -> int:
+    def default_buckets(self) -> int:
+        """The number of fingerprint buckets (Spark partitions) of every level of a new run."""
         if self.spark.partitions is not None:
             return max(1, self.spark.partitions)
-        per_core = math.ceil(expected / (self.cores * _STATES_PER_PARTITION))
-        return self.cores * min(_MAX_PARTITIONS_PER_CORE, max(1, per_core))
+        return self.cores * _BUCKETS_PER_CORE
 
     def build(self, level: int, totals: Totals) -> LevelStats:
-        """Build, check and write level ``level``; return what it added."""
+        """Settle, check, write and expand level ``level``; return what it added.
+
+        One Spark job: the candidates (level 1: the initial states; else the candidate rows
+        of level ``level - 1``) are shuffled into ``totals.buckets`` buckets by fingerprint
+        and each bucket runs ``tasks.level_rows``; Spark writes the rows as Parquet.
+        """
         from pyspark.sql import functions as F
 
-        session = self.session
+        session, options = self.session, self.options
         pending = 0
         for index in range(len(self.model.sometimes())):
             if str(index) not in totals.sometimes:
                 pending |= 1 << index
-        symmetry = self.options.symmetry
+        buckets = totals.buckets
         if level == 1:
-            source = session.range(1, numPartitions=1)
-            produce: ArrowMap = init_rows(self.ref, symmetry)
-            partitions = self.cores
+            source = session.range(1, numPartitions=1).mapInArrow(
+                init_rows(self.ref, options.symmetry), CANDIDATE_SCHEMA
+            )
         else:
-            expected = totals.frontier
-            partitions = self._partitions(expected)
-            previous = self._partitions_of(level - 1)
-            session.conf.set("spark.sql.files.minPartitionNum", str(previous))
+            session.conf.set("spark.sql.files.minPartitionNum", str(buckets))
             source = (
                 session.read.schema(LEVEL_SCHEMA).parquet(str(self.level_dir(level - 1)))
-                .where((F.col("kind") == STATE) & F.col("expand"))
-                .select("fp", "state")
+                .where(F.col("kind") == CANDIDATE)
+                .select("fp", "parent", "label", "state")
             )
-            produce = expand_rows(self.ref, symmetry, self.options.check_deadlock)
-        session.conf.set("spark.sql.shuffle.partitions", str(partitions))
-        candidates = source.mapInArrow(produce, CANDIDATE_SCHEMA).repartition(partitions, "fp")
-        if level > 1:
-            visited = (
-                session.read.schema(LEVEL_SCHEMA).parquet(*self._paths(level - 1))
-                .where(F.col("kind") == STATE)
-                .select("fp")
-            )
-            candidates = candidates.join(visited.hint("shuffle_hash"), "fp", "left_anti").select(
-                "kind", "fp", "parent", "label", "state", "count"
-            )
-        settled = candidates.mapInArrow(settle_rows(self.ref, pending), LEVEL_SCHEMA)
+        plan = LevelPlan(
+            root=str(self.root), level=level, pending_sometimes=pending,
+            expand=options.max_depth is None or level < options.max_depth,
+            symmetry=options.symmetry, check_deadlock=options.check_deadlock,
+        )
+        rows = source.repartition(buckets, "fp").mapInArrow(level_rows(self.ref, plan),
+                                                           LEVEL_SCHEMA)
         target = self.level_dir(level)
         shutil.rmtree(target, ignore_errors=True)
-        settled.write.parquet(str(target))
-        (target / "_PARTITIONS").write_text(str(partitions), encoding="utf-8")
-        return self.stats(level)
+        shutil.rmtree(side_dir(self.root, level), ignore_errors=True)
+        rows.write.parquet(str(target))
+        return self.stats(level, buckets)
 
-    def _partitions_of(self, level: int) -> int:
-        path = self.level_dir(level) / "_PARTITIONS"
-        try:
-            return max(1, int(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError):
-            return self.cores
-
-    def stats(self, level: int) -> LevelStats:
-        """The counters of a written level, by one small aggregate over its files."""
-        from pyspark.sql import functions as F
-
-        frame = self.session.read.schema(LEVEL_SCHEMA).parquet(str(self.level_dir(level)))
-        rows = (
-            frame.groupBy("kind", "label")
-            .agg(
-                F.count(F.lit(1)).alias("rows"),
-                F.sum("count").alias("count"),
-                F.sum(F.col("expand").cast("long")).alias("expand"),
-                F.min("parent").alias("parent"),
-                F.bit_or("violated").alias("violated"),
-                F.bit_or("reached").alias("reached"),
-            )
-            .collect()
-        )
-        new = generated = frontier = 0
-        cov_generated: dict[str, int] = {}
-        cov_distinct: dict[str, int] = {}
-        violated = reached = 0
-        violations: dict[int, int] = {}
-        for row in rows:
-            if row["kind"] == STATE:
-                new += int(row["rows"])
-                frontier += int(row["expand"] or 0)
-                cov_distinct[row["label"]] = cov_distinct.get(row["label"], 0) + int(row["rows"])
-                violated |= int(row["violated"] or 0)
-                reached |= int(row["reached"] or 0)
-            elif row["kind"] == COVERAGE:
-                generated += int(row["count"] or 0)
-                cov_generated[row["label"]] = (
-                    cov_generated.get(row["label"], 0) + int(row["count"] or 0)
-                )
-            elif row["kind"] == DEADLOCK_ROW and row["parent"] is not None:
-                violations[len(self.props)] = int(row["parent"])
-        indices = bits(violated)
-        if indices:
-            flags = F.col("violated")
-            smallest = frame.where((F.col("kind") == STATE) & (flags != 0)).agg(*[
-                F.min(F.when(flags.bitwiseAND(F.lit(1 << i)) != 0, F.col("fp"))).alias(f"p{i}")
-                if i < 63 else F.min(F.when(flags < 0, F.col("fp"))).alias(f"p{i}")
-                for i in indices
-            ]).collect()[0]
-            for i in indices:
-                violations[i] = int(smallest[f"p{i}"])
-        return LevelStats(
-            new, generated, frontier, cov_generated, cov_distinct, violations, bits(reached)
-        )
+    def stats(self, level: int, buckets: int) -> LevelStats:
+        """The counters of a written level, from its buckets' summaries (no Spark job)."""
+        stats = LevelStats()
+        if level == 1:
+            generated = sum(1 for _ in self.model.init_states())
+            stats.generated = generated
+            stats.cov_generated = {INIT_ACTION: generated} if generated else {}
+        for bucket in range(buckets):
+            own = read_summary(self.root, level, bucket)
+            stats.new += int(own["new"])
+            stats.frontier += int(own["frontier"])
+            merge_counts(stats.cov_distinct, own["cov_distinct"])
+            for prop, key in own["violations"].items():
+                old = stats.violations.get(int(prop))
+                stats.violations[int(prop)] = key if old is None else min(old, key)
+            stats.reached |= int(own["reached"])
+            if level > 1:
+                before = read_summary(self.root, level - 1, bucket)
+                stats.generated += int(before["generated"])
+                merge_counts(stats.cov_generated, before["cov_generated"])
+                dead = before["deadlock"]
+                if dead is not None and (stats.deadlock is None or dead < stats.deadlock):
+                    stats.deadlock = int(dead)
+        return stats
 
     def parent_of(self, level: int, key: int) -> int:
         """The stored parent key of the state ``key`` of level ``level``."""
@@ -273,12 +236,12 @@ class _Run:
 
     def remove_levels_after(self, level: int) -> None:
         """Forget the files of levels that were being written when a former run stopped."""
-        levels = self.root / LEVELS
-        if not levels.exists():
-            return
-        for path in levels.iterdir():
-            if path.name.startswith("level-") and int(path.name[6:]) > level:
-                shutil.rmtree(path, ignore_errors=True)
+        for folder in (self.root / LEVELS, self.root / VISITED):
+            if not folder.exists():
+                continue
+            for path in folder.iterdir():
+                if path.name.startswith("level-") and int(path.name[6:]) > level:
+                    shutil.rmtree(path, ignore_errors=True)
 
 
 def explore(
@@ -320,6 +283,7 @@ def explore(
 def _identity(model: Model[Any], options: CheckOptions) -> dict[str, Any]:
     return {
         "engine": ENGINE,
+        "layout": LAYOUT,
         "model": model.name,
         "params": {k: options.params[k] for k in sorted(options.params)},
         "symmetry": options.symmetry,
@@ -346,7 +310,7 @@ def _search(run: _Run, store: RunStore, started: float) -> CheckResult:
         _say(spark, f"spark: resuming after level {totals.level} "
                     f"({totals.distinct:,} states so far)")
     else:
-        totals = Totals()
+        totals = Totals(buckets=run.default_buckets())
         run.remove_levels_after(0)
         _step(run, store, totals, 1, started, deadlock_prop)
     while (complete := stop_verdict(options, totals.level, totals.distinct, totals.frontier,
@@ -389,15 +353,17 @@ def _step(
     totals.distinct += stats.new
     totals.generated += stats.generated
     totals.frontier = stats.frontier
-    _add(totals.cov_generated, stats.cov_generated)
-    _add(totals.cov_distinct, stats.cov_distinct)
-    for prop, key in sorted(stats.violations.items()):
-        # A deadlock is found while expanding level - 1: it belongs to that level.
-        at = level - 1 if prop == deadlock_prop else level
+    merge_counts(totals.cov_generated, stats.cov_generated)
+    merge_counts(totals.cov_distinct, stats.cov_distinct)
+    found = [(prop, level, key) for prop, key in stats.violations.items()]
+    if stats.deadlock is not None:
+        # A deadlock is found while expanding the previous level: it belongs to that level.
+        found.append((deadlock_prop, level - 1, stats.deadlock))
+    for prop, at, key in sorted(found):
         old = totals.violations.get(str(prop))
         if old is None or (at, key) < (old[0], old[1]):
             totals.violations[str(prop)] = [at, key]
-    for index in stats.reached:
+    for index in bits(stats.reached):
         totals.sometimes.setdefault(str(index), level)
     now = time.monotonic()
     totals.elapsed = elapsed_before + (now - before)

@@ -1,31 +1,54 @@
 """The work Spark's Python workers do: the model's own pure functions over Arrow batches.
 
-Three ``mapInArrow`` functions, each built from a model and shipped to the executors (the
-model object travels pickled; states travel as ``model.encode`` bytes):
+Two ``mapInArrow`` functions, each built from a model and shipped to the executors (the model
+travels once per run as a broadcast; states travel as ``model.encode`` bytes):
 
-* ``init_rows`` -- level 1: the model's initial states, as candidate rows;
-* ``expand_rows`` -- one frontier partition's successors as candidate rows, deduplicated
-  *within the partition* to the smallest ``(parent, label)`` per fingerprint (the same
-  order-independent rule as the local checker, so the global minimum is the minimum of the
-  partition minima), plus one coverage row per action label (how many successors it
-  generated) and one deadlock row (the smallest deadlocked parent) when asked;
-* ``check_rows`` -- each new state's invariants, ``sometimes`` properties and boundary.
+* ``init_rows`` -- the initial states, as candidate rows of level 1;
+* ``level_rows`` -- one *bucket* of level ``k``: every candidate row whose fingerprint falls in
+  the bucket (Spark's shuffle put them together).  In one Python pass the task
+
+  1. settles the candidates: one row per fingerprint, the smallest ``(parent, label)`` (the
+     local checker's order-independent rule), vectorised in Arrow (sort, first of each run);
+  2. drops the fingerprints already visited: this bucket's fingerprints of every earlier
+     level, read from the small ``visited/level-*/bucket-*.fp`` files earlier tasks wrote
+     (the visited set never travels through a shuffle: bucket ``b`` of every level holds the
+     same fingerprints' range of Spark's hash partitioner);
+  3. checks each new state (invariants, pending ``sometimes``, ``within_boundary``) and, in
+     the same pass over the decoded state, expands it with ``next_states``: its successors,
+     deduplicated within the task, are the candidate rows of level ``k + 1``;
+  4. writes this bucket's new fingerprints and its counters (new, frontier, coverage,
+     violations, reached ``sometimes``, generated, deadlock) as two side files, then emits the
+     level's rows (settled states and next candidates) for Spark to write as Parquet.
+
+Everything a task writes is a function of its input *set* (the candidates of its bucket), so
+a retried or duplicated attempt (a lost executor, a killed worker) writes the very same side
+files; they are replaced atomically.  The counters are therefore exact under task retries,
+unlike Spark accumulators.
 
 Fingerprints are stored *shifted*: ``key = fingerprint - 2**63``, a signed 64-bit value whose
-signed order is the unsigned order of the fingerprint, so Spark's ``min`` over ``long`` picks
-the same parent as the local checker's ``min`` over Python ints.
+signed order is the unsigned order of the fingerprint, so Arrow's and Spark's ordering of
+``long`` picks the same parent as the local checker's ``min`` over Python ints.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import pickle
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from array import array
+from collections import _count_elements as count_labels  # type: ignore[attr-defined]  # C helper behind Counter.update
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from operator import itemgetter
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from checker.fingerprint import fingerprint
+from checker.fingerprint import xxh3_64 as _xxh3
 from checker.model import Model
 from checker.report import INIT_ACTION
 
@@ -34,21 +57,30 @@ S = TypeVar("S")
 OFFSET = 1 << 63
 """``key = fingerprint - OFFSET``: the unsigned fingerprint as an order-preserving long."""
 
-STATE, COVERAGE, DEADLOCK_ROW = 0, 1, 2
-"""Row kinds: a (candidate) state, a coverage count, a deadlocked parent."""
+STATE, CANDIDATE = 0, 1
+"""Row kinds of a level's Parquet files: a settled state of the level, a candidate of the next."""
 
-CANDIDATE_SCHEMA = (
-    "kind byte, fp long, parent long, label string, state binary, count long"
+CANDIDATE_SCHEMA = "fp long, parent long, label string, state binary"
+"""Candidate rows: a successor's key, the smallest parent key and label seen, its encoding."""
+
+LEVEL_SCHEMA = (
+    "kind byte, fp long, parent long, label string, state binary, "
+    "expand boolean, violated long, reached long"
 )
-"""Rows leaving ``init_rows`` / ``expand_rows``; ``fp`` is null for non-state rows."""
-
-LEVEL_SCHEMA = CANDIDATE_SCHEMA + ", expand boolean, violated long, reached long"
-"""Rows of a level's Parquet files: candidate columns plus the verdicts of ``check_rows``."""
+"""Rows of a level's Parquet files.  ``STATE`` rows: the level's states (key, link, verdicts;
+no encoding: it is in the previous level's candidate row).  ``CANDIDATE`` rows: the next
+level's candidates with their encodings (verdict columns null)."""
 
 _CANDIDATE_TYPE = pa.schema([
-    ("kind", pa.int8()), ("fp", pa.int64()), ("parent", pa.int64()), ("label", pa.string()),
-    ("state", pa.binary()), ("count", pa.int64()),
+    ("fp", pa.int64()), ("parent", pa.int64()), ("label", pa.string()), ("state", pa.binary()),
 ])
+_LEVEL_TYPE = pa.schema([
+    ("kind", pa.int8()), *_CANDIDATE_TYPE,
+    ("expand", pa.bool_()), ("violated", pa.int64()), ("reached", pa.int64()),
+])
+
+VISITED = "visited"
+"""The run directory's folder of per-level, per-bucket side files."""
 
 _CHUNK = 32_768
 
@@ -97,51 +129,79 @@ def from_key(key: int) -> int:
     return key + OFFSET
 
 
-def _candidate_batches(
-    best: dict[int, tuple[int, str, bytes]], coverage: dict[str, int], deadlock: int | None,
-) -> Iterator[Any]:
-    """Arrow batches of deduplicated candidates, then coverage and deadlock rows."""
+def _signed(mask: int) -> int:
+    """A 64-bit mask as Spark's signed ``long``."""
+    return mask - (1 << 64) if mask >> 63 else mask
+
+
+def bits(mask: int) -> list[int]:
+    """The indices of the bits set in a 64-bit mask (maybe stored negative)."""
+    mask &= (1 << 64) - 1
+    return [i for i in range(64) if mask >> i & 1]
+
+
+# -- side files ---------------------------------------------------------------------------------
+
+
+def side_dir(root: str | Path, level: int) -> Path:
+    """The folder of level ``level``'s per-bucket side files."""
+    return Path(root) / VISITED / f"level-{level:04d}"
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (a retried task rewrites the same bytes)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
+    temporary.write_bytes(data)
+    os.replace(temporary, path)
+
+
+def read_summary(root: str | Path, level: int, bucket: int) -> dict[str, Any]:
+    """The counters bucket ``bucket`` of level ``level`` recorded (see ``level_rows``)."""
+    path = side_dir(root, level) / f"bucket-{bucket:05d}.json"
+    try:
+        record: dict[str, Any] = json.loads(path.read_bytes())
+    except FileNotFoundError as error:
+        raise RuntimeError(
+            f"{path} is missing: the executors and the driver must share the run directory"
+        ) from error
+    return record
+
+
+def _visited(root: str, level: int, bucket: int) -> list[Any]:
+    """Bucket ``bucket``'s keys of levels ``1 .. level - 1`` (Arrow arrays, one per level)."""
+    arrays = []
+    for earlier in range(1, level):
+        data = (side_dir(root, earlier) / f"bucket-{bucket:05d}.fp").read_bytes()
+        if data:
+            arrays.append(pa.Array.from_buffers(
+                pa.int64(), len(data) // 8, [None, pa.py_buffer(data)]
+            ))
+    return arrays
+
+
+# -- level 1 ----------------------------------------------------------------------------------
+
+
+def _candidate_batches(best: dict[int, tuple[int, str, bytes]]) -> Iterator[Any]:
+    """Arrow batches of deduplicated candidates (``CANDIDATE_SCHEMA``)."""
     items = list(best.items())
     best.clear()
     for start in range(0, len(items), _CHUNK):
         chunk = items[start : start + _CHUNK]
         yield pa.RecordBatch.from_arrays(
             [
-                pa.array([STATE] * len(chunk), pa.int8()),
-                pa.array([fp for fp, _ in chunk], pa.int64()),
+                pa.array([key for key, _ in chunk], pa.int64()),
                 pa.array([link[0] for _, link in chunk], pa.int64()),
                 pa.array([link[1] for _, link in chunk], pa.string()),
                 pa.array([link[2] for _, link in chunk], pa.binary()),
-                pa.array([None] * len(chunk), pa.int64()),
-            ],
-            schema=_CANDIDATE_TYPE,
-        )
-    labels = sorted(coverage)
-    kinds = [COVERAGE] * len(labels)
-    parents: list[int | None] = [None] * len(labels)
-    counts: list[int | None] = [coverage[label] for label in labels]
-    names: list[str | None] = list(labels)
-    if deadlock is not None:
-        kinds.append(DEADLOCK_ROW)
-        parents.append(deadlock)
-        counts.append(None)
-        names.append(None)
-    if kinds:
-        yield pa.RecordBatch.from_arrays(
-            [
-                pa.array(kinds, pa.int8()),
-                pa.array([None] * len(kinds), pa.int64()),
-                pa.array(parents, pa.int64()),
-                pa.array(names, pa.string()),
-                pa.array([None] * len(kinds), pa.binary()),
-                pa.array(counts, pa.int64()),
             ],
             schema=_CANDIDATE_TYPE,
         )
 
 
 def init_rows(ref: ModelRef[S], symmetry: bool) -> ArrowMap:
-    """Level 1: every initial state once (first found wins: all share the link ``Init``).
+    """Level 1's candidates: every initial state once (all share the link ``Init``).
 
     Runs on a one-row seed partition; partitions without a row produce nothing, so the
     initial states are generated exactly once however Spark splits the seed.
@@ -152,170 +212,222 @@ def init_rows(ref: ModelRef[S], symmetry: bool) -> ArrowMap:
             return
         model = ref.get()
         best: dict[int, tuple[int, str, bytes]] = {}
-        generated = 0
         root = to_key(0)
         for state in model.init_states():
-            generated += 1
             representative = model.canonical(state) if symmetry else state
             encoding = model.encode(representative)
             key = to_key(fingerprint(encoding))
             if key not in best:
                 best[key] = (root, INIT_ACTION, encoding)
-        yield from _candidate_batches(best, {INIT_ACTION: generated}, None)
+        yield from _candidate_batches(best)
 
     return run
 
 
-def expand_rows(ref: ModelRef[S], symmetry: bool, check_deadlock: bool) -> ArrowMap:
-    """Successors of one frontier partition (rows ``fp, state``), deduplicated per partition.
+# -- level k ----------------------------------------------------------------------------------
 
-    Each ``(label, successor)`` pair counts as one generated state (TLC's count); a state
-    reached from several parents keeps the smallest ``(parent key, label)``.
+
+@dataclass(frozen=True, slots=True)
+class LevelPlan:
+    """What the tasks of one level need besides the model.
+
+    ``pending_sometimes`` masks the ``sometimes`` properties not reached before this level
+    (the others are not evaluated again); ``expand`` is false for a level the search will
+    not go beyond (``--max-depth``).
+    """
+
+    root: str
+    level: int
+    pending_sometimes: int
+    expand: bool
+    symmetry: bool
+    check_deadlock: bool
+
+
+def settle(table: Any, visited: list[Any]) -> Any:
+    """One row per fingerprint with the smallest ``(parent, label)``, minus visited keys.
+
+    ``table`` holds candidate rows (``CANDIDATE_SCHEMA``); the result is sorted by key.
+    Arrow compares strings by their UTF-8 bytes, which is Python's code-point order.
+    """
+    if table.num_rows == 0:
+        return table
+    order = pc.sort_indices(
+        table.select(["fp", "parent", "label"]),
+        sort_keys=[("fp", "ascending"), ("parent", "ascending"), ("label", "ascending")],
+    )
+    keys = table.column("fp").take(order).combine_chunks()
+    size = len(keys)
+    if size > 1:
+        first = pa.concat_arrays([
+            pa.array([True]), pc.not_equal(keys.slice(1), keys.slice(0, size - 1)),
+        ])
+        order, keys = order.filter(first), keys.filter(first)
+    if visited:
+        seen = pa.chunked_array(visited, pa.int64())
+        hits = seen.filter(pc.is_in(seen, value_set=keys))
+        if len(hits):
+            fresh = pc.invert(pc.is_in(keys, value_set=hits.combine_chunks()))
+            order = order.filter(fresh)
+    return table.take(order)
+
+
+def level_rows(ref: ModelRef[S], plan: LevelPlan) -> ArrowMap:
+    """One bucket of a level: settle, drop visited, check and expand in one pass (see above).
+
+    Each ``(label, successor)`` pair counts as one generated state (TLC's count); a successor
+    found several times in the task keeps the smallest ``(parent key, label)``.
     """
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        bucket = context.partitionId() if context is not None else 0
         model = ref.get()
-        decode, next_states, encode = model.decode, model.next_states, model.encode
-        canonical = model.canonical if symmetry else None
-        best: dict[int, tuple[int, str, bytes]] = {}
-        coverage: dict[str, int] = {}
-        deadlock: int | None = None
-        for batch in batches:
-            parents = batch.column("fp").to_pylist()
-            encodings = batch.column("state").to_pylist()
-            for parent, data in zip(parents, encodings, strict=True):
-                count = 0
-                for label, successor in next_states(decode(data)):
-                    count += 1
-                    coverage[label] = coverage.get(label, 0) + 1
-                    if canonical is not None:
-                        successor = canonical(successor)
-                    encoding = encode(successor)
-                    key = fingerprint(encoding) - OFFSET
-                    old = best.get(key)
-                    if (
-                        old is None
-                        or parent < old[0]
-                        or (parent == old[0] and label < old[1])
-                    ):
-                        best[key] = (parent, label, encoding)
-                if count == 0 and check_deadlock and (deadlock is None or parent < deadlock):
-                    deadlock = parent
-        yield from _candidate_batches(best, coverage, deadlock)
+        table = pa.Table.from_batches(list(batches), schema=_CANDIDATE_TYPE)
+        new = settle(table, _visited(plan.root, plan.level, bucket))
+        del table
+        keys: list[int] = new.column("fp").to_pylist()
+        outcome = _check_and_expand(model, plan, keys, new.column("state").to_pylist())
+        summary = outcome.summary(new)
+        folder = side_dir(plan.root, plan.level)
+        _replace(folder / f"bucket-{bucket:05d}.fp", array("q", keys).tobytes())
+        _replace(folder / f"bucket-{bucket:05d}.json", json.dumps(summary).encode())
+        yield from _state_batches(new, outcome)
+        yield from _next_batches(outcome.best)
 
     return run
 
 
-def _violated(invariants: Sequence[Callable[[S], bool]], state: S) -> int:
-    """The bit mask of the invariants that do not hold in ``state``."""
-    mask = 0
-    for index, holds in enumerate(invariants):
-        if not holds(state):
-            mask |= 1 << index
-    return mask
+@dataclass(slots=True)
+class _Outcome:
+    """What one bucket's pass found (verdict columns, next candidates, counters)."""
+
+    expand: list[bool]
+    violated: list[int]
+    reached: list[int]
+    best: dict[int, tuple[int, str, bytes]]
+    coverage: dict[str, int]
+    smallest: dict[int, int]  # invariant index -> smallest violating key
+    reached_mask: int
+    frontier: int
+    generated: int
+    deadlock: int | None
+
+    def summary(self, new: Any) -> dict[str, Any]:
+        """The JSON counters of the bucket (``new``: its settled states)."""
+        labels = pc.value_counts(new.column("label")).to_pylist() if new.num_rows else []
+        return {
+            "new": new.num_rows,
+            "frontier": self.frontier,
+            "cov_distinct": {item["values"]: item["counts"] for item in labels},
+            "violations": {str(i): key for i, key in self.smallest.items()},
+            "reached": self.reached_mask,
+            "generated": self.generated,
+            "cov_generated": self.coverage,
+            "deadlock": self.deadlock,
+        }
 
 
-def settle_rows(ref: ModelRef[S], pending_sometimes: int) -> ArrowMap:
-    """A new level's rows: candidates merged per fingerprint, then checked.
-
-    The rows arrive partitioned by fingerprint, so every candidate of one state is in this
-    partition; it keeps the smallest ``(parent, label)``.  Each state then gets its verdicts:
-    the bit mask of violated invariants, of newly reached ``sometimes`` properties
-    (``pending_sometimes`` masks the ones not yet reached; the others are not evaluated
-    again) and whether it lies within the boundary (is expanded).  Coverage and deadlock
-    rows pass through with neutral verdicts.
-    """
-
-    def run(batches: Iterator[Any]) -> Iterator[Any]:
-        model = ref.get()
-        invariants = [p.holds for p in model.invariants()]
-        sometimes = [p.holds for p in model.sometimes()]
-        wanted = [(i, h) for i, h in enumerate(sometimes) if pending_sometimes >> i & 1]
-        best: dict[int, tuple[int, str, bytes]] = {}
-        others: list[tuple[int, int | None, str | None, int | None]] = []
-        for batch in batches:
-            columns = [batch.column(name).to_pylist() for name in _CANDIDATE_TYPE.names]
-            for kind, key, parent, label, data, count in zip(*columns, strict=True):
-                if kind != STATE:
-                    others.append((kind, parent, label, count))
-                    continue
-                old = best.get(key)
-                if old is None or parent < old[0] or (parent == old[0] and label < old[1]):
-                    best[key] = (parent, label, data)
-        yield from _verdict_batches(model, best, invariants, wanted)
-        if others:
-            yield _other_batch(others)
-
-    return run
-
-
-_LEVEL_TYPE = pa.schema([
-    *_CANDIDATE_TYPE, ("expand", pa.bool_()), ("violated", pa.int64()), ("reached", pa.int64()),
-])
-
-
-def _verdict_batches(
-    model: Model[S], best: dict[int, tuple[int, str, bytes]],
-    invariants: Sequence[Callable[[S], bool]], wanted: Sequence[tuple[int, Callable[[S], bool]]],
-) -> Iterator[Any]:
-    """The settled states of a partition with their verdicts, as Arrow batches."""
-    decode, within = model.decode, model.within_boundary
-    items = list(best.items())
-    best.clear()
-    for start in range(0, len(items), _CHUNK):
-        chunk = items[start : start + _CHUNK]
-        expand: list[bool] = []
-        violated: list[int] = []
-        reached: list[int] = []
-        for _, (_, _, data) in chunk:
-            state = decode(data)
-            expand.append(bool(within(state)))
-            mask = 0
-            for index, holds in enumerate(invariants):
-                if not holds(state):
-                    mask |= 1 << index
-            violated.append(mask - (1 << 64) if mask >> 63 else mask)
-            mask = 0
-            for index, holds in wanted:
-                if holds(state):
-                    mask |= 1 << index
-            reached.append(mask - (1 << 64) if mask >> 63 else mask)
-        yield pa.RecordBatch.from_arrays(
-            [
-                pa.array([STATE] * len(chunk), pa.int8()),
-                pa.array([key for key, _ in chunk], pa.int64()),
-                pa.array([link[0] for _, link in chunk], pa.int64()),
-                pa.array([link[1] for _, link in chunk], pa.string()),
-                pa.array([link[2] for _, link in chunk], pa.binary()),
-                pa.array([None] * len(chunk), pa.int64()),
-                pa.array(expand, pa.bool_()),
-                pa.array(violated, pa.int64()),
-                pa.array(reached, pa.int64()),
-            ],
-            schema=_LEVEL_TYPE,
-        )
+def _check_and_expand(
+    model: Model[S], plan: LevelPlan, keys: list[int], encodings: list[bytes],
+) -> _Outcome:
+    """Verdicts of each new state and its successors; ``keys`` ascend, so do the parents."""
+    decode, within, encode = model.decode, model.within_boundary, model.encode
+    next_states = model.next_states
+    canonical = model.canonical if plan.symmetry else None
+    invariants = list(enumerate(p.holds for p in model.invariants()))
+    wanted = [
+        (i, p.holds) for i, p in enumerate(model.sometimes()) if plan.pending_sometimes >> i & 1
+    ]
+    expand: list[bool] = []
+    violated: list[int] = []
+    reached: list[int] = []
+    best: dict[int, tuple[int, str, bytes]] = {}
+    coverage: dict[str, int] = {}
+    smallest: dict[int, int] = {}
+    reached_mask = frontier = generated = 0
+    deadlock: int | None = None
+    first = itemgetter(0)
+    grow = plan.expand
+    for parent, data in zip(keys, encodings, strict=True):
+        state = decode(data)
+        inside = bool(within(state))
+        expand.append(inside)
+        mask = 0
+        for index, holds in invariants:
+            if not holds(state):
+                mask |= 1 << index
+                smallest.setdefault(index, parent)  # keys ascend: the first is the smallest
+        violated.append(_signed(mask))
+        mask = 0
+        for index, holds in wanted:
+            if holds(state):
+                mask |= 1 << index
+        reached.append(_signed(mask))
+        reached_mask |= mask
+        if not inside:
+            continue
+        frontier += 1
+        if not grow:
+            continue
+        successors = next_states(state)
+        if not isinstance(successors, list):
+            successors = list(successors)
+        count_labels(coverage, map(first, successors))
+        generated += len(successors)
+        if not successors and plan.check_deadlock and deadlock is None:
+            deadlock = parent  # keys ascend: the first deadlocked parent is the smallest
+        for label, successor in successors:
+            if canonical is not None:
+                successor = canonical(successor)
+            encoding = encode(successor)
+            key = _xxh3(encoding) - OFFSET
+            old = best.get(key)
+            # Parents ascend, so an older link has a smaller or equal parent.
+            if old is None or (old[0] == parent and label < old[1]):
+                best[key] = (parent, label, encoding)
+    return _Outcome(expand, violated, reached, best, coverage, smallest, reached_mask,
+                    frontier, generated, deadlock)
 
 
-def _other_batch(rows: Sequence[tuple[int, int | None, str | None, int | None]]) -> Any:
-    """Coverage and deadlock rows with neutral verdicts."""
-    size = len(rows)
-    return pa.RecordBatch.from_arrays(
+def _state_batches(new: Any, outcome: _Outcome) -> Iterator[Any]:
+    """The settled states of the bucket with their verdicts (``STATE`` rows)."""
+    size = new.num_rows
+    if size == 0:
+        return
+    nulls = pa.nulls(size, pa.binary())
+    yield pa.RecordBatch.from_arrays(
         [
-            pa.array([row[0] for row in rows], pa.int8()),
-            pa.array([None] * size, pa.int64()),
-            pa.array([row[1] for row in rows], pa.int64()),
-            pa.array([row[2] for row in rows], pa.string()),
-            pa.array([None] * size, pa.binary()),
-            pa.array([row[3] for row in rows], pa.int64()),
-            pa.array([False] * size, pa.bool_()),
-            pa.array([0] * size, pa.int64()),
-            pa.array([0] * size, pa.int64()),
+            pa.array([STATE] * size, pa.int8()) if size else pa.array([], pa.int8()),
+            new.column("fp").combine_chunks(),
+            new.column("parent").combine_chunks(),
+            new.column("label").combine_chunks(),
+            nulls,
+            pa.array(outcome.expand, pa.bool_()),
+            pa.array(outcome.violated, pa.int64()),
+            pa.array(outcome.reached, pa.int64()),
         ],
         schema=_LEVEL_TYPE,
     )
 
 
-def bits(mask: int) -> list[int]:
-    """The indices of the bits set in a 64-bit mask read back from Spark (maybe negative)."""
-    mask &= (1 << 64) - 1
-    return [i for i in range(64) if mask >> i & 1]
+def _next_batches(best: dict[int, tuple[int, str, bytes]]) -> Iterator[Any]:
+    """The next level's candidates of the bucket (``CANDIDATE`` rows)."""
+    for batch in _candidate_batches(best):
+        size = batch.num_rows
+        yield pa.RecordBatch.from_arrays(
+            [
+                pa.array([CANDIDATE] * size, pa.int8()), *batch.columns,
+                pa.nulls(size, pa.bool_()), pa.nulls(size, pa.int64()),
+                pa.nulls(size, pa.int64()),
+            ],
+            schema=_LEVEL_TYPE,
+        )
+
+
+def merge_counts(into: dict[str, int], other: Mapping[str, int]) -> None:
+    """Add the per-label counts ``other`` into ``into``."""
+    for key, value in other.items():
+        into[key] = into.get(key, 0) + value
