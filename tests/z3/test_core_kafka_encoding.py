@@ -56,7 +56,7 @@ from tests.core.helpers import TP, ok
 
 RULE_NAMES = ("truncate-to-hw", "kip101", "kip279")
 BOUND = 8  # offsets the bounded twin checks: every log here has at most 4 + 2 records
-FAST = settings(max_examples=30, deadline=None)
+FAST = settings(max_examples=60, deadline=None)
 BrokerRel = Callable[[ck.BrokerState, ck.BrokerState, Fresh], z3.BoolRef]
 
 
