@@ -11,6 +11,9 @@ record ids, times unbounded; every argument of every function existential).  Gro
   ZooKeeper's leader epoch) for every function, under the structural invariants.  Expected
   and recorded: refuted for the bare ``make_leader`` / ``make_follower`` (they adopt any
   request: the fencing is ``become_leader_or_follower``'s), proved with the fencing;
+* ``pair`` — ``spec.symbolic.core_pair.PairSystem``: a leader and follower 1's log within
+  one tenure; the follower's log is a prefix of the leader's, its HW is at most the
+  leader's, and an ISR follower holds every committed record — inductive together;
 * ``hw-monotone`` — "the HW never decreases" per function.  Expected and recorded:
   refuted where core lowers it on purpose — a follower's leader-epoch truncation
   (KIP-101/279) below its HW, and ``process_partition_data`` (HW := min(leader HW, LEO), as
@@ -38,6 +41,7 @@ from checker.z3 import (
     step_obligation,
 )
 from proofs.obligations import Group, Row
+from spec.symbolic.core_pair import PairSystem, PairView
 from spec.symbolic.core_system import CoreKafkaSystem, CoreState, describe
 
 CORE_MODEL = "kafka-core"
@@ -75,6 +79,34 @@ def _structural_rows(group: Group, timeout_ms: int) -> tuple[Row, ...]:
         rows += [_row(ind_next(system, c, conjuncts, fam, timeout_ms, system.magnitudes),
                       "IndNext") for c in conjuncts]
     return tuple(rows)
+
+
+def _pair_rows(group: Group, timeout_ms: int) -> tuple[Row, ...]:
+    system = PairSystem(group.replicas)
+    conjuncts = system.invariants()
+    rows = [_pair_row(ind_init(system, c, timeout_ms, system.magnitudes), "IndInit")
+            for c in conjuncts]
+    for fam in families(system):
+        rows += [_pair_row(ind_next(system, c, conjuncts, fam, timeout_ms, system.magnitudes),
+                           "IndNext") for c in conjuncts]
+    return tuple(rows)
+
+
+def _pair_row(outcome: Outcome[PairView], kind: str) -> Row:
+    detail = outcome.reason
+    if outcome.status == REFUTED:
+        detail = f"from: {outcome.pre}  to: {outcome.post}"
+    return Row(kind, outcome.obligation.target, outcome.obligation.action or "Init",
+               outcome.status, round(outcome.seconds, 3), detail)
+
+
+def _pair_formulas(group: Group) -> list[z3.ExprRef]:
+    system = PairSystem(group.replicas)
+    s = make_frame(system.signature(), 0, "d")
+    t = make_frame(system.signature(), 1, "d")
+    out: list[z3.ExprRef] = [system.init(s)]
+    out += [family_relation(system, fam, s, t, Fresh(f"p@{fam}")) for fam in families(system)]
+    return out + [p.holds(s) for p in system.invariants()]
 
 
 def _step(name: str) -> StepProperty:
@@ -125,6 +157,10 @@ def core_groups() -> list[Group]:
         step_group("hw-monotone", "HwNeverDecreases",
                    "The broker's HW never decreases, per core function (under the structural "
                    "invariants); follower truncation and fetch lower it by design"),
+        Group(CORE_MODEL, "pair", REPLICAS,
+              "A leader and follower 1's log within one tenure (the kafka model's atomic "
+              "fetch and the leader's steps): prefix, HW and committed-on-ISR invariants, "
+              "inductive together", _pair_rows, _pair_formulas),
         Group(CORE_MODEL, "hw-monotone-given-prefix", REPLICAS,
               "The HW never decreases on a follower's truncation, assuming the leader's log "
               "holds the follower's records below its HW and the follower's record epochs "
