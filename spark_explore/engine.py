@@ -4,18 +4,15 @@ Entry point: ``explore(model, options, spark) -> CheckResult`` (``checker.report
 type ``checker.bfs.explore`` returns, with the same counts, diameter, coverage, ``sometimes``
 levels and shortest traces.
 
-One level ``k -> k + 1`` is one Spark job over Parquet files:
-
-1. the frontier (level ``k``'s states within the boundary) is read from its Parquet files and
-   expanded by the model's own ``next_states`` inside ``mapInArrow`` (``tasks.expand_rows``);
-2. the candidates are repartitioned by fingerprint (the JVM hashes our stable 64-bit key,
-   never Python's salted ``hash()``) and anti-joined against the visited set: the ``fp``
-   column of every earlier level's files;
-3. each partition keeps one row per new state, with the smallest ``(parent, label)`` link,
-   checks its invariants and ``sometimes`` properties (``tasks.settle_rows``), and the level
-   is written as Parquet under ``<run dir>/levels/level-<k+1>``;
-4. a small aggregate over those files gives the level's counters; ``commit.json`` is written
-   last.  A run whose driver dies resumes from the last committed level.
+Level ``k`` is one Spark job and one Python pass per bucket (``tasks.level_rows``): the
+candidates of level ``k`` (the initial states, or the candidate rows level ``k - 1`` wrote)
+are repartitioned by fingerprint into a fixed number of buckets (the JVM hashes our stable
+64-bit key, never Python's salted ``hash()``); each bucket settles them (one row per
+fingerprint, the smallest ``(parent, label)`` link), drops the fingerprints of its own
+visited side files, checks the new states and expands them into level ``k + 1``'s
+candidates, and writes its fingerprints and counters as side files; Spark writes the rows as
+Parquet under ``<run dir>/levels/level-<k>``.  The driver sums the buckets' counters and
+writes ``commit.json`` last.  A run whose driver dies resumes from the last committed level.
 
 The driver only ever holds counters, per-action coverage and the file list: no level is
 collected.  A violation's trace is rebuilt by looking up one ``parent`` per level in the

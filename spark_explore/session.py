@@ -48,11 +48,11 @@ def spark_conf(options: SparkOptions) -> dict[str, str]:
         "spark.driver.memory": options.driver_memory,
         "spark.executorEnv.PYTHONHASHSEED": "0",
         "spark.ui.showConsoleProgress": "false",
-        # Keep exactly the partition count we choose per level: each level's files become
-        # the next level's expansion tasks, so coalescing them would serialise the work.
+        # Keep exactly the run's bucket count: task b must be bucket b of the hash
+        # partitioner, since it reads bucket b's visited side files.
         "spark.sql.adaptive.coalescePartitions.enabled": "false",
         # Levels are small jobs: adaptive re-planning (one job per shuffle stage) costs more
-        # than it saves; the partition count is already chosen per level.
+        # than it saves, and the bucket count is fixed per run.
         "spark.sql.adaptive.enabled": "false",
         "spark.sql.files.openCostInBytes": "65536",
         "spark.sql.parquet.compression.codec": "zstd",
