@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from checker.fingerprint import fingerprint
 from checker.fingerprint import xxh3_64 as _xxh3
@@ -125,7 +125,8 @@ def _least_per_property(found: Sequence[tuple[int, int, int]]) -> list[tuple[int
     return sorted(best.values())
 
 
-def _merge_counts(into: dict[str, int], other: Mapping[str, int]) -> None:
+def merge_counts(into: dict[str, int], other: Mapping[str, int]) -> None:
+    """Add the per-label counts ``other`` into ``into`` (coverage tallies of both engines)."""
     for key, value in other.items():
         into[key] = into.get(key, 0) + value
 
@@ -664,8 +665,8 @@ class _Totals:
             self.distinct += report.new
             self.generated += report.generated
             self.frontier += report.frontier
-            _merge_counts(self.cov_generated, report.cov_generated)
-            _merge_counts(self.cov_distinct, report.cov_distinct)
+            merge_counts(self.cov_generated, report.cov_generated)
+            merge_counts(self.cov_distinct, report.cov_distinct)
             self.violations = _least_per_property([*self.violations, *report.violations])
             for index in report.sometimes:
                 self.sometimes.setdefault(str(index), level)
@@ -692,7 +693,20 @@ class _Totals:
         )
 
 
-def _coverage(totals: _Totals) -> tuple[ActionCoverage, ...]:
+class LevelTotals(Protocol):
+    """The counters every level-synchronous engine keeps after each completed level."""
+
+    deepest: int  # the last level with at least one state: the diameter
+    distinct: int
+    generated: int
+    frontier: int
+    cov_generated: dict[str, int]  # action label -> successors generated
+    cov_distinct: dict[str, int]  # action label -> new states found
+    sometimes: dict[str, int]  # sometimes-property index -> first level it held
+
+
+def action_coverage(totals: LevelTotals) -> tuple[ActionCoverage, ...]:
+    """Per-action coverage, folding labelled actions such as ``Fetch(1)`` into ``Fetch``."""
     generated: dict[str, int] = {}
     distinct: dict[str, int] = {}
     for label, count in totals.cov_generated.items():
@@ -705,6 +719,35 @@ def _coverage(totals: _Totals) -> tuple[ActionCoverage, ...]:
         ActionCoverage(a, generated[a], distinct.get(a, 0)) for a in sorted(generated)
     )
 
+
+def check_result(
+    model: Model[S], options: CheckOptions, totals: LevelTotals, *, engine: str, workers: int,
+    elapsed_s: float, violations: Sequence[Violation], complete: bool,
+) -> CheckResult:
+    """The report of a finished search, the same for every engine given the same counters
+    and the same shortest traces (the first violation leads; all are kept unless the
+    search stopped at the first)."""
+    return CheckResult(
+        model=model.name,
+        params=dict(options.params),
+        engine=engine,
+        distinct_states=totals.distinct,
+        generated_states=totals.generated,
+        diameter=totals.deepest,
+        elapsed_s=elapsed_s,
+        violation=violations[0] if violations else None,
+        violations=tuple(violations) if not options.stop_at_first else (),
+        complete=complete,
+        symmetry=options.symmetry,
+        workers=workers,
+        queue_left=totals.frontier,
+        coverage=action_coverage(totals),
+        sometimes=tuple(
+            SometimesResult(p.name, str(i) in totals.sometimes, totals.sometimes.get(str(i)))
+            for i, p in enumerate(model.sometimes())
+        ),
+        collision_probability=collision_probability(totals.distinct, totals.generated),
+    )
 
 
 def stop_verdict(
@@ -785,26 +828,10 @@ def _search(
         if store is not None:
             store.write_commit(totals.record(workers, time.monotonic() - started))
     violations = _violations(model, options, driver, totals, names)
-    return CheckResult(
-        model=model.name,
-        params=dict(options.params),
-        engine="bfs" if workers == 1 else f"bfs-{workers}proc",
-        distinct_states=totals.distinct,
-        generated_states=totals.generated,
-        diameter=totals.deepest,
-        elapsed_s=totals.elapsed_before + time.monotonic() - started,
-        violation=violations[0] if violations else None,
-        violations=tuple(violations) if not options.stop_at_first else (),
-        complete=complete,
-        symmetry=options.symmetry,
-        workers=workers,
-        queue_left=totals.frontier,
-        coverage=_coverage(totals),
-        sometimes=tuple(
-            SometimesResult(p.name, str(i) in totals.sometimes, totals.sometimes.get(str(i)))
-            for i, p in enumerate(model.sometimes())
-        ),
-        collision_probability=collision_probability(totals.distinct, totals.generated),
+    return check_result(
+        model, options, totals, engine="bfs" if workers == 1 else f"bfs-{workers}proc",
+        workers=workers, elapsed_s=totals.elapsed_before + time.monotonic() - started,
+        violations=violations, complete=complete,
     )
 
 

@@ -30,16 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from checker.bfs import CheckOptions, replay_path, stop_verdict
+from checker.bfs import CheckOptions, check_result, merge_counts, replay_path, stop_verdict
 from checker.model import Model
 from checker.report import (
     DEADLOCK,
     INIT_ACTION,
-    ActionCoverage,
     CheckResult,
-    SometimesResult,
     Violation,
-    collision_probability,
 )
 from checker.runstore import RunStore
 from spark_explore.session import SparkOptions, default_parallelism, start_session, ui_url
@@ -55,7 +52,6 @@ from spark_explore.tasks import (
     from_key,
     init_rows,
     level_rows,
-    merge_counts,
     read_summary,
     side_dir,
     to_key,
@@ -314,26 +310,9 @@ def _search(run: _Run, store: RunStore, started: float) -> CheckResult:
                                      bool(totals.violations))) is None:
         _step(run, store, totals, totals.level + 1, started, deadlock_prop)
     violations = _violations(run, totals)
-    return CheckResult(
-        model=model.name,
-        params=dict(options.params),
-        engine=ENGINE,
-        distinct_states=totals.distinct,
-        generated_states=totals.generated,
-        diameter=totals.deepest,
-        elapsed_s=totals.elapsed,
-        violation=violations[0] if violations else None,
-        violations=tuple(violations) if not options.stop_at_first else (),
-        complete=complete,
-        symmetry=options.symmetry,
-        workers=run.cores,
-        queue_left=totals.frontier,
-        coverage=_coverage(totals),
-        sometimes=tuple(
-            SometimesResult(p.name, str(i) in totals.sometimes, totals.sometimes.get(str(i)))
-            for i, p in enumerate(model.sometimes())
-        ),
-        collision_probability=collision_probability(totals.distinct, totals.generated),
+    return check_result(
+        model, options, totals, engine=ENGINE, workers=run.cores, elapsed_s=totals.elapsed,
+        violations=violations, complete=complete,
     )
 
 
@@ -391,18 +370,6 @@ def _violations(run: _Run, totals: Totals) -> list[Violation]:
         trace = replay_path(run.model, fingerprints, symmetry=run.options.symmetry)
         result.append(Violation(names[prop], trace))
     return result
-
-
-def _coverage(totals: Totals) -> tuple[ActionCoverage, ...]:
-    generated: dict[str, int] = {}
-    distinct: dict[str, int] = {}
-    for label, count in totals.cov_generated.items():
-        action = label.split("(", 1)[0]
-        generated[action] = generated.get(action, 0) + count
-    for label, count in totals.cov_distinct.items():
-        action = label.split("(", 1)[0]
-        distinct[action] = distinct.get(action, 0) + count
-    return tuple(ActionCoverage(a, generated[a], distinct.get(a, 0)) for a in sorted(generated))
 
 
 def level_files(root: Path) -> Sequence[Path]:

@@ -38,7 +38,7 @@ import pickle
 import uuid
 from array import array
 from collections import _count_elements as count_labels  # type: ignore[attr-defined]  # C helper behind Counter.update
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
@@ -425,9 +425,3 @@ def _next_batches(best: dict[int, tuple[int, str, bytes]]) -> Iterator[Any]:
             ],
             schema=_LEVEL_TYPE,
         )
-
-
-def merge_counts(into: dict[str, int], other: Mapping[str, int]) -> None:
-    """Add the per-label counts ``other`` into ``into``."""
-    for key, value in other.items():
-        into[key] = into.get(key, 0) + value
