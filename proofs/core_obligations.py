@@ -29,19 +29,16 @@ from collections.abc import Sequence
 import z3
 
 from checker.z3 import (
-    REFUTED,
     Fresh,
     Outcome,
     StepProperty,
     families,
     family_relation,
-    ind_init,
-    ind_next,
     make_frame,
     step_obligation,
 )
-from proofs.obligations import Group, Row
-from spec.symbolic.core_pair import PairSystem, PairView
+from proofs.obligations import Group, Row, inductive_rows, outcome_row
+from spec.symbolic.core_pair import PairSystem
 from spec.symbolic.core_system import CoreKafkaSystem, CoreState, describe
 
 CORE_MODEL = "kafka-core"
@@ -53,11 +50,7 @@ def _system(group: Group) -> CoreKafkaSystem:
 
 
 def _row(outcome: Outcome[CoreState], kind: str) -> Row:
-    detail = outcome.reason
-    if outcome.status == REFUTED and outcome.pre is not None and outcome.post is not None:
-        detail = f"from: {describe(outcome.pre)}  to: {describe(outcome.post)}"
-    return Row(kind, outcome.obligation.target, outcome.obligation.action or "Init",
-               outcome.status, round(outcome.seconds, 3), detail)
+    return outcome_row(outcome, kind, describe)
 
 
 def _formulas(system: CoreKafkaSystem, steps: Sequence[StepProperty]) -> list[z3.ExprRef]:
@@ -72,32 +65,12 @@ def _formulas(system: CoreKafkaSystem, steps: Sequence[StepProperty]) -> list[z3
 
 def _structural_rows(group: Group, timeout_ms: int) -> tuple[Row, ...]:
     system = _system(group)
-    conjuncts = system.invariants()
-    rows = [_row(ind_init(system, c, timeout_ms, system.magnitudes), "IndInit")
-            for c in conjuncts]
-    for fam in families(system):
-        rows += [_row(ind_next(system, c, conjuncts, fam, timeout_ms, system.magnitudes),
-                      "IndNext") for c in conjuncts]
-    return tuple(rows)
+    return inductive_rows(system, system.invariants(), timeout_ms, system.magnitudes, describe)
 
 
 def _pair_rows(group: Group, timeout_ms: int) -> tuple[Row, ...]:
     system = PairSystem(group.replicas)
-    conjuncts = system.invariants()
-    rows = [_pair_row(ind_init(system, c, timeout_ms, system.magnitudes), "IndInit")
-            for c in conjuncts]
-    for fam in families(system):
-        rows += [_pair_row(ind_next(system, c, conjuncts, fam, timeout_ms, system.magnitudes),
-                           "IndNext") for c in conjuncts]
-    return tuple(rows)
-
-
-def _pair_row(outcome: Outcome[PairView], kind: str) -> Row:
-    detail = outcome.reason
-    if outcome.status == REFUTED:
-        detail = f"from: {outcome.pre}  to: {outcome.post}"
-    return Row(kind, outcome.obligation.target, outcome.obligation.action or "Init",
-               outcome.status, round(outcome.seconds, 3), detail)
+    return inductive_rows(system, system.invariants(), timeout_ms, system.magnitudes, str)
 
 
 def _pair_formulas(group: Group) -> list[z3.ExprRef]:

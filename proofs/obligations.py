@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import z3
 
@@ -38,9 +38,11 @@ from checker.z3 import (
     PROVED,
     REFUTED,
     Fresh,
+    Magnitudes,
     Outcome,
     StepProperty,
     SymbolicProperty,
+    SymbolicSystem,
     bmc,
     families,
     family_relation,
@@ -48,6 +50,7 @@ from checker.z3 import (
     ind_next,
     invariant_named,
     make_frame,
+    prove_inductive,
     step_obligation,
 )
 from proofs import lemmas
@@ -55,6 +58,8 @@ from spec.symbolic.bridge import replay
 from spec.symbolic.state import KState, describe
 from spec.symbolic.tla import Bounds, TlaSystem
 from spec.tla.model import VERSIONS, TlaModel
+
+C = TypeVar("C")
 
 HERE = Path(__file__).resolve().parent
 RESULTS_JSON = HERE / "results.json"
@@ -179,27 +184,35 @@ def _property_formulas(system: TlaSystem, props: Sequence[SymbolicProperty]) -> 
 # ---------------------------------------------------------------- rows
 
 
-def _cti(outcome: Outcome[KState]) -> str:
-    if outcome.status != REFUTED:
-        return outcome.reason
-    pre = "" if outcome.pre is None else f"from: {describe(outcome.pre)}  "
-    post = "" if outcome.post is None else f"to: {describe(outcome.post)}"
-    return pre + post
+def outcome_row(outcome: Outcome[C], kind: str, show: Callable[[C], str]) -> Row:
+    """One recorded row; a refuted obligation shows its counterexample (to induction) as
+    ``from: <state>  to: <state>``, each state rendered by ``show``."""
+    detail = outcome.reason
+    if outcome.status == REFUTED:
+        pre = "" if outcome.pre is None else f"from: {show(outcome.pre)}  "
+        post = "" if outcome.post is None else f"to: {show(outcome.post)}"
+        detail = pre + post
+    return Row(kind, outcome.obligation.target, outcome.obligation.action or "Init",
+               outcome.status, round(outcome.seconds, 3), detail)
+
+
+def inductive_rows(
+    system: SymbolicSystem[C], conjuncts: Sequence[SymbolicProperty], timeout_ms: int,
+    magnitudes: Magnitudes | None, show: Callable[[C], str],
+) -> tuple[Row, ...]:
+    """The rows of ``conjuncts`` taken together as one candidate inductive invariant:
+    IndInit of each, then IndNext of each under all of them, action family by family."""
+    return tuple(outcome_row(o, o.obligation.kind, show)
+                 for o in prove_inductive(system, conjuncts, timeout_ms, magnitudes))
 
 
 def _row(outcome: Outcome[KState], kind: str) -> Row:
-    return Row(kind, outcome.obligation.target, outcome.obligation.action or "Init",
-               outcome.status, round(outcome.seconds, 3), _cti(outcome))
+    return outcome_row(outcome, kind, describe)
 
 
 def _inductive_rows(system: TlaSystem, conjuncts: Sequence[SymbolicProperty],
                     timeout_ms: int) -> tuple[Row, ...]:
-    rows = [_row(ind_init(system, c, timeout_ms, system.magnitudes), "IndInit")
-            for c in conjuncts]
-    for fam in families(system):
-        rows += [_row(ind_next(system, c, conjuncts, fam, timeout_ms, system.magnitudes),
-                      "IndNext") for c in conjuncts]
-    return tuple(rows)
+    return inductive_rows(system, conjuncts, timeout_ms, system.magnitudes, describe)
 
 
 def _relative_rows(system: TlaSystem, target: SymbolicProperty, timeout_ms: int
