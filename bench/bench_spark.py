@@ -83,7 +83,7 @@ def run_child(args: list[str]) -> tuple[dict[str, Any], float]:
 
 
 def child(engine: str, model_name: str, params: list[str], symmetry: bool, workers: int,
-          cores: int) -> int:
+          cores: int, conf: dict[str, str]) -> int:
     """Child mode: run one engine and print its figures as one JSON line."""
     from checker.bfs import CheckOptions, explore
     from isrlab.cli_support import resolve_model
@@ -103,6 +103,7 @@ def child(engine: str, model_name: str, params: list[str], symmetry: bool, worke
             master=f"local[{cores}]",
             driver_memory=os.environ.get("ISRLAB_SPARK_DRIVER_MEMORY", "6g"),
             progress=lambda line: print(line, file=sys.stderr, flush=True),
+            conf=conf,
         )
         result = explore_on_spark(model, options, spark)
     wall = time.monotonic() - started
@@ -133,25 +134,32 @@ def main() -> int:
     parser.add_argument("--tlc-jar", type=Path)
     parser.add_argument("--spec-dir", type=Path)
     parser.add_argument("--tlc-workers", type=int, default=2)
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="an extra Spark setting for the Spark runs (repeatable), for A/B runs")
     parser.add_argument("--child", choices=["local", "spark"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     params = args.param if args.param is not None else list(CONFIG_B)
     cores = [int(c) for c in args.cores.split(",") if c]
+    if any("=" not in item for item in args.conf):
+        parser.error("--conf takes KEY=VALUE")
+    conf = dict(item.split("=", 1) for item in args.conf)
     if args.child is not None:
         return child(args.child, args.model, params, args.symmetry, args.workers,
-                     cores[0] if cores else 2)
+                     cores[0] if cores else 2, conf)
     common = ["--model", args.model, *[f"-p{p}" for p in params]]
     if args.symmetry:
         common.append("--symmetry")
     print(f"bench_spark: {args.model} {' '.join(params)}"
-          f"{' (symmetry)' if args.symmetry else ''}")
+          f"{' (symmetry)' if args.symmetry else ''}"
+          f"{''.join(f' --conf {item}' for item in args.conf)}")
     results: dict[str, tuple[dict[str, Any], float]] = {}
     if not args.skip_local:
         results["local"] = run_child(
             [*common, "--child", "local", "--workers", str(args.workers)])
         print(_line(f"local x{args.workers}", *results["local"]), flush=True)
     for c in cores:
-        results[f"spark{c}"] = run_child([*common, "--child", "spark", "--cores", str(c)])
+        results[f"spark{c}"] = run_child([*common, "--child", "spark", "--cores", str(c),
+                                          *[f"--conf={item}" for item in args.conf]])
         print(_line(f"spark local[{c}]", *results[f"spark{c}"]), flush=True)
     tlc_time: float | None = None
     if args.tlc_jar is not None and args.spec_dir is not None:
@@ -166,7 +174,9 @@ def main() -> int:
         _, values, _ = resolve_model(args.model, params)
         tlc = run_tlc(args.tlc_jar, args.spec_dir, module, dict(values), args.symmetry,
                       args.tlc_workers)
-        tlc_time = float(tlc["elapsed_s"])
+        elapsed = tlc["elapsed_s"]
+        assert isinstance(elapsed, float)
+        tlc_time = elapsed
         print(f"{'TLC x' + str(args.tlc_workers):<14} distinct {tlc['distinct']}  generated "
               f"{tlc['generated']}  diameter {tlc['diameter']}  {tlc_time:8.1f} s")
     best = max(cores) if cores else None
