@@ -34,7 +34,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import time
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -51,6 +51,14 @@ ANY_STEPS = -1
 """``Observation.hidden`` value documented as "any number", capped by ``ValidateOptions``."""
 
 
+HiddenRule = Callable[[str, Any, Any], "str | None"]
+"""Whether a hidden step ``(label, state, successor)`` may go unobserved: ``None``, or why
+not (see ``Observation.hidden_ok``)."""
+
+LENGTH_KEY = "#len"
+"""An observed value ``{"#len": n}`` matches any tuple or list of length ``n``."""
+
+
 @dataclass(frozen=True, slots=True)
 class Observation:
     """One observed step: a label constraint and/or partial variable values after the step.
@@ -61,6 +69,12 @@ class Observation:
     names of ``Model.variables`` to observed (possibly partial) values.  ``hidden`` allows up
     to that many unobserved steps before this one.  ``line`` and ``text`` locate the step in
     its source for reports; ``initial`` marks an observation of the initial state.
+
+    ``before`` observes (partial) variable values of the state the observed step starts
+    from; ``stutter`` lets the observation hold without a step of its own (a line that
+    reports a state, not a change); ``hidden_ok`` restricts the hidden steps: called with
+    ``(label, state, successor)`` of a candidate hidden step, it returns ``None`` when that
+    step may go unobserved, else why it would have been observed.
     """
 
     line: int
@@ -72,6 +86,9 @@ class Observation:
     initial: bool = False
     text: str = ""
     place: str = ""
+    before: Mapping[str, Any] = field(default_factory=dict)
+    stutter: bool = False
+    hidden_ok: HiddenRule | None = field(default=None, compare=False)
 
     @property
     def where(self) -> str:
@@ -86,9 +103,14 @@ class Observation:
         elif self.action is not None:
             args = "" if self.args is None else "(" + ", ".join(self.args) + ")"
             parts.append(f"action {self.action}{args}")
+        if self.before:
+            shown = ", ".join(f"{k} = {_show(v)}" for k, v in self.before.items())
+            parts.append(f"before the step {shown}")
         if self.variables:
             shown = ", ".join(f"{k} = {_show(v)}" for k, v in self.variables.items())
-            parts.append(shown)
+            parts.append(shown if not self.before else f"after it {shown}")
+        if self.stutter:
+            parts.append("possibly without a step of its own")
         if self.hidden:
             parts.append(f"after up to {self.hidden} unobserved steps")
         return "; ".join(parts) or "nothing"
@@ -130,14 +152,16 @@ class ValidateOptions:
 class ValidationResult:
     """The verdict of a validation.
 
-    ``steps`` counts the observations matched; ``failed_index`` (0-based) and ``failed`` the
-    first observation no behaviour matches (``None`` when accepted); ``closest`` the nearest
-    candidate states there; ``violation`` an invariant broken by *every* state consistent
-    with the trace up to some step (with a witness behaviour), ``possible_violations`` the
-    invariants broken by *some* consistent state (name -> first step index); ``witness`` a
-    behaviour of the model matching the whole accepted trace (``TraceStep``s from an initial
-    state, hidden steps included); ``max_frontier`` the largest frontier; ``generated``
-    every successor computed.
+    ``verdict``: accepted, breaks-invariant (``matched`` with a certain ``violation``) or
+    rejected. ``steps`` counts the observations matched; ``failed_index`` (0-based) and
+    ``failed`` the first observation no behaviour matches (``None`` when accepted);
+    ``closest`` the nearest candidate states there; ``violation`` an invariant broken by
+    *every* state consistent with the trace up to some step (with a witness behaviour),
+    ``possible_violations`` the invariants broken by *some* consistent state (name -> first
+    step index); ``witness`` a behaviour of the model matching the whole trace
+    (``TraceStep``s from an initial state, hidden steps included); ``max_frontier`` the
+    largest frontier; ``generated`` every successor computed; ``blocked`` a hidden step the
+    rejected step would have needed and why the trace's source would have recorded it.
     """
 
     accepted: bool
@@ -155,13 +179,58 @@ class ValidationResult:
     generated: int = 0
     elapsed_s: float = 0.0
     gave_up: str = ""
+    matched: bool = False
+    violation_step: Observation | None = None
+    blocked: str = ""
+
+    @property
+    def verdict(self) -> str:
+        """``accepted`` (a behaviour, every invariant holds), ``breaks-invariant`` (a
+        behaviour of the model, and every behaviour matching it breaks an invariant) or
+        ``rejected`` (no behaviour matches)."""
+        if self.accepted:
+            return "accepted"
+        return "breaks-invariant" if self.matched else "rejected"
+
+    def to_json(self, model: str) -> dict[str, Any]:
+        """The verdict as a JSON-able object: verdict, matched length, where a rejection is,
+        the invariant broken and at which step."""
+        out: dict[str, Any] = {
+            "model": model, "verdict": self.verdict, "observations": self.observations,
+            "matched_steps": self.steps, "matched_behaviour_length": len(self.witness),
+            "max_frontier": self.max_frontier, "generated": self.generated,
+            "possible_violations": {k: v + 1 for k, v in sorted(
+                self.possible_violations.items())},
+        }
+        if self.violation is not None and self.violation_index is not None:
+            step = self.violation_step
+            out["invariant"] = {
+                "name": self.violation.invariant, "step": self.violation_index + 1,
+                "where": step.where if step is not None else "",
+                "action": self.violation.trace[-1].action if self.violation.trace else "",
+            }
+        if not self.matched and self.failed is not None:
+            out["rejected"] = {
+                "step": (self.failed_index or 0) + 1, "where": self.failed.where,
+                "line": self.failed.line, "text": self.failed.text,
+                "observed": self.failed.describe(), "reason": self.gave_up or
+                "no behaviour of the model matches",
+                "hidden_step_that_would_be_logged": self.blocked or None,
+                "closest": [{"label": n.label, "mismatches": [m.text() for m in n.mismatches]}
+                            for n in self.closest],
+            }
+        return out
 
     def summary_line(self, model: str) -> str:
         """One line: verdict, steps, frontier, time."""
-        if self.violation is not None:
+        if self.matched and self.violation is not None:
+            step = (self.violation_index or 0) + 1
+            action = self.violation.trace[-1].action if self.violation.trace else ""
             return (
-                f"{model}: REJECTED: every behaviour matching steps 1..{self.steps} breaks "
-                f"{self.violation.invariant} ({self.elapsed_s:.2f} s)"
+                f"{model}: BREAKS {self.violation.invariant}: the {self.observations} steps "
+                f"match a behaviour of the model, and every behaviour matching steps 1..{step} "
+                f"breaks {self.violation.invariant} (at step {step}: {action}) "
+                f"({self.elapsed_s:.2f} s)"
             )
         if not self.accepted:
             where = "" if self.failed is None else f" ({self.failed.where})"
@@ -218,10 +287,21 @@ def _lookup(actual: Mapping[Any, Any], key: Any) -> tuple[bool, Any]:
     return False, None
 
 
+def observed_length(observed: Any) -> int | None:
+    """``n`` for an observed ``{"#len": n}`` (a length constraint), else ``None``."""
+    if isinstance(observed, Mapping) and len(observed) == 1 and LENGTH_KEY in observed:
+        value = observed[LENGTH_KEY]
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return None
+
+
 def value_matches(observed: Any, actual: Any) -> bool:
     """Whether an observed (possibly partial) value matches a model value (module doc)."""
     if type(observed) is type(actual) and observed == actual:
         return True  # the common case of a full observation: one C-level comparison
+    length = observed_length(observed)
+    if length is not None:
+        return isinstance(actual, list | tuple) and len(actual) == length
     if isinstance(observed, Mapping):
         if not isinstance(actual, Mapping):
             return False
@@ -252,6 +332,10 @@ def mismatches(observed: Mapping[str, Any], actual: Mapping[str, Any]) -> list[M
     def walk(path: str, obs: Any, act: Any, present: bool) -> None:
         if not present:
             out.append(Mismatch(path, obs, "(absent)"))
+        elif observed_length(obs) is not None:
+            if not value_matches(obs, act):
+                out.append(Mismatch(f"{path} length", observed_length(obs),
+                                    len(act) if isinstance(act, list | tuple) else act))
         elif isinstance(obs, Mapping) and isinstance(act, Mapping):
             for key, value in obs.items():
                 found, sub = _lookup(act, key)
@@ -262,6 +346,17 @@ def mismatches(observed: Mapping[str, Any], actual: Mapping[str, Any]) -> list[M
     for name, value in observed.items():
         walk(name, value, actual.get(name), name in actual)
     return out
+
+
+def observation_mismatches(obs: Observation, before: Mapping[str, Any] | None,
+                           after: Mapping[str, Any]) -> list[Mismatch]:
+    """The observed values of ``obs`` a step from ``before`` to ``after`` misses (values
+    observed before the step are named ``before: ...``)."""
+    out = []
+    if obs.before and before is not None:
+        out = [Mismatch(f"before: {m.path}", m.observed, m.actual)
+               for m in mismatches(obs.before, before)]
+    return out + mismatches(obs.variables, after)
 
 
 def split_label(label: str) -> tuple[str, tuple[str, ...]]:
@@ -339,6 +434,7 @@ class _Search(Generic[S]):
         self.generated = 0
         self.levels: list[tuple[dict[bytes, _Node[S]], dict[bytes, _Node[S]]]] = []
         self.invariants = list(model.invariants())
+        self.parents: dict[tuple[str, bytes], tuple[bytes, S]] = {}
 
     def view(self, key: bytes, state: S) -> Mapping[str, Any]:
         """``model.variables(state)``, memoised by encoding (at most ``_VIEWS`` entries)."""
@@ -364,34 +460,54 @@ class _Search(Generic[S]):
 
     def state_matches(self, obs: Observation, key: bytes, state: S) -> bool:
         """Whether a state has every observed variable value."""
-        if not obs.variables:
+        return self.values_match(obs.variables, key, state)
+
+    def values_match(self, values: Mapping[str, Any], key: bytes, state: S) -> bool:
+        """Whether a state has every value of ``values`` (partial, see ``value_matches``)."""
+        if not values:
             return True
         view = self.view(key, state)
-        for name, value in obs.variables.items():
+        for name, value in values.items():
             if name not in view or not value_matches(value, view[name]):
                 return False
         return True
 
-    def step(self, frontier: dict[bytes, _Node[S]], obs: Observation) -> dict[bytes, _Node[S]]:
+    def step(self, frontier: dict[bytes, _Node[S]], obs: Observation,
+             restrict: bool = True) -> dict[bytes, _Node[S]]:
         """The next frontier for ``obs``: the successors reached within ``hidden + 1`` steps
-        whose last step's label and whose variables match."""
+        whose last step's label, whose variables and whose predecessor's ``before`` values
+        match (and, for a ``stutter`` observation, the frontier states that match already).
+        Hidden steps are those ``obs.hidden_ok`` allows (every step when ``restrict`` is
+        off)."""
         hidden = obs.hidden if obs.hidden >= 0 else self.options.any_steps_cap
         label_ok = _LabelFilter(obs, self.label_cache)
         encode, next_states = self.model.encode, self.model.next_states
         matches = self.state_matches
+        rule = obs.hidden_ok if restrict else None
+        before = obs.before
         nxt: dict[bytes, _Node[S]] = {}
         inner: dict[bytes, _Node[S]] = {}
         layer: list[tuple[bytes, S]] = [(k, n.state) for k, n in frontier.items()]
+        if obs.stutter:
+            for key, state in layer:
+                if label_ok.trivial and matches(obs, key, state) and (
+                        not before or self.values_match(before, key, state)):
+                    nxt[key] = _Node(state, key, "", 0)
         generated = 0
         for depth in range(1, hidden + 2):
             new_layer: list[tuple[bytes, S]] = []
             for key, state in layer:
+                before_ok: bool | None = None
                 for label, succ in next_states(state):
                     generated += 1
                     skey = encode(succ)
                     if skey not in nxt and label_ok(label) and matches(obs, skey, succ):
-                        nxt[skey] = _Node(succ, key, label, depth)
-                    if depth <= hidden and skey not in inner and skey not in frontier:
+                        if before_ok is None:
+                            before_ok = self.values_match(before, key, state)
+                        if before_ok:
+                            nxt[skey] = _Node(succ, key, label, depth)
+                    if depth <= hidden and skey not in inner and skey not in frontier and (
+                            rule is None or rule(label, state, succ) is None):
                         inner[skey] = _Node(succ, key, label, depth)
                         new_layer.append((skey, succ))
             layer = new_layer
@@ -401,24 +517,58 @@ class _Search(Generic[S]):
         self.levels.append((inner, nxt))
         return nxt
 
+    def blocked_hidden_step(self, frontier: dict[bytes, _Node[S]],
+                            obs: Observation) -> str | None:
+        """Why ``obs`` was rejected when only its hidden-step rule stood in the way: the
+        first hidden step of a behaviour that would match without the rule, and why it
+        would have been observed; ``None`` when lifting the rule does not help."""
+        rule = obs.hidden_ok
+        if rule is None:
+            return None
+        found = self.step(frontier, obs, restrict=False)
+        inner, _ = self.levels.pop()
+        for key in sorted(found):
+            node = found[key]
+            chain: list[tuple[str, S, S]] = []
+            parent, state = node.parent, node.state
+            depth = node.depth
+            while depth > 1 and parent is not None:
+                prev = inner[parent]
+                chain.append((node.label, prev.state, state))
+                node, parent, state, depth = prev, prev.parent, prev.state, prev.depth
+            if parent is not None and depth == 1:
+                chain.append((node.label, frontier[parent].state, state))
+            chain.reverse()
+            for label, state_before, state_after in chain[:-1]:
+                reason = rule(label, state_before, state_after)
+                if reason is not None:
+                    return f"{label}: {reason}"
+        return None
+
     def candidates(
         self, frontier: dict[bytes, _Node[S]], obs: Observation
     ) -> list[tuple[str, bytes, S]]:
         """Every ``(label, key, state)`` the model allowed at ``obs`` (ignoring what was
-        observed), for explaining a rejection; at most ``100_000``."""
+        observed, hidden steps as ``obs.hidden_ok`` allows them), for explaining a rejection;
+        at most ``100_000``.  The predecessor of each is remembered in ``self.parents``."""
         hidden = obs.hidden if obs.hidden >= 0 else self.options.any_steps_cap
+        rule = obs.hidden_ok
         out: list[tuple[str, bytes, S]] = []
         seen = set(frontier)
-        layer = [n.state for n in frontier.values()]
-        for _ in range(hidden + 1):
-            new_layer: list[S] = []
-            for state in layer:
+        layer = [(k, n.state) for k, n in frontier.items()]
+        if obs.stutter:
+            out.extend(("(no step)", k, st) for k, st in layer)
+        for depth in range(hidden + 1):
+            new_layer: list[tuple[bytes, S]] = []
+            for key, state in layer:
                 for label, succ in self.model.next_states(state):
                     skey = self.model.encode(succ)
                     out.append((label, skey, succ))
-                    if skey not in seen:
+                    self.parents.setdefault((label, skey), (key, state))
+                    if skey not in seen and depth < hidden and (
+                            rule is None or rule(label, state, succ) is None):
                         seen.add(skey)
-                        new_layer.append(succ)
+                        new_layer.append((skey, succ))
                     if len(out) >= 100_000:
                         return out
             layer = new_layer
@@ -436,7 +586,9 @@ class _Search(Generic[S]):
         shown: set[tuple[str, tuple[str, ...]]] = set()
         for label, key, state in candidates:
             view = self.view(key, state)
-            missing = mismatches(obs.variables, view)
+            parent = self.parents.get((label, key))
+            before = self.view(*parent) if parent is not None and obs.before else None
+            missing = observation_mismatches(obs, before, view)
             tier = 0
             if not label_ok(label):
                 tier = 1 if action_name(label) == wanted_name else 2
@@ -456,8 +608,9 @@ class _Search(Generic[S]):
         inner, frontier = self.levels[level]
         node = frontier[key]
         while True:
-            steps.append(TraceStep(node.label, self.model.variables(node.state)))
             parent = node.parent
+            if node.depth > 0 or parent is None:  # depth 0 with a parent: a stutter
+                steps.append(TraceStep(node.label, self.model.variables(node.state)))
             if parent is None:
                 break
             if node.depth > 1:
@@ -490,8 +643,11 @@ def validate(
 ) -> ValidationResult:
     """Validate a trace of observations against ``model`` by constrained BFS (module doc).
 
-    Modelling shortcut: invariants are checked on the states consistent with the observed
-    steps, not on the states traversed by hidden steps.
+    A step at which every consistent state breaks an invariant is remembered (with a
+    witness behaviour) and the search goes on: when the whole trace then matches, the verdict
+    is a behaviour that breaks that invariant; when a later step matches nothing, the trace
+    is rejected there.  Modelling shortcut: invariants are checked on the states consistent
+    with the observed steps, not on the states traversed by hidden steps.
     """
     options = options or ValidateOptions()
     started = time.monotonic()
@@ -502,12 +658,13 @@ def validate(
     frontier = search.initial(first)
     possible: dict[str, int] = {}
     biggest = len(frontier)
+    certain: dict[str, Any] = {}
 
     def result(**kw: Any) -> ValidationResult:
         return ValidationResult(
             observations=len(observations), max_frontier=biggest,
             generated=search.generated, elapsed_s=time.monotonic() - started,
-            possible_violations=dict(possible), **kw,
+            possible_violations=dict(possible), **certain, **kw,
         )
 
     if not frontier:
@@ -524,11 +681,13 @@ def validate(
             frontier = search.step(frontier, obs)
             biggest = max(biggest, len(frontier))
             if not frontier:
+                blocked = search.blocked_hidden_step(previous, obs)
                 candidates = search.candidates(previous, obs)
                 near = search.closest(obs, candidates)
                 return result(accepted=False, steps=index + offset,
                               failed_index=index + offset, failed=obs, closest=tuple(near),
-                              candidates=len({k for _, k, _ in candidates}))
+                              candidates=len({k for _, k, _ in candidates}),
+                              blocked=blocked or "")
             if options.max_frontier and len(frontier) > options.max_frontier:
                 return result(accepted=False, steps=index + offset,
                               failed_index=index + offset, failed=obs,
@@ -538,14 +697,13 @@ def validate(
         step_index = max(index + offset, 0)
         for name in some:
             possible.setdefault(name, step_index)
-        if every is not None:
-            matched = index + offset + 1
-            return result(accepted=False, steps=matched, failed_index=step_index,
-                          failed=rest[index] if index >= 0 else first,
-                          violation=Violation(every, search.witness(bad_key)),
-                          violation_index=step_index)
+        if every is not None and not certain:
+            certain.update(violation=Violation(every, search.witness(bad_key)),
+                           violation_index=step_index,
+                           violation_step=rest[index] if index >= 0 else first)
     witness = search.witness(min(frontier))
-    return result(accepted=True, steps=len(observations), witness=witness)
+    return result(accepted="violation" not in certain, matched=True,
+                  steps=len(observations), witness=witness)
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -605,7 +763,7 @@ class TraceFormatError(ValueError):
         self.message = message
 
 
-RESERVED_KEYS = ("action", "args", "label", "hidden")
+RESERVED_KEYS = ("action", "args", "label", "hidden", "before", "stutter")
 """The keys of a JSON Lines step that are not variables (keys starting with ``#`` are
 comments/metadata and are ignored)."""
 
@@ -665,6 +823,33 @@ def observation_of_json(
             raise TraceFormatError(at, "'hidden' must be a non-negative integer or \"*\"")
         else:
             hidden = raw
+    variables = _variables_of(step, at)
+    before: dict[str, Any] = {}
+    if "before" in step:
+        if not isinstance(step["before"], dict):
+            raise TraceFormatError(at, "'before' must be an object of variables")
+        before = _variables_of(step["before"], at)
+    stutter = step.get("stutter", False)
+    if not isinstance(stutter, bool):
+        raise TraceFormatError(at, "'stutter' must be true or false")
+    initial = action == INIT_ACTION
+    if initial:
+        if not first:
+            raise TraceFormatError(at, "'Init' may only be the first step")
+        if args is not None or hidden:
+            raise TraceFormatError(at, "the 'Init' step takes no 'args' or 'hidden'")
+        action = None
+    if action is None and label is None and not variables and not before and not initial:
+        raise TraceFormatError(
+            at, "the step observes nothing: give 'action', 'label' or some variable"
+        )
+    return Observation(line=line, action=action, args=args, label=label,
+                       variables=variables, hidden=hidden, initial=initial, text=text,
+                       before=before, stutter=stutter)
+
+
+def _variables_of(step: Mapping[str, Any], at: str) -> dict[str, Any]:
+    """The variables a JSON step observes (every key but the reserved and ``#`` ones)."""
     variables = {}
     for key, value in step.items():
         if key in RESERVED_KEYS or key.startswith("#"):
@@ -673,19 +858,7 @@ def observation_of_json(
             variables[key] = _plain(value)
         except (ValueError, TypeError, KeyError) as error:
             raise TraceFormatError(at, f"variable {key!r}: {error}") from error
-    initial = action == INIT_ACTION
-    if initial:
-        if not first:
-            raise TraceFormatError(at, "'Init' may only be the first step")
-        if args is not None or hidden:
-            raise TraceFormatError(at, "the 'Init' step takes no 'args' or 'hidden'")
-        action = None
-    if action is None and label is None and not variables and not initial:
-        raise TraceFormatError(
-            at, "the step observes nothing: give 'action', 'label' or some variable"
-        )
-    return Observation(line=line, action=action, args=args, label=label,
-                       variables=variables, hidden=hidden, initial=initial, text=text)
+    return variables
 
 
 def parse_jsonl(text: str) -> list[Observation]:
@@ -773,7 +946,7 @@ def check_observation(
     remembers the value objects already checked across calls.  Modelling
     shortcut: types are taken from that one state; entries it lacks or holds as ``None`` are
     not checked."""
-    for name, value in obs.variables.items():
+    for name, value in (*obs.variables.items(), *obs.before.items()):
         if name not in reference:
             known = ", ".join(sorted(reference))
             raise TraceFormatError(where, f"unknown variable {name!r} (variables: {known})")
@@ -785,6 +958,10 @@ def check_observation(
 
 
 def _check_type(path: str, observed: Any, actual: Any, where: str) -> None:
+    if observed_length(observed) is not None:
+        if _kind(actual) not in (None, "an array"):
+            raise TraceFormatError(where, f"{path} has no length (it is {_kind(actual)})")
+        return
     want, got = _kind(actual), _kind(observed)
     if want is None or got is None:
         return
