@@ -85,9 +85,11 @@ def from_itf_value(encoded: Any) -> Any:
 
 
 def itf_document(
-    trace: Sequence[TraceStep], *, source: str = "", description: str = ""
+    trace: Sequence[TraceStep], *, source: str = "", description: str = "",
+    parameters: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The ITF JSON document of a trace."""
+    """The ITF JSON document of a trace; ``#meta`` names the model (``source``) and, when
+    given, the parameters it was built with (``isrlab validate`` rebuilds it from them)."""
     variables: list[str] = []
     for step in trace:
         for name in step.state:
@@ -99,20 +101,25 @@ def itf_document(
         for name, value in step.state.items():
             encoded[name] = itf_value(value)
         states.append(encoded)
-    meta = {
+    meta: dict[str, Any] = {
         "format": "ITF",
         "format-description": ITF_FORMAT_DESCRIPTION,
         "source": source,
         "description": description,
     }
+    if parameters is not None:
+        meta["model"] = source
+        meta["parameters"] = {k: parameters[k] for k in sorted(parameters)}
     return {"#meta": meta, "vars": variables, "states": states}
 
 
 def write_itf(
-    path: str | Path, trace: Sequence[TraceStep], *, source: str = "", description: str = ""
+    path: str | Path, trace: Sequence[TraceStep], *, source: str = "", description: str = "",
+    parameters: Mapping[str, Any] | None = None,
 ) -> None:
-    """Write a trace as an ITF JSON file."""
-    document = itf_document(trace, source=source, description=description)
+    """Write a trace as an ITF JSON file (``parameters``: see ``itf_document``)."""
+    document = itf_document(trace, source=source, description=description,
+                            parameters=parameters)
     Path(path).write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
 
 

@@ -101,7 +101,7 @@ def bmc_command(
         if violation is None:
             click.echo(f"no counterexample: {itf_path} not written")
         else:
-            write_itf(itf_path, violation.trace, source=model_name,
+            write_itf(itf_path, violation.trace, source=model_name, parameters=values,
                       description=f"{violation.invariant} violated (z3-bmc)")
     if violation is not None:
         sys.exit(1)

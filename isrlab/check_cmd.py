@@ -65,7 +65,7 @@ def _report(result: CheckResult, json_path: Path | None, itf_path: Path | None) 
             click.echo(f"no counterexample: {itf_path} not written")
         else:
             write_itf(
-                itf_path, result.violation.trace, source=result.model,
+                itf_path, result.violation.trace, source=result.model, parameters=result.params,
                 description=f"{result.violation.invariant} violated ({result.engine})",
             )
     sys.exit(0 if result.ok else 1)

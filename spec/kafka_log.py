@@ -1,90 +1,219 @@
 """Kafka broker logs of one partition as a partial trace of the ``kafka`` model.
 
-``read_broker_log(text, partition=..., brokers=...)`` reads the lines Kafka writes when the
-ISR or the leadership of a partition changes, and returns JSON Lines steps (dictionaries in
-the format of ``checker.validate``, see docs/oracle.md) for ``isrlab validate --model kafka``.
-Both the formats of the seeds (Kafka 0.10/0.11, ``kafka.cluster.Partition`` and the
-``state.change.logger``) and the newer ones (2.x) are recognised:
+``read_broker_logs(files, partition=..., brokers=...)`` reads the log files of a cluster as
+they were written to disk (server.log, state-change.log, one or several per broker, any
+prefix before the ``[timestamp]``: a docker-compose ``kafka1  | `` or a log4j/logback
+pattern with thread and logger names), merges their entries by timestamp, and turns the
+lines that bear on one partition's replication into JSON Lines steps of ``checker.validate``
+(see docs/oracle.md, which has the table of every line, the Kafka versions that write it,
+its level and logger, and the step and values it becomes).
 
-* ``Shrinking ISR for partition [t,0] from 1,2,3 to 1,2`` (logged by the leader,
-  ``Partition [t,0] on broker 1: ...``), newer ``[Partition t-0 broker=1] Shrinking ISR from
-  1,2,3 to 1,2. ...``: the leader's ``isr-expiration`` task: a ``ShrinkIsr(leader)`` step
-  after which the leader's ISR is the new one;
-* ``Expanding ISR for partition [t,0] from 1,2 to 1,2,3`` (newer: ``Expanding ISR from ...``):
-  ``maybeExpandIsr`` during the fetch of the added follower: a ``Fetch(follower)`` step after
-  which the leader's ISR is the new one;
-* ``Broker 2 received LeaderAndIsr request PartitionState(controllerEpoch=1, leader=1,
-  leaderEpoch=1, isr=[1, 2], ...) correlation id 7 from controller 0 epoch 1 for partition
-  [t,0]`` (newer: ``[Broker id=2] Received LeaderAndIsr request LeaderAndIsrPartitionState(
-  ..., leader=1, leaderEpoch=1, isr=[1, 2], ...)``): a ``Deliver`` step of that request to
-  that broker; the ``completed LeaderAndIsr request correlationId 7 ... for the become-leader
-  (become-follower) transition`` line of the same broker and correlation id adds what the
-  broker then is (leader, leader epoch); an ``ignoring LeaderAndIsr request ... with
-  correlation id 7`` line adds nothing (the request was stale).
+The line formats are those of Kafka's own format strings from 0.10 to 4.x:
+``kafka.cluster.Partition`` (ISR shrink/expand, "ISR updated", leader/follower start, high
+watermark, log loaded), ``kafka.server.ReplicaManager`` through the ``state.change.logger``
+(LeaderAndIsr received / completed / ignored), ``Log``/``UnifiedLog`` truncation,
+``AbstractFetcherThread`` truncation below the HW and the broker's start-up line.
 
-Every other line is skipped.  Brokers are renamed to the model's ``0..n-1``: with
-``brokers="1,2,3"`` broker 1 is the model's broker 0, and so on; by default the leader of
-leader epoch 0 (the model's initial leader) is 0 and the others follow in ascending order.
-Requests of leader epoch 0 (topic creation) are the model's initial state: the first of
-them becomes an ``Init`` step observing ZooKeeper's leader, epoch and ISR.
+Modelling shortcuts:
 
-Modelling shortcuts: a log does not show every step (fetches, produce requests, clock ticks,
-the other brokers' steps when only one broker's log is read), so each step allows
-``hidden`` unobserved model steps before it; the controller epoch of a request is not
-compared (the model's controller epochs start at 0, a real cluster's need not); the "from"
-ISR of a change is not observed (an observation constrains the state after a step).
+* brokers are renamed to the model's ``0..n-1``: with ``brokers="1,2,3"`` broker 1 is the
+  model's broker 0; by default the leader of leader epoch 0 first, the others ascending;
+* the log starts at topic creation: the lines of leader epoch 0 are the model's initial
+  state (an ``Init`` step); a log starting later is not covered;
+* the model has no ZooKeeper version / partition epoch: that figure is read and checked to
+  grow along the log, not matched against the model;
+* controller lines (``kafka.controller``, KRaft's ``QuorumController``) are not read: the
+  controller's steps (elections, ISR removal of dead brokers) are always allowed to be
+  hidden; KRaft brokers' ``Leader/Follower ... starts at`` lines map to the model's
+  LeaderAndIsr delivery, as the KRaft broker applies a PartitionChangeRecord exactly where a
+  ZooKeeper broker handles a LeaderAndIsr request.
+
+Hidden steps (``hidden_rule``): a step may go unlogged only if no log given would have shown
+it, given which brokers' logs are present (from their first line on), and at which level
+(``level``, else the most verbose level of each source's lines).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from checker.validate import TraceFormatError
+from checker.validate import LENGTH_KEY, HiddenRule, TraceFormatError
 
 DEFAULT_HIDDEN = 4
 """Unobserved model steps allowed before each logged step (fetches, produces, ticks...)."""
 
+LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
+"""log4j levels, most verbose first."""
+
+# ---------------------------------------------------------------------------- entries
+_TS = re.compile(r"(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(?:[,.](\d{1,9}))?")
+_LEVEL = re.compile(r"\b(TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)\b")
+_COMPOSE = re.compile(r"^\s*(?P<service>[\w.-]+)\s+\|\s?")
+_PREFIX_MAX = 160
+"""How far into a line its timestamp may start (the prefix of a logback/log4j pattern)."""
+
+
+@dataclass(slots=True)
+class Entry:
+    """One log entry (a line with a timestamp, plus its continuation lines)."""
+
+    source: str
+    line: int
+    time: str
+    level: str
+    text: str
+
+
+def split_entries(text: str, name: str) -> list[Entry]:
+    """The entries of one log file: each line with a timestamp in its first characters
+    starts one (whatever precedes it); a line without one continues the previous entry
+    (a multi-line message, a stack trace).  A docker-compose prefix names the source
+    (``name:service``), so one file of several containers makes several sources."""
+    out: list[Entry] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        compose = _COMPOSE.match(raw)
+        body = raw[compose.end():] if compose else raw
+        source = f"{name}:{compose['service']}" if compose else name
+        m = _TS.search(body[:_PREFIX_MAX])
+        if m is None:
+            if out and out[-1].source == source and body.strip():
+                out[-1].text += " " + body.strip()
+            continue
+        millis = (m.group(3) or "0").ljust(3, "0")[:3]
+        rest = body[m.end():]
+        level = _LEVEL.search(body[:m.start()] + " " + rest[:40])
+        found = level.group(1) if level else "INFO"
+        out.append(Entry(source, number, f"{m.group(1)} {m.group(2)}.{millis}",
+                         "WARN" if found == "WARNING" else found, body))
+    return out
+
+
+def merge_entries(files: Sequence[tuple[str, str]]) -> list[Entry]:
+    """Every entry of every file, in timestamp order (ties: file order, then line)."""
+    keyed = []
+    for index, (name, text) in enumerate(files):
+        for entry in split_entries(text, name):
+            keyed.append(((entry.time, index, entry.line), entry))
+    keyed.sort(key=lambda k: k[0])
+    return [e for _, e in keyed]
+
+
+def looks_like_kafka_log(text: str) -> bool:
+    """Whether a text reads as a Kafka (log4j/logback) log: a timestamp near the start of
+    one of its first non-blank lines, followed by a level."""
+    lines = [ln for ln in text.splitlines()[:20] if ln.strip()]
+    for raw in lines[:5]:
+        compose = _COMPOSE.match(raw)
+        body = raw[compose.end():] if compose else raw
+        if body.lstrip().startswith("{"):
+            return False
+        m = _TS.search(body[:_PREFIX_MAX])
+        if m and _LEVEL.search(body):
+            return True
+    return False
+
+
+# ---------------------------------------------------------------------------- line formats
 _OLD_TP = r"\[(?P<topic>[^,\]\s]+),(?P<part>\d+)\]"
-_SHRINK_OLD = re.compile(
-    r"(?:on broker (?P<broker>\d+): )?Shrinking ISR for partition " + _OLD_TP
-    + r" from (?P<old>[\d,\s]*) to (?P<new>[\d,\s]*\d)"
+_IDS = r"[\d,\s]*"
+_WRITER = re.compile(
+    r"Partition \[[^\]]+\] on broker (\d+):|\[Partition \S+ broker=(\d+)\]|\[Broker id=(\d+)"
+    r"|Broker (\d+) (?:received|completed|ignoring|handling)|\[KafkaServer id=(\d+)\]"
+    r"|\[Kafka Server (\d+)\]|\[ReplicaFetcher replicaId=(\d+)|\[ReplicaManager broker=(\d+)\]"
+    r"|\[BrokerServer id=(\d+)\]|\[KafkaRaftServer nodeId=(\d+)\]"
 )
-_EXPAND_OLD = re.compile(
-    r"(?:on broker (?P<broker>\d+): )?Expanding ISR for partition " + _OLD_TP
-    + r" from (?P<old>[\d,\s]*) to (?P<new>[\d,\s]*\d)"
+"""The broker that wrote a line, from any of Kafka's log prefixes."""
+
+
+@dataclass(frozen=True, slots=True)
+class Format:
+    """One line format: its kind, the pattern, the Kafka versions and level that write it."""
+
+    kind: str
+    pattern: re.Pattern[str]
+    versions: str
+    level: str
+    logger: str
+
+
+def _f(kind: str, pattern: str, versions: str, level: str, logger: str) -> Format:
+    return Format(kind, re.compile(pattern), versions, level, logger)
+
+
+FORMATS: tuple[Format, ...] = (
+    _f("shrink", r"Partition " + _OLD_TP + r" on broker (?P<broker>\d+): Shrinking ISR for "
+       r"partition \[[^\]]+\] from (?P<old>" + _IDS + r") to (?P<new>" + _IDS + r"\d)",
+       "0.10", "INFO", "kafka.cluster.Partition"),
+    _f("expand", r"Partition " + _OLD_TP + r" on broker (?P<broker>\d+): Expanding ISR for "
+       r"partition \[[^\]]+\] from (?P<old>" + _IDS + r") to (?P<new>" + _IDS + r"\d)",
+       "0.10", "INFO", "kafka.cluster.Partition"),
+    _f("shrink", r"(?:Partition " + _OLD_TP + r" on broker (?P<broker>\d+):|\[Partition "
+       r"(?P<tp>\S+) broker=(?P<broker2>\d+)\]) Shrinking ISR from (?P<old>" + _IDS
+       + r") to (?P<new>\d+(?:,\d+)*)(?:\. Leader: \(highWatermark: (?P<hw>\d+), endOffset: "
+       r"(?P<leo>\d+)\)\. Out of sync replicas: (?P<oos>.*?)\.?\s*(?:\(kafka|$))?",
+       "0.11-4.x", "INFO", "kafka.cluster.Partition"),
+    _f("expand", r"(?:Partition " + _OLD_TP + r" on broker (?P<broker>\d+):|\[Partition "
+       r"(?P<tp>\S+) broker=(?P<broker2>\d+)\]) Expanding ISR from (?P<old>" + _IDS
+       + r") to (?P<new>\d+(?:,\d+)*)", "0.11-4.x", "INFO", "kafka.cluster.Partition"),
+    _f("isr_updated", r"(?:Partition " + _OLD_TP + r" on broker (?P<broker>\d+):|\[Partition "
+       r"(?P<tp>\S+) broker=(?P<broker2>\d+)\]) ISR updated (?:from AlterIsr )?to \[?"
+       r"(?P<isr>\d+(?:,\d+)*)\]?\s*(?:\(under-min-isr\)\s*)?and (?:zkVersion|version) "
+       r"updated to \[?(?P<version>\d+)\]?",
+       "0.10-2.3 TRACE, 2.4-4.x INFO", "INFO", "kafka.cluster.Partition"),
+    _f("leader_start", r"(?:Partition " + _OLD_TP + r" on broker (?P<broker>\d+):|\[Partition "
+       r"(?P<tp>\S+) broker=(?P<broker2>\d+)\]) \S+ starts at Leader Epoch (?P<epoch>\d+) "
+       r"from offset (?P<offset>\d+)\. Previous Leader Epoch was: (?P<prev>-?\d+)",
+       "0.11-2.6", "INFO", "kafka.cluster.Partition"),
+    _f("leader_start", r"\[Broker id=(?P<broker>\d+)\] Leader (?P<tp>\S+?)(?: with topic id "
+       r"\S+)? starts at leader epoch (?P<epoch>\d+) from offset (?P<offset>\d+) with "
+       r"(?:partition epoch (?P<version>\d+), )?high watermark (?P<hw>\d+),? ISR "
+       r"\[(?P<isr>[\d,\s]*)\].*?Previous leader epoch was (?P<prev>-?\d+)",
+       "2.7-4.x", "INFO", "state.change.logger"),
+    _f("follower_start", r"\[Broker id=(?P<broker>\d+)\] Follower (?P<tp>\S+?)(?: with topic "
+       r"id \S+)? starts at leader epoch (?P<epoch>\d+) from offset (?P<offset>\d+) with "
+       r"(?:partition epoch (?P<version>\d+) and )?high watermark (?P<hw>\d+)\."
+       r"(?: Current leader is (?P<leader>-?\d+)\.)?.*?[Pp]revious leader epoch was "
+       r"(?P<prev>-?\d+)", "2.7-4.x", "INFO", "state.change.logger"),
+    _f("leader_and_isr", r"(?:Broker (?P<broker>\d+) received|\[Broker id=(?P<broker2>\d+)"
+       r"\] Received) LeaderAndIsr request (?P<state>\w*PartitionState\(.*?\)) correlation id "
+       r"(?P<cid>\d+)(?: from controller \d+ epoch \d+)?(?: for partition (?P<tp>\S+))?",
+       "0.10-3.x (ZooKeeper mode)", "TRACE", "state.change.logger"),
+    _f("completed", r"(?:Broker (?P<broker>\d+) completed|\[Broker id=(?P<broker2>\d+)\] "
+       r"Completed) LeaderAndIsr request correlationId (?P<cid>\d+).*?for the "
+       r"become-(?P<role>leader|follower) transition(?: for partition (?P<tp>\S+))?",
+       "0.10-2.x", "TRACE", "state.change.logger"),
+    _f("ignoring", r"(?:Broker (?P<broker>\d+) ignoring|\[Broker id=(?P<broker2>\d+)\] "
+       r"Ignoring) LeaderAndIsr request from controller \d+ with correlation id (?P<cid>\d+)"
+       r"(?:.*?for partition (?P<tp>\S+?)(?: since| as|$))?",
+       "0.10-3.x (ZooKeeper mode)", "WARN", "state.change.logger"),
+    _f("hw", r"(?:Partition " + _OLD_TP + r" on broker (?P<broker>\d+):|\[Partition "
+       r"(?P<tp>\S+) broker=(?P<broker2>\d+)\]) High watermark (?:for partition \S+ )?"
+       r"updated (?:from \S+(?: segment=\S+)? )?to \(?(?:offset=)?(?P<hw>\d+)",
+       "0.10-4.x", "DEBUG", "kafka.cluster.Partition"),
+    _f("log_loaded", r"\[Partition (?P<tp>\S+) broker=(?P<broker>\d+)\] Log loaded for "
+       r"partition \S+ with initial high watermark (?P<hw>\d+)",
+       "2.4-4.x", "INFO", "kafka.cluster.Partition"),
+    _f("truncate", r"Truncating log (?P<tp>\S+) to offset (?P<offset>\d+)\.",
+       "0.10", "INFO", "kafka.log.Log"),
+    _f("truncate", r"\[(?:Unified)?Log partition=(?P<tp>[^,\s]+), dir=[^\]]*\] Truncating to "
+       r"offset (?P<offset>\d+)", "1.1-4.x", "INFO", "kafka.log.Log / kafka.log.UnifiedLog"),
+    _f("truncate", r"\[ReplicaFetcher replicaId=(?P<broker>\d+), leaderId=\d+, fetcherId=\d+\]"
+       r" Truncating (?P<tp>\S+) to offset (?P<offset>\d+) below high watermark (?P<hw>\d+)",
+       "2.4-4.x", "WARN", "kafka.server.ReplicaFetcherThread"),
+    _f("started", r"(?:\[KafkaServer id=(?P<broker>\d+)\] started|\[Kafka Server "
+       r"(?P<broker2>\d+)\], started|\[BrokerServer id=(?P<broker3>\d+)\] Transition from "
+       r"STARTING to STARTED)", "0.10-4.x", "INFO", "kafka.server.KafkaServer / BrokerServer"),
 )
-_NEW_PREFIX = r"\[Partition (?P<tp>\S+) broker=(?P<broker>\d+)\] "
-_SHRINK_NEW = re.compile(
-    _NEW_PREFIX + r"Shrinking ISR from (?P<old>[\d,\s]*?) to (?P<new>\d+(?:,\s?\d+)*)"
-)
-_EXPAND_NEW = re.compile(
-    _NEW_PREFIX + r"Expanding ISR from (?P<old>[\d,\s]*?) to (?P<new>\d+(?:,\s?\d+)*)"
-)
-_RECEIVED = re.compile(
-    r"Broker (?:id=)?(?P<broker>\d+)\]? [Rr]eceived LeaderAndIsr request "
-    r"(?P<state>\w*PartitionState\(.*?\)) correlation id (?P<cid>\d+)"
-    r"(?: from controller (?P<controller>\d+) epoch (?P<cepoch>\d+))?"
-    r"(?: for partition (?P<tp>\S+))?"
-)
-_FIELD = re.compile(r"(\w+)=(\[[^\]]*\]|'[^']*'|[^,)\s]+)")
-_COMPLETED = re.compile(
-    r"Broker (?:id=)?(?P<broker>\d+)\]? completed LeaderAndIsr request correlationId "
-    r"(?P<cid>\d+).*?for the become-(?P<role>leader|follower) transition"
-    r"(?: for partition (?P<tp>\S+))?"
-)
-_IGNORING = re.compile(
-    r"Broker (?:id=)?(?P<broker>\d+)\]? ignoring LeaderAndIsr request from controller \d+ "
-    r"with correlation id (?P<cid>\d+)"
-)
+"""Every line format read (docs/oracle.md has the table)."""
 
 
 @dataclass(frozen=True, slots=True)
 class LogEvent:
-    """One recognised log line: its kind (``shrink``, ``expand``, ``leader_and_isr``,
-    ``completed``, ``ignoring``), the broker that wrote it, its partition and fields."""
+    """One recognised log line: its kind (``FORMATS``), the broker that wrote it, its
+    partition (``None``: not said), its fields, and where it comes from."""
 
     line: int
     text: str
@@ -92,11 +221,15 @@ class LogEvent:
     broker: int
     partition: str | None
     fields: dict[str, Any]
+    time: str = ""
+    source: str = ""
+    level: str = "INFO"
+    era: str = ""
 
 
-def _ids(text: str) -> tuple[int, ...]:
+def _ids(text: str | None) -> tuple[int, ...]:
     """Broker ids of ``1,2,3`` or ``[1, 2, 3]``."""
-    return tuple(int(x) for x in re.findall(r"\d+", text))
+    return tuple(int(x) for x in re.findall(r"\d+", text or ""))
 
 
 def _tp(topic_partition: str | None) -> str | None:
@@ -109,13 +242,16 @@ def _tp(topic_partition: str | None) -> str | None:
     return topic_partition.rstrip(".,")
 
 
+_FIELD = re.compile(r"(\w+)=(\[[^\]]*\]|'[^']*'|[^,)\s]+)")
+
+
 def _partition_state(text: str) -> tuple[dict[str, Any], str | None]:
-    """The leader, leader epoch, ISR, replicas of a ``PartitionState(...)`` text, and the
-    partition it names (newer formats carry topicName/partitionIndex)."""
+    """The leader, leader epoch, ISR, replicas, version of a ``PartitionState(...)`` text,
+    and the partition it names (newer formats carry topicName/partitionIndex)."""
     values = dict(_FIELD.findall(text))
     fields: dict[str, Any] = {}
-    for key in ("leader", "leaderEpoch", "controllerEpoch"):
-        if key in values:
+    for key in ("leader", "leaderEpoch", "controllerEpoch", "zkVersion", "partitionEpoch"):
+        if key in values and re.fullmatch(r"-?\d+", values[key]):
             fields[key] = int(values[key])
     for key in ("isr", "replicas"):
         if key in values:
@@ -126,71 +262,161 @@ def _partition_state(text: str) -> tuple[dict[str, Any], str | None]:
     return fields, tp
 
 
-def parse_line(number: int, line: str) -> LogEvent | None:
-    """The event of one log line, or ``None`` for a line of no interest."""
-    for pattern, kind in ((_SHRINK_OLD, "shrink"), (_EXPAND_OLD, "expand")):
-        m = pattern.search(line)
-        if m:
-            broker = m["broker"] or _broker_of_old_prefix(line)
-            return LogEvent(number, line, kind, int(broker) if broker else -1,
-                            f"{m['topic']}-{m['part']}",
-                            {"old": _ids(m["old"]), "new": _ids(m["new"])})
-    for pattern, kind in ((_SHRINK_NEW, "shrink"), (_EXPAND_NEW, "expand")):
-        m = pattern.search(line)
-        if m:
-            return LogEvent(number, line, kind, int(m["broker"]), _tp(m["tp"]),
-                            {"old": _ids(m["old"]), "new": _ids(m["new"])})
-    m = _RECEIVED.search(line)
-    if m:
-        fields, tp = _partition_state(m["state"])
-        fields["cid"] = int(m["cid"])
-        return LogEvent(number, line, "leader_and_isr", int(m["broker"]),
-                        tp or _tp(m["tp"]), fields)
-    m = _COMPLETED.search(line)
-    if m:
-        return LogEvent(number, line, "completed", int(m["broker"]), _tp(m["tp"]),
-                        {"cid": int(m["cid"]), "role": m["role"]})
-    m = _IGNORING.search(line)
-    if m:
-        return LogEvent(number, line, "ignoring", int(m["broker"]), None, {"cid": int(m["cid"])})
+def _group(m: re.Match[str], name: str) -> str | None:
+    return m.groupdict().get(name)
+
+
+def parse_line(number: int, line: str, entry: Entry | None = None) -> LogEvent | None:
+    """The event of one log line (or entry), or ``None`` for a line of no interest."""
+    for fmt in FORMATS:
+        m = fmt.pattern.search(line)
+        if m is None:
+            continue
+        broker_text = next((_group(m, g) for g in ("broker", "broker2", "broker3")
+                            if _group(m, g)), None)
+        tp = _tp(_group(m, "tp"))
+        if tp is None and _group(m, "topic"):
+            tp = f"{m['topic']}-{m['part']}"
+        fields = _fields(fmt.kind, m)
+        if fmt.kind == "leader_and_isr":
+            state, named = _partition_state(m["state"])
+            fields.update(state)
+            tp = named or tp
+        era = fmt.versions
+        return LogEvent(number, line, fmt.kind, int(broker_text) if broker_text else -1, tp,
+                        fields, entry.time if entry else "", entry.source if entry else "",
+                        entry.level if entry else fmt.level, era)
     return None
 
 
-def _broker_of_old_prefix(line: str) -> str | None:
-    m = re.search(r"on broker (\d+):", line)
-    return m.group(1) if m else None
+def _fields(kind: str, m: re.Match[str]) -> dict[str, Any]:
+    """The figures a matched line carries, as ints and tuples of broker ids."""
+    out: dict[str, Any] = {}
+    for key in ("epoch", "offset", "prev", "hw", "leo", "version", "cid", "leader"):
+        value = _group(m, key)
+        if value is not None:
+            out[key] = int(value)
+    for key in ("old", "new", "isr"):
+        if _group(m, key) is not None:
+            out[key] = _ids(m[key])
+    if _group(m, "role"):
+        out["role"] = m["role"]
+    oos = _group(m, "oos")
+    if oos:
+        out["out_of_sync"] = tuple(
+            (int(b), None if leo == "unknown" else int(leo))
+            for b, leo in re.findall(r"brokerId: (\d+), endOffset: (-?\d+|unknown)", oos))
+    return out
+
+
+def writer_of(text: str) -> int | None:
+    """The broker that wrote a line, from its prefix (``None``: not said)."""
+    m = _WRITER.search(text)
+    if m is None:
+        return None
+    return int(next(g for g in m.groups() if g is not None))
+
+
+# ---------------------------------------------------------------------------- sources
+STATE, SERVER = "state-change", "server"
+"""The two logs of a broker: ``state.change.logger`` lines (state-change.log by default)
+and every other logger's (server.log)."""
+
+
+def category_of(text: str) -> str:
+    """``state-change`` for a line of the ``state.change.logger`` (named at its end, or
+    prefixed ``[Broker id=N]`` / ``[Controller id=N]`` or in the old ``Broker N received``
+    form), else ``server``."""
+    if "state.change.logger" in text or re.search(
+            r"\[(?:Broker|Controller) id=\d+|Broker \d+ (?:received|completed|ignoring) "
+            r"LeaderAndIsr", text):
+        return STATE
+    return SERVER
+
+
+@dataclass(slots=True)
+class Source:
+    """One log source (a file, or one container of a docker-compose file): the brokers
+    whose lines it holds, its first timestamp, and per category of lines present (``STATE``,
+    ``SERVER``) the most verbose level of those lines."""
+
+    name: str
+    brokers: set[int] = field(default_factory=set)
+    first: str = ""
+    levels: dict[str, str] = field(default_factory=dict)
+
+
+def _sources(entries: Sequence[Entry]) -> dict[str, Source]:
+    """The sources of the entries: a merged file of several brokers covers every broker
+    of its lines from its first line on."""
+    out: dict[str, Source] = {}
+    for e in entries:
+        src = out.setdefault(e.source, Source(e.source, first=e.time))
+        src.first = min(src.first, e.time)
+        cat = category_of(e.text)
+        known = src.levels.get(cat, "FATAL")
+        if LEVELS.index(e.level) < LEVELS.index(known):
+            src.levels[cat] = e.level
+        writer = writer_of(e.text)
+        if writer is not None:
+            src.brokers.add(writer)
+    return out
+
+
+def _family(events: Sequence[LogEvent]) -> str:
+    """The logging era of the cluster: ``2.7+`` when a ``Leader/Follower ... starts at
+    leader epoch`` line is present, ``0.11+`` with ``starts at Leader Epoch``, else
+    ``0.10`` (the least logging: every transition is only at TRACE)."""
+    kinds = {(e.kind, e.era) for e in events}
+    if any(k == "follower_start" or (k == "leader_start" and v == "2.7-4.x") for k, v in kinds):
+        return "2.7+"
+    if any(k == "leader_start" for k, _ in kinds):
+        return "0.11+"
+    return "0.10"
+
+
+# ---------------------------------------------------------------------------- broker ids
+def _parse_brokers(brokers: str) -> list[int]:
+    try:
+        ids = [int(x) for x in brokers.split(",") if x.strip()]
+    except ValueError as error:
+        raise TraceFormatError("--brokers", f"expects broker ids like 1,2,3, got "
+                               f"{brokers!r}") from error
+    if not ids or len(set(ids)) != len(ids):
+        raise TraceFormatError("--brokers", f"expects distinct broker ids, got {brokers!r}")
+    return ids
 
 
 def _broker_order(events: Sequence[LogEvent], brokers: str | None) -> dict[int, int]:
     """Kafka broker id -> model broker index (see the module docstring)."""
-    if brokers is not None:
-        try:
-            ids = [int(x) for x in brokers.split(",") if x.strip()]
-        except ValueError as error:
-            raise TraceFormatError("--brokers", f"expects broker ids like 1,2,3, got "
-                                   f"{brokers!r}") from error
-        if not ids or len(set(ids)) != len(ids):
-            raise TraceFormatError("--brokers", f"expects distinct broker ids, got {brokers!r}")
-        return {b: i for i, b in enumerate(ids)}
     seen: set[int] = set()
     first_leader: int | None = None
     for e in events:
-        if e.broker >= 0:
+        if e.broker >= 0 and e.kind != "started":
             seen.add(e.broker)
-        if e.kind == "leader_and_isr":
-            seen.update(e.fields.get("replicas", ()))
-            seen.update(e.fields.get("isr", ()))
-            if "leader" in e.fields and e.fields["leader"] >= 0:
-                seen.add(e.fields["leader"])
-                if first_leader is None and e.fields.get("leaderEpoch") == 0:
-                    first_leader = e.fields["leader"]
-        if e.kind in ("shrink", "expand"):
-            seen.update(e.fields["old"])
-            seen.update(e.fields["new"])
-            if first_leader is None:
+        f = e.fields
+        for key in ("replicas", "isr", "old", "new"):
+            seen.update(f.get(key, ()))
+        leader = f.get("leader", -1)
+        if e.kind == "leader_and_isr" and leader >= 0:
+            seen.add(leader)
+        epoch = f.get("leaderEpoch", f.get("epoch"))
+        if first_leader is None and epoch == 0:
+            if e.kind == "leader_and_isr" and leader >= 0:
+                first_leader = leader
+            elif e.kind == "leader_start":
                 first_leader = e.broker
+        if first_leader is None and e.kind in ("shrink", "expand", "isr_updated"):
+            first_leader = e.broker
+    if brokers is not None:
+        ids = _parse_brokers(brokers)
+        missing = sorted(seen - set(ids))
+        if missing:
+            raise TraceFormatError("--brokers", f"the log names broker(s) "
+                                   f"{','.join(map(str, missing))}, not in --brokers {brokers}")
+        return {b: i for i, b in enumerate(ids)}
     order = sorted(seen)
-    if first_leader is not None:
+    if first_leader is not None and first_leader in order:
         order.remove(first_leader)
         order.insert(0, first_leader)
     return {b: i for i, b in enumerate(order)}
@@ -208,89 +434,420 @@ def _choose_partition(events: Sequence[LogEvent], partition: str | None) -> str:
         raise TraceFormatError("--partition", f"the log has several partitions "
                                f"({', '.join(names)}): choose one")
     if not names:
-        raise TraceFormatError("line 1", "no ISR or LeaderAndIsr line in the log")
+        raise TraceFormatError("line 1", "no line about a partition's replication (ISR "
+                               "change, leader/follower start, LeaderAndIsr) in the log")
     return names[0]
+
+
+# ---------------------------------------------------------------------------- the trace
+@dataclass
+class KafkaLogTrace:
+    """The steps derived from a cluster's logs, with what the rule of hidden steps needs:
+    the model index of each Kafka broker id, the logging era, and per step which model
+    brokers' logs cover the time before it, of which category, at which level."""
+
+    steps: list[dict[str, Any]]
+    ids: dict[int, int]
+    family: str
+    covered: list[dict[int, dict[str, str]]]
 
 
 def read_broker_log(
     text: str, *, partition: str | None = None, brokers: str | None = None,
     hidden: int = DEFAULT_HIDDEN,
 ) -> list[dict[str, Any]]:
-    """The JSON Lines steps (``checker.validate`` format) of one partition's ISR and
-    LeaderAndIsr lines in a broker log (one broker's, or several merged in time order).
+    """The JSON Lines steps of one log file's text (``read_broker_logs`` of that one file)."""
+    return read_broker_logs([("log", text)], partition=partition, brokers=brokers,
+                            hidden=hidden).steps
 
-    Each step carries ``#line`` (its source line) and ``#log`` (the line itself), ignored by
-    the validator but shown in its reports.  ``TraceFormatError`` for an unusable log.
+
+def read_broker_logs(
+    files: Sequence[tuple[str, str]], *, partition: str | None = None,
+    brokers: str | None = None, hidden: int = DEFAULT_HIDDEN, level: str | None = None,
+) -> KafkaLogTrace:
+    """The JSON Lines steps (``checker.validate`` format) of one partition in the logs
+    ``files`` (``(name, text)`` pairs), merged by timestamp.
+
+    Each step carries ``#line``, ``#file``, ``#time`` and ``#log`` (ignored by the validator,
+    shown in its reports).  ``TraceFormatError`` for unusable logs.
     """
-    events = [e for n, raw in enumerate(text.splitlines(), start=1)
-              if (e := parse_line(n, raw)) is not None]
+    entries = merge_entries(files)
+    if not entries:
+        raise TraceFormatError("line 1", "not a Kafka log: no line starts with a timestamp")
+    events = [e for entry in entries
+              if (e := parse_line(entry.line, entry.text, entry)) is not None]
+    sources = _sources(entries)
+    # lines naming no broker (Log truncation) belong to the one broker of their source
+    events = [_attribute(e, sources) for e in events]
     tp = _choose_partition(events, partition)
-    ours = [e for e in events if e.partition in (tp, None)]
+    ours = [e for e in events if e.partition == tp
+            or (e.partition is None and e.kind in ("ignoring", "started"))]
     ids = _broker_order(ours, brokers)
-
-    def model_id(b: int, line: int) -> int:
-        if b not in ids:
-            raise TraceFormatError(f"line {line}", f"broker {b} is not among the brokers "
-                                   f"{','.join(map(str, ids))}")
-        return ids[b]
-
-    steps: list[dict[str, Any]] = []
-    pending: dict[tuple[int, int], dict[str, Any]] = {}
+    builder = _Builder(ids, hidden, multi=len(files) > 1)
+    builder.confirming = confirming_brokers(ours)
     for e in ours:
-        if e.kind in ("shrink", "expand"):
-            if e.broker < 0:
-                raise TraceFormatError(f"line {e.line}", "cannot tell which broker wrote this "
-                                       "ISR change (no 'on broker N' or 'broker=N')")
-            leader = model_id(e.broker, e.line)
-            new = sorted(model_id(b, e.line) for b in e.fields["new"])
-            step: dict[str, Any] = {"#line": e.line, "#log": e.text.strip()}
-            if e.kind == "shrink":
-                step.update(action="ShrinkIsr", args=[leader])
-            else:
-                added = sorted(set(e.fields["new"]) - set(e.fields["old"]))
-                if len(added) != 1:
-                    raise TraceFormatError(f"line {e.line}", "an ISR expansion adds exactly "
-                                           "one follower")
-                step.update(action="Fetch", args=[model_id(added[0], e.line)])
-            step[f"broker{leader}"] = {"leader": leader, "isr": new}
-            step["hidden"] = hidden
-            steps.append(step)
-        elif e.kind == "leader_and_isr":
-            request = _leader_and_isr_step(e, model_id, hidden, first=not steps)
-            if request is not None:
-                steps.append(request)
-                pending[(e.broker, e.fields["cid"])] = request
-        elif e.kind == "completed":
-            target = pending.pop((e.broker, e.fields["cid"]), None)
-            if target is not None and target.get("label"):
-                b = model_id(e.broker, e.line)
-                epoch, leader = target["#epoch"], target["#leader"]
-                target[f"broker{b}"] = {"leader": b if e.fields["role"] == "leader" else leader,
-                                        "leader_epoch": epoch}
-        elif e.kind == "ignoring":
-            pending.pop((e.broker, e.fields["cid"]), None)
-    return steps
+        builder.add(e)
+    steps = builder.finish()
+    family = _family(ours)
+    covered = [_coverage(step, sources, level, ids) for step in steps]
+    return KafkaLogTrace(steps, ids, family, covered)
 
 
-def _leader_and_isr_step(
-    e: LogEvent, model_id: Callable[[int, int], int], hidden: int, *, first: bool
-) -> dict[str, Any] | None:
-    """The step of a received LeaderAndIsr request (``Init`` for leader epoch 0)."""
-    f = e.fields
-    for key in ("leader", "leaderEpoch", "isr"):
-        if key not in f:
-            raise TraceFormatError(f"line {e.line}", f"LeaderAndIsr request without {key}")
-    leader = model_id(f["leader"], e.line) if f["leader"] >= 0 else -1
-    isr = sorted(model_id(b, e.line) for b in f["isr"])
-    epoch = f["leaderEpoch"]
-    if epoch == 0:
-        if not first:
-            return None  # the initial request reaching another broker: already in Init
-        return {"#line": e.line, "#log": e.text.strip(), "action": "Init",
-                "zk": {"leader": leader, "leader_epoch": 0, "isr": isr}}
-    dest = model_id(e.broker, e.line)
-    isr_text = "(" + ", ".join(map(str, isr)) + ("," if len(isr) == 1 else "") + ")"
-    label = (f"Deliver(LeaderAndIsr(to={dest},cepoch=*,leader={leader},epoch={epoch},"
-             f"isr={isr_text}))")
-    return {"#line": e.line, "#log": e.text.strip(), "label": label, "hidden": hidden,
-            "#epoch": epoch, "#leader": leader}
+def _attribute(e: LogEvent, sources: Mapping[str, Source]) -> LogEvent:
+    if e.broker >= 0:
+        return e
+    owners = sources[e.source].brokers if e.source in sources else set()
+    if len(owners) == 1:
+        return LogEvent(e.line, e.text, e.kind, next(iter(owners)), e.partition, e.fields,
+                        e.time, e.source, e.level, e.era)
+    return e
+
+
+def _coverage(step: Mapping[str, Any], sources: Mapping[str, Source], level: str | None,
+              ids: Mapping[int, int]) -> dict[int, dict[str, str]]:
+    """The model brokers whose logs cover the time before ``step`` (their source began
+    before the previous step), per category with the most verbose level of their sources
+    (``level`` instead, when given)."""
+    since = step.get("#since", step.get("#time", ""))
+    out: dict[int, dict[str, str]] = {}
+    for src in sources.values():
+        if src.first > since:
+            continue
+        for b in src.brokers:
+            if b not in ids:
+                continue
+            mine = out.setdefault(ids[b], {})
+            for cat, lvl in src.levels.items():
+                lvl = level or lvl
+                if cat not in mine or LEVELS.index(lvl) < LEVELS.index(mine[cat]):
+                    mine[cat] = lvl
+    return out
+
+
+def _isr_text(isr: Sequence[int]) -> str:
+    return "(" + ", ".join(map(str, isr)) + ("," if len(isr) == 1 else "") + ")"
+
+
+class _Builder:
+    """Turns one partition's events, in time order, into steps (docs/oracle.md's table)."""
+
+    def __init__(self, ids: Mapping[int, int], hidden: int, *, multi: bool) -> None:
+        self.ids = ids
+        self.hidden = hidden
+        self.multi = multi
+        self.steps: list[dict[str, Any]] = []
+        self.init: dict[str, Any] | None = None
+        self.in_init = True
+        self.pending_cid: dict[tuple[int, int], dict[str, Any]] = {}
+        self.last_transition: dict[int, dict[str, Any]] = {}
+        self.proposal: dict[int, LogEvent] = {}
+        self.confirming: set[int] = set()
+        self.isr: dict[int, tuple[int, ...]] = {}
+        self.version = -1
+        self.version_line = 0
+
+    def model(self, b: int, e: LogEvent) -> int:
+        if b not in self.ids:
+            raise TraceFormatError(f"line {e.line}", f"broker {b} is not among the brokers "
+                                   f"{','.join(map(str, self.ids))}")
+        return self.ids[b]
+
+    def step(self, e: LogEvent, **values: Any) -> dict[str, Any]:
+        where = f"{e.source}:{e.line}" if self.multi and e.source else None
+        step: dict[str, Any] = {"#line": e.line, "#log": e.text.strip(), "#time": e.time}
+        if where:
+            step["#file"] = where
+        step.update(values)
+        if "action" not in values or values["action"] != "Init":
+            step.setdefault("hidden", self.hidden)
+        step["#since"] = self.steps[-1]["#time"] if self.steps else e.time
+        self.steps.append(step)
+        return step
+
+    def check_version(self, e: LogEvent) -> None:
+        """A ZooKeeper version / partition epoch must grow along the log."""
+        version = e.fields.get("version")
+        if version is None:
+            return
+        if version < self.version:
+            raise TraceFormatError(
+                f"line {e.line}", f"partition epoch (ZooKeeper version) {version} is below "
+                f"{self.version} of line {self.version_line}: the log goes back in time")
+        self.version, self.version_line = version, e.line
+
+    # -- the kinds ------------------------------------------------------------------
+    def add(self, e: LogEvent) -> None:
+        """One event: a step, or values added to a step, or nothing (docs/oracle.md)."""
+        handler: Callable[[LogEvent], None] = getattr(self, f"_{e.kind}")
+        if e.broker < 0 and e.kind not in ("ignoring",):
+            if e.kind in ("truncate",):
+                return  # a Log line in a file of several brokers: cannot tell whose
+            raise TraceFormatError(f"line {e.line}", "cannot tell which broker wrote this "
+                                   "line (no 'on broker N', 'broker=N' or 'Broker id=N')")
+        self.check_version(e)
+        if self.in_init and not self._initial(e):
+            self.in_init = False
+        handler(e)
+
+    def _initial(self, e: LogEvent) -> bool:
+        """Whether ``e`` still belongs to topic creation (leader epoch 0 everywhere)."""
+        epoch = e.fields.get("leaderEpoch", e.fields.get("epoch"))
+        if e.kind in ("leader_and_isr", "leader_start", "follower_start"):
+            return epoch == 0
+        return e.kind in ("completed", "started", "log_loaded", "hw")
+
+    def _started(self, e: LogEvent) -> None:
+        if self.in_init:
+            return
+        b = self.model(e.broker, e)
+        self.step(e, action="Restart", args=[b])
+
+    def _init(self, e: LogEvent, leader: int, isr: Sequence[int] | None) -> None:
+        zk: dict[str, Any] = {"leader": self.model(leader, e), "leader_epoch": 0}
+        if isr:
+            zk["isr"] = sorted(self.model(x, e) for x in isr)
+        if self.init is None:
+            self.init = self.step(e, action="Init", zk=zk)
+        elif "isr" not in self.init["zk"] and "isr" in zk:
+            self.init["zk"]["isr"] = zk["isr"]
+
+    def _leader_and_isr(self, e: LogEvent) -> None:
+        f = e.fields
+        for key in ("leader", "leaderEpoch", "isr"):
+            if key not in f:
+                raise TraceFormatError(f"line {e.line}", f"LeaderAndIsr request without {key}")
+        if self.in_init:
+            self._init(e, f["leader"], f["isr"])
+            return
+        dest = self.model(e.broker, e)
+        leader = self.model(f["leader"], e) if f["leader"] >= 0 else -1
+        isr = sorted(self.model(b, e) for b in f["isr"])
+        epoch = f["leaderEpoch"]
+        label = (f"Deliver(LeaderAndIsr(to={dest},cepoch=*,leader={leader},epoch={epoch},"
+                 f"isr={_isr_text(isr)}))")
+        step = self.step(e, label=label, **{"#epoch": epoch, "#leader": leader})
+        self.pending_cid[(e.broker, f["cid"])] = step
+        self.last_transition[dest] = step
+
+    def _completed(self, e: LogEvent) -> None:
+        target = self.pending_cid.pop((e.broker, e.fields["cid"]), None)
+        if target is None or "label" not in target:
+            return
+        b = self.model(e.broker, e)
+        leader = b if e.fields["role"] == "leader" else target["#leader"]
+        target.setdefault(f"broker{b}", {}).update(leader=leader,
+                                                   leader_epoch=target["#epoch"])
+
+    def _ignoring(self, e: LogEvent) -> None:
+        self.pending_cid.pop((e.broker, e.fields["cid"]), None)
+
+    def _transition(self, e: LogEvent, leader: int | None) -> None:
+        """A ``Leader/Follower ... starts at leader epoch`` line: the Deliver step of that
+        transition (merged into the TRACE ``received`` step of the same epoch if there)."""
+        f = e.fields
+        b = self.model(e.broker, e)
+        epoch = f["epoch"]
+        if self.in_init:
+            if e.kind == "leader_start":
+                self._init(e, e.broker, f.get("isr"))
+            return
+        mine: dict[str, Any] = {"leader_epoch": epoch}
+        if leader is not None:
+            mine["leader"] = self.model(leader, e) if leader >= 0 else -1
+        if e.kind == "leader_start" and f.get("isr"):
+            mine["isr"] = sorted(self.model(x, e) for x in f["isr"])
+        before: dict[str, Any] = {"leader_epoch": f["prev"], "log": {LENGTH_KEY: f["offset"]}}
+        if "hw" in f:
+            before["hw"] = f["hw"]
+        previous = self.last_transition.get(b)
+        if previous is not None and previous.get("#epoch") == epoch and previous is \
+                self.steps[-1]:
+            target = previous
+        else:
+            lead = "*" if leader is None else str(mine["leader"])
+            isr = _isr_text(mine["isr"]) if "isr" in mine else "*"
+            target = self.step(e, label=f"Deliver(LeaderAndIsr(to={b},cepoch=*,leader={lead},"
+                                        f"epoch={epoch},isr={isr}))", **{"#epoch": epoch})
+            self.last_transition[b] = target
+        target.setdefault(f"broker{b}", {}).update(mine)
+        target.setdefault("before", {}).setdefault(f"broker{b}", {}).update(before)
+
+    def _leader_start(self, e: LogEvent) -> None:
+        self._transition(e, e.broker)
+
+    def _follower_start(self, e: LogEvent) -> None:
+        self._transition(e, e.fields.get("leader"))
+
+    def _isr_change(self, e: LogEvent, old: Sequence[int], new: Sequence[int],
+                    before: dict[str, Any]) -> None:
+        leader = self.model(e.broker, e)
+        newm = sorted(self.model(x, e) for x in new)
+        added = sorted(set(new) - set(old))
+        if len(added) == 1 and not set(old) - set(new):
+            label = f"Fetch*({self.model(added[0], e)})"
+        elif not added and set(old) - set(new):
+            label = f"ShrinkIsr({leader})"
+        else:
+            label = ""
+        values: dict[str, Any] = {f"broker{leader}": {"leader": leader, "isr": newm}}
+        if label:
+            values["label"] = label
+        if before:
+            values["before"] = {f"broker{leader}": before}
+        self.step(e, **values)
+        self.isr[e.broker] = tuple(new)
+
+    def _proposal_values(self, e: LogEvent) -> dict[str, Any]:
+        f = e.fields
+        out: dict[str, Any] = {"isr": sorted(self.model(x, e) for x in f["old"])}
+        if "hw" in f:
+            out["hw"] = f["hw"]
+        if "leo" in f:
+            out["log"] = {LENGTH_KEY: f["leo"]}
+        remote = {str(self.model(b, e)): leo for b, leo in f.get("out_of_sync", ())
+                  if leo is not None}
+        if remote:
+            out["remote_leo"] = remote
+        return out
+
+    def _shrink(self, e: LogEvent) -> None:
+        if e.broker in self.confirming:
+            # AlterIsr / a confirmed ZooKeeper write: the values now, the change when the
+            # "ISR updated" line confirms it
+            self.proposal[e.broker] = e
+            b = self.model(e.broker, e)
+            self.step(e, stutter=True, **{f"broker{b}": self._proposal_values(e)})
+            return
+        self._isr_change(e, e.fields["old"], e.fields["new"], self._proposal_values(e))
+
+    def _expand(self, e: LogEvent) -> None:
+        if e.broker in self.confirming:
+            self.proposal[e.broker] = e
+            return
+        before = {"isr": sorted(self.model(x, e) for x in e.fields["old"])}
+        self._isr_change(e, e.fields["old"], e.fields["new"], before)
+
+    def _isr_updated(self, e: LogEvent) -> None:
+        proposal = self.proposal.pop(e.broker, None)
+        old = proposal.fields["old"] if proposal is not None else self.isr.get(e.broker, ())
+        before = {"isr": sorted(self.model(x, e) for x in old)} if old else {}
+        self._isr_change(e, old, e.fields["isr"], before)
+
+    def _hw(self, e: LogEvent) -> None:
+        if self.in_init:
+            return
+        b = self.model(e.broker, e)
+        self.step(e, stutter=True, **{f"broker{b}": {"hw": e.fields["hw"]}})
+
+    def _log_loaded(self, e: LogEvent) -> None:
+        if self.in_init:
+            return
+        b = self.model(e.broker, e)
+        self.step(e, stutter=True, **{f"broker{b}": {"hw": e.fields["hw"]}})
+
+    def _truncate(self, e: LogEvent) -> None:
+        if self.in_init:
+            return
+        b = self.model(e.broker, e)
+        self.step(e, stutter=True, **{f"broker{b}": {"log": {LENGTH_KEY: e.fields["offset"]}}})
+
+    def finish(self) -> list[dict[str, Any]]:
+        """The steps, every ``#`` helper key but the documented ones dropped."""
+        for step in self.steps:
+            for key in ("#epoch", "#leader"):
+                step.pop(key, None)
+            if step.get("label") == "":
+                step.pop("label")
+        return self.steps
+
+
+def confirming_brokers(events: Sequence[LogEvent]) -> set[int]:
+    """Brokers whose ISR changes are confirmed by an ``ISR updated to`` line."""
+    return {e.broker for e in events if e.kind == "isr_updated"}
+
+
+# ---------------------------------------------------------------------------- hidden steps
+_DELIVER_TO = re.compile(r"LeaderAndIsr\(to=(\d+)")
+
+
+def hidden_rule(
+    variables: Callable[[Any], Mapping[str, Any]], covered: Mapping[int, Mapping[str, str]],
+    family: str,
+) -> HiddenRule:
+    """Whether a hidden step of the ``kafka`` model could go unlogged, given the model
+    brokers whose logs cover that time (``covered``: broker -> category -> level) and the
+    logging era (``family``).
+
+    A step is refused (with the line it would have written) when a covered broker, in a log
+    of the category and level that shows it, would have logged: a change of its ISR while
+    it leads (``Shrinking`` / ``Expanding ISR``, server log, INFO); its leadership or leader
+    epoch changing (``starts at Leader Epoch``, server log, INFO, for a new leader from 0.11
+    to 2.6; ``Leader/Follower ... starts at leader epoch``, state-change log, INFO, from
+    2.7; ``received LeaderAndIsr``, state-change log, TRACE, always); a LeaderAndIsr request
+    it ignores (state-change log, WARN); a start-up (server log, INFO); a truncation of its
+    log (server log, INFO); a change of its HW while it leads (server log, DEBUG).
+    Everything else (fetches that change no ISR, produce requests, ticks, crashes, lost
+    requests, flushes, HW checkpoints, the controller's steps) may hide.
+    """
+
+    def shows(b: int, category: str, level: str) -> bool:
+        have = covered.get(b, {}).get(category)
+        return have is not None and LEVELS.index(have) <= LEVELS.index(level)
+
+    def rule(label: str, state: Any, succ: Any) -> str | None:
+        name = label.split("(", 1)[0]
+        if not covered:
+            return None
+        if name == "Restart":
+            b = int(label[len("Restart("):-1])
+            if shows(b, SERVER, "INFO"):
+                return f"broker {b} would have logged its start-up ('started') at INFO"
+            return None
+        before, after = variables(state), variables(succ)
+        deliver = _DELIVER_TO.search(label) if name.startswith("Deliver") else None
+        for b in sorted(covered):
+            old, new = before.get(f"broker{b}", {}), after.get(f"broker{b}", {})
+            if not new.get("alive", True) or not old.get("alive", True):
+                continue
+            why = _logged(b, old, new, family, shows)
+            if why:
+                return why
+            if deliver and int(deliver.group(1)) == b:
+                if shows(b, STATE, "TRACE"):
+                    return (f"broker {b} would have logged 'Received LeaderAndIsr request' "
+                            f"at TRACE (state.change.logger)")
+                if old == new and shows(b, STATE, "WARN"):
+                    return (f"broker {b} would have logged 'Ignoring LeaderAndIsr request' "
+                            f"at WARN (state.change.logger)")
+        return None
+
+    return rule
+
+
+def _logged(b: int, old: Mapping[str, Any], new: Mapping[str, Any], family: str,
+            shows: Callable[[int, str, str], bool]) -> str | None:
+    """The line broker ``b`` would have written for the change ``old`` -> ``new``."""
+    leads = old.get("leader") == b and new.get("leader") == b
+    same_epoch = old.get("leader_epoch") == new.get("leader_epoch")
+    if leads and same_epoch and old.get("isr") != new.get("isr") and shows(b, SERVER, "INFO"):
+        verb = "Shrinking" if len(new.get("isr", ())) < len(old.get("isr", ())) else "Expanding"
+        return (f"broker {b} would have logged '{verb} ISR from "
+                f"{','.join(map(str, old.get('isr', ())))} to "
+                f"{','.join(map(str, new.get('isr', ())))}' at INFO (kafka.cluster.Partition)")
+    if (old.get("leader") != new.get("leader") or not same_epoch) and \
+            new.get("leader_epoch", -1) >= 0:
+        becomes_leader = new.get("leader") == b
+        role = "Leader" if becomes_leader else "Follower"
+        line = (f"broker {b} would have logged '{role} ... starts at leader epoch "
+                f"{new.get('leader_epoch')}' at INFO")
+        if family == "2.7+" and shows(b, STATE, "INFO"):
+            return line + " (state.change.logger)"
+        if family == "0.11+" and becomes_leader and shows(b, SERVER, "INFO"):
+            return line + " (kafka.cluster.Partition)"
+    if len(new.get("log", ())) < len(old.get("log", ())) and shows(b, SERVER, "INFO"):
+        return (f"broker {b} would have logged 'Truncating to offset {len(new['log'])}' at "
+                f"INFO (kafka.log.Log)")
+    if new.get("leader") == b and old.get("hw") != new.get("hw") and shows(b, SERVER, "DEBUG"):
+        return (f"broker {b} would have logged 'High watermark updated to {new.get('hw')}' "
+                f"at DEBUG (kafka.cluster.Partition)")
+    return None

@@ -57,27 +57,29 @@ def test_unrelated_lines_are_skipped() -> None:
 
 def test_the_fixture_becomes_six_steps_with_brokers_renamed_from_the_first_leader() -> None:
     steps = read_broker_log(FIXTURE.read_text(), partition="orders-0")
-    assert [s.get("action") or s.get("label", "")[:7] for s in steps] == [
-        "Init", "ShrinkIsr", "Fetch", "Deliver", "Deliver", "Fetch",
+    assert [s.get("action") or s.get("label", "")[:9] for s in steps] == [
+        "Init", "ShrinkIsr", "Fetch*(1)", "Deliver(L", "Restart", "Deliver(L", "Fetch*(0)",
     ]
     assert steps[0]["zk"] == {"leader": 0, "leader_epoch": 0, "isr": [0, 1]}
     assert steps[1]["broker0"] == {"leader": 0, "isr": [0]}
+    assert steps[1]["before"] == {"broker0": {"isr": [0, 1]}}  # the "from" ISR
     assert steps[3]["broker1"] == {"leader": 1, "leader_epoch": 1}  # broker 2 became leader
-    assert steps[4]["broker0"] == {"leader": 1, "leader_epoch": 1}  # broker 1 follows it
-    assert [s["#line"] for s in steps] == [1, 6, 7, 9, 11, 13]
+    assert steps[4]["args"] == [0]  # broker 1 started again
+    assert steps[5]["broker0"] == {"leader": 1, "leader_epoch": 1}  # broker 1 follows it
+    assert [s["#line"] for s in steps] == [1, 6, 7, 9, 11, 12, 14]
 
 
 def test_the_fixture_log_is_accepted_by_the_kafka_model() -> None:
     code, output = validate_log(FIXTURE)
     assert code == 0, output
-    assert "ACCEPTED: 6 steps" in output
+    assert "ACCEPTED: 7 steps" in output
 
 
 def test_a_new_leader_with_a_dead_broker_in_its_isr_is_rejected_at_its_line(
     tmp_path: Path,
 ) -> None:
     lines = FIXTURE.read_text().splitlines()
-    lines[8] = lines[8].replace("isr=[2]", "isr=[1, 2]")
+    lines[8] = lines[8].replace("isr=[2]", "isr=[1, 2]")  # line 9
     bad = tmp_path / "bad.log"
     bad.write_text("\n".join(lines) + "\n")
     code, output = validate_log(bad)
