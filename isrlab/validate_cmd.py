@@ -142,7 +142,7 @@ def kafka_log_observations(
             obs = replace(obs, place=where)
         if model is not None and model.name == "kafka" and not obs.initial:
             obs = replace(obs, hidden_ok=hidden_rule(model.variables, trace.covered[index],
-                                                     trace.family))
+                                                     trace.family, trace.ids))
         out.append(obs)
     return out
 

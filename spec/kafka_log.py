@@ -103,8 +103,8 @@ def merge_entries(files: Sequence[tuple[str, str]]) -> list[Entry]:
 
 def looks_like_kafka_log(text: str) -> bool:
     """Whether a text reads as a Kafka (log4j/logback) log: a timestamp near the start of
-    one of its first non-blank lines, followed by a level."""
-    lines = [ln for ln in text.splitlines()[:20] if ln.strip()]
+    one of its first non-blank lines (``#`` comment lines skipped), and a level."""
+    lines = [ln for ln in text.splitlines()[:200] if ln.strip() and not ln.startswith("#")]
     for raw in lines[:5]:
         compose = _COMPOSE.match(raw)
         body = raw[compose.end():] if compose else raw
@@ -772,7 +772,7 @@ _DELIVER_TO = re.compile(r"LeaderAndIsr\(to=(\d+)")
 
 def hidden_rule(
     variables: Callable[[Any], Mapping[str, Any]], covered: Mapping[int, Mapping[str, str]],
-    family: str,
+    family: str, names: Mapping[int, int] | None = None,
 ) -> HiddenRule:
     """Whether a hidden step of the ``kafka`` model could go unlogged, given the model
     brokers whose logs cover that time (``covered``: broker -> category -> level) and the
@@ -787,8 +787,13 @@ def hidden_rule(
     it ignores (state-change log, WARN); a start-up (server log, INFO); a truncation of its
     log (server log, INFO); a change of its HW while it leads (server log, DEBUG).
     Everything else (fetches that change no ISR, produce requests, ticks, crashes, lost
-    requests, flushes, HW checkpoints, the controller's steps) may hide.
+    requests, flushes, HW checkpoints, the controller's steps) may hide.  ``names`` gives the
+    Kafka id of each model broker, for the messages.
     """
+    kafka_id = {m: k for k, m in (names or {}).items()}
+
+    def who(b: int) -> str:
+        return f"broker {kafka_id[b]} (model broker {b})" if b in kafka_id else f"broker {b}"
 
     def shows(b: int, category: str, level: str) -> bool:
         have = covered.get(b, {}).get(category)
@@ -801,7 +806,7 @@ def hidden_rule(
         if name == "Restart":
             b = int(label[len("Restart("):-1])
             if shows(b, SERVER, "INFO"):
-                return f"broker {b} would have logged its start-up ('started') at INFO"
+                return f"{who(b)} would have logged its start-up ('started') at INFO"
             return None
         before, after = variables(state), variables(succ)
         deliver = _DELIVER_TO.search(label) if name.startswith("Deliver") else None
@@ -809,15 +814,15 @@ def hidden_rule(
             old, new = before.get(f"broker{b}", {}), after.get(f"broker{b}", {})
             if not new.get("alive", True) or not old.get("alive", True):
                 continue
-            why = _logged(b, old, new, family, shows)
+            why = _logged(b, old, new, family, shows, kafka_id)
             if why:
-                return why
+                return f"{who(b)} would have logged {why}"
             if deliver and int(deliver.group(1)) == b:
                 if shows(b, STATE, "TRACE"):
-                    return (f"broker {b} would have logged 'Received LeaderAndIsr request' "
+                    return (f"{who(b)} would have logged 'Received LeaderAndIsr request' "
                             f"at TRACE (state.change.logger)")
                 if old == new and shows(b, STATE, "WARN"):
-                    return (f"broker {b} would have logged 'Ignoring LeaderAndIsr request' "
+                    return (f"{who(b)} would have logged 'Ignoring LeaderAndIsr request' "
                             f"at WARN (state.change.logger)")
         return None
 
@@ -825,29 +830,33 @@ def hidden_rule(
 
 
 def _logged(b: int, old: Mapping[str, Any], new: Mapping[str, Any], family: str,
-            shows: Callable[[int, str, str], bool]) -> str | None:
-    """The line broker ``b`` would have written for the change ``old`` -> ``new``."""
+            shows: Callable[[int, str, str], bool], kafka_id: Mapping[int, int]) -> str | None:
+    """The line broker ``b`` would have written for the change ``old`` -> ``new`` (broker
+    ids in it named by ``kafka_id``)."""
+
+    def ids(isr: Sequence[int]) -> str:
+        return ",".join(str(kafka_id.get(x, x)) for x in isr)
+
     leads = old.get("leader") == b and new.get("leader") == b
     same_epoch = old.get("leader_epoch") == new.get("leader_epoch")
     if leads and same_epoch and old.get("isr") != new.get("isr") and shows(b, SERVER, "INFO"):
         verb = "Shrinking" if len(new.get("isr", ())) < len(old.get("isr", ())) else "Expanding"
-        return (f"broker {b} would have logged '{verb} ISR from "
-                f"{','.join(map(str, old.get('isr', ())))} to "
-                f"{','.join(map(str, new.get('isr', ())))}' at INFO (kafka.cluster.Partition)")
+        return (f"'{verb} ISR from {ids(old.get('isr', ()))} to {ids(new.get('isr', ()))}' "
+                f"at INFO (kafka.cluster.Partition)")
     if (old.get("leader") != new.get("leader") or not same_epoch) and \
             new.get("leader_epoch", -1) >= 0:
         becomes_leader = new.get("leader") == b
         role = "Leader" if becomes_leader else "Follower"
-        line = (f"broker {b} would have logged '{role} ... starts at leader epoch "
+        line = (f"'{role} ... starts at leader epoch "
                 f"{new.get('leader_epoch')}' at INFO")
         if family == "2.7+" and shows(b, STATE, "INFO"):
             return line + " (state.change.logger)"
         if family == "0.11+" and becomes_leader and shows(b, SERVER, "INFO"):
             return line + " (kafka.cluster.Partition)"
     if len(new.get("log", ())) < len(old.get("log", ())) and shows(b, SERVER, "INFO"):
-        return (f"broker {b} would have logged 'Truncating to offset {len(new['log'])}' at "
+        return (f"'Truncating to offset {len(new['log'])}' at "
                 f"INFO (kafka.log.Log)")
     if new.get("leader") == b and old.get("hw") != new.get("hw") and shows(b, SERVER, "DEBUG"):
-        return (f"broker {b} would have logged 'High watermark updated to {new.get('hw')}' "
+        return (f"'High watermark updated to {new.get('hw')}' "
                 f"at DEBUG (kafka.cluster.Partition)")
     return None
