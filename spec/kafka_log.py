@@ -545,6 +545,8 @@ class _Builder:
         self.isr: dict[int, tuple[int, ...]] = {}
         self.version = -1
         self.version_line = 0
+        self.init_transitions: set[int] = set()
+        self.init_started: set[int] = set()
 
     def model(self, b: int, e: LogEvent) -> int:
         if b not in self.ids:
@@ -590,11 +592,22 @@ class _Builder:
         handler(e)
 
     def _initial(self, e: LogEvent) -> bool:
-        """Whether ``e`` still belongs to topic creation (leader epoch 0 everywhere)."""
+        """Whether ``e`` still belongs to topic creation: each broker's first start-up and
+        first transition in leader epoch 0, HW 0 (a second one, or anything else, ends it)."""
         epoch = e.fields.get("leaderEpoch", e.fields.get("epoch"))
         if e.kind in ("leader_and_isr", "leader_start", "follower_start"):
-            return epoch == 0
-        return e.kind in ("completed", "started", "log_loaded", "hw")
+            if epoch != 0 or e.broker in self.init_transitions:
+                return False
+            self.init_transitions.add(e.broker)
+            return True
+        if e.kind == "started":
+            if e.broker in self.init_started or e.broker in self.init_transitions:
+                return False
+            self.init_started.add(e.broker)
+            return True
+        if e.kind in ("hw", "log_loaded"):
+            return bool(e.fields.get("hw") == 0)
+        return e.kind == "completed"
 
     def _started(self, e: LogEvent) -> None:
         if self.in_init:
