@@ -71,10 +71,12 @@ class Observation:
     its source for reports; ``initial`` marks an observation of the initial state.
 
     ``before`` observes (partial) variable values of the state the observed step starts
-    from; ``stutter`` lets the observation hold without a step of its own (a line that
-    reports a state, not a change); ``hidden_ok`` restricts the hidden steps: called with
-    ``(label, state, successor)`` of a candidate hidden step, it returns ``None`` when that
-    step may go unobserved, else why it would have been observed.
+    from; ``stutter`` lets the observation hold without a step of its own (the change it
+    reports may have been the previous observed step's); ``report`` makes it a report of
+    the state: it has no step of its own, only the hidden ones before it; ``hidden_ok``
+    restricts the hidden steps: called with ``(label, state, successor)`` of a candidate
+    hidden step, it returns ``None`` when that step may go unobserved, else why it would
+    have been observed.
     """
 
     line: int
@@ -88,6 +90,7 @@ class Observation:
     place: str = ""
     before: Mapping[str, Any] = field(default_factory=dict)
     stutter: bool = False
+    report: bool = False
     hidden_ok: HiddenRule | None = field(default=None, compare=False)
 
     @property
@@ -111,6 +114,8 @@ class Observation:
             parts.append(shown if not self.before else f"after it {shown}")
         if self.stutter:
             parts.append("possibly without a step of its own")
+        if self.report:
+            parts.append("a state, reached by hidden steps only")
         if self.hidden:
             parts.append(f"after up to {self.hidden} unobserved steps")
         return "; ".join(parts) or "nothing"
@@ -488,12 +493,13 @@ class _Search(Generic[S]):
         nxt: dict[bytes, _Node[S]] = {}
         inner: dict[bytes, _Node[S]] = {}
         layer: list[tuple[bytes, S]] = [(k, n.state) for k, n in frontier.items()]
-        if obs.stutter:
+        if obs.stutter or obs.report:
             for key, state in layer:
                 if label_ok.trivial and matches(obs, key, state) and (
                         not before or self.values_match(before, key, state)):
                     nxt[key] = _Node(state, key, "", 0)
         generated = 0
+        own = not obs.report
         for depth in range(1, hidden + 2):
             new_layer: list[tuple[bytes, S]] = []
             for key, state in layer:
@@ -501,7 +507,7 @@ class _Search(Generic[S]):
                 for label, succ in next_states(state):
                     generated += 1
                     skey = encode(succ)
-                    if skey not in nxt and label_ok(label) and matches(obs, skey, succ):
+                    if own and skey not in nxt and label_ok(label) and matches(obs, skey, succ):
                         if before_ok is None:
                             before_ok = self.values_match(before, key, state)
                         if before_ok:
@@ -510,6 +516,8 @@ class _Search(Generic[S]):
                             rule is None or rule(label, state, succ) is None):
                         inner[skey] = _Node(succ, key, label, depth)
                         new_layer.append((skey, succ))
+                        if not own and skey not in nxt and matches(obs, skey, succ):
+                            nxt[skey] = _Node(succ, key, label, depth)
             layer = new_layer
             if not layer:
                 break
@@ -539,7 +547,7 @@ class _Search(Generic[S]):
             if parent is not None and depth == 1:
                 chain.append((node.label, frontier[parent].state, state))
             chain.reverse()
-            for label, state_before, state_after in chain[:-1]:
+            for label, state_before, state_after in (chain if obs.report else chain[:-1]):
                 reason = rule(label, state_before, state_after)
                 if reason is not None:
                     return f"{label}: {reason}"
@@ -763,7 +771,7 @@ class TraceFormatError(ValueError):
         self.message = message
 
 
-RESERVED_KEYS = ("action", "args", "label", "hidden", "before", "stutter")
+RESERVED_KEYS = ("action", "args", "label", "hidden", "before", "stutter", "report")
 """The keys of a JSON Lines step that are not variables (keys starting with ``#`` are
 comments/metadata and are ignored)."""
 
@@ -830,8 +838,9 @@ def observation_of_json(
             raise TraceFormatError(at, "'before' must be an object of variables")
         before = _variables_of(step["before"], at)
     stutter = step.get("stutter", False)
-    if not isinstance(stutter, bool):
-        raise TraceFormatError(at, "'stutter' must be true or false")
+    report = step.get("report", False)
+    if not isinstance(stutter, bool) or not isinstance(report, bool):
+        raise TraceFormatError(at, "'stutter' and 'report' must be true or false")
     initial = action == INIT_ACTION
     if initial:
         if not first:
@@ -845,7 +854,7 @@ def observation_of_json(
         )
     return Observation(line=line, action=action, args=args, label=label,
                        variables=variables, hidden=hidden, initial=initial, text=text,
-                       before=before, stutter=stutter)
+                       before=before, stutter=stutter, report=report)
 
 
 def _variables_of(step: Mapping[str, Any], at: str) -> dict[str, Any]:

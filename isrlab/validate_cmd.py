@@ -260,7 +260,7 @@ def validate_command(
         model_name, params = _model_of(text, fmt, model_name, params, trace)
         log: KafkaLogTrace | None = None
         if fmt == "kafka-log":
-            log = _kafka_trace([(p.name, t) for p, t in texts], partition, brokers, hidden,
+            log = _kafka_trace([(str(p), t) for p, t in texts], partition, brokers, hidden,
                                log_level)
             if model_name == "kafka" and not any(p.startswith("brokers=") for p in params):
                 params = (*params, f"brokers={max(len(log.ids), 1)}")

@@ -390,7 +390,8 @@ def _parse_brokers(brokers: str) -> list[int]:
 def _broker_order(events: Sequence[LogEvent], brokers: str | None) -> dict[int, int]:
     """Kafka broker id -> model broker index (see the module docstring)."""
     seen: set[int] = set()
-    first_leader: int | None = None
+    creation_leader: int | None = None
+    guess: int | None = None  # without topic creation: the first broker changing an ISR
     for e in events:
         if e.broker >= 0 and e.kind != "started":
             seen.add(e.broker)
@@ -398,23 +399,30 @@ def _broker_order(events: Sequence[LogEvent], brokers: str | None) -> dict[int, 
         for key in ("replicas", "isr", "old", "new"):
             seen.update(f.get(key, ()))
         leader = f.get("leader", -1)
-        if e.kind == "leader_and_isr" and leader >= 0:
+        if e.kind in ("leader_and_isr", "follower_start") and leader >= 0:
             seen.add(leader)
         epoch = f.get("leaderEpoch", f.get("epoch"))
-        if first_leader is None and epoch == 0:
+        if creation_leader is None and epoch == 0:
             if e.kind == "leader_and_isr" and leader >= 0:
-                first_leader = leader
+                creation_leader = leader
             elif e.kind == "leader_start":
-                first_leader = e.broker
-        if first_leader is None and e.kind in ("shrink", "expand", "isr_updated"):
-            first_leader = e.broker
+                creation_leader = e.broker
+            elif e.kind == "follower_start" and leader >= 0:
+                creation_leader = leader
+        if guess is None and e.kind in ("shrink", "expand", "isr_updated"):
+            guess = e.broker
     if brokers is not None:
         ids = _parse_brokers(brokers)
         missing = sorted(seen - set(ids))
         if missing:
             raise TraceFormatError("--brokers", f"the log names broker(s) "
                                    f"{','.join(map(str, missing))}, not in --brokers {brokers}")
+        if creation_leader is not None and ids[0] != creation_leader:
+            raise TraceFormatError("--brokers", f"--brokers {brokers} puts broker {ids[0]} "
+                                   f"first, but broker {creation_leader} leads leader epoch 0 "
+                                   f"(the model's broker 0 is the first leader)")
         return {b: i for i, b in enumerate(ids)}
+    first_leader = creation_leader if creation_leader is not None else guess
     order = sorted(seen)
     if first_leader is not None and first_leader in order:
         order.remove(first_leader)
@@ -545,7 +553,7 @@ class _Builder:
         self.isr: dict[int, tuple[int, ...]] = {}
         self.version = -1
         self.version_line = 0
-        self.init_transitions: set[int] = set()
+        self.init_transitions: set[tuple[int, str]] = set()
         self.init_started: set[int] = set()
 
     def model(self, b: int, e: LogEvent) -> int:
@@ -596,12 +604,14 @@ class _Builder:
         first transition in leader epoch 0, HW 0 (a second one, or anything else, ends it)."""
         epoch = e.fields.get("leaderEpoch", e.fields.get("epoch"))
         if e.kind in ("leader_and_isr", "leader_start", "follower_start"):
-            if epoch != 0 or e.broker in self.init_transitions:
+            seen = (e.broker, "request" if e.kind == "leader_and_isr" else "start")
+            if epoch != 0 or seen in self.init_transitions:
                 return False
-            self.init_transitions.add(e.broker)
+            self.init_transitions.add(seen)
             return True
         if e.kind == "started":
-            if e.broker in self.init_started or e.broker in self.init_transitions:
+            if e.broker in self.init_started or any(
+                    b == e.broker for b, _ in self.init_transitions):
                 return False
             self.init_started.add(e.broker)
             return True
@@ -663,6 +673,8 @@ class _Builder:
         if self.in_init:
             if e.kind == "leader_start":
                 self._init(e, e.broker, f.get("isr"))
+            elif leader is not None and leader >= 0:
+                self._init(e, leader, None)
             return
         mine: dict[str, Any] = {"leader_epoch": epoch}
         if leader is not None:
@@ -729,7 +741,7 @@ class _Builder:
             # "ISR updated" line confirms it
             self.proposal[e.broker] = e
             b = self.model(e.broker, e)
-            self.step(e, stutter=True, **{f"broker{b}": self._proposal_values(e)})
+            self.step(e, report=True, **{f"broker{b}": self._proposal_values(e)})
             return
         self._isr_change(e, e.fields["old"], e.fields["new"], self._proposal_values(e))
 
@@ -756,13 +768,13 @@ class _Builder:
         if self.in_init:
             return
         b = self.model(e.broker, e)
-        self.step(e, stutter=True, **{f"broker{b}": {"hw": e.fields["hw"]}})
+        self.step(e, report=True, **{f"broker{b}": {"hw": e.fields["hw"]}})
 
     def _truncate(self, e: LogEvent) -> None:
         if self.in_init:
             return
         b = self.model(e.broker, e)
-        self.step(e, stutter=True, **{f"broker{b}": {"log": {LENGTH_KEY: e.fields["offset"]}}})
+        self.step(e, report=True, **{f"broker{b}": {"log": {LENGTH_KEY: e.fields["offset"]}}})
 
     def finish(self) -> list[dict[str, Any]]:
         """The steps, every ``#`` helper key but the documented ones dropped."""

@@ -1,0 +1,177 @@
+"""Every line format of ``spec.kafka_log.FORMATS`` parsed from a line written by hand from
+Kafka's format string (the version and the figures it carries), and log entries read as
+they are written to disk (prefixes, continuation lines, several files merged)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from spec.kafka_log import (
+    FORMATS,
+    category_of,
+    looks_like_kafka_log,
+    merge_entries,
+    parse_line,
+    split_entries,
+    writer_of,
+)
+
+TID = "Some(q3ZbN0d-TJ6l3lBQcrpLaw)"
+
+# (version the line follows, line, kind, writer, partition, fields it must carry)
+SAMPLES: list[tuple[str, str, str, int, str | None, dict[str, Any]]] = [
+    ("0.10", "Partition [t,0] on broker 1: Shrinking ISR for partition [t,0] from 1,2,3 to 1,3",
+     "shrink", 1, "t-0", {"old": (1, 2, 3), "new": (1, 3)}),
+    ("0.10", "Partition [t,0] on broker 1: Expanding ISR for partition [t,0] from 1 to 1,2",
+     "expand", 1, "t-0", {"old": (1,), "new": (1, 2)}),
+    ("0.11", "Partition [t,0] on broker 1: Shrinking ISR from 1,2 to 1",
+     "shrink", 1, "t-0", {"old": (1, 2), "new": (1,)}),
+    ("2.4", "[Partition t-0 broker=1] Shrinking ISR from 1,2 to 1. Leader: (highWatermark: 3, "
+     "endOffset: 5). Out of sync replicas: (brokerId: 2, endOffset: 3). (kafka.cluster.Partition)",
+     "shrink", 1, "t-0", {"old": (1, 2), "new": (1,), "hw": 3, "leo": 5,
+                          "out_of_sync": ((2, 3),)}),
+    ("4.0", "[Partition t-0 broker=1] Shrinking ISR from 1,2,3 to 1. Leader: (highWatermark: 3, "
+     "endOffset: 5). Out of sync replicas: (brokerId: 2, endOffset: 3, lastCaughtUpTimeMs: 17) "
+     "(brokerId: 3, endOffset: unknown, lastCaughtUpTimeMs: unknown).",
+     "shrink", 1, "t-0", {"hw": 3, "leo": 5, "out_of_sync": ((2, 3), (3, None))}),
+    ("2.7", "[Partition t-0 broker=2] Expanding ISR from 2 to 2,1", "expand", 2, "t-0",
+     {"old": (2,), "new": (2, 1)}),
+    ("0.10", "Partition [t,0] on broker 1: ISR updated to [1,2] and zkVersion updated to [7]",
+     "isr_updated", 1, "t-0", {"isr": (1, 2), "version": 7}),
+    ("2.7", "[Partition t-0 broker=1] ISR updated from AlterIsr to 1,2 and version updated to [8]",
+     "isr_updated", 1, "t-0", {"isr": (1, 2), "version": 8}),
+    ("3.0", "[Partition t-0 broker=1] ISR updated to 1 and version updated to [9]",
+     "isr_updated", 1, "t-0", {"isr": (1,), "version": 9}),
+    ("3.5", "[Partition t-0 broker=1] ISR updated to 1 (under-min-isr) and version updated to 10",
+     "isr_updated", 1, "t-0", {"isr": (1,), "version": 10}),
+    ("0.11", "Partition [t,0] on broker 1: t-0 starts at Leader Epoch 2 from offset 7. Previous "
+     "Leader Epoch was: 1", "leader_start", 1, "t-0", {"epoch": 2, "offset": 7, "prev": 1}),
+    ("2.0", "[Partition t-0 broker=3] t-0 starts at Leader Epoch 0 from offset 0. Previous "
+     "Leader Epoch was: -1", "leader_start", 3, "t-0", {"epoch": 0, "offset": 0, "prev": -1}),
+    ("2.7", "[Broker id=1] Leader t-0 starts at leader epoch 4 from offset 9 with high watermark "
+     "8 ISR [1,2] addingReplicas [] removingReplicas []. Previous leader epoch was 3.",
+     "leader_start", 1, "t-0", {"epoch": 4, "offset": 9, "hw": 8, "isr": (1, 2), "prev": 3}),
+    ("3.3", f"[Broker id=1001] Leader t-0 with topic id {TID} starts at leader epoch 0 from offset "
+     "0 with partition epoch 0, high watermark 0, ISR [1001], adding replicas [] and removing "
+     "replicas []. Previous leader epoch was -1. (state.change.logger)", "leader_start", 1001,
+     "t-0", {"epoch": 0, "offset": 0, "version": 0, "hw": 0, "isr": (1001,), "prev": -1}),
+    ("2.7", "[Broker id=2] Follower t-0 starts at leader epoch 4 from offset 9 with high "
+     "watermark 8. Previous leader epoch was 3.", "follower_start", 2, "t-0",
+     {"epoch": 4, "offset": 9, "hw": 8, "prev": 3}),
+    ("4.0", "[Broker id=2] Follower t-0 starts at leader epoch 4 from offset 9 with partition "
+     "epoch 6 and high watermark 8. Current leader is 1. Previous leader Some(1) and previous "
+     "leader epoch was 3.", "follower_start", 2, "t-0",
+     {"epoch": 4, "offset": 9, "version": 6, "hw": 8, "leader": 1, "prev": 3}),
+    ("0.10", "Broker 2 received LeaderAndIsr request PartitionState(controllerEpoch=1, leader=2, "
+     "leaderEpoch=1, isr=[2], zkVersion=1, replicas=[1, 2]) correlation id 7 from controller 1 "
+     "epoch 1 for partition [t,0]", "leader_and_isr", 2, "t-0",
+     {"leader": 2, "leaderEpoch": 1, "isr": (2,), "zkVersion": 1, "cid": 7}),
+    ("2.4", "[Broker id=2] Received LeaderAndIsr request LeaderAndIsrPartitionState(topicName='t',"
+     " partitionIndex=0, controllerEpoch=1, leader=1, leaderEpoch=3, isr=[1, 2], zkVersion=5, "
+     "replicas=[1, 2], addingReplicas=[], removingReplicas=[], isNew=false) correlation id 9 from "
+     "controller 1 epoch 1", "leader_and_isr", 2, "t-0",
+     {"leader": 1, "leaderEpoch": 3, "isr": (1, 2), "cid": 9}),
+    ("0.10", "Broker 2 completed LeaderAndIsr request correlationId 7 from controller 1 epoch 1 "
+     "for the become-leader transition for partition [t,0]", "completed", 2, "t-0",
+     {"cid": 7, "role": "leader"}),
+    ("0.10", "Broker 2 ignoring LeaderAndIsr request from controller 1 with correlation id 8 epoch"
+     " 1 for partition [t,0] since its associated leader epoch 1 is not higher than the current "
+     "leader epoch 1", "ignoring", 2, "[t,0]", {"cid": 8}),
+    ("0.10", "Partition [t,0] on broker 1: High watermark for partition [t,0] updated to 3 "
+     "[0 : 210]", "hw", 1, "t-0", {"hw": 3}),
+    ("2.4", "[Partition t-0 broker=1] High watermark updated from (offset=2 segment=[0:140]) to "
+     "(offset=3 segment=[0:210])", "hw", 1, "t-0", {"hw": 3}),
+    ("2.4", "[Partition t-0 broker=1] Log loaded for partition t-0 with initial high watermark 4",
+     "log_loaded", 1, "t-0", {"hw": 4}),
+    ("0.10", "Truncating log t-0 to offset 2.", "truncate", -1, "t-0", {"offset": 2}),
+    ("3.0", "[Log partition=t-0, dir=/var/kafka] Truncating to offset 2", "truncate", -1, "t-0",
+     {"offset": 2}),
+    ("2.4", "[ReplicaFetcher replicaId=2, leaderId=1, fetcherId=0] Truncating t-0 to offset 1 "
+     "below high watermark 3", "truncate", 2, "t-0", {"offset": 1, "hw": 3}),
+    ("0.10", "[Kafka Server 3], started (kafka.server.KafkaServer)", "started", 3, None, {}),
+    ("2.0", "[KafkaServer id=3] started (kafka.server.KafkaServer)", "started", 3, None, {}),
+    ("3.7", "[BrokerServer id=3] Transition from STARTING to STARTED", "started", 3, None, {}),
+]
+
+
+@pytest.mark.parametrize(("version", "line", "kind", "writer", "partition", "fields"), SAMPLES,
+                         ids=[f"{s[0]}-{s[2]}-{i}" for i, s in enumerate(SAMPLES)])
+def test_each_line_format_is_parsed_with_every_figure_it_carries(
+    version: str, line: str, kind: str, writer: int, partition: str | None,
+    fields: dict[str, Any],
+) -> None:
+    event = parse_line(1, f"[2024-01-01 00:00:00,000] INFO {line}")
+    assert event is not None, line
+    assert (event.kind, event.broker) == (kind, writer)
+    if partition != "[t,0]":
+        assert event.partition == partition
+    for key, value in fields.items():
+        assert event.fields[key] == value, key
+
+
+def test_every_format_has_a_sample() -> None:
+    matched = set()
+    for _, line, *_ in SAMPLES:
+        for index, fmt in enumerate(FORMATS):
+            if fmt.pattern.search(line):
+                matched.add(index)
+                break
+    assert matched == set(range(len(FORMATS)))
+
+
+def test_unrelated_lines_are_skipped() -> None:
+    assert parse_line(1, "[2026-11-20 09:00:03,400] INFO [ReplicaFetcherThread-0-1]: "
+                         "Starting (kafka.server.ReplicaFetcherThread)") is None
+
+
+@pytest.mark.parametrize("line", [
+    "kafka1  | [2023-05-02 10:00:30,000] INFO [Partition t-0 broker=1001] Expanding ISR from "
+    "1001 to 1001,1002 (kafka.cluster.Partition)",
+    "2025-03-18T10:00:30.000Z INFO  [data-plane-kafka-request-handler-4] kafka.cluster.Partition "
+    "- [Partition t-0 broker=1001] Expanding ISR from 1001 to 1001,1002",
+    "10:00:30 host kafka[311]: 2023-05-02 10:00:30,000 INFO [Partition t-0 broker=1001] "
+    "Expanding ISR from 1001 to 1001,1002",
+])
+def test_an_entry_is_found_after_any_prefix(line: str) -> None:
+    entries = split_entries(line, "f")
+    assert len(entries) == 1 and entries[0].level == "INFO"
+    assert entries[0].time.endswith("10:00:30.000")
+    event = parse_line(1, entries[0].text, entries[0])
+    assert event is not None and event.kind == "expand" and event.broker == 1001
+    assert looks_like_kafka_log(line)
+
+
+def test_continuation_lines_join_their_entry_and_compose_services_are_sources() -> None:
+    text = ("kafka1  | [2023-05-02 10:00:00,000] ERROR oops\n"
+            "kafka1  | java.lang.IllegalStateException: bad\n"
+            "kafka1  | \tat a.b.C.d(C.java:1)\n"
+            "kafka2  | [2023-05-02 10:00:01,000] TRACE [Broker id=2] Received LeaderAndIsr\n"
+            "kafka2  |   request LeaderAndIsrPartitionState(leader=1, leaderEpoch=1, isr=[1]) "
+            "correlation id 3\n")
+    entries = split_entries(text, "compose.log")
+    assert [(e.source, e.line, e.level) for e in entries] == [
+        ("compose.log:kafka1", 1, "ERROR"), ("compose.log:kafka2", 4, "TRACE")]
+    assert "IllegalStateException" in entries[0].text
+    event = parse_line(4, entries[1].text, entries[1])
+    assert event is not None and event.kind == "leader_and_isr"
+    assert event.fields["cid"] == 3 and event.fields["leaderEpoch"] == 1
+
+
+def test_several_files_merge_by_timestamp() -> None:
+    a = "[2024-01-01 10:00:02,000] INFO b\n[2024-01-01 10:00:00,000] INFO a\n"
+    b = "2024-01-01 10:00:01.500 INFO c\n"
+    assert [e.text[-1] for e in merge_entries([("a", a), ("b", b)])] == ["a", "c", "b"]
+
+
+def test_writers_and_categories_of_lines() -> None:
+    assert writer_of("[ReplicaFetcher replicaId=4, leaderId=1, fetcherId=0] x") == 4
+    assert writer_of("nothing here") is None
+    assert category_of("[Broker id=1] Leader t-0 starts (state.change.logger)") == "state-change"
+    assert category_of("[Partition t-0 broker=1] Expanding ISR") == "server"
+
+
+def test_json_and_prose_are_not_logs() -> None:
+    assert not looks_like_kafka_log('{"action": "Init"}\n')
+    assert not looks_like_kafka_log("hello\nworld\n")
