@@ -162,7 +162,7 @@ FORMATS: tuple[Format, ...] = (
        r"(?P<tp>\S+) broker=(?P<broker2>\d+)\]) ISR updated (?:from AlterIsr )?to \[?"
        r"(?P<isr>\d+(?:,\d+)*)\]?\s*(?:\(under-min-isr\)\s*)?and (?:zkVersion|version) "
        r"updated to \[?(?P<version>\d+)\]?",
-       "0.10-2.3 TRACE, 2.4-4.x INFO", "INFO", "kafka.cluster.Partition"),
+       "0.10-2.3 TRACE, 2.4-4.x INFO (2.7: 'from AlterIsr')", "INFO", "kafka.cluster.Partition"),
     _f("leader_start", r"(?:Partition " + _OLD_TP + r" on broker (?P<broker>\d+):|\[Partition "
        r"(?P<tp>\S+) broker=(?P<broker2>\d+)\]) \S+ starts at Leader Epoch (?P<epoch>\d+) "
        r"from offset (?P<offset>\d+)\. Previous Leader Epoch was: (?P<prev>-?\d+)",
@@ -197,15 +197,17 @@ FORMATS: tuple[Format, ...] = (
        r"partition \S+ with initial high watermark (?P<hw>\d+)",
        "2.4-4.x", "INFO", "kafka.cluster.Partition"),
     _f("truncate", r"Truncating log (?P<tp>\S+) to offset (?P<offset>\d+)\.",
-       "0.10", "INFO", "kafka.log.Log"),
+       "0.10-1.0", "INFO", "kafka.log.Log"),
     _f("truncate", r"\[(?:Unified)?Log partition=(?P<tp>[^,\s]+), dir=[^\]]*\] Truncating to "
-       r"offset (?P<offset>\d+)", "1.1-4.x", "INFO", "kafka.log.Log / kafka.log.UnifiedLog"),
+       r"offset (?P<offset>\d+)", "1.1-3.0 Log, 3.1-4.x UnifiedLog", "INFO",
+       "kafka.log.Log / kafka.log.UnifiedLog"),
     _f("truncate", r"\[ReplicaFetcher replicaId=(?P<broker>\d+), leaderId=\d+, fetcherId=\d+\]"
        r" Truncating (?P<tp>\S+) to offset (?P<offset>\d+) below high watermark (?P<hw>\d+)",
        "2.4-4.x", "WARN", "kafka.server.ReplicaFetcherThread"),
     _f("started", r"(?:\[KafkaServer id=(?P<broker>\d+)\] started|\[Kafka Server "
        r"(?P<broker2>\d+)\], started|\[BrokerServer id=(?P<broker3>\d+)\] Transition from "
-       r"STARTING to STARTED)", "0.10-4.x", "INFO", "kafka.server.KafkaServer / BrokerServer"),
+       r"STARTING to STARTED)", "0.10-0.11, 1.0-3.x, KRaft 3.x-4.x", "INFO",
+       "kafka.server.KafkaServer / BrokerServer"),
 )
 """Every line format read (docs/oracle.md has the table)."""
 
@@ -551,8 +553,7 @@ class _Builder:
         self.proposal: dict[int, LogEvent] = {}
         self.confirming: set[int] = set()
         self.isr: dict[int, tuple[int, ...]] = {}
-        self.version = -1
-        self.version_line = 0
+        self.versions: dict[int, tuple[int, int]] = {}
         self.init_transitions: set[tuple[int, str]] = set()
         self.init_started: set[int] = set()
 
@@ -575,15 +576,17 @@ class _Builder:
         return step
 
     def check_version(self, e: LogEvent) -> None:
-        """A ZooKeeper version / partition epoch must grow along the log."""
+        """The ZooKeeper version / partition epoch a broker logs never decreases (each
+        broker's lines are in its own clock's order; the model does not store it)."""
         version = e.fields.get("version")
         if version is None:
             return
-        if version < self.version:
+        last, line = self.versions.get(e.broker, (-1, 0))
+        if version < last:
             raise TraceFormatError(
-                f"line {e.line}", f"partition epoch (ZooKeeper version) {version} is below "
-                f"{self.version} of line {self.version_line}: the log goes back in time")
-        self.version, self.version_line = version, e.line
+                f"line {e.line}", f"broker {e.broker} logs partition epoch (ZooKeeper version) "
+                f"{version} after {last} (line {line}): not the log of one run")
+        self.versions[e.broker] = (version, e.line)
 
     # -- the kinds ------------------------------------------------------------------
     def add(self, e: LogEvent) -> None:

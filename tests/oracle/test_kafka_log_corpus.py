@@ -166,3 +166,13 @@ def test_a_file_that_is_not_a_log_is_one_line_and_exit_2(tmp_path: Path) -> None
     code, output = run("--model", "kafka", "--format", "kafka-log", prose)
     assert code == 2 and len(output.strip().splitlines()) == 1, output
     assert "not a Kafka log" in output
+
+
+def test_a_partition_epoch_going_back_on_one_broker_is_bad_input(tmp_path: Path) -> None:
+    log = tmp_path / "compose.log"
+    text = (CORPUS / "kafka-3.4-zk-compose" / "docker-compose.log").read_text()
+    log.write_text(text.replace("1001,1002 and version updated to [2]",
+                                "1001,1002 and version updated to [0]"))
+    code, output = run("--model", "kafka", log)
+    assert code == 2 and len(output.strip().splitlines()) == 1, output
+    assert "broker 1001 logs partition epoch (ZooKeeper version) 0 after 1" in output
