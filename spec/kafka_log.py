@@ -268,8 +268,15 @@ def _group(m: re.Match[str], name: str) -> str | None:
     return m.groupdict().get(name)
 
 
+_KEYWORDS = re.compile(r"ISR|[Ll]eader [Ee]poch|LeaderAndIsr|High watermark|Log loaded|Truncat|"
+                       r"started|STARTED")
+"""A word every line of ``FORMATS`` has: other lines are skipped without trying each one."""
+
+
 def parse_line(number: int, line: str, entry: Entry | None = None) -> LogEvent | None:
     """The event of one log line (or entry), or ``None`` for a line of no interest."""
+    if not _KEYWORDS.search(line):
+        return None
     for fmt in FORMATS:
         m = fmt.pattern.search(line)
         if m is None:

@@ -18,6 +18,7 @@ CORPUS = Path(__file__).parent.parent / "fixtures" / "oracle"
 VERSIONS = {  # directory -> steps, counted by hand from the files (see each file's header)
     "kafka-2.0": 6,   # creation, shrink, expand, B leads, A starts, B expands
     "kafka-2.4": 8,   # + the shrink's figures, A follows B (TRACE); expansions confirmed
+    "kafka-2.7": 8,   # the same through AlterIsr; A follows B (INFO)
     "kafka-3.4-zk-compose": 8,
     "kafka-4.0-kraft": 8,
 }
@@ -60,7 +61,8 @@ def test_a_missing_isr_expansion_is_rejected_where_it_was_needed(
     assert "10:01:00" in output  # rejected at B's leader line
 
 
-@pytest.mark.parametrize("name", ["kafka-2.4", "kafka-3.4-zk-compose", "kafka-4.0-kraft"])
+@pytest.mark.parametrize("name", ["kafka-2.4", "kafka-2.7", "kafka-3.4-zk-compose",
+                                  "kafka-4.0-kraft"])
 def test_a_wrong_high_watermark_in_a_shrink_line_is_rejected_at_that_line(
     tmp_path: Path, name: str
 ) -> None:
