@@ -196,6 +196,9 @@ FORMATS: tuple[Format, ...] = (
     _f("log_loaded", r"\[Partition (?P<tp>\S+) broker=(?P<broker>\d+)\] Log loaded for "
        r"partition \S+ with initial high watermark (?P<hw>\d+)",
        "2.4-4.x", "INFO", "kafka.cluster.Partition"),
+    _f("no_checkpoint", r"(?:Partition " + _OLD_TP + r" on broker (?P<broker>\d+):|\[Partition "
+       r"(?P<tp>\S+) broker=(?P<broker2>\d+)\]) No checkpointed highwatermark is found for "
+       r"partition", "0.10-4.x", "INFO", "kafka.cluster.Partition"),
     _f("truncate", r"Truncating log (?P<tp>\S+) to offset (?P<offset>\d+)\.",
        "0.10-1.0", "INFO", "kafka.log.Log"),
     _f("truncate", r"\[(?:Unified)?Log partition=(?P<tp>[^,\s]+), dir=[^\]]*\] Truncating to "
@@ -269,7 +272,7 @@ def _group(m: re.Match[str], name: str) -> str | None:
 
 
 _KEYWORDS = re.compile(r"ISR|[Ll]eader [Ee]poch|LeaderAndIsr|High watermark|Log loaded|Truncat|"
-                       r"started|STARTED")
+                       r"started|STARTED|highwatermark")
 """A word every line of ``FORMATS`` has: other lines are skipped without trying each one."""
 
 
@@ -627,6 +630,8 @@ class _Builder:
             return True
         if e.kind in ("hw", "log_loaded"):
             return bool(e.fields.get("hw") == 0)
+        if e.kind == "no_checkpoint":
+            return True
         return e.kind == "completed"
 
     def _started(self, e: LogEvent) -> None:
@@ -779,6 +784,13 @@ class _Builder:
             return
         b = self.model(e.broker, e)
         self.step(e, report=True, **{f"broker{b}": {"hw": e.fields["hw"]}})
+
+    def _no_checkpoint(self, e: LogEvent) -> None:
+        """No HW checkpoint for the partition: its HW starts at 0 (a *report*)."""
+        if self.in_init:
+            return
+        b = self.model(e.broker, e)
+        self.step(e, report=True, **{f"broker{b}": {"hw": 0}})
 
     def _truncate(self, e: LogEvent) -> None:
         if self.in_init:

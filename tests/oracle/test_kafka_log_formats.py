@@ -85,6 +85,8 @@ SAMPLES: list[tuple[str, str, str, int, str | None, dict[str, Any]]] = [
      "(offset=3 segment=[0:210])", "hw", 1, "t-0", {"hw": 3}),
     ("2.4", "[Partition t-0 broker=1] Log loaded for partition t-0 with initial high watermark 4",
      "log_loaded", 1, "t-0", {"hw": 4}),
+    ("0.10", "Partition [t,0] on broker 1: No checkpointed highwatermark is found for partition "
+     "t-0", "no_checkpoint", 1, "t-0", {}),
     ("0.10", "Truncating log t-0 to offset 2.", "truncate", -1, "t-0", {"offset": 2}),
     ("3.0", "[Log partition=t-0, dir=/var/kafka] Truncating to offset 2", "truncate", -1, "t-0",
      {"offset": 2}),
