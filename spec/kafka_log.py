@@ -638,6 +638,7 @@ class _Builder:
         if self.in_init:
             return
         b = self.model(e.broker, e)
+        self.last_transition.pop(b, None)
         self.step(e, action="Restart", args=[b])
 
     def _init(self, e: LogEvent, leader: int, isr: Sequence[int] | None) -> None:
@@ -700,9 +701,8 @@ class _Builder:
         if "hw" in f:
             before["hw"] = f["hw"]
         previous = self.last_transition.get(b)
-        if previous is not None and previous.get("#epoch") == epoch and previous is \
-                self.steps[-1]:
-            target = previous
+        if previous is not None and previous.get("#epoch") == epoch:
+            target = previous  # the TRACE 'received' line of the same transition
         else:
             lead = "*" if leader is None else str(mine["leader"])
             isr = _isr_text(mine["isr"]) if "isr" in mine else "*"

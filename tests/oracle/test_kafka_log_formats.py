@@ -177,3 +177,27 @@ def test_writers_and_categories_of_lines() -> None:
 def test_json_and_prose_are_not_logs() -> None:
     assert not looks_like_kafka_log('{"action": "Init"}\n')
     assert not looks_like_kafka_log("hello\nworld\n")
+
+
+def test_a_start_line_joins_its_brokers_received_line_across_other_brokers_lines() -> None:
+    from spec.kafka_log import read_broker_logs
+
+    def received(b: int, leader: int, epoch: int, isr: str, t: str) -> str:
+        return (f"[2020-01-10 10:{t}] TRACE [Broker id={b}] Received LeaderAndIsr request "
+                f"LeaderAndIsrPartitionState(topicName='t', partitionIndex=0, controllerEpoch=1, "
+                f"leader={leader}, leaderEpoch={epoch}, isr=[{isr}], zkVersion=0, replicas=[1, 2]"
+                f") correlation id 1 from controller 1 epoch 1 (state.change.logger)")
+
+    state_change = "\n".join([
+        received(1, 1, 0, "1, 2", "00:00,100"), received(2, 1, 0, "1, 2", "00:00,101"),
+        received(2, 2, 1, "2", "01:00,090"), received(1, 2, 1, "2", "01:00,095")])
+    server = ("[2020-01-10 10:01:00,100] INFO [Partition t-0 broker=2] t-0 starts at Leader "
+              "Epoch 1 from offset 2. Previous Leader Epoch was: 0 (kafka.cluster.Partition)\n")
+    trace = read_broker_logs([("sc", state_change), ("server", server)])
+    steps = trace.steps
+    assert [s.get("action", s.get("label", "")[:7]) for s in steps] == [
+        "Init", "Deliver", "Deliver"]
+    assert steps[1]["label"].startswith("Deliver(LeaderAndIsr(to=1,")  # broker 2 = model 1
+    assert steps[1]["broker1"] == {"leader_epoch": 1, "leader": 1}
+    assert steps[1]["before"] == {"broker1": {"leader_epoch": 0, "log": {"#len": 2}}}
+    assert trace.family == "0.11+"
