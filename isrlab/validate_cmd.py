@@ -245,12 +245,16 @@ def validate_command(
     partition: str | None, brokers: str | None, log_level: str | None,
     emit_jsonl: Path | None, traces: tuple[Path, ...],
 ) -> None:
-    """Check that TRACE is a behaviour of the model (unobserved values may be anything).
+    """Check that TRACES are a behaviour of the model (unobserved values may be anything).
 
     Several TRACES are the Kafka logs of one cluster (server.log, state-change.log, one or
     more per broker), merged by timestamp.  Exit status: 0 accepted, 1 rejected, 3 a
     behaviour of the model that breaks an invariant, 2 bad input.
     """
+    inputs = {path.resolve() for path in traces}
+    for option, out in (("--witness", witness_path), ("--emit-jsonl", emit_jsonl)):
+        if out is not None and out.resolve() in inputs:
+            raise BadInput(f"{option} {out}: would overwrite a trace being validated")
     texts = [(path, _read(path)) for path in traces]
     trace = traces[0]
     text = texts[0][1]

@@ -178,3 +178,12 @@ def test_a_partition_epoch_going_back_on_one_broker_is_bad_input(tmp_path: Path)
     code, output = run("--model", "kafka", log)
     assert code == 2 and len(output.strip().splitlines()) == 1, output
     assert "broker 1001 logs partition epoch (ZooKeeper version) 0 after 1" in output
+
+
+def test_outputs_never_overwrite_an_input(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text((CORPUS / "kafka-2.0" / "server-1.log").read_text())
+    before = log.read_text()
+    code, output = run("--model", "kafka", "--emit-jsonl", log, log)
+    assert code == 2 and "would overwrite a trace being validated" in output, output
+    assert log.read_text() == before
