@@ -273,7 +273,7 @@ def validate_command(
                                    "logs")
     except TraceFormatError as error:
         raise BadInput(f"{trace}: {error}") from error
-    _, _, model = resolve_model(model_name, params)
+    _, values, model = resolve_model(model_name, params)
     try:
         if log is not None:
             observations = kafka_log_observations(log, emit_jsonl, model)
@@ -291,7 +291,7 @@ def validate_command(
     else:
         click.echo(result.summary_line(model.name))
     if witness_path is not None and result.witness:
-        write_itf(witness_path, result.witness, source=model.name,
+        write_itf(witness_path, result.witness, source=model.name, parameters=values,
                   description=f"a behaviour matching {trace.name}")
     if result.verdict == "rejected":
         if not as_json:
