@@ -140,6 +140,7 @@ class Format:
 
 
 def _f(kind: str, pattern: str, versions: str, level: str, logger: str) -> Format:
+    """A ``Format`` with its pattern compiled."""
     return Format(kind, re.compile(pattern), versions, level, logger)
 
 
@@ -514,6 +515,7 @@ def read_broker_logs(
 
 
 def _attribute(e: LogEvent, sources: Mapping[str, Source]) -> LogEvent:
+    """A line naming no broker (``Log`` truncation) belongs to its source's one broker."""
     if e.broker >= 0:
         return e
     owners = sources[e.source].brokers if e.source in sources else set()
@@ -568,12 +570,14 @@ class _Builder:
         self.init_started: set[int] = set()
 
     def model(self, b: int, e: LogEvent) -> int:
+        """The model index of Kafka broker ``b`` (``TraceFormatError`` if unknown)."""
         if b not in self.ids:
             raise TraceFormatError(f"line {e.line}", f"broker {b} is not among the brokers "
                                    f"{','.join(map(str, self.ids))}")
         return self.ids[b]
 
     def step(self, e: LogEvent, **values: Any) -> dict[str, Any]:
+        """A new step of event ``e`` with ``values`` (its source and time kept)."""
         where = f"{e.source}:{e.line}" if self.multi and e.source else None
         step: dict[str, Any] = {"#line": e.line, "#log": e.text.strip(), "#time": e.time}
         if where:
@@ -635,6 +639,7 @@ class _Builder:
         return e.kind == "completed"
 
     def _started(self, e: LogEvent) -> None:
+        """A start-up after creation: ``Restart(b)``."""
         if self.in_init:
             return
         b = self.model(e.broker, e)
@@ -642,6 +647,7 @@ class _Builder:
         self.step(e, action="Restart", args=[b])
 
     def _init(self, e: LogEvent, leader: int, isr: Sequence[int] | None) -> None:
+        """The ``Init`` step of topic creation (ZooKeeper's leader, epoch 0, ISR)."""
         zk: dict[str, Any] = {"leader": self.model(leader, e), "leader_epoch": 0}
         if isr:
             zk["isr"] = sorted(self.model(x, e) for x in isr)
@@ -651,6 +657,7 @@ class _Builder:
             self.init["zk"]["isr"] = zk["isr"]
 
     def _leader_and_isr(self, e: LogEvent) -> None:
+        """A received LeaderAndIsr request: its ``Deliver`` step (``Init`` at creation)."""
         f = e.fields
         for key in ("leader", "leaderEpoch", "isr"):
             if key not in f:
@@ -669,6 +676,7 @@ class _Builder:
         self.last_transition[dest] = step
 
     def _completed(self, e: LogEvent) -> None:
+        """A completed transition: the broker's leader and epoch after its step."""
         target = self.pending_cid.pop((e.broker, e.fields["cid"]), None)
         if target is None or "label" not in target:
             return
@@ -678,6 +686,7 @@ class _Builder:
                                                    leader_epoch=target["#epoch"])
 
     def _ignoring(self, e: LogEvent) -> None:
+        """An ignored (stale) request: no step."""
         self.pending_cid.pop((e.broker, e.fields["cid"]), None)
 
     def _transition(self, e: LogEvent, leader: int | None) -> None:
@@ -713,13 +722,17 @@ class _Builder:
         target.setdefault("before", {}).setdefault(f"broker{b}", {}).update(before)
 
     def _leader_start(self, e: LogEvent) -> None:
+        """``... starts at leader epoch`` of a new leader."""
         self._transition(e, e.broker)
 
     def _follower_start(self, e: LogEvent) -> None:
+        """``Follower ... starts at leader epoch`` (the leader when the line names it)."""
         self._transition(e, e.fields.get("leader"))
 
     def _isr_change(self, e: LogEvent, old: Sequence[int], new: Sequence[int],
                     before: dict[str, Any]) -> None:
+        """An ISR change of leader ``e.broker``: ``ShrinkIsr`` or ``Fetch*`` of the one
+        follower added (no label when neither), the new ISR after it, ``before`` before."""
         leader = self.model(e.broker, e)
         newm = sorted(self.model(x, e) for x in new)
         added = sorted(set(new) - set(old))
@@ -738,6 +751,7 @@ class _Builder:
         self.isr[e.broker] = tuple(new)
 
     def _proposal_values(self, e: LogEvent) -> dict[str, Any]:
+        """The leader's values a shrink line shows: ISR, HW, LEO, followers' LEOs."""
         f = e.fields
         out: dict[str, Any] = {"isr": sorted(self.model(x, e) for x in f["old"])}
         if "hw" in f:
@@ -751,6 +765,7 @@ class _Builder:
         return out
 
     def _shrink(self, e: LogEvent) -> None:
+        """``Shrinking ISR``: the step, or its figures when an ``ISR updated`` confirms."""
         if e.broker in self.confirming:
             # AlterIsr / a confirmed ZooKeeper write: the values now, the change when the
             # "ISR updated" line confirms it
@@ -761,6 +776,7 @@ class _Builder:
         self._isr_change(e, e.fields["old"], e.fields["new"], self._proposal_values(e))
 
     def _expand(self, e: LogEvent) -> None:
+        """``Expanding ISR``: the step, or pending when an ``ISR updated`` confirms."""
         if e.broker in self.confirming:
             self.proposal[e.broker] = e
             return
@@ -768,18 +784,21 @@ class _Builder:
         self._isr_change(e, e.fields["old"], e.fields["new"], before)
 
     def _isr_updated(self, e: LogEvent) -> None:
+        """``ISR updated to ...``: the ISR change it confirms."""
         proposal = self.proposal.pop(e.broker, None)
         old = proposal.fields["old"] if proposal is not None else self.isr.get(e.broker, ())
         before = {"isr": sorted(self.model(x, e) for x in old)} if old else {}
         self._isr_change(e, old, e.fields["isr"], before)
 
     def _hw(self, e: LogEvent) -> None:
+        """``High watermark updated``: a stutter observation of the leader's HW."""
         if self.in_init:
             return
         b = self.model(e.broker, e)
         self.step(e, stutter=True, **{f"broker{b}": {"hw": e.fields["hw"]}})
 
     def _log_loaded(self, e: LogEvent) -> None:
+        """``Log loaded ... with initial high watermark``: a report of the HW."""
         if self.in_init:
             return
         b = self.model(e.broker, e)
@@ -793,6 +812,7 @@ class _Builder:
         self.step(e, report=True, **{f"broker{b}": {"hw": 0}})
 
     def _truncate(self, e: LogEvent) -> None:
+        """``Truncating ... to offset``: a report of the replica's log length."""
         if self.in_init:
             return
         b = self.model(e.broker, e)
