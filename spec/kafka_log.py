@@ -71,7 +71,8 @@ def split_entries(text: str, name: str) -> list[Entry]:
     """The entries of one log file: each line with a timestamp in its first characters
     starts one (whatever precedes it); a line without one continues the previous entry
     (a multi-line message, a stack trace).  A docker-compose prefix names the source
-    (``name:service``), so one file of several containers makes several sources."""
+    (``name:service``), so one file of several containers makes several sources.  A file
+    with no timestamp at all (lines pasted from a log) has one entry per line, in order."""
     out: list[Entry] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         compose = _COMPOSE.match(raw)
@@ -88,6 +89,11 @@ def split_entries(text: str, name: str) -> list[Entry]:
         found = level.group(1) if level else "INFO"
         out.append(Entry(source, number, f"{m.group(1)} {m.group(2)}.{millis}",
                          "WARN" if found == "WARNING" else found, body))
+    if not out:  # lines pasted without their timestamps: each line an entry, in file order
+        for number, raw in enumerate(text.splitlines(), start=1):
+            if raw.strip() and not raw.startswith("#"):
+                level = _LEVEL.search(raw)
+                out.append(Entry(name, number, "", level.group(1) if level else "INFO", raw))
     return out
 
 
@@ -494,7 +500,7 @@ def read_broker_logs(
     """
     entries = merge_entries(files)
     if not entries:
-        raise TraceFormatError("line 1", "not a Kafka log: no line starts with a timestamp")
+        raise TraceFormatError("line 1", "not a Kafka log: no line")
     events = [e for entry in entries
               if (e := parse_line(entry.line, entry.text, entry)) is not None]
     sources = _sources(entries)

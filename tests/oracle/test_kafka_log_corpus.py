@@ -167,7 +167,7 @@ def test_a_file_that_is_not_a_log_is_one_line_and_exit_2(tmp_path: Path) -> None
     assert "not a trace" in output
     code, output = run("--model", "kafka", "--format", "kafka-log", prose)
     assert code == 2 and len(output.strip().splitlines()) == 1, output
-    assert "not a Kafka log" in output
+    assert "no line about a partition's replication" in output
 
 
 def test_a_partition_epoch_going_back_on_one_broker_is_bad_input(tmp_path: Path) -> None:

@@ -201,3 +201,12 @@ def test_a_start_line_joins_its_brokers_received_line_across_other_brokers_lines
     assert steps[1]["broker1"] == {"leader_epoch": 1, "leader": 1}
     assert steps[1]["before"] == {"broker1": {"leader_epoch": 0, "log": {"#len": 2}}}
     assert trace.family == "0.11+"
+
+
+def test_lines_pasted_without_timestamps_keep_their_order() -> None:
+    from spec.kafka_log import read_broker_log
+
+    steps = read_broker_log(
+        "Partition [t,0] on broker 1: Shrinking ISR for partition [t,0] from 1,2 to 1\n"
+        "Partition [t,0] on broker 1: Expanding ISR for partition [t,0] from 1 to 1,2\n")
+    assert [s["label"] for s in steps] == ["ShrinkIsr(0)", "Fetch*(1)"]
