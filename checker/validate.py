@@ -494,8 +494,8 @@ class _Search(Generic[S]):
         inner: dict[bytes, _Node[S]] = {}
         layer: list[tuple[bytes, S]] = [(k, n.state) for k, n in frontier.items()]
         if obs.stutter or obs.report:
-            for key, state in layer:
-                if label_ok.trivial and matches(obs, key, state) and (
+            for key, state in layer:  # no step: no label to match
+                if matches(obs, key, state) and (
                         not before or self.values_match(before, key, state)):
                     nxt[key] = _Node(state, key, "", 0)
         generated = 0

@@ -692,8 +692,13 @@ class _Builder:
                                                    leader_epoch=target["#epoch"])
 
     def _ignoring(self, e: LogEvent) -> None:
-        """An ignored (stale) request: no step."""
+        """An ignored (stale) request: a stutter step that may be its delivery to the
+        broker (the request handled and changing nothing) or nothing."""
         self.pending_cid.pop((e.broker, e.fields["cid"]), None)
+        if self.in_init or e.broker < 0:
+            return
+        b = self.model(e.broker, e)
+        self.step(e, label=f"Deliver*(LeaderAndIsr(to={b},*", stutter=True)
 
     def _transition(self, e: LogEvent, leader: int | None) -> None:
         """A ``Leader/Follower ... starts at leader epoch`` line: the Deliver step of that

@@ -118,3 +118,18 @@ def test_the_derived_json_lines_trace_can_be_written_and_validated_again(
     assert code == 0
     outcome = CliRunner().invoke(cli, ["validate", "--model", "kafka", str(derived)])
     assert outcome.exit_code == 0, outcome.output
+
+
+def test_an_ignored_stale_request_is_a_step_that_may_be_nothing(tmp_path: Path) -> None:
+    lines = FIXTURE.read_text().splitlines()
+    lines.insert(13, "[2026-11-20 09:02:15,500] WARN Broker 1 ignoring LeaderAndIsr request from "
+                     "controller 1 with correlation id 3 epoch 1 for partition [orders,0] since "
+                     "its associated leader epoch 0 is not higher than the current leader epoch 1"
+                     " (state.change.logger)")
+    log = tmp_path / "ignoring.log"
+    log.write_text("\n".join(lines) + "\n")
+    steps = read_broker_log(log.read_text(), partition="orders-0")
+    assert steps[6]["label"] == "Deliver*(LeaderAndIsr(to=0,*" and steps[6]["stutter"] is True
+    code, output = validate_log(log)
+    assert code == 0, output
+    assert "ACCEPTED: 8 steps" in output
