@@ -32,6 +32,7 @@ from checker.validate import (
     validate,
 )
 from isrlab.cli_support import BadInput, resolve_model
+from isrlab.render_cmd import SVG_OPTION, write_svg, write_violation_svg
 
 _PARAM_HELP = "model parameter key=value (repeatable); see `isrlab models`"
 FORMATS = ("auto", "jsonl", "itf", "kafka-log")
@@ -160,6 +161,17 @@ def report_rejection(result: ValidationResult) -> None:
             click.echo(f"       {mismatch.text()}")
 
 
+def _write_svg(path: Path, result: ValidationResult, model: Model[Any], trace: Path) -> None:
+    """``--svg``: the chart of the behaviour breaking an invariant, else of the witness."""
+    if result.violation is not None:
+        write_violation_svg(path, result.violation, model.name, model, "validate")
+    elif result.witness:
+        write_svg(path, result.witness, f"{model.name}: a behaviour matching {trace.name}",
+                  model)
+    else:
+        click.echo(f"no behaviour to draw: {path} not written")
+
+
 @click.command("validate")
 @click.option("--model", "model_name", required=True, help="registered model name")
 @click.option("-p", "--param", "params", multiple=True, help=_PARAM_HELP)
@@ -181,11 +193,12 @@ def report_rejection(result: ValidationResult) -> None:
                    "leader first, then ascending)")
 @click.option("--emit-jsonl", type=click.Path(dir_okay=False, path_type=Path),
               help="Kafka log: also write the JSON Lines trace derived from it")
+@SVG_OPTION
 @click.argument("trace", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def validate_command(
     model_name: str, params: tuple[str, ...], fmt: str, hidden: int | None, closest: int,
     max_frontier: int, witness_path: Path | None, partition: str | None,
-    brokers: str | None, emit_jsonl: Path | None, trace: Path,
+    brokers: str | None, emit_jsonl: Path | None, svg_path: Path | None, trace: Path,
 ) -> None:
     """Check that TRACE is a behaviour of the model (unobserved values may be anything).
 
@@ -209,6 +222,8 @@ def validate_command(
     if witness_path is not None and result.witness:
         write_itf(witness_path, result.witness, source=model.name,
                   description=f"a behaviour matching {trace.name}")
+    if svg_path is not None:
+        _write_svg(svg_path, result, model, trace)
     if not result.accepted:
         report_rejection(result)
         raise SystemExit(1)
