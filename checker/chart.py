@@ -315,8 +315,8 @@ def render_svg(chart: Chart, current: int | None = None) -> str:
         top, h = lay.tops[k], lay.heights[k]
         bad = chart.violation is not None and row.number == last
         if row.number == current:
-            body.append(f'<rect x="2" y="{top - 4:.1f}" width="{lay.width - 4:.1f}" '
-                        f'height="{h:.1f}" fill="#dbeafe"/>')
+            body.append(f'<rect id="current-row" x="2" y="{top - 4:.1f}" '
+                        f'width="{lay.width - 4:.1f}" height="{h:.1f}" fill="#dbeafe"/>')
         elif k % 2:
             body.append(f'<rect x="2" y="{top - 4:.1f}" width="{lay.width - 4:.1f}" '
                         f'height="{h:.1f}" fill="#f6f7f9"/>')

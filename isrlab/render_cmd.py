@@ -22,12 +22,13 @@ from spec.charts import chart_for
 
 
 def invariant_words(model: Model[Any] | None, name: str) -> str:
-    """The first sentence-paragraph of the property's docstring, as the model states it."""
+    """The first paragraph of the property's docstring (less a leading ``NAME:``)."""
     if model is None:
         return ""
     for prop in (*model.invariants(), *model.sometimes()):
         if prop.name == name:
-            return " ".join(prop.doc.split("\n\n")[0].split())
+            words = " ".join(prop.doc.split("\n\n")[0].split())
+            return words.removeprefix(f"{name}:").strip()
     return ""
 
 
