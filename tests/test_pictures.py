@@ -161,3 +161,29 @@ def test_dot_matches_the_checker_counts_and_refuses_large_graphs(tmp_path: Path)
                            "--dot", str(tmp_path / "h.dot"), "--dot-limit", "20")
     assert code == 2 and err.count("\n") == 1 and "more than 20 states" in err
     assert not (tmp_path / "h.dot").exists()
+
+
+def test_bmc_svg_marks_the_z3_counterexample(tmp_path: Path) -> None:
+    svg = tmp_path / "b.svg"
+    code, _, _ = _invoke("bmc", "--model", "tla-truncate-to-hw", "-p", "replicas=2",
+                         "--depth", "8", "--svg", str(svg))
+    assert code == 1
+    texts = [t[4] for t in _texts(ET.fromstring(svg.read_text()))]
+    assert "VIOLATED in state 9: WeakIsr" in texts  # TLC's 9-state counterexample length
+
+
+def test_validate_svg_draws_the_violation_or_the_witness(kip101_itf: Path, tmp_path: Path) -> None:
+    params = BY_KEY["kip101-1"].params(fixed=False)
+    args = [a for p in params for a in ("-p", p)]
+    bad, good = tmp_path / "bad.svg", tmp_path / "good.svg"
+    code, _, _ = _invoke("validate", "--model", "kafka", *args, str(kip101_itf),
+                         "--svg", str(bad))
+    assert code == 1
+    assert "VIOLATED in state 10: NoCommittedRecordLost" in bad.read_text()
+    no_invariant = [a for p in params if not p.startswith("invariants=") for a in ("-p", p)]
+    no_invariant += ["-p", "invariants=none"]
+    code, _, _ = _invoke("validate", "--model", "kafka", *no_invariant, str(kip101_itf),
+                         "--svg", str(good))
+    assert code == 0
+    texts = [t[4] for t in _texts(ET.fromstring(good.read_text()))]
+    assert "TRUNCATED to LEO 0" in texts and not any("VIOLATED" in t for t in texts)
