@@ -213,16 +213,16 @@ def _arrow_svg(arrow: Arrow, lay: _Layout, y: float, colour: str) -> list[str]:
         marker = "" if arrow.lost else f' marker-end="url(#head-{colour[1:]})"'
         out.append(f'<line x1="{x1:.1f}" y1="{y:.1f}" x2="{end if arrow.lost else x2:.1f}" '
                    f'y2="{y:.1f}" stroke="{colour}" stroke-width="1.6"{dash}{marker}/>')
-        if arrow.lost:
-            cx = (x1 + x2) / 2
-            out.append(f'<path d="M{cx - 6:.1f},{y - 6:.1f} l12,12 M{cx - 6:.1f},{y + 6:.1f} '
-                       f'l12,-12" stroke="#c0392b" stroke-width="2.2"/>')
+        if arrow.lost:  # a cross on the line, three quarters of the way, below the label
+            cx = x1 + (x2 - x1) * 0.75
+            out.append(f'<path d="M{cx - 5:.1f},{y - 4:.1f} l10,10 M{cx - 5:.1f},{y + 6:.1f} '
+                       f'l10,-10" stroke="#c0392b" stroke-width="2.2"/>')
         lx = (x1 + x2) / 2 - label_w / 2
     ly = y - 6
-    out.append(f'<rect x="{lx - 3:.1f}" y="{ly - FONT + 1:.1f}" width="{label_w + 6:.1f}" '
-               f'height="{FONT + 3}" fill="{_BG}" opacity="0.92"/>')
-    out.append(_svg_text(lx, ly, arrow.label, fill=colour, class_="label"))
-    return out
+    label = [f'<rect x="{lx - 3:.1f}" y="{ly - FONT + 1:.1f}" width="{label_w + 6:.1f}" '
+             f'height="{FONT + 3}" fill="{_BG}" opacity="0.92"/>',
+             _svg_text(lx, ly, arrow.label, fill=colour, class_="label")]
+    return label + out  # the line and its head (or cross) on top of the label's band
 
 
 def _note_svg(note: Note, lay: _Layout, top: float, highlight: bool) -> list[str]:

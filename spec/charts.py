@@ -120,6 +120,26 @@ def _replica_lines(
     return out
 
 
+def _mask(mask: int) -> str:
+    """A broker bit mask as ``{b0, b1}``."""
+    return _set(b for b in range(mask.bit_length()) if mask >> b & 1)
+
+
+def _extra_lines(key: str, value: Any) -> list[str]:
+    """Note lines for the ``kafka`` model's optional broker variables."""
+    if key == "metadata" and isinstance(value, tuple) and len(value) == 4:
+        alive, leader, epoch, isr = value
+        who = f"b{leader}" if leader >= 0 else "none"
+        return [f"metadata cache: leader {who}, epoch {epoch}",
+                f"  ISR {_mask(isr)}, alive {_mask(alive)}"]
+    if key == "fetch_response":
+        return [f"fetch response in flight: {value}"] if value else []
+    if key == "remote_age":
+        ages = ", ".join(f"b{k}={v}" for k, v in sorted(value.items()))
+        return [f"ticks since caught up {ages}"]
+    return [f"{key.replace('_', ' ')} {value}"]
+
+
 def _common(a: Sequence[str], b: Sequence[str]) -> list[str]:
     """The common prefix of two logs."""
     out = []
@@ -210,7 +230,8 @@ class _KafkaChart:
             if key in self._KNOWN or key == "remote_leo":
                 continue
             if old is None or old.get(key) != value:
-                notes.add(lane, f"{key} {value}")
+                for line in _extra_lines(key, value):
+                    notes.add(lane, line)
 
     def _controller_notes(
         self, notes: _Changes, before: Mapping[str, Any] | None, after: Mapping[str, Any],
