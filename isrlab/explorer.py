@@ -16,6 +16,7 @@ small JSON API.  It is a local, single-user tool: ``serve`` binds 127.0.0.1 only
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -289,9 +290,14 @@ def create_app(session: Session) -> Flask:
 
 
 def serve(app: Flask, port: int, ready: Any = None) -> None:
-    """Serve ``app`` on 127.0.0.1:``port`` until interrupted (``ready(url)`` once listening)."""
+    """Serve ``app`` on 127.0.0.1:``port`` until interrupted (``ready(url)`` once listening);
+    ``OSError`` when the port cannot be bound."""
     from werkzeug.serving import make_server
 
+    if port:  # werkzeug reports a busy port in two lines and exits 1: find out first
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(("127.0.0.1", port))
     server = make_server("127.0.0.1", port, app, threaded=True)
     url = f"http://127.0.0.1:{server.server_port}/"
     if ready is not None:

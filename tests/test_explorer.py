@@ -213,3 +213,15 @@ def test_click_through_the_kip101_counterexample(server: str, tmp_path: Path,
         assert ready() == "0/10"
     finally:
         browser.quit()
+
+
+def test_explore_on_a_busy_port_is_one_line_and_exit_two() -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = CliRunner().invoke(cli, ["explore", "--model", "toy-counter",
+                                          "--port", str(port)])
+    assert result.exit_code == 2
+    assert result.stderr == f"isrlab: error: cannot listen on 127.0.0.1:{port}: " \
+        "Address already in use\n"
