@@ -83,15 +83,17 @@ class Chart:
     violation: tuple[str, str] | None = None
 
 
-def _show(value: Any) -> str:
-    """A short text of a plain value (sets and maps sorted, strings unquoted)."""
+def plain_text(value: Any, quote: bool = False) -> str:
+    """A compact text of a plain state value: sets sorted as ``{...}``, maps as ``{k: v}``,
+    sequences as ``[...]``; strings quoted only when ``quote``."""
     if isinstance(value, frozenset | set):
-        return "{" + ", ".join(sorted(_show(v) for v in value)) + "}"
+        return "{" + ", ".join(sorted(plain_text(v, quote) for v in value)) + "}"
     if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{_show(k)}: {_show(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(
+            f"{plain_text(k, quote)}: {plain_text(v, quote)}" for k, v in value.items()) + "}"
     if isinstance(value, list | tuple):
-        return "[" + ", ".join(_show(v) for v in value) + "]"
-    return str(value)
+        return "[" + ", ".join(plain_text(v, quote) for v in value) + "]"
+    return repr(value) if quote and isinstance(value, str) else str(value)
 
 
 def generic_chart(
@@ -105,7 +107,7 @@ def generic_chart(
     previous: Mapping[str, Any] = {}
     for number, step in enumerate(trace, start=1):
         lines = tuple(
-            f"{name} = {_show(value)}" for name, value in step.state.items()
+            f"{name} = {plain_text(value)}" for name, value in step.state.items()
             if number == 1 or previous.get(name) != value
         )
         rows.append(Row(number, step.action, notes=(Note("state", lines or ("(no change)",)),)))

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from checker.chart import plain_text
 from checker.fingerprint import fingerprint
 from checker.model import Model
 
@@ -95,23 +96,13 @@ def _quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\l") + '"'
 
 
-def _value(value: Any) -> str:
-    if isinstance(value, frozenset | set):
-        return "{" + ", ".join(sorted(_value(v) for v in value)) + "}"
-    if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{_value(k)}: {_value(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_value(v) for v in value) + "]"
-    return str(value)
-
-
 def dot_text(graph: StateGraph, name: str) -> str:
     """The graph in Graphviz DOT: ``dot -Tsvg`` draws it."""
     lines = [f"digraph {_quote(name)} {{",
              '  node [shape=box, fontname="monospace", fontsize=10];',
              '  edge [fontname="monospace", fontsize=9];']
     for i, variables in enumerate(graph.states):
-        text = "\n".join(f"{k} = {_value(v)}" for k, v in variables.items()) + "\n"
+        text = "\n".join(f"{k} = {plain_text(v)}" for k, v in variables.items()) + "\n"
         attrs = [f"label={_quote(text)}"]
         if i in graph.initial:
             attrs.append("peripheries=2")

@@ -25,7 +25,7 @@ from typing import Any
 from flask import Flask, Response, jsonify, request
 
 from checker.bfs import CheckOptions, explore
-from checker.chart import render_svg
+from checker.chart import plain_text, render_svg
 from checker.model import Model, Property
 from checker.report import TraceStep
 from checker.trace import parse_itf
@@ -75,24 +75,14 @@ class TraceMismatch(Exception):
     """A trace step that no successor of the model matches (label and variables)."""
 
 
-def _show(value: Any) -> str:
-    if isinstance(value, frozenset | set):
-        return "{" + ", ".join(sorted(_show(v) for v in value)) + "}"
-    if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{_show(k)}: {_show(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_show(v) for v in value) + "]"
-    return "None" if value is None else str(value)
-
-
 def flatten(variables: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The state as table rows: one per variable, one per entry of a dictionary variable."""
     rows: list[tuple[str, str]] = []
     for name, value in variables.items():
         if isinstance(value, Mapping) and value:
-            rows.extend((f"{name}.{_show(k)}", _show(v)) for k, v in value.items())
+            rows.extend((f"{name}.{plain_text(k)}", plain_text(v)) for k, v in value.items())
         else:
-            rows.append((name, _show(value)))
+            rows.append((name, plain_text(value)))
     return rows
 
 
