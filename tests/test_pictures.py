@@ -187,3 +187,37 @@ def test_validate_svg_draws_the_violation_or_the_witness(kip101_itf: Path, tmp_p
     assert code == 0
     texts = [t[4] for t in _texts(ET.fromstring(good.read_text()))]
     assert "TRUNCATED to LEO 0" in texts and not any("VIOLATED" in t for t in texts)
+
+
+def test_kafka_adapter_split_fetch_and_a_lost_request() -> None:
+    from checker.chart import Arrow
+    from checker.report import TraceStep
+    from isrlab.cli_support import resolve_model
+    from spec.charts import chart_for
+
+    _, _, model = resolve_model("kafka", ["fetch=split", "max_records=1", "invariants=none"])
+    state = next(iter(model.init_states()))
+    trace = [TraceStep("Init", model.variables(state))]
+    for prefix in ("Produce(0)", "FetchRequest(1)", "FetchResponse(1)", "Crash(1)",
+                   "Restart(1)", "Lose(LeaderAndIsr"):
+        label, state = next((lb, s) for lb, s in model.next_states(state)
+                            if lb.startswith(prefix))
+        trace.append(TraceStep(label, model.variables(state)))
+    rows = chart_for(trace, "t").rows
+    assert rows[1].arrows == (Arrow("client", "broker0", "Produce m0@0", "client"),)
+    # the follower (LEO 0) asks from offset 0; the leader answers m0 with its HW, still 0
+    assert rows[2].arrows == (Arrow("broker1", "broker0", "Fetch(offset 0, epoch 0)", "fetch"),)
+    assert rows[3].arrows == (
+        Arrow("broker0", "broker1", "FetchResponse([m0@0], HW 0)", "fetch"),)
+    assert rows[4].down == frozenset({"broker1"})
+    assert ("sends LeaderAndIsr -> b1",) in [n.lines for n in rows[5].notes]
+    (lost,) = rows[6].arrows
+    assert (lost.source, lost.target, lost.kind, lost.lost) == (
+        "controller", "broker1", "leader_and_isr", True)
+
+
+def test_simulate_svg(tmp_path: Path) -> None:
+    svg = tmp_path / "s.svg"
+    code, _, _ = _invoke("simulate", "--model", "toy-counter", "-p", "bad=1", "--svg", str(svg))
+    assert code == 1
+    assert "VIOLATED in state 2: BelowBad" in svg.read_text()  # 0 -> 1: the only way to 1
