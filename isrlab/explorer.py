@@ -16,6 +16,7 @@ small JSON API.  It is a local, single-user tool: ``serve`` binds 127.0.0.1 only
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -28,7 +29,7 @@ from checker.bfs import CheckOptions, explore
 from checker.chart import plain_text, render_svg
 from checker.model import Model, Property
 from checker.report import TraceStep
-from checker.trace import parse_itf
+from checker.trace import itf_document, parse_itf
 from isrlab.explorer_page import PAGE
 from isrlab.render_cmd import invariant_words
 from spec.charts import chart_for
@@ -226,6 +227,15 @@ def create_app(session: Session) -> Flask:
     def chart() -> Response:
         with session.lock:
             return Response(session.chart(), mimetype="image/svg+xml")
+
+    @app.get("/api/path.itf.json")
+    def path_itf() -> Response:
+        with session.lock:
+            trace = [TraceStep(label, session.model.variables(s)) for label, s in session.path]
+            document = itf_document(trace, source=session.model.name,
+                                    description=f"a path explored by hand ({session.title})")
+        return Response(json.dumps(document, indent=1) + "\n", mimetype="application/json",
+                        headers={"Content-Disposition": "attachment; filename=path.itf.json"})
 
     @app.post("/api/init/<int:k>")
     def init(k: int) -> Response | tuple[Response, int]:

@@ -41,6 +41,7 @@ PAGE = """<!doctype html>
   <div id="error"></div>
   <h2>Enabled actions</h2><div id="enabled"></div>
   <h2>Path</h2><ol id="path" start="1"></ol>
+  <a id="download" href="/api/path.itf.json" download="path.itf.json">save the path as ITF</a>
   <h2>Load a counterexample (ITF)</h2>
   <input type="file" id="trace-file" accept=".json,application/json">
   <h2>Bounded check from this state</h2>

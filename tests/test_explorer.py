@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from checker.report import TraceStep
-from checker.trace import read_itf
+from checker.trace import parse_itf, read_itf
 from isrlab.cli import cli
 from isrlab.explorer import Session, TraceMismatch
 from isrlab.models import registry
@@ -225,3 +225,17 @@ def test_explore_on_a_busy_port_is_one_line_and_exit_two() -> None:
     assert result.exit_code == 2
     assert result.stderr == f"isrlab: error: cannot listen on 127.0.0.1:{port}: " \
         "Address already in use\n"
+
+
+def test_the_path_downloads_as_the_itf_it_was_loaded_from(kip101_itf: Path) -> None:
+    from isrlab.explorer import create_app
+
+    session = _session()
+    session.load(read_itf(kip101_itf))
+    client = create_app(session).test_client()
+    response = client.get("/api/path.itf.json")
+    assert response.status_code == 200
+    saved = parse_itf(response.get_json())
+    assert [s.action for s in saved] == [s.action for s in read_itf(kip101_itf)]
+    assert [dict(s.state) for s in saved] == [dict(s.state) for s in read_itf(kip101_itf)]
+    assert client.post("/api/step/999").status_code == 400  # no such enabled action
