@@ -214,6 +214,18 @@ def create_app(session: Session) -> Flask:
     def fail(message: str) -> tuple[Response, int]:
         return jsonify({"error": message}), 400
 
+    @app.before_request
+    def local_only() -> tuple[Response, int] | None:
+        # Another web site open in the same browser must not drive the explorer: a changing
+        # request must carry a header a cross-site form cannot set, and the Host must be
+        # this machine (no DNS rebinding).
+        host = request.host.rsplit(":", 1)[0]
+        if host not in ("127.0.0.1", "localhost"):
+            return jsonify({"error": f"refused: host {host}"}), 403
+        if request.method == "POST" and request.headers.get("X-Isrlab") != "1":
+            return jsonify({"error": "refused: a POST without the X-Isrlab header"}), 403
+        return None
+
     @app.get("/")
     def page() -> Response:
         return Response(PAGE, mimetype="text/html")

@@ -68,9 +68,9 @@ function el(tag, text, cls) {
   return e;
 }
 async function call(method, url, body) {
-  const options = {method: method};
+  const options = {method: method, headers: {'X-Isrlab': '1'}};
   if (body !== undefined) {
-    options.body = body; options.headers = {'Content-Type': 'application/json'};
+    options.body = body; options.headers['Content-Type'] = 'application/json';
   }
   const response = await fetch(url, options);
   const data = await response.json();

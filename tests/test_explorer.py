@@ -238,4 +238,8 @@ def test_the_path_downloads_as_the_itf_it_was_loaded_from(kip101_itf: Path) -> N
     saved = parse_itf(response.get_json())
     assert [s.action for s in saved] == [s.action for s in read_itf(kip101_itf)]
     assert [dict(s.state) for s in saved] == [dict(s.state) for s in read_itf(kip101_itf)]
-    assert client.post("/api/step/999").status_code == 400  # no such enabled action
+    header = {"X-Isrlab": "1"}
+    assert client.post("/api/step/999", headers=header).status_code == 400  # no such action
+    assert client.post("/api/step/0").status_code == 403  # a cross-site form cannot add it
+    assert client.get("/api/view", headers={"Host": "evil.example:80"}).status_code == 403
+    assert client.post("/api/step/0", headers=header).status_code == 200
