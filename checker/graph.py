@@ -41,13 +41,13 @@ class StateGraph:
 
 def state_graph(
     model: Model[S], limit: int = DOT_LIMIT, max_depth: int | None = None,
-    symmetry: bool = False, stop_at_first: bool = True,
+    symmetry: bool = False, stop_at_first: bool = True, max_states: int | None = None,
 ) -> StateGraph:
     """The states and edges ``checker.bfs`` explores (``GraphTooLarge`` past ``limit``).
 
     As the checker, it stops after the BFS level in which an invariant first fails (unless
-    ``stop_at_first`` is false), and ``max_depth`` counts levels, the initial states being
-    level 1."""
+    ``stop_at_first`` is false) or the distinct count reaches ``max_states``, and
+    ``max_depth`` counts levels, the initial states being level 1."""
     index: dict[int, int] = {}
     raw: list[S] = []
     initial: set[int] = set()
@@ -71,7 +71,8 @@ def state_graph(
     for s in model.init_states():
         initial.add(add(s))
     frontier, level = sorted(initial), 1
-    while frontier and (max_depth is None or level < max_depth) and not bad(frontier):
+    while (frontier and (max_depth is None or level < max_depth) and not bad(frontier)
+           and (max_states is None or len(raw) < max_states)):
         following: list[int] = []
         for i in frontier:
             if not model.within_boundary(raw[i]):

@@ -123,14 +123,14 @@ def check(
     entry, values, model = resolve_model(model_name, params)
     if symmetry and not entry.symmetric:
         raise BadInput(f"model {model_name!r} has no symmetry to reduce by")
-    if dot_path is not None:
-        write_dot(dot_path, model, dot_limit, max_depth, symmetry)
     display = _Display(_want_progress(progress))
     options = CheckOptions(
         symmetry=symmetry, workers=workers, max_depth=max_depth, max_states=max_states,
         stop_at_first=not keep_going, check_deadlock=deadlock, run_dir=run_dir,
         params=values, progress=display.bfs,
     )
+    if dot_path is not None:
+        write_dot(dot_path, model, dot_limit, options)
     try:
         if engine == "spark" or master is not None:
             from spark_explore.command import run_check  # starts a JVM: import on demand

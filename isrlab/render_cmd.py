@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from checker.bfs import CheckOptions
 from checker.chart import render_svg
 from checker.graph import DOT_LIMIT, GraphTooLarge, dot_text, state_graph
 from checker.model import Model
@@ -94,11 +95,13 @@ def write_violation_svg(
 
 
 def write_dot(
-    path: Path, model: Model[Any], limit: int, max_depth: int | None, symmetry: bool
+    path: Path, model: Model[Any], limit: int, options: CheckOptions
 ) -> None:
-    """``--dot``: the state graph as DOT, or ``BadInput`` (exit 2) above ``limit`` states."""
+    """``--dot``: the state graph the check explores (its depth, state bound, symmetry and
+    stop at the first violation) as DOT, or ``BadInput`` (exit 2) above ``limit`` states."""
     try:
-        graph = state_graph(model, limit, max_depth, symmetry)
+        graph = state_graph(model, limit, options.max_depth, options.symmetry,
+                            options.stop_at_first, options.max_states)
     except GraphTooLarge as error:
         raise BadInput(f"--dot: the state graph has {error}; draw a smaller model or raise "
                        f"--dot-limit") from error

@@ -221,3 +221,15 @@ def test_simulate_svg(tmp_path: Path) -> None:
     code, _, _ = _invoke("simulate", "--model", "toy-counter", "-p", "bad=1", "--svg", str(svg))
     assert code == 1
     assert "VIOLATED in state 2: BelowBad" in svg.read_text()  # 0 -> 1: the only way to 1
+
+
+def test_dot_follows_the_checks_bounds(tmp_path: Path) -> None:
+    def nodes(*args: str) -> tuple[int, str]:
+        dot = tmp_path / "g.dot"
+        _, out, _ = _invoke("check", "--model", "toy-counter", *args, "--dot", str(dot))
+        return len(re.findall(r"^  s\d+ \[", dot.read_text(), re.M)), out
+
+    assert nodes("--max-depth", "3")[0] == 3  # x = 0, 1, 2
+    count, out = nodes("--max-states", "2")  # stops after the level reaching 2 states
+    assert count == 2 and "2 distinct" in out
+    assert nodes("-p", "bad=1", "--continue")[0] == 6  # goes on past the violation at x=1
