@@ -38,6 +38,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from checker.chart import plain_text
 from checker.model import Model
 from checker.report import INIT_ACTION, TraceStep, Violation
 from checker.trace import from_itf_value
@@ -258,16 +259,8 @@ class ValidationResult:
 
 # ---------------------------------------------------------------------------- matching
 def _show(value: Any) -> str:
-    """A compact rendering of a plain value for messages."""
-    if isinstance(value, frozenset | set):
-        return "{" + ", ".join(sorted(_show(v) for v in value)) + "}"
-    if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{_show(k)}: {_show(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_show(v) for v in value) + "]"
-    if value is None:
-        return "None"
-    return repr(value) if isinstance(value, str) else str(value)
+    """A compact rendering of a plain value for messages (strings quoted)."""
+    return plain_text(value, quote=True)
 
 
 def _hashable(value: Any) -> Any:

@@ -11,6 +11,7 @@ from checker.report import CheckResult, Violation
 from checker.trace import violation_text, write_itf
 from checker.z3 import BmcResult, bmc
 from isrlab.cli_support import BadInput, resolve_model
+from isrlab.render_cmd import SVG_OPTION, write_violation_svg
 from spec.symbolic import SYMBOLIC_MODELS, symbolic_for
 from spec.symbolic.bridge import DriftError, replay
 from spec.symbolic.state import KState
@@ -48,9 +49,10 @@ def _summary(name: str, result: BmcResult[KState], depth: int) -> str:
               help="write the JSON report here")
 @click.option("--itf", "itf_path", type=click.Path(dir_okay=False, path_type=Path),
               help="write the counterexample as an ITF trace here")
+@SVG_OPTION
 def bmc_command(
     model_name: str, params: tuple[str, ...], depth: int, timeout_s: int,
-    json_path: Path | None, itf_path: Path | None,
+    json_path: Path | None, itf_path: Path | None, svg_path: Path | None,
 ) -> None:
     """Search for a shortest counterexample with Z3, one more step at a time.
 
@@ -103,6 +105,8 @@ def bmc_command(
         else:
             write_itf(itf_path, violation.trace, source=model_name, parameters=values,
                       description=f"{violation.invariant} violated (z3-bmc)")
+    if svg_path is not None:
+        write_violation_svg(svg_path, violation, model_name, model, "z3-bmc")
     if violation is not None:
         sys.exit(1)
     sys.exit(3 if result.proved_steps < depth else 0)

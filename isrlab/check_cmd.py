@@ -5,15 +5,18 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 
 from checker.bfs import CheckOptions, Progress, RunDirError, explore
+from checker.model import Model
 from checker.report import CheckResult
 from checker.simulate import SimulateOptions, simulate
 from checker.trace import violation_text, write_itf
 from isrlab.cli_support import BadInput, resolve_model
 from isrlab.models import registry
+from isrlab.render_cmd import DOT_OPTIONS, SVG_OPTION, write_dot, write_violation_svg
 
 _PARAM_HELP = "model parameter key=value (repeatable); see `isrlab models`"
 
@@ -49,7 +52,10 @@ def _want_progress(flag: bool | None) -> bool:
     return sys.stderr.isatty() if flag is None else flag
 
 
-def _report(result: CheckResult, json_path: Path | None, itf_path: Path | None) -> None:
+def _report(
+    result: CheckResult, json_path: Path | None, itf_path: Path | None,
+    svg_path: Path | None = None, model: Model[Any] | None = None,
+) -> None:
     """Print the summary (and trace), write the requested files, exit 0 or 1."""
     click.echo(result.summary_line())
     for violation in (result.violation, *result.violations[1:]):
@@ -68,6 +74,8 @@ def _report(result: CheckResult, json_path: Path | None, itf_path: Path | None) 
                 itf_path, result.violation.trace, source=result.model, parameters=result.params,
                 description=f"{result.violation.invariant} violated ({result.engine})",
             )
+    if svg_path is not None:
+        write_violation_svg(svg_path, result.violation, result.model, model, result.engine)
     sys.exit(0 if result.ok else 1)
 
 
@@ -92,6 +100,9 @@ def _report(result: CheckResult, json_path: Path | None, itf_path: Path | None) 
               help="persist each BFS level here; rerun with it to resume")
 @click.option("--progress/--no-progress", default=None,
               help="live progress on stderr (default: when stderr is a terminal)")
+@SVG_OPTION
+@DOT_OPTIONS[0]
+@DOT_OPTIONS[1]
 # -- spark_explore's options (owned by the Spark engine) --
 @click.option("--engine", type=click.Choice(["bfs", "spark"]), default="bfs",
               show_default=True, help="bfs: this machine; spark: level-synchronous BFS on Spark")
@@ -102,7 +113,8 @@ def check(
     model_name: str, params: tuple[str, ...], symmetry: bool, workers: int,
     max_depth: int | None, max_states: int | None, keep_going: bool, deadlock: bool,
     json_path: Path | None, itf_path: Path | None, run_dir: Path | None,
-    progress: bool | None, engine: str, master: str | None,
+    progress: bool | None, engine: str, master: str | None, svg_path: Path | None,
+    dot_path: Path | None, dot_limit: int,
 ) -> None:
     """Explore a model breadth-first and check every invariant on every reachable state.
 
@@ -117,6 +129,8 @@ def check(
         stop_at_first=not keep_going, check_deadlock=deadlock, run_dir=run_dir,
         params=values, progress=display.bfs,
     )
+    if dot_path is not None:
+        write_dot(dot_path, model, dot_limit, options)
     try:
         if engine == "spark" or master is not None:
             from spark_explore.command import run_check  # starts a JVM: import on demand
@@ -128,7 +142,7 @@ def check(
         raise BadInput(str(error)) from error
     finally:
         display.done()
-    _report(result, json_path, itf_path)
+    _report(result, json_path, itf_path, svg_path, model)
 
 
 @click.command("simulate")
@@ -146,9 +160,11 @@ def check(
               help="write the counterexample as an ITF trace here")
 @click.option("--progress/--no-progress", default=None,
               help="live progress on stderr (default: when stderr is a terminal)")
+@SVG_OPTION
 def simulate_command(
     model_name: str, params: tuple[str, ...], seed: int, walks: int, depth: int,
     deadlock: bool, json_path: Path | None, itf_path: Path | None, progress: bool | None,
+    svg_path: Path | None,
 ) -> None:
     """Check every invariant along seeded random walks; the same seed replays the same walks.
 
@@ -173,7 +189,7 @@ def simulate_command(
         result = simulate(model, options)
     finally:
         display.done()
-    _report(result, json_path, itf_path)
+    _report(result, json_path, itf_path, svg_path, model)
 
 
 @click.command("models")

@@ -9,7 +9,9 @@ from isrlab.bmc_cmd import bmc_command
 from isrlab.check_cmd import check, models_command, simulate_command
 from isrlab.cli_support import OneLineErrors
 from isrlab.demo import demo_command
+from isrlab.explore_cmd import explore_command
 from isrlab.prove_cmd import prove_command
+from isrlab.render_cmd import render_command
 from isrlab.validate_cmd import validate_command
 
 
@@ -26,6 +28,8 @@ cli.add_command(bmc_command)
 cli.add_command(prove_command)
 cli.add_command(demo_command)
 cli.add_command(validate_command)
+cli.add_command(render_command)
+cli.add_command(explore_command)
 
 
 def main() -> None:

@@ -34,6 +34,7 @@ from checker.validate import (
     validate,
 )
 from isrlab.cli_support import BadInput, resolve_model
+from isrlab.render_cmd import SVG_OPTION, write_svg, write_violation_svg
 
 if TYPE_CHECKING:
     from spec.kafka_log import KafkaLogTrace
@@ -209,6 +210,17 @@ def report_rejection(result: ValidationResult) -> None:
             click.echo(f"       {mismatch.text()}")
 
 
+def _write_svg(path: Path, result: ValidationResult, model: Model[Any], trace: Path) -> None:
+    """``--svg``: the chart of the behaviour breaking an invariant, else of the witness."""
+    if result.violation is not None:
+        write_violation_svg(path, result.violation, model.name, model, "validate")
+    elif result.witness:
+        write_svg(path, result.witness, f"{model.name}: a behaviour matching {trace.name}",
+                  model)
+    else:
+        click.echo(f"no behaviour to draw: {path} not written")
+
+
 @click.command("validate")
 @click.option("--model", "model_name", default=None,
               help="registered model name (default: the one an isrlab ITF trace names)")
@@ -237,13 +249,14 @@ def report_rejection(result: ValidationResult) -> None:
                    "level of each file's lines)")
 @click.option("--emit-jsonl", type=click.Path(dir_okay=False, path_type=Path),
               help="Kafka log: also write the JSON Lines trace derived from it")
+@SVG_OPTION
 @click.argument("traces", nargs=-1, required=True,
                 type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def validate_command(
     model_name: str | None, params: tuple[str, ...], fmt: str, hidden: int | None,
     closest: int, max_frontier: int, witness_path: Path | None, as_json: bool,
     partition: str | None, brokers: str | None, log_level: str | None,
-    emit_jsonl: Path | None, traces: tuple[Path, ...],
+    emit_jsonl: Path | None, svg_path: Path | None, traces: tuple[Path, ...],
 ) -> None:
     """Check that TRACES are a behaviour of the model (unobserved values may be anything).
 
@@ -293,6 +306,8 @@ def validate_command(
     if witness_path is not None and result.witness:
         write_itf(witness_path, result.witness, source=model.name, parameters=values,
                   description=f"a behaviour matching {trace.name}")
+    if svg_path is not None:
+        _write_svg(svg_path, result, model, trace)
     if result.verdict == "rejected":
         if not as_json:
             report_rejection(result)

@@ -1,0 +1,119 @@
+"""The explored state graph of a small run as Graphviz DOT (TLC's ``-dump dot``).
+
+``state_graph`` repeats the checker's breadth-first search on one process, keeping every
+distinct state (by the same fingerprint as ``checker.bfs``) and every edge; it gives up as
+soon as the graph would exceed ``limit`` states, so it is only for small runs.
+``dot_text`` writes nodes labelled with their variables, edges with action labels; initial
+states have a double border, states breaking an invariant are red, states outside the
+model's boundary (TLC's CONSTRAINT: checked but not expanded) grey.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from checker.chart import plain_text
+from checker.fingerprint import fingerprint
+from checker.model import Model
+
+S = TypeVar("S")
+
+DOT_LIMIT = 2000
+"""The default largest number of states ``--dot`` draws."""
+
+
+class GraphTooLarge(Exception):
+    """The state graph has more states than the limit."""
+
+
+@dataclass(frozen=True, slots=True)
+class StateGraph:
+    """Distinct states (variables, in BFS order), edges ``(from, label, to)`` by index."""
+
+    states: tuple[Mapping[str, Any], ...]
+    initial: frozenset[int]
+    edges: tuple[tuple[int, str, int], ...]
+    violated: Mapping[int, tuple[str, ...]]
+    boundary: frozenset[int]
+
+
+def state_graph(
+    model: Model[S], limit: int = DOT_LIMIT, max_depth: int | None = None,
+    symmetry: bool = False, stop_at_first: bool = True, max_states: int | None = None,
+) -> StateGraph:
+    """The states and edges ``checker.bfs`` explores (``GraphTooLarge`` past ``limit``).
+
+    As the checker, it stops after the BFS level in which an invariant first fails (unless
+    ``stop_at_first`` is false) or the distinct count reaches ``max_states``, and
+    ``max_depth`` counts levels, the initial states being level 1."""
+    index: dict[int, int] = {}
+    raw: list[S] = []
+    initial: set[int] = set()
+    edges: list[tuple[int, str, int]] = []
+
+    def add(state: S) -> int:
+        key = model.canonical(state) if symmetry else state
+        fp = fingerprint(model.encode(key))
+        if fp not in index:
+            if len(raw) >= limit:
+                raise GraphTooLarge(f"more than {limit} states")
+            index[fp] = len(raw)
+            raw.append(key)
+        return index[fp]
+
+    invariants = model.invariants()
+
+    def bad(indices: list[int]) -> bool:
+        return stop_at_first and any(not p.holds(raw[i]) for i in indices for p in invariants)
+
+    for s in model.init_states():
+        initial.add(add(s))
+    frontier, level = sorted(initial), 1
+    while (frontier and (max_depth is None or level < max_depth) and not bad(frontier)
+           and (max_states is None or len(raw) < max_states)):
+        following: list[int] = []
+        for i in frontier:
+            if not model.within_boundary(raw[i]):
+                continue
+            for label, succ in model.next_states(raw[i]):
+                before = len(raw)
+                j = add(succ)
+                edges.append((i, label, j))
+                if j == before:
+                    following.append(j)
+        frontier, level = following, level + 1
+    violated = {
+        i: names for i, s in enumerate(raw)
+        if (names := tuple(p.name for p in invariants if not p.holds(s)))
+    }
+    boundary = frozenset(i for i, s in enumerate(raw) if not model.within_boundary(s))
+    return StateGraph(tuple(model.variables(s) for s in raw), frozenset(initial),
+                      tuple(edges), violated, boundary)
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\l") + '"'
+
+
+def dot_text(graph: StateGraph, name: str) -> str:
+    """The graph in Graphviz DOT: ``dot -Tsvg`` draws it."""
+    lines = [f"digraph {_quote(name)} {{",
+             '  node [shape=box, fontname="monospace", fontsize=10];',
+             '  edge [fontname="monospace", fontsize=9];']
+    for i, variables in enumerate(graph.states):
+        text = "\n".join(f"{k} = {plain_text(v)}" for k, v in variables.items()) + "\n"
+        attrs = [f"label={_quote(text)}"]
+        if i in graph.initial:
+            attrs.append("peripheries=2")
+        if i in graph.violated:
+            attrs.append('color=red, style=filled, fillcolor="#fdecea"')
+            attrs.append(f"xlabel={_quote('violates ' + ', '.join(graph.violated[i]))}")
+        elif i in graph.boundary:
+            attrs.append('style=filled, fillcolor="#eeeeee"')
+        lines.append(f"  s{i} [{', '.join(attrs)}];")
+    for a, label, b in graph.edges:
+        lines.append(f"  s{a} -> s{b} [label={_quote(label)}];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,45 @@
+"""``isrlab explore``: the model explorer in the browser (see ``isrlab.explorer``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from checker.trace import read_itf
+from isrlab.cli_support import BadInput, resolve_model
+from isrlab.explorer import Session, TraceMismatch, create_app, serve
+
+_PARAM_HELP = "model parameter key=value (repeatable); see `isrlab models`"
+
+
+@click.command("explore")
+@click.option("--model", "model_name", required=True, help="registered model name")
+@click.option("-p", "--param", "params", multiple=True, help=_PARAM_HELP)
+@click.option("--trace", "trace_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="start with this ITF trace (from `isrlab check --itf`) as the path")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
+              help="TCP port on 127.0.0.1 (0: any free port)")
+def explore_command(
+    model_name: str, params: tuple[str, ...], trace_path: Path | None, port: int
+) -> None:
+    """Step through a model by hand in the browser, on http://127.0.0.1:PORT/.
+
+    From an initial state: every enabled action with its label, take one, go back; the state
+    as a table with what changed highlighted; load a counterexample (ITF) and step through it
+    beside its sequence chart; run a bounded check from the current state.  Ctrl-C stops.
+    """
+    _, _, model = resolve_model(model_name, params)
+    session = Session(model, " ".join((model_name, *params)))
+    if trace_path is not None:
+        try:
+            session.load(read_itf(trace_path))
+        except TraceMismatch as error:
+            raise BadInput(f"{trace_path}: {error}") from error
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+            raise BadInput(f"{trace_path}: not an ITF trace ({error})") from error
+    try:
+        serve(create_app(session), port,
+              lambda url: click.echo(f"isrlab explore: serving {url} (Ctrl-C stops)"))
+    except OSError as error:
+        raise BadInput(f"cannot listen on 127.0.0.1:{port}: {error.strerror or error}") from error

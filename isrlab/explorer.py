@@ -1,0 +1,320 @@
+"""``isrlab explore``: step through a model by hand in the browser (Stateright's Explorer, TLA+'s
+trace explorer).
+
+A ``Session`` holds one path through the model: a list of (action, state) from an initial
+state, and a cursor.  From the state under the cursor the page lists every enabled action
+(``Model.next_states``, labels as the checker prints them); taking one cuts the path after
+the cursor and appends the successor; Back and Forward move the cursor.  A counterexample
+(ITF, as ``isrlab check --itf`` writes it) is loaded by replaying it through the model: each
+step must be a successor with the same label and variables, so the loaded path can be
+explored further.  A bounded check runs the ordinary BFS (``checker.bfs.explore``) from the
+state under the cursor, and its counterexample can be appended to the path.
+
+The web layer is Flask (``create_app``); it serves one page (``isrlab.explorer_page``) and a
+small JSON API.  It is a local, single-user tool: ``serve`` binds 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from flask import Flask, Response, jsonify, request
+
+from checker.bfs import CheckOptions, explore
+from checker.chart import plain_text, render_svg
+from checker.model import Model, Property
+from checker.report import TraceStep
+from checker.trace import itf_document, parse_itf
+from isrlab.explorer_page import PAGE
+from isrlab.render_cmd import invariant_words
+from spec.charts import chart_for
+
+MAX_CHECK_STATES = 200_000
+"""A bounded check from the page stops after the level that reaches this many states."""
+
+
+class _StartingAt:
+    """The model with a single initial state: the one under the explorer's cursor."""
+
+    def __init__(self, model: Model[Any], start: Any) -> None:
+        self.model, self.start, self.name = model, start, model.name
+
+    def init_states(self) -> Iterable[Any]:
+        return (self.start,)
+
+    def next_states(self, state: Any) -> Iterable[tuple[str, Any]]:
+        return self.model.next_states(state)
+
+    def invariants(self) -> Sequence[Property[Any]]:
+        return self.model.invariants()
+
+    def sometimes(self) -> Sequence[Property[Any]]:
+        return self.model.sometimes()
+
+    def within_boundary(self, state: Any) -> bool:
+        return self.model.within_boundary(state)
+
+    def canonical(self, state: Any) -> Any:
+        return self.model.canonical(state)
+
+    def encode(self, state: Any) -> bytes:
+        return self.model.encode(state)
+
+    def decode(self, data: bytes) -> Any:
+        return self.model.decode(data)
+
+    def variables(self, state: Any) -> Mapping[str, Any]:
+        return self.model.variables(state)
+
+
+class TraceMismatch(Exception):
+    """A trace step that no successor of the model matches (label and variables)."""
+
+
+def flatten(variables: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The state as table rows: one per variable, one per entry of a dictionary variable."""
+    rows: list[tuple[str, str]] = []
+    for name, value in variables.items():
+        if isinstance(value, Mapping) and value:
+            rows.extend((f"{name}.{plain_text(k)}", plain_text(v)) for k, v in value.items())
+        else:
+            rows.append((name, plain_text(value)))
+    return rows
+
+
+@dataclass
+class Session:
+    """One user's path through the model and the cursor on it (see the module docstring)."""
+
+    model: Model[Any]
+    title: str
+    path: list[tuple[str, Any]] = field(default_factory=list)
+    cursor: int = 0
+    check: dict[str, Any] = field(default_factory=dict)
+    pending: list[tuple[str, Any]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.inits = list(self.model.init_states())
+        self.start(0)
+
+    # -- moves ----------
+    def start(self, k: int) -> None:
+        """Begin a new path at initial state ``k``."""
+        self.path, self.cursor, self.check = [("Init", self.inits[k])], 0, {}
+
+    def enabled(self) -> list[tuple[str, Any]]:
+        """Every enabled step from the state under the cursor."""
+        return list(self.model.next_states(self.path[self.cursor][1]))
+
+    def take(self, i: int) -> None:
+        """Take enabled step ``i``: the path after the cursor is replaced by its successor."""
+        step = self.enabled()[i]
+        del self.path[self.cursor + 1:]
+        self.path.append(step)
+        self.cursor += 1
+
+    def goto(self, n: int) -> None:
+        """Put the cursor on state ``n`` (0-based) of the path."""
+        self.cursor = max(0, min(n, len(self.path) - 1))
+
+    # -- traces ----------
+    def _match(self, start: Any, steps: Sequence[TraceStep], first: int) -> list[tuple[str, Any]]:
+        """Replay ``steps`` from ``start`` through the model (``TraceMismatch`` on a step no
+        successor matches: same label and variables)."""
+        out, state = [], start
+        for number, step in enumerate(steps, start=first):
+            wanted = dict(step.state)
+            for label, succ in self.model.next_states(state):
+                if label == step.action and dict(self.model.variables(succ)) == wanted:
+                    out.append((label, succ))
+                    state = succ
+                    break
+            else:
+                raise TraceMismatch(f"state {number} ({step.action}) is no successor the model "
+                                    f"allows from state {number - 1}")
+        return out
+
+    def load(self, steps: Sequence[TraceStep]) -> None:
+        """Make the trace the path (its first state must be an initial state of the model)."""
+        if not steps:
+            raise TraceMismatch("the trace has no states")
+        wanted = dict(steps[0].state)
+        starts = [s for s in self.inits if dict(self.model.variables(s)) == wanted]
+        if not starts:
+            raise TraceMismatch("state 1 is no initial state of this model (other parameters?)")
+        self.path = [("Init", starts[0]), *self._match(starts[0], steps[1:], 2)]
+        self.cursor, self.check = 0, {}
+
+    def bounded_check(self, depth: int) -> None:
+        """Breadth-first search of ``depth`` levels from the state under the cursor."""
+        start = self.path[self.cursor][1]
+        result = explore(_StartingAt(self.model, start),
+                         CheckOptions(max_depth=depth, max_states=MAX_CHECK_STATES))
+        self.pending = []
+        if result.violation is not None:
+            self.pending = self._match(start, result.violation.trace[1:], 2)
+        self.check = {
+            "summary": result.summary_line(),
+            "violation": result.violation.invariant if result.violation else None,
+            "steps": [s.action for s in result.violation.trace[1:]] if result.violation else [],
+        }
+
+    def append_counterexample(self) -> None:
+        """Append the bounded check's counterexample after the cursor."""
+        if self.pending:
+            del self.path[self.cursor + 1:]
+            self.path.extend(self.pending)
+            self.pending, self.check = [], {}
+
+    # -- views ----------
+    def violated(self, state: Any) -> list[str]:
+        """The invariants ``state`` breaks."""
+        return [p.name for p in self.model.invariants() if not p.holds(state)]
+
+    def view(self) -> dict[str, Any]:
+        """Everything the page shows, as JSON."""
+        state = self.path[self.cursor][1]
+        rows = flatten(self.model.variables(state))
+        before = dict(flatten(self.model.variables(self.path[self.cursor - 1][1]))) if (
+            self.cursor) else {}
+        broken = self.violated(state)
+        return {
+            "title": self.title,
+            "inits": len(self.inits),
+            "cursor": self.cursor,
+            "path": [label for label, _ in self.path],
+            "enabled": [label for label, _ in self.enabled()],
+            "table": [{"name": n, "value": v, "changed": bool(before) and before.get(n) != v}
+                      for n, v in rows],
+            "violated": [{"name": n, "words": invariant_words(self.model, n)} for n in broken],
+            "check": self.check,
+        }
+
+    def chart(self) -> str:
+        """The path as a sequence chart, the state under the cursor shaded."""
+        trace = [TraceStep(label, self.model.variables(s)) for label, s in self.path]
+        last = self.violated(self.path[-1][1])
+        violation = (last[0], invariant_words(self.model, last[0])) if last else None
+        return render_svg(chart_for(trace, self.title, violation), self.cursor + 1)
+
+
+def create_app(session: Session) -> Flask:
+    """The Flask application serving ``session``: the page and its JSON API."""
+    app = Flask("isrlab.explorer")
+
+    def done() -> Response:
+        return jsonify(session.view())
+
+    def fail(message: str) -> tuple[Response, int]:
+        return jsonify({"error": message}), 400
+
+    @app.before_request
+    def local_only() -> tuple[Response, int] | None:
+        # Another web site open in the same browser must not drive the explorer: a changing
+        # request must carry a header a cross-site form cannot set, and the Host must be
+        # this machine (no DNS rebinding).
+        host = request.host.rsplit(":", 1)[0]
+        if host not in ("127.0.0.1", "localhost"):
+            return jsonify({"error": f"refused: host {host}"}), 403
+        if request.method == "POST" and request.headers.get("X-Isrlab") != "1":
+            return jsonify({"error": "refused: a POST without the X-Isrlab header"}), 403
+        return None
+
+    @app.get("/")
+    def page() -> Response:
+        return Response(PAGE, mimetype="text/html")
+
+    @app.get("/api/view")
+    def view() -> Response:
+        with session.lock:
+            return done()
+
+    @app.get("/api/chart.svg")
+    def chart() -> Response:
+        with session.lock:
+            return Response(session.chart(), mimetype="image/svg+xml")
+
+    @app.get("/api/path.itf.json")
+    def path_itf() -> Response:
+        with session.lock:
+            trace = [TraceStep(label, session.model.variables(s)) for label, s in session.path]
+            document = itf_document(trace, source=session.model.name,
+                                    description=f"a path explored by hand ({session.title})")
+        return Response(json.dumps(document, indent=1) + "\n", mimetype="application/json",
+                        headers={"Content-Disposition": "attachment; filename=path.itf.json"})
+
+    @app.post("/api/init/<int:k>")
+    def init(k: int) -> Response | tuple[Response, int]:
+        with session.lock:
+            if not 0 <= k < len(session.inits):
+                return fail(f"no initial state {k}")
+            session.start(k)
+            return done()
+
+    @app.post("/api/step/<int:i>")
+    def step(i: int) -> Response | tuple[Response, int]:
+        with session.lock:
+            if not 0 <= i < len(session.enabled()):
+                return fail(f"no enabled action {i}")
+            session.take(i)
+            return done()
+
+    @app.post("/api/goto/<int:n>")
+    def goto(n: int) -> Response:
+        with session.lock:
+            session.goto(n)
+            return done()
+
+    @app.post("/api/trace")
+    def trace() -> Response | tuple[Response, int]:
+        try:
+            steps = parse_itf(request.get_json(force=True))
+        except Exception as error:  # any malformed document: one message, no traceback
+            return fail(f"not an ITF trace: {type(error).__name__}: {error}")
+        with session.lock:
+            try:
+                session.load(steps)
+            except TraceMismatch as error:
+                return fail(str(error))
+            return done()
+
+    @app.post("/api/check/<int:depth>")
+    def check(depth: int) -> Response | tuple[Response, int]:
+        if not 1 <= depth <= 100:
+            return fail("depth must be in 1..100")
+        with session.lock:
+            session.bounded_check(depth)
+            return done()
+
+    @app.post("/api/append")
+    def append() -> Response:
+        with session.lock:
+            session.append_counterexample()
+            return done()
+
+    return app
+
+
+def serve(app: Flask, port: int, ready: Any = None) -> None:
+    """Serve ``app`` on 127.0.0.1:``port`` until interrupted (``ready(url)`` once listening);
+    ``OSError`` when the port cannot be bound."""
+    from werkzeug.serving import make_server
+
+    if port:  # werkzeug reports a busy port in two lines and exits 1: find out first
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(("127.0.0.1", port))
+    server = make_server("127.0.0.1", port, app, threaded=True)
+    url = f"http://127.0.0.1:{server.server_port}/"
+    if ready is not None:
+        ready(url)
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()

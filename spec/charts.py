@@ -1,0 +1,367 @@
+"""Sequence-chart adapters: what a trace of each model family means as processes and messages.
+
+``checker.chart`` draws charts but knows nothing of Kafka; this module reads a trace's
+action labels and variables and says which process acted, which Kafka requests went where
+(LeaderAndIsr and UpdateMetadata from the controller, Fetch round trips between follower and
+leader, AlterIsr: the leader's ISR write to ZooKeeper, ``Partition.maybeShrinkIsr`` /
+``maybeExpandIsr`` then ``zkClient.conditionalUpdatePath``) and what changed in each
+broker's log, LEO, HW, epoch and ISR.
+
+Modelling shortcuts: a request is drawn at the step it takes effect (``Deliver(...)`` in the
+``kafka`` model; ``BecomeLeader``/``BecomeFollower*`` in the TLA+ models, which read the
+controller's request list directly), its sending is a note on the controller; a fetch that
+is one atomic step in a model is drawn as request and response in the same row.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from checker.chart import Arrow, Chart, Note, Row, generic_chart
+from checker.report import TraceStep
+
+KINDS: dict[str, tuple[str, str]] = {
+    "leader_and_isr": ("#1f5fbf", "LeaderAndIsr: controller tells a broker its leader, "
+                                  "epoch and ISR"),
+    "update_metadata": ("#7b3fb0", "UpdateMetadata: controller refreshes a broker's "
+                                   "metadata cache"),
+    "fetch": ("#1e8449", "Fetch request (follower -> leader) and its response "
+                         "(records, leader's HW)"),
+    "alter_isr": ("#d35400", "AlterIsr: the leader writes a new ISR (to ZooKeeper)"),
+    "client": ("#555555", "produce / acknowledge / consume between a client and a broker"),
+}
+
+GLOSSARY = (
+    "Notation: mI@E = record I written in leader epoch E; LEO = log end offset (records in "
+    "the log); HW = high watermark (records below it are committed); ISR = in-sync replicas; "
+    "'epoch E: leader' = the broker leads epoch E, 'follows bN' = it follows broker N.",
+)
+
+_LABEL = re.compile(r"^(\w+)(?:\((.*)\))?$")
+_MSG = re.compile(r"^(\w+)\(to=(-?\d+),cepoch=(-?\d+),leader=(-?\d+),epoch=(-?\d+),isr=(.*)\)$")
+
+
+def _split(label: str) -> tuple[str, str]:
+    """``Name(args)`` as ``(Name, args)``."""
+    match = _LABEL.match(label)
+    return (match.group(1), match.group(2) or "") if match else (label, "")
+
+
+def _set(items: Any) -> str:
+    """An ISR or replica set as ``{b0, b1}`` (numbers) or ``{r1, r2}`` (names)."""
+    names = sorted(f"b{i}" if isinstance(i, int) else str(i) for i in items)
+    return "{" + ", ".join(names) + "}"
+
+
+def _members(text: str) -> str:
+    """The ``isr=(0, 1)`` text of a request as ``{b0, b1}``."""
+    return _set(int(x) for x in re.findall(r"-?\d+", text))
+
+
+def chart_for(
+    trace: Sequence[TraceStep], title: str, violation: tuple[str, str] | None = None
+) -> Chart:
+    """The chart of a trace of any model: the Kafka or TLA+ adapter when its variables say
+    which family wrote it, else ``checker.chart.generic_chart``."""
+    if not trace:
+        return generic_chart(trace, title, violation)
+    first = trace[0].state
+    try:
+        if "zk" in first and "broker0" in first:
+            return _KafkaChart(trace).chart(title, violation)
+        if "replicaLog" in first and "replicaState" in first:
+            return _TlaChart(trace).chart(title, violation)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+        pass  # a hand-made trace that lacks what the adapter reads: the generic chart
+    return generic_chart(trace, title, violation)
+
+
+class _Changes:
+    """Note lines collected per lifeline for one row."""
+
+    def __init__(self) -> None:
+        self.lines: dict[str, list[str]] = {}
+
+    def add(self, lane: str, line: str) -> None:
+        self.lines.setdefault(lane, []).append(line)
+
+    def notes(self, order: Sequence[str]) -> tuple[Note, ...]:
+        return tuple(Note(n, tuple(self.lines[n])) for n in order if self.lines.get(n))
+
+
+def _replica_lines(
+    before: Mapping[str, Any] | None, after: Mapping[str, Any], name: str, log: tuple[str, ...],
+    old_log: tuple[str, ...] | None,
+) -> list[str]:
+    """The changed log/LEO, HW, epoch/leader and ISR of one replica, as note lines."""
+    out: list[str] = []
+    if old_log is None or old_log != log:
+        text = "[" + ", ".join(log) + "]"
+        if old_log is not None and log[: len(old_log)] != old_log:
+            out.append(f"TRUNCATED to LEO {sum(1 for _ in _common(old_log, log))}")
+        out.append(f"log {text}  LEO {len(log)}")
+    if before is None or before.get("hw") != after.get("hw"):
+        out.append(f"HW {after.get('hw')}")
+    epoch_key = "leader_epoch" if "leader_epoch" in after else "leaderEpoch"
+    if (before is None or before.get(epoch_key) != after.get(epoch_key)
+            or before.get("leader") != after.get("leader")):
+        leader = after.get("leader")
+        if leader in (None, -1):
+            role = "no leader"
+        elif leader == name or (isinstance(leader, int) and f"broker{leader}" == name):
+            role = "leader"
+        else:
+            role = f"follows {leader if isinstance(leader, str) else f'b{leader}'}"
+        out.append(f"epoch {after.get(epoch_key)}: {role}")
+    if "isr" in after and (before is None or before.get("isr") != after.get("isr")):
+        out.append(f"ISR {_set(after['isr'])}")
+    return out
+
+
+def _mask(mask: int) -> str:
+    """A broker bit mask as ``{b0, b1}``."""
+    return _set(b for b in range(mask.bit_length()) if mask >> b & 1)
+
+
+def _extra_lines(key: str, value: Any) -> list[str]:
+    """Note lines for the ``kafka`` model's optional broker variables."""
+    if key == "metadata" and isinstance(value, tuple) and len(value) == 4:
+        alive, leader, epoch, isr = value
+        who = f"b{leader}" if leader >= 0 else "none"
+        return [f"metadata cache: leader {who}, epoch {epoch}",
+                f"  ISR {_mask(isr)}, alive {_mask(alive)}"]
+    if key == "fetch_response":
+        return [f"fetch response in flight: {value}"] if value else []
+    if key == "remote_age":
+        ages = ", ".join(f"b{k}={v}" for k, v in sorted(value.items()))
+        return [f"ticks since caught up {ages}"]
+    return [f"{key.replace('_', ' ')} {value}"]
+
+
+def _common(a: Sequence[str], b: Sequence[str]) -> list[str]:
+    """The common prefix of two logs."""
+    out = []
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        out.append(x)
+    return out
+
+
+class _KafkaChart:
+    """The adapter of the ``kafka`` model: variables ``zk``, ``brokerN``, ``requests``."""
+
+    _KNOWN = frozenset({"alive", "log", "hw", "leader", "leader_epoch", "isr"})
+
+    def __init__(self, trace: Sequence[TraceStep]) -> None:
+        self.trace = trace
+        first = trace[0].state
+        self.n = sum(1 for k in first if re.fullmatch(r"broker\d+", k))
+        self.brokers = tuple(f"broker{b}" for b in range(self.n))
+        self.lanes = ("client", *self.brokers, "controller")
+
+    def chart(self, title: str, violation: tuple[str, str] | None) -> Chart:
+        """Every row of the trace (the violating last state noted in full)."""
+        last = len(self.trace) - 1 if violation is not None else -1
+        rows = [self._row(i, i == last) for i in range(len(self.trace))]
+        return Chart(title, self.lanes, tuple(rows), KINDS, GLOSSARY, violation)
+
+    def _broker_arg(self, name: str, arg: str) -> bool:
+        """Whether the action's argument is a broker id (``Reassign(102)`` is an order)."""
+        return arg.isdigit() and int(arg) < self.n and name != "Reassign"
+
+    def _leader_of(self, state: Mapping[str, Any], b: int) -> str:
+        leader = state[f"broker{b}"].get("leader", -1)
+        return f"broker{leader}" if isinstance(leader, int) and 0 <= leader < self.n else ""
+
+    def _row(self, i: int, full: bool) -> Row:
+        step = self.trace[i]
+        after = step.state
+        before = self.trace[i - 1].state if i else None
+        notes = _Changes()
+        arrows: list[Arrow] = []
+        name, arg = _split(step.action)
+        for lane in self.brokers:
+            if full and before is not None and before[lane].get("alive") != after[lane].get(
+                    "alive"):
+                notes.add(lane, "CRASHED" if not after[lane].get("alive") else "restarted")
+            self._broker_notes(notes, lane, None if full else before, after)
+            if full and not after[lane].get("alive", True):
+                notes.add(lane, "(down)")
+        self._controller_notes(notes, None if full else before, after)
+        if before is not None:
+            arrows.extend(self._arrows(name, arg, before, after))
+            for key in ("acknowledged", "committed", "consumed"):
+                new = sorted(set(after.get(key, {})) - set(before.get(key, {})))
+                if new:
+                    notes.add("client", f"{key}: {', '.join(new)}")
+                leader = before["zk"].get("leader", -1)
+                if key == "acknowledged" and new and 0 <= leader < self.n:
+                    arrows.append(Arrow(f"broker{leader}", "client",
+                                        f"ProduceResponse: acked {', '.join(new)}", "client"))
+            if after.get("unclean_election_happened") and not before.get(
+                    "unclean_election_happened"):
+                notes.add("controller", "UNCLEAN election")
+        down = frozenset(b for b in self.brokers if not after[b].get("alive", True))
+        caption = step.action
+        if name in ("Deliver", "DeliverCopy", "Lose") and _MSG.match(arg):
+            match = _MSG.match(arg)
+            assert match is not None
+            caption = f"{name} {match.group(1)} to b{match.group(2)}"
+        return Row(i + 1, step.action, tuple(arrows), notes.notes(self.lanes), down, caption)
+
+    def _broker_notes(
+        self, notes: _Changes, lane: str, before: Mapping[str, Any] | None,
+        after: Mapping[str, Any],
+    ) -> None:
+        new = after[lane]
+        old = before[lane] if before is not None else None
+        if old is not None and old.get("alive") != new.get("alive"):
+            notes.add(lane, "CRASHED" if not new.get("alive") else "restarted")
+        for line in _replica_lines(old, new, lane, tuple(new.get("log", ())),
+                                   tuple(old.get("log", ())) if old is not None else None):
+            notes.add(lane, line)
+        if "remote_leo" in new and (old is None or old.get("remote_leo") != new["remote_leo"]):
+            leos = ", ".join(f"b{k}={v}" for k, v in sorted(new["remote_leo"].items()))
+            notes.add(lane, f"follower LEO {leos}")
+        for key, value in new.items():
+            if key in self._KNOWN or key == "remote_leo":
+                continue
+            if old is None or old.get(key) != value:
+                for line in _extra_lines(key, value):
+                    notes.add(lane, line)
+
+    def _controller_notes(
+        self, notes: _Changes, before: Mapping[str, Any] | None, after: Mapping[str, Any],
+    ) -> None:
+        zk, old = after["zk"], before["zk"] if before is not None else None
+        if old is None or old != zk:
+            notes.add("controller", f"ZK: leader b{zk['leader']}, epoch {zk['leader_epoch']}")
+            notes.add("controller", f"    ISR {_set(zk['isr'])}")
+        if old is None or old.get("replicas") != zk.get("replicas"):
+            notes.add("controller", f"replicas {list(zk.get('replicas', ()))}")
+        if before is not None:
+            if before.get("controller_epoch") != after.get("controller_epoch"):
+                notes.add("controller", f"controller epoch {after['controller_epoch']}")
+            sent = list(after.get("requests", ()))
+            for m in before.get("requests", ()):
+                if m in sent:
+                    sent.remove(m)
+            for m in sent:
+                match = _MSG.match(m)
+                if match:
+                    notes.add("controller", f"sends {match.group(1)} -> b{match.group(2)}")
+
+    def _arrows(
+        self, name: str, arg: str, before: Mapping[str, Any], after: Mapping[str, Any],
+    ) -> list[Arrow]:
+        out: list[Arrow] = []
+        if name in ("Deliver", "DeliverCopy", "Lose"):
+            match = _MSG.match(arg)
+            if match:
+                kind, to, _, leader, epoch, isr = match.groups()
+                label = (f"{kind}(leader b{leader}, epoch {epoch}, ISR {_members(isr)})"
+                         + (" copy" if name == "DeliverCopy" else ""))
+                out.append(Arrow("controller", f"broker{to}", label,
+                                 "leader_and_isr" if kind == "LeaderAndIsr"
+                                 else "update_metadata", lost=name == "Lose"))
+        elif self._broker_arg(name, arg):
+            b = int(arg)
+            lane, leader = f"broker{b}", self._leader_of(before, b)
+            if name == "Produce":
+                new = after[lane]["log"][len(before[lane]["log"]):]
+                out.append(Arrow("client", lane, f"Produce {', '.join(new)}", "client"))
+            elif name == "Consume":
+                out.append(Arrow(lane, "client", "records (consume)", "client"))
+            elif name in ("Fetch", "FetchRequest") and leader:
+                offset = len(before[lane]["log"])
+                out.append(Arrow(lane, leader, f"Fetch(offset {offset}, epoch "
+                                 f"{before[lane].get('leader_epoch')})", "fetch"))
+            if name in ("Fetch", "FetchResponse", "LoseFetchResponse") and leader:
+                old_log, new_log = before[lane]["log"], after[lane]["log"]
+                records = new_log[len(_common(old_log, new_log)):]
+                text = (f"FetchResponse([{', '.join(records)}], HW {after[lane]['hw']})"
+                        if name != "LoseFetchResponse" else "FetchResponse")
+                out.append(Arrow(leader, lane, text, "fetch", lost=name == "LoseFetchResponse"))
+        if before["zk"].get("isr") != after["zk"].get("isr") and self._broker_arg(name, arg):
+            writer = self._leader_of(before, int(arg)) if name.startswith("Fetch") else (
+                f"broker{arg}")
+            if writer and name not in ("Restart", "Crash", "PowerLoss", "ControlledShutdown"):
+                out.append(Arrow(writer, "controller",
+                                 f"AlterIsr(ISR {_set(after['zk']['isr'])})", "alter_isr"))
+        return out
+
+
+class _TlaChart:
+    """The adapter of the ``tla-*`` models: ``replicaLog``, ``replicaState``, ``quorumState``,
+    ``leaderAndIsrRequests`` (the public TLA+ specification's variables)."""
+
+    def __init__(self, trace: Sequence[TraceStep]) -> None:
+        self.trace = trace
+        self.replicas = tuple(sorted(trace[0].state["replicaLog"]))
+        self.lanes = ("client", *self.replicas, "controller")
+
+    def chart(self, title: str, violation: tuple[str, str] | None) -> Chart:
+        """Every row of the trace (the violating last state noted in full)."""
+        last = len(self.trace) - 1 if violation is not None else -1
+        rows = [self._row(i, i == last) for i in range(len(self.trace))]
+        return Chart(title, self.lanes, tuple(rows), KINDS, GLOSSARY, violation)
+
+    @staticmethod
+    def _log(state: Mapping[str, Any], r: str) -> tuple[str, ...]:
+        return tuple(f"m{rec['id']}@{rec['epoch']}" for rec in state["replicaLog"][r])
+
+    def _row(self, i: int, full: bool) -> Row:
+        step = self.trace[i]
+        after = step.state
+        before = self.trace[i - 1].state if i else None
+        notes = _Changes()
+        for r in self.replicas:
+            old = before["replicaState"][r] if before is not None and not full else None
+            old_log = self._log(before, r) if before is not None and not full else None
+            for line in _replica_lines(old, after["replicaState"][r], r, self._log(after, r),
+                                       old_log):
+                notes.add(r, line)
+        q = after["quorumState"]
+        if before is None or full or before["quorumState"] != q:
+            notes.add("controller", f"quorum: leader {q['leader']}, epoch {q['leaderEpoch']}")
+            notes.add("controller", f"    ISR {_set(q['isr'])}")
+        arrows: list[Arrow] = []
+        if before is not None:
+            sent = after["leaderAndIsrRequests"][len(before["leaderAndIsrRequests"]):]
+            for request in sent:
+                notes.add("controller", f"queues LeaderAndIsr epoch {request['leaderEpoch']}")
+            arrows = self._arrows(step.action, before, after)
+        return Row(i + 1, step.action, tuple(arrows), notes.notes(self.lanes))
+
+    def _arrows(
+        self, label: str, before: Mapping[str, Any], after: Mapping[str, Any]
+    ) -> list[Arrow]:
+        name, arg = _split(label)
+        names = re.findall(r"r\d+", arg)
+        epoch = re.search(r"epoch (\d+)", arg)
+        if (name.startswith("Become") or "BecomeFollower" in name) and names and epoch:
+            e = int(epoch.group(1))
+            request = next((q for q in before["leaderAndIsrRequests"]
+                            if q["leaderEpoch"] == e), None)
+            isr = f", ISR {_set(request['isr'])}" if request else ""
+            leader = request["leader"] if request else "?"
+            return [Arrow("controller", names[0],
+                          f"LeaderAndIsr(leader {leader}, epoch {e}{isr})", "leader_and_isr")]
+        if name == "LeaderWrite" and names:
+            new = self._log(after, names[0])[len(self._log(before, names[0])):]
+            return [Arrow("client", names[0], f"write {', '.join(new)}", "client")]
+        if name in ("FollowerReplicate", "FencedFollowerFetch") and len(names) == 2:
+            follower, leader = names
+            old, new = self._log(before, follower), self._log(after, follower)
+            records = new[len(_common(old, new)):]
+            hw = after["replicaState"][follower]["hw"]
+            return [Arrow(follower, leader, f"Fetch(offset {len(old)})", "fetch"),
+                    Arrow(leader, follower, f"FetchResponse([{', '.join(records)}], HW {hw})",
+                          "fetch")]
+        if name.endswith(("LeaderShrinkIsr", "LeaderExpandIsr")) and names:
+            isr = _set(after["quorumState"]["isr"])
+            return [Arrow(names[0], "controller", f"AlterIsr(ISR {isr})", "alter_isr")]
+        return []

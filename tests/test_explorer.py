@@ -1,0 +1,245 @@
+"""``isrlab explore``: the session API, and the page clicked through in headless Chromium.
+
+The browser test starts ``isrlab explore`` as a subprocess on a free port of 127.0.0.1 and
+drives Debian's ``chromium`` through its ``chromedriver`` with selenium; ``./run test``
+installs both with apt-get when they are missing.  The expected values come from the KIP-101
+scenario 1 story (docs/scenarios.md): after its restart broker1 truncates to its HW (0) on
+the LeaderAndIsr of epoch 0, broker0 crashes, broker1 leads epoch 1 without m0.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from checker.report import TraceStep
+from checker.trace import parse_itf, read_itf
+from isrlab.cli import cli
+from isrlab.explorer import Session, TraceMismatch
+from isrlab.models import registry
+from spec.kafka.scenarios import BY_KEY
+
+PARAMS = BY_KEY["kip101-1"].params(fixed=False)
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def kip101_itf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("explore") / "kip101.itf.json"
+    args = [a for p in PARAMS for a in ("-p", p)]
+    result = CliRunner().invoke(cli, ["check", "--model", "kafka", *args, "--itf", str(path)])
+    assert result.exit_code == 1
+    return path
+
+
+def _session() -> Session:
+    entry = registry().entries["kafka"]
+    model = entry.build(registry().parse_params(entry, list(PARAMS)).unwrap())
+    return Session(model, "kafka")
+
+
+def test_session_loads_steps_and_goes_back(kip101_itf: Path) -> None:
+    session = _session()
+    session.load(read_itf(kip101_itf))
+    assert len(session.path) == 10 and session.cursor == 0
+    session.goto(9)
+    view = session.view()
+    assert [v["name"] for v in view["violated"]] == ["NoCommittedRecordLost"]
+    assert {r["name"] for r in view["table"] if r["changed"]} >= {
+        "broker1.leader", "broker1.leader_epoch"}
+    session.goto(8)  # ElectLeader: take another step, the path after the cursor is replaced
+    labels = session.view()["enabled"]
+    session.take(0)
+    assert len(session.path) == 10 and session.path[-1][0] == labels[0]
+
+
+def test_session_rejects_a_trace_of_other_parameters(kip101_itf: Path) -> None:
+    steps = read_itf(kip101_itf)
+    session = _session()
+    forged = (*steps[:3], TraceStep("Crash(7)", steps[3].state))
+    with pytest.raises(TraceMismatch, match="state 4"):
+        session.load(forged)
+
+
+def test_bounded_check_from_init_finds_the_ten_state_counterexample() -> None:
+    session = _session()
+    session.bounded_check(9)  # 9 levels: traces of up to 9 states, none violates
+    assert session.check["violation"] is None
+    session.bounded_check(10)
+    assert session.check["violation"] == "NoCommittedRecordLost"
+    session.append_counterexample()
+    assert len(session.path) == 10
+    assert session.violated(session.path[-1][1]) == ["NoCommittedRecordLost"]
+
+
+def test_explore_rejects_a_bad_trace_in_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "t.json"
+    bad.write_text("[1, 2")
+    result = CliRunner().invoke(cli, ["explore", "--model", "kafka", "--trace", str(bad)])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1
+
+
+# ------------------------------------------------------------------------- in the browser
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def server(kip101_itf: Path) -> Iterator[str]:
+    """``isrlab explore`` with the KIP-101 counterexample, on a free port."""
+    port = _free_port()
+    args = [a for p in PARAMS for a in ("-p", p)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "isrlab", "explore", "--model", "kafka", *args,
+         "--trace", str(kip101_itf), "--port", str(port)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert f"serving http://127.0.0.1:{port}/" in line, line
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def _browser() -> object:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    if chromium is None or driver is None:
+        pytest.skip("chromium and chromium-driver (Debian packages) are not installed; "
+                    "./run test installs them with apt-get")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                "--window-size=1600,1000"):
+        options.add_argument(arg)
+    return webdriver.Chrome(service=Service(driver), options=options)
+
+
+def test_click_through_the_kip101_counterexample(server: str, tmp_path: Path,
+                                                 kip101_itf: Path) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.remote.webdriver import WebDriver
+    from selenium.webdriver.remote.webelement import WebElement
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser = _browser()
+    assert isinstance(browser, WebDriver)
+    wait = WebDriverWait(browser, 30)
+
+    def ready() -> str:
+        return str(browser.find_element(By.TAG_NAME, "body").get_attribute("data-ready") or "")
+
+    def shown() -> str:
+        return str(browser.find_element(By.TAG_NAME, "body").get_attribute("data-shown") or "")
+
+    def press(element: WebElement) -> None:
+        """Click and wait until the page has drawn the server's answer."""
+        before = shown()
+        element.click()
+        wait.until(lambda _: shown() != before)
+
+    def click(element_id: str) -> None:
+        press(browser.find_element(By.ID, element_id))
+
+    def changed() -> dict[str, str]:
+        rows = browser.find_elements(By.CSS_SELECTOR, "#table tr.changed")
+        return {r.find_elements(By.TAG_NAME, "td")[0].text: r.find_elements(
+            By.TAG_NAME, "td")[1].text for r in rows}
+
+    try:
+        browser.get(server)
+        wait.until(lambda _: ready() == "0/10")
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#path li")) == 10
+        assert changed() == {}
+        assert browser.find_element(By.ID, "back").get_attribute("disabled") is not None
+        for _ in range(6):
+            click("forward")
+        assert ready() == "6/10"
+        assert "Deliver(LeaderAndIsr(to=1" in browser.find_element(By.ID, "state-number").text
+        assert changed()["broker1.log"] == "[]"  # truncated to its HW
+        assert changed()["broker1.leader_epoch"] == "0"
+        for _ in range(3):
+            click("forward")
+        assert ready() == "9/10"
+        assert changed()["broker1.leader_epoch"] == "1"
+        assert changed()["broker1.isr"] == "[1]"
+        banner = browser.find_element(By.ID, "violated").text
+        assert "NoCommittedRecordLost" in banner and "every later leader's log" in banner
+        chart = browser.find_element(By.ID, "chart")
+        assert "VIOLATED in state 10: NoCommittedRecordLost" in chart.text
+        assert chart.find_elements(By.ID, "current-row")
+        browser.save_screenshot(str(tmp_path / "explore.png"))
+        # back to ElectLeader, take another enabled action: the path forks there
+        click("back")
+        assert ready() == "8/10" and browser.find_element(By.ID, "violated").text == ""
+        actions = browser.find_elements(By.CSS_SELECTOR, "#enabled button.action")
+        assert actions
+        label = actions[0].text
+        press(actions[0])
+        assert ready() == "9/10"
+        assert browser.find_elements(By.CSS_SELECTOR, "#path li")[-1].text == label
+        # restart from Init, run a bounded check of 10 levels, append its counterexample
+        press(browser.find_element(By.CSS_SELECTOR, "#inits button"))
+        assert ready() == "0/1"
+        depth = browser.find_element(By.ID, "depth")
+        depth.clear()
+        depth.send_keys("10")
+        click("run-check")
+        assert "VIOLATION of NoCommittedRecordLost (trace of 10 states)" in (
+            browser.find_element(By.ID, "check-result").text)
+        click("append")
+        assert ready() == "0/10"
+        # load the counterexample file through the page
+        press(browser.find_element(By.CSS_SELECTOR, "#inits button"))
+        assert ready() == "0/1"
+        before = shown()
+        browser.find_element(By.ID, "trace-file").send_keys(str(kip101_itf))
+        wait.until(lambda _: shown() != before)
+        assert ready() == "0/10"
+    finally:
+        browser.quit()
+
+
+def test_explore_on_a_busy_port_is_one_line_and_exit_two() -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = CliRunner().invoke(cli, ["explore", "--model", "toy-counter",
+                                          "--port", str(port)])
+    assert result.exit_code == 2
+    assert result.stderr == f"isrlab: error: cannot listen on 127.0.0.1:{port}: " \
+        "Address already in use\n"
+
+
+def test_the_path_downloads_as_the_itf_it_was_loaded_from(kip101_itf: Path) -> None:
+    from isrlab.explorer import create_app
+
+    session = _session()
+    session.load(read_itf(kip101_itf))
+    client = create_app(session).test_client()
+    response = client.get("/api/path.itf.json")
+    assert response.status_code == 200
+    saved = parse_itf(response.get_json())
+    assert [s.action for s in saved] == [s.action for s in read_itf(kip101_itf)]
+    assert [dict(s.state) for s in saved] == [dict(s.state) for s in read_itf(kip101_itf)]
+    header = {"X-Isrlab": "1"}
+    assert client.post("/api/step/999", headers=header).status_code == 400  # no such action
+    assert client.post("/api/step/0").status_code == 403  # a cross-site form cannot add it
+    assert client.get("/api/view", headers={"Host": "evil.example:80"}).status_code == 403
+    assert client.post("/api/step/0", headers=header).status_code == 200

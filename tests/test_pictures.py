@@ -1,0 +1,235 @@
+"""``isrlab render``, ``--svg`` and ``--dot``: sequence charts and state graphs of traces."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from checker.chart import FONT
+from checker.graph import GraphTooLarge, state_graph
+from checker.toys import Counter
+from isrlab.cli import cli
+from spec.kafka.scenarios import BY_KEY
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture(scope="module")
+def kip101_itf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The KIP-101 scenario 1 counterexample (docs/scenarios.md) as written by check --itf."""
+    path = tmp_path_factory.mktemp("kip101") / "t.json"
+    args = [a for p in BY_KEY["kip101-1"].params(fixed=False) for a in ("-p", p)]
+    code, out, _ = _invoke("check", "--model", "kafka", *args, "--itf", str(path))
+    assert code == 1 and "NoCommittedRecordLost" in out
+    return path
+
+
+def _texts(root: ET.Element) -> list[tuple[float, float, float, float, str]]:
+    """Every text element's box (x0, y0, x1, y1) from its position and length."""
+    boxes = []
+    for t in root.iter(f"{SVG}text"):
+        text = t.text or ""
+        x, y = float(t.get("x", "0")), float(t.get("y", "0"))
+        size = 15 if t.get("class") == "title" else FONT
+        width = len(text) * size * 0.6
+        if t.get("text-anchor") == "middle":
+            x -= width / 2
+        boxes.append((x, y - size * 0.8, x + width, y, text))
+    return boxes
+
+
+def _overlap(a: tuple[float, float, float, float, object],
+             b: tuple[float, float, float, float, object]) -> bool:
+    return a[0] < b[2] - 0.5 and b[0] < a[2] - 0.5 and a[1] < b[3] - 0.5 and b[1] < a[3] - 0.5
+
+
+def test_render_draws_the_kip101_counterexample(kip101_itf: Path, tmp_path: Path) -> None:
+    out = tmp_path / "t.svg"
+    code, stdout, _ = _invoke("render", str(kip101_itf), "-o", str(out))
+    assert code == 0 and "10 states" in stdout
+    root = ET.fromstring(out.read_text())
+    texts = [t[4] for t in _texts(root)]
+    for lifeline in ("client", "broker0", "broker1", "controller"):
+        assert lifeline in texts
+    # the story of KIP-101 scenario 1: broker1 truncates to its HW (0) on the LeaderAndIsr
+    # after its restart, broker0 crashes, broker1 leads epoch 1 without m0
+    assert "7. Deliver LeaderAndIsr to b1" in texts
+    assert "TRUNCATED to LEO 0" in texts
+    assert "LeaderAndIsr(leader b1, epoch 1, ISR {b1})" in texts
+    assert "epoch 1: leader" in texts
+    assert "VIOLATED in state 10: NoCommittedRecordLost" in texts
+    assert any("a record once below a leader's HW is in every later leader's log" in t
+               for t in texts)
+    assert sum(1 for t in texts if re.match(r"^\d+\. ", t)) == 10  # one row per state
+
+
+def test_chart_text_never_overlaps(kip101_itf: Path, tmp_path: Path) -> None:
+    out = tmp_path / "t.svg"
+    assert _invoke("render", str(kip101_itf), "-o", str(out))[0] == 0
+    root = ET.fromstring(out.read_text())
+    boxes = _texts(root)
+    width = float(root.get("width", "0"))
+    assert all(b[0] >= 0 and b[2] <= width for b in boxes)
+    clashes = [(a[4], b[4]) for a, b in itertools.combinations(boxes, 2) if _overlap(a, b)]
+    assert clashes == []
+    notes = [
+        (float(r.get("x", "0")), float(r.get("y", "0")),
+         float(r.get("x", "0")) + float(r.get("width", "0")),
+         float(r.get("y", "0")) + float(r.get("height", "0")), "")
+        for r in root.iter(f"{SVG}rect") if r.get("rx") == "3"
+    ]
+    assert len(notes) > 10
+    assert not any(_overlap(a, b) for a, b in itertools.combinations(notes, 2))
+
+
+def test_tla_trace_has_leader_and_isr_and_fetch_arrows(tmp_path: Path) -> None:
+    itf, svg = tmp_path / "t.json", tmp_path / "t.svg"
+    code, _, _ = _invoke("check", "--model", "tla-truncate-to-hw", "--itf", str(itf),
+                         "--svg", str(svg))
+    assert code == 1
+    texts = [t[4] for t in _texts(ET.fromstring(svg.read_text()))]
+    assert {"r1", "r2", "controller"} <= set(texts)
+    assert any(t.startswith("LeaderAndIsr(leader r") for t in texts)
+    assert any(t.startswith("Fetch(offset 0)") for t in texts)
+    assert any(t.startswith("VIOLATED in state ") for t in texts)
+
+
+def test_generic_chart_for_a_toy_model(tmp_path: Path) -> None:
+    svg = tmp_path / "t.svg"
+    code, _, _ = _invoke("check", "--model", "toy-counter", "-p", "bad=2", "--svg", str(svg))
+    assert code == 1
+    texts = [t[4] for t in _texts(ET.fromstring(svg.read_text()))]
+    assert [t for t in texts if t.startswith("x = ")] == ["x = 0", "x = 1", "x = 2"]
+    assert "VIOLATED in state 3: BelowBad" in texts
+
+
+def test_svg_is_not_written_without_a_counterexample(tmp_path: Path) -> None:
+    svg = tmp_path / "t.svg"
+    code, out, _ = _invoke("check", "--model", "toy-counter", "--svg", str(svg))
+    assert code == 0 and "not written" in out and not svg.exists()
+
+
+@pytest.mark.parametrize("content", ["not json", '{"states": 3}', '{"vars": []}'])
+def test_render_rejects_a_corrupt_trace_in_one_line(tmp_path: Path, content: str) -> None:
+    trace = tmp_path / "t.json"
+    trace.write_text(content)
+    code, _, err = _invoke("render", str(trace), "-o", str(tmp_path / "o.svg"))
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("isrlab: error:")
+
+
+def test_render_never_overwrites_its_input(kip101_itf: Path) -> None:
+    before = kip101_itf.read_bytes()
+    code, _, err = _invoke("render", str(kip101_itf), "-o", str(kip101_itf))
+    assert code == 2 and "overwrite" in err
+    assert kip101_itf.read_bytes() == before
+
+
+def test_state_graph_of_the_counter_by_hand() -> None:
+    # states 0..5; Inc from 0..4 and Reset from 1..5: 10 edges
+    graph = state_graph(Counter(5))
+    assert [s["x"] for s in graph.states] == [0, 1, 2, 3, 4, 5]
+    assert sorted((a, label, b) for a, label, b in graph.edges) == sorted(
+        [(i, "Inc", i + 1) for i in range(5)] + [(i, "Reset", 0) for i in range(1, 6)])
+    assert graph.initial == frozenset({0})
+    # a violation at x=2 stops after that level (x=0, 1, 2 explored, 2 not expanded)
+    bad = state_graph(Counter(5, bad=2))
+    assert len(bad.states) == 3 and bad.violated == {2: ("BelowBad",)}
+    with pytest.raises(GraphTooLarge):
+        state_graph(Counter(5), limit=5)
+
+
+def test_dot_matches_the_checker_counts_and_refuses_large_graphs(tmp_path: Path) -> None:
+    dot = tmp_path / "g.dot"
+    code, out, _ = _invoke("check", "--model", "toy-counter", "--dot", str(dot))
+    assert code == 0 and "6 distinct / 11 generated" in out
+    text = dot.read_text()
+    assert text.startswith('digraph "toy-counter"')
+    assert len(re.findall(r"^  s\d+ \[", text, re.M)) == 6
+    assert len(re.findall(r" -> ", text)) == 10  # generated minus the initial state
+    code, _, err = _invoke("check", "--model", "toy-counter", "-p", "limit=50",
+                           "--dot", str(tmp_path / "h.dot"), "--dot-limit", "20")
+    assert code == 2 and err.count("\n") == 1 and "more than 20 states" in err
+    assert not (tmp_path / "h.dot").exists()
+
+
+def test_bmc_svg_marks_the_z3_counterexample(tmp_path: Path) -> None:
+    svg = tmp_path / "b.svg"
+    code, _, _ = _invoke("bmc", "--model", "tla-truncate-to-hw", "-p", "replicas=2",
+                         "--depth", "8", "--svg", str(svg))
+    assert code == 1
+    texts = [t[4] for t in _texts(ET.fromstring(svg.read_text()))]
+    assert "VIOLATED in state 9: WeakIsr" in texts  # TLC's 9-state counterexample length
+
+
+def test_validate_svg_draws_the_violation_or_the_witness(kip101_itf: Path, tmp_path: Path) -> None:
+    params = BY_KEY["kip101-1"].params(fixed=False)
+    args = [a for p in params for a in ("-p", p)]
+    bad, good = tmp_path / "bad.svg", tmp_path / "good.svg"
+    code, _, _ = _invoke("validate", "--model", "kafka", *args, str(kip101_itf),
+                         "--svg", str(bad))
+    assert code == 3  # a behaviour of the model that breaks an invariant (docs/oracle.md)
+    assert "VIOLATED in state 10: NoCommittedRecordLost" in bad.read_text()
+    no_invariant = [a for p in params if not p.startswith("invariants=") for a in ("-p", p)]
+    no_invariant += ["-p", "invariants=none"]
+    code, _, _ = _invoke("validate", "--model", "kafka", *no_invariant, str(kip101_itf),
+                         "--svg", str(good))
+    assert code == 0
+    texts = [t[4] for t in _texts(ET.fromstring(good.read_text()))]
+    assert "TRUNCATED to LEO 0" in texts and not any("VIOLATED" in t for t in texts)
+
+
+def test_kafka_adapter_split_fetch_and_a_lost_request() -> None:
+    from checker.chart import Arrow
+    from checker.report import TraceStep
+    from isrlab.cli_support import resolve_model
+    from spec.charts import chart_for
+
+    _, _, model = resolve_model("kafka", ["fetch=split", "max_records=1", "invariants=none"])
+    state = next(iter(model.init_states()))
+    trace = [TraceStep("Init", model.variables(state))]
+    for prefix in ("Produce(0)", "FetchRequest(1)", "FetchResponse(1)", "Crash(1)",
+                   "Restart(1)", "Lose(LeaderAndIsr"):
+        label, state = next((lb, s) for lb, s in model.next_states(state)
+                            if lb.startswith(prefix))
+        trace.append(TraceStep(label, model.variables(state)))
+    rows = chart_for(trace, "t").rows
+    assert rows[1].arrows == (Arrow("client", "broker0", "Produce m0@0", "client"),)
+    # the follower (LEO 0) asks from offset 0; the leader answers m0 with its HW, still 0
+    assert rows[2].arrows == (Arrow("broker1", "broker0", "Fetch(offset 0, epoch 0)", "fetch"),)
+    assert rows[3].arrows == (
+        Arrow("broker0", "broker1", "FetchResponse([m0@0], HW 0)", "fetch"),)
+    assert rows[4].down == frozenset({"broker1"})
+    assert ("sends LeaderAndIsr -> b1",) in [n.lines for n in rows[5].notes]
+    (lost,) = rows[6].arrows
+    assert (lost.source, lost.target, lost.kind, lost.lost) == (
+        "controller", "broker1", "leader_and_isr", True)
+
+
+def test_simulate_svg(tmp_path: Path) -> None:
+    svg = tmp_path / "s.svg"
+    code, _, _ = _invoke("simulate", "--model", "toy-counter", "-p", "bad=1", "--svg", str(svg))
+    assert code == 1
+    assert "VIOLATED in state 2: BelowBad" in svg.read_text()  # 0 -> 1: the only way to 1
+
+
+def test_dot_follows_the_checks_bounds(tmp_path: Path) -> None:
+    def nodes(*args: str) -> tuple[int, str]:
+        dot = tmp_path / "g.dot"
+        _, out, _ = _invoke("check", "--model", "toy-counter", *args, "--dot", str(dot))
+        return len(re.findall(r"^  s\d+ \[", dot.read_text(), re.M)), out
+
+    assert nodes("--max-depth", "3")[0] == 3  # x = 0, 1, 2
+    count, out = nodes("--max-states", "2")  # stops after the level reaching 2 states
+    assert count == 2 and "2 distinct" in out
+    assert nodes("-p", "bad=1", "--continue")[0] == 6  # goes on past the violation at x=1
