@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from checker.atomic import write_text_atomically
 from checker.report import TraceStep, Violation
 
 ITF_FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
@@ -113,7 +114,7 @@ def write_itf(
 ) -> None:
     """Write a trace as an ITF JSON file."""
     document = itf_document(trace, source=source, description=description)
-    Path(path).write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+    write_text_atomically(path, json.dumps(document, indent=1) + "\n")
 
 
 def parse_itf(document: Mapping[str, Any]) -> tuple[TraceStep, ...]:

@@ -10,7 +10,7 @@ import click
 from checker.report import CheckResult, Violation
 from checker.trace import violation_text, write_itf
 from checker.z3 import BmcResult, bmc
-from isrlab.cli_support import BadInput, resolve_model
+from isrlab.cli_support import BadInput, check_outputs, resolve_model
 from spec.symbolic import SYMBOLIC_MODELS, symbolic_for
 from spec.symbolic.bridge import DriftError, replay
 from spec.symbolic.state import KState
@@ -58,8 +58,9 @@ def bmc_command(
     invariant; the first counterexample is therefore a shortest one.  The trace is replayed
     through the explicit model, so it carries the same labels and variables as
     `isrlab check`.  Exit status: 0 when every depth was refuted, 1 on a violation, 2 on bad
-    input, 3 when Z3 gave up (--timeout) before the depth was reached.
+    input, 3 when Z3 gave up (--timeout) before the depth was reached, 130 on Ctrl-C.
     """
+    check_outputs({"--json": json_path, "--itf": itf_path})
     _, values, model = resolve_model(model_name, params)
     system = symbolic_for(model_name, values)
     if system is None:

@@ -12,7 +12,7 @@ from checker.bfs import CheckOptions, Progress, RunDirError, explore
 from checker.report import CheckResult
 from checker.simulate import SimulateOptions, simulate
 from checker.trace import violation_text, write_itf
-from isrlab.cli_support import BadInput, resolve_model
+from isrlab.cli_support import BadInput, check_outputs, resolve_model
 from isrlab.models import registry
 
 _PARAM_HELP = "model parameter key=value (repeatable); see `isrlab models`"
@@ -108,6 +108,7 @@ def check(
 
     Exit status: 0 when every invariant holds, 1 on a violation, 2 on bad input.
     """
+    check_outputs({"--json": json_path, "--itf": itf_path})
     entry, values, model = resolve_model(model_name, params)
     if symmetry and not entry.symmetric:
         raise BadInput(f"model {model_name!r} has no symmetry to reduce by")
@@ -154,6 +155,7 @@ def simulate_command(
 
     Exit status: 0 when no walk broke an invariant, 1 on a violation, 2 on bad input.
     """
+    check_outputs({"--json": json_path, "--itf": itf_path})
     _, values, model = resolve_model(model_name, params)
     display = _Display(_want_progress(progress))
     started, last = time.monotonic(), [0.0]

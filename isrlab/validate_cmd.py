@@ -31,7 +31,7 @@ from checker.validate import (
     parse_jsonl,
     validate,
 )
-from isrlab.cli_support import BadInput, resolve_model
+from isrlab.cli_support import BadInput, check_outputs, resolve_model, write_text_atomically
 
 _PARAM_HELP = "model parameter key=value (repeatable); see `isrlab models`"
 FORMATS = ("auto", "jsonl", "itf", "kafka-log")
@@ -96,7 +96,7 @@ def _read_kafka_log(
         raise TraceFormatError("line 1", "no ISR or LeaderAndIsr line of this partition")
     lines = [json.dumps(step) for step in steps]
     if emit is not None:
-        emit.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        write_text_atomically(emit, "\n".join(lines) + "\n")
     return [
         observation_of_json(step, int(step.get("#line", index + 1)), first=index == 0,
                             text=str(step.get("#log", lines[index])))
@@ -191,6 +191,7 @@ def validate_command(
 
     Exit status: 0 accepted, 1 rejected, 2 bad input.
     """
+    check_outputs({"--witness": witness_path, "--emit-jsonl": emit_jsonl}, {"TRACE": trace})
     _, _, model = resolve_model(model_name, params)
     try:
         text = trace.read_text(encoding="utf-8")
