@@ -10,7 +10,7 @@ import click
 from checker.report import CheckResult, Violation
 from checker.trace import violation_text, write_itf
 from checker.z3 import BmcResult, bmc
-from isrlab.cli_support import BadInput, check_outputs, resolve_model
+from isrlab.cli_support import BadInput, check_outputs, resolve_model, with_run_metadata
 from spec.symbolic import SYMBOLIC_MODELS, symbolic_for
 from spec.symbolic.bridge import DriftError, replay
 from spec.symbolic.state import KState
@@ -97,7 +97,7 @@ def bmc_command(
     if violation is not None:
         click.echo(violation_text(violation))
     if json_path is not None:
-        report.write_json(json_path)
+        with_run_metadata(report).write_json(json_path)
     if itf_path is not None:
         if violation is None:
             click.echo(f"no counterexample: {itf_path} not written")

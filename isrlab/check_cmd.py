@@ -12,21 +12,44 @@ from checker.bfs import CheckOptions, Progress, RunDirError, explore
 from checker.report import CheckResult
 from checker.simulate import SimulateOptions, simulate
 from checker.trace import violation_text, write_itf
-from isrlab.cli_support import BadInput, check_outputs, resolve_model
+from isrlab.cli_support import (
+    INCOMPLETE,
+    BadInput,
+    check_outputs,
+    resolve_model,
+    with_run_metadata,
+)
 from isrlab.models import registry
 
 _PARAM_HELP = "model parameter key=value (repeatable); see `isrlab models`"
 
 
-class _Display:
-    """A throttled one-line progress display on stderr."""
+LOG_INTERVAL_S = 30.0
+"""Seconds between progress lines when stderr is not a terminal (a CI log)."""
 
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
+_PROGRESS_HELP = ("progress on stderr (default: on; rewritten in place on a terminal, else one "
+                  "line per --progress-interval)")
+_INTERVAL_HELP = (f"seconds between progress updates (default: 1 on a terminal, "
+                  f"{LOG_INTERVAL_S:.0f} in a log)")
+
+
+class _Display:
+    """Progress on stderr: one line rewritten in place (``\\r``) on a terminal, else a plain
+    ``progress: ...`` line per update, which a CI log keeps readable."""
+
+    def __init__(self, progress: bool | None, interval_s: float | None) -> None:
+        self.enabled = progress is not False
+        self.in_place = sys.stderr.isatty()
+        default = 1.0 if self.in_place else LOG_INTERVAL_S
+        self.interval_s = default if interval_s is None else interval_s
         self.width = 0
 
     def show(self, text: str) -> None:
         if not self.enabled:
+            return
+        if not self.in_place:
+            sys.stderr.write(f"progress: {text}\n")
+            sys.stderr.flush()
             return
         self.width = max(self.width, len(text))
         sys.stderr.write("\r" + text.ljust(self.width))
@@ -40,17 +63,16 @@ class _Display:
         )
 
     def done(self) -> None:
-        if self.enabled and self.width:
+        if self.enabled and self.in_place and self.width:
             sys.stderr.write("\r" + " " * self.width + "\r")
             sys.stderr.flush()
 
 
-def _want_progress(flag: bool | None) -> bool:
-    return sys.stderr.isatty() if flag is None else flag
-
-
-def _report(result: CheckResult, json_path: Path | None, itf_path: Path | None) -> None:
-    """Print the summary (and trace), write the requested files, exit 0 or 1."""
+def _report(
+    result: CheckResult, json_path: Path | None, itf_path: Path | None,
+    fail_on_incomplete: bool = False,
+) -> None:
+    """Print the summary (and trace), write the requested files, exit 0, 1 or 4."""
     click.echo(result.summary_line())
     for violation in (result.violation, *result.violations[1:]):
         if violation is not None:
@@ -59,7 +81,7 @@ def _report(result: CheckResult, json_path: Path | None, itf_path: Path | None) 
     if unreached:
         click.echo(f"never reached (sometimes): {', '.join(unreached)}")
     if json_path is not None:
-        result.write_json(json_path)
+        with_run_metadata(result).write_json(json_path)
     if itf_path is not None:
         if result.violation is None:
             click.echo(f"no counterexample: {itf_path} not written")
@@ -68,7 +90,9 @@ def _report(result: CheckResult, json_path: Path | None, itf_path: Path | None) 
                 itf_path, result.violation.trace, source=result.model,
                 description=f"{result.violation.invariant} violated ({result.engine})",
             )
-    sys.exit(0 if result.ok else 1)
+    if not result.ok:
+        sys.exit(1)
+    sys.exit(INCOMPLETE if fail_on_incomplete and not result.complete else 0)
 
 
 @click.command()
@@ -90,8 +114,12 @@ def _report(result: CheckResult, json_path: Path | None, itf_path: Path | None) 
               help="write the counterexample as an ITF trace here")
 @click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path),
               help="persist each BFS level here; rerun with it to resume")
-@click.option("--progress/--no-progress", default=None,
-              help="live progress on stderr (default: when stderr is a terminal)")
+@click.option("--progress/--no-progress", default=None, help=_PROGRESS_HELP)
+@click.option("--progress-interval", "interval_s", type=click.FloatRange(0, min_open=True),
+              default=None, help=_INTERVAL_HELP)
+@click.option("--fail-on-incomplete", is_flag=True,
+              help="exit 4 when --max-states or --max-depth stopped the search before it "
+                   "covered every reachable state (for CI)")
 # -- spark_explore's options (owned by the Spark engine) --
 @click.option("--engine", type=click.Choice(["bfs", "spark"]), default="bfs",
               show_default=True, help="bfs: this machine; spark: level-synchronous BFS on Spark")
@@ -102,21 +130,23 @@ def check(
     model_name: str, params: tuple[str, ...], symmetry: bool, workers: int,
     max_depth: int | None, max_states: int | None, keep_going: bool, deadlock: bool,
     json_path: Path | None, itf_path: Path | None, run_dir: Path | None,
-    progress: bool | None, engine: str, master: str | None,
+    progress: bool | None, interval_s: float | None, fail_on_incomplete: bool, engine: str,
+    master: str | None,
 ) -> None:
     """Explore a model breadth-first and check every invariant on every reachable state.
 
-    Exit status: 0 when every invariant holds, 1 on a violation, 2 on bad input.
+    Exit status: 0 when every invariant holds, 1 on a violation, 2 on bad input, 4 with
+    --fail-on-incomplete when a bound stopped the search without a violation, 130 on Ctrl-C.
     """
     check_outputs({"--json": json_path, "--itf": itf_path})
     entry, values, model = resolve_model(model_name, params)
     if symmetry and not entry.symmetric:
         raise BadInput(f"model {model_name!r} has no symmetry to reduce by")
-    display = _Display(_want_progress(progress))
+    display = _Display(progress, interval_s)
     options = CheckOptions(
         symmetry=symmetry, workers=workers, max_depth=max_depth, max_states=max_states,
         stop_at_first=not keep_going, check_deadlock=deadlock, run_dir=run_dir,
-        params=values, progress=display.bfs,
+        params=values, progress=display.bfs, progress_interval_s=display.interval_s,
     )
     try:
         if engine == "spark" or master is not None:
@@ -129,7 +159,7 @@ def check(
         raise BadInput(str(error)) from error
     finally:
         display.done()
-    _report(result, json_path, itf_path)
+    _report(result, json_path, itf_path, fail_on_incomplete)
 
 
 @click.command("simulate")
@@ -145,11 +175,13 @@ def check(
               help="write the JSON report here")
 @click.option("--itf", "itf_path", type=click.Path(dir_okay=False, path_type=Path),
               help="write the counterexample as an ITF trace here")
-@click.option("--progress/--no-progress", default=None,
-              help="live progress on stderr (default: when stderr is a terminal)")
+@click.option("--progress/--no-progress", default=None, help=_PROGRESS_HELP)
+@click.option("--progress-interval", "interval_s", type=click.FloatRange(0, min_open=True),
+              default=None, help=_INTERVAL_HELP)
 def simulate_command(
     model_name: str, params: tuple[str, ...], seed: int, walks: int, depth: int,
     deadlock: bool, json_path: Path | None, itf_path: Path | None, progress: bool | None,
+    interval_s: float | None,
 ) -> None:
     """Check every invariant along seeded random walks; the same seed replays the same walks.
 
@@ -157,12 +189,13 @@ def simulate_command(
     """
     check_outputs({"--json": json_path, "--itf": itf_path})
     _, values, model = resolve_model(model_name, params)
-    display = _Display(_want_progress(progress))
-    started, last = time.monotonic(), [0.0]
+    display = _Display(progress, interval_s)
+    started = time.monotonic()
+    last = [started]
 
     def tick(done: int, visited: int) -> None:
         now = time.monotonic()
-        if now - last[0] >= 1.0:
+        if now - last[0] >= display.interval_s:
             last[0] = now
             display.show(f"walks {done:,}/{walks:,}  states {visited:,}  "
                          f"{visited / max(now - started, 1e-9):,.0f} states/s")

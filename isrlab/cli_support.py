@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,15 +28,21 @@ from returns.result import Failure
 from checker.atomic import atomic_output, write_text_atomically
 from checker.model import Model
 from checker.registry import ModelEntry, ParamValue
+from checker.report import CheckResult
+from isrlab import __version__
 from isrlab.models import registry
 
 __all__ = [
-    "INTERRUPTED", "BadInput", "OneLineErrors", "atomic_output", "check_outputs",
-    "params_text", "resolve_model", "write_text_atomically",
+    "INCOMPLETE", "INTERRUPTED", "BadInput", "OneLineErrors", "atomic_output", "check_outputs",
+    "params_text", "resolve_model", "run_metadata", "with_run_metadata",
+    "write_text_atomically",
 ]
 
 INTERRUPTED = 130
 """The exit status after Ctrl-C (128 + SIGINT)."""
+
+INCOMPLETE = 4
+"""The exit status of ``check --fail-on-incomplete`` when a bound stopped the search."""
 
 
 class BadInput(click.ClickException):
@@ -45,6 +53,18 @@ class BadInput(click.ClickException):
 
 class OneLineErrors(click.Group):
     """A click group whose errors are one line on stderr with exit code 2."""
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        """The root context, remembering the command line and when it started (UTC) for
+        ``run_metadata``."""
+        argv, started = ["isrlab", *args], datetime.now(UTC)
+        ctx = super().make_context(info_name, args, parent, **extra)
+        ctx.meta[_ARGV] = argv
+        ctx.meta[_STARTED] = started
+        return ctx
 
     def main(
         self, args: Sequence[str] | None = None, prog_name: str | None = None,
@@ -66,6 +86,27 @@ class OneLineErrors(click.Group):
             click.echo("isrlab: interrupted", err=True)
             sys.exit(INTERRUPTED)
         sys.exit(code if isinstance(code, int) else 0)
+
+
+_ARGV, _STARTED = "isrlab.argv", "isrlab.started"
+
+
+def run_metadata() -> dict[str, Any]:
+    """What makes a JSON report self-describing: the isrlab version, the command line (a list
+    of words) and when the command started (UTC, ISO 8601, whole seconds)."""
+    ctx = click.get_current_context(silent=True)
+    meta = ctx.find_root().meta if ctx is not None else {}
+    started = meta.get(_STARTED) or datetime.now(UTC)
+    return {
+        "isrlab_version": __version__,
+        "command": list(meta.get(_ARGV, ["isrlab", *sys.argv[1:]])),
+        "timestamp": started.replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
+def with_run_metadata(result: CheckResult) -> CheckResult:
+    """``result`` whose JSON report also carries ``run_metadata()``."""
+    return replace(result, extra={**run_metadata(), **result.extra})
 
 
 def resolve_model(
