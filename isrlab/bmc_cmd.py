@@ -10,7 +10,7 @@ import click
 from checker.report import CheckResult, Violation
 from checker.trace import violation_text, write_itf
 from checker.z3 import BmcResult, bmc
-from isrlab.cli_support import BadInput, check_outputs, resolve_model, with_run_metadata
+from isrlab.cli_support import MODEL_HELP, BadInput, check_outputs, resolve_model, with_run_metadata
 from spec.symbolic import SYMBOLIC_MODELS, symbolic_for
 from spec.symbolic.bridge import DriftError, replay
 from spec.symbolic.state import KState
@@ -38,7 +38,7 @@ def _summary(name: str, result: BmcResult[KState], depth: int) -> str:
 
 
 @click.command("bmc")
-@click.option("--model", "model_name", required=True, help="registered model name")
+@click.option("--model", "model_name", required=True, help=MODEL_HELP)
 @click.option("-p", "--param", "params", multiple=True, help=_PARAM_HELP)
 @click.option("--depth", type=click.IntRange(0), default=12, show_default=True,
               help="unroll at most this many steps (traces of depth+1 states)")

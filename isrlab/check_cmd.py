@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -12,8 +13,10 @@ from checker.bfs import CheckOptions, Progress, RunDirError, explore
 from checker.report import CheckResult
 from checker.simulate import SimulateOptions, simulate
 from checker.trace import violation_text, write_itf
+from isrlab.api import describe
 from isrlab.cli_support import (
     INCOMPLETE,
+    MODEL_HELP,
     BadInput,
     check_outputs,
     resolve_model,
@@ -96,7 +99,7 @@ def _report(
 
 
 @click.command()
-@click.option("--model", "model_name", required=True, help="registered model name")
+@click.option("--model", "model_name", required=True, help=MODEL_HELP)
 @click.option("-p", "--param", "params", multiple=True, help=_PARAM_HELP)
 @click.option("--symmetry", is_flag=True, help="reduce by the model's symmetry")
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
@@ -163,7 +166,7 @@ def check(
 
 
 @click.command("simulate")
-@click.option("--model", "model_name", required=True, help="registered model name")
+@click.option("--model", "model_name", required=True, help=MODEL_HELP)
 @click.option("-p", "--param", "params", multiple=True, help=_PARAM_HELP)
 @click.option("--seed", type=int, default=0, show_default=True, help="random seed")
 @click.option("--walks", type=click.IntRange(1), default=100, show_default=True,
@@ -212,8 +215,15 @@ def simulate_command(
 
 
 @click.command("models")
-def models_command() -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help="print a JSON list: each model's parameters (type, default, bounds), "
+                   "invariants and sometimes properties")
+def models_command(as_json: bool) -> None:
     """List the registered models and their parameters."""
+    if as_json:
+        described = [describe(registry().entries[name]) for name in registry().names()]
+        click.echo(json.dumps(described, indent=1))
+        return
     for name in registry().names():
         entry = registry().entries[name]
         symmetric = " (symmetric)" if entry.symmetric else ""

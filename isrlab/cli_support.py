@@ -23,20 +23,23 @@ from pathlib import Path
 from typing import Any
 
 import click
-from returns.result import Failure
 
 from checker.atomic import atomic_output, write_text_atomically
 from checker.model import Model
 from checker.registry import ModelEntry, ParamValue
 from checker.report import CheckResult
-from isrlab import __version__
-from isrlab.models import registry
+from isrlab import __version__, api
 
 __all__ = [
-    "INCOMPLETE", "INTERRUPTED", "BadInput", "OneLineErrors", "atomic_output", "check_outputs",
+    "INCOMPLETE", "INTERRUPTED", "MODEL_HELP", "BadInput", "OneLineErrors", "atomic_output",
+    "check_outputs",
     "params_text", "resolve_model", "run_metadata", "with_run_metadata",
     "write_text_atomically",
 ]
+
+MODEL_HELP = ("a registered model (see `isrlab models`), path/to/file.py:NAME or "
+              "package.module:NAME (see docs/api.md)")
+"""The help of every command's ``--model`` option."""
 
 INTERRUPTED = 130
 """The exit status after Ctrl-C (128 + SIGINT)."""
@@ -112,20 +115,15 @@ def with_run_metadata(result: CheckResult) -> CheckResult:
 def resolve_model(
     name: str, assignments: Sequence[str]
 ) -> tuple[ModelEntry, dict[str, ParamValue], Model[Any]]:
-    """The registered model ``name`` built with ``key=value`` parameters, or ``BadInput``."""
-    entry_result = registry().get(name)
-    if isinstance(entry_result, Failure):
-        raise BadInput(entry_result.failure())
-    entry = entry_result.unwrap()
-    params_result = registry().parse_params(entry, assignments)
-    if isinstance(params_result, Failure):
-        raise BadInput(params_result.failure())
-    params = params_result.unwrap()
+    """The model ``name`` names (a registered name, ``path/to/file.py:NAME`` or
+    ``package.module:NAME``, see ``isrlab.api``) built with ``key=value`` parameters, or
+    ``BadInput``."""
     try:
-        model = entry.build(params)
-    except ValueError as error:
-        raise BadInput(f"model {name!r}: {error}") from error
-    return entry, params, model
+        found = api.entry(name)
+        values = api.parse(found, assignments)
+        return found, values, api.build(found, values)
+    except api.ModelError as error:
+        raise BadInput(str(error)) from error
 
 
 def params_text(params: Mapping[str, ParamValue]) -> str:

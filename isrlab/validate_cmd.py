@@ -31,7 +31,13 @@ from checker.validate import (
     parse_jsonl,
     validate,
 )
-from isrlab.cli_support import BadInput, check_outputs, resolve_model, write_text_atomically
+from isrlab.cli_support import (
+    MODEL_HELP,
+    BadInput,
+    check_outputs,
+    resolve_model,
+    write_text_atomically,
+)
 
 _PARAM_HELP = "model parameter key=value (repeatable); see `isrlab models`"
 FORMATS = ("auto", "jsonl", "itf", "kafka-log")
@@ -161,7 +167,7 @@ def report_rejection(result: ValidationResult) -> None:
 
 
 @click.command("validate")
-@click.option("--model", "model_name", required=True, help="registered model name")
+@click.option("--model", "model_name", required=True, help=MODEL_HELP)
 @click.option("-p", "--param", "params", multiple=True, help=_PARAM_HELP)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
               help="trace format (auto: ITF document, JSON Lines, else a Kafka broker log)")
