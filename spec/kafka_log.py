@@ -3,7 +3,7 @@
 ``read_broker_log(text, partition=..., brokers=...)`` reads the lines Kafka writes when the
 ISR or the leadership of a partition changes, and returns JSON Lines steps (dictionaries in
 the format of ``checker.validate``, see docs/oracle.md) for ``isrlab validate --model kafka``.
-Both the formats of the seeds (Kafka 0.10/0.11, ``kafka.cluster.Partition`` and the
+Both the formats of Kafka 0.10/0.11 (``kafka.cluster.Partition`` and the
 ``state.change.logger``) and the newer ones (2.x) are recognised:
 
 * ``Shrinking ISR for partition [t,0] from 1,2,3 to 1,2`` (logged by the leader,

@@ -3,7 +3,7 @@ specification of Kafka replication (hachikuji/kafka-specification).
 
 ``register(reg)`` adds ``tla-truncate-to-hw``, ``tla-kip101``, ``tla-kip279`` and
 ``tla-kip320`` with the specification's constants as parameters (``replicas``, ``log_size``,
-``max_records``, ``max_leader_epoch``; defaults: configuration A of CONFORMANCE.md) and
+``max_records``, ``max_leader_epoch``; defaults: configuration A of docs/conformance.md) and
 ``invariants``, the comma-separated invariants to check (``none`` for none).
 """
 
