@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.atomic import write_text_atomically
-from checker.report import TraceStep, Violation
+from checker.report import CheckResult, TraceStep, Violation
 
 ITF_FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 
@@ -179,3 +179,16 @@ def violation_text(violation: Violation) -> str:
     """A violation's heading and its readable trace."""
     heading = f"{violation.invariant} is violated; trace of {violation.length} states:"
     return heading + "\n" + text_trace(violation.trace)
+
+
+def result_text(result: CheckResult) -> str:
+    """What ``isrlab check`` prints for a result: the summary line, every counterexample
+    and the ``sometimes`` properties never reached."""
+    lines = [result.summary_line()]
+    for violation in (result.violation, *result.violations[1:]):
+        if violation is not None:
+            lines.append(violation_text(violation))
+    unreached = [s.name for s in result.sometimes if not s.reached]
+    if unreached:
+        lines.append(f"never reached (sometimes): {', '.join(unreached)}")
+    return "\n".join(lines)

@@ -12,7 +12,7 @@ import click
 from checker.bfs import CheckOptions, Progress, RunDirError, explore
 from checker.report import CheckResult
 from checker.simulate import SimulateOptions, simulate
-from checker.trace import violation_text, write_itf
+from checker.trace import result_text, write_itf
 from isrlab.api import describe
 from isrlab.cli_support import (
     INCOMPLETE,
@@ -76,13 +76,7 @@ def _report(
     fail_on_incomplete: bool = False,
 ) -> None:
     """Print the summary (and trace), write the requested files, exit 0, 1 or 4."""
-    click.echo(result.summary_line())
-    for violation in (result.violation, *result.violations[1:]):
-        if violation is not None:
-            click.echo(violation_text(violation))
-    unreached = [s.name for s in result.sometimes if not s.reached]
-    if unreached:
-        click.echo(f"never reached (sometimes): {', '.join(unreached)}")
+    click.echo(result_text(result))
     if json_path is not None:
         with_run_metadata(result).write_json(json_path)
     if itf_path is not None:

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from checker.report import CheckResult
-from checker.trace import violation_text
+from checker.trace import result_text
 from isrlab import api
 
 __all__ = ["failure_text", "isrlab_check", "isrlab_result", "run_check"]
@@ -44,14 +44,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def failure_text(result: CheckResult) -> str:
     """The summary line and every counterexample, as ``isrlab check`` prints them."""
-    lines = [result.summary_line()]
-    for violation in (result.violation, *result.violations[1:]):
-        if violation is not None:
-            lines.append(violation_text(violation))
-    unreached = [s.name for s in result.sometimes if not s.reached]
-    if unreached:
-        lines.append(f"never reached (sometimes): {', '.join(unreached)}")
-    return "\n".join(lines)
+    return result_text(result)
 
 
 def _explore(spec: Any, params: Mapping[str, Any] | None, options: Mapping[str, Any]
