@@ -4,6 +4,7 @@ proofs/results.json and proofs/RESULTS.md."""
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -36,14 +37,21 @@ def _progress(group: Group, result: GroupResult) -> None:
                f"{seconds:.1f} s")
 
 
+def _check_out(out: Path | None) -> None:
+    """Before any work: ``--out`` must be a directory or a new one in an existing directory
+    (the current directory, for the default fresh one)."""
+    parent = Path(".") if out is None else out.parent
+    if out is not None and out.exists() and not out.is_dir():
+        raise BadInput(f"--out: {str(out)!r} is not a directory")
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise BadInput(f"--out: cannot create a directory in {str(parent)!r}")
+
+
 def _out_dir(out: Path | None) -> Path:
-    """``--out``: an existing or new (not yet existing) directory, else a fresh one here."""
+    """``--out`` (created if new), else a fresh ``isrlab-prove-*`` directory here; made only
+    once the run is over, so an interrupted run leaves nothing behind."""
     if out is None:
         return Path(tempfile.mkdtemp(prefix="isrlab-prove-", dir="."))
-    if out.exists() and not out.is_dir():
-        raise BadInput(f"--out: {str(out)!r} is not a directory")
-    if not out.exists() and not out.parent.is_dir():
-        raise BadInput(f"--out: directory {str(out.parent)!r} does not exist")
     out.mkdir(exist_ok=True)
     return out
 
@@ -73,18 +81,20 @@ def prove_command(model_name: str | None, timeout_s: int, out: Path | None,
                        f"(known: {', '.join(PROVE_MODELS)})")
     if update and out is not None:
         raise BadInput("--update rewrites the recorded results; it takes no --out")
-    target = None if update else _out_dir(out)
+    if not update:
+        _check_out(out)
     old = load()
     new = run_all(groups(model_name), timeout_s * 1000, _progress)
     lost = regressions(old, new)
     for line in lost:
         click.echo(f"REGRESSION: {line}")
     tail = f"; {len(lost)} regression(s)" if lost else ""
-    if target is None:
+    if update:
         with atomic_output(RESULTS_JSON) as json_path, atomic_output(RESULTS_MD) as md_path:
             save(merge(old, new), json_path, md_path)
         click.echo("proofs/results.json and proofs/RESULTS.md updated" + tail)
     else:
+        target = _out_dir(out)
         with atomic_output(target / "results.json") as json_path, \
                 atomic_output(target / "RESULTS.md") as md_path:
             save(new, json_path, md_path)

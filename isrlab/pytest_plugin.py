@@ -19,18 +19,20 @@ See docs/api.md.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from checker.report import CheckResult
-from checker.trace import result_text
-from isrlab import api
+if TYPE_CHECKING:
+    from checker.report import CheckResult
+
+# isrlab itself is imported on first use: pytest loads this plugin in every run of every
+# project where isrlab is installed, before coverage measurement starts.
 
 __all__ = ["failure_text", "isrlab_check", "isrlab_result", "run_check"]
 
 MARKER = "isrlab"
-_RESULT = pytest.StashKey[CheckResult]()
+_RESULT = pytest.StashKey["CheckResult"]()
 _MARKER_HELP = (
     "isrlab(model, params=None, expect_violation=None, fail_on_incomplete=False, **options): "
     "check an isrlab model before the test body; fail with the counterexample's trace"
@@ -44,11 +46,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def failure_text(result: CheckResult) -> str:
     """The summary line and every counterexample, as ``isrlab check`` prints them."""
+    from checker.trace import result_text
+
     return result_text(result)
 
 
 def _explore(spec: Any, params: Mapping[str, Any] | None, options: Mapping[str, Any]
              ) -> CheckResult:
+    from isrlab import api
+
     try:
         return api.check(spec, params, **options)
     except api.ModelError as error:

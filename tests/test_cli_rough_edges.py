@@ -185,6 +185,25 @@ def test_ctrl_c_on_check_exits_130_and_writes_no_report(tmp_path: Path, workers:
     assert list(tmp_path.iterdir()) == []
 
 
+def test_ctrl_c_on_simulate_exits_130_and_writes_no_report(tmp_path: Path) -> None:
+    report = tmp_path / "r.json"
+    done = _interrupt_after(["simulate", "--model", "tla-kip320", "-p", "replicas=3",
+                             "--walks", "100000000", "--depth", "60", "--no-progress",
+                             "--json", str(report)], 4.0)
+    assert done.returncode == 130, (done.stdout, done.stderr)
+    assert done.stderr.strip().splitlines()[-1] == "isrlab: interrupted"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_on_prove_exits_130_and_leaves_no_directory(tmp_path: Path) -> None:
+    out = tmp_path / "proofs-out"
+    done = _interrupt_after(["prove", "--model", "tla-kip320", "--out", str(out)], 6.0)
+    assert done.returncode == 130, (done.stdout, done.stderr)
+    assert "interrupted" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_an_interrupted_write_leaves_the_old_file_whole(tmp_path: Path) -> None:
     from isrlab.cli_support import atomic_output
 
