@@ -1,4 +1,4 @@
-"""Benchmark Z3 bounded model checking against breadth-first search on CONFORMANCE.md's
+"""Benchmark Z3 bounded model checking against breadth-first search on docs/conformance.md's
 counterexamples (TLC's shortest lengths: configuration A truncate-to-hw 9 and Kip101 12
 states; configuration B truncate-to-hw 9, Kip101 11 and Kip279 11 states).
 

@@ -1,6 +1,6 @@
 """Benchmark the Spark engine against the local checker (and TLC) on the same configuration.
 
-    nice .venv/bin/python bench/bench_spark.py            # configuration B of CONFORMANCE.md
+    nice .venv/bin/python bench/bench_spark.py            # configuration B of docs/conformance.md
     .venv/bin/python bench/bench_spark.py -p replicas=2   # a smaller configuration
         [--model tla-kip320] [--workers 2] [--cores 1,2] [--tlc-jar JAR --spec-dir DIR]
 

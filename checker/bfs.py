@@ -70,7 +70,13 @@ __all__ = ["CheckOptions", "Progress", "RunDirError", "explore", "replay_path"]
 
 @dataclass(frozen=True, slots=True)
 class Progress:
-    """A live snapshot for progress displays."""
+    """A live snapshot for progress displays; every count is exact and never decreases.
+
+    ``distinct`` counts the states of the completed levels, plus, with one worker, the new
+    states found so far in the level being built (with several workers those are counted
+    when the level's merge has de-duplicated them).  ``generated`` counts every successor
+    generated so far; ``queue`` the states of the current level still to be expanded (plus,
+    with one worker, the new ones found)."""
 
     level: int
     distinct: int
@@ -585,8 +591,12 @@ class _MultiProcess(_Driver[S]):
         raise RuntimeError(f"no worker holds the link of {fp:#x} at level {level}")
 
     def live(self) -> tuple[int, int, int]:
+        """(expanded, generated, 0): a worker's count of new candidates includes states that
+        another worker found too (and owns), so their sum overcounts until the level's merge
+        de-duplicates them; summing it made the displayed distinct count go backwards at
+        each level's end.  Only counts that are exact when read are reported."""
         values = list(self.shared)
-        return sum(values[0::3]), sum(values[1::3]), sum(values[2::3])
+        return sum(values[0::3]), sum(values[1::3]), 0
 
     def close(self) -> None:
         for connection in self.connections:

@@ -17,10 +17,15 @@ from checker.model import Model
 
 ParamValue = int | bool | str
 
+MAX_DIGITS = 18
+"""The longest integer parameter accepted (digits): every bound of a finite model is far
+smaller, and a longer one could only be a typing slip."""
+
 
 @dataclass(frozen=True, slots=True)
 class Param:
-    """One model parameter: its name, type (int, bool or str), default and meaning."""
+    """One model parameter: its name, type (int, bool or str), default and meaning; an int
+    parameter may have a ``minimum`` and a ``maximum`` (both inclusive)."""
 
     name: str
     type: type[int] | type[bool] | type[str]
@@ -28,6 +33,7 @@ class Param:
     doc: str
     minimum: int | None = None
     choices: tuple[str, ...] | None = None
+    maximum: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,12 +56,18 @@ def _parse_value(param: Param, text: str) -> Result[ParamValue, str]:
             return Success(False)
         return Failure(f"parameter {param.name!r} expects true or false, got {text!r}")
     if param.type is int:
+        digits = text.strip()
+        if len(digits) > MAX_DIGITS:
+            return Failure(f"parameter {param.name!r} expects an integer of at most "
+                           f"{MAX_DIGITS} digits, got {len(digits)} characters")
         try:
-            value = int(text.strip())
+            value = int(digits)
         except ValueError:
             return Failure(f"parameter {param.name!r} expects an integer, got {text!r}")
         if param.minimum is not None and value < param.minimum:
             return Failure(f"parameter {param.name!r} must be >= {param.minimum}, got {value}")
+        if param.maximum is not None and value > param.maximum:
+            return Failure(f"parameter {param.name!r} must be <= {param.maximum}, got {value}")
         return Success(value)
     if param.choices is not None and text not in param.choices:
         allowed = ", ".join(param.choices)

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checker.atomic import write_text_atomically
+
 INIT_ACTION = "Init"
 """The action name of a trace's first step (an initial state)."""
 
@@ -154,7 +156,7 @@ class CheckResult:
 
     def write_json(self, path: str | Path) -> None:
         """Write the JSON report to ``path`` (the file the user asked for)."""
-        Path(path).write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
+        write_text_atomically(path, json.dumps(self.to_json(), indent=2) + "\n")
 
 
 def collision_probability(distinct: int, generated: int) -> float:

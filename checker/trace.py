@@ -21,7 +21,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from checker.report import TraceStep, Violation
+from checker.atomic import write_text_atomically
+from checker.report import CheckResult, TraceStep, Violation
 
 ITF_FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 
@@ -120,7 +121,7 @@ def write_itf(
     """Write a trace as an ITF JSON file (``parameters``: see ``itf_document``)."""
     document = itf_document(trace, source=source, description=description,
                             parameters=parameters)
-    Path(path).write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+    write_text_atomically(path, json.dumps(document, indent=1) + "\n")
 
 
 def parse_itf(document: Mapping[str, Any]) -> tuple[TraceStep, ...]:
@@ -185,3 +186,16 @@ def violation_text(violation: Violation) -> str:
     """A violation's heading and its readable trace."""
     heading = f"{violation.invariant} is violated; trace of {violation.length} states:"
     return heading + "\n" + text_trace(violation.trace)
+
+
+def result_text(result: CheckResult) -> str:
+    """What ``isrlab check`` prints for a result: the summary line, every counterexample
+    and the ``sometimes`` properties never reached."""
+    lines = [result.summary_line()]
+    for violation in (result.violation, *result.violations[1:]):
+        if violation is not None:
+            lines.append(violation_text(violation))
+    unreached = [s.name for s in result.sometimes if not s.reached]
+    if unreached:
+        lines.append(f"never reached (sometimes): {', '.join(unreached)}")
+    return "\n".join(lines)

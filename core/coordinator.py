@@ -1,4 +1,4 @@
-"""``__consumer_offsets`` leadership changes: group immigration and emigration [003].
+"""``__consumer_offsets`` leadership changes: group immigration and emigration.
 
 When a broker becomes leader of a ``__consumer_offsets`` partition, its group coordinator
 loads groups and offsets from the log, reading from the log start offset **up to the

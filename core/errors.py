@@ -3,7 +3,7 @@
 Nothing in ``core`` raises for a protocol outcome or for bad input.  Three kinds of value
 stand in for Kafka's exceptions and error codes:
 
-* ``Errors`` -- the subset of ``org.apache.kafka.common.protocol.Errors`` the seeds use; it
+* ``Errors`` -- the subset of ``org.apache.kafka.common.protocol.Errors`` this protocol uses; it
   travels inside normal results (a LeaderAndIsr response, a produce answer);
 * ``InvalidInput`` -- the arguments break a precondition (an ISR that is not a subset of
   the assigned replicas, a negative offset, ...); returned as ``Failure(InvalidInput)``;

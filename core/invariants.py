@@ -1,4 +1,4 @@
-"""The properties every Kafka engineer expects, as pure predicates [004, 002].
+"""The properties every Kafka engineer expects, as pure predicates.
 
 Per partition (one broker's view): HW <= LEO, LSO <= HW, LW <= HW, leader ∈ ISR ⊆ AR with
 a non-empty ISR, epochs never going backwards.  Across the replicas of one partition

@@ -2,7 +2,7 @@
 
 Mirrors ``ReplicaManager.readFromLocalLog`` / ``updateFollowerLogReadResults``,
 ``Replica.updateLogReadResult``, ``Partition.maybeExpandIsr``,
-``Partition.getOutOfSyncReplicas`` and ``Partition.maybeShrinkIsr`` [000, 001, 003].
+``Partition.getOutOfSyncReplicas`` and ``Partition.maybeShrinkIsr``.
 
 Every ISR change bumps the partition's ``zk_version`` and reports the ``LeaderAndIsr`` it
 writes to ZooKeeper in ``IsrUpdate.zk_write``.  Shortcut: the conditional ZooKeeper write
@@ -28,7 +28,7 @@ from core.state import (
 from core.truncation import Log
 
 ISR_SHRINK_HALF_PERIOD = True
-"""Newer Kafka schedules ``isr-expiration`` every ``replicaLagTimeMaxMs / 2`` [001]."""
+"""Newer Kafka schedules ``isr-expiration`` every ``replicaLagTimeMaxMs / 2``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +80,7 @@ def zk_leader_and_isr(partition: Partition) -> LeaderAndIsr:
 
 
 def partition_state_znode(partition: Partition) -> dict[str, object]:
-    """The JSON of ``/brokers/topics/<t>/partitions/<p>/state`` for this partition [004].
+    """The JSON of ``/brokers/topics/<t>/partitions/<p>/state`` for this partition.
 
     ``{"controller_epoch", "leader", "version": 1, "leader_epoch", "isr"}``; ``version``
     is the format version, always 1 (the node's zkVersion lives in ZooKeeper's stat).
@@ -144,8 +144,8 @@ def update_log_read_result(
     """``Replica.updateLogReadResult``: record one follower fetch on the leader.
 
     The follower's LEO becomes the fetch offset.  If the read reached the leader's LEO as
-    of the read's start, ``last_caught_up_time_ms`` = the fetch time: the seeds' rule
-    [000], the default.  With ``since_previous_fetch`` (Kafka >= 1.1's
+    of the read's start, ``last_caught_up_time_ms`` = the fetch time: the rule of Kafka
+    before 1.1, the default.  With ``since_previous_fetch`` (Kafka >= 1.1's
     ``updateFetchState``), a follower that reached the LEO the leader had at its previous
     fetch counts as caught up at that previous fetch time, so a follower steadily one fetch
     behind a busy leader stays in the ISR.  ``last_fetch_*`` are recorded either way, and
@@ -257,7 +257,7 @@ def update_follower_fetch(
     """``Partition.updateReplicaLogReadResult`` (``updateFollowerFetchState``) on the leader.
 
     Records the fetch on the follower's ``RemoteReplica`` (``update_log_read_result``; the
-    seeds' caught-up rule unless ``since_previous_fetch``),
+    pre-1.1 caught-up rule unless ``since_previous_fetch``),
     then ``maybe_expand_isr`` (with KAFKA-7128's ``leader_epoch_start`` rule when given)
     and ``maybe_increment_leader_hw``.  A read that failed
     (``read.error``) or a partition this broker no longer leads changes nothing and
@@ -329,7 +329,7 @@ def maybe_shrink_isr(
 def isr_expiration_period_ms(replica_lag_time_max_ms: int, half_period: bool = True) -> int:
     """The ``isr-expiration`` task's period: ``replicaLagTimeMaxMs / 2`` (older: the full lag).
 
-    ``ReplicaManager.startup`` [001] (``half_period``) or the older schedule [000].
+    ``ReplicaManager.startup`` (``half_period``) or the older schedule.
     """
     return replica_lag_time_max_ms // 2 if half_period else replica_lag_time_max_ms
 
@@ -339,7 +339,7 @@ def max_time_in_isr_without_catching_up_ms(
 ) -> int:
     """The longest a follower can stay in the ISR after it last caught up: lag + period.
 
-    With the half-period schedule this is ``1.5 × replicaLagTimeMaxMs`` [001]: removal needs
+    With the half-period schedule this is ``1.5 × replicaLagTimeMaxMs``: removal needs
     ``now - lastCaughtUp > lag``, and the check only runs once per period.  The tests check
     this bound against ``maybe_shrink_isr`` run on the schedule.
     """

@@ -1,4 +1,4 @@
-"""The broker's ``MetadataCache``: an immutable snapshot replaced whole on UpdateMetadata [001].
+"""The broker's ``MetadataCache``: an immutable snapshot replaced whole on UpdateMetadata.
 
 Kafka's ``MetadataSnapshot`` is already an immutable case class swapped under a lock;
 here it is a frozen dataclass whose maps are sorted tuples of pairs (hashable, ordered).

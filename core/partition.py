@@ -40,7 +40,7 @@ class TruncationRule(Protocol):
 
 
 def truncate_to_high_watermark(follower_log: Log, follower_hw: int, leader_log: Log) -> int:
-    """The pre-0.11 rule of the seeds: ``logManager.truncateTo(replica.highWatermark)``."""
+    """The pre-0.11 rule (before KIP-101): ``logManager.truncateTo(replica.highWatermark)``."""
     return truncation.truncate_to_high_watermark_offset(follower_hw)
 
 
@@ -85,7 +85,7 @@ class MakeFollowerResult:
 
     ``leader_changed`` is Kafka's return value; ``truncated_to`` the new LEO when the log
     was truncated (``None`` when the leader did not change and nothing was truncated);
-    ``fetch_offset`` where the fetcher starts (the local LEO, as the seeds' older code).
+    ``fetch_offset`` where the fetcher starts (the local LEO, as pre-KIP-101 Kafka).
     """
 
     partition: Partition
@@ -123,7 +123,7 @@ def maybe_increment_leader_hw(partition: Partition) -> Result[HwUpdate, InvalidI
     """``Partition.maybeIncrementLeaderHW``: HW := min LEO over the ISR, if that is larger.
 
     The high watermark only moves forward: a smaller minimum (a follower just added with
-    an unknown LEO) leaves it unchanged.  Shortcut: the seeds' version, where only ISR
+    an unknown LEO) leaves it unchanged.  Shortcut: Kafka 0.10/0.11's version, where only ISR
     members count (later Kafka also counts caught-up replicas outside the ISR).  On a
     non-leader nothing changes.
     """
@@ -133,7 +133,7 @@ def maybe_increment_leader_hw(partition: Partition) -> Result[HwUpdate, InvalidI
 
 
 def follower_high_watermark(leader_high_watermark: int, follower_log_end_offset: int) -> int:
-    """A follower's HW: ``min(leader HW it last saw, its own LEO)`` [004].
+    """A follower's HW: ``min(leader HW it last saw, its own LEO)``.
 
     ``ReplicaFetcherThread.processPartitionData``; shortcut: the result is not forced to
     be monotonic, exactly as in the old code (a follower that truncated may lower its HW).
@@ -278,7 +278,7 @@ def make_follower(
 
     Adopts controllerEpoch, AR, leaderEpoch, zkVersion, clears the ISR (only leaders track
     it) and the remote replicas, and sets the leader; ``leader_changed`` is Kafka's return
-    value.  When the leader changed the local log is truncated by ``rule``: the seeds'
+    value.  When the leader changed the local log is truncated by ``rule``: Kafka 0.10's
     older code truncates to the local HW (``truncate_to_high_watermark``), KIP-101/279 by
     leader epoch against ``leader_log``.  Shortcut: the truncation happens here, at once,
     rather than in the fetcher thread's first round.

@@ -136,7 +136,7 @@ def process_partition_data(
     """``ReplicaFetcherThread.processPartitionData``: a follower appends what it fetched.
 
     The records must continue the local log (``fetch_offset`` = local LEO, else the
-    response is stale and rejected).  Then HW := min(leader HW, own LEO) [004] and the log
+    response is stale and rejected).  Then HW := min(leader HW, own LEO) and the log
     start offset follows the leader's (capped by the HW).
     """
     if min(leader_high_watermark, leader_log_start_offset) < 0:

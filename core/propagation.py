@@ -3,7 +3,7 @@
 Each ISR shrink or expand records its partition and stamps ``last_isr_change_ms``.  A
 task running every 2500 ms writes one sequential node under ``/isr_change_notification``
 when there are changes and either no change happened in the last 5 s (the blackout) or
-the last propagation is more than 60 s old [000, 001, 004].  The controller then sends
+the last propagation is more than 60 s old.  The controller then sends
 UpdateMetadata to every broker, so brokers' metadata lags the true ISR for a bounded time.
 """
 

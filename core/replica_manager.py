@@ -1,4 +1,4 @@
-"""``ReplicaManager``: one broker's partitions and its handling of LeaderAndIsr [001, 003].
+"""``ReplicaManager``: one broker's partitions and its handling of LeaderAndIsr.
 
 ``ReplicaManager`` is the broker-wide state: the controller epoch it last accepted, its
 hosted partitions (online ones as ``Partition`` values, offline ones by name), the
@@ -57,7 +57,7 @@ class FetcherEntry:
 
 @dataclass(frozen=True, slots=True)
 class ReplicaManager:
-    """One broker's replica manager (the parts the seeds describe).
+    """One broker's replica manager (the parts docs/protocol.md describes).
 
     ``partitions`` holds the Online partitions sorted by ``tp``; ``offline`` the partitions
     whose log directory failed (``HostedPartition.Offline``); ``fetchers`` the
@@ -403,7 +403,7 @@ def maybe_update_metadata_cache(
 
     A request from an older controller epoch than the broker knows answers
     ``STALE_CONTROLLER_EPOCH`` and changes nothing; otherwise the broker adopts the epoch
-    and ``update_metadata`` builds the next snapshot.  (Not in the seeds; Kafka 1.x+.)
+    and ``update_metadata`` builds the next snapshot.  (Kafka 1.x+; 0.10/0.11 accept it.)
     """
     if request.controller_epoch < 0:
         return reject(Problem.NEGATIVE_VALUE, f"controller epoch {request.controller_epoch}")

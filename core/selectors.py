@@ -1,4 +1,4 @@
-"""The controller's ``PartitionLeaderSelector`` family [002], as pure functions.
+"""The controller's ``PartitionLeaderSelector`` family, as pure functions.
 
 Each selector takes the partition's current ``LeaderAndIsr`` (as read from ZooKeeper), the
 controller's view of the cluster, and returns ``Success(Election)`` -- the new

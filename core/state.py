@@ -173,8 +173,8 @@ def remote(partition: Partition, broker_id: int) -> RemoteReplica | None:
 def consumer_lag(partition: Partition, committed_offset: int, read_committed: bool) -> int:
     """Consumer lag: HW - committed (read_uncommitted) or LSO - committed (read_committed).
 
-    The seeds' lag formula [004]; the result may be negative if the committed offset is
-    past the bound (a consumer that read ahead of a truncation), which Kafka reports as is.
+    Kafka's lag formula; the result may be negative if the committed offset is past the
+    bound (a consumer that read ahead of a truncation), which Kafka reports as is.
     """
     bound = last_stable_offset(partition) if read_committed else partition.high_watermark
     return bound - committed_offset

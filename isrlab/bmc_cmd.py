@@ -10,7 +10,13 @@ import click
 from checker.report import CheckResult, Violation
 from checker.trace import violation_text, write_itf
 from checker.z3 import BmcResult, bmc
-from isrlab.cli_support import BadInput, resolve_model
+from isrlab.cli_support import (
+    MODEL_HELP,
+    BadInput,
+    check_outputs,
+    resolve_model,
+    with_run_metadata,
+)
 from isrlab.render_cmd import SVG_OPTION, write_violation_svg
 from spec.symbolic import SYMBOLIC_MODELS, symbolic_for
 from spec.symbolic.bridge import DriftError, replay
@@ -39,7 +45,7 @@ def _summary(name: str, result: BmcResult[KState], depth: int) -> str:
 
 
 @click.command("bmc")
-@click.option("--model", "model_name", required=True, help="registered model name")
+@click.option("--model", "model_name", required=True, help=MODEL_HELP)
 @click.option("-p", "--param", "params", multiple=True, help=_PARAM_HELP)
 @click.option("--depth", type=click.IntRange(0), default=12, show_default=True,
               help="unroll at most this many steps (traces of depth+1 states)")
@@ -60,8 +66,9 @@ def bmc_command(
     invariant; the first counterexample is therefore a shortest one.  The trace is replayed
     through the explicit model, so it carries the same labels and variables as
     `isrlab check`.  Exit status: 0 when every depth was refuted, 1 on a violation, 2 on bad
-    input, 3 when Z3 gave up (--timeout) before the depth was reached.
+    input, 3 when Z3 gave up (--timeout) before the depth was reached, 130 on Ctrl-C.
     """
+    check_outputs({"--json": json_path, "--itf": itf_path, "--svg": svg_path})
     _, values, model = resolve_model(model_name, params)
     system = symbolic_for(model_name, values)
     if system is None:
@@ -98,7 +105,7 @@ def bmc_command(
     if violation is not None:
         click.echo(violation_text(violation))
     if json_path is not None:
-        report.write_json(json_path)
+        with_run_metadata(report).write_json(json_path)
     if itf_path is not None:
         if violation is None:
             click.echo(f"no counterexample: {itf_path} not written")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -13,23 +14,48 @@ from checker.bfs import CheckOptions, Progress, RunDirError, explore
 from checker.model import Model
 from checker.report import CheckResult
 from checker.simulate import SimulateOptions, simulate
-from checker.trace import violation_text, write_itf
-from isrlab.cli_support import BadInput, resolve_model
+from checker.trace import result_text, write_itf
+from isrlab.api import describe
+from isrlab.cli_support import (
+    INCOMPLETE,
+    MODEL_HELP,
+    BadInput,
+    check_outputs,
+    resolve_model,
+    with_run_metadata,
+)
 from isrlab.models import registry
 from isrlab.render_cmd import DOT_OPTIONS, SVG_OPTION, write_dot, write_violation_svg
 
 _PARAM_HELP = "model parameter key=value (repeatable); see `isrlab models`"
 
 
-class _Display:
-    """A throttled one-line progress display on stderr."""
+LOG_INTERVAL_S = 30.0
+"""Seconds between progress lines when stderr is not a terminal (a CI log)."""
 
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
+_PROGRESS_HELP = ("progress on stderr (default: on; rewritten in place on a terminal, else one "
+                  "line per --progress-interval)")
+_INTERVAL_HELP = (f"seconds between progress updates (default: 1 on a terminal, "
+                  f"{LOG_INTERVAL_S:.0f} in a log)")
+
+
+class _Display:
+    """Progress on stderr: one line rewritten in place (``\\r``) on a terminal, else a plain
+    ``progress: ...`` line per update, which a CI log keeps readable."""
+
+    def __init__(self, progress: bool | None, interval_s: float | None) -> None:
+        self.enabled = progress is not False
+        self.in_place = sys.stderr.isatty()
+        default = 1.0 if self.in_place else LOG_INTERVAL_S
+        self.interval_s = default if interval_s is None else interval_s
         self.width = 0
 
     def show(self, text: str) -> None:
         if not self.enabled:
+            return
+        if not self.in_place:
+            sys.stderr.write(f"progress: {text}\n")
+            sys.stderr.flush()
             return
         self.width = max(self.width, len(text))
         sys.stderr.write("\r" + text.ljust(self.width))
@@ -43,29 +69,20 @@ class _Display:
         )
 
     def done(self) -> None:
-        if self.enabled and self.width:
+        if self.enabled and self.in_place and self.width:
             sys.stderr.write("\r" + " " * self.width + "\r")
             sys.stderr.flush()
 
 
-def _want_progress(flag: bool | None) -> bool:
-    return sys.stderr.isatty() if flag is None else flag
-
-
 def _report(
     result: CheckResult, json_path: Path | None, itf_path: Path | None,
-    svg_path: Path | None = None, model: Model[Any] | None = None,
+    fail_on_incomplete: bool = False, svg_path: Path | None = None,
+    model: Model[Any] | None = None,
 ) -> None:
-    """Print the summary (and trace), write the requested files, exit 0 or 1."""
-    click.echo(result.summary_line())
-    for violation in (result.violation, *result.violations[1:]):
-        if violation is not None:
-            click.echo(violation_text(violation))
-    unreached = [s.name for s in result.sometimes if not s.reached]
-    if unreached:
-        click.echo(f"never reached (sometimes): {', '.join(unreached)}")
+    """Print the summary (and trace), write the requested files, exit 0, 1 or 4."""
+    click.echo(result_text(result))
     if json_path is not None:
-        result.write_json(json_path)
+        with_run_metadata(result).write_json(json_path)
     if itf_path is not None:
         if result.violation is None:
             click.echo(f"no counterexample: {itf_path} not written")
@@ -76,11 +93,13 @@ def _report(
             )
     if svg_path is not None:
         write_violation_svg(svg_path, result.violation, result.model, model, result.engine)
-    sys.exit(0 if result.ok else 1)
+    if not result.ok:
+        sys.exit(1)
+    sys.exit(INCOMPLETE if fail_on_incomplete and not result.complete else 0)
 
 
 @click.command()
-@click.option("--model", "model_name", required=True, help="registered model name")
+@click.option("--model", "model_name", required=True, help=MODEL_HELP)
 @click.option("-p", "--param", "params", multiple=True, help=_PARAM_HELP)
 @click.option("--symmetry", is_flag=True, help="reduce by the model's symmetry")
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
@@ -98,8 +117,12 @@ def _report(
               help="write the counterexample as an ITF trace here")
 @click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path),
               help="persist each BFS level here; rerun with it to resume")
-@click.option("--progress/--no-progress", default=None,
-              help="live progress on stderr (default: when stderr is a terminal)")
+@click.option("--progress/--no-progress", default=None, help=_PROGRESS_HELP)
+@click.option("--progress-interval", "interval_s", type=click.FloatRange(0, min_open=True),
+              default=None, help=_INTERVAL_HELP)
+@click.option("--fail-on-incomplete", is_flag=True,
+              help="exit 4 when --max-states or --max-depth stopped the search before it "
+                   "covered every reachable state (for CI)")
 @SVG_OPTION
 @DOT_OPTIONS[0]
 @DOT_OPTIONS[1]
@@ -113,21 +136,24 @@ def check(
     model_name: str, params: tuple[str, ...], symmetry: bool, workers: int,
     max_depth: int | None, max_states: int | None, keep_going: bool, deadlock: bool,
     json_path: Path | None, itf_path: Path | None, run_dir: Path | None,
-    progress: bool | None, engine: str, master: str | None, svg_path: Path | None,
-    dot_path: Path | None, dot_limit: int,
+    progress: bool | None, interval_s: float | None, fail_on_incomplete: bool, engine: str,
+    master: str | None, svg_path: Path | None, dot_path: Path | None, dot_limit: int,
 ) -> None:
     """Explore a model breadth-first and check every invariant on every reachable state.
 
-    Exit status: 0 when every invariant holds, 1 on a violation, 2 on bad input.
+    Exit status: 0 when every invariant holds, 1 on a violation, 2 on bad input, 4 with
+    --fail-on-incomplete when a bound stopped the search without a violation, 130 on Ctrl-C.
     """
+    check_outputs({"--json": json_path, "--itf": itf_path, "--svg": svg_path,
+                   "--dot": dot_path})
     entry, values, model = resolve_model(model_name, params)
     if symmetry and not entry.symmetric:
         raise BadInput(f"model {model_name!r} has no symmetry to reduce by")
-    display = _Display(_want_progress(progress))
+    display = _Display(progress, interval_s)
     options = CheckOptions(
         symmetry=symmetry, workers=workers, max_depth=max_depth, max_states=max_states,
         stop_at_first=not keep_going, check_deadlock=deadlock, run_dir=run_dir,
-        params=values, progress=display.bfs,
+        params=values, progress=display.bfs, progress_interval_s=display.interval_s,
     )
     if dot_path is not None:
         write_dot(dot_path, model, dot_limit, options)
@@ -142,11 +168,11 @@ def check(
         raise BadInput(str(error)) from error
     finally:
         display.done()
-    _report(result, json_path, itf_path, svg_path, model)
+    _report(result, json_path, itf_path, fail_on_incomplete, svg_path, model)
 
 
 @click.command("simulate")
-@click.option("--model", "model_name", required=True, help="registered model name")
+@click.option("--model", "model_name", required=True, help=MODEL_HELP)
 @click.option("-p", "--param", "params", multiple=True, help=_PARAM_HELP)
 @click.option("--seed", type=int, default=0, show_default=True, help="random seed")
 @click.option("--walks", type=click.IntRange(1), default=100, show_default=True,
@@ -158,25 +184,28 @@ def check(
               help="write the JSON report here")
 @click.option("--itf", "itf_path", type=click.Path(dir_okay=False, path_type=Path),
               help="write the counterexample as an ITF trace here")
-@click.option("--progress/--no-progress", default=None,
-              help="live progress on stderr (default: when stderr is a terminal)")
+@click.option("--progress/--no-progress", default=None, help=_PROGRESS_HELP)
+@click.option("--progress-interval", "interval_s", type=click.FloatRange(0, min_open=True),
+              default=None, help=_INTERVAL_HELP)
 @SVG_OPTION
 def simulate_command(
     model_name: str, params: tuple[str, ...], seed: int, walks: int, depth: int,
     deadlock: bool, json_path: Path | None, itf_path: Path | None, progress: bool | None,
-    svg_path: Path | None,
+    interval_s: float | None, svg_path: Path | None,
 ) -> None:
     """Check every invariant along seeded random walks; the same seed replays the same walks.
 
     Exit status: 0 when no walk broke an invariant, 1 on a violation, 2 on bad input.
     """
+    check_outputs({"--json": json_path, "--itf": itf_path, "--svg": svg_path})
     _, values, model = resolve_model(model_name, params)
-    display = _Display(_want_progress(progress))
-    started, last = time.monotonic(), [0.0]
+    display = _Display(progress, interval_s)
+    started = time.monotonic()
+    last = [started]
 
     def tick(done: int, visited: int) -> None:
         now = time.monotonic()
-        if now - last[0] >= 1.0:
+        if now - last[0] >= display.interval_s:
             last[0] = now
             display.show(f"walks {done:,}/{walks:,}  states {visited:,}  "
                          f"{visited / max(now - started, 1e-9):,.0f} states/s")
@@ -189,12 +218,19 @@ def simulate_command(
         result = simulate(model, options)
     finally:
         display.done()
-    _report(result, json_path, itf_path, svg_path, model)
+    _report(result, json_path, itf_path, False, svg_path, model)
 
 
 @click.command("models")
-def models_command() -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help="print a JSON list: each model's parameters (type, default, bounds), "
+                   "invariants and sometimes properties")
+def models_command(as_json: bool) -> None:
     """List the registered models and their parameters."""
+    if as_json:
+        described = [describe(registry().entries[name]) for name in registry().names()]
+        click.echo(json.dumps(described, indent=1))
+        return
     for name in registry().names():
         entry = registry().entries[name]
         symmetric = " (symmetric)" if entry.symmetric else ""

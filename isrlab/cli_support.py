@@ -1,22 +1,51 @@
-"""Helpers every ``isrlab`` command shares: one-line errors and model look-up.
+"""Helpers every ``isrlab`` command shares: one-line errors, Ctrl-C, output paths checked
+before a run, atomic writes, and model look-up.
 
 ``OneLineErrors`` is the click group class: any usage error (unknown option, ill-typed value)
 or ``BadInput`` raised by a command prints ONE line, ``isrlab: error: ...``, and exits 2 —
-never a traceback, never a usage dump.
+never a traceback, never a usage dump.  Ctrl-C anywhere prints ``isrlab: interrupted`` and
+exits 130 (128 + SIGINT, the shell's convention).  A bare ``isrlab`` prints its help.
+
+Every command calls ``check_outputs`` with its output options before it starts working, so a
+missing directory or an output naming an input fails at once, and writes its files with
+``write_text_atomically`` / ``atomic_output`` (``checker.atomic``), so an interrupted command
+leaves no partial file.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import click
-from returns.result import Failure
 
+from checker.atomic import atomic_output, write_text_atomically
 from checker.model import Model
 from checker.registry import ModelEntry, ParamValue
-from isrlab.models import registry
+from checker.report import CheckResult
+from isrlab import __version__, api
+
+__all__ = [
+    "INCOMPLETE", "INTERRUPTED", "MODEL_HELP", "BadInput", "OneLineErrors", "atomic_output",
+    "check_outputs",
+    "params_text", "resolve_model", "run_metadata", "with_run_metadata",
+    "write_text_atomically",
+]
+
+MODEL_HELP = ("a registered model (see `isrlab models`), path/to/file.py:NAME or "
+              "package.module:NAME (see docs/api.md)")
+"""The help of every command's ``--model`` option."""
+
+INTERRUPTED = 130
+"""The exit status after Ctrl-C (128 + SIGINT)."""
+
+INCOMPLETE = 4
+"""The exit status of ``check --fail-on-incomplete`` when a bound stopped the search."""
 
 
 class BadInput(click.ClickException):
@@ -28,6 +57,18 @@ class BadInput(click.ClickException):
 class OneLineErrors(click.Group):
     """A click group whose errors are one line on stderr with exit code 2."""
 
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        """The root context, remembering the command line and when it started (UTC) for
+        ``run_metadata``."""
+        argv, started = ["isrlab", *args], datetime.now(UTC)
+        ctx = super().make_context(info_name, args, parent, **extra)
+        ctx.meta[_ARGV] = argv
+        ctx.meta[_STARTED] = started
+        return ctx
+
     def main(
         self, args: Sequence[str] | None = None, prog_name: str | None = None,
         complete_var: str | None = None, standalone_mode: bool = True, **extra: Any,
@@ -37,35 +78,90 @@ class OneLineErrors(click.Group):
             return super().main(args, prog_name, complete_var, False, **extra)
         try:
             code = super().main(args, prog_name, complete_var, False, **extra)
+        except click.exceptions.NoArgsIsHelpError as error:
+            click.echo(error.ctx.get_help())
+            sys.exit(0)
         except click.ClickException as error:
             message = " ".join(error.format_message().split())
             click.echo(f"isrlab: error: {message}", err=True)
             sys.exit(2 if isinstance(error, click.UsageError) else error.exit_code)
-        except click.Abort:
+        except (click.Abort, KeyboardInterrupt):
             click.echo("isrlab: interrupted", err=True)
-            sys.exit(130)
+            sys.exit(INTERRUPTED)
         sys.exit(code if isinstance(code, int) else 0)
+
+
+_ARGV, _STARTED = "isrlab.argv", "isrlab.started"
+
+
+def run_metadata() -> dict[str, Any]:
+    """What makes a JSON report self-describing: the isrlab version, the command line (a list
+    of words) and when the command started (UTC, ISO 8601, whole seconds)."""
+    ctx = click.get_current_context(silent=True)
+    meta = ctx.find_root().meta if ctx is not None else {}
+    started = meta.get(_STARTED) or datetime.now(UTC)
+    return {
+        "isrlab_version": __version__,
+        "command": list(meta.get(_ARGV, ["isrlab", *sys.argv[1:]])),
+        "timestamp": started.replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
+def with_run_metadata(result: CheckResult) -> CheckResult:
+    """``result`` whose JSON report also carries ``run_metadata()``."""
+    return replace(result, extra={**run_metadata(), **result.extra})
 
 
 def resolve_model(
     name: str, assignments: Sequence[str]
 ) -> tuple[ModelEntry, dict[str, ParamValue], Model[Any]]:
-    """The registered model ``name`` built with ``key=value`` parameters, or ``BadInput``."""
-    entry_result = registry().get(name)
-    if isinstance(entry_result, Failure):
-        raise BadInput(entry_result.failure())
-    entry = entry_result.unwrap()
-    params_result = registry().parse_params(entry, assignments)
-    if isinstance(params_result, Failure):
-        raise BadInput(params_result.failure())
-    params = params_result.unwrap()
+    """The model ``name`` names (a registered name, ``path/to/file.py:NAME`` or
+    ``package.module:NAME``, see ``isrlab.api``) built with ``key=value`` parameters, or
+    ``BadInput``."""
     try:
-        model = entry.build(params)
-    except ValueError as error:
-        raise BadInput(f"model {name!r}: {error}") from error
-    return entry, params, model
+        found = api.entry(name)
+        values = api.parse(found, assignments)
+        return found, values, api.build(found, values)
+    except api.ModelError as error:
+        raise BadInput(str(error)) from error
 
 
 def params_text(params: Mapping[str, ParamValue]) -> str:
     """``key=value`` pairs, sorted, for messages."""
     return " ".join(f"{k}={v}" for k, v in sorted(params.items()))
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_outputs(
+    outputs: Mapping[str, Path | None], inputs: Mapping[str, Path | None] | None = None
+) -> None:
+    """Refuse, before any work starts, outputs that could not be written or would destroy
+    something: ``outputs`` and ``inputs`` map an option's name (``--json``, ``TRACE``) to its
+    path (``None``: not given).  ``BadInput`` (one line, exit 2) when an output's directory
+    is missing or not writable, the output is a directory, two outputs name one file, or an
+    output names an input."""
+    given = [(option, path) for option, path in outputs.items() if path is not None]
+    for option, path in given:
+        parent = path.parent
+        if path.is_dir():
+            raise BadInput(f"{option}: {str(path)!r} is a directory")
+        if not parent.is_dir():
+            raise BadInput(f"{option}: directory {str(parent)!r} does not exist")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise BadInput(f"{option}: cannot write into directory {str(parent)!r}")
+    for index, (option, path) in enumerate(given):
+        for other, other_path in given[index + 1:]:
+            if _same_file(path, other_path):
+                raise BadInput(f"{option} and {other} name the same file {str(path)!r}")
+        for name, source in (inputs or {}).items():
+            if source is not None and _same_file(path, source):
+                raise BadInput(f"{option} {str(path)!r} is the input {name}; "
+                               "refusing to overwrite it")

@@ -1,7 +1,8 @@
-"""``isrlab demo``: drive ``core`` through the seeds' worked examples and say what happens.
+"""``isrlab demo``: drive ``core`` through the worked examples of docs/protocol.md and say
+what happens.
 
 ``run_worked_examples()`` is the reusable part: it returns one ``Example`` per worked
-example (title, narration lines, and whether core's figures match the seed's), so a later
+example (title, narration lines, and whether core's figures match the expected ones), so a later
 model-checking demo can run it first.  ``demo_command`` prints them.
 """
 
@@ -45,7 +46,7 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class Example:
-    """One worked example: what it shows, what happened, and whether it matches the seed."""
+    """One worked example: what it shows, what happened, whether it matches the expected figures."""
 
     title: str
     lines: tuple[str, ...]
@@ -73,14 +74,14 @@ def _fetch(p: Partition, follower: int, offset: int, now_ms: int, limit: int | N
 
 
 def hw_is_the_smallest_isr_leo() -> Example:
-    """[004] leader LEO 9, followers 7 and 6 -> HW 6; drop the second follower -> HW 7."""
+    """leader LEO 9, followers 7 and 6 -> HW 6; drop the second follower -> HW 7."""
     p = _fetch(_append(_leader((0, 1, 2)), 6), 2, 6, now_ms=0)
     p = _fetch(_append(p, 1, 6), 1, 7, now_ms=5_000)
     p = _append(p, 2, 7)
     before = p.high_watermark
     shrunk = maybe_shrink_isr(p, 10_001, 10_000).unwrap().partition
     return Example(
-        "HW is the smallest LEO in the ISR [004]",
+        "HW is the smallest LEO in the ISR",
         (
             f"LEOs leader={len(p.log)} f1={p.remotes[0].log_end_offset} "
             f"f2={p.remotes[1].log_end_offset}, ISR {sorted(p.isr)} -> HW {before}",
@@ -92,7 +93,7 @@ def hw_is_the_smallest_isr_leo() -> Example:
 
 
 def two_messages_sync() -> Example:
-    """[004] LEO/HW 3 everywhere; messages 3, 4 -> HW 4 while f2 has only 3, then 5."""
+    """LEO/HW 3 everywhere; messages 3, 4 -> HW 4 while f2 has only 3, then 5."""
     p = _append(_leader((0, 1, 2)), 3)
     p = _fetch(_fetch(p, 1, 3, 0), 2, 3, 0)
     start = p.high_watermark
@@ -103,7 +104,7 @@ def two_messages_sync() -> Example:
     follower_hw = follower_high_watermark(middle, 4)
     p = _fetch(p, 2, 5, 30)
     return Example(
-        "Followers sync messages 3 and 4 [004]",
+        "Followers sync messages 3 and 4",
         (
             f"HW {start}; leader and f1 at LEO 5, f2 at LEO 4 -> HW {middle} "
             f"(f2's HW = min({middle}, 4) = {follower_hw})",
@@ -114,7 +115,7 @@ def two_messages_sync() -> Example:
 
 
 def one_and_a_half_lags() -> Example:
-    """[001] a half-period isr-expiration schedule tolerates up to 1.5 x the lag."""
+    """a half-period isr-expiration schedule tolerates up to 1.5 x the lag."""
     lag = 10_000
     period = isr_expiration_period_ms(lag)
     worst = 0
@@ -126,14 +127,14 @@ def one_and_a_half_lags() -> Example:
         worst = max(worst, check - caught_up)
     bound = max_time_in_isr_without_catching_up_ms(lag)
     return Example(
-        "A stuck follower may stay in the ISR for 1.5 x replicaLagTimeMaxMs [001]",
+        "A stuck follower may stay in the ISR for 1.5 x replicaLagTimeMaxMs",
         (f"lag {lag} ms, check every {period} ms -> longest stay {worst} ms (bound {bound})",),
         worst == bound == 15_000,
     )
 
 
 def propagation_timings() -> Example:
-    """[000, 001, 004] 2500 ms polls, 5 s blackout, 60 s maximum interval."""
+    """2500 ms polls, 5 s blackout, 60 s maximum interval."""
 
     def first_write(changes: Callable[[int], bool]) -> int:
         """The first poll that writes a notification, ISR changes at times ``changes``."""
@@ -151,7 +152,7 @@ def propagation_timings() -> Example:
     once = first_write(lambda now: now == 1_000)
     steady = first_write(lambda now: now % 1_000 == 0 and now > 0)
     return Example(
-        "ISR changes reach the controller in bounded time [000, 001, 004]",
+        "ISR changes reach the controller in bounded time",
         (
             f"one change at 1000 ms -> notification at {once} ms (first poll after 5 s quiet)",
             f"a change every second -> first notification at {steady} ms (60 s cap)",
@@ -161,7 +162,7 @@ def propagation_timings() -> Example:
 
 
 def selectors() -> Example:
-    """[002] offline (clean/unclean) and controlled-shutdown selectors."""
+    """offline (clean/unclean) and controlled-shutdown selectors."""
     current = LeaderAndIsr(1, 4, (1, 2), 10)
     ar = (1, 2, 3)
 
@@ -179,7 +180,7 @@ def selectors() -> Example:
     unclean = offline_partition_leader_selector(current, ar, frozenset({3}), True)
     shutdown = controlled_shutdown_leader_selector(current, ar, frozenset(ar), frozenset({1}))
     return Example(
-        "Leader selectors [002] (leader 1, ISR [1, 2], AR [1, 2, 3], epoch 4)",
+        "Leader selectors (leader 1, ISR [1, 2], AR [1, 2, 3], epoch 4)",
         (
             f"broker 1 dies: {show(clean)}",
             f"1 and 2 die, clean: {show(none)}; unclean: {show(unclean)}",
@@ -192,7 +193,7 @@ def selectors() -> Example:
 
 
 def become_leader_or_follower_outcomes() -> Example:
-    """[001, 003] the outcomes of a LeaderAndIsr request."""
+    """the outcomes of a LeaderAndIsr request."""
     alive = MetadataSnapshot(alive_brokers=(Broker(0, ()), Broker(1, ())))
     other = TopicPartition("orders", 1)
     lead = PartitionState(2, 0, 1, (0, 1), 1, (0, 1))
@@ -205,7 +206,7 @@ def become_leader_or_follower_outcomes() -> Example:
         first.manager, LeaderAndIsrRequest(9, 2, ((TP, lead),)), alive, 0))
     errors = ", ".join(f"{tp}: {e.name}" for tp, e in first.response.partition_errors)
     return Example(
-        "becomeLeaderOrFollower [001, 003]",
+        "becomeLeaderOrFollower",
         (
             f"new request -> {errors}; leader of {[str(t) for t in first.became_leaders]}, "
             f"follower of {[str(t) for t in first.became_followers]}",
@@ -218,7 +219,7 @@ def become_leader_or_follower_outcomes() -> Example:
 
 
 def truncation_rules() -> Example:
-    """[003] truncate-to-HW drops a committed record that leader-epoch truncation keeps."""
+    """truncate-to-HW drops a committed record that leader-epoch truncation keeps."""
     leader_log = records((10, 11), 1)
     restart = PartitionState(1, 0, 2, (0, 1), 2, (0, 1))
     kept = {}
@@ -226,7 +227,7 @@ def truncation_rules() -> Example:
         fresh = Partition(TP, 1, log=leader_log, log_created=True, high_watermark=1)
         kept[name] = len(_ok(make_follower(fresh, restart, rule, leader_log)).partition.log)
     return Example(
-        "Becoming follower after a restart (follower LEO 2, its HW 1, leader HW 2) [003]",
+        "Becoming follower after a restart (follower LEO 2, its HW 1, leader HW 2)",
         (
             *(f"{name}: keeps {n} record(s)" for name, n in kept.items()),
             "truncate-to-hw loses committed offset 1 if the leader now dies (KIP-101)",
@@ -236,7 +237,7 @@ def truncation_rules() -> Example:
 
 
 def run_worked_examples() -> tuple[Example, ...]:
-    """Every worked example of the seeds, run through ``core``."""
+    """Every worked example of docs/protocol.md, run through ``core``."""
     return (
         hw_is_the_smallest_isr_leo(),
         two_messages_sync(),
@@ -286,7 +287,7 @@ def _scenario_keys() -> list[str]:
     help="Which known Kafka bug (docs/scenarios.md) to find with the model checker.",
 )
 def demo_command(scenario: str) -> None:
-    """Run the seeds' worked examples through the core, then find a known Kafka bug."""
+    """Run the worked examples of docs/protocol.md through the core, then find a known Kafka bug."""
     examples = run_worked_examples()
     for example in examples:
         mark = "ok" if example.matches_seed else "MISMATCH"
@@ -294,7 +295,7 @@ def demo_command(scenario: str) -> None:
         for line in example.lines:
             click.echo(f"     {line}")
     matched = sum(e.matches_seed for e in examples)
-    click.echo(f"{matched}/{len(examples)} worked examples match the seeds")
+    click.echo(f"{matched}/{len(examples)} worked examples match docs/protocol.md")
     found = check_scenario(scenario)
     if matched != len(examples) or not found:
         raise SystemExit(1)

@@ -17,7 +17,7 @@ from checker.graph import DOT_LIMIT, GraphTooLarge, dot_text, state_graph
 from checker.model import Model
 from checker.report import TraceStep, Violation
 from checker.trace import parse_itf
-from isrlab.cli_support import BadInput
+from isrlab.cli_support import BadInput, write_text_atomically
 from isrlab.models import registry
 from spec.charts import chart_for
 
@@ -64,7 +64,7 @@ def write_svg(
     invariant: str | None = None,
 ) -> None:
     """Write ``trace_svg`` to ``path``."""
-    path.write_text(trace_svg(trace, title, model, invariant), encoding="utf-8")
+    write_text_atomically(path, trace_svg(trace, title, model, invariant))
 
 
 SVG_OPTION = click.option(
@@ -106,7 +106,7 @@ def write_dot(
         raise BadInput(f"--dot: the state graph has {error}; draw a smaller model or raise "
                        f"--dot-limit") from error
     try:
-        path.write_text(dot_text(graph, model.name), encoding="utf-8")
+        write_text_atomically(path, dot_text(graph, model.name))
     except OSError as error:
         raise BadInput(f"cannot write {path}: {error}") from error
 

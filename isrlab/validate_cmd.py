@@ -33,7 +33,13 @@ from checker.validate import (
     parse_jsonl,
     validate,
 )
-from isrlab.cli_support import BadInput, resolve_model
+from isrlab.cli_support import (
+    MODEL_HELP,
+    BadInput,
+    check_outputs,
+    resolve_model,
+    write_text_atomically,
+)
 from isrlab.render_cmd import SVG_OPTION, write_svg, write_violation_svg
 
 if TYPE_CHECKING:
@@ -132,7 +138,7 @@ def kafka_log_observations(
     steps = trace.steps
     lines = [json.dumps(step) for step in steps]
     if emit is not None:
-        emit.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        write_text_atomically(emit, "\n".join(lines) + "\n")
     out = []
     for index, step in enumerate(steps):
         where = str(step["#file"]) if "#file" in step else None
@@ -223,7 +229,7 @@ def _write_svg(path: Path, result: ValidationResult, model: Model[Any], trace: P
 
 @click.command("validate")
 @click.option("--model", "model_name", default=None,
-              help="registered model name (default: the one an isrlab ITF trace names)")
+              help=MODEL_HELP + " (default: the model an isrlab ITF trace names)")
 @click.option("-p", "--param", "params", multiple=True, help=_PARAM_HELP)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
               help="trace format (auto: ITF document, JSON Lines, else a Kafka broker log)")
@@ -264,10 +270,8 @@ def validate_command(
     more per broker), merged by timestamp.  Exit status: 0 accepted, 1 rejected, 3 a
     behaviour of the model that breaks an invariant, 2 bad input.
     """
-    inputs = {path.resolve() for path in traces}
-    for option, out in (("--witness", witness_path), ("--emit-jsonl", emit_jsonl)):
-        if out is not None and out.resolve() in inputs:
-            raise BadInput(f"{option} {out}: would overwrite a trace being validated")
+    check_outputs({"--witness": witness_path, "--emit-jsonl": emit_jsonl, "--svg": svg_path},
+                  {f"TRACE {path}": path for path in traces})
     texts = [(path, _read(path)) for path in traces]
     trace = traces[0]
     text = texts[0][1]

@@ -23,7 +23,7 @@ from typing import Generic
 
 import z3
 
-from checker.z3.system import C, Frame, Fresh, SymbolicSystem, Transition, make_frame
+from checker.z3.system import C, Frame, Fresh, SymbolicSystem, Transition, check, make_frame
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +141,7 @@ def bmc(
         solver.push()
         solver.add(z3.Not(z3.And(holds)))
         started = time.perf_counter()
-        verdict = solver.check()
+        verdict = check(solver)
         outcomes.append(DepthOutcome(k, str(verdict), time.perf_counter() - started))
         if verdict == z3.sat:
             model = solver.model()

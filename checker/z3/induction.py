@@ -30,6 +30,7 @@ from checker.z3.system import (
     Fresh,
     SymbolicProperty,
     SymbolicSystem,
+    check,
     families,
     family_relation,
     make_frame,
@@ -87,14 +88,14 @@ def _shrink(solver: z3.Solver, frames: Sequence[Frame], magnitudes: Magnitudes |
     for bound in SMALL_BOUNDS:
         solver.push()
         solver.add([z3.And(m >= -1, m <= bound) for m in terms])
-        if solver.check() == z3.sat:
+        if check(solver) == z3.sat:
             return  # keep the bounded frame: solver.model() is the small one
         solver.pop()
-    solver.check()
+    check(solver)
 
 
 def _verdict(solver: z3.Solver) -> tuple[str, str]:
-    answer = solver.check()
+    answer = check(solver)
     if answer == z3.unsat:
         return PROVED, ""
     if answer == z3.sat:

@@ -24,6 +24,7 @@ a system gives it, so the meaning of "state" (and of "same state") is entirely t
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
@@ -150,3 +151,34 @@ class Transition(Generic[C]):
 
     label: str
     state: C
+
+
+def check(solver: z3.Solver) -> z3.CheckSatResult:
+    """``solver.check()`` that Ctrl-C interrupts with ``KeyboardInterrupt``.
+
+    Left to itself Z3 catches SIGINT and answers ``unknown`` ("canceled"), which reads like
+    a timeout.  Here Z3's own handler is off (``ctrl_c``), the solver runs in a helper thread
+    and the main thread, where Python delivers SIGINT, waits for it; on Ctrl-C it interrupts
+    the solver (``Z3_interrupt``), waits for the thread and re-raises."""
+    solver.set("ctrl_c", False)
+    answers: list[z3.CheckSatResult] = []
+    errors: list[BaseException] = []
+
+    def solve() -> None:
+        try:
+            answers.append(solver.check())
+        except BaseException as error:  # re-raised in the caller's thread below
+            errors.append(error)
+
+    worker = threading.Thread(target=solve, name="z3-check", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.1)
+    except KeyboardInterrupt:
+        solver.ctx.interrupt()
+        worker.join()
+        raise
+    if errors:
+        raise errors[0]
+    return answers[0]

@@ -92,7 +92,7 @@ def register(reg: Registry) -> None:
     """Add the ``kafka`` model to the registry."""
     reg.register(ModelEntry(
         name="kafka",
-        doc="Kafka cluster at the seeds' level: controller, brokers, producers, consumers "
+        doc="Kafka cluster at the broker-code level: controller, brokers, producers, consumers "
             "(composed of core/); protocol versions and features are parameters",
         params=PARAMS, build=build,
     ))

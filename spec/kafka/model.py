@@ -1,4 +1,4 @@
-"""The ``kafka`` cluster model: one partition replicated on a few brokers, at the seeds' level.
+"""The ``kafka`` cluster model: one partition replicated on a few brokers, at the broker-code level.
 
 Every broker-side step is a ``core`` function applied to the broker's ``Partition``
 (rebuilt from the state tuple, see ``spec.kafka.state``): LeaderAndIsr handling is
@@ -27,7 +27,7 @@ Modelling shortcuts (each is a choice a researcher can see in the state):
   followers learn a new HW one fetch late, as in Kafka;
 * time is a logical clock: ``Tick`` ages every follower of every leader by one tick;
   a follower whose read reached the leader's LEO has age 0; ``maybe_shrink_isr`` drops ISR
-  followers older than ``lag_ticks`` (the seeds' rule; Kafka 1.1's refinement by the
+  followers older than ``lag_ticks`` (the pre-1.1 rule; Kafka 1.1's refinement by the
   leader's previous LEO is not modelled);
 * a crashed broker forgets its in-memory state (partition state, remotes, fetchers,
   metadata); its log survives whole (clean) or only up to the last ``Flush`` (unclean); its

@@ -461,7 +461,7 @@ def _leader_state(s: BrokerState) -> LeaderState:
 def follower_fetch_on_leader(s: BrokerState, t: BrokerState, j: int, fetch_offset: Int,
                              follower_start: Int, now: Int,
                              epoch_start: Int | None = None) -> Bool:
-    """``read_from_local_log`` then ``update_follower_fetch`` for follower ``j`` (seeds' rule).
+    """``read_from_local_log`` then ``update_follower_fetch`` for follower ``j`` (pre-1.1 rule).
 
     Negative offset/time or ``j`` not a follower: no successor.  Not the leader, or the
     offset outside ``[log start, LEO]``: unchanged.  Else the remote of ``j`` records the

@@ -86,10 +86,16 @@ class StateView:
         return len(self.requests) - 1
 
 
+MAX_REPLICAS = 6
+"""The most replicas the byte layout holds (an ISR is one byte code among 2^n)."""
+
+
 class Layout:
     """The codes and positions for given constants; converts between bytes and views."""
 
     def __init__(self, replicas: int, log_size: int, max_records: int, max_epoch: int) -> None:
+        if not 1 <= replicas <= MAX_REPLICAS:
+            raise ValueError(f"replicas must be in 1..{MAX_REPLICAS}, got {replicas}")
         self.n, self.log_size = replicas, log_size
         self.max_records, self.max_epoch = max_records, max_epoch
         self.isr_base = 256 - (1 << replicas)
@@ -100,10 +106,11 @@ class Layout:
         self.size = self.header + replicas * self.block
         self.bases = tuple(self.header + i * self.block for i in range(replicas))
         largest_plain = max(1 + max_records * (max_epoch + 1), log_size, max_epoch + 2)
-        if replicas > 6 or largest_plain >= self.leader_base:
+        if largest_plain >= self.leader_base:
             raise ValueError(
-                "constants too large for the byte layout (at most 6 replicas and "
-                f"max_records*(max_leader_epoch+1) < {self.leader_base - 1})"
+                f"constants too large for the byte layout: with {replicas} replicas, "
+                f"1+max_records*(max_leader_epoch+1), log_size and max_leader_epoch+2 must "
+                f"each be below {self.leader_base}"
             )
         self.permutations = tuple(itertools.permutations(range(replicas)))
         self._perm_tables = tuple(self._translation(p) for p in self.permutations)

@@ -1,4 +1,4 @@
-"""__consumer_offsets leadership changes: immigration reads below HW only; emigration [003]."""
+"""__consumer_offsets leadership changes: immigration reads below HW only; emigration."""
 
 from __future__ import annotations
 

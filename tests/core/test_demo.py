@@ -1,4 +1,4 @@
-"""``isrlab demo`` runs the seeds' worked examples through core; each matches its seed."""
+"""``isrlab demo`` runs docs/protocol.md's worked examples through core; each matches."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from isrlab.cli import cli
 from isrlab.demo import run_worked_examples
 
 
-def test_every_worked_example_matches_the_seed() -> None:
+def test_every_worked_example_matches_its_expected_figures() -> None:
     examples = run_worked_examples()
     assert len(examples) == 7
     assert [e.title for e in examples if not e.matches_seed] == []
@@ -18,7 +18,7 @@ def test_isrlab_demo_prints_each_example_and_exits_zero() -> None:
     result = CliRunner().invoke(cli, ["demo"])
     assert result.exit_code == 0, result.output
     assert "HW 6" in result.output and "HW 7" in result.output
-    assert "7/7 worked examples match the seeds" in result.output
+    assert "7/7 worked examples match docs/protocol.md" in result.output
 
 
 def test_isrlab_demo_finds_the_kip101_bug_and_shows_the_fix_holding() -> None:

@@ -1,4 +1,4 @@
-"""Follower fetches, maybeExpandIsr and maybeShrinkIsr on the leader [000, 001, 003]."""
+"""Follower fetches, maybeExpandIsr and maybeShrinkIsr on the leader."""
 
 from __future__ import annotations
 

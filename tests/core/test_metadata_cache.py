@@ -1,4 +1,4 @@
-"""MetadataCache.updateMetadata and its readers [001]."""
+"""MetadataCache.updateMetadata and its readers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Partition.makeLeader and Partition.makeFollower [003, 001], and the leader's HW."""
+"""Partition.makeLeader and Partition.makeFollower, and the leader's HW."""
 
 from __future__ import annotations
 

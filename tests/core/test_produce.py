@@ -1,4 +1,4 @@
-"""Producing with acks 0/1/all and min.insync.replicas; follower appends; LSO and lag [002, 004]."""
+"""Producing with acks 0/1/all and min.insync.replicas; follower appends; LSO and lag."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""becomeLeaderOrFollower: every outcome of the seeds [001, 003]; broker-level ISR steps."""
+"""becomeLeaderOrFollower: every outcome docs/protocol.md lists; broker-level ISR steps."""
 
 from __future__ import annotations
 

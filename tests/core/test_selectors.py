@@ -1,4 +1,4 @@
-"""Every rule of the PartitionLeaderSelector family [002] (and the preferred-replica one)."""
+"""Every rule of the PartitionLeaderSelector family (and the preferred-replica one)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""Every worked example of the seeds, driven through core's functions.
+"""Every worked example of docs/protocol.md, driven through core's functions.
 
-The golden numbers are the seeds' own: HW 6 then 7 with LEOs 9/7/6 [004]; HW 4 then 5
-in the two-message sync example [004]; 1.5 × replicaLagTimeMaxMs [001]; 2500 ms polls,
-5 s blackout and 60 s interval [000, 001, 004].
+The golden numbers are the examples' own (docs/protocol.md, "Worked examples"): HW 6
+then 7 with LEOs 9/7/6; HW 4 then 5 in the two-message sync example; 1.5 ×
+replicaLagTimeMaxMs; 2500 ms polls, 5 s blackout and 60 s interval.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Kafka broker logs of one partition: the seeds' line formats (and the newer ones) read as a
+"""Kafka broker logs of one partition: Kafka 0.10/0.11's line formats (and the newer ones) read as a
 partial trace of the ``kafka`` model; a consistent log is accepted, an inconsistent one
 rejected at its line, a log naming several partitions needs --partition."""
 

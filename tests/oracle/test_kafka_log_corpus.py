@@ -185,5 +185,5 @@ def test_outputs_never_overwrite_an_input(tmp_path: Path) -> None:
     log.write_text((CORPUS / "kafka-2.0" / "server-1.log").read_text())
     before = log.read_text()
     code, output = run("--model", "kafka", "--emit-jsonl", log, log)
-    assert code == 2 and "would overwrite a trace being validated" in output, output
+    assert code == 2 and "refusing to overwrite it" in output, output
     assert log.read_text() == before

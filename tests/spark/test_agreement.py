@@ -1,7 +1,7 @@
 """The Spark engine gives the local checker's answers: counts, diameter, coverage, traces.
 
 Golden figures come from hand counting (the toys' docstrings) and from TLC
-(CONFORMANCE.md, configuration A); everything else is compared with ``checker.bfs``.
+(docs/conformance.md, configuration A); everything else is compared with ``checker.bfs``.
 """
 
 from __future__ import annotations

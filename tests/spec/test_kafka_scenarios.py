@@ -2,7 +2,7 @@
 the catalogue, and the fixing version finds nothing in the same bounds.
 
 Trace lengths are asserted only where the minimal story can be counted by hand from
-SCENARIOS.md, step by step (see the comments); elsewhere only the invariant is asserted.
+docs/scenarios.md, step by step (see the comments); elsewhere only the invariant is asserted.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def test_the_fixing_version_finds_nothing_in_the_same_bounds(scenario: object) -
 
 
 def test_kip101_scenario_1_is_the_ten_state_story() -> None:
-    # SCENARIOS.md #1 with one record, counted by hand (each step is needed):
+    # docs/scenarios.md #1 with one record, counted by hand (each step is needed):
     #  1 Init (leader B=0, follower A=1, ISR {0,1})   2 Produce m0 on B
     #  3 A fetches m0 (B's HW still 0)                4 A fetches again: B's HW 1, m0 committed
     #  5 A crashes   6 A restarts   7 A gets LeaderAndIsr, makeFollower truncates to its HW 0
@@ -54,7 +54,7 @@ def test_kip101_scenario_1_is_the_ten_state_story() -> None:
 
 
 def test_jepsen_loss_is_the_seven_state_story() -> None:
-    # SCENARIOS.md #5, counted by hand: 1 Init  2 an acks=all write on n1 (waits)
+    # docs/scenarios.md #5, counted by hand: 1 Init  2 an acks=all write on n1 (waits)
     # 3 time passes without n2 fetching  4 n1 shrinks the ISR to {n1}: HW passes the write,
     # which is acknowledged  5 n1 dies  6 unclean election of n2  7 n2 leads without it.
     result = run(BY_KEY["jepsen"], fixed=False)
@@ -63,7 +63,7 @@ def test_jepsen_loss_is_the_seven_state_story() -> None:
 
 
 def test_acks1_loss_is_the_five_state_story() -> None:
-    # SCENARIOS.md #6: 1 Init  2 the leader appends and acknowledges m (acks=1)
+    # docs/scenarios.md #6: 1 Init  2 the leader appends and acknowledges m (acks=1)
     # 3 it dies before any fetch  4 clean election of the follower  5 it leads without m.
     result = run(BY_KEY["acks1"], fixed=False)
     assert result.violation is not None
@@ -71,7 +71,7 @@ def test_acks1_loss_is_the_five_state_story() -> None:
 
 
 def test_kafka7128_is_the_eleven_state_story() -> None:
-    # SCENARIOS.md #7 with A=0, B=1, C=2 (ISR {0,1}, C outside, empty), counted by hand:
+    # docs/scenarios.md #7 with A=0, B=1, C=2 (ISR {0,1}, C outside, empty), counted by hand:
     #  1 Init   2 Produce m0 on A   3 B's fetch request: A sends m0 (HW 0)
     #  4 B's fetch response: B appends m0, learns HW 0
     #  5 B's next fetch request: A's HW 1, m0 committed (the response, HW 0, never matters)

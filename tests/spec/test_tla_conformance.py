@@ -2,7 +2,7 @@
 
 Golden numbers come from TLC 2.15 run on the public TLA+ specification only:
 
-* configuration A and B rows: ``/work/shared/reference/CONFORMANCE.md``;
+* configuration A and B rows: docs/conformance.md;
 * the symmetry-reduced counts of configuration A and the single-invariant trace lengths
   were measured with the same TLC 2.15 on the same modules (``SYMMETRY Permutations(Replicas)``,
   ``-deadlock``, one worker; see docs/tla-models.md, "Verification against TLC").
@@ -30,7 +30,7 @@ def check(
     return explore(model, CheckOptions(symmetry=symmetry))
 
 
-# -- configuration A: complete state spaces (CONFORMANCE.md) -------------------------------------
+# -- configuration A: complete state spaces (docs/conformance.md) ---------------------------------
 @pytest.mark.parametrize(
     ("name", "distinct", "generated", "diameter"),
     [
@@ -123,7 +123,7 @@ def test_other_constants_match_tlc(
     )
 
 
-# -- configuration B: shortest counterexamples (CONFORMANCE.md) ---------------------------------
+# -- configuration B: shortest counterexamples (docs/conformance.md) -----------------------------
 def test_config_b_truncate_to_hw_violates_strong_isr_in_nine_states() -> None:
     result = check("tla-truncate-to-hw", CONFIG_B, ("StrongIsr",))
     assert result.violation is not None and result.violation.length == 9

@@ -2,7 +2,7 @@
 
 ``proofs/RESULTS.md`` is rendered from ``proofs/results.json``, which records every group's
 digest of inputs (the S-expressions of its formulas).  A change to an encoding, a lemma or an
-invariant changes a digest, and these tests fail until ``isrlab prove`` is re-run.
+invariant changes a digest, and these tests fail until ``isrlab prove --update`` is re-run.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ def test_every_group_of_the_catalogue_is_recorded_with_its_current_digest() -> N
     stored = {(g.model, g.group): g.digest for g in load()}
     for group in groups():
         assert stored.get((group.model, group.key)) == group.digest(), (
-            f"{group.model} {group.key} is stale: run `isrlab prove --model {group.model}`")
+            f"{group.model} {group.key} is stale: "
+            f"run `isrlab prove --update --model {group.model}`")
 
 
 @pytest.mark.parametrize("model", list(MODELS))

@@ -1,6 +1,6 @@
 """Bounded model checking of the tla-* models finds TLC's counterexamples at TLC's lengths.
 
-Golden lengths come from CONFORMANCE.md (TLC 2.15 on the public TLA+ specification): a trace
+Golden lengths come from docs/conformance.md (TLC 2.15 on the public TLA+ specification): a trace
 of N states is N-1 steps, and every depth below is refuted, so no shorter trace exists.
 Runs of several minutes are marked ``heavy``; ISRLAB_SKIP_HEAVY=1 skips them.
 """
@@ -36,7 +36,7 @@ def shortest(name: str, invariants: list[str], depth: int, **params: int) -> tup
 
 
 def test_cli_bmc_finds_the_truncate_to_hw_weak_isr_trace_of_9_states(tmp_path: Path) -> None:
-    # CONFORMANCE.md, configuration A: KafkaTruncateToHighWatermark, WeakIsr, 9 states.
+    # docs/conformance.md, configuration A: KafkaTruncateToHighWatermark, WeakIsr, 9 states.
     report, itf = tmp_path / "r.json", tmp_path / "t.itf.json"
     result = CliRunner().invoke(cli, ["bmc", "--model", "tla-truncate-to-hw", "--depth", "10",
                                       "--json", str(report), "--itf", str(itf)])

@@ -1,0 +1,314 @@
+"""isrlab's Python API: define a model or wrap a registered one with extra invariants and
+``sometimes`` properties, and run it (check, simulate, validate) — without forking isrlab.
+
+A *model spec* names a model anywhere isrlab takes one (``--model`` on the command line,
+``model(...)`` here, the pytest plugin's marker):
+
+* a registered name, e.g. ``tla-kip320`` (``isrlab models`` lists them; installed packages
+  add theirs through the ``isrlab.models`` entry-point group, see ``isrlab.models``);
+* ``path/to/file.py:NAME`` or ``package.module:NAME``: the object ``NAME`` of that file or
+  module, either a ``ModelEntry`` (a model with typed ``-p`` parameters; ``extend`` returns
+  one) or an object implementing ``checker.model.Model`` (no parameters).
+
+``extend`` adds properties written over a state's *variables* (``Model.variables``: the
+mapping a trace shows, e.g. ``v["replicaState"]["r1"]["hw"]``), so they work on every model
+whatever its internal state encoding.  docs/api.md has a worked example.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import json
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from returns.result import Failure
+
+from checker.bfs import CheckOptions, explore
+from checker.model import Model, Property
+from checker.registry import ModelEntry, Param, ParamValue
+from checker.report import CheckResult
+from checker.simulate import SimulateOptions
+from checker.simulate import simulate as simulate_walks
+from checker.validate import (
+    ValidateOptions,
+    ValidationResult,
+    parse_itf_observations,
+    parse_jsonl,
+)
+from checker.validate import validate as validate_trace
+
+__all__ = [
+    "CheckResult", "Model", "ModelEntry", "ModelError", "Param", "Predicate", "Property",
+    "check", "describe", "entry", "extend", "model", "simulate", "validate",
+]
+
+Predicate = Callable[[Mapping[str, Any]], bool]
+"""A property over a state's variables (``Model.variables(state)``)."""
+
+
+class ModelError(ValueError):
+    """A model spec or its parameters that cannot be used (a one-line message)."""
+
+
+# -- finding models -----------------------------------------------------------------------------
+
+def _module_of_file(path: Path) -> Any:
+    """Import a user's Python file under a stable private module name."""
+    if not path.is_file():
+        raise ModelError(f"model file {str(path)!r} does not exist")
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+    name = f"isrlab_user_{path.stem}_{digest}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ModelError(f"cannot load {str(path)!r} as Python")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look modules up by name
+    try:
+        spec.loader.exec_module(module)
+    except Exception as error:
+        del sys.modules[name]
+        raise ModelError(f"cannot load {str(path)!r}: {type(error).__name__}: {error}") from error
+    return module
+
+
+def _module_named(name: str) -> Any:
+    try:
+        return importlib.import_module(name)
+    except Exception as error:
+        raise ModelError(f"cannot import {name!r}: {type(error).__name__}: {error}") from error
+
+
+def as_entry(obj: Any, where: str) -> ModelEntry:
+    """``obj`` as a ``ModelEntry``: itself, or a parameterless entry for a ``Model``."""
+    if isinstance(obj, ModelEntry):
+        return obj
+    if all(callable(getattr(obj, m, None)) for m in ("init_states", "next_states", "encode")):
+        name = str(getattr(obj, "name", where))
+        doc = (type(obj).__doc__ or "").strip().split("\n")[0]
+        return ModelEntry(name, doc, (), lambda _params: obj)
+    raise ModelError(f"{where} is a {type(obj).__name__}, not a ModelEntry or a Model")
+
+
+def entry(spec: str) -> ModelEntry:
+    """The ``ModelEntry`` a model spec names (module docstring); ``ModelError`` if none."""
+    if ":" not in spec:
+        from isrlab.models import registry  # the registry imports every model family
+
+        found = registry().get(spec)
+        if isinstance(found, Failure):
+            raise ModelError(found.failure())
+        return found.unwrap()
+    target, _, attribute = spec.rpartition(":")
+    if not target or not attribute.isidentifier():
+        raise ModelError(f"model {spec!r} is not of the form path/to/file.py:NAME or "
+                         "package.module:NAME")
+    file_like = target.endswith(".py") or "/" in target or "\\" in target
+    module = _module_of_file(Path(target)) if file_like else _module_named(target)
+    if not hasattr(module, attribute):
+        public = sorted(n for n in vars(module) if not n.startswith("_"))
+        raise ModelError(f"{target} defines no {attribute!r} (it defines: "
+                         f"{', '.join(public) or 'nothing'})")
+    return as_entry(getattr(module, attribute), spec)
+
+
+def _assignment(name: str, value: ParamValue | str) -> str:
+    text = str(value).lower() if isinstance(value, bool) else str(value)
+    return f"{name}={text}"
+
+
+def parse(found: ModelEntry, assignments: Iterable[str]) -> dict[str, ParamValue]:
+    """``key=value`` strings checked against ``found``'s parameters (``ModelError``)."""
+    from checker.registry import Registry
+
+    parsed = Registry().parse_params(found, assignments)
+    if isinstance(parsed, Failure):
+        raise ModelError(parsed.failure())
+    return parsed.unwrap()
+
+
+def build(found: ModelEntry, values: Mapping[str, ParamValue]) -> Model[Any]:
+    """``found`` built with parsed parameters; a ``ValueError`` becomes ``ModelError``."""
+    try:
+        return found.build(values)
+    except ModelError:
+        raise
+    except ValueError as error:
+        raise ModelError(f"model {found.name!r}: {error}") from error
+
+
+def model(spec: str | ModelEntry | Model[Any], **params: ParamValue) -> Model[Any]:
+    """The model a spec, an entry or a model names, built with ``params`` (keyword
+    arguments, checked and typed like ``-p key=value``; ``ModelError`` when unusable)."""
+    found = spec if isinstance(spec, ModelEntry) else (
+        entry(spec) if isinstance(spec, str) else as_entry(spec, repr(spec)))
+    values = parse(found, [_assignment(k, v) for k, v in params.items()])
+    return build(found, values)
+
+
+def describe(found: ModelEntry) -> dict[str, Any]:
+    """A model as JSON (``isrlab models --json``): its parameters, and the invariants and
+    ``sometimes`` properties of its default build."""
+    built = found.build({p.name: p.default for p in found.params})
+    return {
+        "name": found.name,
+        "doc": found.doc,
+        "symmetric": found.symmetric,
+        "params": [
+            {"name": p.name, "type": p.type.__name__, "default": p.default, "doc": p.doc,
+             "minimum": p.minimum, "maximum": p.maximum,
+             "choices": list(p.choices) if p.choices is not None else None}
+            for p in found.params
+        ],
+        "invariants": [{"name": p.name, "doc": p.doc} for p in built.invariants()],
+        "sometimes": [{"name": p.name, "doc": p.doc} for p in built.sometimes()],
+    }
+
+
+# -- extending models ---------------------------------------------------------------------------
+
+def _on_variables(base: Model[Any], name: str, predicate: Predicate) -> Property[Any]:
+    doc = (getattr(predicate, "__doc__", None) or "").strip()
+    return Property(name, lambda state: bool(predicate(base.variables(state))), doc)
+
+
+@dataclass(frozen=True)
+class Extended:
+    """A model with more properties: every step, state and encoding is the base model's; the
+    invariants and ``sometimes`` properties are the base's (unless ``replace``) followed by
+    the added ones.  Modelling shortcut: the added predicates read ``variables(state)``, so
+    with ``--symmetry`` they must not tell symmetric replicas apart."""
+
+    base: Model[Any]
+    name: str
+    added_invariants: tuple[Property[Any], ...] = ()
+    added_sometimes: tuple[Property[Any], ...] = ()
+    replace: bool = False
+    _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def init_states(self) -> Iterable[Any]:
+        """The base model's initial states."""
+        return self.base.init_states()
+
+    def next_states(self, state: Any) -> Iterable[tuple[str, Any]]:
+        """The base model's steps."""
+        return self.base.next_states(state)
+
+    def invariants(self) -> Sequence[Property[Any]]:
+        """The base's invariants (none with ``replace``), then the added ones."""
+        kept = () if self.replace else tuple(self.base.invariants())
+        return (*kept, *self.added_invariants)
+
+    def sometimes(self) -> Sequence[Property[Any]]:
+        """The base's ``sometimes`` properties (none with ``replace``), then the added ones."""
+        kept = () if self.replace else tuple(self.base.sometimes())
+        return (*kept, *self.added_sometimes)
+
+    def within_boundary(self, state: Any) -> bool:
+        """The base model's boundary."""
+        return self.base.within_boundary(state)
+
+    def canonical(self, state: Any) -> Any:
+        """The base model's symmetry representative."""
+        return self.base.canonical(state)
+
+    def encode(self, state: Any) -> bytes:
+        """The base model's encoding."""
+        return self.base.encode(state)
+
+    def decode(self, data: bytes) -> Any:
+        """The base model's decoding."""
+        return self.base.decode(data)
+
+    def variables(self, state: Any) -> Mapping[str, Any]:
+        """The base model's variables."""
+        return self.base.variables(state)
+
+
+def extend(
+    base: str | ModelEntry | Model[Any], *, name: str | None = None,
+    invariants: Mapping[str, Predicate] | None = None,
+    sometimes: Mapping[str, Predicate] | None = None, replace: bool = False,
+) -> ModelEntry:
+    """A model entry that is ``base`` (a spec, an entry or a model) with more properties.
+
+    ``invariants`` and ``sometimes`` map a property's name to a predicate over a state's
+    variables; a predicate's docstring becomes the property's description.  With
+    ``replace`` the base's own properties are dropped.  The entry keeps ``base``'s
+    parameters, so ``-p key=value`` works on it as on the base."""
+    found = base if isinstance(base, ModelEntry) else (
+        entry(base) if isinstance(base, str) else as_entry(base, repr(base)))
+    added_invariants = dict(invariants or {})
+    added_sometimes = dict(sometimes or {})
+    new_name = name or f"{found.name}+custom"
+
+    def build_extended(values: Mapping[str, ParamValue]) -> Model[Any]:
+        inner = found.build(values)
+        return Extended(
+            inner, new_name,
+            tuple(_on_variables(inner, n, p) for n, p in added_invariants.items()),
+            tuple(_on_variables(inner, n, p) for n, p in added_sometimes.items()),
+            replace,
+        )
+
+    doc = f"{found.doc} (extended: {', '.join([*added_invariants, *added_sometimes])})"
+    return ModelEntry(new_name, doc, found.params, build_extended, found.symmetric)
+
+
+# -- running models -------------------------------------------------------------------------
+
+def _resolve(spec: str | ModelEntry | Model[Any], params: Mapping[str, ParamValue]
+             ) -> tuple[Model[Any], dict[str, ParamValue]]:
+    found = spec if isinstance(spec, ModelEntry) else (
+        entry(spec) if isinstance(spec, str) else as_entry(spec, repr(spec)))
+    values = parse(found, [_assignment(k, v) for k, v in params.items()])
+    return build(found, values), values
+
+
+def check(
+    spec: str | ModelEntry | Model[Any], params: Mapping[str, ParamValue] | None = None, *,
+    max_depth: int | None = None, max_states: int | None = None, workers: int = 1,
+    symmetry: bool = False, deadlock: bool = False, keep_going: bool = False,
+) -> CheckResult:
+    """Explore a model breadth-first (``isrlab check``) and return the report: ``.ok``,
+    ``.violation`` (with its shortest trace), counts, ``.complete``."""
+    built, values = _resolve(spec, params or {})
+    return explore(built, CheckOptions(
+        symmetry=symmetry, workers=workers, max_depth=max_depth, max_states=max_states,
+        stop_at_first=not keep_going, check_deadlock=deadlock, params=values,
+    ))
+
+
+def simulate(
+    spec: str | ModelEntry | Model[Any], params: Mapping[str, ParamValue] | None = None, *,
+    seed: int = 0, walks: int = 100, depth: int = 100, deadlock: bool = False,
+) -> CheckResult:
+    """Check every invariant along seeded random walks (``isrlab simulate``)."""
+    built, values = _resolve(spec, params or {})
+    return simulate_walks(built, SimulateOptions(
+        seed=seed, walks=walks, depth=depth, check_deadlock=deadlock, params=values,
+    ))
+
+
+def validate(
+    spec: str | ModelEntry | Model[Any], trace: str | Path,
+    params: Mapping[str, ParamValue] | None = None, *, closest: int = 3,
+) -> ValidationResult:
+    """Whether a trace file (an ITF document or JSON Lines) is a behaviour of the model
+    (``isrlab validate``; Kafka broker logs go through the command)."""
+    built, _ = _resolve(spec, params or {})
+    text = Path(trace).read_text(encoding="utf-8")
+    try:
+        document = json.loads(text)
+    except ValueError:
+        document = None  # not one JSON document: JSON Lines
+    observations = (parse_itf_observations(document)
+                    if isinstance(document, dict) and "states" in document else parse_jsonl(text))
+    return validate_trace(built, observations, ValidateOptions(closest=closest))

@@ -1,0 +1,297 @@
+"""The command line's rough edges (issue 18, item 5): output paths checked before the run,
+Ctrl-C, ``prove --out``, inputs never overwritten, parameter maxima, bare ``isrlab``, and
+every run-time import a run-time dependency."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+from importlib.metadata import packages_distributions
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from isrlab.cli import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+TRACE = ROOT / "tests" / "fixtures" / "oracle"
+
+
+def _invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _one_line_error(code: int, out: str, err: str, *words: str) -> None:
+    assert code == 2, (code, out, err)
+    assert out == "", out  # nothing ran: no summary line
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("isrlab: error: ")
+    assert "Traceback" not in err
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+
+
+def _accepted_trace(tmp_path: Path) -> Path:
+    """A trace of ``toy-counter`` (x counts 0, 1, 2) that ``validate`` accepts."""
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text("".join(json.dumps({"x": x}) + "\n" for x in range(3)), encoding="utf-8")
+    return trace
+
+
+# -- output paths: checked before the run, one line, exit 2 ------------------------------------
+
+@pytest.mark.parametrize("option", ["--json", "--itf"])
+@pytest.mark.parametrize("command", ["check", "simulate"])
+def test_an_output_into_a_missing_directory_is_refused_before_the_run(
+    tmp_path: Path, command: str, option: str
+) -> None:
+    target = tmp_path / "missing" / "out.json"
+    code, out, err = _invoke(command, "--model", "toy-counter", "-p", "bad=2",
+                             option, str(target))
+    _one_line_error(code, out, err, str(tmp_path / "missing"), option)
+    assert not target.exists()
+
+
+def test_bmc_checks_its_output_paths_before_z3_starts(tmp_path: Path) -> None:
+    target = tmp_path / "missing" / "report.json"
+    code, out, err = _invoke("bmc", "--model", "tla-kip101", "--json", str(target))
+    _one_line_error(code, out, err, "--json")
+
+
+@pytest.mark.parametrize("option", ["--witness", "--emit-jsonl"])
+def test_validate_checks_its_output_paths_before_reading_the_trace(
+    tmp_path: Path, option: str
+) -> None:
+    trace = _accepted_trace(tmp_path)
+    target = tmp_path / "missing" / "w.json"
+    code, out, err = _invoke("validate", "--model", "toy-counter", option, str(target),
+                             str(trace))
+    _one_line_error(code, out, err, option)
+
+
+def test_an_output_that_is_a_directory_is_refused(tmp_path: Path) -> None:
+    code, out, err = _invoke("check", "--model", "toy-counter", "--json", str(tmp_path))
+    _one_line_error(code, out, err, "--json", "directory")
+
+
+def test_json_and_itf_on_one_path_are_refused(tmp_path: Path) -> None:
+    same = tmp_path / "out.json"
+    code, out, err = _invoke("check", "--model", "toy-counter", "-p", "bad=2",
+                             "--json", str(same), "--itf", str(same))
+    _one_line_error(code, out, err, "--json", "--itf")
+    assert not same.exists()
+
+
+def test_the_witness_may_not_overwrite_the_input_trace(tmp_path: Path) -> None:
+    trace = _accepted_trace(tmp_path)
+    before = trace.read_bytes()
+    code, out, err = _invoke("validate", "--model", "toy-counter", "--witness", str(trace),
+                             str(trace))
+    _one_line_error(code, out, err, "--witness", "input")
+    assert trace.read_bytes() == before
+
+
+def test_outputs_are_still_written_where_asked(tmp_path: Path) -> None:
+    report, itf = tmp_path / "r.json", tmp_path / "t.itf.json"
+    code, _, _ = _invoke("check", "--model", "toy-counter", "-p", "bad=2",
+                         "--json", str(report), "--itf", str(itf))
+    assert code == 1
+    assert json.loads(report.read_text())["violation"]["length"] == 3
+    assert len(json.loads(itf.read_text())["states"]) == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "t.itf.json"]  # no temp
+
+
+# -- parameters ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("param", "words"),
+    [
+        ("replicas=100000", ("'replicas'", "<= 6", "100000")),
+        ("replicas=64", ("'replicas'", "<= 6", "64")),
+        ("replicas=7", ("'replicas'", "<= 6")),
+    ],
+)
+def test_too_large_parameters_get_one_clear_line(param: str, words: tuple[str, ...]) -> None:
+    code, out, err = _invoke("check", "--model", "tla-kip101", "-p", param)
+    _one_line_error(code, out, err, *words)
+    assert "digits" not in err
+    assert not re.search(r"-\d", err), err  # no negative bound
+
+
+def test_a_too_large_product_of_constants_names_a_positive_bound() -> None:
+    code, out, err = _invoke("check", "--model", "tla-kip101", "-p", "replicas=6",
+                             "-p", "max_records=60", "-p", "max_leader_epoch=60")
+    _one_line_error(code, out, err, "max_records", "max_leader_epoch")
+    assert not re.search(r"-\d", err), err
+
+
+# -- bare isrlab ------------------------------------------------------------------------------
+
+def test_bare_isrlab_prints_its_help() -> None:
+    result = subprocess.run([sys.executable, "-m", "isrlab"], cwd=ROOT, capture_output=True,
+                            text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "error" not in result.stderr
+    assert "Commands:" in result.stdout
+    assert len(result.stdout.splitlines()) > 10
+    assert re.search(r"^\s+check\s", result.stdout, re.MULTILINE)
+
+
+# -- Ctrl-C ---------------------------------------------------------------------------------
+
+def _interrupt_after(command: list[str], seconds: float) -> subprocess.CompletedProcess[str]:
+    """Run ``command``, press Ctrl-C (SIGINT to its process group, as a terminal does) after
+    ``seconds``, and wait for it."""
+    process = subprocess.Popen([sys.executable, "-m", "isrlab", *command], cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    time.sleep(seconds)
+    assert process.poll() is None, "the command finished before it could be interrupted"
+    os.killpg(process.pid, signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    return subprocess.CompletedProcess(command, process.returncode, out, err)
+
+
+def test_ctrl_c_on_bmc_exits_130_and_writes_no_report(tmp_path: Path) -> None:
+    report = tmp_path / "r.json"
+    done = _interrupt_after(["bmc", "--model", "tla-kip320", "-p", "replicas=3",
+                             "--depth", "60", "--json", str(report)], 8.0)
+    assert done.returncode == 130, (done.stdout, done.stderr)
+    assert "interrupted" in done.stderr
+    assert "gave up" not in done.stdout
+    assert "Traceback" not in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_ctrl_c_on_check_exits_130_and_writes_no_report(tmp_path: Path, workers: int) -> None:
+    report = tmp_path / "r.json"
+    done = _interrupt_after(["check", "--model", "toy-symmetric", "-p", "procs=7",
+                             "-p", "values=7", "--workers", str(workers), "--no-progress",
+                             "--json", str(report)], 4.0)
+    assert done.returncode == 130, (done.stdout, done.stderr)
+    assert done.stderr.strip().splitlines()[-1] == "isrlab: interrupted"
+    assert "Traceback" not in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_on_simulate_exits_130_and_writes_no_report(tmp_path: Path) -> None:
+    report = tmp_path / "r.json"
+    done = _interrupt_after(["simulate", "--model", "tla-kip320", "-p", "replicas=3",
+                             "--walks", "100000000", "--depth", "60", "--no-progress",
+                             "--json", str(report)], 4.0)
+    assert done.returncode == 130, (done.stdout, done.stderr)
+    assert done.stderr.strip().splitlines()[-1] == "isrlab: interrupted"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_on_prove_exits_130_and_leaves_no_directory(tmp_path: Path) -> None:
+    out = tmp_path / "proofs-out"
+    done = _interrupt_after(["prove", "--model", "tla-kip320", "--out", str(out)], 6.0)
+    assert done.returncode == 130, (done.stdout, done.stderr)
+    assert "interrupted" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_interrupted_write_leaves_the_old_file_whole(tmp_path: Path) -> None:
+    from isrlab.cli_support import atomic_output
+
+    target = tmp_path / "r.json"
+    target.write_text("old\n")
+    with pytest.raises(KeyboardInterrupt), atomic_output(target) as temporary:
+        temporary.write_text("half a rep")
+        raise KeyboardInterrupt
+    assert target.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+# -- prove --out / --update ------------------------------------------------------------------
+
+def test_prove_writes_to_out_and_leaves_the_recorded_results_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import isrlab.prove_cmd as prove_cmd
+    from proofs.obligations import RESULTS_JSON, RESULTS_MD, load
+
+    recorded = [g for g in load() if g.model == "tla-kip101"]
+    assert recorded
+    # The Z3 runs themselves are tested in tests/z3; here only where the outcomes go.
+    monkeypatch.setattr(prove_cmd, "run_all", lambda selected, timeout, progress: recorded)
+    before = (RESULTS_JSON.read_bytes(), RESULTS_MD.read_bytes())
+    out = tmp_path / "proofs-out"
+    code, stdout, err = _invoke("prove", "--model", "tla-kip101", "--out", str(out))
+    assert code == 0, (stdout, err)
+    assert (RESULTS_JSON.read_bytes(), RESULTS_MD.read_bytes()) == before
+    written = json.loads((out / "results.json").read_text())
+    assert {g["model"] for g in written["groups"]} == {"tla-kip101"}
+    assert "tla-kip101" in (out / "RESULTS.md").read_text()
+    assert str(out) in stdout
+
+
+def test_prove_defaults_to_a_fresh_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import isrlab.prove_cmd as prove_cmd
+    from proofs.obligations import load
+
+    recorded = [g for g in load() if g.model == "tla-kip101"]
+    monkeypatch.setattr(prove_cmd, "run_all", lambda selected, timeout, progress: recorded)
+    monkeypatch.chdir(tmp_path)
+    first = _invoke("prove", "--model", "tla-kip101")
+    second = _invoke("prove", "--model", "tla-kip101")
+    assert first[0] == second[0] == 0
+    made = sorted(p for p in tmp_path.iterdir() if p.is_dir())
+    assert len(made) == 2
+    for directory in made:
+        assert (directory / "results.json").exists()
+        assert (directory / "RESULTS.md").exists()
+
+
+def test_prove_refuses_update_with_out(tmp_path: Path) -> None:
+    code, out, err = _invoke("prove", "--update", "--out", str(tmp_path / "x"))
+    _one_line_error(code, out, err, "--update", "--out")
+
+
+# -- dependencies ---------------------------------------------------------------------------
+
+LOADED_BY_THEIR_TOOL = {ROOT / "isrlab" / "pytest_plugin.py"}
+"""Modules only their tool imports: pytest loads the plugin (entry point pytest11), so
+pytest is there whenever the plugin's ``import pytest`` runs."""
+
+
+def _runtime_imports() -> set[str]:
+    """Top-level modules imported by the installed packages (not tests/ or bench/)."""
+    found: set[str] = set()
+    for package in ("core", "spec", "checker", "spark_explore", "proofs", "isrlab"):
+        for path in sorted(set((ROOT / package).rglob("*.py")) - LOADED_BY_THEIR_TOOL):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    found.update(a.name.split(".")[0] for a in node.names)
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    found.add(node.module.split(".")[0])
+    return found
+
+
+def test_every_runtime_import_is_a_runtime_dependency() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = {re.split(r"[<>=\[; ]", d)[0].lower().replace("_", "-")
+                for d in project["dependencies"]}
+    ours = {"core", "spec", "checker", "spark_explore", "proofs", "isrlab"}
+    distributions = packages_distributions()
+    missing = []
+    for module in sorted(_runtime_imports() - ours - set(sys.stdlib_module_names)):
+        names = {d.lower().replace("_", "-") for d in distributions.get(module, [module])}
+        if not names & declared:
+            missing.append(f"{module} ({', '.join(sorted(names))})")
+    assert missing == []
