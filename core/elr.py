@@ -160,16 +160,18 @@ class ElectionResult:
 
 def elect_leader(
     reg: PartitionRegistration, acceptable: frozenset[int], elr_enabled: bool = True,
-    unclean_leader_election_enable: bool = False,
+    unclean_leader_election_enable: bool = False, min_insync_replicas: int = 1,
 ) -> Result[ElectionResult, ElectionFailed | InvalidInput]:
     """``PartitionChangeBuilder.electLeader``: ISR first, then ELR (clean), then unclean.
 
     The first replica (assignment order) in the ISR that is acceptable (live, unfenced)
     leads.  Else, with ELR on, the first acceptable ELR member: a clean election, it leads
-    with ISR = {it} and leaves the ELR.  Else, with unclean election, the first acceptable
-    replica leads alone and the ELR is cleared.  Else ``NoReplicaOnline``.  The leader epoch
-    and partition epoch go up by one.  Shortcut: KIP-966's unclean recovery (longest log)
-    is ``unclean_recovery_leader``; this is the plain unclean election.
+    with ISR = {it}, and ``populate_target_elr`` runs on that ISR (it leaves the ELR; a
+    one-member ISR at ``min_insync_replicas`` clears the ELR, as ``build`` does).  Else,
+    with unclean election, the first acceptable replica leads alone and the ELR is
+    cleared.  Else ``NoReplicaOnline``.  The leader epoch and partition epoch go up by one.
+    Shortcut: KIP-966's unclean recovery (longest log) is ``unclean_recovery_leader``;
+    this is the plain unclean election.
     """
     checked = check_registration(reg)
     if isinstance(checked, Failure):
@@ -190,8 +192,8 @@ def elect_leader(
         return Success(elected(leader, reg.isr, reg.elr, reg.last_known_elr, False))
     leader = pick(reg.elr) if elr_enabled else None
     if leader is not None:
-        elr = tuple(x for x in reg.elr if x != leader)
-        return Success(elected(leader, (leader,), elr, reg.last_known_elr, False))
+        elr, last_known = populate_target_elr(reg, (leader,), min_insync_replicas)
+        return Success(elected(leader, (leader,), elr, last_known, False))
     leader = pick(reg.replicas) if unclean_leader_election_enable else None
     if leader is not None:
         return Success(elected(leader, (leader,), (), (), True))

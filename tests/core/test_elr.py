@@ -77,11 +77,14 @@ def test_fencing_a_follower_keeps_the_leader_and_epoch() -> None:
 
 def test_a_clean_election_takes_the_isr_first_then_the_elr() -> None:
     reg = PartitionRegistration((0, 1, 2), (), NO_LEADER, 3, 7, elr=(1, 2))
-    from_elr = ok(elect_leader(reg, frozenset({2})))
+    from_elr = ok(elect_leader(reg, frozenset({2}), min_insync_replicas=2))
     assert not from_elr.unclean
     assert (from_elr.registration.leader, from_elr.registration.isr,
             from_elr.registration.elr) == (2, (2,), (1,))
     assert from_elr.registration.leader_epoch == 4
+    # one replica meets min.insync.replicas = 1: the ELR is cleared into nothing
+    at_min = ok(elect_leader(reg, frozenset({1}), min_insync_replicas=1)).registration
+    assert (at_min.isr, at_min.elr, at_min.last_known_elr) == ((1,), (), ())
     isr_first = ok(elect_leader(replace(REG, leader=NO_LEADER), frozenset({1, 2})))
     assert isr_first.registration.leader == 1 and isr_first.registration.isr == (0, 1, 2)
 
