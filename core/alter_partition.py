@@ -30,6 +30,7 @@ from enum import Enum, unique
 from returns.result import Result, Success
 
 from core.errors import Errors, InvalidInput, Problem, reject
+from core.produce import AcksCheck
 from core.state import LeaderAndIsr, Partition, is_leader
 
 
@@ -181,18 +182,18 @@ def leader_hw_with_isr_state(
 def enough_replicas_reach_offset(
     state: IsrState, high_watermark: int, required_offset: int, min_insync_replicas: int,
     rule: HwIsr = HwIsr.MAXIMAL,
-) -> tuple[bool, Errors]:
+) -> AcksCheck:
     """``Partition.checkEnoughReplicasReachOffset`` (2.7+): is an acks=all write done?
 
     Done once the HW has passed ``required_offset``; then ``NONE`` if the ISR of ``rule``
     (Kafka: ``maximalIsr``) still has ``min_insync_replicas`` members, else
-    ``NOT_ENOUGH_REPLICAS_AFTER_APPEND``.  Not done: ``(False, NONE)``.  Total.
+    ``NOT_ENOUGH_REPLICAS_AFTER_APPEND``.  Not done: ``AcksCheck(False, NONE)``.  Total.
     """
     if high_watermark < required_offset:
-        return False, Errors.NONE
+        return AcksCheck(False, Errors.NONE)
     if len(hw_isr(state, rule)) >= min_insync_replicas:
-        return True, Errors.NONE
-    return True, Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+        return AcksCheck(True, Errors.NONE)
+    return AcksCheck(True, Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND)
 
 
 def _request(partition: Partition, state: IsrState, new_isr: frozenset[int],
@@ -257,7 +258,8 @@ class ControllerView:
     ``broker_epochs`` maps each registered live broker to its epoch; ``fenced`` are
     fenced (KRaft) or offline (ZooKeeper) brokers, ``shutting_down`` those in controlled
     shutdown.  ``fence_ineligible`` is KIP-841 (3.3+): a proposed ISR holding such a
-    broker is refused with ``INELIGIBLE_REPLICA``; before 3.3 it was accepted.
+    broker is refused with ``INELIGIBLE_REPLICA``; before 3.3 it was accepted.  Shortcut:
+    KIP-903's broker epochs of the ISR members (3.5+) are not checked.
     """
 
     broker_epochs: tuple[tuple[int, int], ...]

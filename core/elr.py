@@ -203,10 +203,12 @@ def elect_leader(
 
 
 def hw_may_advance(isr_size: int, min_insync_replicas: int, elr_enabled: bool = True) -> bool:
-    """KIP-966's HW rule: with ELR on, the HW moves only while |ISR| ≥ min.insync.replicas.
+    """KIP-966's HW rule: the HW moves only while |ISR| ≥ min.insync.replicas.
 
-    This is what makes an ELR member complete: it left the ISR when the ISR dropped below
-    ``min.insync.replicas`` and the HW has not moved since.  ELR off: always.  Total.
+    ``Partition.maybeIncrementLeaderHW`` returns early when ``isUnderMinIsr`` (Kafka 4.x,
+    with KIP-966); before, the HW moved with any ISR (``elr_enabled=False``).  This is what
+    makes an ELR member complete: it left the ISR when the ISR dropped below
+    ``min.insync.replicas`` and the HW has not moved since.  Total.
     """
     return not elr_enabled or isr_size >= min_insync_replicas
 

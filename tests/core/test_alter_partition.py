@@ -22,6 +22,7 @@ from core.alter_partition import (
     prepare_isr_shrink,
 )
 from core.errors import Errors, Problem
+from core.produce import AcksCheck
 from core.state import LeaderAndIsr, Partition
 from tests.core.helpers import append, err, fetch, leader_partition, ok
 
@@ -87,9 +88,9 @@ def test_the_maximal_isr_holds_the_hw_at_a_pending_joiner_but_the_committed_one_
 
 def test_acks_all_counts_the_isr_of_the_rule() -> None:
     pending = IsrState(frozenset({0}), 3, PendingIsrChange(frozenset({0, 1}), True))
-    assert enough_replicas_reach_offset(pending, 2, 3, 2) == (False, Errors.NONE)
-    assert enough_replicas_reach_offset(pending, 3, 3, 2) == (True, Errors.NONE)
-    assert enough_replicas_reach_offset(pending, 3, 3, 2, HwIsr.COMMITTED) == (
+    assert enough_replicas_reach_offset(pending, 2, 3, 2) == AcksCheck(False, Errors.NONE)
+    assert enough_replicas_reach_offset(pending, 3, 3, 2) == AcksCheck(True, Errors.NONE)
+    assert enough_replicas_reach_offset(pending, 3, 3, 2, HwIsr.COMMITTED) == AcksCheck(
         True, Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND)
 
 
