@@ -7,7 +7,9 @@ Encoded functions (differentially tested against the Python in
 * ``hw_isr_members`` / ``raised_hw`` -- ``core.alter_partition.hw_isr`` and
   ``leader_hw_with_isr_state``: the leader's new HW over the committed or maximal ISR;
 * ``populate_target_elr`` -- ``core.elr.populate_target_elr``;
-* ``hw_may_advance`` -- ``core.elr.hw_may_advance``.
+* ``hw_may_advance`` -- ``core.elr.hw_may_advance``;
+* ``alter_partition_error`` -- ``core.alter_partition.alter_partition``'s decision;
+* ``fetch_decision`` -- ``core.fencing.fetch_decision`` for each design.
 
 Systems (``n`` replicas, broker ``0`` the leader in ``AsyncIsr``; offsets unbounded Ints):
 
@@ -88,6 +90,42 @@ def populate_target_elr(
 def hw_may_advance(isr: tuple[Bool, ...], min_isr: Int, gated: bool) -> Bool:
     """``hw_may_advance``: |ISR| ≥ min.insync.replicas when gated, else true."""
     return _count(isr) >= min_isr if gated else z3.BoolVal(True)
+
+
+def alter_partition_error(
+    leader: Int, leader_epoch: Int, version: Int, replicas: tuple[Bool, ...],
+    registered_epoch: tuple[Int, ...], ineligible: tuple[Bool, ...], fence_ineligible: bool,
+    sender: int, sender_epoch: Int, request_leader_epoch: Int, new_isr: tuple[Bool, ...],
+    request_version: Int,
+) -> Int:
+    """``alter_partition``'s error code (Kafka's numbers; 0 = accepted) for a sender id.
+
+    ``registered_epoch[b]`` is broker ``b``'s registered epoch (< 0: unregistered);
+    ``ineligible[b]``: fenced, offline or shutting down.  Negative epochs are the Python's
+    rejected input and are not encoded.
+    """
+    n = len(replicas)
+    subset = z3.And(*[z3.Implies(i, r) for i, r in zip(new_isr, replicas, strict=True)])
+    has_leader = z3.Or(*[z3.And(new_isr[b], leader == b) for b in range(n)])
+    bad = z3.Or(*[z3.And(new_isr[b], z3.Or(ineligible[b], registered_epoch[b] < 0))
+                  for b in range(n)])
+    return z3.If(z3.Or(registered_epoch[sender] < 0, registered_epoch[sender] != sender_epoch),
+                 77, z3.If(request_leader_epoch != leader_epoch, 74,
+                 z3.If(leader != sender, 42, z3.If(request_version != version, 95,
+                 z3.If(z3.Not(z3.And(subset, has_leader)), 42,
+                 z3.If(z3.And(z3.BoolVal(fence_ineligible), bad), 107, 0))))))
+
+
+def fetch_decision(fencing: str, leader_epoch: Int, follower_epoch: Int
+                   ) -> tuple[Bool, Int, Bool]:
+    """``core.fencing.fetch_decision``: (record the fetch, error code, follower truncates)."""
+    error = z3.If(follower_epoch == leader_epoch, 0,
+                  z3.If(follower_epoch < leader_epoch, 74, 75))
+    if fencing == "none":
+        return z3.BoolVal(True), z3.IntVal(0), z3.BoolVal(False)
+    if fencing == "first-design":
+        return z3.BoolVal(True), error, error != 0
+    return error == 0, error, z3.BoolVal(False)
 
 
 # ---------------------------------------------------------------------------------------

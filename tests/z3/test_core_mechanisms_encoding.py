@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.alter_partition import (
+    AlterPartitionRequest,
     ControllerView,
     HwIsr,
     IsrState,
@@ -22,6 +23,8 @@ from core.alter_partition import (
 )
 from core.elr import PartitionRegistration, hw_may_advance, populate_target_elr
 from core.errors import Errors
+from core.fencing import FetchFencing
+from core.fencing import fetch_decision as python_fetch_decision
 from core.state import NO_LEADER, LeaderAndIsr, Partition
 from proofs.mechanism_obligations import (
     induction_rows,
@@ -128,6 +131,43 @@ def test_the_hw_gate_encoding_agrees_with_the_python() -> None:
     for isr, min_isr, gated in itertools.product(SUBSETS, (1, 2, 3), (True, False)):
         assert _value(sym.hw_may_advance(_bits(isr), z3.IntVal(min_isr), gated)) == (
             hw_may_advance(len(isr), min_isr, gated))
+
+
+EPOCH = st.integers(0, 2)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2), EPOCH, EPOCH, st.lists(st.integers(-1, 1), min_size=N, max_size=N),
+       st.sampled_from(SUBSETS), st.booleans(), st.integers(0, 2), EPOCH, EPOCH,
+       st.sampled_from(SUBSETS), EPOCH)
+def test_the_controller_decision_encoding_gives_the_python_error(
+    leader: int, leader_epoch: int, version: int, registered: list[int],
+    ineligible: tuple[int, ...], fence: bool, sender: int, sender_epoch: int,
+    request_epoch: int, new_isr: tuple[int, ...], request_version: int,
+) -> None:
+    # registered[b] < 0: broker b is not registered; ineligible: fenced or shutting down
+    view = ControllerView(tuple((b, e) for b, e in enumerate(registered) if e >= 0),
+                          fenced=frozenset(ineligible), fence_ineligible=fence)
+    request = AlterPartitionRequest(sender, sender_epoch, request_epoch, new_isr,
+                                    request_version)
+    current = LeaderAndIsr(leader, leader_epoch, (leader,), version)
+    python = ok(alter_partition(current, REPLICAS, request, view)).error
+    encoded = sym.alter_partition_error(
+        z3.IntVal(leader), z3.IntVal(leader_epoch), z3.IntVal(version), _bits(REPLICAS),
+        tuple(z3.IntVal(e) for e in registered), _bits(ineligible), fence, sender,
+        z3.IntVal(sender_epoch), z3.IntVal(request_epoch), _bits(new_isr),
+        z3.IntVal(request_version))
+    assert _value(encoded) == python.value
+
+
+def test_the_fetch_fencing_encoding_agrees_with_the_python_for_every_design() -> None:
+    for fencing, leader_epoch, follower_epoch in itertools.product(
+            FetchFencing, range(3), range(3)):
+        python = python_fetch_decision(fencing, leader_epoch, follower_epoch)
+        record, error, truncates = sym.fetch_decision(
+            fencing.value, z3.IntVal(leader_epoch), z3.IntVal(follower_epoch))
+        assert (_value(record), _value(error), _value(truncates)) == (
+            python.record_fetch, python.error.value, python.follower_truncates)
 
 
 # ---------------------------------------------------------------------------------------
