@@ -273,11 +273,13 @@ def _controller_error(current: LeaderAndIsr, replicas: tuple[int, ...],
     epochs = dict(view.broker_epochs)
     if epochs.get(request.broker_id) != request.broker_epoch:
         return Errors.STALE_BROKER_EPOCH
-    if request.leader_epoch != current.leader_epoch:
+    if request.leader_epoch > current.leader_epoch or request.partition_epoch > current.zk_version:
+        return Errors.NOT_CONTROLLER
+    if request.leader_epoch < current.leader_epoch:
         return Errors.FENCED_LEADER_EPOCH
     if request.broker_id != current.leader:
         return Errors.INVALID_REQUEST
-    if request.partition_epoch != current.zk_version:
+    if request.partition_epoch < current.zk_version:
         return Errors.INVALID_UPDATE_VERSION
     new_isr = set(request.new_isr)
     if not new_isr <= set(replicas) or current.leader not in new_isr:
@@ -294,23 +296,27 @@ def alter_partition(
 ) -> Result[AlterPartitionResponse, InvalidInput]:
     """The controller's handling of one AlterIsr/AlterPartition partition.
 
-    ``KafkaController.processAlterIsr`` (ZooKeeper mode, 2.7-3.x) and
-    ``ReplicationControlManager.alterPartition`` (KRaft), in this order: a sender whose
-    broker epoch is not the registered one → ``STALE_BROKER_EPOCH``; another leader epoch
-    → ``FENCED_LEADER_EPOCH``; a sender that is not the leader or an ISR outside the
-    replicas / without the leader → ``INVALID_REQUEST``; a proposal based on another
-    version → ``INVALID_UPDATE_VERSION``; with KIP-841 (``view.fence_ineligible``) an ISR
-    holding a fenced, offline, shutting-down or unregistered broker →
-    ``INELIGIBLE_REPLICA``.  Accepted: the same leader and epoch, the proposed ISR and the
-    version plus one.  Shortcut: ZooKeeper mode's "already applied, answer the current
-    state" for a retried request is the version check here (the retry carries the old
-    version and is refused; the leader then waits for the metadata update).
+    ``ReplicationControlManager.alterPartition`` / ``validateAlterPartitionData`` (KRaft),
+    in its order: a sender whose broker epoch is not the registered one →
+    ``STALE_BROKER_EPOCH``; a leader or partition epoch *above* the controller's →
+    ``NOT_CONTROLLER`` (this controller is stale); an older leader epoch →
+    ``FENCED_LEADER_EPOCH``; a sender that is not the leader → ``INVALID_REQUEST``; an
+    older partition epoch → ``INVALID_UPDATE_VERSION``; an ISR outside the replicas or
+    without the leader → ``INVALID_REQUEST``; with KIP-841 (``view.fence_ineligible``, 3.3+)
+    an ISR holding a fenced, shutting-down or unregistered broker → ``INELIGIBLE_REPLICA``.
+    Accepted: the same leader and epoch, the proposed ISR and the version plus one -- or,
+    when the ISR is already the proposed one, the current state unchanged (no record
+    written).  Shortcuts: ``KafkaController.processAlterIsr`` (ZooKeeper mode, 2.7-3.x)
+    checks the same conditions, taken here in KRaft's order; request versions ≤ 1 get
+    ``OPERATION_NOT_ATTEMPTED`` instead of ``INELIGIBLE_REPLICA`` (not modelled).
     """
     if min(current.leader_epoch, current.zk_version, request.partition_epoch) < 0:
         return reject(Problem.NEGATIVE_VALUE, f"epochs in {current} / {request}")
     error = _controller_error(current, replicas, view, request)
     if error is not Errors.NONE:
         return Success(AlterPartitionResponse(error))
+    if set(request.new_isr) == set(current.isr):
+        return Success(AlterPartitionResponse(Errors.NONE, current))
     accepted = LeaderAndIsr(current.leader, current.leader_epoch, request.new_isr,
                             current.zk_version + 1)
     return Success(AlterPartitionResponse(Errors.NONE, accepted))

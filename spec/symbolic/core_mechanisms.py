@@ -109,11 +109,12 @@ def alter_partition_error(
     has_leader = z3.Or(*[z3.And(new_isr[b], leader == b) for b in range(n)])
     bad = z3.Or(*[z3.And(new_isr[b], z3.Or(ineligible[b], registered_epoch[b] < 0))
                   for b in range(n)])
+    ahead = z3.Or(request_leader_epoch > leader_epoch, request_version > version)
     return z3.If(z3.Or(registered_epoch[sender] < 0, registered_epoch[sender] != sender_epoch),
-                 77, z3.If(request_leader_epoch != leader_epoch, 74,
-                 z3.If(leader != sender, 42, z3.If(request_version != version, 95,
+                 77, z3.If(ahead, 41, z3.If(request_leader_epoch < leader_epoch, 74,
+                 z3.If(leader != sender, 42, z3.If(request_version < version, 95,
                  z3.If(z3.Not(z3.And(subset, has_leader)), 42,
-                 z3.If(z3.And(z3.BoolVal(fence_ineligible), bad), 107, 0))))))
+                 z3.If(z3.And(z3.BoolVal(fence_ineligible), bad), 107, 0)))))))
 
 
 def fetch_decision(fencing: str, leader_epoch: Int, follower_epoch: Int

@@ -103,6 +103,9 @@ def _request(broker_id: int = 0, broker_epoch: int = 10, leader_epoch: int = 1,
 def test_the_controller_accepts_a_current_proposal_with_the_next_version() -> None:
     response = ok(alter_partition(CURRENT, (0, 1, 2), _request(), VIEW))
     assert response == AlterPartitionResponse(Errors.NONE, LeaderAndIsr(0, 1, (0, 1, 2), 6))
+    # the ISR is already the proposed one: the current state, no new version
+    same = ok(alter_partition(CURRENT, (0, 1, 2), _request(new_isr=(1, 0)), VIEW))
+    assert same == AlterPartitionResponse(Errors.NONE, CURRENT)
 
 
 def test_the_controller_refuses_stale_fenced_and_ineligible_proposals() -> None:
@@ -113,6 +116,8 @@ def test_the_controller_refuses_stale_fenced_and_ineligible_proposals() -> None:
 
     assert error(_request(broker_epoch=9)) is Errors.STALE_BROKER_EPOCH
     assert error(_request(leader_epoch=0)) is Errors.FENCED_LEADER_EPOCH
+    assert error(_request(leader_epoch=2)) is Errors.NOT_CONTROLLER
+    assert error(_request(partition_epoch=6)) is Errors.NOT_CONTROLLER
     assert error(_request(broker_id=1, broker_epoch=11)) is Errors.INVALID_REQUEST
     assert error(_request(partition_epoch=4)) is Errors.INVALID_UPDATE_VERSION
     assert error(_request(new_isr=(1, 2))) is Errors.INVALID_REQUEST
