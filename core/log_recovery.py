@@ -164,10 +164,11 @@ class UnavailableLeader(Enum):
     """What ``makeFollowers`` does when the new leader is not alive, by Kafka version.
 
     ``SKIP`` (before 0.8.2): nothing; no log is created, so the partition's HW is not in
-    the next checkpoint (KAFKA-1647).  ``CREATE_LOG`` (0.8.2 to 3.x in ZooKeeper mode): the
-    log is created so its HW is checkpointed, the partition's state is not updated and no
-    fetcher starts.  ``MAKE_FOLLOWER`` (KRaft, 2.8+/3.x): the follower state is applied;
-    the fetcher waits for the leader's endpoint.
+    the next checkpoint (KAFKA-1647).  ``CREATE_LOG`` (0.8.2 onwards: ``makeFollowers`` in
+    ZooKeeper mode, ``applyLocalFollowersDelta`` in KRaft): the log is created so its HW is
+    checkpointed, the partition's state is not updated and no fetcher starts.
+    ``MAKE_FOLLOWER`` is no Kafka version: the follower state is adopted anyway (a fault
+    for a model to name, e.g. to see what the not-updated epoch protects).
     """
 
     SKIP = "skip"
