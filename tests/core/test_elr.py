@@ -18,7 +18,8 @@ from core.elr import (
     unclean_recovery_leader,
 )
 from core.errors import ElectionError, ElectionFailed, InvalidInput, Problem
-from core.state import NO_LEADER
+from core.log_recovery import DurableLog, recover_log
+from core.state import NO_LEADER, records
 from tests.core.helpers import err, ok
 
 REG = PartitionRegistration((0, 1, 2), (0, 1, 2), 0, 3, 7)
@@ -134,3 +135,26 @@ def test_unclean_recovery_picks_the_longest_log_once_enough_replicas_reported() 
     majority = replace(reg, last_known_elr=())
     assert unclean_recovery_leader(majority, {1: LogEnd(0, 1)}) is None
     assert unclean_recovery_leader(majority, {1: LogEnd(0, 1), 2: LogEnd(0, 1)}) == 1
+
+
+def test_kip_966_story_without_elr_a_truncated_replica_is_elected_with_elr_it_is_not() -> None:
+    # Replicas 0 (leader) and 1, min.insync.replicas 2.  Replica 1 falls out of the ISR;
+    # the leader alone takes a write and (without KIP-966's gate) moves the HW to 1.  The
+    # leader's broker then dies uncleanly: record 0 was never flushed.
+    log = records((7,), 3)
+    durable = DurableLog(log, flushed=0)
+    recovered = ok(recover_log(durable, clean_shutdown=False)).log
+    assert recovered == () and hw_may_advance(1, 2, elr_enabled=False)
+    reg = PartitionRegistration((0, 1), (0,), 0, 3, 9)
+    # Without ELR: the fenced last ISR member stays in the ISR; it comes back with an empty
+    # log and is elected cleanly -- the acknowledged record is gone.
+    kept = ok(fence_broker(reg, 0, 2, enabled=False))
+    back = ok(elect_leader(kept, frozenset({0, 1}), elr_enabled=False)).registration
+    assert (back.leader, back.isr) == (0, (0,))
+    assert not ok(elect_leader(kept, frozenset({0}), elr_enabled=False)).unclean
+    # With ELR: the HW could not have moved (|ISR| = 1 < 2), and the unclean shutdown takes
+    # broker 0 out of the ELR: no clean election is possible, nothing is silently lost.
+    assert not hw_may_advance(1, 2)
+    fenced = ok(fence_broker(reg, 0, 2, unclean_shutdown=True))
+    assert (fenced.isr, fenced.elr, fenced.last_known_elr) == ((), (), (0,))
+    assert isinstance(err(elect_leader(fenced, frozenset({0, 1}))), ElectionFailed)
