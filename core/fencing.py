@@ -24,8 +24,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import Enum, unique
 
-from core.errors import Errors
-from core.isr import LogReadResult
+from returns.result import Result
+
+from core.errors import Errors, InvalidInput
+from core.isr import IsrUpdate, LogReadResult, update_follower_fetch
+from core.state import Partition
 
 
 @unique
@@ -92,3 +95,32 @@ def fenced_read(read: LogReadResult, decision: FetchDecision) -> LogReadResult:
     if decision.error is Errors.NONE:
         return read
     return replace(read, records=(), error=decision.error)
+
+
+@dataclass(frozen=True, slots=True)
+class FencedFetch:
+    """Outcome of ``update_follower_fetch_fenced``: the leader's step, the answer, and
+    whether the follower truncates on it."""
+
+    update: IsrUpdate
+    response: LogReadResult
+    follower_truncates: bool
+
+
+def update_follower_fetch_fenced(
+    partition: Partition, replica_id: int, read: LogReadResult, follower_epoch: int,
+    fencing: FetchFencing,
+) -> Result[FencedFetch, InvalidInput]:
+    """A follower fetch on the leader under ``fencing``: ``fetch_decision`` composed with
+    ``core.isr.update_follower_fetch``.
+
+    A recorded fetch goes through ``update_follower_fetch`` (ISR expansion, HW); a refused
+    one (``FINAL``) is fed to it as the failed read, which records nothing.  The follower
+    receives ``fenced_read``.  Shortcut: the leader's epoch is ``partition.leader_epoch``
+    (Kafka reads it under the same lock).
+    """
+    decision = fetch_decision(fencing, partition.leader_epoch, follower_epoch)
+    answer = fenced_read(read, decision)
+    recorded = read if decision.record_fetch else answer
+    return update_follower_fetch(partition, replica_id, recorded).map(
+        lambda update: FencedFetch(update, answer, decision.follower_truncates))

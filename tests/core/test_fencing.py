@@ -9,8 +9,9 @@ from core.fencing import (
     check_current_leader_epoch,
     fenced_read,
     fetch_decision,
+    update_follower_fetch_fenced,
 )
-from core.isr import LogReadResult, update_follower_fetch
+from core.isr import LogReadResult, read_from_local_log, update_follower_fetch
 from core.state import records, remote
 from tests.core.helpers import append, leader_partition, ok
 
@@ -41,3 +42,18 @@ def test_a_refused_read_carries_no_records_and_records_nothing_on_the_leader() -
     leader = append(leader_partition((0, 1)), 2)
     after = ok(update_follower_fetch(leader, 1, empty)).partition
     assert remote(after, 1) == remote(leader, 1)
+
+
+def test_a_stale_follower_counts_for_the_hw_under_the_first_design_but_not_the_final_one() -> None:
+    # Leader 0 in epoch 1 (leader_partition's request) with 2 records; follower 1 still
+    # believes in epoch 0 and fetches at offset 2.
+    leader = append(leader_partition((0, 1)), 2)
+    read = ok(read_from_local_log(leader, 2, 0, 5))
+    stale = leader.leader_epoch - 1
+    first = ok(update_follower_fetch_fenced(leader, 1, read, stale, FetchFencing.FIRST_DESIGN))
+    final = ok(update_follower_fetch_fenced(leader, 1, read, stale, FetchFencing.FINAL))
+    none = ok(update_follower_fetch_fenced(leader, 1, read, stale, FetchFencing.NONE))
+    assert first.update.partition.high_watermark == 2 and first.follower_truncates
+    assert first.response.error is Errors.FENCED_LEADER_EPOCH
+    assert final.update.partition.high_watermark == 0 and not final.follower_truncates
+    assert (none.update.partition.high_watermark, none.response) == (2, read)
