@@ -30,6 +30,12 @@ from enum import Enum, unique
 from returns.result import Result, Success
 
 from core.errors import Errors, InvalidInput, Problem, reject
+from core.isr import (
+    LogReadResult,
+    get_out_of_sync_replicas,
+    may_join_isr,
+    update_log_read_result,
+)
 from core.produce import AcksCheck
 from core.state import LeaderAndIsr, Partition, is_leader
 
@@ -353,3 +359,90 @@ def handle_alter_partition_response(
     if response.error in _GIVE_UP:
         return ResponseOutcome(state)
     return ResponseOutcome(state, retry=True)
+
+
+# ---------------------------------------------------------------------------------------
+# The leader's steps with asynchronous ISR changes (for a model: one call per step)
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AsyncIsrStep:
+    """Outcome of a leader step in AlterPartition mode.
+
+    ``partition`` carries the committed ISR in ``isr`` / ``zk_version`` and the new HW;
+    ``state`` the ISR state (maybe pending now); ``request`` what to send, if anything.
+    """
+
+    partition: Partition
+    state: IsrState
+    request: AlterPartitionRequest | None = None
+    error: Errors = Errors.NONE
+
+
+def _with_hw(partition: Partition, state: IsrState, rule: HwIsr,
+             request: AlterPartitionRequest | None) -> AsyncIsrStep:
+    hw = leader_hw_with_isr_state(partition, state, rule).value_or(partition.high_watermark)
+    return AsyncIsrStep(replace(partition, high_watermark=hw), state, request)
+
+
+def update_follower_fetch_async(
+    partition: Partition, state: IsrState, replica_id: int, read: LogReadResult,
+    rule: HwIsr = HwIsr.MAXIMAL, leader_epoch_start: int | None = None, broker_epoch: int = 0,
+) -> Result[AsyncIsrStep, InvalidInput]:
+    """``Partition.updateFollowerFetchState`` (2.7+): record the fetch, maybe propose an
+    expansion, raise the HW over the ISR of ``rule``.
+
+    The fetch is recorded (``core.isr.update_log_read_result``); a follower outside the
+    ISR that may join (``core.isr.may_join_isr``, with KAFKA-7128's ``leader_epoch_start``
+    when given) is proposed (``prepare_isr_expand``: nothing while a change is in flight);
+    then the HW.  A failed read or a non-leader changes nothing and reports the error.
+    """
+    def step(p: Partition) -> Result[AsyncIsrStep, InvalidInput]:
+        if read.error is not Errors.NONE:
+            return Success(AsyncIsrStep(p, state, error=read.error))
+        remotes = tuple(update_log_read_result(r, read) if r.broker_id == replica_id else r
+                        for r in p.remotes)
+        fetched = replace(p, remotes=remotes)
+        follower = next(r for r in remotes if r.broker_id == replica_id)
+        joins = replica_id not in state.isr and may_join_isr(
+            follower, fetched.high_watermark, leader_epoch_start)
+        if not joins:
+            return Success(_with_hw(fetched, state, rule, None))
+        return prepare_isr_expand(fetched, state, replica_id, broker_epoch).map(
+            lambda proposal: _with_hw(fetched, proposal.state, rule, proposal.request))
+
+    if not is_leader(partition):
+        return Success(AsyncIsrStep(partition, state, error=Errors.NOT_LEADER_FOR_PARTITION))
+    if replica_id not in partition.assigned_replicas or replica_id == partition.local_broker_id:
+        return reject(Problem.NOT_A_REPLICA, f"follower {replica_id} of {partition.tp}")
+    return _check_leader_state(partition, state).bind(step)
+
+
+def maybe_shrink_isr_async(
+    partition: Partition, state: IsrState, now_ms: int, replica_lag_time_max_ms: int,
+    broker_epoch: int = 0,
+) -> Result[AsyncIsrStep, InvalidInput]:
+    """``Partition.maybeShrinkIsr`` (2.7+): propose removing the out-of-sync followers.
+
+    Out of sync is ``core.isr.get_out_of_sync_replicas`` over the committed ISR (Kafka:
+    ``partitionState.isr``); nothing while a change is in flight.  The HW does not move:
+    a pending shrink keeps the committed ISR as the maximal one.
+    """
+    if min(now_ms, replica_lag_time_max_ms) < 0:
+        return reject(Problem.NEGATIVE_VALUE, f"now {now_ms}, lag {replica_lag_time_max_ms}")
+    committed = replace(partition, isr=state.isr)
+    out = get_out_of_sync_replicas(committed, now_ms, replica_lag_time_max_ms)
+    return prepare_isr_shrink(committed, state, out, broker_epoch).map(
+        lambda proposal: AsyncIsrStep(committed, proposal.state, proposal.request))
+
+
+def apply_isr_state(partition: Partition, state: IsrState, rule: HwIsr = HwIsr.MAXIMAL
+                    ) -> AsyncIsrStep:
+    """The partition after ``handle_alter_partition_response`` (or a new LeaderAndIsr):
+    ``isr`` and ``zk_version`` become the committed ones, then the HW is raised (Kafka's
+    ``maybeIncrementLeaderHW`` after a committed change).  Total on a leader state the
+    other functions produced; an inconsistent one keeps the old HW.
+    """
+    committed = replace(partition, isr=state.isr, zk_version=state.partition_epoch)
+    return _with_hw(committed, state, rule, None)

@@ -12,16 +12,20 @@ from core.alter_partition import (
     IsrState,
     PendingIsrChange,
     alter_partition,
+    apply_isr_state,
     committed_isr_state,
     enough_replicas_reach_offset,
     handle_alter_partition_response,
     hw_isr,
     leader_hw_with_isr_state,
     maximal_isr,
+    maybe_shrink_isr_async,
     prepare_isr_expand,
     prepare_isr_shrink,
+    update_follower_fetch_async,
 )
 from core.errors import Errors, Problem
+from core.isr import read_from_local_log
 from core.produce import AcksCheck
 from core.state import LeaderAndIsr, Partition
 from tests.core.helpers import append, err, fetch, leader_partition, ok
@@ -174,3 +178,50 @@ def test_a_leader_and_isr_replaces_a_pending_change() -> None:
     fresh = committed_isr_state((2, 0), 7)
     assert fresh == IsrState(frozenset({0, 2}), 7)
     assert not fresh.is_inflight
+
+
+def test_a_fetch_in_alter_partition_mode_proposes_the_joiner_and_holds_the_hw_for_it() -> None:
+    # Leader 0 alone in the committed ISR at LEO 2, HW 0; follower 2 fetches from 0.
+    p = replace(append(leader_partition((0, 1, 2)), 2), isr=frozenset({0, 1}))
+    p = fetch(p, 1, 2, 0)
+    p = replace(p, isr=frozenset({0}), high_watermark=0)
+    state = committed_isr_state({0}, p.zk_version)
+    read = ok(read_from_local_log(p, 0, 0, 1))
+    step = ok(update_follower_fetch_async(p, state, 2, read))
+    assert step.request is not None and step.request.new_isr == (0, 2)
+    assert step.state.is_inflight and step.partition.isr == frozenset({0})
+    assert step.partition.high_watermark == 0  # follower 2 at LEO 0 is in the maximal ISR
+    naive = ok(update_follower_fetch_async(p, state, 2, read, HwIsr.COMMITTED))
+    assert naive.partition.high_watermark == 2
+    # the controller accepts; the leader applies the answer and commits {0, 2}
+    answer = LeaderAndIsr(0, p.leader_epoch, (0, 2), state.partition_epoch + 1)
+    done = handle_alter_partition_response(step.state, p.leader_epoch, step.state,
+                                           AlterPartitionResponse(Errors.NONE, answer))
+    applied = apply_isr_state(step.partition, done.state)
+    assert (applied.partition.isr, applied.partition.zk_version) == (
+        frozenset({0, 2}), state.partition_epoch + 1)
+
+
+def test_async_fetch_errors_and_members() -> None:
+    p = append(leader_partition((0, 1, 2)), 1)
+    state = committed_isr_state({0, 1, 2}, p.zk_version)
+    read = ok(read_from_local_log(p, 1, 0, 1))
+    member = ok(update_follower_fetch_async(p, state, 1, read))
+    assert member.request is None and member.state == state
+    failed = replace(read, error=Errors.NOT_LEADER_FOR_PARTITION)
+    assert ok(update_follower_fetch_async(p, state, 1, failed)).error is (
+        Errors.NOT_LEADER_FOR_PARTITION)
+    follower = replace(p, leader=1)
+    assert ok(update_follower_fetch_async(follower, state, 2, read)).error is (
+        Errors.NOT_LEADER_FOR_PARTITION)
+    assert err(update_follower_fetch_async(p, state, 9, read)).problem is Problem.NOT_A_REPLICA
+
+
+def test_the_isr_expiration_in_alter_partition_mode_proposes_a_shrink() -> None:
+    p = leader_partition((0, 1, 2))
+    state = committed_isr_state({0, 1, 2}, p.zk_version)
+    step = ok(maybe_shrink_isr_async(p, state, 100, 10))
+    assert step.request is not None and step.request.new_isr == (0,)
+    assert maximal_isr(step.state) == frozenset({0, 1, 2})
+    assert ok(maybe_shrink_isr_async(p, state, 5, 10)).request is None
+    assert err(maybe_shrink_isr_async(p, state, -1, 10)).problem is Problem.NEGATIVE_VALUE
