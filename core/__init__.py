@@ -19,6 +19,13 @@ A guide to the modules (each function's docstring names the Kafka method it mirr
 * ``core.replica_manager`` -- ``ReplicaManager``, ``become_leader_or_follower`` and the
   broker-level ISR steps, HW checkpoints, restart;
 * ``core.coordinator`` -- ``__consumer_offsets`` immigration (load below HW) and emigration;
+* ``core.alter_partition`` -- KIP-497 AlterIsr/AlterPartition: pending ISR, maximal ISR,
+  the controller's ``alter_partition``, the leader's response handling (2.7+);
+* ``core.elr`` -- KIP-966 Eligible Leader Replicas (3.7+/4.0): ELR bookkeeping, election,
+  the HW gate, unclean recovery;
+* ``core.log_recovery`` -- flushes, log recovery after clean/unclean shutdown, the HW
+  checkpoint read back, following a leader that is not alive;
+* ``core.fencing`` -- fetch fencing by leader epoch: none, KIP-320's first design, final;
 * ``core.invariants`` -- the expected properties as predicates;
 * ``core.errors`` -- ``Errors`` (Kafka codes), ``InvalidInput``, ``ElectionFailed``.
 

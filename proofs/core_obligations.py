@@ -17,7 +17,10 @@ record ids, times unbounded; every argument of every function existential).  Gro
 * ``hw-monotone`` — "the HW never decreases" per function.  Expected and recorded:
   refuted where core lowers it on purpose — a follower's leader-epoch truncation
   (KIP-101/279) below its HW, and ``process_partition_data`` (HW := min(leader HW, LEO), as
-  the old fetcher did); the CTIs say which inputs do it.
+  the old fetcher did); the CTIs say which inputs do it;
+* ``async-isr-*``, ``elr``, ``no-elr``, ``elr-ungated`` — KIP-497's maximal ISR and
+  KIP-966's ELR (``proofs.mechanism_obligations``): proved for Kafka's rules, refuted with
+  the shortest trace for the committed-ISR rule, no ELR, and ELR without the HW gate.
 
 Imported lazily by ``proofs.obligations.groups`` (this module imports that one).
 """
@@ -118,6 +121,8 @@ def core_groups() -> list[Group]:
                                           system.magnitudes), "Step")
                      for fam in families(system) if "Follower[" in fam)
 
+    from proofs.mechanism_obligations import mechanism_groups
+
     return [
         Group(CORE_MODEL, "structural", REPLICAS,
               "core's functions (broker 0's partition, ZooKeeper's LeaderAndIsr): the "
@@ -139,4 +144,5 @@ def core_groups() -> list[Group]:
               "holds the follower's records below its HW and the follower's record epochs "
               "are sorted (cross-broker facts, assumed not proved here)",
               conditional_rows, conditional_formulas),
+        *mechanism_groups(),
     ]

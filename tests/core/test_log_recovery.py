@@ -1,0 +1,75 @@
+"""The replica lifecycle across a restart: flush, recovery, the HW checkpoint, dead leaders."""
+
+from __future__ import annotations
+
+from core.errors import Problem
+from core.log_recovery import (
+    CrashLoss,
+    DurableLog,
+    UnavailableLeader,
+    append_unflushed,
+    flush,
+    follow_unavailable_leader,
+    host_recovered_partition,
+    initial_high_watermark,
+    read_high_watermark_checkpoint,
+    recover_log,
+    surviving_lengths,
+)
+from core.state import Partition, TopicPartition, records
+from tests.core.helpers import TP, err, ok, state
+
+LOG = records((10, 11, 12, 13), 1)
+
+
+def test_a_clean_shutdown_keeps_the_log_and_an_unclean_one_may_lose_the_unflushed_tail() -> None:
+    durable = ok(flush(DurableLog(LOG), 2))
+    assert durable.flushed == 2
+    assert surviving_lengths(durable, clean_shutdown=True) == (4,)
+    assert surviving_lengths(durable, False) == (2, 3, 4)
+    assert surviving_lengths(durable, False, CrashLoss.ALL_UNFLUSHED) == (2,)
+    assert surviving_lengths(durable, False, CrashLoss.NONE) == (4,)
+    assert ok(recover_log(durable, clean_shutdown=True)) == DurableLog(LOG, 4)
+    assert ok(recover_log(durable, False)) == DurableLog(LOG[:2], 2)
+    assert ok(recover_log(durable, False, survived=3)) == DurableLog(LOG[:3], 3)
+    assert err(recover_log(durable, False, survived=1)).problem is Problem.OFFSET_OUT_OF_LOG
+
+
+def test_the_flushed_offset_never_moves_back_and_follows_truncation() -> None:
+    durable = ok(flush(DurableLog(LOG, 3), 1))
+    assert durable.flushed == 3
+    assert ok(flush(durable, 99)).flushed == 4
+    assert append_unflushed(durable, LOG[:2]) == DurableLog(LOG[:2], 2)
+    assert append_unflushed(durable, LOG + records((14,), 2)).flushed == 3
+    assert err(flush(durable, -1)).problem is Problem.NEGATIVE_VALUE
+    assert err(flush(DurableLog(LOG, 5), 1)).problem is Problem.OFFSET_OUT_OF_LOG
+
+
+def test_a_partition_missing_from_the_checkpoint_restarts_with_hw_zero() -> None:
+    other = TopicPartition("orders", 1)
+    checkpoint = ((other, 3), (TP, 4))
+    assert read_high_watermark_checkpoint(checkpoint, TP) == 4
+    assert read_high_watermark_checkpoint(((other, 3),), TP) == 0
+
+
+def test_the_checkpointed_hw_is_clamped_to_the_recovered_log() -> None:
+    assert initial_high_watermark(4, 0, 2) == 2
+    assert initial_high_watermark(0, 1, 3) == 1
+    lost_tail = DurableLog(LOG[:2], 2)
+    p = ok(host_recovered_partition(TP, 1, lost_tail, ((TP, 4),)))
+    assert (p.log, p.high_watermark, p.leader, p.log_created) == (LOG[:2], 2, None, True)
+    assert ok(host_recovered_partition(TP, 1, lost_tail, ())).high_watermark == 0
+    assert err(host_recovered_partition(TP, 1, DurableLog((), 1), ())).problem is (
+        Problem.OFFSET_OUT_OF_LOG)
+
+
+def test_following_a_dead_leader_by_version() -> None:
+    fresh = Partition(TP, 1)
+    request = state(leader=0, isr=(0,), leader_epoch=5)
+    skipped = follow_unavailable_leader(fresh, request, UnavailableLeader.SKIP)
+    assert skipped.partition == fresh and not skipped.start_fetcher
+    created = follow_unavailable_leader(fresh, request, UnavailableLeader.CREATE_LOG)
+    assert created.partition.log_created and created.partition.leader_epoch == fresh.leader_epoch
+    followed = follow_unavailable_leader(fresh, request, UnavailableLeader.MAKE_FOLLOWER)
+    assert (followed.partition.leader, followed.partition.leader_epoch) == (0, 5)
+    assert followed.partition.log_created and not followed.start_fetcher
