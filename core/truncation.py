@@ -73,17 +73,35 @@ def offset_for_leader_epoch(leader_log: Log, epoch: int) -> int | None:
     return None
 
 
-def kip101_truncation_offset(leader_log: Log, follower_log: Log, follower_hw: int) -> int:
+def before_first_epoch(leader_log: Log, epoch: int) -> bool:
+    """Whether ``epoch`` is older than the leader's first epoch (its first record's)."""
+    return bool(leader_log) and epoch < leader_log[0].epoch
+
+
+def kip101_truncation_offset(
+    leader_log: Log, follower_log: Log, follower_hw: int,
+    undefined_before_first_epoch: bool = False,
+) -> int:
     """KIP-101 (Kafka 0.11): truncate to the leader's end offset of the follower's latest epoch.
 
     An empty follower truncates to 0.  Otherwise the follower sends the epoch of its last
     record in an OffsetForLeaderEpoch request; when the leader's answer is undefined it falls
     back to the pre-KIP-101 rule (its own high watermark).  Note that the result may exceed
     the follower's LEO (the leader knows more of that epoch than the follower has).
+
+    By default an epoch older than the leader's first one is answered with offset 0 (the
+    start of the first larger epoch), as the public TLA+ module does.  Kafka 0.11 to 2.0's
+    ``LeaderEpochFileCache.endOffsetFor`` answers ``UNDEFINED_EPOCH_OFFSET`` there
+    (``requestedEpoch < epochs.head.epoch``) and ``ReplicaFetcherThread.maybeTruncate``
+    falls back to the HW: ``undefined_before_first_epoch=True``.  (Kafka 2.1's KAFKA-7415
+    answers the first epoch's start offset again.)
     """
     if not follower_log:
         return 0
-    answer = offset_for_leader_epoch(leader_log, follower_log[-1].epoch)
+    epoch = follower_log[-1].epoch
+    if undefined_before_first_epoch and before_first_epoch(leader_log, epoch):
+        return follower_hw
+    answer = offset_for_leader_epoch(leader_log, epoch)
     return follower_hw if answer is None else answer
 
 

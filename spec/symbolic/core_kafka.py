@@ -276,16 +276,17 @@ def make_leader(s: BrokerState, t: BrokerState, req: Request, now: Int) -> Bool:
 
     Adopts the request's epochs, ISR; every remote's caught-up time is ``now`` if in the
     ISR else 0, its last fetch (LEO, ``now``); a new leader (``leader ≠ 0`` before) forgets
-    every remote LEO and log start (-1).  Then the HW is raised over the new ISR.  No
-    fencing (the caller's, see ``fenced``).
+    every remote LEO, log start and last fetch (-1, ``UnknownLogReadResult``).  Then the
+    HW is raised over the new ISR.  No fencing (the caller's, see ``fenced``).
     """
     new = z3.Not(is_leader(s))
     rleo = tuple(z3.If(new, z3.IntVal(-1), s.rleo[i]) if i else s.rleo[0] for i in range(s.n))
     rstart = tuple(z3.If(new, z3.IntVal(-1), s.rstart[i]) if i else s.rstart[0]
                    for i in range(s.n))
     remotes = [z3.And(t.rleo[i] == rleo[i], t.rstart[i] == rstart[i],
-                      t.caught[i] == z3.If(req.isr[i], now, 0), t.lfleo[i] == s.end,
-                      t.lftime[i] == now) for i in range(1, s.n)]
+                      t.caught[i] == z3.If(req.isr[i], now, 0),
+                      t.lfleo[i] == z3.If(new, -1, s.end),
+                      t.lftime[i] == z3.If(new, -1, now)) for i in range(1, s.n)]
     return z3.And(
         now >= 0, request_well_formed(req, 0), well_formed(s),
         unchanged(s, t, "leader", "epoch", "cepoch", "zk", "isr", "created", "hw", *REMOTES),
@@ -310,11 +311,12 @@ def truncate_to_hw_rule(s: BrokerState, leader_log: SymLog, w: Witness,
 
 def kip101_rule(s: BrokerState, leader_log: SymLog, w: Witness,
                 bound: int | None) -> tuple[Int, Bool]:
-    """``core.truncation.kip101_truncation_offset`` (OffsetForLeaderEpoch, HW fallback).
+    """``core.partition.truncate_by_leader_epoch_kip101`` (Kafka 0.11's OffsetForLeaderEpoch).
 
     Empty follower: 0.  Else with ``e`` its last record's epoch: the leader's LEO if the
     leader's last epoch is ``e``, else the first leader offset of an epoch ``> e`` (witness
-    ``first``), else (empty leader or no larger epoch) the follower's HW.
+    ``first``), else (empty leader, no larger epoch, or ``e`` older than the leader's first
+    epoch: ``UNDEFINED_EPOCH_OFFSET``) the follower's HW.
     """
     e = s.rep[s.end - 1]
     lead = leader_log
@@ -323,7 +325,8 @@ def kip101_rule(s: BrokerState, leader_log: SymLog, w: Witness,
     found = z3.And(first >= 0, first < lead.end, lead.rep[first] > e,
                    forall_below(z3.IntVal(0), first, lambda o: lead.rep[o] <= e, bound))
     answer = z3.If(s.end == 0, 0, z3.If(lead.end == 0, s.hw, z3.If(
-        lead.rep[lead.end - 1] == e, lead.end, z3.If(none, s.hw, first))))
+        lead.rep[lead.end - 1] == e, lead.end, z3.If(
+            z3.Or(none, e < lead.rep[0]), s.hw, first))))
     return answer, z3.Implies(z3.Not(none), found)
 
 
@@ -463,24 +466,28 @@ def follower_fetch_on_leader(s: BrokerState, t: BrokerState, j: int, fetch_offse
                              epoch_start: Int | None = None) -> Bool:
     """``read_from_local_log`` then ``update_follower_fetch`` for follower ``j`` (seeds' rule).
 
-    Negative offset/time or ``j`` not a follower: no successor.  Not the leader, or the
-    offset outside ``[log start, LEO]``: unchanged.  Else the remote of ``j`` records the
-    fetch (LEO := fetch offset, caught up at ``now`` if it reached the LEO), then
-    ``maybe_expand_isr(j, epoch_start)`` and the HW raise — the ``core_isr`` relation.
+    Negative offset/time or ``j`` not a follower: no successor.  Not the leader: unchanged.
+    Else the remote of ``j`` records the fetch (LEO := fetch offset, caught up at ``now`` if
+    it reached the LEO) or, for an offset outside ``[log start, LEO]`` (a failed read), an
+    unknown LEO, log start and last fetch (-1); then ``maybe_expand_isr(j, epoch_start)``
+    and the HW raise — the ``core_isr`` relation.
     """
     if not 1 <= j < s.n:
         return z3.BoolVal(False)
-    ok = z3.And(is_leader(s), s.start <= fetch_offset, fetch_offset <= s.end)
+    ok = z3.And(s.start <= fetch_offset, fetch_offset <= s.end)
     caught = z3.If(z3.And(fetch_offset >= s.end, now > s.caught[j]), now, s.caught[j])
-    mid = replace(s, rleo=_put(s.rleo, j, fetch_offset), rstart=_put(s.rstart, j, follower_start),
-                  caught=_put(s.caught, j, caught), lfleo=_put(s.lfleo, j, s.end),
-                  lftime=_put(s.lftime, j, now))
+    unknown = z3.IntVal(-1)
+    mid = replace(s, rleo=_put(s.rleo, j, z3.If(ok, fetch_offset, unknown)),
+                  rstart=_put(s.rstart, j, z3.If(ok, follower_start, unknown)),
+                  caught=_put(s.caught, j, z3.If(ok, caught, s.caught[j])),
+                  lfleo=_put(s.lfleo, j, z3.If(ok, s.end, unknown)),
+                  lftime=_put(s.lftime, j, z3.If(ok, now, unknown)))
     update = z3.And(
         expand_isr(_leader_state(mid), _leader_state(t), j, epoch_start),
         unchanged(mid, t, "isr", "hw", "rleo", "caught", "zk"), zk_bumped(s, t),
     )
     return z3.And(fetch_offset >= 0, now >= 0, well_formed(s),
-                  z3.If(ok, update, unchanged(s, t)))
+                  z3.If(is_leader(s), update, unchanged(s, t)))
 
 
 def _put(xs: tuple[Int, ...], j: int, x: Int) -> tuple[Int, ...]:
