@@ -179,8 +179,10 @@ def _set_fetcher(manager: ReplicaManager, tp: TopicPartition, entry: FetcherEntr
     return replace(manager, fetchers=tuple(sorted(kept)))
 
 
-def _become_leader(step: _Step, p: Partition, state: PartitionState, now_ms: int) -> None:
-    result = make_leader(p, state, now_ms).unwrap()  # inputs checked by the caller
+def _become_leader(
+    step: _Step, p: Partition, state: PartitionState, now_ms: int, hw_lag_ms: int | None
+) -> None:
+    result = make_leader(p, state, now_ms, hw_lag_ms).unwrap()  # inputs checked by the caller
     step.manager = _set_fetcher(put_partition(step.manager, result.partition), p.tp, None)
     if result.is_new_leader:
         step.leaders.append(p.tp)
@@ -240,6 +242,7 @@ def become_leader_or_follower(
     rule: TruncationRule = truncate_to_high_watermark,
     leader_logs: LeaderLogs = _no_leader_logs,
     authorized: bool = True,
+    hw_lag_ms: int | None = None,
 ) -> Result[BecomeLeaderOrFollowerResult, InvalidInput]:
     """``KafkaApis.handleLeaderAndIsrRequest`` + ``ReplicaManager.becomeLeaderOrFollower``.
 
@@ -255,8 +258,10 @@ def become_leader_or_follower(
     new leader at ``fetch_offset`` (not when shutting down).  The HW checkpoint thread is
     started.  Shortcuts: ``authorized`` is the ACL check's result; local logs never turn
     out missing (the markPartitionOffline step); leader-epoch truncation reads
-    ``leader_logs`` atomically.
+    ``leader_logs`` atomically.  ``hw_lag_ms`` is ``make_leader``'s (KAFKA-4485's HW rule).
     """
+    if hw_lag_ms is not None and hw_lag_ms < 0:
+        return reject(Problem.NEGATIVE_VALUE, f"lag {hw_lag_ms}")
     checked = _check_request(manager, request, now_ms)
     if isinstance(checked, Failure):
         return Failure(checked.failure())
@@ -273,7 +278,7 @@ def become_leader_or_follower(
     local = manager.local_broker_id
     for partition, state in accepted:
         if state.leader == local:
-            _become_leader(step, partition, state, now_ms)
+            _become_leader(step, partition, state, now_ms, hw_lag_ms)
     for partition, state in accepted:
         if state.leader != local:
             _become_follower(step, partition, state, alive, rule, leader_logs)
@@ -403,7 +408,9 @@ def maybe_update_metadata_cache(
 
     A request from an older controller epoch than the broker knows answers
     ``STALE_CONTROLLER_EPOCH`` and changes nothing; otherwise the broker adopts the epoch
-    and ``update_metadata`` builds the next snapshot.  (Not in the seeds; Kafka 1.x+.)
+    and ``update_metadata`` builds the next snapshot.  (Not in the seeds; Kafka has done
+    this since UpdateMetadata exists, 0.8.0: ``KafkaApis.handleUpdateMetadataRequest``,
+    from 0.8.2 in ``ReplicaManager.maybeUpdateMetadataCache``.)
     """
     if request.controller_epoch < 0:
         return reject(Problem.NEGATIVE_VALUE, f"controller epoch {request.controller_epoch}")

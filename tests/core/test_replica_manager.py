@@ -255,3 +255,18 @@ def test_a_leaderless_state_only_creates_the_log_even_if_metadata_lists_broker_m
     assert errors == {TP: Errors.NONE}
     partition = get_partition(after, TP)
     assert partition is not None and partition.log_created and partition.leader is None
+
+
+def test_the_hw_lag_reaches_make_leader_and_a_negative_one_is_rejected() -> None:
+    # a partition kept by its leader in a new epoch: follower 1 (out of the new ISR) was
+    # caught up at t=0, its LEO still unknown; within the lag it holds the HW back (KAFKA-4485)
+    led = replace(leader_with(records((1, 2), 1)), high_watermark=0)
+    base = put_partition(ReplicaManager(0), led)
+    req = request((TP, state(0, (0,), (0, 1), leader_epoch=2)))
+    seeds = get_partition(ok(become_leader_or_follower(base, req, ALIVE, 5)).manager, TP)
+    assert seeds is not None and seeds.high_watermark == 2
+    held = ok(become_leader_or_follower(base, req, ALIVE, 5, hw_lag_ms=10))
+    newer = get_partition(held.manager, TP)
+    assert newer is not None and newer.high_watermark == 0
+    assert err(become_leader_or_follower(base, req, ALIVE, 5, hw_lag_ms=-1)).problem is (
+        Problem.NEGATIVE_VALUE)
