@@ -27,8 +27,10 @@ Modelling shortcuts (each is a choice a researcher can see in the state):
   followers learn a new HW one fetch late, as in Kafka;
 * time is a logical clock: ``Tick`` ages every follower of every leader by one tick;
   a follower whose read reached the leader's LEO has age 0; ``maybe_shrink_isr`` drops ISR
-  followers older than ``lag_ticks`` (the seeds' rule; Kafka 1.1's refinement by the
-  leader's previous LEO is not modelled);
+  followers older than ``lag_ticks``; with ``kafka_4485`` (Kafka 0.10.2+, the default) a
+  read reaching the leader's LEO of the follower's previous fetch takes that fetch's age,
+  and the HW waits for followers of age <= ``lag_ticks`` as well as the ISR (every step
+  runs at "now" = ``lag_ticks + 1``);
 * a crashed broker forgets its in-memory state (partition state, remotes, fetchers,
   metadata); its log survives whole (clean) or only up to the last ``Flush`` (unclean); its
   HW comes back from the checkpoint (``hw_checkpoint``) or unchanged;
@@ -39,7 +41,12 @@ Modelling shortcuts (each is a choice a researcher can see in the state):
 * reassignment is modelled as a new preference order of the same replicas, electing with
   ``ReassignedPartitionLeaderSelector`` (moving replicas to new brokers is not modelled);
 * with ``fetch_fencing`` (KIP-320) a fetch or a leader-epoch truncation against a leader
-  in another epoch is refused (the follower retries later: the step is not enabled).
+  in another epoch is refused (the follower retries later); the refused fetch still makes
+  the follower's LEO unknown on the leader (``FencedFetch``), as Kafka 2.1's
+  ``readFromLocalLog`` / ``updateFollowerLogReadResults`` do;
+* the defaults are Kafka 2.1; the version parameters (``truncation``, ``fetch_fencing``,
+  ``expand_rule``, ``kafka_4485``, ``kafka_7414``) select older versions, and
+  docs/protocol-map.md lists what remains different from Kafka's Scala.
 """
 
 from __future__ import annotations
