@@ -25,8 +25,8 @@ from spec.symbolic.core_system import BrokerView, CoreKafkaSystem
 
 ATOMIC_FETCH = core_pair.atomic_fetch
 
-UNFENCED = {"MakeLeader", "MakeFollower[truncate-to-hw]", "MakeFollower[kip101]",
-            "MakeFollower[kip279]"}
+UNFENCED = {"MakeLeader", "MakeLeader[kafka-4485]", "MakeFollower[truncate-to-hw]",
+            "MakeFollower[kip101]", "MakeFollower[kip279]"}
 LOWERS_HW = {"MakeFollower[kip101]", "MakeFollower[kip279]", "BecomeFollower[kip101]",
              "BecomeFollower[kip279]", "ProcessPartitionData"}
 
