@@ -325,31 +325,34 @@ def _partition_or_reject(
 
 def update_follower_log_read_results(
     manager: ReplicaManager, tp: TopicPartition, replica_id: int, read: LogReadResult,
-    now_ms: int, since_previous_fetch: bool = False,
+    now_ms: int, since_previous_fetch: bool = False, hw_lag_ms: int | None = None,
 ) -> Result[ManagerUpdate, InvalidInput]:
     """``ReplicaManager.updateFollowerLogReadResults`` for one partition of a fetch.
 
     ``core.isr.update_follower_fetch`` on the hosted partition, recording an ISR expansion
-    in the broker's ISR-change set at ``now_ms``.  An unknown partition is rejected
+    in the broker's ISR-change set at ``now_ms`` (``since_previous_fetch`` and ``hw_lag_ms``:
+    KAFKA-4485's rules, Kafka 0.10.2+).  An unknown partition is rejected
     (Kafka only logs a warning; a model should not send such a fetch).
     """
     return (
         _partition_or_reject(manager, tp)
-        .bind(lambda p: update_follower_fetch(p, replica_id, read, since_previous_fetch))
+        .bind(lambda p: update_follower_fetch(p, replica_id, read, since_previous_fetch,
+                                              hw_lag_ms=hw_lag_ms))
         .map(lambda u: ManagerUpdate(_apply_isr_update(manager, u, now_ms), u))
     )
 
 
 def maybe_shrink_isr_all(
-    manager: ReplicaManager, now_ms: int, replica_lag_time_max_ms: int
+    manager: ReplicaManager, now_ms: int, replica_lag_time_max_ms: int, kafka_4485: bool = False
 ) -> Result[ReplicaManager, InvalidInput]:
     """``ReplicaManager.maybeShrinkIsr``: run ``Partition.maybeShrinkIsr`` on every partition.
 
     Each shrink is recorded in the ISR-change set at ``now_ms``.  Non-leaders are skipped.
+    ``kafka_4485``: the HW after a shrink also waits for caught-up followers (0.10.2+).
     """
     current = manager
     for partition in manager.partitions:
-        shrunk = maybe_shrink_isr(partition, now_ms, replica_lag_time_max_ms)
+        shrunk = maybe_shrink_isr(partition, now_ms, replica_lag_time_max_ms, kafka_4485)
         if isinstance(shrunk, Failure):
             return Failure(shrunk.failure())
         current = _apply_isr_update(current, shrunk.unwrap(), now_ms)
