@@ -232,7 +232,7 @@ def lagging_new_leader() -> Partition:
 
 
 def test_a_new_leader_keeps_its_lagging_hw_while_an_isr_member_has_not_fetched() -> None:
-    # Kafka 2.0's makeLeader resets the remote LEOs to unknown: the min over the ISR is
+    # makeLeader (0.9.0+) resets a new leader's remote LEOs to unknown: the min over the ISR is
     # unknown, so maybeIncrementLeaderHW leaves the HW where the follower had it.
     p = lagging_new_leader()
     assert p.high_watermark == 0
