@@ -66,14 +66,27 @@ def truncate_by_leader_epoch_kip279(follower_log: Log, follower_hw: int, leader_
     with that epoch's start offset: no ``UNDEFINED_EPOCH_OFFSET`` answer remains for a
     follower with records.  Kafka 2.0 still answers ``UNDEFINED_EPOCH_OFFSET`` when the
     follower's latest epoch is older than the leader's first or newer than the leader's
-    latest record (the follower then truncates to its HW); that variant is not modelled.
+    latest record (the follower then truncates to its HW): ``"kip279-2.0"``.
     """
     return truncation.kip279_truncation_offset(leader_log, follower_log)
+
+
+def truncate_by_leader_epoch_kip279_2_0(
+    follower_log: Log, follower_hw: int, leader_log: Log
+) -> int:
+    """KIP-279 as Kafka 2.0 runs it: the HW when the leader answers ``UNDEFINED_EPOCH_OFFSET``.
+
+    ``core.truncation.kip279_2_0_truncation_offset``: a follower whose latest epoch the
+    leader's records do not span (older than its first, newer than its latest, or an empty
+    leader) truncates to its HW; KAFKA-7415 (2.1) removed those answers.
+    """
+    return truncation.kip279_2_0_truncation_offset(leader_log, follower_log, follower_hw)
 
 
 TRUNCATION_RULES: dict[str, TruncationRule] = {
     "truncate-to-hw": truncate_to_high_watermark,
     "kip101": truncate_by_leader_epoch_kip101,
+    "kip279-2.0": truncate_by_leader_epoch_kip279_2_0,
     "kip279": truncate_by_leader_epoch_kip279,
 }
 """The truncation rules by name, for models and the CLI."""

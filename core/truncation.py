@@ -124,6 +124,24 @@ def largest_epoch_at_most(log: Log, epoch: int) -> tuple[int, int]:
     return best, end
 
 
+def kip279_2_0_truncation_offset(leader_log: Log, follower_log: Log, follower_hw: int) -> int:
+    """KIP-279 as Kafka 2.0 runs it, before KAFKA-7415 (2.1).
+
+    The leader's epoch cache holds only the epochs of its records, and
+    ``LeaderEpochFileCache.endOffsetFor`` answers ``UNDEFINED_EPOCH_OFFSET`` for a follower
+    epoch older than the leader's first or newer than its latest (no larger epoch), or for
+    an empty leader; ``AbstractFetcherThread.getOffsetTruncationState`` then truncates to
+    the initial fetch offset, the follower's HW.  Otherwise the KIP-279 exchange's fixed
+    point, ``kip279_truncation_offset``.  An empty follower truncates to 0.
+    """
+    if not follower_log:
+        return 0
+    epoch = follower_log[-1].epoch
+    if not leader_log or not leader_log[0].epoch <= epoch <= leader_log[-1].epoch:
+        return follower_hw
+    return kip279_truncation_offset(leader_log, follower_log)
+
+
 def kip279_truncation_offset(leader_log: Log, follower_log: Log) -> int:
     """KIP-279 (Kafka 2.0): truncate right after the largest offset where both logs agree.
 

@@ -27,9 +27,9 @@ PARAMS = (
           minimum=0),
     Param("truncation", str, "kip279",
           "follower truncation on a leader change: hw (to its own HW: Kafka <= 0.10.2), "
-          "kip101 (OffsetsForLeaderEpoch v0, HW when UNDEFINED: 0.11-1.1), kip279 (to the "
-          "last offset both logs agree on: 2.1+, KIP-279 of 2.0 with KAFKA-7415; 2.0's "
-          "UNDEFINED answers are not modelled)", choices=("hw", "kip101", "kip279")),
+          "kip101 (OffsetsForLeaderEpoch v0, HW when UNDEFINED: 0.11-1.1), kip279-2.0 (KIP-279, "
+          "HW when UNDEFINED: 2.0), kip279 (to the last offset both logs agree on: KIP-279 "
+          "with KAFKA-7415, 2.1+)", choices=("hw", "kip101", "kip279-2.0", "kip279")),
     Param("fetch_fencing", bool, True,
           "KIP-320: fetches and truncation carry the leader epoch, a fenced fetch makes the "
           "follower's LEO unknown on the leader (Kafka 2.1+); off: Kafka <= 2.0"),

@@ -156,7 +156,8 @@ State = tuple[Any, ...]
 Out = list[tuple[str, State]]
 
 TP = TopicPartition("t", 0)
-TRUNCATIONS = {"hw": "truncate-to-hw", "kip101": "kip101", "kip279": "kip279"}
+TRUNCATIONS = {"hw": "truncate-to-hw", "kip101": "kip101", "kip279-2.0": "kip279-2.0",
+               "kip279": "kip279"}
 ACKS = {"0": ACKS_NONE, "1": ACKS_LEADER, "all": ACKS_ALL}
 CRASHES = ("none", "clean", "unclean")
 EXPAND_RULES = ("hw", "epoch-start")

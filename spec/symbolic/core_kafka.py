@@ -371,9 +371,25 @@ def kip279_rule(s: BrokerState, leader_log: SymLog, w: Witness,
     return z3.If(lead.end == 0, 0, k), side
 
 
+def kip279_2_0_rule(s: BrokerState, leader_log: SymLog, w: Witness,
+                    bound: int | None) -> tuple[Int, Bool]:
+    """``core.partition.truncate_by_leader_epoch_kip279_2_0``: Kafka 2.0's KIP-279.
+
+    Empty follower: 0.  An empty leader, or the follower's last epoch ``e`` outside the
+    leader's ``[first epoch, last epoch]`` (``UNDEFINED_EPOCH_OFFSET``): the follower's HW.
+    Else ``kip279_rule``.
+    """
+    e = s.rep[s.end - 1]
+    lead = leader_log
+    answer, side = kip279_rule(s, leader_log, w, bound)
+    undefined = z3.Or(lead.end == 0, e < lead.rep[0], e > lead.rep[lead.end - 1])
+    return z3.If(s.end == 0, 0, z3.If(undefined, s.hw, answer)), side
+
+
 RULES: dict[str, TruncationRule] = {
     "truncate-to-hw": truncate_to_hw_rule,
     "kip101": kip101_rule,
+    "kip279-2.0": kip279_2_0_rule,
     "kip279": kip279_rule,
 }
 """The symbolic truncation rules, by ``core.partition.TRUNCATION_RULES``' names."""

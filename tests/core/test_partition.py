@@ -156,7 +156,7 @@ def test_kip279_truncation_cuts_after_the_last_record_both_logs_share() -> None:
 
 
 def test_the_truncation_rules_are_registered_by_name() -> None:
-    assert set(TRUNCATION_RULES) == {"truncate-to-hw", "kip101", "kip279"}
+    assert set(TRUNCATION_RULES) == {"truncate-to-hw", "kip101", "kip279-2.0", "kip279"}
 
 
 def test_truncating_the_local_log_caps_hw_log_start_and_open_transactions() -> None:
@@ -209,3 +209,16 @@ def test_kafka_0_11_truncates_to_the_hw_when_its_epoch_is_older_than_the_leaders
     assert truncate_by_leader_epoch_kip279(follower, 2, leader) == 0
     # an epoch the leader has a larger one after is still answered
     assert truncate_by_leader_epoch_kip101(follower, 2, (Record(1, 0), Record(9, 3))) == 1
+
+
+def test_kafka_2_0_kip279_truncates_to_the_hw_when_the_leader_answers_undefined() -> None:
+    follower = (Record(1, 0), Record(2, 3))  # latest epoch 3, HW 1
+    rule = TRUNCATION_RULES["kip279-2.0"]
+    older = (Record(1, 0), Record(5, 1))  # epoch 3 newer than the leader's latest (1)
+    assert rule(follower, 1, older) == 1  # UNDEFINED_EPOCH_OFFSET: the HW
+    assert truncate_by_leader_epoch_kip279(follower, 1, older) == 1  # 2.1: the agreement
+    assert rule(follower, 1, (Record(6, 4),)) == 1  # older than the leader's first epoch
+    assert truncate_by_leader_epoch_kip279(follower, 1, (Record(6, 4),)) == 0
+    assert rule(follower, 1, ()) == 1 and rule((), 0, older) == 0  # empty leader / follower
+    within = (Record(1, 0), Record(7, 2), Record(8, 3))
+    assert rule(follower, 1, within) == truncate_by_leader_epoch_kip279(follower, 1, within) == 1

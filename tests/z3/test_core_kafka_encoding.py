@@ -54,7 +54,7 @@ from spec.symbolic.core_system import (
 )
 from tests.core.helpers import TP, ok
 
-RULE_NAMES = ("truncate-to-hw", "kip101", "kip279")
+RULE_NAMES = ("truncate-to-hw", "kip101", "kip279-2.0", "kip279")
 BOUND = 8  # offsets the bounded twin checks: every log here has at most 4 + 2 records
 FAST = settings(max_examples=60, deadline=None)
 BrokerRel = Callable[[ck.BrokerState, ck.BrokerState, Fresh], z3.BoolRef]
@@ -273,10 +273,13 @@ def test_each_rule_truncates_a_diverged_follower_where_core_does() -> None:
                        log=((Record(1, 0), Record(2, 1), Record(3, 1))), high_watermark=1,
                        log_created=True)
     # ... and with leader [(1,0),(2,1)] (same last epoch, shorter): KIP-101 gives the
-    # leader's LEO 2, KIP-279 the agreement 2.
-    for leader_log, cuts in (((Record(1, 0), Record(5, 2)), (1, 1, 1)),
-                             ((Record(1, 0), Record(2, 1), Record(4, 2)), (1, 2, 2)),
-                             ((Record(1, 0), Record(2, 1)), (1, 2, 2))):
+    # leader's LEO 2, KIP-279 the agreement 2.  Kafka 2.0's KIP-279 agrees with KIP-279
+    # while the follower's epoch 1 lies within the leader's epochs; against [(7,2)] (epoch 1
+    # older than the leader's first) Kafka 0.11 and 2.0 answer UNDEFINED (HW 1), 2.1 cuts to 0.
+    for leader_log, cuts in (((Record(1, 0), Record(5, 2)), (1, 1, 1, 1)),
+                             ((Record(1, 0), Record(2, 1), Record(4, 2)), (1, 2, 2, 2)),
+                             ((Record(1, 0), Record(2, 1)), (1, 2, 2, 2)),
+                             ((Record(7, 2),), (1, 1, 1, 0))):
         for rule, cut in zip(RULE_NAMES, cuts, strict=True):
             req = request(1, (1,), 2, 1)
             after = ok(make_follower(follower, req, TRUNCATION_RULES[rule], leader_log))
