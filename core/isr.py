@@ -145,8 +145,8 @@ def update_log_read_result(
     """``Replica.updateLogReadResult``: record one follower fetch on the leader.
 
     The follower's LEO becomes the fetch offset.  If the read reached the leader's LEO as
-    of the read's start, ``last_caught_up_time_ms`` = the fetch time: the seeds' rule
-    [000] (Kafka <= 0.10.1), the default.  With ``since_previous_fetch`` (KAFKA-4485, Kafka
+    of the read's start, ``last_caught_up_time_ms`` = the fetch time: the rule of
+    Kafka <= 0.10.1, the default.  With ``since_previous_fetch`` (KAFKA-4485, Kafka
     0.10.2+), a follower that reached the LEO the leader had at its previous fetch counts
     as caught up at that previous fetch time, so a follower steadily one fetch behind a
     busy leader stays in the ISR.  ``last_fetch_*`` are recorded either way, and the
@@ -354,7 +354,7 @@ def isr_expiration_period_ms(replica_lag_time_max_ms: int, half_period: bool = T
 
     ``ReplicaManager.startup``: the half period since Kafka 0.10.2 (KAFKA-4485, together
     with the previous-fetch caught-up rule and the HW over caught-up replicas), the full
-    lag in 0.10.1 and before [000].
+    lag in 0.10.1 and before.
     """
     return replica_lag_time_max_ms // 2 if half_period else replica_lag_time_max_ms
 

@@ -171,7 +171,7 @@ def maybe_increment_leader_hw(
 
     The high watermark only moves forward: a smaller minimum (a follower just added with
     an unknown LEO) leaves it unchanged.  By default only ISR members count (Kafka
-    <= 0.10.1, the seeds' version); with ``hw_lag_ms`` (KAFKA-4485, Kafka 0.10.2 to 2.x)
+    <= 0.10.1); with ``hw_lag_ms`` (KAFKA-4485, Kafka 0.10.2 to 2.x)
     the assigned replicas caught up within ``hw_lag_ms`` at ``now_ms`` count too
     (``isr_log_end_offsets``).  On a non-leader nothing changes.
     """

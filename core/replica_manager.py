@@ -411,7 +411,7 @@ def maybe_update_metadata_cache(
 
     A request from an older controller epoch than the broker knows answers
     ``STALE_CONTROLLER_EPOCH`` and changes nothing; otherwise the broker adopts the epoch
-    and ``update_metadata`` builds the next snapshot.  (Not in the seeds; Kafka has done
+    and ``update_metadata`` builds the next snapshot.  (Kafka has done
     this since UpdateMetadata exists, 0.8.0: ``KafkaApis.handleUpdateMetadataRequest``,
     from 0.8.2 in ``ReplicaManager.maybeUpdateMetadataCache``.)
     """

@@ -93,7 +93,7 @@ def _raised_hw(s: LeaderState, isr: tuple[Bool, ...], caught_up: CaughtUp = None
     """``raise_leader_hw``'s new HW: ``max(HW, min LEO over isr)`` (isr contains the leader).
 
     The minimum is a nested ``If`` over the members (with ``caught_up``, also the caught-up
-    followers); the leader's LEO seeds it because a well-formed leader is in ``isr``.
+    followers); the leader's LEO starts it because a well-formed leader is in ``isr``.
     """
     low: Int = s.leo
     for i in range(1, s.n):

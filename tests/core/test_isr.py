@@ -63,7 +63,7 @@ def one_fetch_behind(since_previous_fetch: bool) -> Partition:
     return ok(update_follower_fetch(p, 1, read, since_previous_fetch)).partition
 
 
-def test_with_the_seeds_rule_only_reaching_the_current_leo_counts_as_caught_up() -> None:
+def test_before_kafka_0_10_2_only_reaching_the_current_leo_counts_as_caught_up() -> None:
     assert follower_view(one_fetch_behind(False), 1).last_caught_up_time_ms == 0
 
 

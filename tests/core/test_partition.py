@@ -55,8 +55,8 @@ def test_kafka_0_10_2_hw_waits_for_a_caught_up_follower_outside_the_isr() -> Non
     p = replace(in_sync_leader(4, now_ms=0), isr=frozenset({0, 1}))
     p = append(p, 2, first_id=10)  # LEO 6; follower 1 fetches up to it, 2 (outside) does not
     read = ok(read_from_local_log(p, 6, 0, 100))
-    seeds = ok(update_follower_fetch(p, 1, read)).partition
-    assert seeds.high_watermark == 6  # ISR {0, 1} only: the HW runs ahead of follower 2
+    older = ok(update_follower_fetch(p, 1, read)).partition
+    assert older.high_watermark == 6  # ISR {0, 1} only: the HW runs ahead of follower 2
     newer = ok(update_follower_fetch(p, 1, read, hw_lag_ms=LAG_MS)).partition
     assert newer.high_watermark == 4  # follower 2 caught up at t=0, within the lag: waits
     late = ok(maybe_increment_leader_hw(newer, LAG_MS + 1, LAG_MS)).partition

@@ -263,8 +263,8 @@ def test_the_hw_lag_reaches_make_leader_and_a_negative_one_is_rejected() -> None
     led = replace(leader_with(records((1, 2), 1)), high_watermark=0)
     base = put_partition(ReplicaManager(0), led)
     req = request((TP, state(0, (0,), (0, 1), leader_epoch=2)))
-    seeds = get_partition(ok(become_leader_or_follower(base, req, ALIVE, 5)).manager, TP)
-    assert seeds is not None and seeds.high_watermark == 2
+    older = get_partition(ok(become_leader_or_follower(base, req, ALIVE, 5)).manager, TP)
+    assert older is not None and older.high_watermark == 2
     held = ok(become_leader_or_follower(base, req, ALIVE, 5, hw_lag_ms=10))
     newer = get_partition(held.manager, TP)
     assert newer is not None and newer.high_watermark == 0

@@ -548,7 +548,7 @@ def test_the_differential_check_catches_a_make_follower_that_keeps_the_hw() -> N
 
 def test_the_previous_fetch_rule_dates_the_catch_up_as_core_does() -> None:
     # KAFKA-4485: follower 1 read up to 2 (the LEO then) at t=1; at t=3 it reads from 2
-    # while the LEO is 3, so core dates its catch-up to t=1 (not reached by the seeds' rule)
+    # while the LEO is 3, so core dates its catch-up to t=1 (not reached by the older rule)
     p = ok(make_leader(Partition(TP, 0), request(0, (0, 1), 2, 0), 0)).partition
     p = ok(append_records_to_leader(p, (1, 2), ACKS_LEADER)).partition
     p = ok(read_from_local_log(p, 0, 0, 1).bind(lambda r: update_follower_fetch(p, 1, r))
