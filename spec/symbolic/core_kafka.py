@@ -506,7 +506,7 @@ def follower_fetch_on_leader(s: BrokerState, t: BrokerState, j: int, fetch_offse
                              follower_start: Int, now: Int,
                              epoch_start: Int | None = None, previous_fetch: bool = False,
                              hw_lag: Int | None = None) -> Bool:
-    """``read_from_local_log`` then ``update_follower_fetch`` for follower ``j`` (seeds' rule).
+    """``read_from_local_log`` then ``update_follower_fetch`` for follower ``j``.
 
     Negative offset/time or ``j`` not a follower: no successor.  Not the leader: unchanged.
     Else the remote of ``j`` records the fetch (LEO := fetch offset, caught up at ``now`` if
