@@ -19,6 +19,7 @@ from returns.result import Result, Success
 from core.errors import Errors, InvalidInput, Problem, reject
 from core.partition import raise_leader_hw
 from core.state import (
+    UNKNOWN_OFFSET,
     LeaderAndIsr,
     Partition,
     RemoteReplica,
@@ -28,7 +29,7 @@ from core.state import (
 from core.truncation import Log
 
 ISR_SHRINK_HALF_PERIOD = True
-"""Newer Kafka schedules ``isr-expiration`` every ``replicaLagTimeMaxMs / 2``."""
+"""Kafka >= 0.10.2 (KAFKA-4485) schedules ``isr-expiration`` every ``replicaLagTimeMaxMs / 2``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,13 +145,18 @@ def update_log_read_result(
     """``Replica.updateLogReadResult``: record one follower fetch on the leader.
 
     The follower's LEO becomes the fetch offset.  If the read reached the leader's LEO as
-    of the read's start, ``last_caught_up_time_ms`` = the fetch time: the rule of Kafka
-    before 1.1, the default.  With ``since_previous_fetch`` (Kafka >= 1.1's
-    ``updateFetchState``), a follower that reached the LEO the leader had at its previous
-    fetch counts as caught up at that previous fetch time, so a follower steadily one fetch
-    behind a busy leader stays in the ISR.  ``last_fetch_*`` are recorded either way, and
-    the caught-up time never goes backwards.  Total on any replica and read.
+    of the read's start, ``last_caught_up_time_ms`` = the fetch time: the rule of
+    Kafka <= 0.10.1, the default.  With ``since_previous_fetch`` (KAFKA-4485, Kafka
+    0.10.2+), a follower that reached the LEO the leader had at its previous fetch counts
+    as caught up at that previous fetch time, so a follower steadily one fetch behind a
+    busy leader stays in the ISR.  ``last_fetch_*`` are recorded either way, and the
+    caught-up time never goes backwards.  A failed read (``read.error``) is Kafka's
+    ``UnknownLogReadResult``-like answer: the follower's LEO, log start and previous fetch
+    become unknown (-1) and its caught-up time stays.  Total on any replica and read.
     """
+    if read.error is not Errors.NONE:
+        return RemoteReplica(replica.broker_id, UNKNOWN_OFFSET, UNKNOWN_OFFSET,
+                             replica.last_caught_up_time_ms, UNKNOWN_OFFSET, -1)
     caught_up = replica.last_caught_up_time_ms
     if read.is_read_from_log_end:
         caught_up = max(caught_up, read.fetch_time_ms)
@@ -198,13 +204,16 @@ def may_join_isr(
     return leader_epoch_start is None or leo >= leader_epoch_start
 
 
-def _expand(p: Partition, replica_id: int, leader_epoch_start: int | None) -> IsrUpdate:
+def _expand(
+    p: Partition, replica_id: int, leader_epoch_start: int | None, now_ms: int,
+    hw_lag_ms: int | None,
+) -> IsrUpdate:
     replica = next(r for r in p.remotes if r.broker_id == replica_id)
     changed = replica_id not in p.isr and may_join_isr(
         replica, p.high_watermark, leader_epoch_start
     )
     expanded = _update_isr(p, p.isr | {replica_id}) if changed else p
-    hw = raise_leader_hw(expanded)
+    hw = raise_leader_hw(expanded, now_ms, hw_lag_ms)
     write = zk_leader_and_isr(hw.partition) if changed else None
     return IsrUpdate(hw.partition, changed, hw.incremented, write)
 
@@ -216,7 +225,8 @@ def _check_remote(partition: Partition, replica_id: int) -> Result[Partition, In
 
 
 def maybe_expand_isr(
-    partition: Partition, replica_id: int, leader_epoch_start: int | None = None
+    partition: Partition, replica_id: int, leader_epoch_start: int | None = None,
+    now_ms: int = 0, hw_lag_ms: int | None = None,
 ) -> Result[IsrUpdate, InvalidInput]:
     """``Partition.maybeExpandIsr``: add a caught-up follower to the ISR, then raise the HW.
 
@@ -225,11 +235,14 @@ def maybe_expand_isr(
     ``leader_epoch_start_offset(partition)``) its LEO must also have reached the start
     offset of the leader's epoch.  The default ``None`` is the pre-2.1 rule.  A join is
     written to ZooKeeper and must be recorded.  Then ``maybe_increment_leader_hw``
-    regardless.  On a non-leader: ``NOT_LEADER_FOR_PARTITION`` and nothing changes
-    (Kafka: ``case None => false``).
+    regardless (at ``now_ms``, the fetch time; ``hw_lag_ms``: KAFKA-4485's rule, see
+    ``core.partition.isr_log_end_offsets``).  On a non-leader:
+    ``NOT_LEADER_FOR_PARTITION`` and nothing changes (Kafka: ``case None => false``).
     """
+    if now_ms < 0 or (hw_lag_ms is not None and hw_lag_ms < 0):
+        return reject(Problem.NEGATIVE_VALUE, f"now {now_ms}, lag {hw_lag_ms}")
     return check_partition(partition).bind(lambda p: _check_remote(p, replica_id)).map(
-        lambda p: _expand(p, replica_id, leader_epoch_start)
+        lambda p: _expand(p, replica_id, leader_epoch_start, now_ms, hw_lag_ms)
         if is_leader(p)
         else IsrUpdate(p, error=Errors.NOT_LEADER_FOR_PARTITION)
     )
@@ -237,38 +250,46 @@ def maybe_expand_isr(
 
 def _apply_fetch(
     p: Partition, replica_id: int, read: LogReadResult, since_previous_fetch: bool,
-    leader_epoch_start: int | None,
+    leader_epoch_start: int | None, hw_lag_ms: int | None,
 ) -> IsrUpdate:
     if not is_leader(p):
         return IsrUpdate(p, error=Errors.NOT_LEADER_FOR_PARTITION)
-    if read.error is not Errors.NONE:
-        return IsrUpdate(p, error=read.error)
     remotes = tuple(
         update_log_read_result(r, read, since_previous_fetch) if r.broker_id == replica_id else r
         for r in p.remotes
     )
-    return _expand(replace(p, remotes=remotes), replica_id, leader_epoch_start)
+    # A failed read carries fetchTimeMs = -1 in Kafka; its unknown LEO keeps the HW put.
+    now_ms = read.fetch_time_ms if read.error is Errors.NONE else -1
+    update = _expand(replace(p, remotes=remotes), replica_id, leader_epoch_start, now_ms,
+                     hw_lag_ms)
+    return update if read.error is Errors.NONE else replace(update, error=read.error)
 
 
 def update_follower_fetch(
     partition: Partition, replica_id: int, read: LogReadResult, since_previous_fetch: bool = False,
-    leader_epoch_start: int | None = None,
+    leader_epoch_start: int | None = None, hw_lag_ms: int | None = None,
 ) -> Result[IsrUpdate, InvalidInput]:
     """``Partition.updateReplicaLogReadResult`` (``updateFollowerFetchState``) on the leader.
 
     Records the fetch on the follower's ``RemoteReplica`` (``update_log_read_result``; the
     pre-1.1 caught-up rule unless ``since_previous_fetch``),
     then ``maybe_expand_isr`` (with KAFKA-7128's ``leader_epoch_start`` rule when given)
-    and ``maybe_increment_leader_hw``.  A read that failed
-    (``read.error``) or a partition this broker no longer leads changes nothing and
-    reports the error.  The caller re-checks delayed acks=all produce requests
+    and ``maybe_increment_leader_hw`` (``hw_lag_ms``: KAFKA-4485's rule).  A read that
+    failed (``read.error``: out of range, or fenced by KIP-320) is recorded as Kafka 0.10.2
+    to 2.1 do (``updateFollowerLogReadResults`` passes every result on): the follower's LEO
+    becomes unknown, so it holds the HW back until it fetches again; the error is reported.
+    A partition this broker no longer leads changes nothing (``NOT_LEADER_FOR_PARTITION``).
+    The caller re-checks delayed acks=all produce requests
     (``core.produce.check_enough_replicas_reach_offset``).
     """
     inconsistent = read.fetch_offset > read.leader_log_end_offset and read.error is Errors.NONE
     if inconsistent or read.fetch_offset < 0:
         return reject(Problem.OFFSET_OUT_OF_LOG, f"fetch offset {read.fetch_offset}")
+    if hw_lag_ms is not None and hw_lag_ms < 0:
+        return reject(Problem.NEGATIVE_VALUE, f"lag {hw_lag_ms}")
     return check_partition(partition).bind(lambda p: _check_remote(p, replica_id)).map(
-        lambda p: _apply_fetch(p, replica_id, read, since_previous_fetch, leader_epoch_start)
+        lambda p: _apply_fetch(p, replica_id, read, since_previous_fetch, leader_epoch_start,
+                               hw_lag_ms)
     )
 
 
@@ -296,31 +317,33 @@ def get_out_of_sync_replicas(
     )
 
 
-def _shrink(p: Partition, now_ms: int, lag_ms: int) -> IsrUpdate:
+def _shrink(p: Partition, now_ms: int, lag_ms: int, kafka_4485: bool) -> IsrUpdate:
     out = get_out_of_sync_replicas(p, now_ms, lag_ms)
     if not out:
         return IsrUpdate(p)
     # p.isr - out still holds the leader: check_partition asserted leader ∈ ISR, the
     # value-level form of Kafka's assert(newInSyncReplicas.size > 0).
     shrunk = _update_isr(p, p.isr - out)
-    hw = raise_leader_hw(shrunk)
+    hw = raise_leader_hw(shrunk, now_ms, lag_ms if kafka_4485 else None)
     return IsrUpdate(hw.partition, True, hw.incremented, zk_leader_and_isr(hw.partition))
 
 
 def maybe_shrink_isr(
-    partition: Partition, now_ms: int, replica_lag_time_max_ms: int
+    partition: Partition, now_ms: int, replica_lag_time_max_ms: int, kafka_4485: bool = False
 ) -> Result[IsrUpdate, InvalidInput]:
     """``Partition.maybeShrinkIsr``: drop out-of-sync followers, then raise the HW.
 
     Only on the leader (elsewhere: nothing, ``NOT_LEADER_FOR_PARTITION``).  The new ISR is
-    written to ZooKeeper, the change must be recorded, and a smaller ISR may raise the HW.
+    written to ZooKeeper, the change must be recorded, and a smaller ISR may raise the HW
+    (with ``kafka_4485``, Kafka 0.10.2+: over the ISR and the replicas caught up within
+    ``replica_lag_time_max_ms``, which a shrunk-away follower never is).
     Kafka's ``assert(newInSyncReplicas.size > 0)`` is the precondition that the leader is in
     its ISR: a partition breaking it is rejected (``LEADER_NOT_IN_ISR`` / ``EMPTY_ISR``).
     """
     if now_ms < 0 or replica_lag_time_max_ms < 0:
         return reject(Problem.NEGATIVE_VALUE, f"now {now_ms}, lag {replica_lag_time_max_ms}")
     return check_partition(partition).map(
-        lambda p: _shrink(p, now_ms, replica_lag_time_max_ms)
+        lambda p: _shrink(p, now_ms, replica_lag_time_max_ms, kafka_4485)
         if is_leader(p)
         else IsrUpdate(p, error=Errors.NOT_LEADER_FOR_PARTITION)
     )
@@ -329,7 +352,9 @@ def maybe_shrink_isr(
 def isr_expiration_period_ms(replica_lag_time_max_ms: int, half_period: bool = True) -> int:
     """The ``isr-expiration`` task's period: ``replicaLagTimeMaxMs / 2`` (older: the full lag).
 
-    ``ReplicaManager.startup`` (``half_period``) or the older schedule.
+    ``ReplicaManager.startup``: the half period since Kafka 0.10.2 (KAFKA-4485, together
+    with the previous-fetch caught-up rule and the HW over caught-up replicas), the full
+    lag in 0.10.1 and before.
     """
     return replica_lag_time_max_ms // 2 if half_period else replica_lag_time_max_ms
 

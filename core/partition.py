@@ -45,18 +45,48 @@ def truncate_to_high_watermark(follower_log: Log, follower_hw: int, leader_log: 
 
 
 def truncate_by_leader_epoch_kip101(follower_log: Log, follower_hw: int, leader_log: Log) -> int:
-    """KIP-101 (Kafka 0.11): the leader's end offset of the follower's latest epoch."""
-    return truncation.kip101_truncation_offset(leader_log, follower_log, follower_hw)
+    """KIP-101 as Kafka 0.11 to 1.1 run it: the leader's end offset of the follower's epoch.
+
+    ``LeaderEpochFileCache.endOffsetFor`` answers ``UNDEFINED_EPOCH_OFFSET`` for an epoch
+    the leader has no larger one after, or one older than its first epoch, and
+    ``ReplicaFetcherThread.maybeTruncate`` then truncates to the follower's HW.  (The TLA+
+    module's variant, truncating to 0 before the leader's first epoch, is
+    ``core.truncation.kip101_truncation_offset``'s default.)
+    """
+    return truncation.kip101_truncation_offset(
+        leader_log, follower_log, follower_hw, undefined_before_first_epoch=True
+    )
 
 
 def truncate_by_leader_epoch_kip279(follower_log: Log, follower_hw: int, leader_log: Log) -> int:
-    """KIP-279 (Kafka 2.0): one past the largest offset where both logs hold the same record."""
+    """KIP-279 as Kafka 2.1 runs it: one past the last offset where both logs agree.
+
+    The fixed point of the KIP-279 exchange (Kafka 2.0) once KAFKA-7415 (2.1) has the
+    leader record its own epoch at ``makeLeader`` and answer an epoch older than its first
+    with that epoch's start offset: no ``UNDEFINED_EPOCH_OFFSET`` answer remains for a
+    follower with records.  Kafka 2.0 still answers ``UNDEFINED_EPOCH_OFFSET`` when the
+    follower's latest epoch is older than the leader's first or newer than the leader's
+    latest record (the follower then truncates to its HW): ``"kip279-2.0"``.
+    """
     return truncation.kip279_truncation_offset(leader_log, follower_log)
+
+
+def truncate_by_leader_epoch_kip279_2_0(
+    follower_log: Log, follower_hw: int, leader_log: Log
+) -> int:
+    """KIP-279 as Kafka 2.0 runs it: the HW when the leader answers ``UNDEFINED_EPOCH_OFFSET``.
+
+    ``core.truncation.kip279_2_0_truncation_offset``: a follower whose latest epoch the
+    leader's records do not span (older than its first, newer than its latest, or an empty
+    leader) truncates to its HW; KAFKA-7415 (2.1) removed those answers.
+    """
+    return truncation.kip279_2_0_truncation_offset(leader_log, follower_log, follower_hw)
 
 
 TRUNCATION_RULES: dict[str, TruncationRule] = {
     "truncate-to-hw": truncate_to_high_watermark,
     "kip101": truncate_by_leader_epoch_kip101,
+    "kip279-2.0": truncate_by_leader_epoch_kip279_2_0,
     "kip279": truncate_by_leader_epoch_kip279,
 }
 """The truncation rules by name, for models and the CLI."""
@@ -99,36 +129,56 @@ class MakeFollowerResult:
 # ---------------------------------------------------------------------------------------
 
 
-def isr_log_end_offsets(partition: Partition) -> tuple[int, ...]:
-    """The LEOs of the ISR members as the leader knows them (unknown remotes count as -1)."""
+def isr_log_end_offsets(
+    partition: Partition, now_ms: int = 0, hw_lag_ms: int | None = None
+) -> tuple[int, ...]:
+    """The LEOs the leader's HW is the minimum of (unknown remotes count as -1).
+
+    The ISR members' LEOs (the pre-0.10.2 rule); with ``hw_lag_ms`` (KAFKA-4485, Kafka
+    0.10.2+: ``replicaLagTimeMaxMs``) also those of the assigned replicas caught up within
+    that lag at ``now_ms`` (``now_ms - last_caught_up_time_ms <= hw_lag_ms``), so a
+    follower catching up outside the ISR holds the HW back until it reaches it and can join.
+    """
     local = partition.local_broker_id
     leos = [len(partition.log)] if local in partition.isr else []
-    leos.extend(r.log_end_offset for r in partition.remotes if r.broker_id in partition.isr)
+    leos.extend(
+        r.log_end_offset
+        for r in partition.remotes
+        if r.broker_id in partition.isr
+        or (hw_lag_ms is not None and now_ms - r.last_caught_up_time_ms <= hw_lag_ms)
+    )
     return tuple(leos)
 
 
-def raise_leader_hw(partition: Partition) -> HwUpdate:
+def raise_leader_hw(
+    partition: Partition, now_ms: int = 0, hw_lag_ms: int | None = None
+) -> HwUpdate:
     """The unchecked core of ``maybe_increment_leader_hw`` for an already-checked leader.
 
     For callers inside ``core`` (and hot model loops) that have validated the partition.
     """
-    leos = isr_log_end_offsets(partition)
+    leos = isr_log_end_offsets(partition, now_ms, hw_lag_ms)
     new_hw = min(leos) if leos else partition.high_watermark
     if new_hw > partition.high_watermark:
         return HwUpdate(replace(partition, high_watermark=new_hw), True)
     return HwUpdate(partition, False)
 
 
-def maybe_increment_leader_hw(partition: Partition) -> Result[HwUpdate, InvalidInput]:
+def maybe_increment_leader_hw(
+    partition: Partition, now_ms: int = 0, hw_lag_ms: int | None = None
+) -> Result[HwUpdate, InvalidInput]:
     """``Partition.maybeIncrementLeaderHW``: HW := min LEO over the ISR, if that is larger.
 
     The high watermark only moves forward: a smaller minimum (a follower just added with
-    an unknown LEO) leaves it unchanged.  Shortcut: Kafka 0.10/0.11's version, where only ISR
-    members count (later Kafka also counts caught-up replicas outside the ISR).  On a
-    non-leader nothing changes.
+    an unknown LEO) leaves it unchanged.  By default only ISR members count (Kafka
+    <= 0.10.1); with ``hw_lag_ms`` (KAFKA-4485, Kafka 0.10.2 to 2.x)
+    the assigned replicas caught up within ``hw_lag_ms`` at ``now_ms`` count too
+    (``isr_log_end_offsets``).  On a non-leader nothing changes.
     """
+    if now_ms < 0 or (hw_lag_ms is not None and hw_lag_ms < 0):
+        return reject(Problem.NEGATIVE_VALUE, f"now {now_ms}, lag {hw_lag_ms}")
     return check_partition(partition).map(
-        lambda p: raise_leader_hw(p) if is_leader(p) else HwUpdate(p, False)
+        lambda p: raise_leader_hw(p, now_ms, hw_lag_ms) if is_leader(p) else HwUpdate(p, False)
     )
 
 
@@ -164,9 +214,12 @@ def _reset_remote(
     old: RemoteReplica | None, broker_id: int, in_isr: bool, leader_leo: int, now_ms: int,
     is_new_leader: bool,
 ) -> RemoteReplica:
-    base = old if old is not None and not is_new_leader else RemoteReplica(broker_id)
     if is_new_leader:
-        base = replace(base, log_end_offset=UNKNOWN_OFFSET, log_start_offset=UNKNOWN_OFFSET)
+        # resetLastCaughtUpTime, then updateLogReadResult(UnknownLogReadResult): every
+        # remote LEO, log start and last fetch become unknown (-1).
+        return RemoteReplica(broker_id, UNKNOWN_OFFSET, UNKNOWN_OFFSET,
+                             now_ms if in_isr else 0, UNKNOWN_OFFSET, -1)
+    base = old if old is not None else RemoteReplica(broker_id)
     return replace(
         base,
         last_caught_up_time_ms=now_ms if in_isr else 0,
@@ -175,7 +228,9 @@ def _reset_remote(
     )
 
 
-def _make_leader(p: Partition, state: PartitionState, now_ms: int) -> MakeLeaderResult:
+def _make_leader(
+    p: Partition, state: PartitionState, now_ms: int, hw_lag_ms: int | None
+) -> MakeLeaderResult:
     local = p.local_broker_id
     is_new_leader = p.leader != local
     old = {r.broker_id: r for r in p.remotes}
@@ -196,29 +251,34 @@ def _make_leader(p: Partition, state: PartitionState, now_ms: int) -> MakeLeader
         log_created=True,
         remotes=remotes,
     )
-    hw = raise_leader_hw(led)
+    hw = raise_leader_hw(led, now_ms, hw_lag_ms)
     return MakeLeaderResult(hw.partition, is_new_leader, hw.incremented)
 
 
 def make_leader(
-    partition: Partition, state: PartitionState, now_ms: int
+    partition: Partition, state: PartitionState, now_ms: int, hw_lag_ms: int | None = None
 ) -> Result[MakeLeaderResult, InvalidInput]:
     """``Partition.makeLeader``: adopt the controller's decision with this broker as leader.
 
     Adopts controllerEpoch, AR (new remotes created, removed ones dropped), ISR,
     leaderEpoch and zkVersion; ``is_new_leader`` is whether this broker was not already the
     leader.  Every other assigned replica gets ``last_caught_up_time_ms = now`` if in the
-    ISR, else 0 (``resetLastCaughtUpTime``).  A new leader resets every remote LEO to
-    unknown, so a follower counts for the HW only after it fetches again.  Then
-    ``maybe_increment_leader_hw``.  Shortcuts: no ``LogOffsetMetadata`` conversion; the
-    caller completes delayed requests when ``hw_incremented``.
+    ISR, else 0, and its previous fetch is set to (leader LEO, now)
+    (``resetLastCaughtUpTime``, Kafka 0.10.2+).  A new leader then resets every remote
+    LEO, log start and previous fetch to unknown (-1: ``UnknownLogReadResult``), so a
+    follower counts for the HW only after it fetches again and its first fetch cannot
+    count as caught up by the previous-fetch rule.  Then ``maybe_increment_leader_hw``
+    (``hw_lag_ms``: KAFKA-4485's caught-up replicas count too).  Shortcuts: no
+    ``LogOffsetMetadata`` conversion (Kafka's ``convertHWToLocalOffsetMetadata`` of an HW
+    above the LEO, possible after a truncation, cannot happen: see ``truncate_local_log``);
+    the caller completes delayed requests when ``hw_incremented``.
     """
-    if now_ms < 0:
-        return reject(Problem.NEGATIVE_VALUE, f"now_ms {now_ms}")
+    if now_ms < 0 or (hw_lag_ms is not None and hw_lag_ms < 0):
+        return reject(Problem.NEGATIVE_VALUE, f"now_ms {now_ms}, lag {hw_lag_ms}")
     return (
         check_partition_state(state)
         .bind(lambda s: _check_role_change(partition, s, to_leader=True))
-        .map(lambda p: _make_leader(p, state, now_ms))
+        .map(lambda p: _make_leader(p, state, now_ms, hw_lag_ms))
     )
 
 
@@ -232,7 +292,14 @@ def truncate_local_log(partition: Partition, offset: int) -> Partition:
 
     Past the end it is a no-op (as in Kafka).  The HW is capped at the new LEO, the log
     start offset too (Kafka's ``truncateFullyAndStartAt`` below the start is folded into
-    this), and transactions that began at or after the cut are forgotten.
+    this), and transactions that began at or after the cut are forgotten.  Shortcut: Kafka
+    0.10.2 to 2.1 keep the follower's HW in ``Replica``, which ``Log.truncateTo`` does not
+    touch, so the HW stays above the new LEO until the next fetch response sets it to
+    ``min(leader HW, LEO)``; here it is capped at once (``HW <= LEO`` is an invariant of
+    ``Partition``).  The two differ only until that response, and only where the old HW is
+    read: the HW checkpoint (Kafka caps it at the LEO on restart, as here) and a
+    ``makeLeader`` in between (Kafka's ``convertHWToLocalOffsetMetadata`` then makes the HW
+    unknown until the followers fetch, here it is the capped value).
     """
     offset = max(0, offset)
     if offset >= len(partition.log):

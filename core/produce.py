@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from returns.result import Result, Success
 
 from core.errors import Errors, InvalidInput, Problem, reject
-from core.partition import follower_high_watermark, raise_leader_hw
+from core.partition import follower_high_watermark, raise_leader_hw, truncate_local_log
 from core.state import Partition, check_partition, is_leader
 from core.truncation import Log, Record
 
@@ -44,7 +44,8 @@ class AppendResult:
 
 
 def _append(
-    p: Partition, ids: tuple[int, ...], acks: int, min_isr: int, transactional: bool
+    p: Partition, ids: tuple[int, ...], acks: int, min_isr: int, transactional: bool,
+    now_ms: int, hw_lag_ms: int | None,
 ) -> AppendResult:
     if not is_leader(p):
         return AppendResult(p, Errors.NOT_LEADER_FOR_PARTITION, -1, -1, True, False)
@@ -56,7 +57,7 @@ def _append(
     grown = replace(
         p, log=appended, open_txn_first_offsets=opened or p.open_txn_first_offsets
     )
-    hw = raise_leader_hw(grown)
+    hw = raise_leader_hw(grown, now_ms, hw_lag_ms)
     return AppendResult(
         hw.partition, Errors.NONE, first, len(appended) - 1, acks != ACKS_ALL, hw.incremented
     )
@@ -68,6 +69,8 @@ def append_records_to_leader(
     acks: int,
     min_insync_replicas: int = 1,
     transactional: bool = False,
+    now_ms: int = 0,
+    hw_lag_ms: int | None = None,
 ) -> Result[AppendResult, InvalidInput]:
     """``Partition.appendRecordsToLeader``: append a batch in the current leader epoch.
 
@@ -77,13 +80,16 @@ def append_records_to_leader(
     acks 0 and 1 complete at once (acks 0 sends no answer: the caller drops it); acks=all
     waits until ``check_enough_replicas_reach_offset``.  ``transactional`` opens a
     transaction at the batch's first offset (LSO shortcut: see ``last_stable_offset``).
+    ``now_ms`` and ``hw_lag_ms`` are for KAFKA-4485's HW rule (``maybe_increment_leader_hw``).
     """
+    if now_ms < 0 or (hw_lag_ms is not None and hw_lag_ms < 0):
+        return reject(Problem.NEGATIVE_VALUE, f"now {now_ms}, lag {hw_lag_ms}")
     if acks not in (ACKS_NONE, ACKS_LEADER, ACKS_ALL):
         return reject(Problem.BAD_ACKS, f"acks={acks}")
     if min_insync_replicas < 1:
         return reject(Problem.BAD_CONFIG, f"min.insync.replicas={min_insync_replicas} (< 1)")
     return check_partition(partition).map(
-        lambda p: _append(p, ids, acks, min_insync_replicas, transactional)
+        lambda p: _append(p, ids, acks, min_insync_replicas, transactional, now_ms, hw_lag_ms)
     )
 
 
@@ -153,3 +159,59 @@ def process_partition_data(
         return Success(_process(p, fetched, leader_high_watermark, leader_log_start_offset))
 
     return check_partition(partition).bind(append)
+
+
+@dataclass(frozen=True, slots=True)
+class OutOfRangeResult:
+    """Outcome of ``handle_offset_out_of_range``.
+
+    ``fatal`` means the broker exits (Kafka < 2.1: ``FatalExitError``, ``System.exit(1)``
+    in 0.10.2) and ``partition`` is unchanged; otherwise ``partition`` is the follower after
+    any truncation and ``fetch_offset`` where its fetcher resumes.
+    """
+
+    partition: Partition
+    fetch_offset: int
+    fatal: bool
+
+
+def _out_of_range(
+    p: Partition, leader_end: int, leader_start: int, unclean: bool, fatal_rule: bool
+) -> Result[OutOfRangeResult, InvalidInput]:
+    leo = len(p.log)
+    if leader_end < leo:
+        if fatal_rule and not unclean:
+            return Success(OutOfRangeResult(p, leo, True))
+        return Success(OutOfRangeResult(truncate_local_log(p, leader_end), leader_end, False))
+    if leader_start > leo:
+        return reject(Problem.OFFSET_OUT_OF_LOG,
+                      f"leader log start {leader_start} past the follower's LEO {leo}")
+    return Success(OutOfRangeResult(p, leo, False))
+
+
+def handle_offset_out_of_range(
+    partition: Partition, leader_log_end_offset: int, leader_log_start_offset: int = 0,
+    unclean_leader_election: bool = False, fatal_when_unclean_disabled: bool = False,
+) -> Result[OutOfRangeResult, InvalidInput]:
+    """``ReplicaFetcherThread.handleOffsetOutOfRange``: a fetch answered OFFSET_OUT_OF_RANGE.
+
+    The follower asks the leader for its LEO.  If that is below the follower's own LEO
+    (an unclean or unflushed leader), the follower truncates to it and fetches from there:
+    Kafka 2.1+ (KAFKA-7414), the default.  Kafka 0.10.2 to 2.0 instead exit the broker when
+    ``unclean.leader.election.enable`` is off (``fatal_when_unclean_disabled``): ``fatal``,
+    nothing truncated.  Otherwise the follower keeps its log and fetches from its LEO.
+    Shortcut: a leader whose log start is past the follower's LEO (Kafka's
+    ``truncateFullyAndStartAt``) is not modelled (offsets are tuple indices): rejected.
+    Only a follower may call this (``WRONG_ROLE``).
+    """
+    if min(leader_log_end_offset, leader_log_start_offset) < 0:
+        return reject(Problem.NEGATIVE_VALUE, f"leader LEO {leader_log_end_offset}")
+
+    def handle(p: Partition) -> Result[OutOfRangeResult, InvalidInput]:
+        """The follower side, on a checked partition."""
+        if is_leader(p):
+            return reject(Problem.WRONG_ROLE, f"broker {p.local_broker_id} leads {p.tp}")
+        return _out_of_range(p, leader_log_end_offset, leader_log_start_offset,
+                             unclean_leader_election, fatal_when_unclean_disabled)
+
+    return check_partition(partition).bind(handle)

@@ -179,8 +179,10 @@ def _set_fetcher(manager: ReplicaManager, tp: TopicPartition, entry: FetcherEntr
     return replace(manager, fetchers=tuple(sorted(kept)))
 
 
-def _become_leader(step: _Step, p: Partition, state: PartitionState, now_ms: int) -> None:
-    result = make_leader(p, state, now_ms).unwrap()  # inputs checked by the caller
+def _become_leader(
+    step: _Step, p: Partition, state: PartitionState, now_ms: int, hw_lag_ms: int | None
+) -> None:
+    result = make_leader(p, state, now_ms, hw_lag_ms).unwrap()  # inputs checked by the caller
     step.manager = _set_fetcher(put_partition(step.manager, result.partition), p.tp, None)
     if result.is_new_leader:
         step.leaders.append(p.tp)
@@ -240,6 +242,7 @@ def become_leader_or_follower(
     rule: TruncationRule = truncate_to_high_watermark,
     leader_logs: LeaderLogs = _no_leader_logs,
     authorized: bool = True,
+    hw_lag_ms: int | None = None,
 ) -> Result[BecomeLeaderOrFollowerResult, InvalidInput]:
     """``KafkaApis.handleLeaderAndIsrRequest`` + ``ReplicaManager.becomeLeaderOrFollower``.
 
@@ -255,8 +258,10 @@ def become_leader_or_follower(
     new leader at ``fetch_offset`` (not when shutting down).  The HW checkpoint thread is
     started.  Shortcuts: ``authorized`` is the ACL check's result; local logs never turn
     out missing (the markPartitionOffline step); leader-epoch truncation reads
-    ``leader_logs`` atomically.
+    ``leader_logs`` atomically.  ``hw_lag_ms`` is ``make_leader``'s (KAFKA-4485's HW rule).
     """
+    if hw_lag_ms is not None and hw_lag_ms < 0:
+        return reject(Problem.NEGATIVE_VALUE, f"lag {hw_lag_ms}")
     checked = _check_request(manager, request, now_ms)
     if isinstance(checked, Failure):
         return Failure(checked.failure())
@@ -273,7 +278,7 @@ def become_leader_or_follower(
     local = manager.local_broker_id
     for partition, state in accepted:
         if state.leader == local:
-            _become_leader(step, partition, state, now_ms)
+            _become_leader(step, partition, state, now_ms, hw_lag_ms)
     for partition, state in accepted:
         if state.leader != local:
             _become_follower(step, partition, state, alive, rule, leader_logs)
@@ -320,31 +325,34 @@ def _partition_or_reject(
 
 def update_follower_log_read_results(
     manager: ReplicaManager, tp: TopicPartition, replica_id: int, read: LogReadResult,
-    now_ms: int, since_previous_fetch: bool = False,
+    now_ms: int, since_previous_fetch: bool = False, hw_lag_ms: int | None = None,
 ) -> Result[ManagerUpdate, InvalidInput]:
     """``ReplicaManager.updateFollowerLogReadResults`` for one partition of a fetch.
 
     ``core.isr.update_follower_fetch`` on the hosted partition, recording an ISR expansion
-    in the broker's ISR-change set at ``now_ms``.  An unknown partition is rejected
+    in the broker's ISR-change set at ``now_ms`` (``since_previous_fetch`` and ``hw_lag_ms``:
+    KAFKA-4485's rules, Kafka 0.10.2+).  An unknown partition is rejected
     (Kafka only logs a warning; a model should not send such a fetch).
     """
     return (
         _partition_or_reject(manager, tp)
-        .bind(lambda p: update_follower_fetch(p, replica_id, read, since_previous_fetch))
+        .bind(lambda p: update_follower_fetch(p, replica_id, read, since_previous_fetch,
+                                              hw_lag_ms=hw_lag_ms))
         .map(lambda u: ManagerUpdate(_apply_isr_update(manager, u, now_ms), u))
     )
 
 
 def maybe_shrink_isr_all(
-    manager: ReplicaManager, now_ms: int, replica_lag_time_max_ms: int
+    manager: ReplicaManager, now_ms: int, replica_lag_time_max_ms: int, kafka_4485: bool = False
 ) -> Result[ReplicaManager, InvalidInput]:
     """``ReplicaManager.maybeShrinkIsr``: run ``Partition.maybeShrinkIsr`` on every partition.
 
     Each shrink is recorded in the ISR-change set at ``now_ms``.  Non-leaders are skipped.
+    ``kafka_4485``: the HW after a shrink also waits for caught-up followers (0.10.2+).
     """
     current = manager
     for partition in manager.partitions:
-        shrunk = maybe_shrink_isr(partition, now_ms, replica_lag_time_max_ms)
+        shrunk = maybe_shrink_isr(partition, now_ms, replica_lag_time_max_ms, kafka_4485)
         if isinstance(shrunk, Failure):
             return Failure(shrunk.failure())
         current = _apply_isr_update(current, shrunk.unwrap(), now_ms)
@@ -403,7 +411,9 @@ def maybe_update_metadata_cache(
 
     A request from an older controller epoch than the broker knows answers
     ``STALE_CONTROLLER_EPOCH`` and changes nothing; otherwise the broker adopts the epoch
-    and ``update_metadata`` builds the next snapshot.  (Kafka 1.x+; 0.10/0.11 accept it.)
+    and ``update_metadata`` builds the next snapshot.  (Kafka has done
+    this since UpdateMetadata exists, 0.8.0: ``KafkaApis.handleUpdateMetadataRequest``,
+    from 0.8.2 in ``ReplicaManager.maybeUpdateMetadataCache``.)
     """
     if request.controller_epoch < 0:
         return reject(Problem.NEGATIVE_VALUE, f"controller epoch {request.controller_epoch}")

@@ -73,17 +73,35 @@ def offset_for_leader_epoch(leader_log: Log, epoch: int) -> int | None:
     return None
 
 
-def kip101_truncation_offset(leader_log: Log, follower_log: Log, follower_hw: int) -> int:
+def before_first_epoch(leader_log: Log, epoch: int) -> bool:
+    """Whether ``epoch`` is older than the leader's first epoch (its first record's)."""
+    return bool(leader_log) and epoch < leader_log[0].epoch
+
+
+def kip101_truncation_offset(
+    leader_log: Log, follower_log: Log, follower_hw: int,
+    undefined_before_first_epoch: bool = False,
+) -> int:
     """KIP-101 (Kafka 0.11): truncate to the leader's end offset of the follower's latest epoch.
 
     An empty follower truncates to 0.  Otherwise the follower sends the epoch of its last
     record in an OffsetForLeaderEpoch request; when the leader's answer is undefined it falls
     back to the pre-KIP-101 rule (its own high watermark).  Note that the result may exceed
     the follower's LEO (the leader knows more of that epoch than the follower has).
+
+    By default an epoch older than the leader's first one is answered with offset 0 (the
+    start of the first larger epoch), as the public TLA+ module does.  Kafka 0.11 to 2.0's
+    ``LeaderEpochFileCache.endOffsetFor`` answers ``UNDEFINED_EPOCH_OFFSET`` there
+    (``requestedEpoch < epochs.head.epoch``) and ``ReplicaFetcherThread.maybeTruncate``
+    falls back to the HW: ``undefined_before_first_epoch=True``.  (Kafka 2.1's KAFKA-7415
+    answers the first epoch's start offset again.)
     """
     if not follower_log:
         return 0
-    answer = offset_for_leader_epoch(leader_log, follower_log[-1].epoch)
+    epoch = follower_log[-1].epoch
+    if undefined_before_first_epoch and before_first_epoch(leader_log, epoch):
+        return follower_hw
+    answer = offset_for_leader_epoch(leader_log, epoch)
     return follower_hw if answer is None else answer
 
 
@@ -104,6 +122,24 @@ def largest_epoch_at_most(log: Log, epoch: int) -> tuple[int, int]:
         else:
             break
     return best, end
+
+
+def kip279_2_0_truncation_offset(leader_log: Log, follower_log: Log, follower_hw: int) -> int:
+    """KIP-279 as Kafka 2.0 runs it, before KAFKA-7415 (2.1).
+
+    The leader's epoch cache holds only the epochs of its records, and
+    ``LeaderEpochFileCache.endOffsetFor`` answers ``UNDEFINED_EPOCH_OFFSET`` for a follower
+    epoch older than the leader's first or newer than its latest (no larger epoch), or for
+    an empty leader; ``AbstractFetcherThread.getOffsetTruncationState`` then truncates to
+    the initial fetch offset, the follower's HW.  Otherwise the KIP-279 exchange's fixed
+    point, ``kip279_truncation_offset``.  An empty follower truncates to 0.
+    """
+    if not follower_log:
+        return 0
+    epoch = follower_log[-1].epoch
+    if not leader_log or not leader_log[0].epoch <= epoch <= leader_log[-1].epoch:
+        return follower_hw
+    return kip279_truncation_offset(leader_log, follower_log)
 
 
 def kip279_truncation_offset(leader_log: Log, follower_log: Log) -> int:

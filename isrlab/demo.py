@@ -232,7 +232,7 @@ def truncation_rules() -> Example:
             *(f"{name}: keeps {n} record(s)" for name, n in kept.items()),
             "truncate-to-hw loses committed offset 1 if the leader now dies (KIP-101)",
         ),
-        kept == {"truncate-to-hw": 1, "kip101": 2, "kip279": 2},
+        kept == {"truncate-to-hw": 1, "kip101": 2, "kip279-2.0": 2, "kip279": 2},
     )
 
 

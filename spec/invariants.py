@@ -30,6 +30,7 @@ from spec.kafka.state import (
     AR,
     EPOCH,
     F_EPOCH_REGRESSED,
+    F_HALTED,
     F_TRUNCATED,
     F_TWO_LEADERS,
     F_UNCLEAN,
@@ -301,6 +302,15 @@ def leader_changed(s: State) -> bool:
     return s[0][Z_LEADER] not in (0, NONE) and s[0][Z_EPOCH] > 0
 
 
+def no_fatal_exit(s: State) -> bool:
+    """NoFatalExit: no broker exited because a follower was past its leader's LEO.
+
+    Kafka 0.10.2 to 2.0 (``kafka_7414=false``) exit the broker (``FatalExitError``) rather
+    than truncate when unclean election is disabled; always true from 2.1 on.
+    """
+    return not s[3][G_FLAGS] & F_HALTED
+
+
 def some_truncation(s: State) -> bool:
     """SomeTruncation: a follower truncated records off its log."""
     return bool(s[3][G_FLAGS] & F_TRUNCATED)
@@ -319,6 +329,7 @@ _PLAIN: dict[str, Callable[[State], bool]] = {
     "WeakIsr": weak_isr,
     "StrongIsr": strong_isr,
     "LogMatching": log_matching,
+    "NoFatalExit": no_fatal_exit,
 }
 _WITH_MODEL: dict[str, Callable[[KafkaModel, State], bool]] = {
     "LsoLeHw": lso_le_hw,
@@ -332,6 +343,7 @@ INVARIANT_NAMES = (
     "HwLeLeo", "LsoLeHw", "LeaderInIsr", "IsrNonEmpty", "EpochsNeverDecrease",
     "OneLeaderPerEpoch", "WeakIsr", "StrongIsr", "LogMatching", "NoCommittedRecordLost",
     "ConsumedRecordsStay", "AckedAllSurvivesCleanElection", "AcknowledgedWritesDurable",
+    "NoFatalExit",
 )
 """Every invariant of the ``kafka`` model, in the order the checker tests them."""
 

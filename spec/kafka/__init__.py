@@ -2,9 +2,11 @@
 
 ``register(reg)`` adds the model ``kafka``; every feature and protocol version is a
 parameter (``PARAMS``), so a researcher keeps the state space as small as the question.
-The defaults are the newest protocol (KIP-279 truncation, KIP-320 fencing, KAFKA-7128's
-ISR rule, clean elections, acks=all) on two brokers; each known bug of
-``docs/scenarios.md`` is found by turning one of them back to an older version.
+The defaults are one Kafka version, 2.1, the newest the model covers (KIP-279 truncation
+with KAFKA-7415, KIP-320 fencing, KAFKA-7128's ISR rule, KAFKA-4485's lag rules,
+KAFKA-7414's out-of-range truncation), with clean elections and acks=all, on two brokers;
+each known bug of ``docs/scenarios.md`` is found by turning one of them back to an older
+version.  Each version parameter's help names the Kafka versions of each of its values.
 The model itself is ``spec.kafka.model``; its properties are ``spec.invariants``.
 """
 
@@ -24,13 +26,26 @@ PARAMS = (
     Param("max_leader_epoch", int, 2, "leader epochs 0..max_leader_epoch (bounds elections)",
           minimum=0),
     Param("truncation", str, "kip279",
-          "follower truncation on a leader change: hw (Kafka < 0.11), kip101 (0.11), "
-          "kip279 (2.0)", choices=("hw", "kip101", "kip279")),
+          "follower truncation on a leader change: hw (to its own HW: Kafka <= 0.10.2), "
+          "kip101 (OffsetsForLeaderEpoch v0, HW when UNDEFINED: 0.11-1.1), kip279-2.0 (KIP-279, "
+          "HW when UNDEFINED: 2.0), kip279 (to the last offset both logs agree on: KIP-279 "
+          "with KAFKA-7415, 2.1+)", choices=("hw", "kip101", "kip279-2.0", "kip279")),
     Param("fetch_fencing", bool, True,
-          "KIP-320 (2.1): fetches and truncation carry the leader epoch; off: Kafka < 2.1"),
+          "KIP-320: fetches and truncation carry the leader epoch, a fenced fetch makes the "
+          "follower's LEO unknown on the leader (Kafka 2.1+); off: Kafka <= 2.0"),
     Param("expand_rule", str, "epoch-start",
-          "ISR expansion: hw (follower LEO >= HW, Kafka < 2.1) or epoch-start (also >= the "
-          "start offset of the leader's epoch, KAFKA-7128)", choices=("hw", "epoch-start")),
+          "ISR expansion: hw (follower LEO >= HW, Kafka <= 2.0) or epoch-start (also >= the "
+          "start offset of the leader's epoch, KAFKA-7128: 2.1+)",
+          choices=("hw", "epoch-start")),
+    Param("kafka_4485", bool, True,
+          "KAFKA-4485's lag rules together (Kafka 0.10.2+): a fetch reaching the leader's LEO "
+          "of the previous fetch counts as caught up then, and the HW waits for replicas "
+          "caught up within lag_ticks as well as the ISR; off: Kafka <= 0.10.1 (the ISR "
+          "only, caught up only at the current LEO)"),
+    Param("kafka_7414", bool, True,
+          "KAFKA-7414: a follower past its leader's LEO truncates to it (Kafka 2.1+); off: "
+          "Kafka 0.10.2-2.0, whose broker then exits (FatalExitError, flag broker_halted, "
+          "invariant NoFatalExit) unless unclean election is enabled"),
     Param("unclean_election", bool, False, "unclean.leader.election.enable"),
     Param("min_isr", int, 1, "min.insync.replicas (acks=all only)", minimum=1),
     Param("acks", str, "all", "producer acks", choices=("0", "1", "all")),

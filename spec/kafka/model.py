@@ -27,8 +27,10 @@ Modelling shortcuts (each is a choice a researcher can see in the state):
   followers learn a new HW one fetch late, as in Kafka;
 * time is a logical clock: ``Tick`` ages every follower of every leader by one tick;
   a follower whose read reached the leader's LEO has age 0; ``maybe_shrink_isr`` drops ISR
-  followers older than ``lag_ticks`` (the pre-1.1 rule; Kafka 1.1's refinement by the
-  leader's previous LEO is not modelled);
+  followers older than ``lag_ticks``; with ``kafka_4485`` (Kafka 0.10.2+, the default) a
+  read reaching the leader's LEO of the follower's previous fetch takes that fetch's age,
+  and the HW waits for followers of age <= ``lag_ticks`` as well as the ISR (every step
+  runs at "now" = ``lag_ticks + 1``);
 * a crashed broker forgets its in-memory state (partition state, remotes, fetchers,
   metadata); its log survives whole (clean) or only up to the last ``Flush`` (unclean); its
   HW comes back from the checkpoint (``hw_checkpoint``) or unchanged;
@@ -39,7 +41,12 @@ Modelling shortcuts (each is a choice a researcher can see in the state):
 * reassignment is modelled as a new preference order of the same replicas, electing with
   ``ReassignedPartitionLeaderSelector`` (moving replicas to new brokers is not modelled);
 * with ``fetch_fencing`` (KIP-320) a fetch or a leader-epoch truncation against a leader
-  in another epoch is refused (the follower retries later: the step is not enabled).
+  in another epoch is refused (the follower retries later); the refused fetch still makes
+  the follower's LEO unknown on the leader (``FencedFetch``), as Kafka 2.1's
+  ``readFromLocalLog`` / ``updateFollowerLogReadResults`` do;
+* the defaults are Kafka 2.1; the version parameters (``truncation``, ``fetch_fencing``,
+  ``expand_rule``, ``kafka_4485``, ``kafka_7414``) select older versions, and
+  docs/protocol-map.md lists what remains different from Kafka's Scala.
 """
 
 from __future__ import annotations
@@ -55,6 +62,7 @@ from returns.result import Failure
 from checker.model import Property
 from core.errors import Errors
 from core.isr import (
+    LogReadResult,
     leader_epoch_start_offset,
     maybe_shrink_isr,
     read_from_local_log,
@@ -74,6 +82,7 @@ from core.produce import (
     ACKS_NONE,
     append_records_to_leader,
     check_enough_replicas_reach_offset,
+    handle_offset_out_of_range,
     process_partition_data,
 )
 from core.replica_manager import LeaderAndIsrRequest, ReplicaManager, become_leader_or_follower
@@ -102,6 +111,7 @@ from spec.kafka.state import (
     CKPT,
     EPOCH,
     F_EPOCH_REGRESSED,
+    F_HALTED,
     F_TRUNCATED,
     F_TWO_LEADERS,
     F_UNCLEAN,
@@ -121,6 +131,8 @@ from spec.kafka.state import (
     LEADER,
     LEADER_AND_ISR,
     LEO_,
+    LF_AGE,
+    LF_LEO,
     LOG,
     META,
     NONE,
@@ -144,7 +156,8 @@ State = tuple[Any, ...]
 Out = list[tuple[str, State]]
 
 TP = TopicPartition("t", 0)
-TRUNCATIONS = {"hw": "truncate-to-hw", "kip101": "kip101", "kip279": "kip279"}
+TRUNCATIONS = {"hw": "truncate-to-hw", "kip101": "kip101", "kip279-2.0": "kip279-2.0",
+               "kip279": "kip279"}
 ACKS = {"0": ACKS_NONE, "1": ACKS_LEADER, "all": ACKS_ALL}
 CRASHES = ("none", "clean", "unclean")
 EXPAND_RULES = ("hw", "epoch-start")
@@ -180,6 +193,8 @@ class KafkaConfig:
     consumers: bool = False
     initial_isr: int = 0
     fetch: str = "atomic"
+    kafka_4485: bool = True
+    kafka_7414: bool = True
 
     def problems(self) -> list[str]:
         """Why this configuration is unusable (empty when it is fine)."""
@@ -229,6 +244,11 @@ class KafkaModel:
         self.acks = ACKS[config.acks]
         self.all_mask = (1 << self.n) - 1
         self.split = config.fetch == "split"
+        # KAFKA-4485 (0.10.2+): caught-up replicas count for the HW, within lag_ticks
+        self.hw_lag: int | None = config.lag_ticks if config.kafka_4485 else None
+        self.previous_fetch = config.kafka_4485
+        # a remote's previous fetch, unknown (a new leader's UnknownLogReadResult)
+        self.no_fetch: tuple[int, ...] = (0, self.sat) if config.kafka_4485 else ()
         self._catalogue = catalogue
         known = catalogue.kafka_invariants(self)
         if invariants is None:
@@ -250,7 +270,8 @@ class KafkaModel:
         n, cfg = self.n, self.cfg
         ar = tuple(range(n))
         isr = (1 << (cfg.initial_isr or n)) - 1
-        remotes = tuple((UNKNOWN_OFFSET, 0 if isr >> i & 1 else self.sat) for i in range(n))
+        remotes = tuple((UNKNOWN_OFFSET, 0 if isr >> i & 1 else self.sat, *self.no_fetch)
+                        for i in range(n))
         meta: tuple[int, ...] = (self.all_mask, 0, 0, isr) if cfg.metadata else ()
         brokers = []
         for b in range(n):
@@ -355,6 +376,11 @@ class KafkaModel:
                     view["remote_age"] = {
                         i: r[AGE] for i, r in enumerate(br[REMOTES]) if i != b
                     }
+                    if self.previous_fetch:
+                        view["remote_last_fetch"] = {
+                            i: {"leader_leo": r[LF_LEO], "age": r[LF_AGE]}
+                            for i, r in enumerate(br[REMOTES]) if i != b
+                        }
             if self.cfg.metadata:
                 view["metadata"] = br[META]
             if self.split:
@@ -369,6 +395,8 @@ class KafkaModel:
             out["consumed"] = {f"m{i}": e for i, e in enumerate(ghost[G_CONSUMED]) if e >= 0}
         out["pending_acks"] = tuple(f"m{i}@b{b}" for i, b in ghost[G_PENDING])
         out["unclean_election_happened"] = bool(ghost[G_FLAGS] & F_UNCLEAN)
+        if not self.cfg.kafka_7414:
+            out["broker_halted"] = bool(ghost[G_FLAGS] & F_HALTED)
         return out
 
     def _fetch_text(self, r: tuple[Any, ...]) -> str | None:
@@ -399,10 +427,16 @@ class KafkaModel:
         remotes: tuple[RemoteReplica, ...] = ()
         if leader == b:
             sat = self.sat
-            remotes = tuple(
-                RemoteReplica(i, r[LEO_], 0, sat - r[AGE], 1 << 30, 0)
-                for i, r in enumerate(br[REMOTES]) if i != b
-            )
+            if self.previous_fetch:
+                remotes = tuple(
+                    RemoteReplica(i, r[LEO_], 0, sat - r[AGE], r[LF_LEO], sat - r[LF_AGE])
+                    for i, r in enumerate(br[REMOTES]) if i != b
+                )
+            else:
+                remotes = tuple(
+                    RemoteReplica(i, r[LEO_], 0, sat - r[AGE], 1 << 30, 0)
+                    for i, r in enumerate(br[REMOTES]) if i != b
+                )
         return Partition(
             TP, b, controller_epoch=br[CEPOCH], leader=None if leader == NONE else leader,
             leader_epoch=br[EPOCH], zk_version=0, assigned_replicas=tuple(range(self.n)),
@@ -416,13 +450,14 @@ class KafkaModel:
         c = self.codec
         log = tuple(r.id * c.epochs + r.epoch for r in p.log)
         leader = NONE if p.leader is None else p.leader
-        remotes: tuple[tuple[int, int], ...] = ()
+        remotes: tuple[tuple[int, ...], ...] = ()
         if leader == b:
             sat = self.sat
             by_id = {r.broker_id: r for r in p.remotes}
             remotes = tuple(
-                (by_id[i].log_end_offset, min(sat, sat - by_id[i].last_caught_up_time_ms))
-                if i in by_id else (0, 0)
+                (by_id[i].log_end_offset, min(sat, sat - by_id[i].last_caught_up_time_ms),
+                 *self._last_fetch(by_id[i]))
+                if i in by_id else (0, 0, *self.no_fetch)
                 for i in range(self.n)
             )
         isr = mask_of(p.isr) if leader == b else 0
@@ -432,6 +467,15 @@ class KafkaModel:
         ckpt = br[CKPT] if self.cfg.hw_checkpoint else 0
         return (br[ALIVE], log, p.high_watermark, ckpt, flushed, p.leader_epoch, leader,
                 p.controller_epoch, isr, remotes, br[META], br[FETCH])
+
+    def _last_fetch(self, r: RemoteReplica) -> tuple[int, ...]:
+        """A remote's previous fetch as ``(lf_leo, lf_age)`` (kafka_4485; else nothing): a
+        saturated or unknown fetch time can no longer date a catch-up, so its LEO is 0."""
+        if not self.previous_fetch:
+            return ()
+        sat = self.sat
+        age = min(sat, sat - r.last_fetch_time_ms)
+        return (r.last_fetch_leader_log_end_offset if age < sat else 0, age)
 
     @staticmethod
     def _set_broker(state: State, b: int, br: tuple[Any, ...]) -> State:
@@ -509,7 +553,8 @@ class KafkaModel:
             if not self._is_acting_leader(state, b):
                 continue
             res = append_records_to_leader(
-                self.partition(state, b), (rid,), self.acks, self.cfg.min_isr
+                self.partition(state, b), (rid,), self.acks, self.cfg.min_isr,
+                now_ms=self.sat, hw_lag_ms=self.hw_lag,
             ).unwrap()
             if res.error is not Errors.NONE:
                 continue
@@ -536,10 +581,15 @@ class KafkaModel:
         ``expand_rule=epoch-start`` a follower joins only from the leader epoch's start
         offset; the ISR write fails when the leader's epoch is not ZooKeeper's); the follower
         appends the records and takes ``min(leader HW, own LEO)`` (``_apply_response``).
-        A fetch at an offset past the leader's LEO makes the follower truncate to the
-        leader's LEO (Kafka's ``handleOffsetOutOfRange``).  With ``fetch_fencing`` the fetch
-        carries the follower's epoch and a leader in another epoch refuses it.  A fetch
-        that would change nothing is not a step.
+        A fetch at an offset past the leader's LEO fails (OFFSET_OUT_OF_RANGE): the leader
+        records the follower's LEO as unknown (``updateFollowerLogReadResults`` passes
+        failed reads on) and the follower runs ``handle_offset_out_of_range``: it truncates
+        to the leader's LEO (Kafka 2.1+, KAFKA-7414) or, with ``kafka_7414=false`` and
+        unclean election disabled, its broker exits (``FatalExitError``, Kafka 0.10.2-2.0).
+        With ``fetch_fencing`` the fetch carries the follower's epoch and a leader in
+        another epoch refuses it (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH), recording
+        the follower's LEO as unknown (``FencedFetch``).  A fetch that would change nothing
+        is not a step.
         """
         brokers = state[1]
         for f in range(self.n):
@@ -551,10 +601,27 @@ class KafkaModel:
             if lb[LEADER] != lid:
                 continue  # NOT_LEADER_FOR_PARTITION: nothing changes
             if self.cfg.fetch_fencing and lb[EPOCH] != fb[EPOCH]:
-                continue  # FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH
+                fenced = self._fenced_fetch(state, f, lid, lb[EPOCH] > fb[EPOCH])
+                if fenced != state:
+                    out.append((self._label("FencedFetch", f), fenced))
+                continue
             s = self._fetch(state, f, lid)
             if s is not None and s != state:
                 out.append((self._label("FetchRequest" if self.split else "Fetch", f), s))
+
+    def _fenced_fetch(self, state: State, f: int, lid: int, follower_older: bool) -> State:
+        """A fetch the leader refuses for its epoch (KIP-320): Kafka 2.1's ``readFromLocalLog``
+        answers FENCED_LEADER_EPOCH (the follower is in an older epoch) or
+        UNKNOWN_LEADER_EPOCH (a newer one) and the leader records the failed read (the
+        follower's LEO unknown); the follower changes nothing and fetches again later."""
+        leader = self.partition(state, lid)
+        error = Errors.FENCED_LEADER_EPOCH if follower_older else Errors.UNKNOWN_LEADER_EPOCH
+        read = LogReadResult(len(state[1][f][LOG]), 0, len(leader.log), leader.high_watermark,
+                             0, (), self.sat, error)
+        update = update_follower_fetch(leader, f, read).unwrap()
+        if update.partition == leader:
+            return state
+        return self._set_broker(state, lid, self._with_partition(state[1][lid], update.partition))
 
     def _fetch(self, state: State, f: int, lid: int) -> State | None:
         """The leader side of a fetch, then the response: applied at once (atomic), or put
@@ -563,14 +630,19 @@ class KafkaModel:
         fb = state[1][f]
         offset = len(fb[LOG])
         leader_leo = len(leader.log)
-        if offset > leader_leo:
-            s = state  # OFFSET_OUT_OF_RANGE: the leader records nothing
+        read = read_from_local_log(leader, offset, 0, self.sat).unwrap()
+        if read.error is Errors.OFFSET_OUT_OF_RANGE:
+            # The leader records the failed read (the follower's LEO becomes unknown).
+            failed = update_follower_fetch(leader, f, read).unwrap().partition
+            s = self._set_broker(state, lid, self._with_partition(state[1][lid], failed))
             response = (lid, leader.leader_epoch, offset, leader_leo, leader.high_watermark, ())
         else:
-            read = read_from_local_log(leader, offset, 0, self.sat).unwrap()
             start = (leader_epoch_start_offset(leader)
                      if self.cfg.expand_rule == "epoch-start" else None)
-            update = update_follower_fetch(leader, f, read, leader_epoch_start=start).unwrap()
+            update = update_follower_fetch(
+                leader, f, read, since_previous_fetch=self.previous_fetch,
+                leader_epoch_start=start, hw_lag_ms=self.hw_lag,
+            ).unwrap()
             if update.error is not Errors.NONE:
                 return None
             new_leader = update.partition
@@ -578,7 +650,7 @@ class KafkaModel:
             if update.isr_changed and not self._may_join(state, lid):
                 # The conditional ZooKeeper write failed: the ISR stays, the fetch counts.
                 new_leader = raise_leader_hw(
-                    replace(leader, remotes=new_leader.remotes)
+                    replace(leader, remotes=new_leader.remotes), self.sat, self.hw_lag
                 ).partition
                 zk_write = False
             s = self._set_broker(state, lid, self._with_partition(state[1][lid], new_leader))
@@ -596,14 +668,18 @@ class KafkaModel:
 
     def _apply_response(self, state: State, f: int, r: tuple[Any, ...]) -> State:
         """The follower side of a fetch: append and take the HW (``process_partition_data``),
-        or, for an offset past the leader's LEO, truncate to that LEO."""
+        or, for an offset past the leader's LEO, ``handle_offset_out_of_range``: truncate to
+        that LEO, or exit the broker (``kafka_7414=false``, unclean election disabled)."""
         fb = state[1][f]
         follower = self.partition(state, f)
         cut = r[R_LEADER_LEO]
         if r[R_OFFSET] > cut:
-            truncated = replace(follower, log=follower.log[:cut],
-                                high_watermark=min(follower.high_watermark, cut))
-            s = self._set_broker(state, f, self._with_partition(fb, truncated))
+            out = handle_offset_out_of_range(
+                follower, cut, 0, self.cfg.unclean_election, not self.cfg.kafka_7414
+            ).unwrap()
+            if out.fatal:
+                return self._flag(self._crashed(state, f, False), F_HALTED)
+            s = self._set_broker(state, f, self._with_partition(fb, out.partition))
             return self._flag(s, F_TRUNCATED)
         follower = process_partition_data(
             follower, r[R_OFFSET], self.log_records(r[R_RECORDS]), r[R_HW]
@@ -652,15 +728,21 @@ class KafkaModel:
         for b, br in enumerate(brokers):
             if br[LEADER] != b or not br[ALIVE]:
                 continue
-            rem = tuple(
-                (r[0], r[1] + 1 if r[1] < sat and i != b else r[1])
-                for i, r in enumerate(br[REMOTES])
-            )
+            rem = tuple(self._aged(r, sat) if i != b else r for i, r in enumerate(br[REMOTES]))
             if rem != br[REMOTES]:
                 brokers[b] = self._set(br, REMOTES, rem)
                 changed = True
         if changed:
             out.append(("Tick", (state[0], tuple(brokers), state[2], state[3])))
+
+    @staticmethod
+    def _aged(r: tuple[int, ...], sat: int) -> tuple[int, ...]:
+        """A remote one tick older: its caught-up age and (kafka_4485) its previous fetch's."""
+        age = r[AGE] + 1 if r[AGE] < sat else r[AGE]
+        if len(r) == 2:
+            return (r[LEO_], age)
+        lf_age = r[LF_AGE] + 1 if r[LF_AGE] < sat else sat
+        return (r[LEO_], age, r[LF_LEO] if lf_age < sat else 0, lf_age)
 
     def _a_shrink_isr(self, state: State, out: Out) -> None:
         """``ShrinkIsr(b)``: leader ``b``'s ``isr-expiration`` task (``maybe_shrink_isr``):
@@ -670,7 +752,7 @@ class KafkaModel:
             if not self._is_acting_leader(state, b) or state[1][b][EPOCH] != state[0][Z_EPOCH]:
                 continue
             update = maybe_shrink_isr(
-                self.partition(state, b), self.sat, self.cfg.lag_ticks
+                self.partition(state, b), self.sat, self.cfg.lag_ticks, self.cfg.kafka_4485
             ).unwrap()
             if not update.isr_changed:
                 continue
@@ -877,7 +959,7 @@ class KafkaModel:
 
         result = become_leader_or_follower(
             manager, request, _snapshot(self._metadata_alive(state, dest)), self.sat,
-            self.rule, leader_logs,
+            self.rule, leader_logs, hw_lag_ms=self.hw_lag,
         ).unwrap()
         mgr = result.manager
         newp = mgr.partitions[0]

@@ -14,7 +14,10 @@ no back-references and is therefore byte-for-byte deterministic).
   when it leads), its log (each record one int: ``id * EPOCHS + epoch``), high watermark, the
   checkpointed HW, the flushed prefix length (only with unclean crashes), and while it leads
   ``remotes``: one ``(leo, age)`` per broker id (its own entry unused), ``age`` being the
-  logical ticks since the follower last caught up, saturated at ``lag_ticks + 1``; ``meta`` its
+  logical ticks since the follower last caught up, saturated at ``lag_ticks + 1``; with
+  ``kafka_4485`` also the follower's previous fetch, ``(leo, age, lf_leo, lf_age)``: the
+  leader's LEO then and the ticks since (``lf_age`` saturated likewise, ``lf_leo`` 0 once
+  saturated or unknown, since such a fetch can no longer date a catch-up); ``meta`` its
   MetadataCache as ``(alive_mask, leader, epoch, isr)`` (``()`` when metadata is not modelled);
   ``fetch`` the follower's fetch response in flight with ``fetch=split``, ``()`` when none
   (always with ``fetch=atomic``): ``(leader, leader_epoch, fetch_offset, leader_leo, hw,
@@ -43,7 +46,7 @@ C_EPOCH, Z_LEADER, Z_EPOCH, Z_ISR, AR, ISR_CHANGES = 0, 1, 2, 3, 4, 5
 
 # ---- broker ----------------------------------------------------------------------------
 ALIVE, LOG, HW, CKPT, FLUSHED, EPOCH, LEADER, CEPOCH, ISR, REMOTES, META, FETCH = range(12)
-LEO_, AGE = 0, 1  # fields of a remote entry
+LEO_, AGE, LF_LEO, LF_AGE = 0, 1, 2, 3  # fields of a remote entry (the last two: kafka_4485)
 R_LEADER, R_EPOCH, R_OFFSET, R_LEADER_LEO, R_HW, R_RECORDS = range(6)  # fields of ``fetch``
 
 # ---- message ---------------------------------------------------------------------------
@@ -64,6 +67,9 @@ F_UNCLEAN = 4
 """An unclean leader election happened (a leader from outside the live ISR)."""
 F_TRUNCATED = 8
 """A follower truncated records off its log (a ``sometimes`` witness)."""
+F_HALTED = 16
+"""A broker exited (``FatalExitError``): a follower past its leader's LEO with unclean
+election disabled, before KAFKA-7414 (``kafka_7414=false``)."""
 
 NONE = -1
 """No leader / not yet (ghost epochs) / unknown."""

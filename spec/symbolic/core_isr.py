@@ -2,7 +2,9 @@
 
 Encodes ``core.isr.maybe_shrink_isr``, ``core.isr.maybe_expand_isr`` (the pre-2.1 rule and
 KAFKA-7128's epoch-start rule) and ``core.partition.maybe_increment_leader_hw`` as
-relations ``T(s, s')`` over a ``LeaderState`` of unbounded Z3 Ints/Bools.
+relations ``T(s, s')`` over a ``LeaderState`` of unbounded Z3 Ints/Bools, each with the HW
+over the ISR (Kafka <= 0.10.1, ``core``'s default) or, given ``caught_up = (now, lag)``,
+KAFKA-4485's HW over the ISR and the followers caught up within ``lag`` (0.10.2+).
 
 State (``n`` replicas, broker ids ``0 … n-1``, broker ``0`` the local leader):
 
@@ -73,15 +75,30 @@ def _isr_leo(s: LeaderState, i: int) -> Int:
     return s.leo if i == 0 else s.rleo[i]
 
 
-def _raised_hw(s: LeaderState, isr: tuple[Bool, ...]) -> Int:
+CaughtUp: TypeAlias = "tuple[Int, Int] | None"
+"""KAFKA-4485's ``(now_ms, hw_lag_ms)`` of ``core.partition.raise_leader_hw`` (``None``:
+the ISR only)."""
+
+
+def counts_for_hw(isr: Bool, caught: Int, caught_up: CaughtUp) -> Bool:
+    """Whether a follower's LEO enters the HW minimum: in the ISR, or (KAFKA-4485) caught
+    up within the lag (``now - caught <= lag``)."""
+    if caught_up is None:
+        return isr
+    now, lag = caught_up
+    return z3.Or(isr, now - caught <= lag)
+
+
+def _raised_hw(s: LeaderState, isr: tuple[Bool, ...], caught_up: CaughtUp = None) -> Int:
     """``raise_leader_hw``'s new HW: ``max(HW, min LEO over isr)`` (isr contains the leader).
 
-    The minimum is a nested ``If`` over the members; the leader's LEO seeds it because a
-    well-formed leader is in ``isr``.
+    The minimum is a nested ``If`` over the members (with ``caught_up``, also the caught-up
+    followers); the leader's LEO starts it because a well-formed leader is in ``isr``.
     """
     low: Int = s.leo
     for i in range(1, s.n):
-        low = z3.If(z3.And(isr[i], s.rleo[i] < low), s.rleo[i], low)
+        member = counts_for_hw(isr[i], s.caught[i], caught_up)
+        low = z3.If(z3.And(member, s.rleo[i] < low), s.rleo[i], low)
     return z3.If(low > s.hw, low, s.hw)
 
 
@@ -97,14 +114,15 @@ def _isr_is(t: LeaderState, isr: tuple[Bool, ...]) -> Bool:
     return z3.And([t.isr[i] == isr[i] for i in range(t.n)])
 
 
-def increment_leader_hw(s: LeaderState, t: LeaderState) -> Bool:
+def increment_leader_hw(s: LeaderState, t: LeaderState, caught_up: CaughtUp = None) -> Bool:
     """``core.partition.maybe_increment_leader_hw`` on a leader.
 
     The HW becomes the smallest LEO in the ISR (unknown follower LEOs are ``-1``) if that
     is larger, else stays; nothing else changes.  Shortcut: ``hw_incremented`` is
     ``t.hw > s.hw``, not a state field.
     """
-    return z3.And(well_formed(s), _frame(s, t), _isr_is(t, s.isr), t.hw == _raised_hw(s, s.isr))
+    return z3.And(well_formed(s), _frame(s, t), _isr_is(t, s.isr),
+                  t.hw == _raised_hw(s, s.isr, caught_up))
 
 
 def out_of_sync(s: LeaderState, i: int, now_ms: Int, lag_ms: Int) -> Bool:
@@ -112,7 +130,8 @@ def out_of_sync(s: LeaderState, i: int, now_ms: Int, lag_ms: Int) -> Bool:
     return z3.And(s.isr[i], now_ms - s.caught[i] > lag_ms)
 
 
-def shrink_isr(s: LeaderState, t: LeaderState, now_ms: Int, lag_ms: Int) -> Bool:
+def shrink_isr(s: LeaderState, t: LeaderState, now_ms: Int, lag_ms: Int,
+               kafka_4485: bool = False) -> Bool:
     """``core.isr.maybe_shrink_isr(p, now_ms, lag_ms)`` on a leader.
 
     Negative ``now``/``lag`` or a malformed state: no successor (the Python's ``Failure``).
@@ -124,7 +143,8 @@ def shrink_isr(s: LeaderState, t: LeaderState, now_ms: Int, lag_ms: Int) -> Bool
     any_out = z3.Or(out)
     return z3.And(
         now_ms >= 0, lag_ms >= 0, well_formed(s), _frame(s, t), _isr_is(t, new_isr),
-        t.hw == z3.If(any_out, _raised_hw(s, new_isr), s.hw),
+        t.hw == z3.If(any_out,
+                      _raised_hw(s, new_isr, (now_ms, lag_ms) if kafka_4485 else None), s.hw),
     )
 
 
@@ -138,7 +158,8 @@ def may_join_isr(s: LeaderState, j: int, epoch_start: Int | None) -> Bool:
     return reached_hw if epoch_start is None else z3.And(reached_hw, s.rleo[j] >= epoch_start)
 
 
-def expand_isr(s: LeaderState, t: LeaderState, j: int, epoch_start: Int | None = None) -> Bool:
+def expand_isr(s: LeaderState, t: LeaderState, j: int, epoch_start: Int | None = None,
+               caught_up: CaughtUp = None) -> Bool:
     """``core.isr.maybe_expand_isr(p, j, epoch_start)`` on a leader, follower ``1 ≤ j < n``.
 
     ``j`` outside the followers (``NOT_A_REPLICA``) or a malformed state: no successor.
@@ -150,5 +171,6 @@ def expand_isr(s: LeaderState, t: LeaderState, j: int, epoch_start: Int | None =
     joins = z3.And(z3.Not(s.isr[j]), may_join_isr(s, j, epoch_start))
     new_isr = tuple(z3.Or(s.isr[i], joins) if i == j else s.isr[i] for i in range(s.n))
     return z3.And(
-        well_formed(s), _frame(s, t), _isr_is(t, new_isr), t.hw == _raised_hw(s, new_isr)
+        well_formed(s), _frame(s, t), _isr_is(t, new_isr),
+        t.hw == _raised_hw(s, new_isr, caught_up),
     )

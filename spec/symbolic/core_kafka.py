@@ -19,7 +19,9 @@ unbounded Z3 Ints / Bools / arrays Int → Int:
   non-leader tracks no remotes: its remote fields are pinned to ``RemoteReplica``'s defaults.
 
 Shortcuts: the AR order, open transactions and the ``is_new_leader`` / ``hw_incremented`` /
-``isr_changed`` flags are not state; ``since_previous_fetch`` is off (the model's default);
+``isr_changed`` flags are not state; KAFKA-4485's rules (the ``kafka`` model's
+``kafka_4485``, on by default) are the optional ``previous_fetch`` / ``hw_lag`` arguments
+(``core``'s ``since_previous_fetch`` / ``hw_lag_ms``), off by default as in ``core``;
 ``read_from_local_log`` has no ``max_records``; a leader-epoch truncation reads the leader's
 log as a parameter (``SymLog``), as ``core`` does.  Quantifiers over offsets (KIP-101's
 "first offset of a larger epoch", KIP-279's "last offset where both logs agree", the start
@@ -36,7 +38,14 @@ from typing import Protocol, TypeAlias
 
 import z3
 
-from spec.symbolic.core_isr import LeaderState, expand_isr, increment_leader_hw, shrink_isr
+from spec.symbolic.core_isr import (
+    CaughtUp,
+    LeaderState,
+    counts_for_hw,
+    expand_isr,
+    increment_leader_hw,
+    shrink_isr,
+)
 
 Int: TypeAlias = z3.ArithRef
 Bool: TypeAlias = z3.BoolRef
@@ -196,12 +205,20 @@ def well_formed(s: BrokerState) -> Bool:
     )
 
 
-def raised_hw(leo: Int, hw: Int, isr: Sequence[Bool], rleo: Sequence[Int]) -> Int:
-    """``raise_leader_hw``'s HW: ``max(hw, min LEO over isr)``, the leader (in isr) at ``leo``."""
+def raised_hw(leo: Int, hw: Int, isr: Sequence[Bool], rleo: Sequence[Int],
+              caught: Sequence[Int] = (), caught_up: CaughtUp = None) -> Int:
+    """``raise_leader_hw``'s HW: ``max(hw, min LEO over isr)``, the leader (in isr) at ``leo``;
+    with ``caught_up = (now, lag)`` (KAFKA-4485) also over the followers whose ``caught``
+    time is within ``lag`` of ``now``."""
     low: Int = leo
     for i in range(1, len(isr)):
-        low = z3.If(z3.And(isr[i], rleo[i] < low), rleo[i], low)
+        member = isr[i] if caught_up is None else counts_for_hw(isr[i], caught[i], caught_up)
+        low = z3.If(z3.And(member, rleo[i] < low), rleo[i], low)
     return z3.If(low > hw, low, hw)
+
+
+def _caught_up(now: Int | None, hw_lag: Int | None) -> CaughtUp:
+    return None if hw_lag is None or now is None else (now, hw_lag)
 
 
 def forall_below(lo: Int, hi: Int, body: Callable[[Int], Bool], bound: int | None,
@@ -261,37 +278,43 @@ def fenced(s: BrokerState, req: Request) -> Bool:
     return z3.And(req.epoch > s.epoch, req.cepoch >= s.cepoch)
 
 
-def become_leader(s: BrokerState, t: BrokerState, req: Request, now: Int) -> Bool:
+def become_leader(s: BrokerState, t: BrokerState, req: Request, now: Int,
+                  hw_lag: Int | None = None) -> Bool:
     """``become_leader_or_follower`` with one partition state naming broker 0 the leader.
 
     Malformed request or state, negative ``now``: no successor.  A request not accepted
     (``fenced``): the partition is unchanged.  Else ``make_leader``.
     """
     return z3.And(now >= 0, request_well_formed(req, 0), well_formed(s),
-                  z3.If(fenced(s, req), make_leader(s, t, req, now), unchanged(s, t)))
+                  z3.If(fenced(s, req), make_leader(s, t, req, now, hw_lag), unchanged(s, t)))
 
 
-def make_leader(s: BrokerState, t: BrokerState, req: Request, now: Int) -> Bool:
+def make_leader(s: BrokerState, t: BrokerState, req: Request, now: Int,
+                hw_lag: Int | None = None) -> Bool:
     """``core.partition.make_leader(p, state(leader=0), now)``.
 
     Adopts the request's epochs, ISR; every remote's caught-up time is ``now`` if in the
     ISR else 0, its last fetch (LEO, ``now``); a new leader (``leader ≠ 0`` before) forgets
-    every remote LEO and log start (-1).  Then the HW is raised over the new ISR.  No
-    fencing (the caller's, see ``fenced``).
+    every remote LEO, log start and last fetch (-1, ``UnknownLogReadResult``).  Then the
+    HW is raised over the new ISR (with ``hw_lag``, KAFKA-4485: and the followers caught
+    up within it).  No fencing (the caller's, see ``fenced``).
     """
     new = z3.Not(is_leader(s))
     rleo = tuple(z3.If(new, z3.IntVal(-1), s.rleo[i]) if i else s.rleo[0] for i in range(s.n))
     rstart = tuple(z3.If(new, z3.IntVal(-1), s.rstart[i]) if i else s.rstart[0]
                    for i in range(s.n))
+    caught = tuple(z3.If(req.isr[i], now, 0) if i else s.caught[0] for i in range(s.n))
     remotes = [z3.And(t.rleo[i] == rleo[i], t.rstart[i] == rstart[i],
-                      t.caught[i] == z3.If(req.isr[i], now, 0), t.lfleo[i] == s.end,
-                      t.lftime[i] == now) for i in range(1, s.n)]
+                      t.caught[i] == caught[i],
+                      t.lfleo[i] == z3.If(new, -1, s.end),
+                      t.lftime[i] == z3.If(new, -1, now)) for i in range(1, s.n)]
     return z3.And(
         now >= 0, request_well_formed(req, 0), well_formed(s),
         unchanged(s, t, "leader", "epoch", "cepoch", "zk", "isr", "created", "hw", *REMOTES),
         t.leader == 0, t.epoch == req.epoch, t.cepoch == req.cepoch, t.zk == req.zk,
         z3.And([t.isr[i] == req.isr[i] for i in range(s.n)]), t.created, *remotes,
-        t.hw == raised_hw(s.end, s.hw, req.isr, rleo),
+        t.hw == raised_hw(s.end, s.hw, req.isr, rleo, caught, _caught_up(now, hw_lag)),
+        *([] if hw_lag is None else [hw_lag >= 0]),
     )
 
 
@@ -310,11 +333,12 @@ def truncate_to_hw_rule(s: BrokerState, leader_log: SymLog, w: Witness,
 
 def kip101_rule(s: BrokerState, leader_log: SymLog, w: Witness,
                 bound: int | None) -> tuple[Int, Bool]:
-    """``core.truncation.kip101_truncation_offset`` (OffsetForLeaderEpoch, HW fallback).
+    """``core.partition.truncate_by_leader_epoch_kip101`` (Kafka 0.11's OffsetForLeaderEpoch).
 
     Empty follower: 0.  Else with ``e`` its last record's epoch: the leader's LEO if the
     leader's last epoch is ``e``, else the first leader offset of an epoch ``> e`` (witness
-    ``first``), else (empty leader or no larger epoch) the follower's HW.
+    ``first``), else (empty leader, no larger epoch, or ``e`` older than the leader's first
+    epoch: ``UNDEFINED_EPOCH_OFFSET``) the follower's HW.
     """
     e = s.rep[s.end - 1]
     lead = leader_log
@@ -323,7 +347,8 @@ def kip101_rule(s: BrokerState, leader_log: SymLog, w: Witness,
     found = z3.And(first >= 0, first < lead.end, lead.rep[first] > e,
                    forall_below(z3.IntVal(0), first, lambda o: lead.rep[o] <= e, bound))
     answer = z3.If(s.end == 0, 0, z3.If(lead.end == 0, s.hw, z3.If(
-        lead.rep[lead.end - 1] == e, lead.end, z3.If(none, s.hw, first))))
+        lead.rep[lead.end - 1] == e, lead.end, z3.If(
+            z3.Or(none, e < lead.rep[0]), s.hw, first))))
     return answer, z3.Implies(z3.Not(none), found)
 
 
@@ -346,9 +371,25 @@ def kip279_rule(s: BrokerState, leader_log: SymLog, w: Witness,
     return z3.If(lead.end == 0, 0, k), side
 
 
+def kip279_2_0_rule(s: BrokerState, leader_log: SymLog, w: Witness,
+                    bound: int | None) -> tuple[Int, Bool]:
+    """``core.partition.truncate_by_leader_epoch_kip279_2_0``: Kafka 2.0's KIP-279.
+
+    Empty follower: 0.  An empty leader, or the follower's last epoch ``e`` outside the
+    leader's ``[first epoch, last epoch]`` (``UNDEFINED_EPOCH_OFFSET``): the follower's HW.
+    Else ``kip279_rule``.
+    """
+    e = s.rep[s.end - 1]
+    lead = leader_log
+    answer, side = kip279_rule(s, leader_log, w, bound)
+    undefined = z3.Or(lead.end == 0, e < lead.rep[0], e > lead.rep[lead.end - 1])
+    return z3.If(s.end == 0, 0, z3.If(undefined, s.hw, answer)), side
+
+
 RULES: dict[str, TruncationRule] = {
     "truncate-to-hw": truncate_to_hw_rule,
     "kip101": kip101_rule,
+    "kip279-2.0": kip279_2_0_rule,
     "kip279": kip279_rule,
 }
 """The symbolic truncation rules, by ``core.partition.TRUNCATION_RULES``' names."""
@@ -424,12 +465,12 @@ def _appended(s: BrokerState, ids: Sequence[Int], epochs: Sequence[Int]
 
 
 def append_as_leader(s: BrokerState, t: BrokerState, ids: Sequence[Int], acks: int,
-                     min_isr: Int) -> Bool:
+                     min_isr: Int, now: Int | None = None, hw_lag: Int | None = None) -> Bool:
     """``core.produce.append_records_to_leader(p, ids, acks, min_isr)`` (not transactional).
 
     Bad acks or ``min_isr < 1``: no successor.  Not the leader, or acks=all with fewer than
     ``min_isr`` in the ISR: unchanged.  Otherwise the records get the leader epoch and the
-    HW is raised (an ISR of one commits at once).
+    HW is raised (an ISR of one commits at once; ``now``/``hw_lag``: KAFKA-4485's rule).
     """
     if acks not in ACKS:
         return z3.BoolVal(False)
@@ -438,8 +479,11 @@ def append_as_leader(s: BrokerState, t: BrokerState, ids: Sequence[Int], acks: i
     if acks == -1:
         refused = z3.Or(refused, count(s.isr) < min_isr)
     grows = z3.And(unchanged(s, t, "end", "rid", "rep", "hw"), t.end == end, t.rid == rid,
-                   t.rep == rep, t.hw == raised_hw(end, s.hw, s.isr, s.rleo))
-    return z3.And(min_isr >= 1, well_formed(s), z3.If(refused, unchanged(s, t), grows))
+                   t.rep == rep, t.hw == raised_hw(end, s.hw, s.isr, s.rleo, s.caught,
+                                                   _caught_up(now, hw_lag)))
+    guard = [] if hw_lag is None or now is None else [now >= 0, hw_lag >= 0]
+    return z3.And(min_isr >= 1, well_formed(s), *guard,
+                  z3.If(refused, unchanged(s, t), grows))
 
 
 def epoch_start_is(s: BrokerState, x: Int, bound: int | None) -> Bool:
@@ -460,27 +504,40 @@ def _leader_state(s: BrokerState) -> LeaderState:
 
 def follower_fetch_on_leader(s: BrokerState, t: BrokerState, j: int, fetch_offset: Int,
                              follower_start: Int, now: Int,
-                             epoch_start: Int | None = None) -> Bool:
-    """``read_from_local_log`` then ``update_follower_fetch`` for follower ``j`` (pre-1.1 rule).
+                             epoch_start: Int | None = None, previous_fetch: bool = False,
+                             hw_lag: Int | None = None) -> Bool:
+    """``read_from_local_log`` then ``update_follower_fetch`` for follower ``j``.
 
-    Negative offset/time or ``j`` not a follower: no successor.  Not the leader, or the
-    offset outside ``[log start, LEO]``: unchanged.  Else the remote of ``j`` records the
-    fetch (LEO := fetch offset, caught up at ``now`` if it reached the LEO), then
-    ``maybe_expand_isr(j, epoch_start)`` and the HW raise — the ``core_isr`` relation.
+    Negative offset/time or ``j`` not a follower: no successor.  Not the leader: unchanged.
+    Else the remote of ``j`` records the fetch (LEO := fetch offset, caught up at ``now`` if
+    it reached the LEO) or, for an offset outside ``[log start, LEO]`` (a failed read), an
+    unknown LEO, log start and last fetch (-1); then ``maybe_expand_isr(j, epoch_start)``
+    and the HW raise — the ``core_isr`` relation.  ``previous_fetch`` (KAFKA-4485): a
+    fetch reaching the LEO of the previous fetch dates the catch-up to that fetch;
+    ``hw_lag``: the HW also waits for followers caught up within it (at ``now``, or at -1
+    for a failed read, Kafka's ``fetchTimeMs``).
     """
     if not 1 <= j < s.n:
         return z3.BoolVal(False)
-    ok = z3.And(is_leader(s), s.start <= fetch_offset, fetch_offset <= s.end)
+    ok = z3.And(s.start <= fetch_offset, fetch_offset <= s.end)
     caught = z3.If(z3.And(fetch_offset >= s.end, now > s.caught[j]), now, s.caught[j])
-    mid = replace(s, rleo=_put(s.rleo, j, fetch_offset), rstart=_put(s.rstart, j, follower_start),
-                  caught=_put(s.caught, j, caught), lfleo=_put(s.lfleo, j, s.end),
-                  lftime=_put(s.lftime, j, now))
+    if previous_fetch:
+        caught = z3.If(z3.And(fetch_offset < s.end, fetch_offset >= s.lfleo[j]),
+                       _max(s.caught[j], s.lftime[j]), caught)
+    unknown = z3.IntVal(-1)
+    mid = replace(s, rleo=_put(s.rleo, j, z3.If(ok, fetch_offset, unknown)),
+                  rstart=_put(s.rstart, j, z3.If(ok, follower_start, unknown)),
+                  caught=_put(s.caught, j, z3.If(ok, caught, s.caught[j])),
+                  lfleo=_put(s.lfleo, j, z3.If(ok, s.end, unknown)),
+                  lftime=_put(s.lftime, j, z3.If(ok, now, unknown)))
+    at = z3.If(ok, now, z3.IntVal(-1))
     update = z3.And(
-        expand_isr(_leader_state(mid), _leader_state(t), j, epoch_start),
+        expand_isr(_leader_state(mid), _leader_state(t), j, epoch_start, _caught_up(at, hw_lag)),
         unchanged(mid, t, "isr", "hw", "rleo", "caught", "zk"), zk_bumped(s, t),
     )
-    return z3.And(fetch_offset >= 0, now >= 0, well_formed(s),
-                  z3.If(ok, update, unchanged(s, t)))
+    guard = [] if hw_lag is None else [hw_lag >= 0]
+    return z3.And(fetch_offset >= 0, now >= 0, well_formed(s), *guard,
+                  z3.If(is_leader(s), update, unchanged(s, t)))
 
 
 def _put(xs: tuple[Int, ...], j: int, x: Int) -> tuple[Int, ...]:
@@ -526,22 +583,34 @@ def _on_leader(s: BrokerState, t: BrokerState, step: Bool) -> Bool:
         unchanged(s, t)))
 
 
-def increment_hw(s: BrokerState, t: BrokerState) -> Bool:
-    """``core.partition.maybe_increment_leader_hw`` (``core_isr.increment_leader_hw``)."""
-    return _on_leader(s, t, increment_leader_hw(_leader_state(s), _leader_state(t)))
+def _time_guard(now: Int | None, hw_lag: Int | None) -> list[Bool]:
+    """``core``'s rejection of a negative time or lag, for the arguments given."""
+    return [x >= 0 for x in (now, hw_lag) if x is not None]
 
 
-def shrink(s: BrokerState, t: BrokerState, now: Int, lag: Int) -> Bool:
-    """``core.isr.maybe_shrink_isr(p, now, lag)`` (``core_isr.shrink_isr``)."""
-    return z3.And(now >= 0, lag >= 0,
-                  _on_leader(s, t, shrink_isr(_leader_state(s), _leader_state(t), now, lag)))
+def increment_hw(s: BrokerState, t: BrokerState, now: Int | None = None,
+                 hw_lag: Int | None = None) -> Bool:
+    """``core.partition.maybe_increment_leader_hw(p, now, hw_lag)``
+    (``core_isr.increment_leader_hw``)."""
+    step = increment_leader_hw(_leader_state(s), _leader_state(t), _caught_up(now, hw_lag))
+    return z3.And(*_time_guard(now, hw_lag), _on_leader(s, t, step))
 
 
-def expand(s: BrokerState, t: BrokerState, j: int, epoch_start: Int | None = None) -> Bool:
-    """``core.isr.maybe_expand_isr(p, j, epoch_start)`` (``core_isr.expand_isr``)."""
+def shrink(s: BrokerState, t: BrokerState, now: Int, lag: Int, kafka_4485: bool = False
+           ) -> Bool:
+    """``core.isr.maybe_shrink_isr(p, now, lag, kafka_4485)`` (``core_isr.shrink_isr``)."""
+    return z3.And(now >= 0, lag >= 0, _on_leader(
+        s, t, shrink_isr(_leader_state(s), _leader_state(t), now, lag, kafka_4485)))
+
+
+def expand(s: BrokerState, t: BrokerState, j: int, epoch_start: Int | None = None,
+           now: Int | None = None, hw_lag: Int | None = None) -> Bool:
+    """``core.isr.maybe_expand_isr(p, j, epoch_start, now, hw_lag)`` (``core_isr.expand_isr``)."""
     if not 1 <= j < s.n:
         return z3.BoolVal(False)
-    return _on_leader(s, t, expand_isr(_leader_state(s), _leader_state(t), j, epoch_start))
+    step = expand_isr(_leader_state(s), _leader_state(t), j, epoch_start,
+                      _caught_up(now, hw_lag))
+    return z3.And(*_time_guard(now, hw_lag), _on_leader(s, t, step))
 
 
 # ---------------------------------------------------------------------------------------

@@ -140,6 +140,12 @@ def pin_zk(z: ZkState, v: ZkView) -> z3.BoolRef:
                   *[z.isr[i] == v.isr[i] for i in range(len(z.isr))])
 
 
+K4485 = "[kafka-4485]"
+"""The suffix of the families taking KAFKA-4485's rules (Kafka 0.10.2+, the ``kafka``
+model's default ``kafka_4485``): the previous-fetch catch-up and the HW over caught-up
+followers, ``now`` and ``lag`` existential."""
+
+
 def _num(model: z3.ModelRef, x: z3.ExprRef) -> int:
     value = model.eval(x, model_completion=True)
     if not isinstance(value, z3.IntNumRef):  # MBQI models may hold lambda terms
@@ -302,10 +308,12 @@ class CoreKafkaSystem:
     def _role_actions(self) -> list[ActionInstance]:
         n = self.n
 
-        def leader(guard: bool) -> BrokerRel:
+        def leader(guard: bool, lagged: bool = False) -> BrokerRel:
             def rel(s: BrokerState, t: BrokerState, f: Fresh) -> z3.BoolRef:
                 req, now = _request(f, n), f.int("now")
-                return become_leader(s, t, req, now) if guard else make_leader(s, t, req, now)
+                lag = f.int("lag") if lagged else None
+                return (become_leader(s, t, req, now, lag) if guard
+                        else make_leader(s, t, req, now, lag))
             return rel
 
         def follower(j: int, rule: str, guard: bool) -> BrokerRel:
@@ -319,7 +327,11 @@ class CoreKafkaSystem:
             return rel
 
         out = [self._broker_action("MakeLeader", "MakeLeader", leader(False)),
-               self._broker_action("BecomeLeader", "BecomeLeader", leader(True))]
+               self._broker_action("BecomeLeader", "BecomeLeader", leader(True)),
+               self._broker_action(f"MakeLeader{K4485}", f"MakeLeader{K4485}",
+                                   leader(False, True)),
+               self._broker_action(f"BecomeLeader{K4485}", f"BecomeLeader{K4485}",
+                                   leader(True, True))]
         for rule in RULES:
             for guard, kind in ((False, "MakeFollower"), (True, "BecomeFollower")):
                 out += [self._broker_action(f"{kind}[{rule}]", f"{kind}[{rule}]({j})",
@@ -329,22 +341,27 @@ class CoreKafkaSystem:
     def _data_actions(self) -> list[ActionInstance]:
         n = self.n
 
-        def append(acks: int) -> BrokerRel:
-            return lambda s, t, f: append_as_leader(s, t, (f.int("id"),), acks, f.int("minisr"))
+        def append(acks: int, lagged: bool = False) -> BrokerRel:
+            def rel(s: BrokerState, t: BrokerState, f: Fresh) -> z3.BoolRef:
+                timing = (f.int("now"), f.int("lag")) if lagged else (None, None)
+                return append_as_leader(s, t, (f.int("id"),), acks, f.int("minisr"), *timing)
+            return rel
 
-        def fetch(j: int, epoch_start: bool) -> BrokerRel:
+        def fetch(j: int, epoch_start: bool, lagged: bool = False) -> BrokerRel:
             def rel(s: BrokerState, t: BrokerState, f: Fresh) -> z3.BoolRef:
                 start = f.int("estart") if epoch_start else None
                 side = epoch_start_is(s, start, None) if start is not None else z3.BoolVal(True)
                 return z3.And(side, follower_fetch_on_leader(
-                    s, t, j, f.int("offset"), f.int("fstart"), f.int("now"), start))
+                    s, t, j, f.int("offset"), f.int("fstart"), f.int("now"), start, lagged,
+                    f.int("lag") if lagged else None))
             return rel
 
-        def expand_with(j: int, epoch_start: bool) -> BrokerRel:
+        def expand_with(j: int, epoch_start: bool, lagged: bool = False) -> BrokerRel:
             def rel(s: BrokerState, t: BrokerState, f: Fresh) -> z3.BoolRef:
                 start = f.int("estart") if epoch_start else None
                 side = epoch_start_is(s, start, None) if start is not None else z3.BoolVal(True)
-                return z3.And(side, expand(s, t, j, start))
+                timing = (f.int("now"), f.int("lag")) if lagged else (None, None)
+                return z3.And(side, expand(s, t, j, start, *timing))
             return rel
 
         def process(s: BrokerState, t: BrokerState, f: Fresh) -> z3.BoolRef:
@@ -353,16 +370,28 @@ class CoreKafkaSystem:
 
         out = [self._broker_action("AppendAsLeader", f"AppendAsLeader(acks={a})", append(a))
                for a in (0, 1, -1)]
+        out += [self._broker_action(f"AppendAsLeader{K4485}", f"AppendAsLeader{K4485}(acks={a})",
+                                    append(a, True)) for a in (0, 1, -1)]
         for es, suffix in ((False, ""), (True, "[epoch-start]")):
             out += [self._broker_action(f"FetchOnLeader{suffix}", f"FetchOnLeader{suffix}({j})",
                                         fetch(j, es)) for j in range(1, n)]
             out += [self._broker_action(f"ExpandIsr{suffix}", f"ExpandIsr{suffix}({j})",
                                         expand_with(j, es)) for j in range(1, n)]
+            out += [self._broker_action(f"FetchOnLeader{suffix}{K4485}",
+                                        f"FetchOnLeader{suffix}{K4485}({j})",
+                                        fetch(j, es, True)) for j in range(1, n)]
+            out += [self._broker_action(f"ExpandIsr{suffix}{K4485}",
+                                        f"ExpandIsr{suffix}{K4485}({j})",
+                                        expand_with(j, es, True)) for j in range(1, n)]
         out += [
             self._broker_action("ProcessPartitionData", "ProcessPartitionData", process),
             self._broker_action("IncrementHw", "IncrementHw", lambda s, t, f: increment_hw(s, t)),
+            self._broker_action(f"IncrementHw{K4485}", f"IncrementHw{K4485}",
+                                lambda s, t, f: increment_hw(s, t, f.int("now"), f.int("lag"))),
             self._broker_action("ShrinkIsr", "ShrinkIsr",
                                 lambda s, t, f: shrink(s, t, f.int("now"), f.int("lag"))),
+            self._broker_action(f"ShrinkIsr{K4485}", f"ShrinkIsr{K4485}",
+                                lambda s, t, f: shrink(s, t, f.int("now"), f.int("lag"), True)),
         ]
         return out
 

@@ -63,11 +63,11 @@ def one_fetch_behind(since_previous_fetch: bool) -> Partition:
     return ok(update_follower_fetch(p, 1, read, since_previous_fetch)).partition
 
 
-def test_with_the_seeds_rule_only_reaching_the_current_leo_counts_as_caught_up() -> None:
+def test_before_kafka_0_10_2_only_reaching_the_current_leo_counts_as_caught_up() -> None:
     assert follower_view(one_fetch_behind(False), 1).last_caught_up_time_ms == 0
 
 
-def test_newer_kafka_dates_catch_up_to_the_previous_fetch_whose_leo_was_reached() -> None:
+def test_kafka_0_10_2_dates_catch_up_to_the_previous_fetch_whose_leo_was_reached() -> None:
     assert follower_view(one_fetch_behind(True), 1).last_caught_up_time_ms == 100
 
 
@@ -163,9 +163,32 @@ def test_read_from_local_log_answers_not_leader_and_out_of_range_as_values() -> 
     beyond = ok(read_from_local_log(p, 3, 0, 0))
     assert beyond.error is Errors.OFFSET_OUT_OF_RANGE
     assert beyond.records == ()
-    unchanged = ok(update_follower_fetch(p, 1, beyond))
-    assert unchanged.partition is p
-    assert unchanged.error is Errors.OFFSET_OUT_OF_RANGE
+    failed = ok(update_follower_fetch(p, 1, beyond))
+    assert failed.error is Errors.OFFSET_OUT_OF_RANGE
+    assert (failed.isr_changed, failed.hw_incremented) == (False, False)
+    assert failed.partition.high_watermark == p.high_watermark
+
+
+def test_a_failed_read_makes_the_follower_leo_unknown_as_kafka_0_10_2_to_2_1_do() -> None:
+    p = in_sync_leader(2, now_ms=50)
+    beyond = ok(read_from_local_log(p, 3, 0, 900))
+    view = follower_view(ok(update_follower_fetch(p, 1, beyond)).partition, 1)
+    # updateLogReadResult(LogReadResult(UnknownOffsetMetadata, ..., fetchTimeMs = -1))
+    assert (view.log_end_offset, view.log_start_offset) == (-1, -1)
+    assert (view.last_fetch_leader_log_end_offset, view.last_fetch_time_ms) == (-1, -1)
+    assert view.last_caught_up_time_ms == follower_view(p, 1).last_caught_up_time_ms
+
+
+def test_after_a_failed_read_the_hw_waits_for_the_follower_to_fetch_again() -> None:
+    p = append(in_sync_leader(2), 1, first_id=9)  # LEO 3, HW 2: follower 1 still at 2
+    failed = ok(update_follower_fetch(p, 1, ok(read_from_local_log(p, 4, 0, 0)),
+                                      hw_lag_ms=LAG)).partition
+    other = ok(update_follower_fetch(failed, 2, ok(read_from_local_log(failed, 3, 0, 1)),
+                                     hw_lag_ms=LAG)).partition
+    assert other.high_watermark == 2  # follower 1's LEO is unknown
+    again = ok(update_follower_fetch(other, 1, ok(read_from_local_log(other, 3, 0, 2)),
+                                     hw_lag_ms=LAG)).partition
+    assert again.high_watermark == 3
 
 
 def test_a_fetch_to_a_former_leader_changes_nothing() -> None:
@@ -209,7 +232,7 @@ def lagging_new_leader() -> Partition:
 
 
 def test_a_new_leader_keeps_its_lagging_hw_while_an_isr_member_has_not_fetched() -> None:
-    # Kafka 2.0's makeLeader resets the remote LEOs to unknown: the min over the ISR is
+    # makeLeader (0.9.0+) resets a new leader's remote LEOs to unknown: the min over the ISR is
     # unknown, so maybeIncrementLeaderHW leaves the HW where the follower had it.
     p = lagging_new_leader()
     assert p.high_watermark == 0
@@ -256,3 +279,19 @@ def test_the_join_predicate_needs_both_the_hw_and_the_epoch_start() -> None:
     assert not may_join_isr(replica, 4)
     assert not may_join_isr(replica, 3, leader_epoch_start=4)
     assert may_join_isr(replica, 2, leader_epoch_start=3)
+
+
+def test_kafka_0_10_2_shrink_raises_the_hw_over_the_isr_and_caught_up_followers() -> None:
+    p = in_sync_leader(2, now_ms=0)
+    p = append(p, 2, first_id=5)  # LEO 4, HW 2
+    p = fetch(p, 1, 4, now_ms=LAG + 1)  # follower 1 caught up late; follower 2 lags
+    update = ok(maybe_shrink_isr(p, LAG + 1, LAG, kafka_4485=True))
+    assert update.partition.isr == {0, 1}
+    assert update.partition.high_watermark == 4
+
+
+def test_maybe_expand_isr_rejects_a_negative_time_or_lag() -> None:
+    p = in_sync_leader(1)
+    assert err(maybe_expand_isr(p, 1, now_ms=-1)).problem is Problem.NEGATIVE_VALUE
+    read = ok(read_from_local_log(p, 1, 0, 0))
+    assert err(update_follower_fetch(p, 1, read, hw_lag_ms=-1)).problem is Problem.NEGATIVE_VALUE

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from core import truncation
 from core.errors import Problem
+from core.isr import read_from_local_log, update_follower_fetch
 from core.partition import (
     TRUNCATION_RULES,
     create_log_if_not_exists,
@@ -20,6 +22,8 @@ from core.state import UNKNOWN_OFFSET, Partition, RemoteReplica, records, remote
 from core.truncation import Record
 from tests.core.helpers import TP, append, err, fetch, in_sync_leader, leader_partition, ok, state
 
+LAG_MS = 10_000
+
 
 def test_make_leader_on_a_fresh_partition_is_a_new_leader_adopting_the_request() -> None:
     result = ok(make_leader(Partition(TP, 0), state(0, (0, 1), (0, 1, 2), 4, 7, 9), 100))
@@ -33,8 +37,38 @@ def test_make_leader_on_a_fresh_partition_is_a_new_leader_adopting_the_request()
 
 def test_make_leader_sets_last_caught_up_to_now_for_isr_members_and_zero_otherwise() -> None:
     p = ok(make_leader(Partition(TP, 0), state(0, (0, 1), (0, 1, 2)), 1234)).partition
-    assert remote(p, 1) == RemoteReplica(1, UNKNOWN_OFFSET, UNKNOWN_OFFSET, 1234, 0, 1234)
-    assert remote(p, 2) == RemoteReplica(2, UNKNOWN_OFFSET, UNKNOWN_OFFSET, 0, 0, 1234)
+    # resetLastCaughtUpTime, then the new leader's updateLogReadResult(UnknownLogReadResult)
+    assert remote(p, 1) == RemoteReplica(1, UNKNOWN_OFFSET, UNKNOWN_OFFSET, 1234, -1, -1)
+    assert remote(p, 2) == RemoteReplica(2, UNKNOWN_OFFSET, UNKNOWN_OFFSET, 0, -1, -1)
+
+
+def test_a_leader_kept_in_a_new_epoch_resets_the_previous_fetch_to_its_leo_and_now() -> None:
+    p = in_sync_leader(5, now_ms=10)
+    again = ok(make_leader(p, state(0, (0, 1), (0, 1, 2), leader_epoch=2), 700))
+    assert not again.is_new_leader
+    kept = remote(again.partition, 1)
+    assert kept == RemoteReplica(1, 5, 0, 700, 5, 700)  # LEO kept, previous fetch reset
+    assert remote(again.partition, 2) == RemoteReplica(2, 5, 0, 0, 5, 700)
+
+
+def test_kafka_0_10_2_hw_waits_for_a_caught_up_follower_outside_the_isr() -> None:
+    p = replace(in_sync_leader(4, now_ms=0), isr=frozenset({0, 1}))
+    p = append(p, 2, first_id=10)  # LEO 6; follower 1 fetches up to it, 2 (outside) does not
+    read = ok(read_from_local_log(p, 6, 0, 100))
+    older = ok(update_follower_fetch(p, 1, read)).partition
+    assert older.high_watermark == 6  # ISR {0, 1} only: the HW runs ahead of follower 2
+    newer = ok(update_follower_fetch(p, 1, read, hw_lag_ms=LAG_MS)).partition
+    assert newer.high_watermark == 4  # follower 2 caught up at t=0, within the lag: waits
+    late = ok(maybe_increment_leader_hw(newer, LAG_MS + 1, LAG_MS)).partition
+    assert late.high_watermark == 6  # no longer caught up within the lag: not waited for
+
+
+def test_maybe_increment_leader_hw_rejects_a_negative_time_or_lag() -> None:
+    p = in_sync_leader(1)
+    assert err(maybe_increment_leader_hw(p, -1)).problem is Problem.NEGATIVE_VALUE
+    assert err(maybe_increment_leader_hw(p, 0, -1)).problem is Problem.NEGATIVE_VALUE
+    assert err(make_leader(p, state(0, (0,), (0, 1, 2), 1), 0, -1)).problem is (
+        Problem.NEGATIVE_VALUE)
 
 
 def test_a_new_leader_resets_remote_leos_to_unknown_so_followers_must_fetch_again() -> None:
@@ -122,7 +156,7 @@ def test_kip279_truncation_cuts_after_the_last_record_both_logs_share() -> None:
 
 
 def test_the_truncation_rules_are_registered_by_name() -> None:
-    assert set(TRUNCATION_RULES) == {"truncate-to-hw", "kip101", "kip279"}
+    assert set(TRUNCATION_RULES) == {"truncate-to-hw", "kip101", "kip279-2.0", "kip279"}
 
 
 def test_truncating_the_local_log_caps_hw_log_start_and_open_transactions() -> None:
@@ -163,3 +197,28 @@ def test_make_leader_and_make_follower_refuse_the_wrong_role() -> None:
     assert err(make_follower(Partition(TP, 5), state(0))).problem is Problem.NOT_A_REPLICA
     assert err(make_leader(Partition(TP, 5), state(5), 0)).problem is Problem.LEADER_NOT_IN_ISR
     assert err(make_leader(Partition(TP, 0), state(0), -1)).problem is Problem.NEGATIVE_VALUE
+
+
+def test_kafka_0_11_truncates_to_the_hw_when_its_epoch_is_older_than_the_leaders_first() -> None:
+    follower = (Record(1, 0), Record(2, 0), Record(3, 0))
+    leader = (Record(7, 2), Record(8, 2))  # an unclean leader whose log starts in epoch 2
+    # endOffsetFor(0): requestedEpoch < epochs.head.epoch -> UNDEFINED_EPOCH_OFFSET -> HW
+    assert truncate_by_leader_epoch_kip101(follower, 2, leader) == 2
+    # the TLA+ module (and Kafka 2.1's KAFKA-7415 answer) truncate to the first epoch's start
+    assert truncation.kip101_truncation_offset(leader, follower, 2) == 0
+    assert truncate_by_leader_epoch_kip279(follower, 2, leader) == 0
+    # an epoch the leader has a larger one after is still answered
+    assert truncate_by_leader_epoch_kip101(follower, 2, (Record(1, 0), Record(9, 3))) == 1
+
+
+def test_kafka_2_0_kip279_truncates_to_the_hw_when_the_leader_answers_undefined() -> None:
+    follower = (Record(1, 0), Record(2, 3))  # latest epoch 3, HW 1
+    rule = TRUNCATION_RULES["kip279-2.0"]
+    older = (Record(1, 0), Record(5, 1))  # epoch 3 newer than the leader's latest (1)
+    assert rule(follower, 1, older) == 1  # UNDEFINED_EPOCH_OFFSET: the HW
+    assert truncate_by_leader_epoch_kip279(follower, 1, older) == 1  # 2.1: the agreement
+    assert rule(follower, 1, (Record(6, 4),)) == 1  # older than the leader's first epoch
+    assert truncate_by_leader_epoch_kip279(follower, 1, (Record(6, 4),)) == 0
+    assert rule(follower, 1, ()) == 1 and rule((), 0, older) == 0  # empty leader / follower
+    within = (Record(1, 0), Record(7, 2), Record(8, 3))
+    assert rule(follower, 1, within) == truncate_by_leader_epoch_kip279(follower, 1, within) == 1

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from core.errors import Errors, Problem
 from core.isr import maybe_shrink_isr
+from core.partition import make_leader
 from core.produce import (
     ACKS_ALL,
     ACKS_LEADER,
@@ -13,11 +14,12 @@ from core.produce import (
     append_records_to_leader,
     check_enough_replicas_reach_offset,
     end_transaction,
+    handle_offset_out_of_range,
     process_partition_data,
 )
 from core.state import Partition, consumer_lag, last_stable_offset, low_watermark, records
 from core.truncation import Record
-from tests.core.helpers import TP, err, fetch, in_sync_leader, leader_partition, ok
+from tests.core.helpers import TP, err, fetch, in_sync_leader, leader_partition, ok, state
 
 
 def test_acks_0_and_1_complete_as_soon_as_the_leader_has_the_records() -> None:
@@ -115,3 +117,44 @@ def test_the_low_watermark_is_the_smallest_known_log_start_offset() -> None:
     assert low_watermark(p) == 2
     assert low_watermark(replace(p, remotes=(replace(p.remotes[0], log_start_offset=0),
                                              p.remotes[1]))) == 0
+
+
+def follower_ahead() -> Partition:
+    """Broker 1 follows broker 0 with 3 records, more than the leader's 1."""
+    return Partition(TP, 1, leader=0, leader_epoch=1, assigned_replicas=(0, 1),
+                     log=records((1, 2, 3), 0), log_created=True, high_watermark=2)
+
+
+def test_a_follower_past_the_leader_leo_truncates_to_it_since_kafka_2_1() -> None:
+    out = ok(handle_offset_out_of_range(follower_ahead(), 1))
+    assert (out.fatal, out.fetch_offset, len(out.partition.log)) == (False, 1, 1)
+    assert out.partition.high_watermark == 1
+
+
+def test_before_kafka_2_1_a_follower_past_the_leader_leo_halts_unless_unclean() -> None:
+    p = follower_ahead()
+    halted = ok(handle_offset_out_of_range(p, 1, fatal_when_unclean_disabled=True))
+    assert halted.fatal
+    assert halted.partition is p
+    unclean = ok(handle_offset_out_of_range(p, 1, unclean_leader_election=True,
+                                            fatal_when_unclean_disabled=True))
+    assert (unclean.fatal, unclean.fetch_offset) == (False, 1)
+
+
+def test_a_follower_behind_the_leader_keeps_its_log_or_is_rejected_past_the_log_start() -> None:
+    p = follower_ahead()
+    behind = ok(handle_offset_out_of_range(p, 5, 0))
+    assert (behind.partition, behind.fetch_offset, behind.fatal) == (p, 3, False)
+    assert err(handle_offset_out_of_range(p, 9, 4)).problem is Problem.OFFSET_OUT_OF_LOG
+    assert err(handle_offset_out_of_range(p, -1)).problem is Problem.NEGATIVE_VALUE
+    leader = ok(make_leader(Partition(TP, 0), state(0, (0,), (0,)), 0)).partition
+    assert err(handle_offset_out_of_range(leader, 0)).problem is Problem.WRONG_ROLE
+
+
+def test_an_append_raises_the_hw_over_caught_up_followers_only_with_kafka_0_10_2() -> None:
+    p = replace(in_sync_leader(2, now_ms=0), isr=frozenset({0}))  # followers caught up at 0
+    assert ok(append_records_to_leader(p, (5,), ACKS_LEADER)).partition.high_watermark == 3
+    held = ok(append_records_to_leader(p, (5,), ACKS_LEADER, now_ms=10, hw_lag_ms=100))
+    assert held.partition.high_watermark == 2  # waits for the caught-up followers
+    assert err(append_records_to_leader(p, (5,), ACKS_LEADER, now_ms=-1)).problem is (
+        Problem.NEGATIVE_VALUE)

@@ -23,7 +23,7 @@ from core.replica_manager import (
     restart_replica_manager,
     update_follower_log_read_results,
 )
-from core.state import Partition, PartitionState, TopicPartition, records
+from core.state import Partition, PartitionState, RemoteReplica, TopicPartition, records
 from core.truncation import Log, Record
 from tests.core.helpers import TP, err, ok, state
 
@@ -255,3 +255,46 @@ def test_a_leaderless_state_only_creates_the_log_even_if_metadata_lists_broker_m
     assert errors == {TP: Errors.NONE}
     partition = get_partition(after, TP)
     assert partition is not None and partition.log_created and partition.leader is None
+
+
+def test_the_hw_lag_reaches_make_leader_and_a_negative_one_is_rejected() -> None:
+    # a partition kept by its leader in a new epoch: follower 1 (out of the new ISR) was
+    # caught up at t=0, its LEO still unknown; within the lag it holds the HW back (KAFKA-4485)
+    led = replace(leader_with(records((1, 2), 1)), high_watermark=0)
+    base = put_partition(ReplicaManager(0), led)
+    req = request((TP, state(0, (0,), (0, 1), leader_epoch=2)))
+    older = get_partition(ok(become_leader_or_follower(base, req, ALIVE, 5)).manager, TP)
+    assert older is not None and older.high_watermark == 2
+    held = ok(become_leader_or_follower(base, req, ALIVE, 5, hw_lag_ms=10))
+    newer = get_partition(held.manager, TP)
+    assert newer is not None and newer.high_watermark == 0
+    assert err(become_leader_or_follower(base, req, ALIVE, 5, hw_lag_ms=-1)).problem is (
+        Problem.NEGATIVE_VALUE)
+
+
+def test_the_broker_level_isr_steps_pass_kafka_4485s_rules_on() -> None:
+    from tests.core.helpers import append, in_sync_leader
+
+    # follower 2 left the ISR but caught up at t=0; follower 1 fetches the new record
+    led = append(replace(in_sync_leader(2, now_ms=0), isr=frozenset({0, 1})), 1, first_id=7)
+    manager = put_partition(ReplicaManager(0), led)
+    read = ok(read_from_local_log(led, 3, 0, 5))
+    hw = {}
+    for lag in (None, 10):
+        done = ok(update_follower_log_read_results(manager, TP, 1, read, 5, hw_lag_ms=lag))
+        hw[lag] = done.update.partition.high_watermark
+    assert hw == {None: 3, 10: 2}  # within the lag, follower 2 (LEO 2) holds the HW at 2
+    # four replicas, LEO 3: follower 1 at 3 (caught up at 5); follower 2 (ISR, LEO 2) last
+    # caught up at 0; follower 3 (outside the ISR, LEO 2) caught up at 4 by the previous-
+    # fetch rule, still below the HW it needs to join
+    four = append(in_sync_leader(2, replicas=(0, 1, 2, 3), now_ms=0), 1, first_id=9)
+    four = replace(four, isr=frozenset({0, 1, 2}), remotes=(
+        RemoteReplica(1, 3, 0, 5, 3, 5), RemoteReplica(2, 2, 0, 0, 2, 0),
+        RemoteReplica(3, 2, 0, 4, 2, 4)))
+    base = put_partition(ReplicaManager(0), four)
+    after = {}
+    for kafka_4485 in (False, True):
+        shrunk = get_partition(ok(maybe_shrink_isr_all(base, 11, 10, kafka_4485)), TP)
+        assert shrunk is not None and shrunk.isr == {0, 1}
+        after[kafka_4485] = shrunk.high_watermark
+    assert after == {False: 3, True: 2}  # follower 3, caught up at 4, holds the HW at 2

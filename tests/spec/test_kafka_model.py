@@ -10,7 +10,19 @@ from core.isr import leader_epoch_start_offset
 from core.state import Partition, records
 from isrlab.cli import cli
 from spec.kafka.model import TP, KafkaConfig, KafkaModel
-from spec.kafka.state import EPOCH, FETCH, G_ACKED, G_COMMITTED, HW, ISR, LEADER, LOG, Z_ISR
+from spec.kafka.state import (
+    ALIVE,
+    EPOCH,
+    FETCH,
+    G_ACKED,
+    G_COMMITTED,
+    HW,
+    ISR,
+    LEADER,
+    LOG,
+    REMOTES,
+    Z_ISR,
+)
 
 State = tuple[Any, ...]
 
@@ -179,3 +191,67 @@ def test_a_follower_that_changes_leader_drops_its_fetch_response() -> None:
     s = step(m, s, "Deliver(LeaderAndIsr(to=1,cepoch=0,leader=1,epoch=1,isr=(0, 1, 2)))")
     s = step(m, s, "Deliver(LeaderAndIsr(to=2,cepoch=0,leader=1,epoch=1,isr=(0, 1, 2)))")
     assert s[1][2][LEADER] == 1 and s[1][2][FETCH] == () and s[1][2][LOG] == ()
+
+
+def step_to(m: KafkaModel, s: State, prefix: str) -> State:
+    found = [t for lab, t in m.next_states(s) if lab.startswith(prefix)]
+    assert found, f"{prefix} not enabled; enabled: {[lab for lab, _ in m.next_states(s)]}"
+    return found[0]
+
+
+def follower_past_its_leader(**kw: Any) -> tuple[KafkaModel, State]:
+    """Broker 1 keeps m0 (its HW) while broker 0, cleanly re-elected alone, lost it."""
+    m = model(truncation="hw", fetch_fencing=False, expand_rule="hw", crashes="unclean",
+              max_records=1, isr_shrink=False, lost_requests=False, **kw)
+    s = step(m, init(m), "Produce(0)")
+    for _ in range(3):  # the leader's HW reaches 1 at the second fetch, 1 learns it at the third
+        s = step(m, s, "Fetch(1)")
+    s = step(m, step(m, s, "Crash(1)"), "RemoveDeadFromIsr")
+    s = step(m, step(m, s, "PowerLoss(0)"), "Restart(0)")  # elected again: ISR {0}
+    s = step_to(m, s, "Deliver(LeaderAndIsr(to=0")
+    s = step_to(m, step(m, s, "Restart(1)"), "Deliver(LeaderAndIsr(to=1")
+    assert s[1][0][LOG] == () and s[1][1][LOG] != () and s[1][1][LEADER] == 0
+    return m, s
+
+
+def test_kafka_2_1_truncates_a_follower_past_its_leaders_leo() -> None:
+    m, s = follower_past_its_leader()
+    s = step(m, s, "Fetch(1)")
+    assert s[1][1][LOG] == () and s[1][1][ALIVE]
+    assert s[1][0][REMOTES][1][0] == -1  # the leader recorded the failed read
+    assert "broker_halted" not in m.variables(s)
+
+
+def test_before_kafka_2_1_that_follower_halts_its_broker() -> None:
+    m, before = follower_past_its_leader(kafka_7414=False)
+    s = step(m, before, "Fetch(1)")
+    assert not s[1][1][ALIVE] and s[1][1][LOG] != ()  # FatalExitError: nothing truncated
+    assert m.variables(s)["broker_halted"]
+    fatal = next(p for p in m.invariants() if p.name == "NoFatalExit")
+    assert fatal.holds(before) and not fatal.holds(s)
+    m, s = follower_past_its_leader(kafka_7414=False, unclean_election=True)
+    s = step(m, s, "Fetch(1)")  # unclean election enabled: truncate, as 2.1 always does
+    assert s[1][1][LOG] == () and s[1][1][ALIVE] and not m.variables(s)["broker_halted"]
+
+
+def test_kafka_0_10_2_counts_a_fetch_reaching_the_previous_fetch_leo_as_caught_up() -> None:
+    for kafka_4485, age in ((True, 0), (False, 1)):
+        m = model(max_records=2, kafka_4485=kafka_4485, crashes="none")
+        s = step(m, step(m, init(m), "Produce(0)"), "Tick")  # follower 1 is one tick behind
+        s = step(m, s, "Fetch(1)")  # reads m0 from 0: not at the LEO (1), so not caught up
+        assert s[1][0][REMOTES][1][1] == 1
+        s = step(m, s, "Produce(0)")  # the leader's LEO is now 2
+        s = step(m, s, "Fetch(1)")  # from 1: the leader LEO its previous fetch saw
+        assert s[1][0][REMOTES][1][1] == age, kafka_4485
+
+
+def test_a_fenced_fetch_makes_the_followers_leo_unknown_on_the_leader() -> None:
+    m = model(brokers=3, max_records=1, isr_shrink=False, lost_requests=False)
+    s = step(m, step(m, init(m), "Produce(0)"), "Fetch(2)")
+    assert s[1][0][REMOTES][2][0] == 0  # the fetch offset: known
+    s = step(m, step(m, s, "Crash(1)"), "RemoveDeadFromIsr")
+    s = step_to(m, s, "Deliver(LeaderAndIsr(to=0")  # 0 leads epoch 1, 2 is still in epoch 0
+    assert "Fetch(2)" not in [lab for lab, _ in m.next_states(s)]
+    s = step(m, s, "FencedFetch(2)")  # FENCED_LEADER_EPOCH: readFromLocalLog failed
+    assert s[1][0][REMOTES][2][0] == -1 and s[1][2][LOG] == s[1][0][LOG]
+    assert "FencedFetch(2)" not in [lab for lab, _ in m.next_states(s)]  # nothing more to do

@@ -54,7 +54,7 @@ from spec.symbolic.core_system import (
 )
 from tests.core.helpers import TP, ok
 
-RULE_NAMES = ("truncate-to-hw", "kip101", "kip279")
+RULE_NAMES = ("truncate-to-hw", "kip101", "kip279-2.0", "kip279")
 BOUND = 8  # offsets the bounded twin checks: every log here has at most 4 + 2 records
 FAST = settings(max_examples=60, deadline=None)
 BrokerRel = Callable[[ck.BrokerState, ck.BrokerState, Fresh], z3.BoolRef]
@@ -195,10 +195,12 @@ def test_make_leader_admits_exactly_the_python_successor(data: st.DataObject) ->
     isr = data.draw(subsets_with(n, data.draw(st.integers(0, n - 1))))  # leader 0 may be out
     req = request(0, isr, n, data.draw(st.integers(0, 3)), data.draw(st.integers(0, 2)))
     now = data.draw(st.integers(-1, 5))
-    python = make_leader(p, req, now).map(lambda r: r.partition)
+    lag = data.draw(st.one_of(st.none(), st.integers(-1, 3)))  # KAFKA-4485's HW rule
+    python = make_leader(p, req, now, lag).map(lambda r: r.partition)
 
     def rel(s: ck.BrokerState, t: ck.BrokerState, w: Fresh) -> z3.BoolRef:
-        return ck.make_leader(s, t, sym_request(req, n), z3.IntVal(now))
+        return ck.make_leader(s, t, sym_request(req, n), z3.IntVal(now),
+                              None if lag is None else z3.IntVal(lag))
 
     assert admitted(rel, broker_view(p, n), n) == expected(python, n)
 
@@ -271,10 +273,13 @@ def test_each_rule_truncates_a_diverged_follower_where_core_does() -> None:
                        log=((Record(1, 0), Record(2, 1), Record(3, 1))), high_watermark=1,
                        log_created=True)
     # ... and with leader [(1,0),(2,1)] (same last epoch, shorter): KIP-101 gives the
-    # leader's LEO 2, KIP-279 the agreement 2.
-    for leader_log, cuts in (((Record(1, 0), Record(5, 2)), (1, 1, 1)),
-                             ((Record(1, 0), Record(2, 1), Record(4, 2)), (1, 2, 2)),
-                             ((Record(1, 0), Record(2, 1)), (1, 2, 2))):
+    # leader's LEO 2, KIP-279 the agreement 2.  Kafka 2.0's KIP-279 agrees with KIP-279
+    # while the follower's epoch 1 lies within the leader's epochs; against [(7,2)] (epoch 1
+    # older than the leader's first) Kafka 0.11 and 2.0 answer UNDEFINED (HW 1), 2.1 cuts to 0.
+    for leader_log, cuts in (((Record(1, 0), Record(5, 2)), (1, 1, 1, 1)),
+                             ((Record(1, 0), Record(2, 1), Record(4, 2)), (1, 2, 2, 2)),
+                             ((Record(1, 0), Record(2, 1)), (1, 2, 2, 2)),
+                             ((Record(7, 2),), (1, 1, 1, 0))):
         for rule, cut in zip(RULE_NAMES, cuts, strict=True):
             req = request(1, (1,), 2, 1)
             after = ok(make_follower(follower, req, TRUNCATION_RULES[rule], leader_log))
@@ -305,10 +310,15 @@ def test_append_as_leader_admits_exactly_the_python_successor(data: st.DataObjec
     n = n_of(p)
     ids = tuple(data.draw(st.lists(st.integers(0, 3), min_size=1, max_size=2)))
     min_isr = len(p.isr) + data.draw(st.integers(-1, 1))  # around the acks=all boundary
-    python = append_records_to_leader(p, ids, acks, min_isr).map(lambda r: r.partition)
+    lag = data.draw(st.one_of(st.none(), st.integers(-1, 3)))  # KAFKA-4485's HW rule
+    now = 0 if lag is None else data.draw(st.integers(-1, 5))
+    python = append_records_to_leader(p, ids, acks, min_isr, now_ms=now, hw_lag_ms=lag).map(
+        lambda r: r.partition)
 
     def rel(s: ck.BrokerState, t: ck.BrokerState, w: Fresh) -> z3.BoolRef:
-        return ck.append_as_leader(s, t, [z3.IntVal(i) for i in ids], acks, z3.IntVal(min_isr))
+        timing = (None, None) if lag is None else (z3.IntVal(now), z3.IntVal(lag))
+        return ck.append_as_leader(s, t, [z3.IntVal(i) for i in ids], acks, z3.IntVal(min_isr),
+                                   *timing)
 
     assert admitted(rel, broker_view(p, n), n) == expected(python, n)
 
@@ -326,14 +336,18 @@ def test_a_fetch_on_the_leader_admits_exactly_the_python_successor(data: st.Data
     fstart = data.draw(st.integers(0, 1))
     start = {"pre-2.1": None, "epoch-start": leader_epoch_start_offset(p),
              "near": max(0, offset + data.draw(st.integers(-1, 1)))}[rule]
+    previous = data.draw(st.booleans())  # KAFKA-4485's caught-up rule ...
+    lag = data.draw(st.one_of(st.none(), st.integers(0, 3)))  # ... and its HW rule
     python = read_from_local_log(p, offset, fstart, now).bind(
-        lambda r: update_follower_fetch(p, j, r, leader_epoch_start=start)).map(
+        lambda r: update_follower_fetch(p, j, r, since_previous_fetch=previous,
+                                        leader_epoch_start=start, hw_lag_ms=lag)).map(
         lambda u: u.partition)
 
     def rel(s: ck.BrokerState, t: ck.BrokerState, w: Fresh) -> z3.BoolRef:
         es = None if start is None else z3.IntVal(start)
         return ck.follower_fetch_on_leader(s, t, j, z3.IntVal(offset), z3.IntVal(fstart),
-                                           z3.IntVal(now), es)
+                                           z3.IntVal(now), es, previous,
+                                           None if lag is None else z3.IntVal(lag))
 
     assert admitted(rel, broker_view(p, n), n) == expected(python, n)
 
@@ -377,7 +391,8 @@ def test_process_partition_data_admits_exactly_the_python_successor(
 
 def test_a_fetch_below_the_log_start_changes_nothing_on_the_leader() -> None:
     # A follower takes log start 1 from its leader, then leads: a fetch from 0 is
-    # OFFSET_OUT_OF_RANGE (nothing recorded), a fetch from 1 is recorded.
+    # OFFSET_OUT_OF_RANGE (recorded as an unknown LEO, which a new leader's remote already
+    # has: nothing changes), a fetch from 1 is recorded.
     p = ok(make_follower(Partition(TP, 0), request(1, (0, 1), 2, 0), TRUNCATION_RULES["kip279"],
                          ())).partition
     p = ok(process_partition_data(p, 0, (Record(7, 0), Record(8, 0)), 2, 1))
@@ -414,11 +429,18 @@ def test_the_isr_steps_admit_exactly_the_python_successor_on_any_broker(
     es = None if start is None else z3.IntVal(start)
     assert admitted(lambda s, t, w: ck.increment_hw(s, t), view, n) == expected(
         maybe_increment_leader_hw(p).map(lambda u: u.partition), n)
-    assert admitted(lambda s, t, w: ck.shrink(s, t, z3.IntVal(now), z3.IntVal(lag)),
-                    view, n) == expected(maybe_shrink_isr(p, now, lag).map(
+    kafka_4485 = data.draw(st.booleans())  # the HW also over followers caught up within lag
+    assert admitted(lambda s, t, w: ck.shrink(s, t, z3.IntVal(now), z3.IntVal(lag),
+                                              kafka_4485),
+                    view, n) == expected(maybe_shrink_isr(p, now, lag, kafka_4485).map(
                         lambda u: u.partition), n)
     assert admitted(lambda s, t, w: ck.expand(s, t, j, es), view, n) == expected(
         maybe_expand_isr(p, j, start).map(lambda u: u.partition), n)
+    sn, sl = z3.IntVal(now), z3.IntVal(lag)
+    assert admitted(lambda s, t, w: ck.increment_hw(s, t, sn, sl), view, n) == expected(
+        maybe_increment_leader_hw(p, now, lag).map(lambda u: u.partition), n)
+    assert admitted(lambda s, t, w: ck.expand(s, t, j, es, sn, sl), view, n) == expected(
+        maybe_expand_isr(p, j, start, now, lag).map(lambda u: u.partition), n)
 
 
 # ---------------------------------------------------------------------------------------
@@ -522,3 +544,25 @@ def test_the_differential_check_catches_a_make_follower_that_keeps_the_hw() -> N
         s, t, sym_request(req, 2), 1, "kip279", sym, w, BOUND)), broker_view(follower, 2), 2)
     assert good == {broker_view(python.partition, 2)}
     assert admitted(mutant, broker_view(follower, 2), 2) != good
+
+
+def test_the_previous_fetch_rule_dates_the_catch_up_as_core_does() -> None:
+    # KAFKA-4485: follower 1 read up to 2 (the LEO then) at t=1; at t=3 it reads from 2
+    # while the LEO is 3, so core dates its catch-up to t=1 (not reached by the older rule)
+    p = ok(make_leader(Partition(TP, 0), request(0, (0, 1), 2, 0), 0)).partition
+    p = ok(append_records_to_leader(p, (1, 2), ACKS_LEADER)).partition
+    p = ok(read_from_local_log(p, 0, 0, 1).bind(lambda r: update_follower_fetch(p, 1, r))
+           ).partition
+    p = ok(append_records_to_leader(p, (3,), ACKS_LEADER)).partition
+    read = ok(read_from_local_log(p, 2, 0, 3))
+    for previous, caught in ((True, 1), (False, 0)):
+        python = update_follower_fetch(p, 1, read, since_previous_fetch=previous).map(
+            lambda u: u.partition)
+        assert python.unwrap().remotes[0].last_caught_up_time_ms == caught
+
+        def rel(s: ck.BrokerState, t: ck.BrokerState, w: Fresh,
+                prev: bool = previous) -> z3.BoolRef:
+            return ck.follower_fetch_on_leader(s, t, 1, z3.IntVal(2), z3.IntVal(0),
+                                               z3.IntVal(3), None, prev)
+
+        assert admitted(rel, broker_view(p, 2), 2) == expected(python, 2)

@@ -25,10 +25,11 @@ from spec.symbolic.core_system import BrokerView, CoreKafkaSystem
 
 ATOMIC_FETCH = core_pair.atomic_fetch
 
-UNFENCED = {"MakeLeader", "MakeFollower[truncate-to-hw]", "MakeFollower[kip101]",
-            "MakeFollower[kip279]"}
-LOWERS_HW = {"MakeFollower[kip101]", "MakeFollower[kip279]", "BecomeFollower[kip101]",
-             "BecomeFollower[kip279]", "ProcessPartitionData"}
+UNFENCED = {"MakeLeader", "MakeLeader[kafka-4485]", "MakeFollower[truncate-to-hw]",
+            "MakeFollower[kip101]", "MakeFollower[kip279-2.0]", "MakeFollower[kip279]"}
+LOWERS_HW = {"MakeFollower[kip101]", "MakeFollower[kip279-2.0]", "MakeFollower[kip279]",
+             "BecomeFollower[kip101]", "BecomeFollower[kip279-2.0]", "BecomeFollower[kip279]",
+             "ProcessPartitionData"}
 
 
 def recorded(group: str) -> GroupResult:
@@ -58,7 +59,7 @@ def test_only_leader_epoch_truncation_and_the_follower_fetch_lower_the_hw() -> N
 
 def test_truncation_keeps_the_hw_when_the_leader_holds_the_committed_prefix() -> None:
     rows = recorded("hw-monotone-given-prefix").rows
-    assert len(rows) == 6 and all(r.status == PROVED for r in rows)
+    assert len(rows) == 8 and all(r.status == PROVED for r in rows)
 
 
 def _kip101_truncation(with_sorted_epochs: bool) -> str:
