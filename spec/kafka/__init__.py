@@ -44,8 +44,15 @@ PARAMS = (
     Param("hw_checkpoint", bool, False,
           "HW checkpoint file written by its own step (restart reloads it); off: the HW "
           "survives a restart as it was"),
-    Param("lost_requests", bool, True, "controller requests may be lost"),
-    Param("duplicate_requests", bool, False, "controller requests may be delivered twice"),
+    Param("reorder_requests", bool, False,
+          "fault: controller requests to a broker may be handled in any order (off: in "
+          "queue order per controller epoch and broker, as ControllerChannelManager's one "
+          "RequestSendThread per broker sends them)"),
+    Param("lost_requests", bool, False,
+          "fault: any one controller request may be lost while its connection lives (off: "
+          "only a broker crash loses its requests); with fetch=split, fetch responses too"),
+    Param("duplicate_requests", bool, False,
+          "fault: a controller request may be handled twice"),
     Param("controlled_shutdown", bool, False,
           "ControlledShutdown steps (ControlledShutdownLeaderSelector)"),
     Param("preferred_election", bool, False,
