@@ -28,6 +28,9 @@ class Param:
     doc: str
     minimum: int | None = None
     choices: tuple[str, ...] | None = None
+    fault: bool = False
+    """A freedom beyond what the modelled system's code allows (a fault injected for
+    research), off by default; ``isrlab models`` marks it."""
 
 
 @dataclass(frozen=True, slots=True)

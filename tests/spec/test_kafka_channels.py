@@ -119,3 +119,17 @@ def test_the_twelve_state_weak_isr_violation_needed_reordering() -> None:
     assert reordered.violation is not None
     assert reordered.violation.invariant in ("WeakIsr", "StrongIsr")
     assert len(reordered.violation.trace) == 12
+
+
+def test_isrlab_models_marks_every_fault_parameter_and_each_is_off_by_default() -> None:
+    from click.testing import CliRunner
+
+    from isrlab.cli import cli
+    from spec.kafka import PARAMS
+
+    faults = {p.name for p in PARAMS if p.fault}
+    assert faults == {"reorder_requests", "lost_requests", "duplicate_requests"}
+    assert all(p.default is False for p in PARAMS if p.fault)
+    out = CliRunner().invoke(cli, ["models"]).output
+    marked = {line.split("=")[0].split()[-1] for line in out.splitlines() if "[fault]" in line}
+    assert faults <= marked
