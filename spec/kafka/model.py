@@ -36,6 +36,13 @@ Modelling shortcuts (each is a choice a researcher can see in the state):
   modelled) but acts on them in separate steps; requests in flight to a broker that crashes
   are dropped with its connection; a restarted broker receives the current state, as
   ``onBrokerStartup`` sends it;
+* controller requests travel in channels, one per (controller epoch, destination) as
+  ``ControllerChannelManager`` keeps one queue and one ``RequestSendThread`` per broker: a
+  broker handles a channel's requests in queue order; a crash drops its channels; after a
+  ``ControllerFailover`` the old controller's channels may still deliver, in order (what a
+  request never delivered leaves is the queue ``onControllerResignation`` cleared);
+  reordering, loss and duplicates are the faults ``reorder_requests``, ``lost_requests``,
+  ``duplicate_requests`` (docs/kafka-model.md, the audit table);
 * reassignment is modelled as a new preference order of the same replicas, electing with
   ``ReassignedPartitionLeaderSelector`` (moving replicas to new brokers is not modelled);
 * with ``fetch_fencing`` (KIP-320) a fetch or a leader-epoch truncation against a leader
