@@ -907,7 +907,14 @@ class KafkaModel:
         return self._handle_leader_and_isr(state, m)
 
     def _metadata_alive(self, state: State, b: int) -> int:
-        return int(state[1][b][META][0]) if self.cfg.metadata else self._alive_mask(state)
+        """The brokers ``b``'s ``MetadataCache`` lists as alive (``makeFollowers`` becomes a
+        follower only of a leader listed there).  With ``metadata`` the modelled cache;
+        without, every broker: the controller names only a leader it believes alive, and
+        the UpdateMetadata telling ``b`` of that leader's later death is queued behind the
+        LeaderAndIsr on the same channel, so ``b`` handles the LeaderAndIsr first.  (A new
+        controller resending a partition whose leader is dead is the exception; it is not
+        modelled.)"""
+        return int(state[1][b][META][0]) if self.cfg.metadata else self.all_mask
 
     def _handle_leader_and_isr(self, state: State, m: tuple[Any, ...]) -> State | None:
         """``become_leader_or_follower`` for one LeaderAndIsr request; ``None`` when the step

@@ -92,14 +92,14 @@ def test_one_broker_and_no_records_is_the_initial_state_alone() -> None:
 
 
 def test_the_default_space_is_pinned() -> None:
-    # Not an independent figure: a regression pin of the defaults (issue 14: requests in
-    # FIFO channels per controller epoch and broker).  Changed from 36,263 / 135,123 / 25
-    # (any-order delivery and lost requests by default) to 19,287 / 50,920 / 25; a change
-    # must say why in its commit.
-    m = KafkaModel(KafkaConfig())
-    result = explore(m, CheckOptions())
+    # Not an independent figure: a regression pin of the defaults.  Issue 14 changed it
+    # twice: 36,263 / 135,123 / 25 (requests in any order, lost) -> 19,287 / 50,920 / 25
+    # (FIFO channels per controller epoch and broker) -> 16,942 / 46,049 / 25 (with
+    # metadata=false a broker's cache lists every broker: the UpdateMetadata of a death is
+    # queued behind the LeaderAndIsr).  A change must say why in its commit.
+    result = explore(KafkaModel(KafkaConfig()), CheckOptions())
     assert (result.distinct_states, result.generated_states, result.diameter) == (
-        19_287, 50_920, 25)
+        16_942, 46_049, 25)
     faults = KafkaModel(KafkaConfig(reorder_requests=True, lost_requests=True))
     old = explore(faults, CheckOptions())
-    assert (old.distinct_states, old.generated_states, old.diameter) == (36_263, 135_123, 25)
+    assert (old.distinct_states, old.generated_states, old.diameter) == (38_299, 141_753, 25)
