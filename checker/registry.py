@@ -34,6 +34,9 @@ class Param:
     minimum: int | None = None
     choices: tuple[str, ...] | None = None
     maximum: int | None = None
+    fault: bool = False
+    """A freedom beyond what the modelled system's code allows (a fault injected for
+    research), off by default; ``isrlab models`` marks it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -236,5 +236,6 @@ def models_command(as_json: bool) -> None:
         symmetric = " (symmetric)" if entry.symmetric else ""
         click.echo(f"{name}{symmetric}: {entry.doc}")
         for param in entry.params:
-            click.echo(f"    -p {param.name}=<{param.type.__name__}> "
+            fault = " [fault]" if param.fault else ""
+            click.echo(f"    -p {param.name}=<{param.type.__name__}>{fault} "
                        f"(default {param.default}): {param.doc}")

@@ -61,9 +61,10 @@ def test_render_draws_the_kip101_counterexample(kip101_itf: Path, tmp_path: Path
     texts = [t[4] for t in _texts(root)]
     for lifeline in ("client", "broker0", "broker1", "controller"):
         assert lifeline in texts
-    # the story of KIP-101 scenario 1: broker1 truncates to its HW (0) on the LeaderAndIsr
-    # after its restart, broker0 crashes, broker1 leads epoch 1 without m0
-    assert "7. Deliver LeaderAndIsr to b1" in texts
+    # the story of KIP-101 scenario 1: broker1 restarts, broker0 crashes and comes back (the
+    # controller elects broker1 for epoch 1); broker1 handles its queued epoch-0 LeaderAndIsr
+    # first, truncating to its HW (0), then the epoch-1 one: it leads without m0
+    assert "9. Deliver LeaderAndIsr to b1" in texts
     assert "TRUNCATED to LEO 0" in texts
     assert "LeaderAndIsr(leader b1, epoch 1, ISR {b1})" in texts
     assert "epoch 1: leader" in texts
@@ -195,7 +196,8 @@ def test_kafka_adapter_split_fetch_and_a_lost_request() -> None:
     from isrlab.cli_support import resolve_model
     from spec.charts import chart_for
 
-    _, _, model = resolve_model("kafka", ["fetch=split", "max_records=1", "invariants=none"])
+    _, _, model = resolve_model("kafka", ["fetch=split", "max_records=1", "invariants=none",
+                                         "lost_requests=true"])  # a fault
     state = next(iter(model.init_states()))
     trace = [TraceStep("Init", model.variables(state))]
     for prefix in ("Produce(0)", "FetchRequest(1)", "FetchResponse(1)", "Crash(1)",

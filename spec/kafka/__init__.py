@@ -59,8 +59,16 @@ PARAMS = (
     Param("hw_checkpoint", bool, False,
           "HW checkpoint file written by its own step (restart reloads it); off: the HW "
           "survives a restart as it was"),
-    Param("lost_requests", bool, True, "controller requests may be lost"),
-    Param("duplicate_requests", bool, False, "controller requests may be delivered twice"),
+    Param("reorder_requests", bool, False,
+          "controller requests to a broker may be handled in any order (off: in queue "
+          "order per controller epoch and broker, as ControllerChannelManager's one "
+          "RequestSendThread per broker sends them)", fault=True),
+    Param("lost_requests", bool, False,
+          "any one controller request may be lost while its connection lives (off: only "
+          "a broker crash or a controller failover loses requests); with fetch=split, "
+          "fetch responses too", fault=True),
+    Param("duplicate_requests", bool, False,
+          "a controller request may be handled twice", fault=True),
     Param("controlled_shutdown", bool, False,
           "ControlledShutdown steps (ControlledShutdownLeaderSelector)"),
     Param("preferred_election", bool, False,

@@ -38,6 +38,13 @@ Modelling shortcuts (each is a choice a researcher can see in the state):
   modelled) but acts on them in separate steps; requests in flight to a broker that crashes
   are dropped with its connection; a restarted broker receives the current state, as
   ``onBrokerStartup`` sends it;
+* controller requests travel in channels, one per (controller epoch, destination) as
+  ``ControllerChannelManager`` keeps one queue and one ``RequestSendThread`` per broker: a
+  broker handles a channel's requests in queue order; a crash drops its channels; after a
+  ``ControllerFailover`` the old controller's channels may still deliver, in order (what a
+  request never delivered leaves is the queue ``onControllerResignation`` cleared);
+  reordering, loss and duplicates are the faults ``reorder_requests``, ``lost_requests``,
+  ``duplicate_requests`` (docs/kafka-model.md, the audit table);
 * reassignment is modelled as a new preference order of the same replicas, electing with
   ``ReassignedPartitionLeaderSelector`` (moving replicas to new brokers is not modelled);
 * with ``fetch_fencing`` (KIP-320) a fetch or a leader-epoch truncation against a leader
@@ -134,6 +141,9 @@ from spec.kafka.state import (
     LF_AGE,
     LF_LEO,
     LOG,
+    M_CEPOCH,
+    M_DEST,
+    M_KIND,
     META,
     NONE,
     R_EPOCH,
@@ -182,7 +192,8 @@ class KafkaConfig:
     isr_shrink: bool = True
     crashes: str = "clean"
     hw_checkpoint: bool = False
-    lost_requests: bool = True
+    reorder_requests: bool = False
+    lost_requests: bool = False
     duplicate_requests: bool = False
     controlled_shutdown: bool = False
     preferred_election: bool = False
@@ -791,15 +802,15 @@ class KafkaModel:
         ar = ctrl[AR] if ar is None else ar
         ctrl = (ctrl[C_EPOCH], lai.leader, lai.leader_epoch, mask_of(lai.isr), ar,
                 ctrl[ISR_CHANGES])
-        msgs = set(state[2])
-        for r in receivers:
-            msgs.add((r, LEADER_AND_ISR, ctrl[C_EPOCH], lai.leader, lai.leader_epoch,
-                      ctrl[Z_ISR], ar))
-            if self.cfg.metadata:
-                for d in range(self.n):
-                    msgs.add((d, UPDATE_METADATA, ctrl[C_EPOCH], lai.leader, lai.leader_epoch,
-                              ctrl[Z_ISR], ar))
-        s = (ctrl, state[1], tuple(sorted(msgs)), state[3])
+        # ControllerBrokerRequestBatch.sendRequestsToBrokers: the LeaderAndIsr requests
+        # first, then UpdateMetadata to every broker (when some LeaderAndIsr was added).
+        receivers = sorted(set(receivers))
+        new = [(r, LEADER_AND_ISR, ctrl[C_EPOCH], lai.leader, lai.leader_epoch, ctrl[Z_ISR], ar)
+               for r in receivers]
+        if self.cfg.metadata and receivers:
+            new += [(d, UPDATE_METADATA, ctrl[C_EPOCH], lai.leader, lai.leader_epoch,
+                     ctrl[Z_ISR], ar) for d in range(self.n)]
+        s = (ctrl, state[1], self._enqueue(state, new), state[3])
         if lai.leader not in old_live_isr:
             s = self._flag(s, F_UNCLEAN)
         return s
@@ -888,12 +899,10 @@ class KafkaModel:
         if ctrl[C_EPOCH] >= self.cfg.max_controller_epoch:
             return
         ctrl = self._set(ctrl, C_EPOCH, ctrl[C_EPOCH] + 1)
-        msgs = set(state[2])
-        for r in ctrl[AR]:
-            if state[1][r][ALIVE]:
-                msgs.add((r, LEADER_AND_ISR, ctrl[C_EPOCH], ctrl[Z_LEADER], ctrl[Z_EPOCH],
-                          ctrl[Z_ISR], ctrl[AR]))
-        out.append(("ControllerFailover", (ctrl, state[1], tuple(sorted(msgs)), state[3])))
+        new = [(r, LEADER_AND_ISR, ctrl[C_EPOCH], ctrl[Z_LEADER], ctrl[Z_EPOCH], ctrl[Z_ISR],
+                ctrl[AR]) for r in ctrl[AR] if state[1][r][ALIVE]]
+        msgs = self._enqueue(state, new)
+        out.append(("ControllerFailover", (ctrl, state[1], msgs, state[3])))
 
     def _a_propagate_isr_changes(self, state: State, out: Out) -> None:
         """``PropagateIsrChanges``: the ISR change notification reaches the controller, which
@@ -901,31 +910,76 @@ class KafkaModel:
         ctrl = state[0]
         if not ctrl[ISR_CHANGES]:
             return
-        msgs = set(state[2])
-        for d in range(self.n):
-            msgs.add((d, UPDATE_METADATA, ctrl[C_EPOCH], ctrl[Z_LEADER], ctrl[Z_EPOCH],
-                      ctrl[Z_ISR], ctrl[AR]))
+        msgs = self._enqueue(state, [
+            (d, UPDATE_METADATA, ctrl[C_EPOCH], ctrl[Z_LEADER], ctrl[Z_EPOCH], ctrl[Z_ISR],
+             ctrl[AR]) for d in range(self.n)])
         ctrl = self._set(ctrl, ISR_CHANGES, 0)
-        out.append(("PropagateIsrChanges", (ctrl, state[1], tuple(sorted(msgs)), state[3])))
+        out.append(("PropagateIsrChanges", (ctrl, state[1], msgs, state[3])))
 
     # ------------------------------------------------------------------ requests
+    def _enqueue(self, state: State, new: Iterable[tuple[Any, ...]]) -> tuple[Any, ...]:
+        """The requests in flight of ``state`` with the requests ``new`` queued, in order;
+        a request to a dead broker is dropped (``sendRequest`` finds no channel to it).
+
+        Default: each request goes to the tail of its channel, the queue of the controller
+        epoch's ``ControllerChannelManager`` for its destination (``sendRequest`` puts it in
+        the broker's ``messageQueue``); channels are kept sorted by ``(controller epoch,
+        destination)``, a stable sort keeping each channel's FIFO order.  An UpdateMetadata
+        queued behind another UpdateMetadata of the same channel replaces it (the bound that
+        keeps ISR changes from growing the queue without end; docs/kafka-model.md).  With
+        ``reorder_requests`` the requests form a set (sorted, duplicates merged)."""
+        brokers = state[1]
+        new = [m for m in new if brokers[m[M_DEST]][ALIVE]]
+        if self.cfg.reorder_requests:
+            return tuple(sorted(set(state[2]).union(new)))
+        out = list(state[2])
+        for m in new:
+            key = (m[M_CEPOCH], m[M_DEST])
+            last = max((i for i, x in enumerate(out) if (x[M_CEPOCH], x[M_DEST]) == key),
+                       default=None)
+            if (last is not None and m[M_KIND] == UPDATE_METADATA
+                    and out[last][M_KIND] == UPDATE_METADATA):
+                out[last] = m
+            elif last is None or out[last] != m:
+                out.append(m)
+        out.sort(key=lambda x: (x[M_CEPOCH], x[M_DEST]))
+        return tuple(out)
+
+    def _deliverable(self, msgs: tuple[Any, ...]) -> Iterable[int]:
+        """The indices of the requests that may be handled next: the head of every channel
+        (one ``RequestSendThread`` per broker sends one request at a time, in queue order,
+        and retries it until it succeeds), or every request with ``reorder_requests``."""
+        if self.cfg.reorder_requests:
+            return range(len(msgs))
+        heads = []
+        prev = None
+        for i, m in enumerate(msgs):
+            key = (m[M_CEPOCH], m[M_DEST])
+            if key != prev:
+                heads.append(i)
+                prev = key
+        return heads
+
     def _a_deliver(self, state: State, out: Out) -> None:
-        """``Deliver(m)``: a live broker handles an in-flight request (any one: requests are
-        reordered); ``Lose(m)`` drops it; with ``duplicate_requests`` a delivered request may
-        also stay in flight (``DeliverCopy``)."""
-        for i, m in enumerate(state[2]):
-            dest = m[0]
-            rest = state[2][:i] + state[2][i + 1:]
-            if self.cfg.lost_requests:
+        """``Deliver(m)``: a live broker handles the request at the head of one of its
+        channels (any in-flight request with ``reorder_requests``).  Faults, off by
+        default: ``Lose(m)`` (``lost_requests``) drops any one request while its
+        connection lives; ``DeliverCopy(m)`` (``duplicate_requests``) handles it and keeps
+        it queued, to be handled again."""
+        msgs = state[2]
+        if self.cfg.lost_requests:
+            for i, m in enumerate(msgs):
                 out.append((self._label("Lose", self._msg_text(m)),
-                            (state[0], state[1], rest, state[3])))
-            if not state[1][dest][ALIVE]:
+                            (state[0], state[1], msgs[:i] + msgs[i + 1:], state[3])))
+        for i in self._deliverable(msgs):
+            m = msgs[i]
+            if not state[1][m[M_DEST]][ALIVE]:
                 continue
             s = self._handle(state, m)
             if s is None:
                 continue
             out.append((self._label("Deliver", self._msg_text(m)),
-                        (s[0], s[1], rest, s[3])))
+                        (s[0], s[1], msgs[:i] + msgs[i + 1:], s[3])))
             if self.cfg.duplicate_requests:
                 out.append((self._label("DeliverCopy", self._msg_text(m)), s))
 
@@ -935,7 +989,14 @@ class KafkaModel:
         return self._handle_leader_and_isr(state, m)
 
     def _metadata_alive(self, state: State, b: int) -> int:
-        return int(state[1][b][META][0]) if self.cfg.metadata else self._alive_mask(state)
+        """The brokers ``b``'s ``MetadataCache`` lists as alive (``makeFollowers`` becomes a
+        follower only of a leader listed there).  With ``metadata`` the modelled cache;
+        without, every broker: the controller names only a leader it believes alive, and
+        the UpdateMetadata telling ``b`` of that leader's later death is queued behind the
+        LeaderAndIsr on the same channel, so ``b`` handles the LeaderAndIsr first.  (A new
+        controller resending a partition whose leader is dead is the exception; it is not
+        modelled.)"""
+        return int(state[1][b][META][0]) if self.cfg.metadata else self.all_mask
 
     def _handle_leader_and_isr(self, state: State, m: tuple[Any, ...]) -> State | None:
         """``become_leader_or_follower`` for one LeaderAndIsr request; ``None`` when the step
@@ -1070,7 +1131,7 @@ class KafkaModel:
                 continue
             c = s[0]
             msg = (b, LEADER_AND_ISR, c[C_EPOCH], c[Z_LEADER], c[Z_EPOCH], c[Z_ISR], c[AR])
-            msgs = tuple(sorted(set(s[2]) | {msg}))
+            msgs = self._enqueue(s, [msg])
             out.append((self._label("Restart", b), (s[0], s[1], msgs, s[3])))
 
     def _restart_election(self, before: State, after: State) -> State | None:

@@ -55,7 +55,8 @@ SCENARIOS = (
         "kip279", "KIP-279: fast leader fail-over",
         "LogMatching",
         ("max_records=3", "max_leader_epoch=2", "isr_shrink=false", "lost_requests=false",
-         "crashes=none", "reassignment=true", "fetch_fencing=true", "expand_rule=hw"),
+         "crashes=none", "reassignment=true", "max_controller_epoch=1", "fetch_fencing=true",
+         "expand_rule=hw"),
         ("truncation=kip101",), ("truncation=kip279",),
     ),
     Scenario(

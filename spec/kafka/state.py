@@ -22,9 +22,12 @@ no back-references and is therefore byte-for-byte deterministic).
   ``fetch`` the follower's fetch response in flight with ``fetch=split``, ``()`` when none
   (always with ``fetch=atomic``): ``(leader, leader_epoch, fetch_offset, leader_leo, hw,
   records)``, ``records`` a tuple of record ints.
-* ``msgs``: the in-flight controller requests, a sorted tuple (a set: any may be delivered
-  next, i.e. reordered, or lost) of ``(dest, kind, controller_epoch, leader, epoch, isr, ar)``;
-  ``kind`` 0 is LeaderAndIsr, 1 is UpdateMetadata.
+* ``msgs``: the in-flight controller requests, a tuple of ``(dest, kind, controller_epoch,
+  leader, epoch, isr, ar)``; ``kind`` 0 is LeaderAndIsr, 1 is UpdateMetadata.  By default
+  it is the concatenation of the channels, one per ``(controller_epoch, dest)`` (the queue
+  of that controller's ``ControllerChannelManager`` for that broker), sorted by that key,
+  each channel in FIFO order: only a channel's first request can be handled next.  With
+  ``reorder_requests`` it is a set instead (sorted, no duplicates: any may go next).
 * ``ghost = (next_id, origin, committed, acked, consumed, pending, flags, epoch_leader)``:
   variables no broker has, kept only for the properties: how many records were produced,
   the offset each record id was appended at, the leader epoch in which each record was

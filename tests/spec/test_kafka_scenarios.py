@@ -88,3 +88,21 @@ def test_kafka7128_is_the_eleven_state_story() -> None:
     assert len(result.violation.trace) == 11
     actions = [step.action.split("(")[0] for step in result.violation.trace]
     assert actions.count("FetchRequest") == 3 and actions.count("FetchResponse") == 1
+
+
+def test_kip279_is_the_twelve_state_failover_story() -> None:
+    # docs/scenarios.md #3, counted by hand: 1 Init  2 Reassign: broker 1 leads epoch 1
+    # 3 Reassign: broker 0 leads epoch 2 (both requests queued to both brokers)
+    # 4 Produce m0 on broker 0 (still leading epoch 0)  5 broker 1 handles epoch 1
+    # 6 ControllerFailover: the old queue to broker 0 (epoch 1 first) is never delivered
+    # 7 Produce m1 on broker 1 (epoch 1, offset 0)  8 broker 0 handles the new controller's
+    #   epoch 2 (never having heard of epoch 1)  9 Produce m2 on broker 0 after m0
+    # 10 broker 1 handles epoch 2 (follower of 0; KIP-101's answer, the start of epoch 2,
+    #    offset 1, keeps m1)  11 broker 1 fetches m2 (broker 0's HW 1)
+    # 12 broker 1 fetches again: its HW 1, over a different record at offset 0.
+    # Without the failover one queue per broker makes broker 0 handle epoch 1 first.
+    result = run(BY_KEY["kip279"], fixed=False)
+    assert result.violation is not None
+    assert len(result.violation.trace) == 12
+    actions = [step.action.split("(")[0] for step in result.violation.trace]
+    assert actions.count("ControllerFailover") == 1 and actions.count("Produce") == 3

@@ -1,0 +1,113 @@
+"""Golden state counts of the ``kafka`` model, from sources independent of its code.
+
+For three small configurations (two brokers, no crash, no ISR shrink, epoch 0 only: the
+leader can never change) the reachable states are enumerated below by a separate
+breadth-first search over a hand-written description of what Kafka does there, written
+without ``spec.kafka`` or ``core``: a state is ``(leader LEO, follower LEO, leader HW,
+follower HW, the leader's record of the follower's LEO)``; the ghost variables are
+functions of it (record ``i`` sits at offset ``i``; it is committed and acknowledged, in
+epoch 0, exactly when the leader's HW passes it).  A third, the smallest, is counted by hand.
+The checker's own conventions are used for the figures: ``generated`` counts the initial
+state and every successor produced, ``diameter`` the BFS levels (the initial state is 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from checker.bfs import CheckOptions, explore
+from spec.kafka.model import KafkaConfig, KafkaModel
+
+Small = tuple[int, int, int, int, int]
+UNKNOWN = -1
+
+
+def _steps(s: Small, records: int) -> Iterator[Small]:
+    """Produce (acks=all, ISR {0, 1}: the HW cannot move without the follower) and the
+    follower's fetch round trip: the leader notes the fetch offset as the follower's LEO
+    and raises its HW to the smaller LEO; the response, carrying the HW read before that,
+    brings every record from the fetch offset; the follower's HW is min(response HW, LEO).
+    A fetch that changes nothing is not a step (the model's convention)."""
+    leo, f_leo, hw, f_hw, remote = s
+    if leo < records:
+        yield (leo + 1, f_leo, hw, f_hw, remote)
+    new_hw = max(hw, min(leo, f_leo))
+    fetched = (leo, leo, new_hw, min(hw, leo), f_leo)
+    if fetched != s:
+        yield fetched
+
+
+def _enumerate(records: int) -> tuple[int, int, int]:
+    """(distinct, generated, diameter) of the independent description."""
+    start: Small = (0, 0, 0, 0, UNKNOWN)
+    seen = {start}
+    level = [start]
+    generated, depth = 1, 0
+    while level:
+        depth += 1
+        nxt = []
+        for s in level:
+            for t in _steps(s, records):
+                generated += 1
+                if t not in seen:
+                    seen.add(t)
+                    nxt.append(t)
+        level = nxt
+    return len(seen), generated, depth
+
+
+def _model_figures(**kw: Any) -> tuple[int, int, int]:
+    result = explore(KafkaModel(KafkaConfig(**kw)), CheckOptions())
+    assert result.violation is None and result.complete
+    return result.distinct_states, result.generated_states, result.diameter
+
+
+NO_ELECTION = dict(brokers=2, max_leader_epoch=0, crashes="none", isr_shrink=False)
+
+
+@pytest.mark.parametrize("records", [1, 2, 3])
+def test_two_brokers_without_elections_match_the_independent_enumeration(records: int) -> None:
+    assert _model_figures(**NO_ELECTION, max_records=records) == _enumerate(records)
+
+
+def test_the_independent_enumeration_itself_on_one_record_counted_by_hand() -> None:
+    # States (leader LEO, follower LEO, leader HW, follower HW, remote LEO), by level:
+    # 1: S=(0,0,0,0,-1)
+    # 2: A=(1,0,0,0,-1) (Produce), B=(0,0,0,0,0) (Fetch: the leader learns offset 0)
+    # 3: C=(1,1,0,0,0) (A's Fetch), D=(1,0,0,0,0) (B's Produce; B's Fetch changes nothing)
+    # 4: E=(1,1,1,0,1) (C's Fetch: HW 1; D's Fetch gives C again)
+    # 5: F=(1,1,1,1,1) (E's Fetch: the follower learns HW 1; F's Fetch changes nothing)
+    # Distinct 7; generated 1 + 2 (S) + 1 (A) + 1 (B) + 1 (C) + 1 (D) + 1 (E) = 8;
+    # diameter 5.
+    assert _enumerate(1) == (7, 8, 5)
+
+
+def test_one_broker_and_no_records_is_the_initial_state_alone() -> None:
+    # Hand count: nothing to produce, no follower to fetch or tick, no crash, no request.
+    assert _model_figures(brokers=1, max_records=0, max_leader_epoch=0,
+                          crashes="none") == (1, 1, 1)
+
+
+def test_the_default_space_is_pinned() -> None:
+    # Not an independent figure: a regression pin of the defaults.  Issue 14 changed it
+    # twice: 36,263 / 135,123 / 25 (requests in any order, lost) -> 19,287 / 50,920 / 25
+    # (FIFO channels per controller epoch and broker) -> 16,942 / 46,049 / 25 (with
+    # metadata=false a broker's cache lists every broker: the UpdateMetadata of a death is
+    # queued behind the LeaderAndIsr).  Then the defaults became one Kafka version (2.1),
+    # which adds KAFKA-4485's lag rules (0.10.2+): each remote also holds its previous fetch
+    # and the HW waits for caught-up followers outside the ISR -> 18,536 / 52,376 / 25;
+    # without them (kafka_4485=false) the space is exactly the 16,942 above.  A change must
+    # say why in its commit.
+    cases = (
+        (KafkaConfig(), (18_536, 52_376, 25)),
+        (KafkaConfig(kafka_4485=False), (16_942, 46_049, 25)),
+        (KafkaConfig(reorder_requests=True, lost_requests=True), (42_038, 159_243, 25)),
+        (KafkaConfig(reorder_requests=True, lost_requests=True, kafka_4485=False),
+         (38_299, 141_753, 25)),
+    )
+    for config, figures in cases:
+        result = explore(KafkaModel(config), CheckOptions())
+        assert (result.distinct_states, result.generated_states, result.diameter) == figures
