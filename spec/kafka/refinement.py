@@ -55,6 +55,9 @@ Obs = tuple[int, int, int, int, tuple[Replica, ...]]
 """(nextRecordId, nextLeaderEpoch, quorum leader, quorum ISR mask, replicas); leaders and
 records as plain ints: a broker id or -1 (None), ``id * (E + 1) + epoch``."""
 
+BALL_CACHE = 4096
+"""How many ``tla-*`` states' 0..k-step neighbourhoods are kept (cleared when full)."""
+
 TLA_OF_TRUNCATION = {("kip279", False): "tla-kip279", ("kip279", True): "tla-kip320"}
 
 
@@ -129,6 +132,7 @@ class RefinementResult:
     gap_transitions: dict[str, int] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
     failed: int = 0
+    failed_kinds: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -138,11 +142,12 @@ class RefinementResult:
     def summary(self) -> str:
         """One line of figures."""
         gaps = sum(self.gap_transitions.values())
-        return (f"{self.transitions:,} transitions checked, {self.states:,} kafka states, "
+        return (f"{self.transitions:,} transitions checked, {self.states:,} kafka states "
+                f"(complete checks), "
                 f"{self.pairs:,} (kafka, tla) pairs, max {self.max_steps} abstract steps "
                 f"per step {dict(sorted(self.steps_histogram.items()))}, {gaps:,} needed a "
                 f"step the spec lacks {dict(sorted(self.gap_transitions.items()))}, "
-                f"{self.failed} failed")
+                f"{self.failed} failed {dict(sorted(self.failed_kinds.items()))}")
 
 
 def _gap_steps(tla: TlaModel, s: bytes) -> list[bytes]:
@@ -192,6 +197,8 @@ class _Matcher:
         found = self._balls.get((t, gaps))
         if found is not None:
             return found
+        if len(self._balls) >= BALL_CACHE:
+            self._balls.clear()  # bounded memory on long random walks
         out: dict[Obs, tuple[int, list[bytes]]] = {}
         seen = {t}
         frontier = [t]
@@ -239,11 +246,26 @@ def _record(result: RefinementResult, steps: int, gap: bool, label: str) -> None
     result.steps_histogram[steps] = result.steps_histogram.get(steps, 0) + 1
 
 
+def failure_kind(model: KafkaModel, s: Any, label: str, t: Any) -> str:
+    """A name for why a ``kafka`` step has no abstract counterpart: a log cut without a
+    new LeaderAndIsr (the fetcher's out-of-range truncation), a leader HW raised on the
+    follower LEOs the leader remembers, or another step (the action's name)."""
+    before, after = project(model, s)[4], project(model, t)[4]
+    if any(len(a[4]) < len(b[4]) and a[1] == b[1] for a, b in zip(after, before, strict=True)):
+        return "OutOfRangeTruncation"
+    if any(a[2] == i and a[0] > b[0] for i, (a, b) in enumerate(zip(after, before,
+                                                                      strict=True))):
+        return "LeaderHwFromRememberedLeo"
+    return label.split("(")[0]
+
+
 def _fail(result: RefinementResult, model: KafkaModel, s: Any, label: str, t: Any) -> None:
     result.failed += 1
-    if len(result.failures) < 5:
+    kind = failure_kind(model, s, label, t)
+    result.failed_kinds[kind] = result.failed_kinds.get(kind, 0) + 1
+    if result.failed_kinds[kind] == 1:
         result.failures.append(
-            f"{label}: from {project(model, s)} to {project(model, t)} "
+            f"{kind} at {label}: from {project(model, s)} to {project(model, t)} "
             f"(kafka {model.variables(t)})"
         )
 
@@ -316,7 +338,4 @@ def random_walks(kafka: KafkaModel, tla: TlaModel, walks: int, length: int, seed
                 break
             _record(result, steps, gap, label)
             s = s2
-        if len(result.failures) >= 5:
-            break
-    result.states = len(matcher._balls)
     return result

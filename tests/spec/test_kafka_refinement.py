@@ -55,7 +55,7 @@ def test_the_spec_alone_lacks_empty_fetches_and_idle_shrinks(version: str) -> No
     m = small(version)
     result = check_refinement(m, tla_for(m), k=5, gaps=False)
     assert not result.ok
-    assert all(f.startswith(("ShrinkIsr(", "Fetch(")) for f in result.failures)
+    assert "ShrinkIsr" in result.failed_kinds  # a caught-up follower dropped by the clock
 
 
 def test_an_unfenced_cluster_does_not_refine_kip320() -> None:
