@@ -1,0 +1,341 @@
+"""Refinement of the ``kafka`` model to the TLA+ level (``tla-kip279``, ``tla-kip320``).
+
+``project`` is the one mapping from a ``kafka`` state to the specification's variables, as
+a partial observation ``Obs`` (the variables both levels have); ``observe`` reads the same
+observation off a ``tla-*`` state.  ``check_refinement`` walks every transition of the
+complete ``kafka`` state space and ``random_walks`` walks seeded random behaviours: each
+``kafka`` step must be matched by 0..k steps of the ``tla-*`` model (stuttering and hidden
+abstract steps, as ``checker.validate``'s hidden steps), the abstract state being tracked as
+the set of ``tla-*`` states consistent with the behaviour so far (a forward simulation).
+
+The mapping (docs/kafka-model.md, "Refinement to the TLA+ level"):
+
+* ``nextRecordId`` = the ghost ``next_id``; a record ``m@e`` = the spec's ``[id, epoch]``;
+* ``quorumState`` = ZooKeeper's partition state (leader, leader epoch, ISR), so
+  ``nextLeaderEpoch`` = ZooKeeper's epoch + 1;
+* ``replicaLog[b]``, ``replicaState[b].hw / leaderEpoch / leader`` = broker ``b``'s
+  ``Partition``; ``replicaState[b].isr`` only while ``b`` presumes leadership (a Kafka
+  follower keeps no ISR, the spec's follower copies the request's: unobserved);
+* ``leaderAndIsrRequests`` below the current epoch are history no broker keeps: unobserved
+  (the tracked ``tla-*`` states carry them).
+
+Modelling shortcut: the check is exhaustive over ``kafka``'s transitions but the hidden
+abstract steps are searched breadth-first up to ``k`` per concrete step (not unbounded).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from spec.kafka.model import KafkaConfig, KafkaModel
+from spec.kafka.state import (
+    BROKERS,
+    CTRL,
+    EPOCH,
+    G_NEXT,
+    GHOST,
+    HW,
+    ISR,
+    LEADER,
+    LOG,
+    NONE,
+    Z_EPOCH,
+    Z_ISR,
+    Z_LEADER,
+)
+from spec.tla import layout as tl
+from spec.tla.model import VERSIONS, TlaModel
+
+Replica = tuple[int, int, int, int, tuple[int, ...]]
+"""One replica's observation: (hw, leader epoch, leader, ISR mask or -1, log records)."""
+Obs = tuple[int, int, int, int, tuple[Replica, ...]]
+"""(nextRecordId, nextLeaderEpoch, quorum leader, quorum ISR mask, replicas); leaders and
+records as plain ints: a broker id or -1 (None), ``id * (E + 1) + epoch``."""
+
+BALL_CACHE = 4096
+"""How many ``tla-*`` states' 0..k-step neighbourhoods are kept (cleared when full)."""
+
+TLA_OF_TRUNCATION = {("kip279", False): "tla-kip279", ("kip279", True): "tla-kip320"}
+
+
+def matching_config(version: str, brokers: int, max_records: int,
+                    max_leader_epoch: int) -> KafkaConfig:
+    """The ``kafka`` parameters matching the specification's assumptions for ``version``:
+    no crashes (the spec never loses a record, a crash is only ``ControllerShrinkIsr``),
+    the controller never fails over, requests in order and never lost or duplicated, no
+    metadata caches, no consumers, atomic fetches; new epochs come from reassignment (the
+    controller naming another ISR member, the spec's ``ControllerElectLeader``) and
+    KIP-279 truncation, with KIP-320 fencing for ``tla-kip320``."""
+    if version not in ("tla-kip279", "tla-kip320"):
+        raise ValueError(f"no refinement mapping for {version!r}")
+    return KafkaConfig(
+        brokers=brokers, max_records=max_records, max_leader_epoch=max_leader_epoch,
+        truncation="kip279", fetch_fencing=version == "tla-kip320",
+        expand_rule="epoch-start" if version == "tla-kip320" else "hw",
+        crashes="none", reassignment=True, metadata=False, consumers=False,
+        max_controller_epoch=0, reorder_requests=False, lost_requests=False,
+        duplicate_requests=False, fetch="atomic", isr_shrink=True, lag_ticks=0,
+    )
+
+
+def tla_for(kafka: KafkaModel) -> TlaModel:
+    """The ``tla-*`` model with the constants of ``kafka``'s configuration."""
+    cfg = kafka.cfg
+    name = TLA_OF_TRUNCATION[(cfg.truncation, cfg.fetch_fencing)]
+    return TlaModel(VERSIONS[name], cfg.brokers, max(1, cfg.max_records), max(1, cfg.max_records),
+                    cfg.max_leader_epoch)
+
+
+def project(model: KafkaModel, state: Any) -> Obs:
+    """The ``kafka`` state as the specification's variables (see the module doc)."""
+    ctrl, brokers, ghost = state[CTRL], state[BROKERS], state[GHOST]
+    replicas = []
+    for b, br in enumerate(brokers):
+        leader = br[LEADER]
+        isr = br[ISR] if leader == b else -1
+        replicas.append((br[HW], br[EPOCH], leader, isr, tuple(br[LOG])))
+    return (ghost[G_NEXT], ctrl[Z_EPOCH] + 1, ctrl[Z_LEADER], ctrl[Z_ISR], tuple(replicas))
+
+
+def observe(tla: TlaModel, s: bytes) -> Obs:
+    """The same observation read off a ``tla-*`` state."""
+    lay = tla.layout
+    replicas = []
+    for i, a in enumerate(lay.bases):
+        code = s[a + tl.LEADER]
+        leader = NONE if code == lay.none else code - lay.leader_base
+        isr = s[a + tl.ISR] - lay.isr_base if leader == i else -1
+        end = s[a + tl.END]
+        log = tuple(c - 1 for c in s[a + tl.LOG:a + tl.LOG + end])
+        replicas.append((s[a + tl.HW], s[a + tl.EPOCH] - 1, leader, isr, log))
+    nle = s[1]
+    qcode = s[tl.RQ + 2 * nle - 2] if nle else lay.none
+    qleader = NONE if qcode == lay.none else qcode - lay.leader_base
+    return (s[0], nle, qleader, s[2] - lay.isr_base, tuple(replicas))
+
+
+@dataclass
+class RefinementResult:
+    """What a refinement check saw: concrete transitions checked, concrete states and
+    (concrete, abstract) pairs tracked, the most abstract steps one concrete step needed,
+    the transitions that needed a step the specification lacks (``gap_steps``, per
+    ``kafka`` action), and the first failures (no match even with gap steps)."""
+
+    transitions: int = 0
+    states: int = 0
+    pairs: int = 0
+    max_steps: int = 0
+    steps_histogram: dict[int, int] = field(default_factory=dict)
+    gap_transitions: dict[str, int] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+    failed: int = 0
+    failed_kinds: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """No concrete step without a matching abstract one."""
+        return not self.failed
+
+    def summary(self) -> str:
+        """One line of figures."""
+        gaps = sum(self.gap_transitions.values())
+        return (f"{self.transitions:,} transitions checked, {self.states:,} kafka states "
+                f"(complete checks), "
+                f"{self.pairs:,} (kafka, tla) pairs, max {self.max_steps} abstract steps "
+                f"per step {dict(sorted(self.steps_histogram.items()))}, {gaps:,} needed a "
+                f"step the spec lacks {dict(sorted(self.gap_transitions.items()))}, "
+                f"{self.failed} failed {dict(sorted(self.failed_kinds.items()))}")
+
+
+def _gap_steps(tla: TlaModel, s: bytes) -> list[bytes]:
+    """The two Kafka steps the specification has no action for (docs/kafka-model.md):
+    ``FollowerLearnHw`` (an empty fetch response raises a follower's HW to
+    ``min(leader HW, own end)``; KIP-320: only in the leader's epoch) and
+    ``LeaderShrinkIsrIdle`` (the true leader drops any other ISR member, as Kafka's
+    time-based ``maybeShrinkIsr`` drops a caught-up follower that stopped fetching)."""
+    lay, out = tla.layout, []
+    nle = s[1]
+    qcode = s[tl.RQ + 2 * nle - 2] if nle else lay.none
+    for i, a in enumerate(lay.bases):
+        code = lay.leader_base + i
+        if s[a + tl.LEADER] != code:
+            continue
+        for b in lay.bases:
+            if b == a or s[b + tl.LEADER] != code:
+                continue
+            if tla.version.fenced and s[b + tl.EPOCH] != s[a + tl.EPOCH]:
+                continue
+            hw = min(s[a + tl.HW], s[b + tl.END])
+            if hw != s[b + tl.HW]:
+                out.append(s[:b + tl.HW] + bytes((hw,)) + s[b + tl.HW + 1:])
+        if code != qcode or s[a + tl.EPOCH] != nle:
+            continue
+        isr = s[a + tl.ISR]
+        for j in range(lay.n):
+            if j != i and (isr - lay.isr_base) >> j & 1:
+                out.append(tla._set_isr(s, a, isr - (1 << j)))
+    return out
+
+
+class _Matcher:
+    """The ``tla-*`` states reachable from a state in 0..k steps, indexed by observation
+    (memoised per state); with ``gaps`` the steps of ``_gap_steps`` count as steps too."""
+
+    def __init__(self, tla: TlaModel, k: int, gaps: bool) -> None:
+        self.tla, self.k, self.gaps = tla, k, gaps
+        self._balls: dict[tuple[bytes, bool], dict[Obs, tuple[int, list[bytes]]]] = {}
+
+    def _succ(self, u: bytes, gaps: bool) -> list[bytes]:
+        succ = [v for _, v in self.tla.next_states(u)]
+        return succ + _gap_steps(self.tla, u) if gaps else succ
+
+    def ball(self, t: bytes, gaps: bool) -> dict[Obs, tuple[int, list[bytes]]]:
+        """Observation -> (fewest steps, the states) within ``k`` steps of ``t``."""
+        found = self._balls.get((t, gaps))
+        if found is not None:
+            return found
+        if len(self._balls) >= BALL_CACHE:
+            self._balls.clear()  # bounded memory on long random walks
+        out: dict[Obs, tuple[int, list[bytes]]] = {}
+        seen = {t}
+        frontier = [t]
+        for depth in range(self.k + 1):
+            nxt = []
+            for u in frontier:
+                o = observe(self.tla, u)
+                entry = out.get(o)
+                if entry is None:
+                    out[o] = (depth, [u])
+                else:
+                    entry[1].append(u)
+                if depth < self.k:
+                    for v in self._succ(u, gaps):
+                        if v not in seen:
+                            seen.add(v)
+                            nxt.append(v)
+            frontier = nxt
+        self._balls[(t, gaps)] = out
+        return out
+
+    def match(self, ts: Iterable[bytes], target: Obs) -> tuple[int, set[bytes], bool]:
+        """The states matching ``target`` within ``k`` steps of any of ``ts``, the fewest
+        steps needed (-1 when none), and whether a gap step was needed."""
+        ts = list(ts)
+        for gaps in ((False, True) if self.gaps else (False,)):
+            best, found = -1, set()
+            for t in ts:
+                entry = self.ball(t, gaps).get(target)
+                if entry is None:
+                    continue
+                found.update(entry[1])
+                best = entry[0] if best < 0 else min(best, entry[0])
+            if best >= 0:
+                return best, found, gaps
+        return -1, set(), False
+
+
+def _record(result: RefinementResult, steps: int, gap: bool, label: str) -> None:
+    result.transitions += 1
+    if gap:
+        action = label.split("(")[0]
+        result.gap_transitions[action] = result.gap_transitions.get(action, 0) + 1
+    result.max_steps = max(result.max_steps, steps)
+    result.steps_histogram[steps] = result.steps_histogram.get(steps, 0) + 1
+
+
+def failure_kind(model: KafkaModel, s: Any, label: str, t: Any) -> str:
+    """A name for why a ``kafka`` step has no abstract counterpart: a log cut without a
+    new LeaderAndIsr (the fetcher's out-of-range truncation), a leader HW raised on the
+    follower LEOs the leader remembers, or another step (the action's name)."""
+    before, after = project(model, s)[4], project(model, t)[4]
+    if any(len(a[4]) < len(b[4]) and a[1] == b[1] for a, b in zip(after, before, strict=True)):
+        return "OutOfRangeTruncation"
+    if any(a[2] == i and a[0] > b[0] for i, (a, b) in enumerate(zip(after, before,
+                                                                      strict=True))):
+        return "LeaderHwFromRememberedLeo"
+    return label.split("(")[0]
+
+
+def _fail(result: RefinementResult, model: KafkaModel, s: Any, label: str, t: Any) -> None:
+    result.failed += 1
+    kind = failure_kind(model, s, label, t)
+    result.failed_kinds[kind] = result.failed_kinds.get(kind, 0) + 1
+    if result.failed_kinds[kind] == 1:
+        result.failures.append(
+            f"{kind} at {label}: from {project(model, s)} to {project(model, t)} "
+            f"(kafka {model.variables(t)})"
+        )
+
+
+def check_refinement(kafka: KafkaModel, tla: TlaModel, k: int = 6,
+                     max_states: int | None = None, gaps: bool = True) -> RefinementResult:
+    """Every transition (s, s') of ``kafka``'s complete state space: ``project(s')`` is
+    reached from a ``tla-*`` state matching ``project(s)`` in 0..k steps; the initial state
+    must match a state reached from ``tla``'s Init in 0..k steps (the spec starts before
+    the topic exists).  Breadth-first over (kafka state, tla state) pairs."""
+    matcher = _Matcher(tla, k, gaps)
+    result = RefinementResult()
+    init_tla = list(tla.init_states())
+    pairs: dict[Any, set[bytes]] = {}
+    queue: list[Any] = []
+    for s0 in kafka.init_states():
+        steps, ts, gap = matcher.match(init_tla, project(kafka, s0))
+        if steps < 0:
+            result.failures.append(f"Init: {project(kafka, s0)} not within {k} steps of Init")
+            continue
+        pairs[s0] = ts
+        queue.append(s0)
+    head = 0
+    while head < len(queue):
+        s = queue[head]
+        head += 1
+        if max_states is not None and head > max_states:
+            break
+        for label, s2 in kafka.next_states(s):
+            steps, ts, gap = matcher.match(pairs[s], project(kafka, s2))
+            if steps < 0:
+                _fail(result, kafka, s, label, s2)
+                continue
+            _record(result, steps, gap, label)
+            known = pairs.get(s2)
+            if known is None:
+                pairs[s2] = set(ts)
+                queue.append(s2)
+            elif not ts <= known:
+                known.update(ts)
+                queue.append(s2)  # new abstract states to follow from s2
+    result.states = len(pairs)
+    result.pairs = sum(len(v) for v in pairs.values())
+    return result
+
+
+def random_walks(kafka: KafkaModel, tla: TlaModel, walks: int, length: int, seed: int,
+                 k: int = 6, gaps: bool = True) -> RefinementResult:
+    """``walks`` seeded random behaviours of ``length`` steps of ``kafka`` (a deterministic
+    ``random.Random(seed)``), each step matched as in ``check_refinement``."""
+    matcher = _Matcher(tla, k, gaps)
+    rng = random.Random(seed)
+    result = RefinementResult()
+    init_tla = list(tla.init_states())
+    inits = list(kafka.init_states())
+    for _ in range(walks):
+        s = inits[rng.randrange(len(inits))]
+        steps, ts, gap = matcher.match(init_tla, project(kafka, s))
+        if steps < 0:
+            result.failures.append(f"Init: {project(kafka, s)} not within {k} steps of Init")
+            return result
+        for _ in range(length):
+            succ = list(kafka.next_states(s))
+            if not succ:
+                break
+            label, s2 = succ[rng.randrange(len(succ))]
+            steps, ts, gap = matcher.match(ts, project(kafka, s2))
+            if steps < 0:
+                _fail(result, kafka, s, label, s2)
+                break
+            _record(result, steps, gap, label)
+            s = s2
+    return result
