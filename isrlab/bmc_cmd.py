@@ -11,7 +11,7 @@ from checker.report import CheckResult, Violation
 from checker.trace import violation_text, write_itf
 from checker.z3 import BmcResult, bmc
 from isrlab.cli_support import BadInput, resolve_model
-from spec.symbolic import SYMBOLIC_MODELS, symbolic_for
+from spec.symbolic import symbolic_for, symbolic_models
 from spec.symbolic.bridge import DriftError, replay
 from spec.symbolic.state import KState
 
@@ -64,7 +64,7 @@ def bmc_command(
     system = symbolic_for(model_name, values)
     if system is None:
         raise BadInput(f"model {model_name!r} has no symbolic encoding "
-                       f"(bmc supports: {', '.join(SYMBOLIC_MODELS)})")
+                       f"(bmc supports: {', '.join(symbolic_models())})")
     wanted = [p.name for p in model.invariants()]
     known = {p.name for p in system.invariants()}
     unsupported = [n for n in wanted if n not in known]

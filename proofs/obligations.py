@@ -57,7 +57,8 @@ from proofs import lemmas
 from spec.symbolic.bridge import replay
 from spec.symbolic.state import KState, describe
 from spec.symbolic.tla import Bounds, TlaSystem
-from spec.tla.model import VERSIONS, TlaModel
+from spec.tla.model import TlaModel
+from spec.variants import of_base
 
 C = TypeVar("C")
 
@@ -65,13 +66,9 @@ HERE = Path(__file__).resolve().parent
 RESULTS_JSON = HERE / "results.json"
 RESULTS_MD = HERE / "RESULTS.md"
 
-MODELS = {
-    "tla-truncate-to-hw": "truncate-to-hw",
-    "tla-kip101": "kip101",
-    "tla-kip279": "kip279",
-    "tla-kip320": "kip320",
-}
-BUGGY = ("tla-truncate-to-hw", "tla-kip101", "tla-kip279")
+MODELS = {v.name: v.key for v in of_base().values() if v.proofs is not None}
+"""The ``tla-*`` models with the KafkaReplication proof groups (from ``spec.variants``)."""
+BUGGY = tuple(v.name for v in of_base().values() if v.proofs == "strengthening-fails")
 PROVE_MODELS = (*MODELS, "kafka-core")
 """Every model with obligations: the ``tla-*`` models and ``kafka-core`` (core's functions,
 ``proofs.core_obligations``)."""
@@ -266,7 +263,7 @@ def _explicit_labels(model: str, system: TlaSystem, trace: Sequence[Any]) -> lis
     real behaviour of the executable model (``DriftError`` otherwise)."""
     assert system.bounds is not None
     b = system.bounds
-    explicit = TlaModel(VERSIONS[model], system.replicas, b.log_size, b.max_records,
+    explicit = TlaModel(of_base()[model], system.replicas, b.log_size, b.max_records,
                         b.max_leader_epoch)
     return [step.action for step in replay(explicit, trace, system.replicas)[1:]]
 
