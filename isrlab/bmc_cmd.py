@@ -78,7 +78,8 @@ def bmc_command(
     violation = None
     if result.trace is not None:
         try:
-            trace = replay(model, result.trace, system.replicas)
+            trace = replay(model, result.trace, system.replicas,
+                           getattr(system, "concrete", None))
         except DriftError as error:
             raise click.ClickException(f"internal error: {error}") from error
         violation = Violation(result.violated or wanted[0], trace)

@@ -58,7 +58,7 @@ from spec.symbolic.bridge import replay
 from spec.symbolic.state import KState, describe
 from spec.symbolic.tla import Bounds, TlaSystem
 from spec.tla.model import TlaModel
-from spec.variants import of_base
+from spec.variants import of_base, variants
 
 C = TypeVar("C")
 
@@ -69,7 +69,9 @@ RESULTS_MD = HERE / "RESULTS.md"
 MODELS = {v.name: v.key for v in of_base().values() if v.proofs is not None}
 """The ``tla-*`` models with the KafkaReplication proof groups (from ``spec.variants``)."""
 BUGGY = tuple(v.name for v in of_base().values() if v.proofs == "strengthening-fails")
-PROVE_MODELS = (*MODELS, "kafka-core")
+OWN_GROUPS = {v.name: v.proof_groups for v in variants().values() if v.proof_groups}
+"""The variants that are modules of their own, with their own proof groups."""
+PROVE_MODELS = (*MODELS, *OWN_GROUPS, "kafka-core")
 """Every model with obligations: the ``tla-*`` models and ``kafka-core`` (core's functions,
 ``proofs.core_obligations``)."""
 
@@ -362,6 +364,9 @@ def groups(model: str | None = None) -> list[Group]:
             out.append(_strengthening_fails_group(name))
         else:
             out.append(_strengthened_group(name))
+    for name, make in OWN_GROUPS.items():
+        if model is None or model == name:
+            out += make()
     if model is None or model == CORE_MODEL:
         out += core_groups()
     return out

@@ -78,6 +78,8 @@ class Variant:
     model: Callable[[Mapping[str, ParamValue]], Any] | None = None
     symbolic: Callable[[Mapping[str, ParamValue]], Any] | None = None
     symmetric: bool = True
+    proof_groups: Callable[[], list[Any]] | None = None
+    """For a module of its own: its groups of proof obligations (``proofs.obligations``)."""
 
     def next_actions(self) -> tuple[str, ...]:
         """The names of ``Next``'s disjuncts: the base's, each replaced one expanded."""

@@ -278,5 +278,20 @@ VARIANT = Variant(
     name="tla-async-isr", module="AsyncIsr", order=50, base="AsyncIsr",
     doc="TLA+ AsyncIsr: ISR changes requested from the controller, HW over the maximal ISR "
         "(KIP-497)",
-    params=PARAMS, model=build, proofs=None,
+    params=PARAMS, model=build, symbolic=lambda params: _symbolic(params), proofs=None,
+    proof_groups=lambda: _proof_groups(),
 )
+
+
+def _proof_groups() -> list[Any]:
+    """ValidHighWatermark's induction (``proofs.async_isr_obligations``, imported on use)."""
+    from proofs.async_isr_obligations import async_isr_groups
+
+    return list(async_isr_groups())
+
+
+def _symbolic(params: Mapping[str, ParamValue]) -> Any:
+    """The Z3 twin (``spec.symbolic.async_isr``, imported on use: it loads Z3)."""
+    from spec.symbolic.async_isr import symbolic
+
+    return symbolic(params)
