@@ -12,6 +12,12 @@ two: FollowerFetch and FollowerTruncate).  Truncation offsets are KIP-279's
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import z3
+
+from checker.z3 import Frame, Fresh
+from spec.symbolic.tla import Family, TlaSystem
 from spec.tla.layout import END, EPOCH, HW, ISR, LEADER, LOG, RQ
 from spec.tla.model import Out, Presumed, State, TlaModel
 from spec.variants import Action, Variant
@@ -139,19 +145,115 @@ def follower_truncate(m: TlaModel, s: State, out: Out, pres: Presumed) -> None:
             out.append((labels[i][j], s[:b] + new + s[b + block:]))
 
 
+# -- the Z3 encodings (``spec.symbolic.tla``), same names ------------------------------------
+
+
+def _z_caught_up_to_epoch(z: TlaSystem, s: Frame, leader: int, f: int, offset: z3.ArithRef
+                          ) -> z3.BoolRef:
+    """IsFollowerCaughtUpToLeaderEpoch: presumed leader, follower following it, and at
+    ``offset`` 0 or the records before ``offset`` of the same epoch on both."""
+    last = offset - 1
+    return z3.And(
+        z._presumes(s, leader), s[f"leader.{f}"] == leader,
+        z3.Or(offset == 0, z3.And(offset > 0, last < s[f"end.{leader}"], last < s[f"end.{f}"],
+                                  z.cell(s, f"rep.{leader}", last) == z.cell(s, f"rep.{f}", last))),
+    )
+
+
+def z_leader_expand_isr_better_fencing(z: TlaSystem) -> Family:
+    """LeaderExpandIsrBetterFencing, one instance per (leader, replica)."""
+    def make(i: int, j: int) -> Callable[[Frame, Frame, Fresh], z3.BoolRef]:
+        def rel(s: Frame, t: Frame, fresh: Fresh) -> z3.BoolRef:
+            hw, end = s[f"hw.{i}"], s[f"end.{i}"]
+            reached = z3.Or(hw == end, z3.And(hw < end, hw >= 0,
+                                              z.cell(s, f"rep.{i}", hw) == s[f"epoch.{i}"]))
+            return z3.And(z3.Not(s[f"isr.{i}.{j}"]), _z_caught_up_to_epoch(z, s, i, j, hw),
+                          reached, *z._quorum_update(s, t, i, z._isr_with(s, i, j, True)))
+        return rel
+    return [((i, j), make(i, j)) for i in z.ids for j in z.ids]
+
+
+def z_leader_shrink_isr_better_fencing(z: TlaSystem) -> Family:
+    """LeaderShrinkIsrBetterFencing, one instance per (leader, replica ≠ leader)."""
+    def make(i: int, j: int) -> Callable[[Frame, Frame, Fresh], z3.BoolRef]:
+        def rel(s: Frame, t: Frame, fresh: Fresh) -> z3.BoolRef:
+            lagging = z3.Not(_z_caught_up_to_epoch(z, s, i, j, s[f"end.{i}"]))
+            return z3.And(s[f"isr.{i}.{j}"], lagging,
+                          *z._quorum_update(s, t, i, z._isr_with(s, i, j, False)))
+        return rel
+    return [((i, j), make(i, j)) for i in z.ids for j in z.ids if i != j]
+
+
+def z_improved_leader_inc_high_watermark(z: TlaSystem) -> Family:
+    """ImprovedLeaderIncHighWatermark, one instance per replica."""
+    def make(i: int) -> Callable[[Frame, Frame, Fresh], z3.BoolRef]:
+        def rel(s: Frame, t: Frame, fresh: Fresh) -> z3.BoolRef:
+            hw = s[f"hw.{i}"]
+            return z3.And(
+                z._presumes(s, i), hw >= 0, hw < s[f"end.{i}"], t[f"hw.{i}"] == hw + 1,
+                *[z3.Implies(s[f"isr.{i}.{j}"], _z_caught_up_to_epoch(z, s, i, j, hw + 1))
+                  for j in z.ids],
+                *z._same(s, t, {f"hw.{i}"}))
+        return rel
+    return [((i,), make(i)) for i in z.ids]
+
+
+def z_become_follower(z: TlaSystem) -> Family:
+    """BecomeFollower, one instance per (leader, replica ≠ leader): no truncation."""
+    def make(leader: int, i: int) -> Callable[[Frame, Frame, Fresh], z3.BoolRef]:
+        def rel(s: Frame, t: Frame, fresh: Fresh) -> z3.BoolRef:
+            e = fresh.int("req")
+            return z3.And(z._request_guard(s, e, leader), e > s[f"epoch.{i}"],
+                          *z._adopt(s, t, i, e, leader, s[f"hw.{i}"]),
+                          *z._same(s, t, z._rs_vars(i)))
+        return rel
+    return [((leader, i), make(leader, i)) for leader in z.ids for i in z.ids if leader != i]
+
+
+def z_follower_fetch(z: TlaSystem) -> Family:
+    """FollowerFetch, one instance per (follower, leader ≠ follower)."""
+    def make(f: int, leader: int) -> Callable[[Frame, Frame, Fresh], z3.BoolRef]:
+        def rel(s: Frame, t: Frame, fresh: Fresh) -> z3.BoolRef:
+            return z3.And(_z_caught_up_to_epoch(z, s, leader, f, s[f"end.{f}"]),
+                          *z._replicate(s, t, leader, f))
+        return rel
+    return [((f, leader), make(f, leader)) for f in z.ids for leader in z.ids if f != leader]
+
+
+def z_follower_truncate(z: TlaSystem) -> Family:
+    """FollowerTruncate, one instance per (leader, follower ≠ leader)."""
+    def make(leader: int, f: int) -> Callable[[Frame, Frame, Fresh], z3.BoolRef]:
+        def rel(s: Frame, t: Frame, fresh: Fresh) -> z3.BoolRef:
+            end, end_l = s[f"end.{f}"], s[f"end.{leader}"]
+            needs = z3.Or(end > end_l, z3.And(
+                end > 0, end - 1 < end_l,
+                z.cell(s, f"rep.{f}", end - 1) != z.cell(s, f"rep.{leader}", end - 1)))
+            to, to_def = z._first_non_matching_from_tail(s, fresh, leader, f)
+            return z3.And(z._presumes(s, leader), s[f"leader.{f}"] == leader, needs, to_def,
+                          *z._truncate(s, t, f, to),
+                          t[f"hw.{f}"] == z3.If(to <= s[f"hw.{f}"], to, s[f"hw.{f}"]),
+                          *z._same(s, t, z._log_vars(f) | {f"hw.{f}"}))
+        return rel
+    return [((leader, f), make(leader, f)) for leader in z.ids for f in z.ids if leader != f]
+
+
 VARIANT = Variant(
     name="tla-kip320-first-try", module="Kip320FirstTry", order=35,
     doc="TLA+ Kip320FirstTry: fetch-time truncation on epoch mismatch, the first KIP-320 "
         "attempt (StrongIsr fails)",
     replaces={
         "LeaderExpandIsr": (Action("LeaderExpandIsrBetterFencing",
-                                   leader_expand_isr_better_fencing),),
+                                   leader_expand_isr_better_fencing,
+                                   z_leader_expand_isr_better_fencing),),
         "LeaderShrinkIsr": (Action("LeaderShrinkIsrBetterFencing",
-                                   leader_shrink_isr_better_fencing),),
+                                   leader_shrink_isr_better_fencing,
+                                   z_leader_shrink_isr_better_fencing),),
         "LeaderIncHighWatermark": (Action("ImprovedLeaderIncHighWatermark",
-                                          improved_leader_inc_high_watermark),),
-        "BecomeFollower": (Action("BecomeFollower", become_follower),),
-        "FollowerReplicate": (Action("FollowerFetch", follower_fetch),
-                              Action("FollowerTruncate", follower_truncate)),
+                                          improved_leader_inc_high_watermark,
+                                          z_improved_leader_inc_high_watermark),),
+        "BecomeFollower": (Action("BecomeFollower", become_follower, z_become_follower),),
+        "FollowerReplicate": (Action("FollowerFetch", follower_fetch, z_follower_fetch),
+                              Action("FollowerTruncate", follower_truncate,
+                                     z_follower_truncate)),
     },
 )
