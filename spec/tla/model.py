@@ -399,11 +399,9 @@ class TlaModel:
         """LeaderShrinkIsr (before KIP-320): the true leader (IsTrueLeader: the quorum names
         it, in the quorum's epoch) drops an ISR member that does not follow it or lacks the
         leader's last record."""
-        qleader, bases = self._quorum_leader(s), self.bases
+        bases = self.bases
         labels = self.labels("LeaderShrinkIsr", "rr")
-        for i, a, code, _ in pres:
-            if code != qleader or s[a + EPOCH] != s[1]:
-                continue
+        for i, a, code, _ in self.true_leaders(s, pres):
             isr, end = s[a + ISR], s[a + END]
             for j in self._members[isr]:
                 if j != i and not self._caught_up(s, a, bases[j], code, end):
@@ -412,11 +410,9 @@ class TlaModel:
     def leader_expand_isr(self, s: State, out: Out, pres: Presumed) -> None:
         """LeaderExpandIsr (before KIP-320): the true leader adds a replica that follows it and
         has the record below the leader's HW."""
-        qleader, bases = self._quorum_leader(s), self.bases
+        bases = self.bases
         labels = self.labels("LeaderExpandIsr", "rr")
-        for i, a, code, _ in pres:
-            if code != qleader or s[a + EPOCH] != s[1]:
-                continue
+        for i, a, code, _ in self.true_leaders(s, pres):
             isr, hw = s[a + ISR], s[a + HW]
             mask = isr - self.ib
             for j, b in enumerate(bases):
@@ -518,6 +514,18 @@ class TlaModel:
     def quorum_leader(self, s: State) -> int:
         """quorumState.leader as a leader code (the newest request's leader, or None)."""
         return self._quorum_leader(s)
+
+    def true_leaders(self, s: State, pres: Presumed) -> Presumed:
+        """IsTrueLeader: the presumed leaders the quorum names, in the quorum's epoch (at
+        most one), as ``pres`` entries."""
+        qleader, epoch = self._quorum_leader(s), s[1]
+        return tuple(p for p in pres if p[2] == qleader and s[p[1] + EPOCH] == epoch)
+
+    def hw_reached_current_epoch(self, s: State, a: int) -> bool:
+        """HasHighWatermarkReachedCurrentEpoch of the replica at block ``a``: its HW is at its
+        log end or at a record of its own epoch."""
+        hw, end = s[a + HW], s[a + END]
+        return hw == end or (hw < end and self._epoch_of[s[a + LOG + hw]] == s[a + EPOCH] - 1)
 
     # -- invariants ----------
     def _replicated_below_hw(self, s: State, quorum: bool) -> bool:

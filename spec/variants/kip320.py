@@ -51,12 +51,10 @@ def fenced_leader_shrink_isr(m: TlaModel, s: State, out: Out, pres: Presumed) ->
     """FencedLeaderShrinkIsr: the true leader drops an ISR member that is off its epoch or
     has a smaller end offset.  The two reasons are two disjuncts: a member for which both
     hold yields the same successor twice (as TLC counts)."""
-    qleader, bases = m.quorum_leader(s), m.bases
+    bases = m.bases
     labels = m.labels("FencedLeaderShrinkIsr", "rr")
-    for i, a, code, _ in pres:
+    for i, a, code, _ in m.true_leaders(s, pres):
         epoch = s[a + EPOCH]
-        if code != qleader or epoch != s[1]:
-            continue
         isr, end = s[a + ISR], s[a + END]
         for j in m.members_of[isr]:
             if j == i:
@@ -74,15 +72,12 @@ def fenced_leader_expand_isr(m: TlaModel, s: State, out: Out, pres: Presumed) ->
     the record below the leader's HW, once that HW has reached the leader's own epoch (the
     HW is at the log end or at a record of the leader's epoch), so that a new member holds
     everything the previous leader may have committed."""
-    qleader, bases = m.quorum_leader(s), m.bases
+    bases = m.bases
     labels = m.labels("FencedLeaderExpandIsr", "rr")
-    for i, a, code, _ in pres:
-        epoch = s[a + EPOCH]
-        if code != qleader or epoch != s[1]:
+    for i, a, code, _ in m.true_leaders(s, pres):
+        if not m.hw_reached_current_epoch(s, a):
             continue
-        hw, end = s[a + HW], s[a + END]
-        if not (hw == end or (hw < end and m.epoch_of[s[a + LOG + hw]] == epoch - 1)):
-            continue
+        epoch, hw = s[a + EPOCH], s[a + HW]
         isr = s[a + ISR]
         mask = isr - m.ib
         for j, b in enumerate(bases):

@@ -39,15 +39,12 @@ def leader_expand_isr_better_fencing(m: TlaModel, s: State, out: Out, pres: Pres
     """LeaderExpandIsrBetterFencing: the true leader adds a replica following it whose
     record below the leader's HW has the leader's epoch for that offset, once the HW has
     reached the leader's current epoch (at the log end or at a record of its epoch)."""
-    qleader, bases = m.quorum_leader(s), m.bases
+    bases = m.bases
     labels = m.labels("LeaderExpandIsrBetterFencing", "rr")
-    for i, a, code, _ in pres:
-        epoch = s[a + EPOCH]
-        if code != qleader or epoch != s[1]:
+    for i, a, code, _ in m.true_leaders(s, pres):
+        if not m.hw_reached_current_epoch(s, a):
             continue
-        hw, end = s[a + HW], s[a + END]
-        if not (hw == end or (hw < end and m.epoch_of[s[a + LOG + hw]] == epoch - 1)):
-            continue
+        hw = s[a + HW]
         isr = s[a + ISR]
         mask = isr - m.ib
         for j, b in enumerate(bases):
@@ -61,11 +58,9 @@ def leader_shrink_isr_better_fencing(m: TlaModel, s: State, out: Out, pres: Pres
     """LeaderShrinkIsrBetterFencing: the true leader drops an ISR member that does not
     follow it, or lacks the leader's last record, or holds a record of another epoch there
     (one condition, negated: one successor)."""
-    qleader, bases = m.quorum_leader(s), m.bases
+    bases = m.bases
     labels = m.labels("LeaderShrinkIsrBetterFencing", "rr")
-    for i, a, code, _ in pres:
-        if code != qleader or s[a + EPOCH] != s[1]:
-            continue
+    for i, a, code, _ in m.true_leaders(s, pres):
         isr, end = s[a + ISR], s[a + END]
         for j in m.members_of[isr]:
             b = bases[j]
