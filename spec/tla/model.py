@@ -1,16 +1,12 @@
-"""The TLA+-faithful models: KafkaReplication's actions and its four protocol versions.
+"""The TLA+-faithful models: KafkaReplication's actions, run by one protocol variant.
 
-One ``TlaModel`` per protocol version of hachikuji/kafka-specification:
+A ``TlaModel`` is the base module KafkaReplication of hachikuji/kafka-specification with
+the actions a ``spec.variants.Variant`` replaces in its ``Next`` (one module of
+``spec/variants/`` per protocol version: KafkaTruncateToHighWatermark, Kip101, Kip279,
+Kip320, Kip320FirstTry).  The base actions every variant keeps are methods here; the
+replaced ones live in the variant's module and use the helpers below.
 
-* ``tla-truncate-to-hw`` (module KafkaTruncateToHighWatermark): a replica becoming follower
-  truncates to its own high watermark (Kafka before 0.11);
-* ``tla-kip101`` (Kip101): truncation at the leader's end offset of the follower's latest
-  epoch (OffsetForLeaderEpoch, Kafka 0.11);
-* ``tla-kip279`` (Kip279): truncation after the largest offset both logs agree on (Kafka 2.0);
-* ``tla-kip320`` (Kip320): KIP-279 truncation plus epoch fencing of fetches, of the
-  truncation, of the high-watermark increment and of ISR changes (Kafka 2.1).
-
-Every action below is one disjunct of the specification's Next, with the same name, the same
+Every action is one disjunct of the specification's Next, with the same name, the same
 enabling conditions and the same effect; the docstrings say what each means in Kafka.  Each
 existential binding that enables an action yields one successor, and so does each true
 disjunct of an action's body, because that is how TLC counts *generated* states: the
