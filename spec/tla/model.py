@@ -451,18 +451,12 @@ class TlaModel:
         beyond its log end (TruncateTo's guard).  Requests naming no leader (None) are never
         acted on: the spec binds the leader to Replicas.  ``twice``: the version lists the
         empty follower in two disjuncts (one successor, counted twice)."""
-        bases, none, lb, L, block = self.bases, self.none, self.lb, self.L, self.block
+        bases, L, block = self.bases, self.L, self.block
         labels = self.labels(action, "follows")
         memo = self._follow_memos.setdefault(rule, {})
-        for e in range(s[1]):
-            k = RQ + 2 * e
-            code = s[k]
-            if code == none:
-                continue
-            leader = code - lb
+        for e, leader, request in self.led_requests(s):
             a = bases[leader] + LOG
             leader_log = s[a:a + L]
-            request = _BYTE[e + 1] + s[k:k + 2]
             for j, b in enumerate(bases):
                 if j == leader or e + 1 <= s[b + EPOCH]:
                     continue
@@ -510,6 +504,14 @@ class TlaModel:
     def quorum_leader(self, s: State) -> int:
         """quorumState.leader as a leader code (the newest request's leader, or None)."""
         return self._quorum_leader(s)
+
+    def led_requests(self, s: State) -> list[tuple[int, int, bytes]]:
+        """The LeaderAndIsr requests naming a leader, as ``(epoch, leader index, the
+        replica-block bytes it sets: epoch + 1, leader code, ISR code)``; requests naming
+        None are never acted on (every action binds the leader to Replicas)."""
+        none, lb = self.none, self.lb
+        return [(e, s[k] - lb, _BYTE[e + 1] + s[k:k + 2])
+                for e, k in enumerate(range(RQ, RQ + 2 * s[1], 2)) if s[k] != none]
 
     def true_leaders(self, s: State, pres: Presumed) -> Presumed:
         """IsTrueLeader: the presumed leaders the quorum names, in the quorum's epoch (at

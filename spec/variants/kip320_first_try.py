@@ -18,7 +18,7 @@ import z3
 
 from checker.z3 import Frame, Fresh
 from spec.symbolic.tla import Family, TlaSystem
-from spec.tla.layout import END, EPOCH, HW, ISR, LEADER, LOG, RQ
+from spec.tla.layout import END, EPOCH, HW, ISR, LEADER, LOG
 from spec.tla.model import Out, Presumed, State, TlaModel
 from spec.variants import Action, Variant
 from spec.variants.kip279 import first_non_matching_offset_from_tail
@@ -92,15 +92,8 @@ def become_follower(m: TlaModel, s: State, out: Out, pres: Presumed) -> None:
     """BecomeFollower: a replica other than the request's leader takes a request of a higher
     epoch than its own (epoch, leader, ISR; HW kept) and truncates nothing.  Requests naming
     no leader are never acted on (the leader is bound to Replicas)."""
-    none, lb, bases = m.none, m.lb, m.bases
-    labels = m.labels("BecomeFollower", "follows")
-    for e in range(s[1]):
-        k = RQ + 2 * e
-        code = s[k]
-        if code == none:
-            continue
-        leader = code - lb
-        request = bytes((e + 1,)) + s[k:k + 2]
+    bases, labels = m.bases, m.labels("BecomeFollower", "follows")
+    for e, leader, request in m.led_requests(s):
         for j, b in enumerate(bases):
             if j != leader and e + 1 > s[b + EPOCH]:
                 out.append((labels[e][leader][j], s[:b + EPOCH] + request + s[b + END:]))
