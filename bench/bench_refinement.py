@@ -1,6 +1,6 @@
 """Benchmark the refinement of ``kafka`` to ``tla-kip279`` and ``tla-kip320``.
 
-    /work/main/.venv/bin/python bench/bench_refinement.py [--walks 10000] [--length 30]
+    .venv/bin/python bench/bench_refinement.py [--walks 10000] [--length 30]
         [--seed 1] [--brokers 3] [--max-records 2] [--max-leader-epoch 2] [-k 6]
 
 For each version: the complete state space of the small configuration (2 brokers, 1 record,

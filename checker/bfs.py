@@ -360,13 +360,13 @@ class _Worker(Generic[S]):
         ):
             fps.append(fp)
             parents.append(parent)
-            distinct[label] = distinct.get(label, 0) + 1
             for index, holds in invariants:
                 if not holds(state):
                     violations.append((level, index, fp))
             if self.pending_sometimes:
                 self._check_sometimes(level, state)
             if within(state):
+                distinct[label] = distinct.get(label, 0) + 1
                 frontier_fps.append(fp)
                 frontier.append(state)
                 if self.store is not None:
@@ -375,7 +375,7 @@ class _Worker(Generic[S]):
         self.seen.update(fps)
         for other in others:
             self.seen.update(other)
-        report.new = len(fps)
+        report.new = len(frontier_fps)  # TLC's distinct count: states within the CONSTRAINT
         report.violations = _least_per_property(report.violations)
         self.links, self.candidates, self.candidate_enc = {}, [], []
         self.frontier_fps, self.frontier = frontier_fps, frontier
@@ -780,8 +780,11 @@ def explore(model: Model[S], options: CheckOptions | None = None) -> CheckResult
     """Explore ``model`` breadth-first and check every invariant on every reachable state.
 
     Raises ``RunDirError`` (a one-line message) when ``options.run_dir`` belongs to another
-    check.  Modelling shortcut: states outside ``model.within_boundary`` are checked but not
-    expanded, as TLC does with a CONSTRAINT.
+    check.  States outside ``model.within_boundary`` are treated as TLC treats states outside
+    a CONSTRAINT (``tlc2.tool.ModelChecker.doNext``): they count as generated and their
+    invariants are checked, but they are not expanded, not counted as distinct states and
+    do not deepen the diameter (TLC never puts them in its fingerprint set).  They are kept
+    as links only, so that a violation among them has a trace.
     """
     options = options or CheckOptions()
     started = time.monotonic()

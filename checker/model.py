@@ -9,8 +9,9 @@ A model is a finite (or bounded) transition system:
 * ``invariants()`` -- named predicates that must hold in every reachable state;
 * ``sometimes()`` -- named predicates that must hold in *some* reachable state (reachability
   examples: a model in which none of them is reachable is probably vacuous);
-* ``within_boundary(s)`` -- TLC's CONSTRAINT: a state outside it is counted and checked but
-  not expanded;
+* ``within_boundary(s)`` -- TLC's CONSTRAINT: a state outside it counts as generated and is
+  checked, but is neither expanded nor counted as a distinct state (nor in the diameter),
+  as in TLC, which keeps such states out of its fingerprint set;
 * ``canonical(s)`` -- a representative of ``s``'s symmetry orbit, used only when symmetry
   reduction is asked for;
 * ``encode(s)`` -- a canonical, injective byte encoding of a state; the checker's fingerprint

@@ -3,7 +3,8 @@
 * ``toy-counter``: ``x`` in ``0..limit``; ``Inc`` (``x < limit``) and ``Reset`` (``x > 0``).
   ``limit + 1`` distinct states, ``2·limit + 1`` generated (the initial state included),
   diameter ``limit + 1``.  Invariant ``BelowBad``: ``x != bad`` (``bad = -1``: never broken).
-  ``bound`` (TLC's CONSTRAINT): states with ``x >= bound`` are checked but not expanded.
+  ``bound`` (TLC's CONSTRAINT): states with ``x >= bound`` are checked but neither expanded
+  nor counted as distinct (as TLC).
 * ``toy-clock``: ``hours × minutes`` positions; ``Tick`` advances one minute, with carry and
   wrap-around: ``hours·minutes`` distinct, that many plus one generated, the diameter equals
   the distinct count.

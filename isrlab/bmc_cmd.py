@@ -18,7 +18,7 @@ from isrlab.cli_support import (
     with_run_metadata,
 )
 from isrlab.render_cmd import SVG_OPTION, write_violation_svg
-from spec.symbolic import SYMBOLIC_MODELS, symbolic_for
+from spec.symbolic import symbolic_for, symbolic_models
 from spec.symbolic.bridge import DriftError, replay
 from spec.symbolic.state import KState
 
@@ -73,7 +73,7 @@ def bmc_command(
     system = symbolic_for(model_name, values)
     if system is None:
         raise BadInput(f"model {model_name!r} has no symbolic encoding "
-                       f"(bmc supports: {', '.join(SYMBOLIC_MODELS)})")
+                       f"(bmc supports: {', '.join(symbolic_models())})")
     wanted = [p.name for p in model.invariants()]
     known = {p.name for p in system.invariants()}
     unsupported = [n for n in wanted if n not in known]
@@ -87,7 +87,8 @@ def bmc_command(
     violation = None
     if result.trace is not None:
         try:
-            trace = replay(model, result.trace, system.replicas)
+            trace = replay(model, result.trace, system.replicas,
+                           getattr(system, "concrete", None))
         except DriftError as error:
             raise click.ClickException(f"internal error: {error}") from error
         violation = Violation(result.violated or wanted[0], trace)

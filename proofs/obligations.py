@@ -58,7 +58,8 @@ from proofs import lemmas
 from spec.symbolic.bridge import replay
 from spec.symbolic.state import KState, describe
 from spec.symbolic.tla import Bounds, TlaSystem
-from spec.tla.model import VERSIONS, TlaModel
+from spec.tla.model import TlaModel
+from spec.variants import of_base, variants
 
 C = TypeVar("C")
 
@@ -66,14 +67,12 @@ HERE = Path(__file__).resolve().parent
 RESULTS_JSON = HERE / "results.json"
 RESULTS_MD = HERE / "RESULTS.md"
 
-MODELS = {
-    "tla-truncate-to-hw": "truncate-to-hw",
-    "tla-kip101": "kip101",
-    "tla-kip279": "kip279",
-    "tla-kip320": "kip320",
-}
-BUGGY = ("tla-truncate-to-hw", "tla-kip101", "tla-kip279")
-PROVE_MODELS = (*MODELS, "kafka-core")
+MODELS = {v.name: v.key for v in of_base().values() if v.proofs is not None}
+"""The ``tla-*`` models with the KafkaReplication proof groups (from ``spec.variants``)."""
+BUGGY = tuple(v.name for v in of_base().values() if v.proofs == "strengthening-fails")
+OWN_GROUPS = {v.name: v.proof_groups for v in variants().values() if v.proof_groups}
+"""The variants that are modules of their own, with their own proof groups."""
+PROVE_MODELS = (*MODELS, *OWN_GROUPS, "kafka-core")
 """Every model with obligations: the ``tla-*`` models and ``kafka-core`` (core's functions,
 ``proofs.core_obligations``)."""
 
@@ -267,7 +266,7 @@ def _explicit_labels(model: str, system: TlaSystem, trace: Sequence[Any]) -> lis
     real behaviour of the executable model (``DriftError`` otherwise)."""
     assert system.bounds is not None
     b = system.bounds
-    explicit = TlaModel(VERSIONS[model], system.replicas, b.log_size, b.max_records,
+    explicit = TlaModel(of_base()[model], system.replicas, b.log_size, b.max_records,
                         b.max_leader_epoch)
     return [step.action for step in replay(explicit, trace, system.replicas)[1:]]
 
@@ -366,6 +365,9 @@ def groups(model: str | None = None) -> list[Group]:
             out.append(_strengthening_fails_group(name))
         else:
             out.append(_strengthened_group(name))
+    for name, make in OWN_GROUPS.items():
+        if model is None or model == name:
+            out += make()
     if model is None or model == CORE_MODEL:
         out += core_groups()
     return out

@@ -248,8 +248,8 @@ def explore(
     Without ``options.run_dir`` the levels go to a temporary directory removed at the end
     (with a real cluster, give a run directory every executor can reach).  Raises
     ``checker.runstore.RunDirError`` when the run directory belongs to another check.
-    Modelling shortcut, as TLC and the local checker: states outside ``within_boundary`` are
-    checked but not expanded.
+    States outside ``within_boundary`` are treated as TLC and the local checker treat states
+    outside a CONSTRAINT: generated and checked, neither expanded nor counted as distinct.
     """
     options = options or CheckOptions()
     spark = spark or SparkOptions()

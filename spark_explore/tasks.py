@@ -317,9 +317,10 @@ class _Outcome:
 
     def summary(self, new: Any) -> dict[str, Any]:
         """The JSON counters of the bucket (``new``: its settled states)."""
-        labels = pc.value_counts(new.column("label")).to_pylist() if new.num_rows else []
+        inside = new.filter(pa.array(self.expand, pa.bool_())) if new.num_rows else new
+        labels = pc.value_counts(inside.column("label")).to_pylist() if inside.num_rows else []
         return {
-            "new": new.num_rows,
+            "new": self.frontier,  # TLC's distinct count: states within the CONSTRAINT
             "frontier": self.frontier,
             "cov_distinct": {item["values"]: item["counts"] for item in labels},
             "violations": {str(i): key for i, key in self.smallest.items()},

@@ -47,7 +47,8 @@ from spec.kafka.state import (
     Z_LEADER,
 )
 from spec.tla import layout as tl
-from spec.tla.model import VERSIONS, TlaModel
+from spec.tla.model import TlaModel
+from spec.variants import get as variant_named
 
 Replica = tuple[int, int, int, int, tuple[int, ...]]
 """One replica's observation: (hw, leader epoch, leader, ISR mask or -1, log records)."""
@@ -85,8 +86,8 @@ def tla_for(kafka: KafkaModel) -> TlaModel:
     """The ``tla-*`` model with the constants of ``kafka``'s configuration."""
     cfg = kafka.cfg
     name = TLA_OF_TRUNCATION[(cfg.truncation, cfg.fetch_fencing)]
-    return TlaModel(VERSIONS[name], cfg.brokers, max(1, cfg.max_records), max(1, cfg.max_records),
-                    cfg.max_leader_epoch)
+    return TlaModel(variant_named(name), cfg.brokers, max(1, cfg.max_records),
+                    max(1, cfg.max_records), cfg.max_leader_epoch)
 
 
 def project(model: KafkaModel, state: Any) -> Obs:
@@ -163,10 +164,11 @@ def _gap_steps(tla: TlaModel, s: bytes) -> list[bytes]:
         code = lay.leader_base + i
         if s[a + tl.LEADER] != code:
             continue
+        fenced = "FencedLeaderIncHighWatermark" in tla.variant.actions()
         for b in lay.bases:
             if b == a or s[b + tl.LEADER] != code:
                 continue
-            if tla.version.fenced and s[b + tl.EPOCH] != s[a + tl.EPOCH]:
+            if fenced and s[b + tl.EPOCH] != s[a + tl.EPOCH]:
                 continue
             hw = min(s[a + tl.HW], s[b + tl.END])
             if hw != s[b + tl.HW]:

@@ -8,16 +8,28 @@ behaviours), or ``None`` when the model has no encoding.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from checker.registry import ParamValue
-from spec.symbolic.tla import VARIANTS, Bounds, TlaSystem
-
-SYMBOLIC_MODELS = tuple(f"tla-{v}" for v in VARIANTS)
+from spec.symbolic.tla import Bounds, TlaSystem, variant_keys
 
 
-def symbolic_for(name: str, params: Mapping[str, ParamValue]) -> TlaSystem | None:
+def symbolic_models() -> tuple[str, ...]:
+    """The models with a Z3 encoding (derived from ``spec.variants``)."""
+    from spec.variants import variants
+
+    own = tuple(v.name for v in variants().values() if v.symbolic is not None)
+    return (*(f"tla-{k}" for k in variant_keys()), *own)
+
+
+def symbolic_for(name: str, params: Mapping[str, ParamValue]) -> Any:
     """The bounded symbolic system of model ``name`` with parsed ``params``, if it has one."""
-    if name not in SYMBOLIC_MODELS:
+    from spec.variants import variants
+
+    variant = variants().get(name)
+    if variant is not None and variant.symbolic is not None:
+        return variant.symbolic(params)
+    if name not in symbolic_models():
         return None
     bounds = Bounds(int(params["log_size"]), int(params["max_records"]),
                     int(params["max_leader_epoch"]))

@@ -10,7 +10,7 @@ loudly if the explicit model cannot take a step the symbolic one took.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from checker.model import Model
@@ -33,17 +33,26 @@ def concrete(model: Model[Any], state: Any, replicas: int) -> KState:
     return from_variables(model.variables(state), replica_names(replicas))
 
 
-def replay(model: Model[Any], trace: Sequence[Transition[KState]], replicas: int
+def replay(model: Model[Any], trace: Sequence[Transition[Any]], replicas: int,
+           view: Callable[[Mapping[str, Any]], Any] | None = None,
            ) -> tuple[TraceStep, ...]:
-    """The explicit model's own trace through the states of a symbolic trace."""
-    starts = [s for s in model.init_states() if concrete(model, s, replicas) == trace[0].state]
+    """The explicit model's own trace through the states of a symbolic trace.  The two meet
+    on ``view`` of the explicit variables (default: the ``KState`` of the ``tla-*`` models
+    of KafkaReplication); a symbolic system of another module passes its own."""
+
+    def same(state: Any, symbolic: Any) -> bool:
+        if view is not None:
+            return bool(view(model.variables(state)) == symbolic)
+        return bool(concrete(model, state, replicas) == symbolic)
+
+    starts = [s for s in model.init_states() if same(s, trace[0].state)]
     if not starts:
         raise DriftError("no initial state of the explicit model matches the symbolic one")
     current = starts[0]
     steps = [TraceStep(INIT_ACTION, model.variables(current))]
     for index, step in enumerate(trace[1:], start=1):
         chosen = next(((label, succ) for label, succ in model.next_states(current)
-                       if concrete(model, succ, replicas) == step.state), None)
+                       if same(succ, step.state)), None)
         if chosen is None:
             raise DriftError(
                 f"step {index} ({step.label}) of the symbolic trace is not a step of the "

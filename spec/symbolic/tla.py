@@ -45,7 +45,17 @@ from spec.symbolic.state import (
     replica_name,
 )
 
-VARIANTS = ("truncate-to-hw", "kip101", "kip279", "kip320")
+Rel: TypeAlias = Callable[[Frame, Frame, Fresh], z3.BoolRef]
+Family: TypeAlias = list[tuple[tuple[int, ...], Rel]]
+
+
+def variant_keys() -> tuple[str, ...]:
+    """The variants with a Z3 encoding of KafkaReplication (``spec.variants``), as keys
+    without ``tla-``."""
+    from spec.variants import of_base  # the variants import this module
+
+    return tuple(v.key for v in of_base().values()
+                 if all(a.symbolic is not None for a in v.actions().values()))
 
 Int: TypeAlias = z3.ArithRef
 Bool: TypeAlias = z3.BoolRef
@@ -76,8 +86,9 @@ class TlaSystem:
     name: str = field(default="")
 
     def __post_init__(self) -> None:
-        if self.variant not in VARIANTS:
-            raise ValueError(f"unknown variant {self.variant!r} (known: {', '.join(VARIANTS)})")
+        known = variant_keys()
+        if self.variant not in known:
+            raise ValueError(f"unknown variant {self.variant!r} (known: {', '.join(known)})")
         if not self.name:
             object.__setattr__(self, "name", f"tla-{self.variant}")
 
@@ -310,9 +321,9 @@ class TlaSystem:
     def _isr_with(self, s: Frame, i: int, j: int, member: bool) -> list[Bool]:
         return [z3.BoolVal(member) if k == j else s[f"isr.{i}.{k}"] for k in self.ids]
 
-    def _leader_shrink_isr(self, i: int, j: int) -> Callable[[Frame, Frame, Fresh], Bool]:
+    def _leader_shrink_isr(self, i: int, j: int, fenced: bool) -> Rel:
         def rel(s: Frame, t: Frame, fresh: Fresh) -> Bool:
-            if self.variant == "kip320":
+            if fenced:
                 lagging = z3.Or(z3.Not(self._following_epoch(s, i, j)),
                                 s[f"end.{j}"] < s[f"end.{i}"])
             else:
@@ -321,10 +332,10 @@ class TlaSystem:
                           *self._quorum_update(s, t, i, self._isr_with(s, i, j, False)))
         return rel
 
-    def _leader_expand_isr(self, i: int, j: int) -> Callable[[Frame, Frame, Fresh], Bool]:
+    def _leader_expand_isr(self, i: int, j: int, fenced: bool) -> Rel:
         def rel(s: Frame, t: Frame, fresh: Fresh) -> Bool:
             hw = s[f"hw.{i}"]
-            if self.variant == "kip320":
+            if fenced:
                 reached_hw = z3.Or(hw == 0, z3.And(hw > 0, hw - 1 < s[f"end.{j}"]))
                 hw_in_epoch = z3.Or(
                     hw == s[f"end.{i}"],
@@ -338,11 +349,11 @@ class TlaSystem:
                           *self._quorum_update(s, t, i, self._isr_with(s, i, j, True)))
         return rel
 
-    def _leader_inc_hw(self, i: int) -> Callable[[Frame, Frame, Fresh], Bool]:
+    def _leader_inc_hw(self, i: int, fenced: bool) -> Rel:
         def rel(s: Frame, t: Frame, fresh: Fresh) -> Bool:
             hw = s[f"hw.{i}"]
             parts: list[Bool] = [t[f"hw.{i}"] == hw + 1]
-            if self.variant == "kip320":
+            if fenced:
                 parts.append(hw < s[f"end.{i}"])
                 parts += [z3.Implies(s[f"isr.{i}.{j}"], z3.And(
                     self._following_epoch(s, i, j), hw < s[f"end.{j}"])) for j in self.ids]
@@ -370,9 +381,9 @@ class TlaSystem:
         parts += self._same(s, t, self._log_vars(follower) | {f"hw.{follower}"})
         return parts
 
-    def _follower_replicate(self, f: int, leader: int) -> Callable[[Frame, Frame, Fresh], Bool]:
+    def _follower_replicate(self, f: int, leader: int, fenced: bool) -> Rel:
         def rel(s: Frame, t: Frame, fresh: Fresh) -> Bool:
-            if self.variant == "kip320":
+            if fenced:
                 guard = self._following_epoch(s, leader, f)
             else:
                 guard = z3.And(self._presumes(s, leader), s[f"leader.{f}"] == leader)
@@ -445,21 +456,27 @@ class TlaSystem:
             z3.And(s[f"end.{leader}"] > 0, largest, result == m + 1),
         )
 
-    def _become_follower_variant(self, leader: int, i: int) -> Callable[[Frame, Frame, Fresh],
-                                                                          Bool]:
+    def become_follower_family(self, rule: str) -> Family:
+        """BecomeFollowerAndTruncateTo with a version's truncation ``rule`` (``"hw"``,
+        ``"kip101"``, ``"kip279"`` or ``"kip320"``: KIP-279's offset, fenced), one instance
+        per (leader, follower ≠ leader)."""
+        return [((leader, i), self._become_follower_rule(rule, leader, i))
+                for leader in self.ids for i in self.ids if leader != i]
+
+    def _become_follower_rule(self, rule: str, leader: int, i: int) -> Rel:
         def rel(s: Frame, t: Frame, fresh: Fresh) -> Bool:
             end = s[f"end.{i}"]
-            if self.variant == "truncate-to-hw":
+            if rule == "hw":
                 return z3.And(self._become_follower(s, t, fresh, leader, i, s[f"hw.{i}"]))
             empty = z3.And(end == 0, *self._become_follower(s, t, fresh, leader, i,
                                                             z3.IntVal(0)))
-            if self.variant == "kip101":
+            if rule == "kip101":
                 latest_epoch = self.cell(s, f"rep.{i}", end - 1)
                 to, to_def = self._lookup_offset_for_epoch(s, fresh, leader, i, latest_epoch)
                 return z3.Or(empty, z3.And(end > 0, to_def,
                                            *self._become_follower(s, t, fresh, leader, i, to)))
             to, to_def = self._first_non_matching_from_tail(s, fresh, leader, i)
-            if self.variant == "kip279":
+            if rule == "kip279":
                 return z3.Or(empty, z3.And(to_def,
                                            *self._become_follower(s, t, fresh, leader, i, to)))
             # kip320: fenced; the leader must already be in the request's epoch.
@@ -475,21 +492,41 @@ class TlaSystem:
 
     # ----------------------------------------------------------------- actions
 
-    def _names(self) -> dict[str, str]:
-        fenced = self.variant == "kip320"
-        follower = {
-            "truncate-to-hw": "BecomeFollowerTruncateToHighWatermark",
-            "kip101": "BecomeFollowerTruncateKip101",
-            "kip279": "BecomeFollowerTruncateKip279",
-            "kip320": "FencedBecomeFollowerAndTruncate",
-        }[self.variant]
-        return {
-            "expand": "FencedLeaderExpandIsr" if fenced else "LeaderExpandIsr",
-            "shrink": "FencedLeaderShrinkIsr" if fenced else "LeaderShrinkIsr",
-            "inc": "FencedLeaderIncHighWatermark" if fenced else "LeaderIncHighWatermark",
-            "follow": follower,
-            "fetch": "FencedFollowerFetch" if fenced else "FollowerReplicate",
+    def expand_family(self, fenced: bool) -> Family:
+        """(Fenced)LeaderExpandIsr, one instance per (leader, replica)."""
+        return [((i, j), self._leader_expand_isr(i, j, fenced)) for i in self.ids
+                for j in self.ids]
+
+    def shrink_family(self, fenced: bool) -> Family:
+        """(Fenced)LeaderShrinkIsr, one instance per (leader, replica ≠ leader)."""
+        return [((i, j), self._leader_shrink_isr(i, j, fenced)) for i in self.ids
+                for j in self.ids if i != j]
+
+    def inc_hw_family(self, fenced: bool) -> Family:
+        """(Fenced)LeaderIncHighWatermark, one instance per replica."""
+        return [((r,), self._leader_inc_hw(r, fenced)) for r in self.ids]
+
+    def fetch_family(self, fenced: bool) -> Family:
+        """FollowerReplicate / FencedFollowerFetch, one instance per (follower, leader ≠
+        follower)."""
+        return [((f, leader), self._follower_replicate(f, leader, fenced)) for f in self.ids
+                for leader in self.ids if f != leader]
+
+    def _base_family(self, name: str) -> Family:
+        """A KafkaReplication action nobody replaced."""
+        ids = self.ids
+        table: dict[str, Callable[[], Family]] = {
+            "ControllerElectLeader":
+                lambda: [((r,), self._controller_elect_leader(r)) for r in ids],
+            "ControllerShrinkIsr": lambda: [((r,), self._controller_shrink_isr(r)) for r in ids],
+            "BecomeLeader": lambda: [((r,), self._become_leader(r)) for r in ids],
+            "LeaderExpandIsr": lambda: self.expand_family(False),
+            "LeaderShrinkIsr": lambda: self.shrink_family(False),
+            "LeaderWrite": lambda: [((r,), self._leader_write(r)) for r in ids],
+            "LeaderIncHighWatermark": lambda: self.inc_hw_family(False),
+            "FollowerReplicate": lambda: self.fetch_family(False),
         }
+        return table[name]()
 
     def actions(self) -> Sequence[ActionInstance]:
         """Next's disjuncts in the specification's order, one instance per replica choice."""
@@ -497,39 +534,17 @@ class TlaSystem:
 
     @cached_property
     def _actions(self) -> list[ActionInstance]:
-        n, names, ids = self._names(), replica_name, self.ids
+        from spec.variants import get  # the variants import this module
+
+        variant = get(f"tla-{self.variant}")
+        own = variant.actions()
         acts: list[ActionInstance] = []
-
-        def add(family: str, args: tuple[int, ...],
-                rel: Callable[[Frame, Frame, Fresh], Bool]) -> None:
-            label = f"{family}({', '.join(names(a) for a in args)})"
-            acts.append(ActionInstance(family, label, rel))
-
-        for r in ids:
-            add("ControllerElectLeader", (r,), self._controller_elect_leader(r))
-        for r in ids:
-            add("ControllerShrinkIsr", (r,), self._controller_shrink_isr(r))
-        for r in ids:
-            add("BecomeLeader", (r,), self._become_leader(r))
-        for i in ids:
-            for j in ids:
-                add(n["expand"], (i, j), self._leader_expand_isr(i, j))
-        for i in ids:
-            for j in ids:
-                if i != j:
-                    add(n["shrink"], (i, j), self._leader_shrink_isr(i, j))
-        for r in ids:
-            add("LeaderWrite", (r,), self._leader_write(r))
-        for r in ids:
-            add(n["inc"], (r,), self._leader_inc_hw(r))
-        for leader in ids:
-            for i in ids:
-                if leader != i:
-                    add(n["follow"], (leader, i), self._become_follower_variant(leader, i))
-        for f in ids:
-            for leader in ids:
-                if f != leader:
-                    add(n["fetch"], (f, leader), self._follower_replicate(f, leader))
+        for family in variant.next_actions():
+            encode = own[family].symbolic if family in own else None
+            instances = encode(self) if encode is not None else self._base_family(family)
+            for args, rel in instances:
+                label = f"{family}({', '.join(replica_name(a) for a in args)})"
+                acts.append(ActionInstance(family, label, rel))
         return acts
 
     def symmetric_first_step(self) -> tuple[str, ...]:

@@ -1,19 +1,24 @@
-"""The TLA+-faithful model family: one model per protocol version of the public TLA+
+"""The TLA+-faithful model family: one model per protocol module of the public TLA+
 specification of Kafka replication (hachikuji/kafka-specification).
 
-``register(reg)`` adds ``tla-truncate-to-hw``, ``tla-kip101``, ``tla-kip279`` and
-``tla-kip320`` with the specification's constants as parameters (``replicas``, ``log_size``,
-``max_records``, ``max_leader_epoch``; defaults: configuration A of docs/conformance.md) and
-``invariants``, the comma-separated invariants to check (``none`` for none).
+``register(reg)`` adds every variant of ``spec.variants``: those of KafkaReplication with the
+specification's constants as parameters (``replicas``, ``log_size``, ``max_records``,
+``max_leader_epoch``; defaults: configuration A) and ``invariants``, the comma-separated
+invariants to check (``none`` for none); a variant that is a module of its own with its own
+parameters and builder.  ``VERSIONS`` is the table of KafkaReplication's variants by name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from checker.registry import ModelEntry, Param, ParamValue, Registry
 from spec.tla.layout import MAX_REPLICAS
-from spec.tla.model import INVARIANT_NAMES, VERSIONS, TlaModel, Version
+from spec.tla.model import INVARIANT_NAMES, TlaModel
+
+if TYPE_CHECKING:
+    from spec.variants import Variant
 
 __all__ = ["INVARIANT_NAMES", "VERSIONS", "TlaModel", "build", "register"]
 
@@ -38,7 +43,17 @@ def parse_invariants(text: str) -> tuple[str, ...]:
     return () if names == ("none",) else names
 
 
-def build(version: Version, params: Mapping[str, ParamValue]) -> TlaModel:
+def __getattr__(name: str) -> Any:
+    """``VERSIONS``: KafkaReplication's variants by name, derived from ``spec.variants``
+    (computed on first use: the variant modules import this package's model)."""
+    if name == "VERSIONS":
+        from spec.variants import of_base
+
+        return of_base()
+    raise AttributeError(name)
+
+
+def build(version: Variant, params: Mapping[str, ParamValue]) -> TlaModel:
     """The model of one protocol version for parsed parameters (ValueError when unusable)."""
     return TlaModel(
         version, int(params["replicas"]), int(params["log_size"]),
@@ -48,10 +63,14 @@ def build(version: Version, params: Mapping[str, ParamValue]) -> TlaModel:
 
 
 def register(reg: Registry) -> None:
-    """Add the four ``tla-*`` models to the registry."""
-    for version in VERSIONS.values():
+    """Add every ``tla-*`` variant of ``spec.variants`` to the registry."""
+    from spec.variants import variants
+
+    for variant in variants().values():
+        builder = variant.model
         reg.register(ModelEntry(
-            name=version.name, doc=version.doc, params=PARAMS,
-            build=lambda params, v=version: build(v, params),  # type: ignore[misc]
-            symmetric=True,
+            name=variant.name, doc=variant.doc, params=variant.params or PARAMS,
+            build=(builder if builder is not None
+                   else lambda params, v=variant: build(v, params)),  # type: ignore[misc]
+            symmetric=variant.symmetric,
         ))

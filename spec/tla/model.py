@@ -1,16 +1,12 @@
-"""The TLA+-faithful models: KafkaReplication's actions and its four protocol versions.
+"""The TLA+-faithful models: KafkaReplication's actions, run by one protocol variant.
 
-One ``TlaModel`` per protocol version of hachikuji/kafka-specification:
+A ``TlaModel`` is the base module KafkaReplication of hachikuji/kafka-specification with
+the actions a ``spec.variants.Variant`` replaces in its ``Next`` (one module of
+``spec/variants/`` per protocol version: KafkaTruncateToHighWatermark, Kip101, Kip279,
+Kip320, Kip320FirstTry).  The base actions every variant keeps are methods here; the
+replaced ones live in the variant's module and use the helpers below.
 
-* ``tla-truncate-to-hw`` (module KafkaTruncateToHighWatermark): a replica becoming follower
-  truncates to its own high watermark (Kafka before 0.11);
-* ``tla-kip101`` (Kip101): truncation at the leader's end offset of the follower's latest
-  epoch (OffsetForLeaderEpoch, Kafka 0.11);
-* ``tla-kip279`` (Kip279): truncation after the largest offset both logs agree on (Kafka 2.0);
-* ``tla-kip320`` (Kip320): KIP-279 truncation plus epoch fencing of fetches, of the
-  truncation, of the high-watermark increment and of ISR changes (Kafka 2.1).
-
-Every action below is one disjunct of the specification's Next, with the same name, the same
+Every action is one disjunct of the specification's Next, with the same name, the same
 enabling conditions and the same effect; the docstrings say what each means in Kafka.  Each
 existential binding that enables an action yields one successor, and so does each true
 disjunct of an action's body, because that is how TLC counts *generated* states: the
@@ -29,19 +25,17 @@ directly; a record is never lost by a crash.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any
+from types import MethodType
+from typing import TYPE_CHECKING, Any
 
 from checker.model import Property
 from core.partition import follower_high_watermark
-from core.truncation import (
-    Log,
-    kip101_truncation_offset,
-    kip279_truncation_offset,
-    truncate_to_high_watermark_offset,
-)
+from core.truncation import Log
 from spec.tla.layout import END, EPOCH, HW, ISR, LEADER, LOG, RQ, Layout
+
+if TYPE_CHECKING:
+    from spec.variants import Variant
 
 State = bytes
 Out = list[tuple[str, State]]
@@ -49,34 +43,11 @@ Followers = tuple[tuple[int, int], ...]
 Presumed = tuple[tuple[int, int, int, Followers], ...]
 HeaderSteps = list[tuple[str, bytes]]
 Action = Callable[[State, Out, Presumed], None]
+TruncationRule = Callable[[Log, Log, int], int]
+"""``(leader log, follower log, follower HW) -> truncation offset``."""
 
 _BYTE = tuple(bytes((v,)) for v in range(256))
 
-
-@dataclass(frozen=True, slots=True)
-class Version:
-    """What a protocol version replaces in the base module KafkaReplication."""
-
-    name: str
-    module: str
-    truncation: str  # "hw", "kip101", "kip279"
-    fenced: bool  # KIP-320's Fenced* actions
-    doc: str
-
-
-VERSIONS = {
-    v.name: v for v in (
-        Version("tla-truncate-to-hw", "KafkaTruncateToHighWatermark", "hw", False,
-                "TLA+ KafkaTruncateToHighWatermark: followers truncate to their own HW "
-                "(Kafka < 0.11)"),
-        Version("tla-kip101", "Kip101", "kip101", False,
-                "TLA+ Kip101: truncation by OffsetForLeaderEpoch (Kafka 0.11)"),
-        Version("tla-kip279", "Kip279", "kip279", False,
-                "TLA+ Kip279: truncation after the largest matching offset (Kafka 2.0)"),
-        Version("tla-kip320", "Kip320", "kip279", True,
-                "TLA+ Kip320: KIP-279 truncation plus epoch fencing (Kafka 2.1)"),
-    )
-}
 
 INVARIANT_NAMES = ("WeakIsr", "StrongIsr", "LeaderInIsr", "TypeOk")
 
@@ -89,7 +60,7 @@ class TlaModel:
     """One protocol version of the specification for given constants (see module doc)."""
 
     def __init__(
-        self, version: Version, replicas: int, log_size: int, max_records: int,
+        self, variant: Variant, replicas: int, log_size: int, max_records: int,
         max_leader_epoch: int, invariants: Sequence[str] = ("WeakIsr", "StrongIsr"),
     ) -> None:
         for name in invariants:
@@ -97,8 +68,8 @@ class TlaModel:
                 raise ValueError(
                     f"unknown invariant {name!r} (known: {', '.join(INVARIANT_NAMES)})"
                 )
-        self.version = version
-        self.name = version.name
+        self.variant = variant
+        self.name = variant.name
         self.layout = lay = Layout(replicas, log_size, max_records, max_leader_epoch)
         self.n, self.L, self.R, self.E = replicas, log_size, max_records, max_leader_epoch
         self.invariant_names = tuple(invariants)
@@ -110,8 +81,11 @@ class TlaModel:
         self._epoch_of = tuple(
             (code - 1) % (max_leader_epoch + 1) if code else -1 for code in range(256)
         )
+        self.members_of = self._members  # ISR code -> replica indices
+        self.epoch_of = self._epoch_of  # record code -> its leader epoch (0 -> Nil = -1)
         self._zeros = tuple(bytes(k) for k in range(log_size + 1))
-        self._follow_memo: dict[bytes, bytes] = {}
+        self._follow_memos: dict[TruncationRule, dict[bytes, bytes]] = {}
+        self._label_tables: dict[tuple[str, str], Any] = {}
         self.bases, self.lb, self.none = lay.bases, lay.leader_base, lay.none
         self.block, self.ib = lay.block, lay.isr_base
         self._presumed_memo: dict[tuple[int, ...], Presumed] = {}
@@ -130,51 +104,59 @@ class TlaModel:
 
     # -- construction helpers ----------
     def _labels(self) -> None:
-        """Every action label, built once."""
+        """The labels of the base actions every variant keeps, built once."""
         rs, eps = range(self.n), range(self.E + 1)
-        follow = {"hw": "BecomeFollowerTruncateToHighWatermark",
-                  "kip101": "BecomeFollowerTruncateKip101",
-                  "kip279": "BecomeFollowerTruncateKip279"}[self.version.truncation]
-        if self.version.fenced:
-            follow = "FencedBecomeFollowerAndTruncate"
-        prefix = "Fenced" if self.version.fenced else ""
-        fetch = "FencedFollowerFetch" if self.version.fenced else "FollowerReplicate"
         self.l_elect = tuple(f"ControllerElectLeader({_r(i)})" for i in rs)
         self.l_cshrink = tuple(f"ControllerShrinkIsr({_r(i)})" for i in rs)
         self.l_become_leader = tuple(
             tuple(f"BecomeLeader({_r(i)}, epoch {e})" for i in rs) for e in eps
         )
         self.l_write = tuple(f"LeaderWrite({_r(i)})" for i in rs)
-        self.l_inc_hw = tuple(f"{prefix}LeaderIncHighWatermark({_r(i)})" for i in rs)
-        self.l_shrink = tuple(
-            tuple(f"{prefix}LeaderShrinkIsr({_r(i)}, {_r(j)})" for j in rs) for i in rs
-        )
-        self.l_expand = tuple(
-            tuple(f"{prefix}LeaderExpandIsr({_r(i)}, {_r(j)})" for j in rs) for i in rs
-        )
-        self.l_follow = tuple(
-            tuple(tuple(f"{follow}({_r(j)} follows {_r(i)}, epoch {e})" for j in rs) for i in rs)
-            for e in eps
-        )
-        self.l_fetch = tuple(
-            tuple(f"{fetch}({_r(j)} from {_r(i)})" for j in rs) for i in rs
-        )
+
+    def labels(self, action: str, shape: str) -> Any:
+        """The labels of ``action`` for every binding, built once: ``shape`` ``"r"`` gives
+        ``[i]`` → ``Action(ri)``, ``"rr"`` ``[i][j]`` → ``Action(ri, rj)``, ``"from"``
+        ``[i][j]`` → ``Action(rj from ri)``, ``"follows"`` ``[e][i][j]`` →
+        ``Action(rj follows ri, epoch e)``."""
+        found = self._label_tables.get((action, shape))
+        if found is None:
+            rs = range(self.n)
+            if shape == "r":
+                found = tuple(f"{action}({_r(i)})" for i in rs)
+            elif shape == "rr":
+                found = tuple(tuple(f"{action}({_r(i)}, {_r(j)})" for j in rs) for i in rs)
+            elif shape == "from":
+                found = tuple(tuple(f"{action}({_r(j)} from {_r(i)})" for j in rs) for i in rs)
+            else:
+                found = tuple(
+                    tuple(tuple(f"{action}({_r(j)} follows {_r(i)}, epoch {e})" for j in rs)
+                          for i in rs)
+                    for e in range(self.E + 1)
+                )
+            self._label_tables[(action, shape)] = found
+        return found
 
     def _select_actions(self) -> tuple[Action, ...]:
-        """The disjuncts of Next for this version, in the module's order."""
-        if self.version.fenced:
-            return (
-                self.controller_elect_leader, self.controller_shrink_isr, self.become_leader,
-                self.fenced_leader_expand_isr, self.fenced_leader_shrink_isr,
-                self.leader_write, self.fenced_leader_inc_high_watermark,
-                self.fenced_become_follower_and_truncate, self.fenced_follower_fetch,
-            )
-        return (
-            self.controller_elect_leader, self.controller_shrink_isr, self.become_leader,
-            self.leader_expand_isr, self.leader_shrink_isr, self.leader_write,
-            self.leader_inc_high_watermark, self.become_follower_and_truncate,
-            self.follower_replicate,
-        )
+        """The disjuncts of the variant's Next, in the module's order: the base actions it
+        keeps (methods of this class) and the actions it replaces them with."""
+        own = self.variant.actions()
+        base: dict[str, Callable[..., None]] = {
+            "ControllerElectLeader": TlaModel.controller_elect_leader,
+            "ControllerShrinkIsr": TlaModel.controller_shrink_isr,
+            "BecomeLeader": TlaModel.become_leader,
+            "LeaderExpandIsr": TlaModel.leader_expand_isr,
+            "LeaderShrinkIsr": TlaModel.leader_shrink_isr,
+            "LeaderWrite": TlaModel.leader_write,
+            "LeaderIncHighWatermark": TlaModel.leader_inc_high_watermark,
+            "FollowerReplicate": TlaModel.follower_replicate,
+        }
+        actions = []
+        for name in self.variant.next_actions():
+            fn = own[name].explicit if name in own else base.get(name)
+            if fn is None:
+                raise ValueError(f"{self.name}: base action {name} must be replaced")
+            actions.append(MethodType(fn, self))
+        return tuple(actions)
 
     # -- the Model protocol ----------
     def init_states(self) -> Iterable[State]:
@@ -390,7 +372,7 @@ class TlaModel:
     def leader_inc_high_watermark(self, s: State, out: Out, pres: Presumed) -> None:
         """LeaderIncHighWatermark (before KIP-320): a presumed leader advances its HW by one
         when every member of its local ISR follows it (any epoch) and has that offset."""
-        bases = self.bases
+        bases, labels = self.bases, self.labels("LeaderIncHighWatermark", "r")
         for i, a, code, _ in pres:
             hw = s[a + HW]
             if hw >= self.L:
@@ -400,7 +382,7 @@ class TlaModel:
                 if s[b + LEADER] != code or s[b + END] <= hw:
                     break
             else:
-                out.append((self.l_inc_hw[i], self._inc_hw(s, a)))
+                out.append((labels[i], self._inc_hw(s, a)))
 
     def _caught_up(self, s: State, a: int, b: int, code: int, offset: int) -> bool:
         """IsFollowerCaughtUp: the follower follows the leader and has the record before
@@ -413,53 +395,43 @@ class TlaModel:
         """LeaderShrinkIsr (before KIP-320): the true leader (IsTrueLeader: the quorum names
         it, in the quorum's epoch) drops an ISR member that does not follow it or lacks the
         leader's last record."""
-        qleader, bases = self._quorum_leader(s), self.bases
-        for i, a, code, _ in pres:
-            if code != qleader or s[a + EPOCH] != s[1]:
-                continue
+        bases = self.bases
+        labels = self.labels("LeaderShrinkIsr", "rr")
+        for i, a, code, _ in self.true_leaders(s, pres):
             isr, end = s[a + ISR], s[a + END]
             for j in self._members[isr]:
                 if j != i and not self._caught_up(s, a, bases[j], code, end):
-                    out.append((self.l_shrink[i][j], self._set_isr(s, a, isr - (1 << j))))
+                    out.append((labels[i][j], self._set_isr(s, a, isr - (1 << j))))
 
     def leader_expand_isr(self, s: State, out: Out, pres: Presumed) -> None:
         """LeaderExpandIsr (before KIP-320): the true leader adds a replica that follows it and
         has the record below the leader's HW."""
-        qleader, bases = self._quorum_leader(s), self.bases
-        for i, a, code, _ in pres:
-            if code != qleader or s[a + EPOCH] != s[1]:
-                continue
+        bases = self.bases
+        labels = self.labels("LeaderExpandIsr", "rr")
+        for i, a, code, _ in self.true_leaders(s, pres):
             isr, hw = s[a + ISR], s[a + HW]
             mask = isr - self.ib
             for j, b in enumerate(bases):
                 if not mask >> j & 1 and self._caught_up(s, a, b, code, hw):
-                    out.append((self.l_expand[i][j], self._set_isr(s, a, isr + (1 << j))))
+                    out.append((labels[i][j], self._set_isr(s, a, isr + (1 << j))))
 
     # -- followers ----------
-    def _truncation_offset(self, leader_log: Log, follower_log: Log, follower_hw: int) -> int:
-        """The version's truncation offset: a call of the ``core.truncation`` rule."""
-        rule = self.version.truncation
-        if rule == "hw":
-            return truncate_to_high_watermark_offset(follower_hw)
-        if rule == "kip101":
-            return kip101_truncation_offset(leader_log, follower_log, follower_hw)
-        return kip279_truncation_offset(leader_log, follower_log)
-
-    def _truncated(self, key: bytes) -> bytes:
+    def truncated(self, rule: TruncationRule, key: bytes) -> bytes:
         """For ``key`` = the leader's log slots + the follower's replica block + the request's
-        (epoch + 1, leader, ISR) bytes: the follower's new replica block (the request's epoch,
-        leader and ISR; HW = min(offset, HW); the log cut at the offset, Nil above), or
-        ``b""`` when the truncation offset lies beyond the follower's log end (TruncateTo's
-        guard disables the step).  Memoised: the rule is computed once per pair of logs."""
-        found = self._follow_memo.get(key)
+        (epoch + 1, leader, ISR) bytes: the follower's new replica block after truncating by
+        ``rule`` (a ``core.truncation`` function: the request's epoch, leader and ISR;
+        HW = min(offset, HW); the log cut at the offset, Nil above), or ``b""`` when the
+        truncation offset lies beyond the follower's log end (TruncateTo's guard disables
+        the step).  Memoised: the rule is computed once per pair of logs."""
+        memo = self._follow_memos.setdefault(rule, {})
+        found = memo.get(key)
         if found is not None:
             return found
         L, B = self.L, self.block
         block = key[L:L + B]
         end, hw = block[END], block[HW]
-        offset = self._truncation_offset(
-            self._records(key[:L], L - key[:L].count(0)),
-            self._records(block[LOG:], end), hw,
+        offset = rule(
+            self._records(key[:L], L - key[:L].count(0)), self._records(block[LOG:], end), hw,
         )
         result = b""
         if offset <= end:
@@ -467,49 +439,51 @@ class TlaModel:
                 _BYTE[min(offset, hw)], key[L + B:], _BYTE[offset], block[LOG:LOG + offset],
                 self._zeros[L - offset],
             ))
-        self._follow_memo[key] = result
+        memo[key] = result
         return result
 
-    def become_follower_and_truncate(self, s: State, out: Out, pres: Presumed) -> None:
-        """BecomeFollowerTruncate* (before KIP-320): a replica other than the request's leader
-        takes a request of a higher epoch than its own and truncates by the version's rule; the
-        step is disabled when that offset lies beyond its log end (TruncateTo's guard).
-        Requests naming no leader (None) are never acted on: the spec binds the leader to
-        Replicas.  KIP-279 lists the empty follower twice (one successor, counted twice)."""
-        bases, none, lb, L, block = self.bases, self.none, self.lb, self.L, self.block
-        twice = self.version.truncation == "kip279"
-        truncated = self._truncated
-        for e in range(s[1]):
-            k = RQ + 2 * e
-            code = s[k]
-            if code == none:
-                continue
-            leader = code - lb
+    def become_follower_and_truncate(
+        self, s: State, out: Out, rule: TruncationRule, action: str, twice: bool = False,
+    ) -> None:
+        """BecomeFollowerAndTruncateTo with a version's truncation ``rule``, as ``action``: a
+        replica other than the request's leader takes a request of a higher epoch than its
+        own and truncates at the rule's offset; the step is disabled when that offset lies
+        beyond its log end (TruncateTo's guard).  Requests naming no leader (None) are never
+        acted on: the spec binds the leader to Replicas.  ``twice``: the version lists the
+        empty follower in two disjuncts (one successor, counted twice)."""
+        bases, L, block = self.bases, self.L, self.block
+        labels = self.labels(action, "follows")
+        memo = self._follow_memos.setdefault(rule, {})
+        for e, leader, request in self.led_requests(s):
             a = bases[leader] + LOG
             leader_log = s[a:a + L]
-            request = _BYTE[e + 1] + s[k:k + 2]
             for j, b in enumerate(bases):
                 if j == leader or e + 1 <= s[b + EPOCH]:
                     continue
-                new = truncated(leader_log + s[b:b + block] + request)
+                key = leader_log + s[b:b + block] + request
+                new = memo.get(key)
+                if new is None:
+                    new = self.truncated(rule, key)
                 if not new:
                     continue
                 succ = s[:b] + new + s[b + block:]
-                out.append((self.l_follow[e][leader][j], succ))
+                out.append((labels[e][leader][j], succ))
                 if twice and s[b + END] == 0:
-                    out.append((self.l_follow[e][leader][j], succ))
+                    out.append((labels[e][leader][j], succ))
 
     def follower_replicate(self, s: State, out: Out, pres: Presumed) -> None:
         """FollowerReplicate (before KIP-320): a replica following a presumed leader copies the
         leader's record at its end offset, in any epoch (no fencing), and takes
         HW = min(leader's HW, its new end offset)."""
+        labels = self.labels("FollowerReplicate", "from")
         for i, a, _, followers in pres:
             for j, b in followers:
-                self._fetch(s, out, i, a, j, b)
+                self.fetch(s, out, labels[i][j], a, b)
 
-    def _fetch(self, s: State, out: Out, i: int, a: int, j: int, b: int) -> None:
-        """ReplicateTo plus the follower's HW update (``core.partition.follower_high_watermark``,
-        tabulated), when the leader has a record at the follower's end offset."""
+    def fetch(self, s: State, out: Out, label: str, a: int, b: int) -> None:
+        """ReplicateTo from the replica at block ``a`` to the one at ``b``, plus the follower's
+        HW update (``core.partition.follower_high_watermark``, tabulated), when the leader has
+        a record at the follower's end offset."""
         end = s[b + END]
         if end >= s[a + END] or end >= self.L:
             return
@@ -517,101 +491,39 @@ class TlaModel:
             s[:b], self._fetched_hw[s[a + HW]][end + 1], s[b + 1:b + END], _BYTE[end + 1],
             s[b + END + 1:b + LOG + end], _BYTE[s[a + LOG + end]], s[b + LOG + end + 1:],
         ))
-        out.append((self.l_fetch[i][j], succ))
+        out.append((label, succ))
 
-    # -- KIP-320 ----------
-    def fenced_follower_fetch(self, s: State, out: Out, pres: Presumed) -> None:
-        """FencedFollowerFetch: FollowerReplicate restricted to followers in the leader's epoch
-        (IsFollowingLeaderEpoch; KIP-320: the fetch carries the epoch and the leader rejects
-        a stale one)."""
-        for i, a, _, followers in pres:
-            epoch = s[a + EPOCH]
-            for j, b in followers:
-                if s[b + EPOCH] == epoch:
-                    self._fetch(s, out, i, a, j, b)
+    def set_isr(self, s: State, a: int, isr_code: int) -> State:
+        """QuorumUpdateLeaderAndIsr's effect: the quorum ISR and the leader's ISR both change."""
+        return self._set_isr(s, a, isr_code)
 
-    def fenced_leader_inc_high_watermark(self, s: State, out: Out, pres: Presumed) -> None:
-        """FencedLeaderIncHighWatermark: the HW advances past a record the replica has when
-        every member of its local ISR follows it in its epoch (IsFollowingLeaderEpoch, which
-        also asks that it presume leadership) and has that record.  With an empty local ISR
-        the condition holds vacuously, leader or not, as in the spec."""
-        bases, lb = self.bases, self.lb
-        for i, a in enumerate(bases):
-            hw = s[a + HW]
-            if hw >= s[a + END]:
-                continue
-            code, epoch = lb + i, s[a + EPOCH]
-            members = self._members[s[a + ISR]]
-            if members and s[a + LEADER] != code:
-                continue
-            for f in members:
-                b = bases[f]
-                if s[b + LEADER] != code or s[b + EPOCH] != epoch or s[b + END] <= hw:
-                    break
-            else:
-                out.append((self.l_inc_hw[i], self._inc_hw(s, a)))
+    def inc_hw(self, s: State, a: int) -> State:
+        """The replica at block ``a`` with its high watermark one higher."""
+        return self._inc_hw(s, a)
 
-    def fenced_leader_shrink_isr(self, s: State, out: Out, pres: Presumed) -> None:
-        """FencedLeaderShrinkIsr: the true leader drops an ISR member that is off its epoch or
-        has a smaller end offset.  The two reasons are two disjuncts: a member for which both
-        hold yields the same successor twice (as TLC counts)."""
-        qleader, bases = self._quorum_leader(s), self.bases
-        for i, a, code, _ in pres:
-            epoch = s[a + EPOCH]
-            if code != qleader or epoch != s[1]:
-                continue
-            isr, end = s[a + ISR], s[a + END]
-            for j in self._members[isr]:
-                if j == i:
-                    continue
-                b = bases[j]
-                off_epoch = s[b + LEADER] != code or s[b + EPOCH] != epoch
-                reasons = off_epoch + (s[b + END] < end)
-                if reasons:
-                    succ = self._set_isr(s, a, isr - (1 << j))
-                    out.extend([(self.l_shrink[i][j], succ)] * reasons)
+    def quorum_leader(self, s: State) -> int:
+        """quorumState.leader as a leader code (the newest request's leader, or None)."""
+        return self._quorum_leader(s)
 
-    def fenced_leader_expand_isr(self, s: State, out: Out, pres: Presumed) -> None:
-        """FencedLeaderExpandIsr: the true leader adds a replica following its epoch that has
-        the record below the leader's HW, once that HW has reached the leader's own epoch (the
-        HW is at the log end or at a record of the leader's epoch), so that a new member holds
-        everything the previous leader may have committed."""
-        qleader, bases = self._quorum_leader(s), self.bases
-        for i, a, code, _ in pres:
-            epoch = s[a + EPOCH]
-            if code != qleader or epoch != s[1]:
-                continue
-            hw, end = s[a + HW], s[a + END]
-            if not (hw == end or (hw < end and self._epoch_of[s[a + LOG + hw]] == epoch - 1)):
-                continue
-            isr = s[a + ISR]
-            mask = isr - self.ib
-            for j, b in enumerate(bases):
-                if mask >> j & 1 or s[b + LEADER] != code or s[b + EPOCH] != epoch:
-                    continue
-                if hw == 0 or hw - 1 < s[b + END]:
-                    out.append((self.l_expand[i][j], self._set_isr(s, a, isr + (1 << j))))
+    def led_requests(self, s: State) -> list[tuple[int, int, bytes]]:
+        """The LeaderAndIsr requests naming a leader, as ``(epoch, leader index, the
+        replica-block bytes it sets: epoch + 1, leader code, ISR code)``; requests naming
+        None are never acted on (every action binds the leader to Replicas)."""
+        none, lb = self.none, self.lb
+        return [(e, s[k] - lb, _BYTE[e + 1] + s[k:k + 2])
+                for e, k in enumerate(range(RQ, RQ + 2 * s[1], 2)) if s[k] != none]
 
-    def fenced_become_follower_and_truncate(self, s: State, out: Out, pres: Presumed) -> None:
-        """FencedBecomeFollowerAndTruncate: as KIP-279's truncation, but only once the new
-        leader has itself taken the request's epoch (the OffsetForLeaderEpoch request carries
-        the epoch and a leader still in an older one rejects it).  Only the request of a
-        leader's own current epoch can qualify, so the loop runs over presumed leaders."""
-        bases, L, block = self.bases, self.L, self.block
-        nle = s[1]
-        for i, a, code, _ in pres:
-            epoch = s[a + EPOCH]
-            k = RQ + 2 * epoch - 2
-            if not 0 < epoch <= nle or s[k] != code:
-                continue
-            leader_log = s[a + LOG:a + LOG + L]
-            request = _BYTE[epoch] + s[k:k + 2]
-            for j, b in enumerate(bases):
-                if j == i or epoch <= s[b + EPOCH]:
-                    continue
-                new = self._truncated(leader_log + s[b:b + block] + request)
-                # KIP-279 never truncates past the follower's end: ``new`` is never empty
-                out.append((self.l_follow[epoch - 1][i][j], s[:b] + new + s[b + block:]))
+    def true_leaders(self, s: State, pres: Presumed) -> Presumed:
+        """IsTrueLeader: the presumed leaders the quorum names, in the quorum's epoch (at
+        most one), as ``pres`` entries."""
+        qleader, epoch = self._quorum_leader(s), s[1]
+        return tuple(p for p in pres if p[2] == qleader and s[p[1] + EPOCH] == epoch)
+
+    def hw_reached_current_epoch(self, s: State, a: int) -> bool:
+        """HasHighWatermarkReachedCurrentEpoch of the replica at block ``a``: its HW is at its
+        log end or at a record of its own epoch."""
+        hw, end = s[a + HW], s[a + END]
+        return hw == end or (hw < end and self._epoch_of[s[a + LOG + hw]] == s[a + EPOCH] - 1)
 
     # -- invariants ----------
     def _replicated_below_hw(self, s: State, quorum: bool) -> bool:

@@ -45,10 +45,18 @@ def test_the_graph_walk_reaches_five_nodes_in_four_levels() -> None:
 
 
 def test_a_boundary_checks_states_beyond_it_but_does_not_expand_them() -> None:
-    # x = 0..5 are reached; x = 5 is outside the bound and not expanded:
-    # generated = 1 initial + Inc from 0..4 (5) + Reset from 1..4 (4).
+    # x = 0..5 are reached; x = 5 is outside the bound: generated but, as TLC does with a
+    # CONSTRAINT (ModelChecker.doNext keeps it out of the fingerprint set), neither expanded
+    # nor counted as distinct nor in the diameter.
+    # generated = 1 initial + Inc from 0..4 (5) + Reset from 1..4 (4); distinct x = 0..4.
     result = run(Counter(10, bound=5))
-    assert (result.distinct_states, result.generated_states) == (6, 10)
+    assert (result.distinct_states, result.generated_states, result.diameter) == (5, 10, 5)
+
+
+def test_a_state_beyond_the_boundary_is_still_checked() -> None:
+    # x = 5 is outside the bound and breaks BelowBad: the trace is x = 0, 1, ..., 5.
+    result = run(Counter(10, bad=5, bound=5))
+    assert result.violation is not None and result.violation.length == 6
 
 
 def test_a_depth_bound_stops_after_that_many_levels_and_says_incomplete() -> None:

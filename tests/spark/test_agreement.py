@@ -78,3 +78,15 @@ def test_truncation_to_the_high_watermark_breaks_weak_isr_in_nine_states(
     assert spark.violation is not None
     assert (spark.violation.invariant, spark.violation.length) == ("WeakIsr", 9)
     assert comparable(spark) == comparable(local)
+
+
+def test_async_isr_with_its_constraint_matches_tlc(spark_session: Any) -> None:
+    # TLC 2.15, AsyncIsr.tla, 3 replicas, MaxOffset 2, MaxVersion 3, one worker (see
+    # tests/spec/test_tla_async_isr.py): states outside the CONSTRAINT are generated and
+    # checked, but neither distinct nor expanded.
+    _, params, model = resolve_model("tla-async-isr", [])
+    local, spark = _both(model, spark_session, params=params)
+    assert (spark.distinct_states, spark.generated_states, spark.diameter) == (
+        22_456, 134_129, 21)
+    assert spark.ok
+    assert comparable(spark) == comparable(local)

@@ -15,7 +15,8 @@ from spec.kafka.refinement import (
     random_walks,
     tla_for,
 )
-from spec.tla.model import VERSIONS, TlaModel
+from spec.tla.model import TlaModel
+from spec.variants import get as variant_named
 
 VERSIONS_CHECKED = ("tla-kip279", "tla-kip320")
 
@@ -60,7 +61,7 @@ def test_the_spec_alone_lacks_empty_fetches_and_idle_shrinks(version: str) -> No
 
 def test_an_unfenced_cluster_does_not_refine_kip320() -> None:
     m = small("tla-kip279")  # no KIP-320 fencing: fetches across epochs
-    tla = TlaModel(VERSIONS["tla-kip320"], 2, 1, 1, 1)
+    tla = TlaModel(variant_named("tla-kip320"), 2, 1, 1, 1)
     result = check_refinement(m, tla, k=5)
     assert not result.ok
 

@@ -25,7 +25,8 @@ from spec.symbolic.state import KState
 from spec.symbolic.tla import TlaSystem
 from tests.z3.conftest import bfs_states, build_pair
 
-MODELS = ("tla-truncate-to-hw", "tla-kip101", "tla-kip279", "tla-kip320")
+MODELS = ("tla-truncate-to-hw", "tla-kip101", "tla-kip279", "tla-kip320",
+          "tla-kip320-first-try")
 PER_FAMILY = 2  # concrete states per action family in the breadth-first sample
 SAMPLE = 600  # breadth-first states scanned for them
 

@@ -20,7 +20,7 @@ from checker.z3 import bmc
 from isrlab.cli import cli
 from spec.symbolic.bridge import concrete, replay
 from spec.symbolic.state import KState, from_variables
-from tests.z3.conftest import build_pair, heavy
+from tests.z3.conftest import build_pair, heavy, very_heavy
 
 CONFIG_B = {"replicas": 3, "max_leader_epoch": 3}
 
@@ -106,6 +106,14 @@ def test_kip101_strong_isr_needs_11_states_in_configuration_b() -> None:
 @heavy
 def test_kip279_strong_isr_needs_11_states_in_configuration_b() -> None:
     assert shortest("tla-kip279", ["StrongIsr"], 11, **CONFIG_B) == (11, 9)
+
+
+@pytest.mark.heavy
+@very_heavy
+def test_kip320_first_try_strong_isr_needs_13_states_in_configuration_b() -> None:
+    # TLC 2.15 on Kip320FirstTry.tla, configuration B, StrongIsr: a 13-state trace (see
+    # tests/spec/test_tla_kip320_first_try.py).
+    assert shortest("tla-kip320-first-try", ["StrongIsr"], 13, **CONFIG_B) == (13, 11)
 
 
 def test_cli_bmc_exits_3_when_z3_gives_up_before_the_depth() -> None:
