@@ -1,26 +1,32 @@
 """Scheduling of the whole suite on parallel workers (``./run test`` runs pytest-xdist with
 ``--dist loadgroup``; see README.md, "Tests").
 
-Two rules, both about where a test runs, never about what it checks:
+Two rules, both about where and when a test runs, never about what it checks:
 
 * tests that share an expensive per-process result go to one worker, so that it is computed
-  once: every Spark test (one JVM and one ``local[2]`` session, the ``spark_session``
-  fixture), and the tests listed in ``SHARED_RESULTS`` (they reuse one ``functools.cache``d
-  search of their module; a test's other parametrisations and modules run anywhere);
+  once: every Spark test (``tests/spark/``: one JVM and one ``local[2]`` session, the
+  ``spark_session`` fixture, and one standalone cluster per module), and the tests listed in
+  ``SHARED_RESULTS`` (they reuse one ``functools.cache``d search of their module);
 * the long tests are collected first, so that the workers start on them and the short tests
-  fill in behind (the last test to finish is a short one): those of ``LONGEST`` in its order,
+  fill in behind (the last test to finish is a short one): those of ``LONGEST`` in that order,
   then the other ``heavy`` and ``slow`` ones.  (xdist hands out its groups before single tests.)
 
-Without xdist (a plain ``pytest`` run) the marks are inert and only the order changes.
+The groups are computed from test ids by ``GroupScheduling``, not with ``xdist_group`` marks:
+pytest 9.2 builds node ids in a way that xdist 3.8's mark handling no longer changes, so the
+marks were silently ignored.  Without xdist (a plain ``pytest`` run) only the order changes.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+
+SPARK_TESTS = "tests/spark/"
 
 # Per module, the test functions that reuse one cached search (see the ``@cache`` in each):
 # the bug runs of the scenarios (each story test replays one), and the expected result of the
-# resumed runs.  Each module's listed tests form one group.
+# resumed runs.  Each module's listed tests form one group; its other tests run anywhere.
 SHARED_RESULTS = {
     "tests/spec/test_kafka_scenarios.py": (
         "test_the_buggy_version_breaks_the_scenarios_invariant",
@@ -31,7 +37,6 @@ SHARED_RESULTS = {
     ),
     "tests/checker/test_resume.py": ("test_a_killed_run_resumes_to_the_same_result",),
 }
-
 
 # The longest single tests of `./run test --durations` (seconds on an idle 2-core machine before
 # xdist), longest first.  Only an order: a renamed test falls back to its marks.
@@ -44,6 +49,15 @@ LONGEST = (
 )
 
 
+def group_of(nodeid: str) -> str:
+    """The xdist work unit of a test: its group's name, or the test's own id."""
+    if nodeid.startswith(SPARK_TESTS):
+        return "spark"
+    module, _, rest = nodeid.partition("::")
+    function = rest.split("[", 1)[0]
+    return module if function in SHARED_RESULTS.get(module, ()) else nodeid
+
+
 def _rank(item: pytest.Item) -> tuple[int, int]:
     """The sort key: ``LONGEST`` in its order, then heavy, slow and the rest (a stable sort keeps
     the collection order within each)."""
@@ -54,14 +68,24 @@ def _rank(item: pytest.Item) -> tuple[int, int]:
     return (2, 0) if item.get_closest_marker("slow") else (3, 0)
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Group the tests that share a cached result and put the long ones first."""
-    for item in items:
-        if item.get_closest_marker("spark"):
-            item.add_marker(pytest.mark.xdist_group("spark"))
-            continue
-        module = item.nodeid.split("::", 1)[0]
-        if getattr(item, "originalname", item.name) in SHARED_RESULTS.get(module, ()):
-            item.add_marker(pytest.mark.xdist_group(module))
+    """Put the long tests first (every xdist worker sorts its identical collection alike)."""
     items.sort(key=_rank)
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: absent without the plugin
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """For ``--dist loadgroup``: xdist's group scheduling with the groups of ``group_of``."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class GroupScheduling(LoadGroupScheduling):  # type: ignore[misc]  # xdist ships no types
+        """Work units by ``group_of`` (an ``@name`` suffix, if xdist added one, still wins)."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            if nodeid.rfind("@") > nodeid.rfind("]"):
+                return str(super()._split_scope(nodeid))
+            return group_of(nodeid)
+
+    return GroupScheduling(config, log)
