@@ -9,7 +9,8 @@ Two rules, both about where and when a test runs, never about what it checks:
   ``SHARED_RESULTS`` (they reuse one ``functools.cache``d search of their module);
 * the long tests are collected first, so that the workers start on them and the short tests
   fill in behind (the last test to finish is a short one): those of ``LONGEST`` in that order,
-  then the other ``heavy`` and ``slow`` ones.  (xdist hands out its groups before single tests.)
+  then the other ``heavy`` and ``slow`` ones (``./run test`` passes ``--no-loadscope-reorder``,
+  so xdist hands out the work in this order; a group's place is that of its first test).
 
 The groups are computed from test ids by ``GroupScheduling``, not with ``xdist_group`` marks:
 pytest 9.2 builds node ids in a way that xdist 3.8's mark handling no longer changes, so the
