@@ -40,6 +40,8 @@ def _spark_report(path: Path) -> dict[str, object]:
     assert report.pop("engine") == "spark"
     for key in ("elapsed_s", "workers"):
         report.pop(key)
+    # the run's own metadata (isrlab version, command line, start time) is not an answer
+    assert report.pop("isrlab_version") and report.pop("command") and report.pop("timestamp")
     return report
 
 
