@@ -1,7 +1,7 @@
 """The ``kafka`` cluster model: one partition replicated on a few brokers, at the broker-code level.
 
 Every broker-side step is a ``core`` function applied to the broker's ``Partition``
-(rebuilt from the state tuple, see ``spec.kafka.state``): LeaderAndIsr handling is
+(rebuilt from its ``BrokerPartition``, see ``spec.kafka.state``): LeaderAndIsr handling is
 ``core.replica_manager.become_leader_or_follower`` (controller-epoch and leader-epoch
 fencing, ``make_leader`` / ``make_follower`` with the configured truncation rule), a produce
 is ``append_records_to_leader`` and ``check_enough_replicas_reach_offset``, a follower fetch
@@ -409,7 +409,7 @@ class KafkaModel:
         return tuple(Record(x // c.epochs, x % c.epochs) for x in codes)
 
     def partition(self, state: State, b: int) -> Partition:
-        """Broker ``b``'s ``core.state.Partition``, rebuilt from the state tuple."""
+        """Broker ``b``'s ``core.state.Partition``, rebuilt from its ``BrokerPartition``."""
         br = state.brokers[b]
         leader = br.leader
         remotes: tuple[RemoteReplica, ...] = ()

@@ -1,8 +1,10 @@
-"""The state layout of the ``kafka`` cluster model: nested tuples of ints, nothing else.
+"""The state of the ``kafka`` cluster model: named tuples (``KafkaState`` and the classes
+below) whose leaves are ints and tuples of ints, so states hash and compare as tuples.
 
-A state is ``(ctrl, brokers, msgs, ghost)``; every field is a plain ``int`` or a tuple of
-them, so states hash, compare and encode canonically (``marshal`` version 2, which writes
-no back-references and is therefore byte-for-byte deterministic).
+``to_plain`` / ``from_plain`` convert to and from the compact positional layout described
+here, which ``KafkaModel.encode`` writes with ``marshal`` version 2 (no back-references:
+byte-for-byte deterministic; ``marshal`` refuses tuple subclasses).  Only this module
+indexes a state by position.  The layout: ``(ctrl, brokers, msgs, ghost)``.
 
 * ``ctrl = (controller_epoch, zk_leader, zk_epoch, zk_isr, ar, isr_changes)``: the
   controller's epoch and the ZooKeeper partition state node (leader, leader epoch, ISR as a
