@@ -21,32 +21,18 @@ the record at the offset it was written at.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from checker.model import Property
 from core.state import last_stable_offset
 from spec.kafka.state import (
-    ALIVE,
-    AR,
-    EPOCH,
     F_EPOCH_REGRESSED,
     F_HALTED,
     F_TRUNCATED,
     F_TWO_LEADERS,
     F_UNCLEAN,
-    G_ACKED,
-    G_COMMITTED,
-    G_CONSUMED,
-    G_FLAGS,
-    G_ORIGIN,
-    HW,
-    ISR,
-    LEADER,
-    LOG,
     NONE,
-    Z_EPOCH,
-    Z_ISR,
-    Z_LEADER,
+    KafkaState,
     mask_of,
     members,
 )
@@ -55,14 +41,14 @@ from spec.tla.model import TlaModel
 if TYPE_CHECKING:
     from spec.kafka.model import KafkaModel
 
-State = tuple[Any, ...]
+State = KafkaState
 
 tla_weak_isr = TlaModel.weak_isr
 tla_strong_isr = TlaModel.strong_isr
 
 
 def _acting_leaders(s: State) -> list[int]:
-    return [b for b, br in enumerate(s[1]) if br[ALIVE] and br[LEADER] == b]
+    return [b for b, br in enumerate(s.brokers) if br.alive and br.leader == b]
 
 
 # ---------------------------------------------------------------------------------------
@@ -76,7 +62,7 @@ def hw_le_leo(s: State) -> bool:
     Violated: a consumer could be told a record is committed that the replica serving it
     does not even have (fetches at offsets up to HW would fail).
     """
-    return all(br[HW] <= len(br[LOG]) for br in s[1])
+    return all(br.high_watermark <= len(br.log) for br in s.brokers)
 
 
 def lso_le_hw(model: KafkaModel, s: State) -> bool:
@@ -87,8 +73,8 @@ def lso_le_hw(model: KafkaModel, s: State) -> bool:
     definition honest on every reachable partition.)
     """
     return all(
-        last_stable_offset(model.partition(s, b)) <= br[HW]
-        for b, br in enumerate(s[1]) if br[ALIVE]
+        last_stable_offset(model.partition(s, b)) <= br.high_watermark
+        for b, br in enumerate(s.brokers) if br.alive
     )
 
 
@@ -105,13 +91,14 @@ def leader_in_isr_subset_ar(s: State) -> bool:
     the HW computation would be wrong (``kafka-topics --describe`` shows a leader outside
     its ISR).
     """
-    ctrl = s[0]
-    ar_mask = mask_of(ctrl[AR])
-    if ctrl[Z_ISR] & ~ar_mask:
+    ctrl = s.controller
+    ar_mask = mask_of(ctrl.assigned_replicas)
+    if ctrl.isr & ~ar_mask:
         return False
-    if ctrl[Z_LEADER] != NONE and not ctrl[Z_ISR] >> ctrl[Z_LEADER] & 1:
+    if ctrl.leader != NONE and not ctrl.isr >> ctrl.leader & 1:
         return False
-    return all(s[1][b][ISR] >> b & 1 and not s[1][b][ISR] & ~ar_mask
+    return all(s.brokers[b].in_sync_replica_ids >> b & 1
+               and not s.brokers[b].in_sync_replica_ids & ~ar_mask
                for b in _acting_leaders(s))
 
 
@@ -121,7 +108,9 @@ def isr_non_empty(s: State) -> bool:
     Violated: Kafka's ``assert(newInSyncReplicas.size > 0)`` fails; no clean election is
     possible any more.
     """
-    return s[0][Z_ISR] != 0 and all(s[1][b][ISR] != 0 for b in _acting_leaders(s))
+    return s.controller.isr != 0 and all(
+        s.brokers[b].in_sync_replica_ids != 0 for b in _acting_leaders(s)
+    )
 
 
 def epochs_never_decrease(s: State) -> bool:
@@ -131,7 +120,7 @@ def epochs_never_decrease(s: State) -> bool:
     back to an old leader, which can then accept writes or serve fetches it must refuse.
     (Ghost: a flag the LeaderAndIsr handling sets; a restart legitimately forgets the epoch.)
     """
-    return not s[3][G_FLAGS] & F_EPOCH_REGRESSED
+    return not s.ghost.flags & F_EPOCH_REGRESSED
 
 
 def one_leader_per_epoch(s: State) -> bool:
@@ -141,11 +130,11 @@ def one_leader_per_epoch(s: State) -> bool:
     truncation (KIP-101) can no longer tell their histories apart.  (Ghost: the first
     leader of every epoch is remembered; also checked directly on acting leaders.)
     """
-    if s[3][G_FLAGS] & F_TWO_LEADERS:
+    if s.ghost.flags & F_TWO_LEADERS:
         return False
     seen: set[int] = set()
     for b in _acting_leaders(s):
-        e = s[1][b][EPOCH]
+        e = s.brokers[b].leader_epoch
         if e in seen:
             return False
         seen.add(e)
@@ -158,16 +147,16 @@ def one_leader_per_epoch(s: State) -> bool:
 
 
 def _replicated_below_hw(s: State, quorum: bool) -> bool:
-    brokers = s[1]
+    brokers = s.brokers
     for b in _acting_leaders(s):
         br = brokers[b]
-        hw = br[HW]
+        hw = br.high_watermark
         if hw == 0:
             continue
-        prefix = br[LOG][:hw]
-        mask = s[0][Z_ISR] if quorum else br[ISR]
+        prefix = br.log[:hw]
+        mask = s.controller.isr if quorum else br.in_sync_replica_ids
         for m in members(mask):
-            if brokers[m][LOG][:hw] != prefix:
+            if brokers[m].log[:hw] != prefix:
                 return False
     return True
 
@@ -202,13 +191,13 @@ def log_matching(s: State) -> bool:
     its chance to truncate (with ``crashes=unclean`` its HW may cover records it kept while
     the others lost them in the same power loss).
     """
-    live = [br for br in s[1] if br[ALIVE] and br[EPOCH] != NONE]
+    live = [br for br in s.brokers if br.alive and br.leader_epoch != NONE]
     n = len(live)
     for i in range(n):
-        li, hi = live[i][LOG], live[i][HW]
+        li, hi = live[i].log, live[i].high_watermark
         for j in range(i + 1, n):
-            h = min(hi, live[j][HW])
-            if h and li[:h] != live[j][LOG][:h]:
+            h = min(hi, live[j].high_watermark)
+            if h and li[:h] != live[j].log[:h]:
                 return False
     return True
 
@@ -216,11 +205,11 @@ def log_matching(s: State) -> bool:
 def _held_by_later_leaders(model: KafkaModel, s: State, epochs: tuple[int, ...]) -> bool:
     """Every record with a ghost epoch ``e >= 0`` is, at its original offset, in the log of
     every acting leader of epoch ``>= e``."""
-    origin = s[3][G_ORIGIN]
+    origin = s.ghost.origin
     epochs_per_record = model.codec.epochs
     for b in _acting_leaders(s):
-        br = s[1][b]
-        log, epoch = br[LOG], br[EPOCH]
+        br = s.brokers[b]
+        log, epoch = br.log, br.leader_epoch
         for rid, e in enumerate(epochs):
             if e == NONE or e > epoch:
                 continue
@@ -240,9 +229,9 @@ def no_committed_record_lost(model: KafkaModel, s: State) -> bool:
     a power loss of every replica before a flush, ``crashes=unclean``, can also lose it:
     Kafka acknowledges before fsync.)
     """
-    if s[3][G_FLAGS] & F_UNCLEAN:
+    if s.ghost.flags & F_UNCLEAN:
         return True
-    return _held_by_later_leaders(model, s, s[3][G_COMMITTED])
+    return _held_by_later_leaders(model, s, s.ghost.committed)
 
 
 def consumed_records_stay(model: KafkaModel, s: State) -> bool:
@@ -253,7 +242,7 @@ def consumed_records_stay(model: KafkaModel, s: State) -> bool:
     a different record at that offset): downstream systems diverge from Kafka.  (Ghost: the
     epoch in which each record was first consumed.)
     """
-    return _held_by_later_leaders(model, s, s[3][G_CONSUMED])
+    return _held_by_later_leaders(model, s, s.ghost.consumed)
 
 
 def acked_all_survives_clean_election(model: KafkaModel, s: State) -> bool:
@@ -265,9 +254,9 @@ def acked_all_survives_clean_election(model: KafkaModel, s: State) -> bool:
     min.insync.replicas was told "written" and the record is gone without any unclean
     election.  (Vacuous for acks 0/1 and after an unclean election.)
     """
-    if model.cfg.acks != "all" or s[3][G_FLAGS] & F_UNCLEAN:
+    if model.cfg.acks != "all" or s.ghost.flags & F_UNCLEAN:
         return True
-    return _held_by_later_leaders(model, s, s[3][G_ACKED])
+    return _held_by_later_leaders(model, s, s.ghost.acked)
 
 
 def acknowledged_writes_durable(model: KafkaModel, s: State) -> bool:
@@ -279,7 +268,7 @@ def acknowledged_writes_durable(model: KafkaModel, s: State) -> bool:
     when the leader fails before replicating, with unclean election when an out-of-sync
     replica takes over.
     """
-    return _held_by_later_leaders(model, s, s[3][G_ACKED])
+    return _held_by_later_leaders(model, s, s.ghost.acked)
 
 
 # ---------------------------------------------------------------------------------------
@@ -289,17 +278,17 @@ def acknowledged_writes_durable(model: KafkaModel, s: State) -> bool:
 
 def some_record_committed(s: State) -> bool:
     """SomeRecordCommitted: a record got below a leader's HW."""
-    return any(e != NONE for e in s[3][G_COMMITTED])
+    return any(e != NONE for e in s.ghost.committed)
 
 
 def some_write_acknowledged(s: State) -> bool:
     """SomeWriteAcknowledged: a producer got a success answer."""
-    return any(e != NONE for e in s[3][G_ACKED])
+    return any(e != NONE for e in s.ghost.acked)
 
 
 def leader_changed(s: State) -> bool:
     """LeaderChanged: a broker other than the first leader leads in ZooKeeper."""
-    return s[0][Z_LEADER] not in (0, NONE) and s[0][Z_EPOCH] > 0
+    return s.controller.leader not in (0, NONE) and s.controller.leader_epoch > 0
 
 
 def no_fatal_exit(s: State) -> bool:
@@ -308,12 +297,12 @@ def no_fatal_exit(s: State) -> bool:
     Kafka 0.10.2 to 2.0 (``kafka_7414=false``) exit the broker (``FatalExitError``) rather
     than truncate when unclean election is disabled; always true from 2.1 on.
     """
-    return not s[3][G_FLAGS] & F_HALTED
+    return not s.ghost.flags & F_HALTED
 
 
 def some_truncation(s: State) -> bool:
     """SomeTruncation: a follower truncated records off its log."""
-    return bool(s[3][G_FLAGS] & F_TRUNCATED)
+    return bool(s.ghost.flags & F_TRUNCATED)
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The ``kafka`` cluster model: one partition replicated on a few brokers, at the broker-code level.
 
 Every broker-side step is a ``core`` function applied to the broker's ``Partition``
-(rebuilt from the state tuple, see ``spec.kafka.state``): LeaderAndIsr handling is
+(rebuilt from its ``BrokerPartition``, see ``spec.kafka.state``): LeaderAndIsr handling is
 ``core.replica_manager.become_leader_or_follower`` (controller-epoch and leader-epoch
 fencing, ``make_leader`` / ``make_follower`` with the configured truncation rule), a produce
 is ``append_records_to_leader`` and ``check_enough_replicas_reach_offset``, a follower fetch
@@ -110,59 +110,30 @@ from core.state import (
 )
 from core.truncation import Log, Record
 from spec.kafka.state import (
-    AGE,
-    ALIVE,
-    AR,
-    C_EPOCH,
-    CEPOCH,
-    CKPT,
-    EPOCH,
     F_EPOCH_REGRESSED,
     F_HALTED,
     F_TRUNCATED,
     F_TWO_LEADERS,
     F_UNCLEAN,
-    FETCH,
-    FLUSHED,
-    G_ACKED,
-    G_COMMITTED,
-    G_CONSUMED,
-    G_EPOCH_LEADER,
-    G_FLAGS,
-    G_NEXT,
-    G_ORIGIN,
-    G_PENDING,
-    HW,
-    ISR,
-    ISR_CHANGES,
-    LEADER,
     LEADER_AND_ISR,
-    LEO_,
-    LF_AGE,
-    LF_LEO,
-    LOG,
-    M_CEPOCH,
-    M_DEST,
-    M_KIND,
-    META,
     NONE,
-    R_EPOCH,
-    R_HW,
-    R_LEADER,
-    R_LEADER_LEO,
-    R_OFFSET,
-    R_RECORDS,
-    REMOTES,
     UPDATE_METADATA,
-    Z_EPOCH,
-    Z_ISR,
-    Z_LEADER,
+    BrokerPartition,
     EpochCodec,
+    FetchResponse,
+    Ghost,
+    KafkaState,
+    MetadataView,
+    RemoteReplicaView,
+    Request,
+    ZkPartitionState,
+    from_plain,
     mask_of,
     members,
+    to_plain,
 )
 
-State = tuple[Any, ...]
+State = KafkaState
 Out = list[tuple[str, State]]
 
 TP = TopicPartition("t", 0)
@@ -172,7 +143,7 @@ ACKS = {"0": ACKS_NONE, "1": ACKS_LEADER, "all": ACKS_ALL}
 CRASHES = ("none", "clean", "unclean")
 EXPAND_RULES = ("hw", "epoch-start")
 FETCH_MODES = ("atomic", "split")
-NO_FETCH: tuple[int, ...] = ()
+NO_FETCH: tuple[()] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,20 +252,22 @@ class KafkaModel:
         n, cfg = self.n, self.cfg
         ar = tuple(range(n))
         isr = (1 << (cfg.initial_isr or n)) - 1
-        remotes = tuple((UNKNOWN_OFFSET, 0 if isr >> i & 1 else self.sat, *self.no_fetch)
-                        for i in range(n))
-        meta: tuple[int, ...] = (self.all_mask, 0, 0, isr) if cfg.metadata else ()
+        remotes = tuple(RemoteReplicaView(UNKNOWN_OFFSET, 0 if isr >> i & 1 else self.sat,
+                                          *self.no_fetch) for i in range(n))
+        meta: MetadataView | tuple[()] = (
+            MetadataView(self.all_mask, 0, 0, isr) if cfg.metadata else ()
+        )
         brokers = []
         for b in range(n):
             lead = b == 0
-            brokers.append((1, (), 0, 0, 0, 0, 0, 0, isr if lead else 0,
+            brokers.append(BrokerPartition(1, (), 0, 0, 0, 0, 0, 0, isr if lead else 0,
                             remotes if lead else (), meta, NO_FETCH))
         epochs = cfg.max_leader_epoch + 1
-        ghost = (0, (NONE,) * cfg.max_records, (NONE,) * cfg.max_records,
+        ghost = Ghost(0, (NONE,) * cfg.max_records, (NONE,) * cfg.max_records,
                  (NONE,) * cfg.max_records, (NONE,) * cfg.max_records, (), 0,
                  (0,) + (NONE,) * (epochs - 1))
-        ctrl = (0, 0, 0, isr, ar, 0)
-        return ((ctrl, tuple(brokers), (), ghost),)
+        ctrl = ZkPartitionState(0, 0, 0, isr, ar, 0)
+        return (KafkaState(ctrl, tuple(brokers), (), ghost),)
 
     def next_states(self, state: State) -> Iterable[tuple[str, State]]:
         """Every enabled step (see the docstrings of the ``_a_*`` methods)."""
@@ -349,14 +322,16 @@ class KafkaModel:
         return state
 
     def encode(self, state: State) -> bytes:
-        """``marshal`` version 2 of the tuple (deterministic: no back-references)."""
-        return marshal.dumps(state, 2)
+        """``marshal`` version 2 of the state as plain tuples (``to_plain``: ``marshal``
+        refuses tuple subclasses; version 2 writes no back-references, so the bytes are
+        deterministic)."""
+        return marshal.dumps(to_plain(state, self.previous_fetch), 2)  # type: ignore[arg-type]  # nested tuples of ints, which typeshed cannot spell
 
     def decode(self, data: bytes) -> State:
         """The inverse of ``encode``."""
         value = marshal.loads(data)
         assert isinstance(value, tuple)
-        return value
+        return from_plain(value)
 
     def variables(self, state: State) -> Mapping[str, Any]:
         """The state as named variables (logs as ``id@epoch`` strings)."""
@@ -367,60 +342,62 @@ class KafkaModel:
             return tuple(f"m{c.record_id(x)}@{c.epoch(x)}" for x in codes)
 
         out: dict[str, Any] = {
-            "controller_epoch": ctrl[C_EPOCH],
-            "zk": {"leader": ctrl[Z_LEADER], "leader_epoch": ctrl[Z_EPOCH],
-                   "isr": members(ctrl[Z_ISR]), "replicas": ctrl[AR]},
+            "controller_epoch": ctrl.controller_epoch,
+            "zk": {"leader": ctrl.leader, "leader_epoch": ctrl.leader_epoch,
+                   "isr": members(ctrl.isr), "replicas": ctrl.assigned_replicas},
         }
         for b, br in enumerate(brokers):
             view: dict[str, Any] = {
-                "alive": bool(br[ALIVE]), "log": log(br[LOG]), "hw": br[HW],
-                "leader": br[LEADER], "leader_epoch": br[EPOCH],
+                "alive": bool(br.alive), "log": log(br.log), "hw": br.high_watermark,
+                "leader": br.leader, "leader_epoch": br.leader_epoch,
             }
             if self.cfg.hw_checkpoint:
-                view["hw_checkpoint"] = br[CKPT]
+                view["hw_checkpoint"] = br.hw_checkpoint
             if self.cfg.crashes == "unclean":
-                view["flushed"] = br[FLUSHED]
-            if br[LEADER] == b:
-                view["isr"] = members(br[ISR])
-                view["remote_leo"] = {i: r[LEO_] for i, r in enumerate(br[REMOTES]) if i != b}
+                view["flushed"] = br.flushed
+            if br.leader == b:
+                view["isr"] = members(br.in_sync_replica_ids)
+                view["remote_leo"] = {
+                    i: r.log_end_offset for i, r in enumerate(br.remotes) if i != b
+                }
                 if self.cfg.isr_shrink:
                     view["remote_age"] = {
-                        i: r[AGE] for i, r in enumerate(br[REMOTES]) if i != b
+                        i: r.age for i, r in enumerate(br.remotes) if i != b
                     }
                     if self.previous_fetch:
                         view["remote_last_fetch"] = {
-                            i: {"leader_leo": r[LF_LEO], "age": r[LF_AGE]}
-                            for i, r in enumerate(br[REMOTES]) if i != b
+                            i: {"leader_leo": r.last_fetch_leader_leo, "age": r.last_fetch_age}
+                            for i, r in enumerate(br.remotes) if i != b
                         }
             if self.cfg.metadata:
-                view["metadata"] = br[META]
+                view["metadata"] = br.metadata_cache
             if self.split:
-                view["fetch_response"] = self._fetch_text(br[FETCH])
+                view["fetch_response"] = self._fetch_text(br.fetch_in_flight)
             out[f"broker{b}"] = view
         out["requests"] = tuple(self._msg_text(m) for m in msgs)
-        nid = ghost[G_NEXT]
+        nid = ghost.next_id
         out["produced"] = nid
-        out["committed"] = {f"m{i}": e for i, e in enumerate(ghost[G_COMMITTED]) if e >= 0}
-        out["acknowledged"] = {f"m{i}": e for i, e in enumerate(ghost[G_ACKED]) if e >= 0}
+        out["committed"] = {f"m{i}": e for i, e in enumerate(ghost.committed) if e >= 0}
+        out["acknowledged"] = {f"m{i}": e for i, e in enumerate(ghost.acked) if e >= 0}
         if self.cfg.consumers:
-            out["consumed"] = {f"m{i}": e for i, e in enumerate(ghost[G_CONSUMED]) if e >= 0}
-        out["pending_acks"] = tuple(f"m{i}@b{b}" for i, b in ghost[G_PENDING])
-        out["unclean_election_happened"] = bool(ghost[G_FLAGS] & F_UNCLEAN)
+            out["consumed"] = {f"m{i}": e for i, e in enumerate(ghost.consumed) if e >= 0}
+        out["pending_acks"] = tuple(f"m{i}@b{b}" for i, b in ghost.pending)
+        out["unclean_election_happened"] = bool(ghost.flags & F_UNCLEAN)
         if not self.cfg.kafka_7414:
-            out["broker_halted"] = bool(ghost[G_FLAGS] & F_HALTED)
+            out["broker_halted"] = bool(ghost.flags & F_HALTED)
         return out
 
-    def _fetch_text(self, r: tuple[Any, ...]) -> str | None:
+    def _fetch_text(self, r: FetchResponse | tuple[()]) -> str | None:
         """A follower's fetch response in flight, as text (``None``: no fetch in flight)."""
         if not r:
             return None
         c = self.codec
-        recs = ", ".join(f"m{c.record_id(x)}@{c.epoch(x)}" for x in r[R_RECORDS])
-        return (f"from {r[R_LEADER]} epoch {r[R_EPOCH]}: offset {r[R_OFFSET]} [{recs}] "
-                f"hw {r[R_HW]}")
+        recs = ", ".join(f"m{c.record_id(x)}@{c.epoch(x)}" for x in r.records)
+        return (f"from {r.leader} epoch {r.leader_epoch}: offset {r.fetch_offset} [{recs}] "
+                f"hw {r.high_watermark}")
 
     @staticmethod
-    def _msg_text(m: tuple[Any, ...]) -> str:
+    def _msg_text(m: Request) -> str:
         dest, kind, cep, leader, epoch, isr, _ = m
         name = "LeaderAndIsr" if kind == LEADER_AND_ISR else "UpdateMetadata"
         return f"{name}(to={dest},cepoch={cep},leader={leader},epoch={epoch},isr={members(isr)})"
@@ -432,52 +409,56 @@ class KafkaModel:
         return tuple(Record(x // c.epochs, x % c.epochs) for x in codes)
 
     def partition(self, state: State, b: int) -> Partition:
-        """Broker ``b``'s ``core.state.Partition``, rebuilt from the state tuple."""
-        br = state[1][b]
-        leader = br[LEADER]
+        """Broker ``b``'s ``core.state.Partition``, rebuilt from its ``BrokerPartition``."""
+        br = state.brokers[b]
+        leader = br.leader
         remotes: tuple[RemoteReplica, ...] = ()
         if leader == b:
             sat = self.sat
             if self.previous_fetch:
                 remotes = tuple(
-                    RemoteReplica(i, r[LEO_], 0, sat - r[AGE], r[LF_LEO], sat - r[LF_AGE])
-                    for i, r in enumerate(br[REMOTES]) if i != b
+                    RemoteReplica(i, r.log_end_offset, 0, sat - r.age, r.last_fetch_leader_leo,
+                                  sat - r.last_fetch_age)
+                    for i, r in enumerate(br.remotes) if i != b
                 )
             else:
                 remotes = tuple(
-                    RemoteReplica(i, r[LEO_], 0, sat - r[AGE], 1 << 30, 0)
-                    for i, r in enumerate(br[REMOTES]) if i != b
+                    RemoteReplica(i, r.log_end_offset, 0, sat - r.age, 1 << 30, 0)
+                    for i, r in enumerate(br.remotes) if i != b
                 )
         return Partition(
-            TP, b, controller_epoch=br[CEPOCH], leader=None if leader == NONE else leader,
-            leader_epoch=br[EPOCH], zk_version=0, assigned_replicas=tuple(range(self.n)),
-            isr=frozenset(members(br[ISR])), log=self.log_records(br[LOG]), log_created=True,
-            high_watermark=br[HW], remotes=remotes,
+            TP, b, controller_epoch=br.controller_epoch, leader=None if leader == NONE else leader,
+            leader_epoch=br.leader_epoch, zk_version=0, assigned_replicas=tuple(range(self.n)),
+            isr=frozenset(members(br.in_sync_replica_ids)), log=self.log_records(br.log),
+            log_created=True,
+            high_watermark=br.high_watermark, remotes=remotes,
         )
 
-    def _with_partition(self, br: tuple[Any, ...], p: Partition) -> tuple[Any, ...]:
+    def _with_partition(self, br: BrokerPartition, p: Partition) -> BrokerPartition:
         """Broker tuple ``br`` with the partition fields taken from ``p``."""
         b = p.local_broker_id
         c = self.codec
         log = tuple(r.id * c.epochs + r.epoch for r in p.log)
         leader = NONE if p.leader is None else p.leader
-        remotes: tuple[tuple[int, ...], ...] = ()
+        remotes: tuple[RemoteReplicaView, ...] = ()
         if leader == b:
             sat = self.sat
             by_id = {r.broker_id: r for r in p.remotes}
             remotes = tuple(
-                (by_id[i].log_end_offset, min(sat, sat - by_id[i].last_caught_up_time_ms),
-                 *self._last_fetch(by_id[i]))
-                if i in by_id else (0, 0, *self.no_fetch)
+                RemoteReplicaView(by_id[i].log_end_offset,
+                                  min(sat, sat - by_id[i].last_caught_up_time_ms),
+                                  *self._last_fetch(by_id[i]))
+                if i in by_id else RemoteReplicaView(0, 0, *self.no_fetch)
                 for i in range(self.n)
             )
         isr = mask_of(p.isr) if leader == b else 0
-        flushed = br[FLUSHED]
+        flushed = br.flushed
         if self.cfg.crashes == "unclean":
             flushed = min(flushed, len(log))
-        ckpt = br[CKPT] if self.cfg.hw_checkpoint else 0
-        return (br[ALIVE], log, p.high_watermark, ckpt, flushed, p.leader_epoch, leader,
-                p.controller_epoch, isr, remotes, br[META], br[FETCH])
+        ckpt = br.hw_checkpoint if self.cfg.hw_checkpoint else 0
+        return BrokerPartition(br.alive, log, p.high_watermark, ckpt, flushed, p.leader_epoch,
+                               leader, p.controller_epoch, isr, remotes, br.metadata_cache,
+                               br.fetch_in_flight)
 
     def _last_fetch(self, r: RemoteReplica) -> tuple[int, ...]:
         """A remote's previous fetch as ``(lf_leo, lf_age)`` (kafka_4485; else nothing): a
@@ -489,38 +470,39 @@ class KafkaModel:
         return (r.last_fetch_leader_log_end_offset if age < sat else 0, age)
 
     @staticmethod
-    def _set_broker(state: State, b: int, br: tuple[Any, ...]) -> State:
-        brokers = state[1]
-        return (state[0], (*brokers[:b], br, *brokers[b + 1:]), state[2], state[3])
+    def _set_broker(state: State, b: int, br: BrokerPartition) -> State:
+        brokers = state.brokers
+        return KafkaState(state.controller, (*brokers[:b], br, *brokers[b + 1:]),
+                          state.channels, state.ghost)
 
     @staticmethod
     def _set(t: tuple[Any, ...], i: int, v: Any) -> tuple[Any, ...]:
         return (*t[:i], v, *t[i + 1:])
 
     def _is_acting_leader(self, state: State, b: int) -> bool:
-        br = state[1][b]
-        return bool(br[ALIVE]) and br[LEADER] == b
+        br = state.brokers[b]
+        return bool(br.alive) and br.leader == b
 
     # ------------------------------------------------------------------ ghost upkeep
     def _after_leader_step(self, state: State, b: int) -> State:
         """Ghost upkeep after a step of leader ``b``: newly committed records, and
         waiting acks=all produce requests re-checked (``tryCompleteDelayedRequests``)."""
-        br = state[1][b]
-        ghost = state[3]
-        committed = ghost[G_COMMITTED]
-        if br[LEADER] == b and br[ALIVE]:
+        br = state.brokers[b]
+        ghost = state.ghost
+        committed = ghost.committed
+        if br.leader == b and br.alive:
             c = self.codec
             new = list(committed)
             changed = False
-            for x in br[LOG][:br[HW]]:
+            for x in br.log[:br.high_watermark]:
                 rid = x // c.epochs
                 if new[rid] == NONE:
-                    new[rid] = br[EPOCH]
+                    new[rid] = br.leader_epoch
                     changed = True
             if changed:
                 committed = tuple(new)
-        pending = ghost[G_PENDING]
-        acked = ghost[G_ACKED]
+        pending = ghost.pending
+        acked = ghost.acked
         if pending:
             keep = []
             acked_l = list(acked)
@@ -532,32 +514,35 @@ class KafkaModel:
                 if p is None:
                     p = self.partition(state, b)
                 check = check_enough_replicas_reach_offset(
-                    p, ghost[G_ORIGIN][rid] + 1, self.cfg.min_isr
+                    p, ghost.origin[rid] + 1, self.cfg.min_isr
                 )
                 if not check.done:
                     keep.append((rid, pb))
                 elif check.error is Errors.NONE:
-                    acked_l[rid] = br[EPOCH]
+                    acked_l[rid] = br.leader_epoch
             pending = tuple(keep)
             acked = tuple(acked_l)
-        if committed is ghost[G_COMMITTED] and pending is ghost[G_PENDING]:
+        if committed is ghost.committed and pending is ghost.pending:
             return state
-        ghost = (ghost[0], ghost[1], committed, acked, ghost[4], pending, ghost[6], ghost[7])
-        return (state[0], state[1], state[2], ghost)
+        ghost = Ghost(ghost.next_id, ghost.origin, committed, acked, ghost.consumed, pending,
+                      ghost.flags, ghost.epoch_leader)
+        return KafkaState(state.controller, state.brokers, state.channels, ghost)
 
     def _flag(self, state: State, flag: int) -> State:
-        ghost = state[3]
-        if ghost[G_FLAGS] & flag:
+        ghost = state.ghost
+        if ghost.flags & flag:
             return state
-        return (state[0], state[1], state[2], self._set(ghost, G_FLAGS, ghost[G_FLAGS] | flag))
+        ghost = Ghost(ghost.next_id, ghost.origin, ghost.committed, ghost.acked, ghost.consumed,
+                      ghost.pending, ghost.flags | flag, ghost.epoch_leader)
+        return KafkaState(state.controller, state.brokers, state.channels, ghost)
 
     # ------------------------------------------------------------------ producers
     def _a_produce(self, state: State, out: Out) -> None:
         """``Produce(b)``: a producer sends the next record to broker ``b`` acting as leader
         (``append_records_to_leader`` with the configured acks and min.insync.replicas).
         acks=1 is acknowledged at once, acks=all waits for the HW, acks=0 never hears back."""
-        ghost = state[3]
-        rid = ghost[G_NEXT]
+        ghost = state.ghost
+        rid = ghost.next_id
         if rid >= self.cfg.max_records:
             return
         for b in range(self.n):
@@ -569,16 +554,17 @@ class KafkaModel:
             ).unwrap()
             if res.error is not Errors.NONE:
                 continue
-            s = self._set_broker(state, b, self._with_partition(state[1][b], res.partition))
-            g = s[3]
-            origin = self._set(g[G_ORIGIN], rid, res.first_offset)
-            acked, pending = g[G_ACKED], g[G_PENDING]
+            s = self._set_broker(state, b, self._with_partition(state.brokers[b], res.partition))
+            g = s.ghost
+            origin = self._set(g.origin, rid, res.first_offset)
+            acked, pending = g.acked, g.pending
             if self.acks == ACKS_LEADER:
                 acked = self._set(acked, rid, res.partition.leader_epoch)
             elif self.acks == ACKS_ALL:
                 pending = tuple(sorted((*pending, (rid, b))))
-            g = (rid + 1, origin, g[2], acked, g[4], pending, g[6], g[7])
-            s = self._after_leader_step((s[0], s[1], s[2], g), b)
+            g = Ghost(rid + 1, origin, g.committed, acked, g.consumed, pending, g.flags,
+                      g.epoch_leader)
+            s = self._after_leader_step(KafkaState(s.controller, s.brokers, s.channels, g), b)
             out.append((self._label("Produce", b), s))
 
     # ------------------------------------------------------------------ fetch
@@ -602,17 +588,17 @@ class KafkaModel:
         the follower's LEO as unknown (``FencedFetch``).  A fetch that would change nothing
         is not a step.
         """
-        brokers = state[1]
+        brokers = state.brokers
         for f in range(self.n):
             fb = brokers[f]
-            lid = fb[LEADER]
-            if not fb[ALIVE] or lid in (NONE, f) or not brokers[lid][ALIVE] or fb[FETCH]:
+            lid = fb.leader
+            if not fb.alive or lid in (NONE, f) or not brokers[lid].alive or fb.fetch_in_flight:
                 continue
             lb = brokers[lid]
-            if lb[LEADER] != lid:
+            if lb.leader != lid:
                 continue  # NOT_LEADER_FOR_PARTITION: nothing changes
-            if self.cfg.fetch_fencing and lb[EPOCH] != fb[EPOCH]:
-                fenced = self._fenced_fetch(state, f, lid, lb[EPOCH] > fb[EPOCH])
+            if self.cfg.fetch_fencing and lb.leader_epoch != fb.leader_epoch:
+                fenced = self._fenced_fetch(state, f, lid, lb.leader_epoch > fb.leader_epoch)
                 if fenced != state:
                     out.append((self._label("FencedFetch", f), fenced))
                 continue
@@ -627,26 +613,29 @@ class KafkaModel:
         follower's LEO unknown); the follower changes nothing and fetches again later."""
         leader = self.partition(state, lid)
         error = Errors.FENCED_LEADER_EPOCH if follower_older else Errors.UNKNOWN_LEADER_EPOCH
-        read = LogReadResult(len(state[1][f][LOG]), 0, len(leader.log), leader.high_watermark,
+        read = LogReadResult(len(state.brokers[f].log), 0, len(leader.log), leader.high_watermark,
                              0, (), self.sat, error)
         update = update_follower_fetch(leader, f, read).unwrap()
         if update.partition == leader:
             return state
-        return self._set_broker(state, lid, self._with_partition(state[1][lid], update.partition))
+        return self._set_broker(
+            state, lid, self._with_partition(state.brokers[lid], update.partition)
+        )
 
     def _fetch(self, state: State, f: int, lid: int) -> State | None:
         """The leader side of a fetch, then the response: applied at once (atomic), or put
         in flight on ``f`` (split; ``None`` when it would change nothing)."""
         leader = self.partition(state, lid)
-        fb = state[1][f]
-        offset = len(fb[LOG])
+        fb = state.brokers[f]
+        offset = len(fb.log)
         leader_leo = len(leader.log)
         read = read_from_local_log(leader, offset, 0, self.sat).unwrap()
         if read.error is Errors.OFFSET_OUT_OF_RANGE:
             # The leader records the failed read (the follower's LEO becomes unknown).
             failed = update_follower_fetch(leader, f, read).unwrap().partition
-            s = self._set_broker(state, lid, self._with_partition(state[1][lid], failed))
-            response = (lid, leader.leader_epoch, offset, leader_leo, leader.high_watermark, ())
+            s = self._set_broker(state, lid, self._with_partition(state.brokers[lid], failed))
+            response = FetchResponse(lid, leader.leader_epoch, offset, leader_leo,
+                                     leader.high_watermark, ())
         else:
             start = (leader_epoch_start_offset(leader)
                      if self.cfg.expand_rule == "epoch-start" else None)
@@ -664,27 +653,28 @@ class KafkaModel:
                     replace(leader, remotes=new_leader.remotes), self.sat, self.hw_lag
                 ).partition
                 zk_write = False
-            s = self._set_broker(state, lid, self._with_partition(state[1][lid], new_leader))
+            s = self._set_broker(state, lid, self._with_partition(state.brokers[lid], new_leader))
             if zk_write:
                 s = self._write_isr(s, lid, new_leader)
             s = self._after_leader_step(s, lid)
-            codes = state[1][lid][LOG][offset:]
-            response = (lid, leader.leader_epoch, offset, leader_leo, read.high_watermark,
+            codes = state.brokers[lid].log[offset:]
+            response = FetchResponse(lid, leader.leader_epoch, offset, leader_leo,
+                                     read.high_watermark,
                         codes)
         if not self.split:
             return self._apply_response(s, f, response)
         if s == state and self._apply_response(state, f, response) == state:
             return None  # an idle fetch: nothing would change on either side
-        return self._set_broker(s, f, self._set(s[1][f], FETCH, response))
+        return self._set_broker(s, f, s.brokers[f]._replace(fetch_in_flight=response))
 
-    def _apply_response(self, state: State, f: int, r: tuple[Any, ...]) -> State:
+    def _apply_response(self, state: State, f: int, r: FetchResponse) -> State:
         """The follower side of a fetch: append and take the HW (``process_partition_data``),
         or, for an offset past the leader's LEO, ``handle_offset_out_of_range``: truncate to
         that LEO, or exit the broker (``kafka_7414=false``, unclean election disabled)."""
-        fb = state[1][f]
+        fb = state.brokers[f]
         follower = self.partition(state, f)
-        cut = r[R_LEADER_LEO]
-        if r[R_OFFSET] > cut:
+        cut = r.leader_leo
+        if r.fetch_offset > cut:
             out = handle_offset_out_of_range(
                 follower, cut, 0, self.cfg.unclean_election, not self.cfg.kafka_7414
             ).unwrap()
@@ -693,7 +683,7 @@ class KafkaModel:
             s = self._set_broker(state, f, self._with_partition(fb, out.partition))
             return self._flag(s, F_TRUNCATED)
         follower = process_partition_data(
-            follower, r[R_OFFSET], self.log_records(r[R_RECORDS]), r[R_HW]
+            follower, r.fetch_offset, self.log_records(r.records), r.high_watermark
         ).unwrap()
         return self._set_broker(state, f, self._with_partition(fb, follower))
 
@@ -703,15 +693,15 @@ class KafkaModel:
         discarded, as the fetcher thread does.  ``LoseFetchResponse(f)`` with
         ``lost_requests``: the response never arrives (``f`` will fetch again)."""
         for f in range(self.n):
-            fb = state[1][f]
-            r = fb[FETCH]
-            if not r or not fb[ALIVE]:
+            fb = state.brokers[f]
+            r = fb.fetch_in_flight
+            if not r or not fb.alive:
                 continue
-            cleared = self._set_broker(state, f, self._set(fb, FETCH, NO_FETCH))
+            cleared = self._set_broker(state, f, fb._replace(fetch_in_flight=NO_FETCH))
             if self.cfg.lost_requests:
                 out.append((self._label("LoseFetchResponse", f), cleared))
-            stale = (fb[LEADER] != r[R_LEADER] or fb[EPOCH] != r[R_EPOCH]
-                     or len(fb[LOG]) != r[R_OFFSET])
+            stale = (fb.leader != r.leader or fb.leader_epoch != r.leader_epoch
+                     or len(fb.log) != r.fetch_offset)
             s = cleared if stale else self._apply_response(cleared, f, r)
             if not (stale and self.cfg.lost_requests):
                 out.append((self._label("FetchResponse", f), s))
@@ -719,65 +709,69 @@ class KafkaModel:
     def _may_join(self, state: State, lid: int) -> bool:
         """Whether an ISR expansion ``core`` decided may be written: the conditional
         ZooKeeper write needs the leader's epoch to be ZooKeeper's (``zkVersion``)."""
-        return bool(state[0][Z_EPOCH] == state[1][lid][EPOCH])
+        return bool(state.controller.leader_epoch == state.brokers[lid].leader_epoch)
 
     def _write_isr(self, state: State, lid: int, p: Partition) -> State:
         """The leader's ISR written to ZooKeeper and recorded as an ISR change."""
-        ctrl = state[0]
-        ctrl = self._set(ctrl, Z_ISR, mask_of(p.isr))
+        ctrl = state.controller
+        ctrl = ctrl._replace(isr=mask_of(p.isr))
         if self.cfg.metadata:
-            ctrl = self._set(ctrl, ISR_CHANGES, ctrl[ISR_CHANGES] | 1 << lid)
-        return (ctrl, state[1], state[2], state[3])
+            ctrl = ctrl._replace(isr_change_set=ctrl.isr_change_set | 1 << lid)
+        return KafkaState(ctrl, state.brokers, state.channels, state.ghost)
 
     # ------------------------------------------------------------------ ISR shrink
     def _a_tick(self, state: State, out: Out) -> None:
         """``Tick``: the logical clock advances; every follower of every leader ages by one
         tick (saturating just past ``lag_ticks``, which is all ``maybe_shrink_isr`` can tell)."""
-        brokers = list(state[1])
+        brokers = list(state.brokers)
         changed = False
         sat = self.sat
         for b, br in enumerate(brokers):
-            if br[LEADER] != b or not br[ALIVE]:
+            if br.leader != b or not br.alive:
                 continue
-            rem = tuple(self._aged(r, sat) if i != b else r for i, r in enumerate(br[REMOTES]))
-            if rem != br[REMOTES]:
-                brokers[b] = self._set(br, REMOTES, rem)
+            rem = tuple(self._aged(r, sat, self.previous_fetch) if i != b else r
+                        for i, r in enumerate(br.remotes))
+            if rem != br.remotes:
+                brokers[b] = br._replace(remotes=rem)
                 changed = True
         if changed:
-            out.append(("Tick", (state[0], tuple(brokers), state[2], state[3])))
+            out.append(("Tick", KafkaState(state.controller, tuple(brokers), state.channels,
+                                           state.ghost)))
 
     @staticmethod
-    def _aged(r: tuple[int, ...], sat: int) -> tuple[int, ...]:
+    def _aged(r: RemoteReplicaView, sat: int, previous_fetch: bool) -> RemoteReplicaView:
         """A remote one tick older: its caught-up age and (kafka_4485) its previous fetch's."""
-        age = r[AGE] + 1 if r[AGE] < sat else r[AGE]
-        if len(r) == 2:
-            return (r[LEO_], age)
-        lf_age = r[LF_AGE] + 1 if r[LF_AGE] < sat else sat
-        return (r[LEO_], age, r[LF_LEO] if lf_age < sat else 0, lf_age)
+        age = r.age + 1 if r.age < sat else r.age
+        if not previous_fetch:
+            return RemoteReplicaView(r.log_end_offset, age)
+        lf_age = r.last_fetch_age + 1 if r.last_fetch_age < sat else sat
+        return RemoteReplicaView(r.log_end_offset, age,
+                                 r.last_fetch_leader_leo if lf_age < sat else 0, lf_age)
 
     def _a_shrink_isr(self, state: State, out: Out) -> None:
         """``ShrinkIsr(b)``: leader ``b``'s ``isr-expiration`` task (``maybe_shrink_isr``):
         ISR followers not caught up for more than ``lag_ticks`` leave the ISR, written to
         ZooKeeper if the leader's epoch is current (else nothing happens)."""
         for b in range(self.n):
-            if not self._is_acting_leader(state, b) or state[1][b][EPOCH] != state[0][Z_EPOCH]:
+            if (not self._is_acting_leader(state, b)
+                    or state.brokers[b].leader_epoch != state.controller.leader_epoch):
                 continue
             update = maybe_shrink_isr(
                 self.partition(state, b), self.sat, self.cfg.lag_ticks, self.cfg.kafka_4485
             ).unwrap()
             if not update.isr_changed:
                 continue
-            s = self._set_broker(state, b, self._with_partition(state[1][b], update.partition))
+            s = self._set_broker(state, b, self._with_partition(state.brokers[b], update.partition))
             s = self._after_leader_step(self._write_isr(s, b, update.partition), b)
             out.append((self._label("ShrinkIsr", b), s))
 
     # ------------------------------------------------------------------ controller
     def _alive_mask(self, state: State) -> int:
-        return mask_of(b for b, br in enumerate(state[1]) if br[ALIVE])
+        return mask_of(b for b, br in enumerate(state.brokers) if br.alive)
 
     def _current(self, state: State) -> LeaderAndIsr:
-        ctrl = state[0]
-        return LeaderAndIsr(ctrl[Z_LEADER], ctrl[Z_EPOCH], members(ctrl[Z_ISR]), 0)
+        ctrl = state.controller
+        return LeaderAndIsr(ctrl.leader, ctrl.leader_epoch, members(ctrl.isr), 0)
 
     def _apply_election(
         self, state: State, selection: Selection, label: str, out: Out
@@ -797,20 +791,20 @@ class KafkaModel:
         """ZooKeeper takes ``lai`` (bounded by ``max_leader_epoch``); requests are queued."""
         if lai.leader_epoch > self.cfg.max_leader_epoch:
             return None
-        ctrl = state[0]
-        old_live_isr = [r for r in members(ctrl[Z_ISR]) if state[1][r][ALIVE]]
-        ar = ctrl[AR] if ar is None else ar
-        ctrl = (ctrl[C_EPOCH], lai.leader, lai.leader_epoch, mask_of(lai.isr), ar,
-                ctrl[ISR_CHANGES])
+        ctrl = state.controller
+        old_live_isr = [r for r in members(ctrl.isr) if state.brokers[r].alive]
+        ar = ctrl.assigned_replicas if ar is None else ar
+        ctrl = ZkPartitionState(ctrl.controller_epoch, lai.leader, lai.leader_epoch,
+                                mask_of(lai.isr), ar, ctrl.isr_change_set)
         # ControllerBrokerRequestBatch.sendRequestsToBrokers: the LeaderAndIsr requests
         # first, then UpdateMetadata to every broker (when some LeaderAndIsr was added).
         receivers = sorted(set(receivers))
-        new = [(r, LEADER_AND_ISR, ctrl[C_EPOCH], lai.leader, lai.leader_epoch, ctrl[Z_ISR], ar)
-               for r in receivers]
+        new = [Request(r, LEADER_AND_ISR, ctrl.controller_epoch, lai.leader, lai.leader_epoch,
+                       ctrl.isr, ar) for r in receivers]
         if self.cfg.metadata and receivers:
-            new += [(d, UPDATE_METADATA, ctrl[C_EPOCH], lai.leader, lai.leader_epoch,
-                     ctrl[Z_ISR], ar) for d in range(self.n)]
-        s = (ctrl, state[1], self._enqueue(state, new), state[3])
+            new += [Request(d, UPDATE_METADATA, ctrl.controller_epoch, lai.leader, lai.leader_epoch,
+                     ctrl.isr, ar) for d in range(self.n)]
+        s = KafkaState(ctrl, state.brokers, self._enqueue(state, new), state.ghost)
         if lai.leader not in old_live_isr:
             s = self._flag(s, F_UNCLEAN)
         return s
@@ -818,29 +812,29 @@ class KafkaModel:
     def _a_elect(self, state: State, out: Out) -> None:
         """``ElectLeader``: the leader in ZooKeeper is dead: ``OfflinePartitionLeaderSelector``
         (clean from the live ISR, else unclean if enabled) elects in a new epoch."""
-        ctrl = state[0]
-        zl = ctrl[Z_LEADER]
-        if zl != NONE and state[1][zl][ALIVE]:
+        ctrl = state.controller
+        zl = ctrl.leader
+        if zl != NONE and state.brokers[zl].alive:
             return
         alive = frozenset(members(self._alive_mask(state)))
         selection = offline_partition_leader_selector(
-            self._current(state), ctrl[AR], alive, self.cfg.unclean_election
+            self._current(state), ctrl.assigned_replicas, alive, self.cfg.unclean_election
         )
         self._apply_election(state, selection, "ElectLeader", out)
 
     def _a_remove_dead_from_isr(self, state: State, out: Out) -> None:
         """``RemoveDeadFromIsr``: the controller moves dead followers to OfflineReplica and
         removes them from the ISR in ZooKeeper (new epoch), telling the live replicas."""
-        ctrl = state[0]
-        zl = ctrl[Z_LEADER]
-        if zl == NONE or not state[1][zl][ALIVE]:
+        ctrl = state.controller
+        zl = ctrl.leader
+        if zl == NONE or not state.brokers[zl].alive:
             return
-        dead = [r for r in members(ctrl[Z_ISR]) if r != zl and not state[1][r][ALIVE]]
+        dead = [r for r in members(ctrl.isr) if r != zl and not state.brokers[r].alive]
         if not dead:
             return
-        isr = tuple(r for r in members(ctrl[Z_ISR]) if r not in dead)
-        lai = LeaderAndIsr(zl, ctrl[Z_EPOCH] + 1, isr, 0)
-        live = [r for r in ctrl[AR] if state[1][r][ALIVE]]
+        isr = tuple(r for r in members(ctrl.isr) if r not in dead)
+        lai = LeaderAndIsr(zl, ctrl.leader_epoch + 1, isr, 0)
+        live = [r for r in ctrl.assigned_replicas if state.brokers[r].alive]
         s = self._write_zk(state, lai, live)
         if s is not None:
             out.append(("RemoveDeadFromIsr", s))
@@ -848,13 +842,13 @@ class KafkaModel:
     def _a_controlled_shutdown(self, state: State, out: Out) -> None:
         """``ControlledShutdown(b)``: ``ControlledShutdownLeaderSelector`` moves leadership
         and ISR membership off ``b`` (new epoch), then ``b`` stops cleanly."""
-        ctrl = state[0]
+        ctrl = state.controller
         alive = frozenset(members(self._alive_mask(state)))
         for b in range(self.n):
-            if not state[1][b][ALIVE] or b not in members(ctrl[Z_ISR]):
+            if not state.brokers[b].alive or b not in members(ctrl.isr):
                 continue
             selection = controlled_shutdown_leader_selector(
-                self._current(state), ctrl[AR], alive, frozenset((b,))
+                self._current(state), ctrl.assigned_replicas, alive, frozenset((b,))
             )
             if isinstance(selection, Failure):
                 continue
@@ -867,26 +861,26 @@ class KafkaModel:
     def _a_preferred_election(self, state: State, out: Out) -> None:
         """``PreferredElection``: ``PreferredReplicaPartitionLeaderSelector`` gives leadership
         back to the first assigned replica when it is alive and in the ISR."""
-        ctrl = state[0]
+        ctrl = state.controller
         alive = frozenset(members(self._alive_mask(state)))
         selection = preferred_replica_partition_leader_selector(
-            self._current(state), ctrl[AR], alive
+            self._current(state), ctrl.assigned_replicas, alive
         )
         self._apply_election(state, selection, "PreferredElection", out)
 
     def _a_reassign(self, state: State, out: Out) -> None:
         """``Reassign(order)``: a new preference order of the same replicas, whose leader is
         elected by ``ReassignedPartitionLeaderSelector`` when it differs from the current."""
-        ctrl = state[0]
+        ctrl = state.controller
         alive = frozenset(members(self._alive_mask(state)))
         for order in _permutations(self.n):
-            if order == ctrl[AR]:
+            if order == ctrl.assigned_replicas:
                 continue
             selection = reassigned_partition_leader_selector(self._current(state), order, alive)
             if isinstance(selection, Failure):
                 continue
             election = selection.unwrap()
-            if election.leader_and_isr.leader == ctrl[Z_LEADER]:
+            if election.leader_and_isr.leader == ctrl.leader:
                 continue
             s = self._write_zk(state, election.leader_and_isr, election.receivers, order)
             if s is not None:
@@ -895,29 +889,30 @@ class KafkaModel:
     def _a_controller_failover(self, state: State, out: Out) -> None:
         """``ControllerFailover``: a new controller (epoch + 1) resends the ZooKeeper state to
         every live replica; requests of the old controller still in flight are now stale."""
-        ctrl = state[0]
-        if ctrl[C_EPOCH] >= self.cfg.max_controller_epoch:
+        ctrl = state.controller
+        if ctrl.controller_epoch >= self.cfg.max_controller_epoch:
             return
-        ctrl = self._set(ctrl, C_EPOCH, ctrl[C_EPOCH] + 1)
-        new = [(r, LEADER_AND_ISR, ctrl[C_EPOCH], ctrl[Z_LEADER], ctrl[Z_EPOCH], ctrl[Z_ISR],
-                ctrl[AR]) for r in ctrl[AR] if state[1][r][ALIVE]]
+        ctrl = ctrl._replace(controller_epoch=ctrl.controller_epoch + 1)
+        new = [Request(r, LEADER_AND_ISR, ctrl.controller_epoch, ctrl.leader, ctrl.leader_epoch,
+                       ctrl.isr, ctrl.assigned_replicas)
+               for r in ctrl.assigned_replicas if state.brokers[r].alive]
         msgs = self._enqueue(state, new)
-        out.append(("ControllerFailover", (ctrl, state[1], msgs, state[3])))
+        out.append(("ControllerFailover", KafkaState(ctrl, state.brokers, msgs, state.ghost)))
 
     def _a_propagate_isr_changes(self, state: State, out: Out) -> None:
         """``PropagateIsrChanges``: the ISR change notification reaches the controller, which
         sends UpdateMetadata with the ZooKeeper state to every broker."""
-        ctrl = state[0]
-        if not ctrl[ISR_CHANGES]:
+        ctrl = state.controller
+        if not ctrl.isr_change_set:
             return
         msgs = self._enqueue(state, [
-            (d, UPDATE_METADATA, ctrl[C_EPOCH], ctrl[Z_LEADER], ctrl[Z_EPOCH], ctrl[Z_ISR],
-             ctrl[AR]) for d in range(self.n)])
-        ctrl = self._set(ctrl, ISR_CHANGES, 0)
-        out.append(("PropagateIsrChanges", (ctrl, state[1], msgs, state[3])))
+            Request(d, UPDATE_METADATA, ctrl.controller_epoch, ctrl.leader, ctrl.leader_epoch,
+                    ctrl.isr, ctrl.assigned_replicas) for d in range(self.n)])
+        ctrl = ctrl._replace(isr_change_set=0)
+        out.append(("PropagateIsrChanges", KafkaState(ctrl, state.brokers, msgs, state.ghost)))
 
     # ------------------------------------------------------------------ requests
-    def _enqueue(self, state: State, new: Iterable[tuple[Any, ...]]) -> tuple[Any, ...]:
+    def _enqueue(self, state: State, new: Iterable[Request]) -> tuple[Request, ...]:
         """The requests in flight of ``state`` with the requests ``new`` queued, in order;
         a request to a dead broker is dropped (``sendRequest`` finds no channel to it).
 
@@ -928,24 +923,24 @@ class KafkaModel:
         queued behind another UpdateMetadata of the same channel replaces it (the bound that
         keeps ISR changes from growing the queue without end; docs/kafka-model.md).  With
         ``reorder_requests`` the requests form a set (sorted, duplicates merged)."""
-        brokers = state[1]
-        new = [m for m in new if brokers[m[M_DEST]][ALIVE]]
+        brokers = state.brokers
+        new = [m for m in new if brokers[m.dest].alive]
         if self.cfg.reorder_requests:
-            return tuple(sorted(set(state[2]).union(new)))
-        out = list(state[2])
+            return tuple(sorted(set(state.channels).union(new)))
+        out = list(state.channels)
         for m in new:
-            key = (m[M_CEPOCH], m[M_DEST])
-            last = max((i for i, x in enumerate(out) if (x[M_CEPOCH], x[M_DEST]) == key),
+            key = (m.controller_epoch, m.dest)
+            last = max((i for i, x in enumerate(out) if (x.controller_epoch, x.dest) == key),
                        default=None)
-            if (last is not None and m[M_KIND] == UPDATE_METADATA
-                    and out[last][M_KIND] == UPDATE_METADATA):
+            if (last is not None and m.kind == UPDATE_METADATA
+                    and out[last].kind == UPDATE_METADATA):
                 out[last] = m
             elif last is None or out[last] != m:
                 out.append(m)
-        out.sort(key=lambda x: (x[M_CEPOCH], x[M_DEST]))
+        out.sort(key=lambda x: (x.controller_epoch, x.dest))
         return tuple(out)
 
-    def _deliverable(self, msgs: tuple[Any, ...]) -> Iterable[int]:
+    def _deliverable(self, msgs: tuple[Request, ...]) -> Iterable[int]:
         """The indices of the requests that may be handled next: the head of every channel
         (one ``RequestSendThread`` per broker sends one request at a time, in queue order,
         and retries it until it succeeds), or every request with ``reorder_requests``."""
@@ -954,7 +949,7 @@ class KafkaModel:
         heads = []
         prev = None
         for i, m in enumerate(msgs):
-            key = (m[M_CEPOCH], m[M_DEST])
+            key = (m.controller_epoch, m.dest)
             if key != prev:
                 heads.append(i)
                 prev = key
@@ -966,25 +961,26 @@ class KafkaModel:
         default: ``Lose(m)`` (``lost_requests``) drops any one request while its
         connection lives; ``DeliverCopy(m)`` (``duplicate_requests``) handles it and keeps
         it queued, to be handled again."""
-        msgs = state[2]
+        msgs = state.channels
         if self.cfg.lost_requests:
             for i, m in enumerate(msgs):
                 out.append((self._label("Lose", self._msg_text(m)),
-                            (state[0], state[1], msgs[:i] + msgs[i + 1:], state[3])))
+                            KafkaState(state.controller, state.brokers, msgs[:i] + msgs[i + 1:],
+                                       state.ghost)))
         for i in self._deliverable(msgs):
             m = msgs[i]
-            if not state[1][m[M_DEST]][ALIVE]:
+            if not state.brokers[m.dest].alive:
                 continue
             s = self._handle(state, m)
             if s is None:
                 continue
             out.append((self._label("Deliver", self._msg_text(m)),
-                        (s[0], s[1], msgs[:i] + msgs[i + 1:], s[3])))
+                        KafkaState(s.controller, s.brokers, msgs[:i] + msgs[i + 1:], s.ghost)))
             if self.cfg.duplicate_requests:
                 out.append((self._label("DeliverCopy", self._msg_text(m)), s))
 
-    def _handle(self, state: State, m: tuple[Any, ...]) -> State | None:
-        if m[1] == UPDATE_METADATA:
+    def _handle(self, state: State, m: Request) -> State | None:
+        if m.kind == UPDATE_METADATA:
             return self._handle_update_metadata(state, m)
         return self._handle_leader_and_isr(state, m)
 
@@ -996,21 +992,22 @@ class KafkaModel:
         LeaderAndIsr on the same channel, so ``b`` handles the LeaderAndIsr first.  (A new
         controller resending a partition whose leader is dead is the exception; it is not
         modelled.)"""
-        return int(state[1][b][META][0]) if self.cfg.metadata else self.all_mask
+        meta = state.brokers[b].metadata_cache
+        return meta.alive_brokers if isinstance(meta, MetadataView) else self.all_mask
 
-    def _handle_leader_and_isr(self, state: State, m: tuple[Any, ...]) -> State | None:
+    def _handle_leader_and_isr(self, state: State, m: Request) -> State | None:
         """``become_leader_or_follower`` for one LeaderAndIsr request; ``None`` when the step
         is not enabled (KIP-320: the new leader is not yet in the request's epoch)."""
         dest, _, cepoch, leader, epoch, isr, _ar = m
-        br = state[1][dest]
+        br = state.brokers[dest]
         if leader == NONE:
             return None
-        lb = state[1][leader]
-        if (self.cfg.fetch_fencing and leader != dest and lb[ALIVE]
-                and (lb[EPOCH] != epoch or lb[LEADER] != leader)):
+        lb = state.brokers[leader]
+        if (self.cfg.fetch_fencing and leader != dest and lb.alive
+                and (lb.leader_epoch != epoch or lb.leader != leader)):
             return None
         p = self.partition(state, dest)
-        manager = ReplicaManager(dest, br[CEPOCH], (p,))
+        manager = ReplicaManager(dest, br.controller_epoch, (p,))
         ps = PartitionState(cepoch, leader, epoch, members(isr), 0, tuple(range(self.n)))
         request = LeaderAndIsrRequest(0, cepoch, ((TP, ps),))
         leader_log = self.partition(state, leader).log
@@ -1026,8 +1023,10 @@ class KafkaModel:
         newp = mgr.partitions[0]
         newp = replace(newp, controller_epoch=mgr.controller_epoch)
         newbr = self._with_partition(br, newp)
-        if newbr[FETCH] and (newp.leader != p.leader or newp.leader_epoch != p.leader_epoch):
-            newbr = self._set(newbr, FETCH, NO_FETCH)  # the fetcher restarts: response dropped
+        if newbr.fetch_in_flight and (newp.leader != p.leader
+                                      or newp.leader_epoch != p.leader_epoch):
+            # the fetcher restarts: the response in flight is dropped
+            newbr = newbr._replace(fetch_in_flight=NO_FETCH)
         s = self._set_broker(state, dest, newbr)
         if len(newp.log) < len(p.log):
             s = self._flag(s, F_TRUNCATED)
@@ -1042,28 +1041,29 @@ class KafkaModel:
         return s
 
     def _note_epoch_leader(self, state: State, epoch: int, b: int) -> State:
-        ghost = state[3]
-        table = ghost[G_EPOCH_LEADER]
+        ghost = state.ghost
+        table = ghost.epoch_leader
         if table[epoch] == b:
             return state
         if table[epoch] != NONE:
             return self._flag(state, F_TWO_LEADERS)
-        ghost = self._set(ghost, G_EPOCH_LEADER, self._set(table, epoch, b))
-        return (state[0], state[1], state[2], ghost)
+        ghost = ghost._replace(epoch_leader=self._set(table, epoch, b))
+        return KafkaState(state.controller, state.brokers, state.channels, ghost)
 
     def _drop_pending(self, state: State, b: int) -> State:
         """Waiting acks=all requests of ``b`` fail (it stopped leading or crashed)."""
-        ghost = state[3]
-        pending = tuple(x for x in ghost[G_PENDING] if x[1] != b)
-        if pending == ghost[G_PENDING]:
+        ghost = state.ghost
+        pending = tuple(x for x in ghost.pending if x[1] != b)  # (record id, broker)
+        if pending == ghost.pending:
             return state
-        return (state[0], state[1], state[2], self._set(ghost, G_PENDING, pending))
+        return KafkaState(state.controller, state.brokers, state.channels,
+                          ghost._replace(pending=pending))
 
-    def _handle_update_metadata(self, state: State, m: tuple[Any, ...]) -> State | None:
+    def _handle_update_metadata(self, state: State, m: Request) -> State | None:
         """``MetadataCache.updateMetadata`` with the request's partition state and the
         brokers alive at delivery (the controller's view is exact: see the module doc)."""
         dest, _, cepoch, leader, epoch, isr, ar = m
-        br = state[1][dest]
+        br = state.brokers[dest]
         alive = self._alive_mask(state)
         ps = UpdateMetadataPartitionState(cepoch, leader, epoch, members(isr), 0, ar)
         request = UpdateMetadataRequest(
@@ -1071,41 +1071,43 @@ class KafkaModel:
         )
         result = update_metadata(MetadataSnapshot(), request, dest).unwrap()
         info = result.snapshot.partition_states[0][1]
-        meta = (alive, info.leader, info.leader_epoch, mask_of(info.isr))
-        if meta == br[META]:
+        meta = MetadataView(alive, info.leader, info.leader_epoch, mask_of(info.isr))
+        if meta == br.metadata_cache:
             return None
-        return self._set_broker(state, dest, self._set(br, META, meta))
+        return self._set_broker(state, dest, br._replace(metadata_cache=meta))
 
     # ------------------------------------------------------------------ crashes
     def _crashed(self, state: State, b: int, unclean: bool) -> State:
         """Broker ``b`` down: in-memory state lost; with ``unclean`` the unflushed tail too."""
-        br = state[1][b]
-        log = br[LOG][:br[FLUSHED]] if unclean else br[LOG]
-        hw = br[CKPT] if self.cfg.hw_checkpoint else br[HW]
+        br = state.brokers[b]
+        log = br.log[:br.flushed] if unclean else br.log
+        hw = br.hw_checkpoint if self.cfg.hw_checkpoint else br.high_watermark
         hw = min(hw, len(log))
-        meta = (0, NONE, NONE, 0) if self.cfg.metadata else ()
+        meta: MetadataView | tuple[()] = (
+            MetadataView(0, NONE, NONE, 0) if self.cfg.metadata else ()
+        )
         flushed = len(log) if self.cfg.crashes == "unclean" else 0
-        ckpt = min(br[CKPT], len(log)) if self.cfg.hw_checkpoint else 0
-        new = (0, log, hw, ckpt, flushed, NONE, NONE, 0, 0, (), meta, NO_FETCH)
+        ckpt = min(br.hw_checkpoint, len(log)) if self.cfg.hw_checkpoint else 0
+        new = BrokerPartition(0, log, hw, ckpt, flushed, NONE, NONE, 0, 0, (), meta, NO_FETCH)
         s = self._set_broker(state, b, new)
         if self.split:
             # Fetch responses b had not sent yet die with its connections.
-            for f, fb in enumerate(s[1]):
-                if fb[FETCH] and fb[FETCH][R_LEADER] == b:
-                    s = self._set_broker(s, f, self._set(fb, FETCH, NO_FETCH))
+            for f, fb in enumerate(s.brokers):
+                if fb.fetch_in_flight and fb.fetch_in_flight.leader == b:
+                    s = self._set_broker(s, f, fb._replace(fetch_in_flight=NO_FETCH))
         # The controller's channel to b dies with b: requests in flight to it are dropped.
-        msgs = tuple(m for m in s[2] if m[0] != b)
-        return self._drop_pending((s[0], s[1], msgs, s[3]), b)
+        msgs = tuple(m for m in s.channels if m.dest != b)
+        return self._drop_pending(KafkaState(s.controller, s.brokers, msgs, s.ghost), b)
 
     def _a_crash(self, state: State, out: Out) -> None:
         """``Crash(b)`` (and ``PowerLoss(b)`` with ``crashes=unclean``: the unflushed tail of
         the log is lost)."""
         for b in range(self.n):
-            br = state[1][b]
-            if not br[ALIVE]:
+            br = state.brokers[b]
+            if not br.alive:
                 continue
             out.append((self._label("Crash", b), self._crashed(state, b, False)))
-            if self.cfg.crashes == "unclean" and br[FLUSHED] < len(br[LOG]):
+            if self.cfg.crashes == "unclean" and br.flushed < len(br.log):
                 out.append((self._label("PowerLoss", b), self._crashed(state, b, True)))
 
     def _a_restart(self, state: State, out: Out) -> None:
@@ -1114,25 +1116,32 @@ class KafkaModel:
         handles the pending failure event (``OfflinePartitionLeaderSelector`` without
         ``b``), and only if that fails elects again with ``b`` alive (its event queue keeps
         the failure before the startup); if neither can elect, nothing is sent."""
-        ctrl = state[0]
+        ctrl = state.controller
         for b in range(self.n):
-            br = state[1][b]
-            if br[ALIVE]:
+            br = state.brokers[b]
+            if br.alive:
                 continue
-            meta = (self._alive_mask(state) | 1 << b, NONE, NONE, 0) if self.cfg.metadata else ()
-            up = (1, *br[1:10], meta, NO_FETCH)
+            meta = (
+                MetadataView(self._alive_mask(state) | 1 << b, NONE, NONE, 0)
+                if self.cfg.metadata else ()
+            )
+            up = BrokerPartition(1, br.log, br.high_watermark, br.hw_checkpoint, br.flushed,
+                                 br.leader_epoch, br.leader, br.controller_epoch,
+                                 br.in_sync_replica_ids, br.remotes, meta, NO_FETCH)
             s = self._set_broker(state, b, up)
-            if ctrl[Z_LEADER] == b:
+            if ctrl.leader == b:
                 # The partition is offline (its last leader was b): elect, or, when no
                 # election is possible (within max_leader_epoch), leave it offline; b must
                 # never resume leading its old epoch.
                 elected = self._restart_election(state, s)
                 out.append((self._label("Restart", b), s if elected is None else elected))
                 continue
-            c = s[0]
-            msg = (b, LEADER_AND_ISR, c[C_EPOCH], c[Z_LEADER], c[Z_EPOCH], c[Z_ISR], c[AR])
+            c = s.controller
+            msg = Request(b, LEADER_AND_ISR, c.controller_epoch, c.leader, c.leader_epoch, c.isr,
+                          c.assigned_replicas)
             msgs = self._enqueue(s, [msg])
-            out.append((self._label("Restart", b), (s[0], s[1], msgs, s[3])))
+            out.append((self._label("Restart", b),
+                        KafkaState(s.controller, s.brokers, msgs, s.ghost)))
 
     def _restart_election(self, before: State, after: State) -> State | None:
         """The offline election of a restart: without the restarted broker, else with it;
@@ -1140,7 +1149,8 @@ class KafkaModel:
         for view in (before, after):
             alive = frozenset(members(self._alive_mask(view)))
             selection = offline_partition_leader_selector(
-                self._current(view), view[0][AR], alive, self.cfg.unclean_election
+                self._current(view), view.controller.assigned_replicas, alive,
+                self.cfg.unclean_election,
             )
             if isinstance(selection, Failure):
                 continue
@@ -1152,37 +1162,39 @@ class KafkaModel:
     def _a_flush(self, state: State, out: Out) -> None:
         """``Flush(b)``: the log is fsynced (only with ``crashes=unclean``)."""
         for b in range(self.n):
-            br = state[1][b]
-            if br[ALIVE] and br[FLUSHED] < len(br[LOG]):
+            br = state.brokers[b]
+            if br.alive and br.flushed < len(br.log):
                 out.append((self._label("Flush", b),
-                            self._set_broker(state, b, self._set(br, FLUSHED, len(br[LOG])))))
+                            self._set_broker(state, b, br._replace(flushed=len(br.log)))))
 
     def _a_checkpoint(self, state: State, out: Out) -> None:
         """``CheckpointHw(b)``: the HW checkpoint thread writes ``b``'s HW to disk."""
         for b in range(self.n):
-            br = state[1][b]
-            if br[ALIVE] and br[CKPT] != br[HW]:
+            br = state.brokers[b]
+            if br.alive and br.hw_checkpoint != br.high_watermark:
                 out.append((self._label("CheckpointHw", b),
-                            self._set_broker(state, b, self._set(br, CKPT, br[HW]))))
+                            self._set_broker(state, b,
+                                             br._replace(hw_checkpoint=br.high_watermark))))
 
     # ------------------------------------------------------------------ consumers
     def _a_consume(self, state: State, out: Out) -> None:
         """``Consume(b)``: a consumer reads every record below the HW of broker ``b``, which
         it takes for the leader (read_uncommitted: offsets ``[0, HW)``)."""
-        ghost = state[3]
+        ghost = state.ghost
         c = self.codec
         for b in range(self.n):
-            br = state[1][b]
+            br = state.brokers[b]
             if not self._is_acting_leader(state, b):
                 continue
-            consumed = list(ghost[G_CONSUMED])
-            for x in br[LOG][:br[HW]]:
+            consumed = list(ghost.consumed)
+            for x in br.log[:br.high_watermark]:
                 if consumed[x // c.epochs] == NONE:
-                    consumed[x // c.epochs] = br[EPOCH]
+                    consumed[x // c.epochs] = br.leader_epoch
             new = tuple(consumed)
-            if new != ghost[G_CONSUMED]:
-                g = self._set(ghost, G_CONSUMED, new)
-                out.append((self._label("Consume", b), (state[0], state[1], state[2], g)))
+            if new != ghost.consumed:
+                g = ghost._replace(consumed=new)
+                out.append((self._label("Consume", b),
+                            KafkaState(state.controller, state.brokers, state.channels, g)))
 
     # ------------------------------------------------------------------ labels
     @staticmethod

@@ -31,21 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spec.kafka.model import KafkaConfig, KafkaModel
-from spec.kafka.state import (
-    BROKERS,
-    CTRL,
-    EPOCH,
-    G_NEXT,
-    GHOST,
-    HW,
-    ISR,
-    LEADER,
-    LOG,
-    NONE,
-    Z_EPOCH,
-    Z_ISR,
-    Z_LEADER,
-)
+from spec.kafka.state import NONE, KafkaState
 from spec.tla import layout as tl
 from spec.tla.model import TlaModel
 from spec.variants import get as variant_named
@@ -90,15 +76,15 @@ def tla_for(kafka: KafkaModel) -> TlaModel:
                     max(1, cfg.max_records), cfg.max_leader_epoch)
 
 
-def project(model: KafkaModel, state: Any) -> Obs:
+def project(model: KafkaModel, state: KafkaState) -> Obs:
     """The ``kafka`` state as the specification's variables (see the module doc)."""
-    ctrl, brokers, ghost = state[CTRL], state[BROKERS], state[GHOST]
+    zk = state.controller
     replicas = []
-    for b, br in enumerate(brokers):
-        leader = br[LEADER]
-        isr = br[ISR] if leader == b else -1
-        replicas.append((br[HW], br[EPOCH], leader, isr, tuple(br[LOG])))
-    return (ghost[G_NEXT], ctrl[Z_EPOCH] + 1, ctrl[Z_LEADER], ctrl[Z_ISR], tuple(replicas))
+    for b, br in enumerate(state.brokers):
+        leader = br.leader
+        isr = br.in_sync_replica_ids if leader == b else -1
+        replicas.append((br.high_watermark, br.leader_epoch, leader, isr, tuple(br.log)))
+    return (state.ghost.next_id, zk.leader_epoch + 1, zk.leader, zk.isr, tuple(replicas))
 
 
 def observe(tla: TlaModel, s: bytes) -> Obs:

@@ -1,8 +1,10 @@
-"""The state layout of the ``kafka`` cluster model: nested tuples of ints, nothing else.
+"""The state of the ``kafka`` cluster model: named tuples (``KafkaState`` and the classes
+below) whose leaves are ints and tuples of ints, so states hash and compare as tuples.
 
-A state is ``(ctrl, brokers, msgs, ghost)``; every field is a plain ``int`` or a tuple of
-them, so states hash, compare and encode canonically (``marshal`` version 2, which writes
-no back-references and is therefore byte-for-byte deterministic).
+``to_plain`` / ``from_plain`` convert to and from the compact positional layout described
+here, which ``KafkaModel.encode`` writes with ``marshal`` version 2 (no back-references:
+byte-for-byte deterministic; ``marshal`` refuses tuple subclasses).  Only this module
+indexes a state by position.  The layout: ``(ctrl, brokers, msgs, ghost)``.
 
 * ``ctrl = (controller_epoch, zk_leader, zk_epoch, zk_isr, ar, isr_changes)``: the
   controller's epoch and the ZooKeeper partition state node (leader, leader epoch, ISR as a
@@ -39,27 +41,172 @@ no back-references and is therefore byte-for-byte deterministic).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-# ---- top level -------------------------------------------------------------------------
-CTRL, BROKERS, MSGS, GHOST = 0, 1, 2, 3
 
-# ---- ctrl ------------------------------------------------------------------------------
-C_EPOCH, Z_LEADER, Z_EPOCH, Z_ISR, AR, ISR_CHANGES = 0, 1, 2, 3, 4, 5
+# ---- the state, as Kafka names it ----------------------------------------------------
+class ZkPartitionState(NamedTuple):
+    """The controller's view: its epoch and the partition's ZooKeeper state node."""
 
-# ---- broker ----------------------------------------------------------------------------
-ALIVE, LOG, HW, CKPT, FLUSHED, EPOCH, LEADER, CEPOCH, ISR, REMOTES, META, FETCH = range(12)
-LEO_, AGE, LF_LEO, LF_AGE = 0, 1, 2, 3  # fields of a remote entry (the last two: kafka_4485)
-R_LEADER, R_EPOCH, R_OFFSET, R_LEADER_LEO, R_HW, R_RECORDS = range(6)  # fields of ``fetch``
+    controller_epoch: int
+    """The controller's epoch (``KafkaController.epoch``)."""
+    leader: int
+    """ZooKeeper's leader (``LeaderAndIsr.leader``), ``NONE`` when offline."""
+    leader_epoch: int
+    """ZooKeeper's leader epoch (``LeaderAndIsr.leaderEpoch``)."""
+    isr: int
+    """ZooKeeper's ISR, a bit mask over broker ids."""
+    assigned_replicas: tuple[int, ...]
+    """The assigned replicas in preference order (``partitionReplicaAssignment``)."""
+    isr_change_set: int
+    """The brokers with an ISR change not yet propagated (``ReplicaManager.isrChangeSet``)."""
 
-# ---- message ---------------------------------------------------------------------------
-M_DEST, M_KIND, M_CEPOCH, M_LEADER, M_EPOCH, M_ISR, M_AR = range(7)
+
+ControllerView = ZkPartitionState
+"""The controller's part of the state (the same tuple as ``ZkPartitionState``)."""
+
+
+class RemoteReplicaView(NamedTuple):
+    """A leader's view of one follower (``Replica`` of a remote broker in ``Partition``)."""
+
+    log_end_offset: int
+    """The follower's LEO as last fetched (``logEndOffset``)."""
+    age: int
+    """Logical ticks since it last caught up (``lastCaughtUpTimeMs``), saturated."""
+    last_fetch_leader_leo: int = 0
+    """The leader's LEO at its previous fetch (``lastFetchLeaderLogEndOffset``; kafka_4485)."""
+    last_fetch_age: int = 0
+    """Ticks since that fetch (``lastFetchTimeMs``; kafka_4485), saturated."""
+
+
+class MetadataView(NamedTuple):
+    """A broker's ``MetadataCache`` entry for the partition, with the live brokers."""
+
+    alive_brokers: int
+    """The brokers it lists as alive, a bit mask."""
+    leader: int
+    leader_epoch: int
+    isr: int
+    """A bit mask over broker ids."""
+
+
+class FetchResponse(NamedTuple):
+    """A follower's fetch response in flight (``fetch=split``)."""
+
+    leader: int
+    leader_epoch: int
+    fetch_offset: int
+    leader_leo: int
+    high_watermark: int
+    records: tuple[int, ...]
+    """Record ints (``EpochCodec``)."""
+
+
+class BrokerPartition(NamedTuple):
+    """One broker's ``Partition`` and log, and what it keeps about the partition."""
+
+    alive: int
+    """1 while the broker runs, 0 while crashed."""
+    log: tuple[int, ...]
+    """The log, each record an int (``EpochCodec``)."""
+    high_watermark: int
+    hw_checkpoint: int
+    """The HW in ``replication-offset-checkpoint`` (0 unless ``hw_checkpoint``)."""
+    flushed: int
+    """The fsynced prefix length (0 unless ``crashes=unclean``)."""
+    leader_epoch: int
+    leader: int
+    """The leader it believes in, ``NONE`` when it knows none."""
+    controller_epoch: int
+    """The controller epoch it last accepted (``ReplicaManager.controllerEpoch``)."""
+    in_sync_replica_ids: int
+    """Its ISR while it leads (``inSyncReplicaIds``), a bit mask; 0 otherwise."""
+    remotes: tuple[RemoteReplicaView, ...]
+    """While it leads: one view per broker id (its own entry unused); else ``()``."""
+    metadata_cache: MetadataView | tuple[()]
+    """Its ``MetadataCache`` (``()`` when metadata is not modelled)."""
+    fetch_in_flight: FetchResponse | tuple[()]
+    """Its fetch response in flight (``()``: none)."""
+
+
+class Request(NamedTuple):
+    """A controller request in flight (LeaderAndIsr or UpdateMetadata)."""
+
+    dest: int
+    kind: int
+    """``LEADER_AND_ISR`` or ``UPDATE_METADATA``."""
+    controller_epoch: int
+    leader: int
+    leader_epoch: int
+    isr: int
+    """A bit mask over broker ids."""
+    assigned_replicas: tuple[int, ...]
+
+
+class Ghost(NamedTuple):
+    """History variables no broker has, kept only for the properties."""
+
+    next_id: int
+    """How many records were produced."""
+    origin: tuple[int, ...]
+    """The offset each record id was appended at."""
+    committed: tuple[int, ...]
+    """Per record id: the leader epoch it was first below a leader's HW (``NONE``: not yet)."""
+    acked: tuple[int, ...]
+    """Per record id: the leader epoch it was acknowledged to its producer in."""
+    consumed: tuple[int, ...]
+    """Per record id: the leader epoch a consumer read it in."""
+    pending: tuple[tuple[int, int], ...]
+    """The acks=all requests waiting, as ``(record id, broker)`` pairs."""
+    flags: int
+    """Event flags (``F_*``)."""
+    epoch_leader: tuple[int, ...]
+    """Per leader epoch: the broker that first led it (``NONE``: none yet)."""
+
+
+class KafkaState(NamedTuple):
+    """A state of the ``kafka`` model."""
+
+    controller: ZkPartitionState
+    brokers: tuple[BrokerPartition, ...]
+    channels: tuple[Request, ...]
+    """The controller requests in flight (see the module docstring for their order)."""
+    ghost: Ghost
+
+
 LEADER_AND_ISR, UPDATE_METADATA = 0, 1
 
-# ---- ghost -----------------------------------------------------------------------------
-G_NEXT, G_ORIGIN, G_COMMITTED, G_ACKED, G_CONSUMED, G_PENDING, G_FLAGS, G_EPOCH_LEADER = (
-    range(8)
-)
+
+def to_plain(state: KafkaState, previous_fetch: bool) -> tuple[object, ...]:
+    """The state as plain nested tuples (what ``marshal`` accepts), the compact layout the
+    module docstring describes: remotes are ``(leo, age)`` pairs unless ``previous_fetch``
+    (kafka_4485).  The bytes are the same as before the state was typed."""
+    ctrl, brokers, msgs, ghost = state
+    out: list[tuple[object, ...]] = []
+    for br in brokers:
+        rem: tuple[tuple[int, ...], ...] = br[9]
+        if rem:
+            rem = (tuple(map(tuple, rem)) if previous_fetch
+                   else tuple([(r[0], r[1]) for r in rem]))
+        out.append((*br[:9], rem, tuple(br[10]), tuple(br[11])))
+    return (tuple(ctrl), tuple(out), tuple(map(tuple, msgs)), tuple(ghost))
+
+
+def from_plain(value: tuple[Any, ...]) -> KafkaState:
+    """The inverse of ``to_plain``."""
+    ctrl, brokers, msgs, ghost = value
+    out = []
+    for br in brokers:
+        meta, fetch = br[10], br[11]
+        alive, log, hw, ckpt, flushed, epoch, leader, cepoch, isr = br[:9]
+        out.append(BrokerPartition(
+            alive, log, hw, ckpt, flushed, epoch, leader, cepoch, isr,
+            tuple([RemoteReplicaView(*r) for r in br[9]]),
+            MetadataView(*meta) if meta else (), FetchResponse(*fetch) if fetch else (),
+        ))
+    return KafkaState(ZkPartitionState(*ctrl), tuple(out),
+                      tuple([Request(*m) for m in msgs]), Ghost(*ghost))
+
 
 # ghost flags
 F_EPOCH_REGRESSED = 1

@@ -13,19 +13,10 @@ from spec.kafka.state import (
     F_EPOCH_REGRESSED,
     F_TWO_LEADERS,
     F_UNCLEAN,
-    G_ACKED,
-    G_COMMITTED,
-    G_CONSUMED,
-    G_FLAGS,
-    G_ORIGIN,
-    HW,
-    ISR,
-    LOG,
-    Z_ISR,
-    Z_LEADER,
+    KafkaState,
 )
 
-State = tuple[Any, ...]
+State = KafkaState
 MODEL = KafkaModel(KafkaConfig(brokers=2, max_records=2, max_leader_epoch=2))
 INIT: State = next(iter(MODEL.init_states()))
 PROPS = {p.name: p for p in MODEL.invariants()}
@@ -33,25 +24,17 @@ C = MODEL.codec
 
 
 def with_broker(s: State, b: int, **fields: Any) -> State:
-    index = {"log": LOG, "hw": HW, "isr": ISR}
-    br = list(s[1][b])
-    for k, v in fields.items():
-        br[index[k]] = v
-    brokers = list(s[1])
-    brokers[b] = tuple(br)
-    return (s[0], tuple(brokers), s[2], s[3])
+    names = {"log": "log", "hw": "high_watermark", "isr": "in_sync_replica_ids"}
+    br = s.brokers[b]._replace(**{names[k]: v for k, v in fields.items()})
+    return s._replace(brokers=(*s.brokers[:b], br, *s.brokers[b + 1:]))
 
 
-def with_ghost(s: State, i: int, v: Any) -> State:
-    g = list(s[3])
-    g[i] = v
-    return (s[0], s[1], s[2], tuple(g))
+def with_ghost(s: State, field: str, v: Any) -> State:
+    return s._replace(ghost=s.ghost._replace(**{field: v}))
 
 
-def with_ctrl(s: State, i: int, v: Any) -> State:
-    c = list(s[0])
-    c[i] = v
-    return (tuple(c), s[1], s[2], s[3])
+def with_ctrl(s: State, field: str, v: Any) -> State:
+    return s._replace(controller=s.controller._replace(**{field: v}))
 
 
 def m(rid: int, epoch: int) -> int:
@@ -73,19 +56,19 @@ def test_a_high_watermark_above_the_log_end_breaks_hw_le_leo() -> None:
 
 
 def test_a_leader_outside_its_zookeeper_isr_breaks_leader_in_isr() -> None:
-    assert not inv.leader_in_isr_subset_ar(with_ctrl(INIT, Z_ISR, 0b10))
+    assert not inv.leader_in_isr_subset_ar(with_ctrl(INIT, "isr", 0b10))
 
 
 def test_an_empty_zookeeper_isr_breaks_isr_non_empty() -> None:
-    assert not inv.isr_non_empty(with_ctrl(with_ctrl(INIT, Z_ISR, 0), Z_LEADER, -1))
+    assert not inv.isr_non_empty(with_ctrl(with_ctrl(INIT, "isr", 0), "leader", -1))
 
 
 def test_the_regression_flag_breaks_epochs_never_decrease() -> None:
-    assert not inv.epochs_never_decrease(with_ghost(INIT, G_FLAGS, F_EPOCH_REGRESSED))
+    assert not inv.epochs_never_decrease(with_ghost(INIT, "flags", F_EPOCH_REGRESSED))
 
 
 def test_two_leaders_of_one_epoch_break_one_leader_per_epoch() -> None:
-    assert not inv.one_leader_per_epoch(with_ghost(INIT, G_FLAGS, F_TWO_LEADERS))
+    assert not inv.one_leader_per_epoch(with_ghost(INIT, "flags", F_TWO_LEADERS))
 
 
 def test_a_committed_record_missing_on_an_isr_follower_breaks_weak_and_strong_isr() -> None:
@@ -107,18 +90,18 @@ def test_different_records_below_both_hws_break_log_matching() -> None:
     assert inv.log_matching(with_broker(s, 1, hw=0))
 
 
-def committed_m0(s: State, index: int) -> State:
-    s = with_ghost(s, G_ORIGIN, (0, -1))
+def committed_m0(s: State, index: str) -> State:
+    s = with_ghost(s, "origin", (0, -1))
     return with_ghost(s, index, (0, -1))
 
 
 @pytest.mark.parametrize(
     ("name", "index"),
-    [("NoCommittedRecordLost", G_COMMITTED), ("ConsumedRecordsStay", G_CONSUMED),
-     ("AckedAllSurvivesCleanElection", G_ACKED), ("AcknowledgedWritesDurable", G_ACKED)],
+    [("NoCommittedRecordLost", "committed"), ("ConsumedRecordsStay", "consumed"),
+     ("AckedAllSurvivesCleanElection", "acked"), ("AcknowledgedWritesDurable", "acked")],
 )
 def test_a_leader_without_a_recorded_record_breaks_the_loss_properties(
-    name: str, index: int
+    name: str, index: str
 ) -> None:
     s = committed_m0(INIT, index)
     assert not PROPS[name].holds(s)
@@ -126,8 +109,8 @@ def test_a_leader_without_a_recorded_record_breaks_the_loss_properties(
 
 
 def test_an_unclean_election_makes_the_clean_election_promises_vacuous() -> None:
-    s = with_ghost(committed_m0(INIT, G_COMMITTED), G_ACKED, (0, -1))
-    s = with_ghost(s, G_FLAGS, F_UNCLEAN)
+    s = with_ghost(committed_m0(INIT, "committed"), "acked", (0, -1))
+    s = with_ghost(s, "flags", F_UNCLEAN)
     assert PROPS["NoCommittedRecordLost"].holds(s)
     assert PROPS["AckedAllSurvivesCleanElection"].holds(s)
     assert not PROPS["AcknowledgedWritesDurable"].holds(s)

@@ -12,9 +12,9 @@ import pytest
 
 from checker.bfs import CheckOptions, explore
 from spec.kafka.model import KafkaConfig, KafkaModel
-from spec.kafka.state import EPOCH, LEADER
+from spec.kafka.state import LEADER_AND_ISR, KafkaState
 
-State = tuple[Any, ...]
+State = KafkaState
 
 
 def model(**kw: Any) -> KafkaModel:
@@ -61,7 +61,7 @@ def test_a_broker_handles_one_controllers_requests_in_the_order_they_were_queued
 def test_reorder_requests_lets_a_later_request_overtake_an_earlier_one() -> None:
     m = model(reassignment=True, crashes="none", reorder_requests=True)
     s = step(m, two_moves(m), E2_TO_0)
-    assert s[1][0][EPOCH] == 2 and s[1][0][LEADER] == 0
+    assert s.brokers[0].leader_epoch == 2 and s.brokers[0].leader == 0
     assert E1_TO_0 in labels(m, s)  # still in flight, to be refused as stale
 
 
@@ -82,10 +82,12 @@ def test_lost_and_duplicate_requests_are_faults_that_can_be_turned_on() -> None:
 def test_a_crash_drops_the_channel_to_the_broker() -> None:
     m = model(reassignment=True)
     s = step(m, two_moves(m), "Crash(0)")
-    assert [msg[0] for msg in s[2]] == [1]  # epoch 2 to broker 1 only
+    assert [msg.dest for msg in s.channels] == [1]  # epoch 2 to broker 1 only
     s = step(m, step(m, s, "Crash(1)"), "Restart(1)")
     # The new channel to broker 1 carries the current state, sent by onBrokerStartup.
-    assert [msg[:5] for msg in s[2]] == [(1, 0, 0, 0, 2)]
+    assert [(r.dest, r.kind, r.controller_epoch, r.leader, r.leader_epoch) for r in s.channels] == [
+        (1, LEADER_AND_ISR, 0, 0, 2)
+    ]
 
 
 def test_after_a_failover_the_old_channel_stays_in_order_beside_the_new_one() -> None:
@@ -97,7 +99,8 @@ def test_after_a_failover_the_old_channel_stays_in_order_beside_the_new_one() ->
     assert E1_TO_0 in enabled and E2_TO_0 not in enabled
     new = "Deliver(LeaderAndIsr(to=0,cepoch=1,leader=0,epoch=2,isr=(0, 1)))"
     s = step(m, s, new)
-    assert s[1][0][EPOCH] == 2  # broker 0 skipped epoch 1: the old queue never got through
+    # broker 0 skipped epoch 1: the old queue never got through
+    assert s.brokers[0].leader_epoch == 2
 
 
 def test_every_sometimes_property_is_reached_under_the_defaults() -> None:

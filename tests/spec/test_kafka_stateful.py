@@ -7,13 +7,13 @@ the byte encoding unchanged.  A second walk splits every fetch into request and 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from spec.kafka.model import KafkaConfig, KafkaModel
+from spec.kafka.state import KafkaState
 
 MODEL = KafkaModel(KafkaConfig(
     brokers=3, max_records=3, max_leader_epoch=4, lag_ticks=1, hw_checkpoint=True,
@@ -30,7 +30,7 @@ class KafkaWalk(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.state: tuple[Any, ...] = next(iter(self.model.init_states()))
+        self.state: KafkaState = next(iter(self.model.init_states()))
         self.path: list[str] = []
 
     @rule(data=st.data())
