@@ -192,20 +192,25 @@ def to_plain(state: KafkaState, previous_fetch: bool) -> tuple[object, ...]:
     return (tuple(ctrl), tuple(out), tuple(map(tuple, msgs)), tuple(ghost))
 
 
+_new = tuple.__new__
+"""``tuple.__new__(Cls, values)``: a NamedTuple built in C, without its Python ``__new__``
+(decoding builds several per state on the checker's hot path)."""
+
+
 def from_plain(value: tuple[Any, ...]) -> KafkaState:
     """The inverse of ``to_plain``."""
     ctrl, brokers, msgs, ghost = value
     out = []
     for br in brokers:
         meta, fetch = br[10], br[11]
-        alive, log, hw, ckpt, flushed, epoch, leader, cepoch, isr = br[:9]
-        out.append(BrokerPartition(
-            alive, log, hw, ckpt, flushed, epoch, leader, cepoch, isr,
-            tuple([RemoteReplicaView(*r) for r in br[9]]),
-            MetadataView(*meta) if meta else (), FetchResponse(*fetch) if fetch else (),
-        ))
-    return KafkaState(ZkPartitionState(*ctrl), tuple(out),
-                      tuple([Request(*m) for m in msgs]), Ghost(*ghost))
+        out.append(_new(BrokerPartition, (
+            *br[:9], tuple([_new(RemoteReplicaView, r if len(r) == 4 else (*r, 0, 0))
+                            for r in br[9]]),
+            _new(MetadataView, meta) if meta else (),
+            _new(FetchResponse, fetch) if fetch else (),
+        )))
+    return _new(KafkaState, (_new(ZkPartitionState, ctrl), tuple(out),
+                             tuple([_new(Request, m) for m in msgs]), _new(Ghost, ghost)))
 
 
 # ghost flags
