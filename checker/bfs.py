@@ -27,6 +27,7 @@ per level); the frontier holds one level's states.
 from __future__ import annotations
 
 import contextlib
+import gc
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -63,6 +64,10 @@ from checker.runstore import RunDirError, RunStore
 S = TypeVar("S")
 
 ORBIT_CACHE_LIMIT = 20_000_000
+WORKER_GC_THRESHOLDS = (100_000, 50, 100)
+"""The cyclic collector's thresholds in a worker process: states are acyclic tuples freed by
+reference counting, but a model's tuple subclasses (named fields) stay tracked, and with
+CPython's defaults (700, 10, 10) the collector rescans every stored state over and over."""
 """Entries of the symmetry orbit cache (about 100 bytes each) before it is emptied."""
 
 __all__ = ["CheckOptions", "Progress", "RunDirError", "explore", "replay_path"]
@@ -482,6 +487,7 @@ def _serve(
     Ctrl-C is the coordinator's to handle; a worker whose coordinator died exits.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    gc.set_threshold(*WORKER_GC_THRESHOLDS)
     for end in inherited:
         end.close()
     worker = _Worker(model, options, index, workers, exchange, store, _Slots(shared))
