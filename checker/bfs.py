@@ -64,11 +64,11 @@ from checker.runstore import RunDirError, RunStore
 S = TypeVar("S")
 
 ORBIT_CACHE_LIMIT = 20_000_000
+"""Entries of the symmetry orbit cache (about 100 bytes each) before it is emptied."""
 WORKER_GC_THRESHOLDS = (100_000, 50, 100)
 """The cyclic collector's thresholds in a worker process: states are acyclic tuples freed by
 reference counting, but a model's tuple subclasses (named fields) stay tracked, and with
 CPython's defaults (700, 10, 10) the collector rescans every stored state over and over."""
-"""Entries of the symmetry orbit cache (about 100 bytes each) before it is emptied."""
 
 __all__ = ["CheckOptions", "Progress", "RunDirError", "explore", "replay_path"]
 
