@@ -11,8 +11,9 @@ from functools import cache
 
 import pytest
 
+from checker.registry import Param, ParamValue
 from checker.report import CheckResult
-from spec.kafka.scenarios import BY_KEY, SCENARIOS, Scenario
+from spec.kafka.scenarios import BY_KEY, PINNED, SCENARIOS, Scenario
 from spec.kafka.scenarios import run as run_scenario
 
 
@@ -120,3 +121,47 @@ def test_kip279_is_the_twelve_state_failover_story() -> None:
     assert len(result.violation.trace) == 12
     actions = [step.action.split("(")[0] for step in result.violation.trace]
     assert actions.count("ControllerFailover") == 1 and actions.count("Produce") == 3
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.key)
+def test_every_run_names_each_pinned_parameter_once(scenario: object) -> None:
+    assert isinstance(scenario, Scenario)
+    for fixed in (False, True):
+        names = [p.split("=", 1)[0] for p in scenario.params(fixed)]
+        assert [k for k in PINNED if names.count(k) != 1] == []
+        assert len(names) == len(set(names))
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.key)
+def test_the_bug_and_the_fix_differ_only_in_their_own_parameters(scenario: object) -> None:
+    assert isinstance(scenario, Scenario)
+    bug, fix = set(scenario.params(False)), set(scenario.params(True))
+    assert bug - fix == set(scenario.bug) and fix - bug == set(scenario.fix)
+    assert {p.split("=")[0] for p in scenario.bug} == {p.split("=")[0] for p in scenario.fix}
+
+
+def test_a_change_of_the_models_defaults_changes_no_scenario() -> None:
+    # The kafka model with every PINNED parameter's default moved to another value (as
+    # when the defaults become a newer Kafka): each scenario run parses to the same values.
+    from dataclasses import replace
+
+    from isrlab.models import registry
+
+    reg = registry()
+    entry = reg.get("kafka").unwrap()
+
+    def other(param: Param) -> ParamValue:
+        if param.type is bool:
+            return not param.default
+        assert param.choices is not None
+        return next(c for c in param.choices if c != param.default)
+
+    moved = replace(entry, params=tuple(
+        replace(p, default=other(p)) if p.name in PINNED else p for p in entry.params
+    ))
+    assert [p.default for p in moved.params] != [p.default for p in entry.params]
+    for scenario in SCENARIOS:
+        for fixed in (False, True):
+            params = scenario.params(fixed)
+            assert (reg.parse_params(moved, params).unwrap()
+                    == reg.parse_params(entry, params).unwrap()), scenario.key
