@@ -111,6 +111,32 @@ SCENARIOS = (
          "fetch=split", "truncation=kip279", "fetch_fencing=true"),
         ("expand_rule=hw",), ("expand_rule=epoch-start",),
     ),
+    Scenario(
+        "kafka7414", "KAFKA-7414: a follower past its leader's log end exits its broker (Kafka "
+        "0.10.2 to 2.0, fixed in 2.1)",
+        "NoFatalExit",
+        ("crashes=unclean", "max_records=1", "max_leader_epoch=2", "isr_shrink=false",
+         "lost_requests=false", "truncation=kip279-2.0", "fetch_fencing=false",
+         "expand_rule=hw"),
+        ("kafka_7414=false",), ("kafka_7414=true",),
+    ),
+    Scenario(
+        "kip101-halt", "Truncate to HW, then a clean election: the old leader exits its broker "
+        "(Kafka 0.10.2, fixed by KIP-101 in 0.11)",
+        "NoFatalExit",
+        ("max_records=1", "max_leader_epoch=1", "isr_shrink=false", "lost_requests=false",
+         "fetch_fencing=false", "expand_rule=hw", "kafka_7414=false"),
+        ("truncation=hw",), ("truncation=kip101",),
+    ),
+    Scenario(
+        "kafka7415", "KAFKA-7415: a leader with no record in its epoch sends a follower back to "
+        "its HW (Kafka 2.0, fixed in 2.1)",
+        "NoCommittedRecordLost",
+        ("max_records=2", "max_leader_epoch=3", "isr_shrink=false", "crashes=none",
+         "lost_requests=false", "reassignment=true", "fetch_fencing=true",
+         "expand_rule=epoch-start"),
+        ("truncation=kip279-2.0",), ("truncation=kip279",),
+    ),
 )
 """The scenarios of docs/scenarios.md, in its order."""
 
