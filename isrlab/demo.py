@@ -275,19 +275,38 @@ def check_scenario(key: str) -> bool:
 def _scenario_keys() -> list[str]:
     from spec.kafka.scenarios import BY_KEY
 
-    return sorted(BY_KEY)
+    return [*sorted(BY_KEY), "list"]
+
+
+def _default_key() -> str:
+    from spec.kafka.scenarios import DEFAULT_KEY
+
+    return DEFAULT_KEY
+
+
+def list_scenarios() -> None:
+    """Print each ``--scenario`` name with its title, in docs/scenarios.md's order."""
+    from spec.kafka.scenarios import SCENARIOS
+
+    width = max(len(s.key) for s in SCENARIOS)
+    for s in SCENARIOS:
+        click.echo(f"{s.key:{width}}  {s.title}")
 
 
 @click.command("demo")
 @click.option(
     "--scenario",
     type=click.Choice(_scenario_keys()),
-    default="kip101-1",
+    default=_default_key(),
     show_default=True,
-    help="Which known Kafka bug (docs/scenarios.md) to find with the model checker.",
+    help="Which known Kafka bug (docs/scenarios.md) to find with the model checker; "
+         "'list' prints every name with its title.",
 )
 def demo_command(scenario: str) -> None:
     """Run the worked examples of docs/protocol.md through the core, then find a known Kafka bug."""
+    if scenario == "list":
+        list_scenarios()
+        return
     examples = run_worked_examples()
     for example in examples:
         mark = "ok" if example.matches_seed else "MISMATCH"

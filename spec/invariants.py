@@ -294,8 +294,11 @@ def leader_changed(s: State) -> bool:
 def no_fatal_exit(s: State) -> bool:
     """NoFatalExit: no broker exited because a follower was past its leader's LEO.
 
-    Kafka 0.10.2 to 2.0 (``kafka_7414=false``) exit the broker (``FatalExitError``) rather
-    than truncate when unclean election is disabled; always true from 2.1 on.
+    Violated: an operator finds a whole broker stopped ("Exiting because log truncation is
+    not allowed") over one partition whose leader has less data than its follower: every
+    partition on that broker loses a replica and those it led need a new leader.  Kafka
+    0.10.2 to 2.0 (``kafka_7414=false``) exit the broker (``FatalExitError``) rather than
+    truncate when unclean election is disabled; always true from 2.1 on.
     """
     return not s.ghost.flags & F_HALTED
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from spec.kafka.scenarios import SCENARIOS
+from spec.kafka.scenarios import SCENARIOS, Scenario, readme_table
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -48,6 +48,20 @@ def test_no_file_cites_a_path_or_a_document_outside_the_repository() -> None:
 @pytest.mark.parametrize("key", [s.key for s in SCENARIOS])
 def test_the_readme_lists_every_scenario(key: str) -> None:
     assert f"| `{key}`" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_readmes_scenario_table_is_spec_kafka_scenarios_own() -> None:
+    # Every --scenario name with its title, in SCENARIOS' order, nothing else: the README
+    # cannot drift from spec.kafka.scenarios (regenerate it with readme_table()).
+    assert readme_table() in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.key)
+def test_docs_scenarios_shows_both_commands_of_every_scenario(scenario: object) -> None:
+    assert isinstance(scenario, Scenario)
+    text = (ROOT / "docs" / "scenarios.md").read_text(encoding="utf-8")
+    for fixed in (False, True):
+        assert f"$ {scenario.command(fixed)}\n" in text
 
 
 def test_every_tlc_count_of_the_conformance_tests_is_in_docs_conformance() -> None:

@@ -33,3 +33,23 @@ def test_isrlab_demo_rejects_an_unknown_scenario_with_exit_2() -> None:
     result = CliRunner().invoke(cli, ["demo", "--scenario", "no-such-bug"])
     assert result.exit_code == 2
     assert "no-such-bug" in result.output
+
+
+def test_isrlab_demo_scenario_list_prints_every_name_with_its_title() -> None:
+    from spec.kafka.scenarios import SCENARIOS
+
+    result = CliRunner().invoke(cli, ["demo", "--scenario", "list"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert len(lines) == len(SCENARIOS)
+    for line, s in zip(lines, SCENARIOS, strict=True):
+        assert line.split()[0] == s.key and line.endswith(s.title)
+
+
+def test_isrlab_demo_shows_the_kafka7414_exit_then_the_fix_holding() -> None:
+    result = CliRunner().invoke(cli, ["demo", "--scenario", "kafka7414"])
+    assert result.exit_code == 0, result.output
+    bug, _, fix = result.output.partition("== the fixing version, same bounds")
+    assert "VIOLATION of NoFatalExit (trace of 10 states)" in bug
+    assert "broker_halted = True" in bug
+    assert "-p kafka_7414=true" in fix and "OK: every invariant holds" in fix

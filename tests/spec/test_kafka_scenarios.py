@@ -11,8 +11,9 @@ from functools import cache
 
 import pytest
 
+from checker.registry import Param, ParamValue
 from checker.report import CheckResult
-from spec.kafka.scenarios import BY_KEY, SCENARIOS, Scenario
+from spec.kafka.scenarios import BY_KEY, PINNED, SCENARIOS, Scenario
 from spec.kafka.scenarios import run as run_scenario
 
 
@@ -120,3 +121,96 @@ def test_kip279_is_the_twelve_state_failover_story() -> None:
     assert len(result.violation.trace) == 12
     actions = [step.action.split("(")[0] for step in result.violation.trace]
     assert actions.count("ControllerFailover") == 1 and actions.count("Produce") == 3
+
+
+def test_kafka7414_is_the_ten_state_power_loss_story() -> None:
+    # docs/scenarios.md #8 (Kafka 2.0: no fencing), counted by hand:
+    #  1 Init (0 leads, 1 follows, ISR {0,1})   2 Produce m0 on 0   3 1 fetches m0 (HW 0)
+    #  4 0 crashes   5 0 restarts: the controller handles the failure first and elects 1
+    #    (epoch 1, ISR {1})   6 0 handles epoch 1: a follower of 1 (both logs hold m0)
+    #  7 1 loses power: m0 was never flushed, its log is empty (its epoch-1 request, never
+    #    handled, goes with the connection)   8 1 restarts: the only ISR member, it is
+    #    elected again (epoch 2)   9 1 handles epoch 2: it leads with an empty log
+    # 10 0, still following 1 (without KIP-320 it fetches from epoch 1), fetches at offset
+    #    1 > 1's LEO 0 and its broker exits.
+    # Shorter is not possible: the leader must lose a record its follower holds after the
+    # follower last truncated against it, which only a power loss of a re-elected leader does.
+    result = run(BY_KEY["kafka7414"], fixed=False)
+    assert result.violation is not None
+    assert len(result.violation.trace) == 10
+    actions = [step.action.split("(")[0] for step in result.violation.trace]
+    assert actions.count("PowerLoss") == 1 and actions[-1] == "Fetch"
+
+
+def test_kip101_halt_is_scenario_1_and_two_steps() -> None:
+    # docs/scenarios.md #9: scenario 1's 10 states (test above) leave broker 1 (A) leading
+    # epoch 1 without m0, while broker 0 (B), restarted, holds m0 with HW 1; then
+    # 11 B handles epoch 1: a follower of A, truncating to its HW 1 keeps m0
+    # 12 B fetches at offset 1 > A's LEO 0: its broker exits (unclean election disabled).
+    # (B may handle epoch 1 before A does: same length.)
+    result = run(BY_KEY["kip101-halt"], fixed=False)
+    assert result.violation is not None
+    assert len(result.violation.trace) == 12
+    actions = [step.action.split("(")[0] for step in result.violation.trace]
+    assert actions.count("Crash") == 2 and actions[-1] == "Fetch"
+
+
+def test_kafka7415_is_the_thirteen_state_story() -> None:
+    # docs/scenarios.md #10, counted by hand (each step is needed):
+    #  1 Init   2 Produce m0 on 0 (epoch 0)   3 1 fetches m0   4 1 fetches again: 0's HW 1,
+    #    m0 committed   5 Reassign: 1 leads epoch 1   6 1 handles it   7 Produce m1 on 1
+    #    (epoch 1, offset 1: 1's latest epoch is now 1)   8 Reassign: 0 leads epoch 2
+    #  9 0 handles epoch 1 (queued first on its channel)   10 0 handles epoch 2: leader, no
+    #    record in epoch 2 (steps 7 to 9 in any order)
+    # 11 1 handles epoch 2: it asks 0 for the end of epoch 1; 0's records are all of epoch 0
+    #    and 2.0's leader answers UNDEFINED, so 1 truncates to its HW 0 and drops m0 and m1
+    # 12 Reassign: 1 leads epoch 3 (in the ISR: clean)   13 1 leads without m0.
+    result = run(BY_KEY["kafka7415"], fixed=False)
+    assert result.violation is not None
+    assert len(result.violation.trace) == 13
+    actions = [step.action.split("(")[0] for step in result.violation.trace]
+    assert actions.count("Reassign") == 3 and actions.count("Produce") == 2
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.key)
+def test_every_run_names_each_pinned_parameter_once(scenario: object) -> None:
+    assert isinstance(scenario, Scenario)
+    for fixed in (False, True):
+        names = [p.split("=", 1)[0] for p in scenario.params(fixed)]
+        assert [k for k in PINNED if names.count(k) != 1] == []
+        assert len(names) == len(set(names))
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.key)
+def test_the_bug_and_the_fix_differ_only_in_their_own_parameters(scenario: object) -> None:
+    assert isinstance(scenario, Scenario)
+    bug, fix = set(scenario.params(False)), set(scenario.params(True))
+    assert bug - fix == set(scenario.bug) and fix - bug == set(scenario.fix)
+    assert {p.split("=")[0] for p in scenario.bug} == {p.split("=")[0] for p in scenario.fix}
+
+
+def test_a_change_of_the_models_defaults_changes_no_scenario() -> None:
+    # The kafka model with every PINNED parameter's default moved to another value (as
+    # when the defaults become a newer Kafka): each scenario run parses to the same values.
+    from dataclasses import replace
+
+    from isrlab.models import registry
+
+    reg = registry()
+    entry = reg.get("kafka").unwrap()
+
+    def other(param: Param) -> ParamValue:
+        if param.type is bool:
+            return not param.default
+        assert param.choices is not None
+        return next(c for c in param.choices if c != param.default)
+
+    moved = replace(entry, params=tuple(
+        replace(p, default=other(p)) if p.name in PINNED else p for p in entry.params
+    ))
+    assert [p.default for p in moved.params] != [p.default for p in entry.params]
+    for scenario in SCENARIOS:
+        for fixed in (False, True):
+            params = scenario.params(fixed)
+            assert (reg.parse_params(moved, params).unwrap()
+                    == reg.parse_params(entry, params).unwrap()), scenario.key
