@@ -106,9 +106,12 @@ def isr_non_empty(s: State) -> bool:
     """IsrNonEmpty: ZooKeeper's ISR and every acting leader's ISR have a member.
 
     Violated: Kafka's ``assert(newInSyncReplicas.size > 0)`` fails; no clean election is
-    possible any more.
+    possible any more.  (With KIP-966, ``elr``, an offline partition's ISR may be empty
+    while its ELR or last-known ELR keeps the replicas it came from.)
     """
-    return s.controller.isr != 0 and all(
+    ctrl = s.controller
+    offline_elr = ctrl.leader == NONE and (ctrl.elr | ctrl.last_known_elr) != 0
+    return (ctrl.isr != 0 or offline_elr) and all(
         s.brokers[b].in_sync_replica_ids != 0 for b in _acting_leaders(s)
     )
 

@@ -90,6 +90,29 @@ PARAMS = (
           choices=("atomic", "split")),
     Param("invariants", str, "all",
           "comma-separated invariants to check (see spec.invariants), all, or none"),
+    Param("elr", bool, False,
+          "KIP-966 Eligible Leader Replicas (Kafka 3.7+ with the eligible.leader.replicas "
+          "feature, KRaft; 4.0+): the controller keeps an ELR and a last-known ELR, a "
+          "replica leaving an ISR below min_isr joins the ELR, one back from a power loss "
+          "leaves it, the ISR may empty and an ELR member is elected cleanly, and the HW "
+          "waits while the ISR is below min_isr; off: Kafka <= 3.6 and ZooKeeper mode"),
+    Param("unclean_recovery", str, "first-alive",
+          "which replica an unclean election picks (with unclean_election): first-alive "
+          "(the first live replica in assignment order: every Kafka release, ZooKeeper's "
+          "OfflinePartitionLeaderSelector and KRaft's PartitionChangeBuilder), or KIP-966's "
+          "unclean recovery, the longest log (last epoch, LEO) among the live replicas once "
+          "balanced (every last-known ELR member back, else a majority) or aggressive (any "
+          "one) replicas reported: designed in KIP-966, not in a release the model covers",
+          choices=("first-alive", "balanced", "aggressive")),
+    Param("unavailable_leader", str, "follow",
+          "what makeFollowers does with a LeaderAndIsr naming a leader that is down when "
+          "it is handled (without metadata): follow (the model's shortcut: the follower "
+          "takes the leader for alive, as its cache may, and truncates against its log at "
+          "once) or create-log (Kafka 0.8.2+, KAFKA-1647, and KRaft's "
+          "applyLocalFollowersDelta: the log is created, the partition state is not "
+          "changed, no fetcher starts; before 0.8.2 not even the log, which this model, "
+          "whose replicas always have their log, cannot tell apart)",
+          choices=("follow", "create-log")),
 )
 
 

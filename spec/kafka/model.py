@@ -64,10 +64,11 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
-from returns.result import Failure
+from returns.result import Failure, Success
 
 from checker.model import Property
-from core.errors import Errors
+from core.elr import LogEnd, hw_may_advance
+from core.errors import ElectionError, ElectionFailed, Errors
 from core.isr import (
     LogReadResult,
     leader_epoch_start_offset,
@@ -101,6 +102,7 @@ from core.selectors import (
     reassigned_partition_leader_selector,
 )
 from core.state import (
+    NO_LEADER,
     UNKNOWN_OFFSET,
     LeaderAndIsr,
     Partition,
@@ -109,6 +111,8 @@ from core.state import (
     TopicPartition,
 )
 from core.truncation import Log, Record
+from spec.kafka import elr as kip966
+from spec.kafka.elr import UNCLEAN_RECOVERIES
 from spec.kafka.state import (
     F_EPOCH_REGRESSED,
     F_HALTED,
@@ -143,6 +147,7 @@ ACKS = {"0": ACKS_NONE, "1": ACKS_LEADER, "all": ACKS_ALL}
 CRASHES = ("none", "clean", "unclean")
 EXPAND_RULES = ("hw", "epoch-start")
 FETCH_MODES = ("atomic", "split")
+UNAVAILABLE_LEADERS = ("follow", "create-log")
 NO_FETCH: tuple[()] = ()
 
 
@@ -177,6 +182,9 @@ class KafkaConfig:
     fetch: str = "atomic"
     kafka_4485: bool = True
     kafka_7414: bool = True
+    elr: bool = False
+    unclean_recovery: str = "first-alive"
+    unavailable_leader: str = "follow"
 
     def problems(self) -> list[str]:
         """Why this configuration is unusable (empty when it is fine)."""
@@ -191,6 +199,10 @@ class KafkaConfig:
             out.append(f"crashes must be one of {', '.join(CRASHES)}")
         if self.expand_rule not in EXPAND_RULES:
             out.append(f"expand_rule must be one of {', '.join(EXPAND_RULES)}")
+        if self.unclean_recovery not in UNCLEAN_RECOVERIES:
+            out.append(f"unclean_recovery must be one of {', '.join(UNCLEAN_RECOVERIES)}")
+        if self.unavailable_leader not in UNAVAILABLE_LEADERS:
+            out.append(f"unavailable_leader must be one of {', '.join(UNAVAILABLE_LEADERS)}")
         if self.fetch not in FETCH_MODES:
             out.append(f"fetch must be one of {', '.join(FETCH_MODES)}")
         if self.initial_isr > self.brokers:
@@ -325,7 +337,7 @@ class KafkaModel:
         """``marshal`` version 2 of the state as plain tuples (``to_plain``: ``marshal``
         refuses tuple subclasses; version 2 writes no back-references, so the bytes are
         deterministic)."""
-        return marshal.dumps(to_plain(state, self.previous_fetch), 2)  # type: ignore[arg-type]  # nested tuples of ints, which typeshed cannot spell
+        return marshal.dumps(to_plain(state, self.previous_fetch, self.cfg.elr), 2)  # type: ignore[arg-type]  # nested tuples of ints, which typeshed cannot spell
 
     def decode(self, data: bytes) -> State:
         """The inverse of ``encode``."""
@@ -346,6 +358,9 @@ class KafkaModel:
             "zk": {"leader": ctrl.leader, "leader_epoch": ctrl.leader_epoch,
                    "isr": members(ctrl.isr), "replicas": ctrl.assigned_replicas},
         }
+        if self.cfg.elr:
+            out["zk"]["elr"] = members(ctrl.elr)
+            out["zk"]["last_known_elr"] = members(ctrl.last_known_elr)
         for b, br in enumerate(brokers):
             view: dict[str, Any] = {
                 "alive": bool(br.alive), "log": log(br.log), "hw": br.high_watermark,
@@ -355,6 +370,8 @@ class KafkaModel:
                 view["hw_checkpoint"] = br.hw_checkpoint
             if self.cfg.crashes == "unclean":
                 view["flushed"] = br.flushed
+            if self.cfg.elr and br.unclean_shutdown:
+                view["unclean_shutdown"] = True
             if br.leader == b:
                 view["isr"] = members(br.in_sync_replica_ids)
                 view["remote_leo"] = {
@@ -456,7 +473,13 @@ class KafkaModel:
         if self.cfg.crashes == "unclean":
             flushed = min(flushed, len(log))
         ckpt = br.hw_checkpoint if self.cfg.hw_checkpoint else 0
-        return BrokerPartition(br.alive, log, p.high_watermark, ckpt, flushed, p.leader_epoch,
+        hw = p.high_watermark
+        if (self.cfg.elr and leader == b
+                and not hw_may_advance(len(p.isr), self.cfg.min_isr)):
+            # KIP-966: maybeIncrementLeaderHW returns early while the ISR is below
+            # min.insync.replicas (the HW may still drop with the log).
+            hw = min(hw, br.high_watermark)
+        return BrokerPartition(br.alive, log, hw, ckpt, flushed, p.leader_epoch,
                                leader, p.controller_epoch, isr, remotes, br.metadata_cache,
                                br.fetch_in_flight)
 
@@ -715,6 +738,9 @@ class KafkaModel:
         """The leader's ISR written to ZooKeeper and recorded as an ISR change."""
         ctrl = state.controller
         ctrl = ctrl._replace(isr=mask_of(p.isr))
+        if self.cfg.elr:
+            elr, lke = kip966.populate(state.controller, ctrl.isr, self.cfg.min_isr)
+            ctrl = ctrl._replace(elr=elr, last_known_elr=lke)
         if self.cfg.metadata:
             ctrl = ctrl._replace(isr_change_set=ctrl.isr_change_set | 1 << lid)
         return KafkaState(ctrl, state.brokers, state.channels, state.ghost)
@@ -786,16 +812,23 @@ class KafkaModel:
 
     def _write_zk(
         self, state: State, lai: LeaderAndIsr, receivers: Iterable[int],
-        ar: tuple[int, ...] | None = None,
+        ar: tuple[int, ...] | None = None, elected: kip966.Elected | None = None,
     ) -> State | None:
-        """ZooKeeper takes ``lai`` (bounded by ``max_leader_epoch``); requests are queued."""
+        """ZooKeeper takes ``lai`` (bounded by ``max_leader_epoch``); requests are queued.
+        With ``elr`` the ELR follows the ISR (``maybePopulateTargetElr``), or is the one of
+        ``elected``, a KRaft election, whose ``unclean`` also decides the unclean flag."""
         if lai.leader_epoch > self.cfg.max_leader_epoch:
             return None
-        ctrl = state.controller
+        old = ctrl = state.controller
         old_live_isr = [r for r in members(ctrl.isr) if state.brokers[r].alive]
         ar = ctrl.assigned_replicas if ar is None else ar
         ctrl = ZkPartitionState(ctrl.controller_epoch, lai.leader, lai.leader_epoch,
                                 mask_of(lai.isr), ar, ctrl.isr_change_set)
+        if elected is not None:
+            ctrl = ctrl._replace(elr=elected.elr, last_known_elr=elected.last_known_elr)
+        elif self.cfg.elr:
+            elr, lke = kip966.populate(old, ctrl.isr, self.cfg.min_isr)
+            ctrl = ctrl._replace(elr=elr, last_known_elr=lke)
         # ControllerBrokerRequestBatch.sendRequestsToBrokers: the LeaderAndIsr requests
         # first, then UpdateMetadata to every broker (when some LeaderAndIsr was added).
         receivers = sorted(set(receivers))
@@ -805,7 +838,7 @@ class KafkaModel:
             new += [Request(d, UPDATE_METADATA, ctrl.controller_epoch, lai.leader, lai.leader_epoch,
                      ctrl.isr, ar) for d in range(self.n)]
         s = KafkaState(ctrl, state.brokers, self._enqueue(state, new), state.ghost)
-        if lai.leader not in old_live_isr:
+        if elected.unclean if elected is not None else lai.leader not in old_live_isr:
             s = self._flag(s, F_UNCLEAN)
         return s
 
@@ -817,10 +850,68 @@ class KafkaModel:
         if zl != NONE and state.brokers[zl].alive:
             return
         alive = frozenset(members(self._alive_mask(state)))
+        if self.cfg.elr:
+            s = self._kraft_election(state, zl, False, (alive,))
+            if s is not None and s != state:
+                out.append(("ElectLeader", s))
+            return
         selection = offline_partition_leader_selector(
             self._current(state), ctrl.assigned_replicas, alive, self.cfg.unclean_election
         )
-        self._apply_election(state, selection, "ElectLeader", out)
+        self._apply_election(state, self._recover(state, selection), "ElectLeader", out)
+
+    def _log_ends(self, state: State) -> dict[int, LogEnd]:
+        """What each live replica reports to KIP-966's unclean recovery (``GetReplicaLogInfo``):
+        the epoch of its last record and its LEO."""
+        c = self.codec
+        return {b: LogEnd(c.epoch(br.log[-1]) if br.log else NONE, len(br.log))
+                for b, br in enumerate(state.brokers) if br.alive}
+
+    def _recover(self, state: State, selection: Selection) -> Selection:
+        """With ``unclean_recovery`` other than ``first-alive``, an unclean election of
+        ``OfflinePartitionLeaderSelector`` (the first live replica) is replaced by KIP-966's
+        unclean recovery (the longest log, once enough replicas reported), or dropped while
+        it would still wait."""
+        if self.cfg.unclean_recovery == "first-alive" or isinstance(selection, Failure):
+            return selection
+        chosen = selection.unwrap()
+        ctrl = state.controller
+        if chosen.leader_and_isr.leader in [r for r in members(ctrl.isr)
+                                            if state.brokers[r].alive]:
+            return selection
+        reg = kip966.registration(ctrl)
+        reg = replace(reg, leader=NO_LEADER, isr=(), elr=())
+        elected = kip966.elect(reg, frozenset(self._log_ends(state)),
+                               self.cfg.min_isr, True, self.cfg.unclean_recovery,
+                               self._log_ends(state))
+        if elected is None:
+            return Failure(ElectionFailed(ElectionError.NO_REPLICA_ONLINE,
+                                          "unclean recovery waits for more replicas"))
+        lai = chosen.leader_and_isr
+        return Success(replace(chosen, leader_and_isr=LeaderAndIsr(
+            elected.leader, lai.leader_epoch, (elected.leader,), lai.zk_version)))
+
+    def _kraft_election(self, state: State, fenced: int, dirty: bool,
+                        passes: tuple[frozenset[int], ...]) -> State | None:
+        """With ``elr``: the controller fences the dead leader ``fenced`` and elects as
+        KRaft's ``ReplicationControlManager.handleBrokerFenced`` and
+        ``PartitionChangeBuilder.electLeader`` do with KIP-966 (``spec.kafka.elr``): ISR,
+        then ELR, then unclean; ``dirty``: ``fenced`` shut down uncleanly
+        (``handleBrokerUncleanShutdown``: it leaves the ELR).  The live replicas are sent
+        the outcome.  When nobody may lead, the partition stays offline: ZooKeeper's state
+        then names no leader (``NONE``, same epoch: no broker is told), so that the next
+        live replica's return elects.  ``None`` past ``max_leader_epoch``."""
+        cfg = self.cfg
+        ctrl = state.controller
+        elected = kip966.fence_and_elect(ctrl, fenced, dirty, passes, cfg.min_isr,
+                                         cfg.unclean_election, cfg.unclean_recovery,
+                                         self._log_ends(state))
+        if elected.leader == NONE:
+            ctrl = ctrl._replace(leader=NONE, isr=elected.isr, elr=elected.elr,
+                                 last_known_elr=elected.last_known_elr)
+            return KafkaState(ctrl, state.brokers, state.channels, state.ghost)
+        lai = LeaderAndIsr(elected.leader, ctrl.leader_epoch + 1, members(elected.isr), 0)
+        return self._write_zk(state, lai, members(self._alive_mask(state)), None, elected)
 
     def _a_remove_dead_from_isr(self, state: State, out: Out) -> None:
         """``RemoveDeadFromIsr``: the controller moves dead followers to OfflineReplica and
@@ -922,9 +1013,12 @@ class KafkaModel:
         destination)``, a stable sort keeping each channel's FIFO order.  An UpdateMetadata
         queued behind another UpdateMetadata of the same channel replaces it (the bound that
         keeps ISR changes from growing the queue without end; docs/kafka-model.md).  With
-        ``reorder_requests`` the requests form a set (sorted, duplicates merged)."""
+        ``reorder_requests`` the requests form a set (sorted, duplicates merged).  A
+        LeaderAndIsr naming no leader (an offline partition, ``elr`` only) is not sent:
+        the broker would have nothing to do with it."""
         brokers = state.brokers
-        new = [m for m in new if brokers[m.dest].alive]
+        new = [m for m in new if brokers[m.dest].alive
+               and (m.leader != NONE or m.kind != LEADER_AND_ISR)]
         if self.cfg.reorder_requests:
             return tuple(sorted(set(state.channels).union(new)))
         out = list(state.channels)
@@ -991,9 +1085,17 @@ class KafkaModel:
         the UpdateMetadata telling ``b`` of that leader's later death is queued behind the
         LeaderAndIsr on the same channel, so ``b`` handles the LeaderAndIsr first.  (A new
         controller resending a partition whose leader is dead is the exception; it is not
-        modelled.)"""
+        modelled.)  With ``unavailable_leader=create-log`` and no modelled cache, the
+        brokers alive now: ``makeFollowers`` (0.8.2+, KAFKA-1647; KRaft's
+        ``applyLocalFollowersDelta``) then only creates the log of a partition whose leader
+        is down (``core.replica_manager``), where the default lets the follower truncate
+        at once against the down leader's log, which Kafka's fetcher could not reach."""
         meta = state.brokers[b].metadata_cache
-        return meta.alive_brokers if isinstance(meta, MetadataView) else self.all_mask
+        if isinstance(meta, MetadataView):
+            return meta.alive_brokers
+        if self.cfg.unavailable_leader == "create-log":
+            return self._alive_mask(state)
+        return self.all_mask
 
     def _handle_leader_and_isr(self, state: State, m: Request) -> State | None:
         """``become_leader_or_follower`` for one LeaderAndIsr request; ``None`` when the step
@@ -1088,7 +1190,8 @@ class KafkaModel:
         )
         flushed = len(log) if self.cfg.crashes == "unclean" else 0
         ckpt = min(br.hw_checkpoint, len(log)) if self.cfg.hw_checkpoint else 0
-        new = BrokerPartition(0, log, hw, ckpt, flushed, NONE, NONE, 0, 0, (), meta, NO_FETCH)
+        new = BrokerPartition(0, log, hw, ckpt, flushed, NONE, NONE, 0, 0, (), meta, NO_FETCH,
+                              int(unclean and self.cfg.elr))
         s = self._set_broker(state, b, new)
         if self.split:
             # Fetch responses b had not sent yet die with its connections.
@@ -1133,19 +1236,34 @@ class KafkaModel:
                 # The partition is offline (its last leader was b): elect, or, when no
                 # election is possible (within max_leader_epoch), leave it offline; b must
                 # never resume leading its old epoch.
-                elected = self._restart_election(state, s)
+                elected = self._restart_election(state, s, bool(br.unclean_shutdown))
                 out.append((self._label("Restart", b), s if elected is None else elected))
                 continue
+            if br.unclean_shutdown:
+                after = self._unclean_shutdown(s, b)
+                if after is None:
+                    continue  # the ISR change would pass max_leader_epoch
+                s = after
             c = s.controller
+            if c.leader == NONE:
+                # KIP-966: an offline partition; ElectLeader runs next (handleBrokerUnfenced)
+                out.append((self._label("Restart", b), s))
+                continue
             msg = Request(b, LEADER_AND_ISR, c.controller_epoch, c.leader, c.leader_epoch, c.isr,
                           c.assigned_replicas)
             msgs = self._enqueue(s, [msg])
             out.append((self._label("Restart", b),
                         KafkaState(s.controller, s.brokers, msgs, s.ghost)))
 
-    def _restart_election(self, before: State, after: State) -> State | None:
+    def _restart_election(self, before: State, after: State,
+                          dirty: bool = False) -> State | None:
         """The offline election of a restart: without the restarted broker, else with it;
-        the restarted broker is sent the outcome like every live replica."""
+        the restarted broker is sent the outcome like every live replica.  With ``elr``
+        the KRaft election (``_kraft_election``), ``dirty`` when the broker comes back
+        from an unclean shutdown."""
+        if self.cfg.elr:
+            passes = tuple(frozenset(members(self._alive_mask(v))) for v in (before, after))
+            return self._kraft_election(after, before.controller.leader, dirty, passes)
         for view in (before, after):
             alive = frozenset(members(self._alive_mask(view)))
             selection = offline_partition_leader_selector(
@@ -1158,6 +1276,25 @@ class KafkaModel:
             receivers = set(e.receivers) | set(members(self._alive_mask(after)))
             return self._write_zk(after, e.leader_and_isr, sorted(receivers))
         return None
+
+    def _unclean_shutdown(self, state: State, b: int) -> State | None:
+        """KIP-966's ``ReplicationControlManager.handleBrokerUncleanShutdown`` when ``b``,
+        which does not lead, re-registers after a power loss (``elr`` only): it leaves the
+        ISR and the ELR, whose log may have lost acknowledged records.  An ISR change under
+        a live leader is a controller write (new leader epoch, sent to the live replicas,
+        as ``RemoveDeadFromIsr``); otherwise only the controller's state changes.  ``None``
+        past ``max_leader_epoch``."""
+        ctrl = state.controller
+        if not (ctrl.isr | ctrl.elr) >> b & 1:
+            return state
+        isr, elr, lke = kip966.unclean_shutdown_change(ctrl, b, self.cfg.min_isr)
+        zl = ctrl.leader
+        if isr != ctrl.isr and zl != NONE and state.brokers[zl].alive:
+            lai = LeaderAndIsr(zl, ctrl.leader_epoch + 1, members(isr), 0)
+            elected = kip966.Elected(zl, isr, elr, lke, False)
+            return self._write_zk(state, lai, members(self._alive_mask(state)), None, elected)
+        ctrl = ctrl._replace(isr=isr, elr=elr, last_known_elr=lke)
+        return KafkaState(ctrl, state.brokers, state.channels, state.ghost)
 
     def _a_flush(self, state: State, out: Out) -> None:
         """``Flush(b)``: the log is fsynced (only with ``crashes=unclean``)."""

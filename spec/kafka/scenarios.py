@@ -87,6 +87,14 @@ SCENARIOS = (
          "fetch=split", "truncation=kip279", "fetch_fencing=true"),
         ("expand_rule=hw",), ("expand_rule=epoch-start",),
     ),
+    Scenario(
+        "kip966", "KIP-966: the last ISR member loses acknowledged records in a power "
+        "failure and is elected again",
+        "AckedAllSurvivesCleanElection",
+        ("crashes=unclean", "min_isr=2", "max_records=1", "max_leader_epoch=1",
+         "unavailable_leader=create-log"),
+        ("elr=false",), ("elr=true",),
+    ),
 )
 """The scenarios of docs/scenarios.md, in its order."""
 

@@ -114,3 +114,12 @@ def test_an_unclean_election_makes_the_clean_election_promises_vacuous() -> None
     assert PROPS["NoCommittedRecordLost"].holds(s)
     assert PROPS["AckedAllSurvivesCleanElection"].holds(s)
     assert not PROPS["AcknowledgedWritesDurable"].holds(s)
+
+
+def test_an_offline_partition_with_an_elr_may_have_an_empty_isr() -> None:
+    # KIP-966: the last ISR member fenced while the ISR is below min.insync.replicas goes
+    # into the ELR and the ISR empties; the same ISR with no ELR still breaks the property.
+    offline = with_ctrl(with_ctrl(INIT, "isr", 0), "leader", -1)
+    assert inv.isr_non_empty(with_ctrl(offline, "elr", 0b01))
+    assert inv.isr_non_empty(with_ctrl(offline, "last_known_elr", 0b10))
+    assert not inv.isr_non_empty(with_ctrl(with_ctrl(offline, "elr", 0b01), "leader", 0))

@@ -120,3 +120,20 @@ def test_kip279_is_the_twelve_state_failover_story() -> None:
     assert len(result.violation.trace) == 12
     actions = [step.action.split("(")[0] for step in result.violation.trace]
     assert actions.count("ControllerFailover") == 1 and actions.count("Produce") == 3
+
+
+def test_kip966_is_the_eight_state_story() -> None:
+    # docs/scenarios.md #8, counted by hand (min_isr=2, two brokers, broker 0 leads):
+    #  1 Init   2 Produce m0 on 0   3 broker 1 fetches m0 (HW 0)
+    #  4 broker 1 fetches again: HW 1 with both in the ISR, m0 committed and acknowledged
+    #  5 broker 1 crashes (still in ZooKeeper's ISR: RemoveDeadFromIsr has not run)
+    #  6 broker 0 loses power before flushing: its log is empty
+    #  7 broker 0 restarts: no other live ISR member, so it is elected again (epoch 1)
+    #  8 broker 0 handles its LeaderAndIsr: leader of epoch 1 without m0.
+    # Fewer is impossible: three steps to acknowledge with two replicas, one to keep
+    # broker 1 from being elected, three for the loss, restart and leadership.
+    result = run(BY_KEY["kip966"], fixed=False)
+    assert result.violation is not None
+    assert len(result.violation.trace) == 8
+    actions = [step.action.split("(")[0] for step in result.violation.trace]
+    assert actions.count("PowerLoss") == 1 and actions.count("Fetch") == 2
