@@ -203,5 +203,7 @@ def test_without_elr_the_encoding_leaves_the_new_fields_out() -> None:
     m = model()
     (s,) = m.init_states()
     plain = to_plain(s, True)
-    assert plain[0] == tuple(s.controller)[:6] and all(len(b) == 12 for b in plain[1])
+    brokers = plain[1]
+    assert isinstance(brokers, tuple)
+    assert plain[0] == tuple(s.controller)[:6] and all(len(b) == 12 for b in brokers)
     assert m.decode(m.encode(s)) == s
