@@ -105,14 +105,16 @@ PARAMS = (
           "one) replicas reported: designed in KIP-966, not in a release the model covers",
           choices=("first-alive", "balanced", "aggressive")),
     Param("unavailable_leader", str, "follow",
-          "what makeFollowers does with a LeaderAndIsr naming a leader that is down when "
-          "it is handled (without metadata): follow (the model's shortcut: the follower "
-          "takes the leader for alive, as its cache may, and truncates against its log at "
-          "once) or create-log (Kafka 0.8.2+, KAFKA-1647, and KRaft's "
-          "applyLocalFollowersDelta: the log is created, the partition state is not "
-          "changed, no fetcher starts; before 0.8.2 not even the log, which this model, "
-          "whose replicas always have their log, cannot tell apart)",
-          choices=("follow", "create-log")),
+          "a follower told to follow a leader that is down when it handles the "
+          "LeaderAndIsr (without metadata): follow (the model's shortcut: it truncates at "
+          "once against the down leader's log), fetcher (Kafka 0.11+: makeFollower, and "
+          "the fetcher truncates only once that leader is back and answers "
+          "OffsetsForLeaderEpoch: a Truncate step; with truncation=hw as follow, since "
+          "<= 0.10 truncate to the HW at once), or create-log (makeFollowers when its "
+          "cache already knows the leader is down, 0.8.2+, KAFKA-1647, and KRaft's "
+          "applyLocalFollowersDelta: only the log is created, the partition state is not "
+          "changed; before 0.8.2 not even the log, which this model cannot tell apart)",
+          choices=("follow", "fetcher", "create-log")),
 )
 
 

@@ -83,7 +83,12 @@ from core.metadata_cache import (
     UpdateMetadataRequest,
     update_metadata,
 )
-from core.partition import TRUNCATION_RULES, TruncationRule, raise_leader_hw
+from core.partition import (
+    TRUNCATION_RULES,
+    TruncationRule,
+    raise_leader_hw,
+    truncate_local_log,
+)
 from core.produce import (
     ACKS_ALL,
     ACKS_LEADER,
@@ -147,7 +152,7 @@ ACKS = {"0": ACKS_NONE, "1": ACKS_LEADER, "all": ACKS_ALL}
 CRASHES = ("none", "clean", "unclean")
 EXPAND_RULES = ("hw", "epoch-start")
 FETCH_MODES = ("atomic", "split")
-UNAVAILABLE_LEADERS = ("follow", "create-log")
+UNAVAILABLE_LEADERS = ("follow", "fetcher", "create-log")
 NO_FETCH: tuple[()] = ()
 
 
@@ -238,6 +243,10 @@ class KafkaModel:
         self.acks = ACKS[config.acks]
         self.all_mask = (1 << self.n) - 1
         self.split = config.fetch == "split"
+        # the fetcher's pending truncation when a follower's leader is down (0.11+ rules)
+        self.deferred_truncation = (config.unavailable_leader == "fetcher"
+                                    and config.truncation != "hw")
+        self.extended = config.elr or config.unavailable_leader == "fetcher"
         # KAFKA-4485 (0.10.2+): caught-up replicas count for the HW, within lag_ticks
         self.hw_lag: int | None = config.lag_ticks if config.kafka_4485 else None
         self.previous_fetch = config.kafka_4485
@@ -337,7 +346,7 @@ class KafkaModel:
         """``marshal`` version 2 of the state as plain tuples (``to_plain``: ``marshal``
         refuses tuple subclasses; version 2 writes no back-references, so the bytes are
         deterministic)."""
-        return marshal.dumps(to_plain(state, self.previous_fetch, self.cfg.elr), 2)  # type: ignore[arg-type]  # nested tuples of ints, which typeshed cannot spell
+        return marshal.dumps(to_plain(state, self.previous_fetch, self.extended), 2)  # type: ignore[arg-type]  # nested tuples of ints, which typeshed cannot spell
 
     def decode(self, data: bytes) -> State:
         """The inverse of ``encode``."""
@@ -372,6 +381,8 @@ class KafkaModel:
                 view["flushed"] = br.flushed
             if self.cfg.elr and br.unclean_shutdown:
                 view["unclean_shutdown"] = True
+            if br.truncating:
+                view["truncating"] = True
             if br.leader == b:
                 view["isr"] = members(br.in_sync_replica_ids)
                 view["remote_leo"] = {
@@ -620,6 +631,10 @@ class KafkaModel:
             lb = brokers[lid]
             if lb.leader != lid:
                 continue  # NOT_LEADER_FOR_PARTITION: nothing changes
+            if fb.truncating:
+                if not self.cfg.fetch_fencing or lb.leader_epoch == fb.leader_epoch:
+                    out.append((self._label("Truncate", f), self._truncate(state, f, lid)))
+                continue
             if self.cfg.fetch_fencing and lb.leader_epoch != fb.leader_epoch:
                 fenced = self._fenced_fetch(state, f, lid, lb.leader_epoch > fb.leader_epoch)
                 if fenced != state:
@@ -628,6 +643,19 @@ class KafkaModel:
             s = self._fetch(state, f, lid)
             if s is not None and s != state:
                 out.append((self._label("FetchRequest" if self.split else "Fetch", f), s))
+
+    def _truncate(self, state: State, f: int, lid: int) -> State:
+        """``Truncate(f)`` (``unavailable_leader=fetcher``): the leader ``lid`` is back and
+        answers ``OffsetsForLeaderEpoch`` (with KIP-320 only in ``f``'s epoch), and ``f``'s
+        fetcher truncates by the configured rule (``AbstractFetcherThread.maybeTruncate``),
+        then fetches as usual."""
+        p = self.partition(state, f)
+        leader_log = self.partition(state, lid).log
+        offset = min(max(0, self.rule(p.log, p.high_watermark, leader_log)), len(p.log))
+        newp = truncate_local_log(p, offset)
+        fb = state.brokers[f]
+        s = self._set_broker(state, f, self._with_partition(fb, newp)._replace(truncating=0))
+        return self._flag(s, F_TRUNCATED) if offset < len(fb.log) else s
 
     def _fenced_fetch(self, state: State, f: int, lid: int, follower_older: bool) -> State:
         """A fetch the leader refuses for its epoch (KIP-320): Kafka 2.1's ``readFromLocalLog``
@@ -1124,7 +1152,16 @@ class KafkaModel:
         mgr = result.manager
         newp = mgr.partitions[0]
         newp = replace(newp, controller_epoch=mgr.controller_epoch)
-        newbr = self._with_partition(br, newp)
+        truncating = 0
+        if self.deferred_truncation and newp.leader == leader != dest:
+            if newp.leader != p.leader and not lb.alive:
+                # The fetcher starts Truncating; the down leader cannot answer
+                # OffsetsForLeaderEpoch, so the log stays as it was for now.
+                newp = replace(newp, log=p.log, high_watermark=p.high_watermark)
+                truncating = 1
+            elif newp.leader == p.leader:
+                truncating = br.truncating  # same leader: the fetcher goes on as it was
+        newbr = self._with_partition(br, newp)._replace(truncating=truncating)
         if newbr.fetch_in_flight and (newp.leader != p.leader
                                       or newp.leader_epoch != p.leader_epoch):
             # the fetcher restarts: the response in flight is dropped

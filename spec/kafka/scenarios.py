@@ -92,7 +92,7 @@ SCENARIOS = (
         "failure and is elected again",
         "AckedAllSurvivesCleanElection",
         ("crashes=unclean", "min_isr=2", "max_records=1", "max_leader_epoch=1",
-         "unavailable_leader=create-log"),
+         "unavailable_leader=fetcher"),
         ("elr=false",), ("elr=true",),
     ),
 )

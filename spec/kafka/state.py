@@ -13,7 +13,7 @@ indexes a state by position.  The layout: ``(ctrl, brokers, msgs, ghost)``.
   propagated (``isrChangeSet`` non-empty); with ``elr`` (KIP-966) the ELR and last-known
   ELR masks (0 otherwise).
 * ``brokers[b] = (alive, log, hw, ckpt, flushed, epoch, leader, cepoch, isr, remotes, meta,
-  fetch, unclean)``:
+  fetch, unclean, truncating)``:
   the broker's ``Partition`` (leader epoch, leader or -1, known controller epoch, ISR mask
   when it leads), its log (each record one int: ``id * EPOCHS + epoch``), high watermark, the
   checkpointed HW, the flushed prefix length (only with unclean crashes), and while it leads
@@ -25,8 +25,9 @@ indexes a state by position.  The layout: ``(ctrl, brokers, msgs, ghost)``.
   MetadataCache as ``(alive_mask, leader, epoch, isr)`` (``()`` when metadata is not modelled);
   ``fetch`` the follower's fetch response in flight with ``fetch=split``, ``()`` when none
   (always with ``fetch=atomic``): ``(leader, leader_epoch, fetch_offset, leader_leo, hw,
-  records)``, ``records`` a tuple of record ints; ``unclean`` (last) 1 while down after a
-  power loss with ``elr`` (0 otherwise).
+  records)``, ``records`` a tuple of record ints; ``unclean`` 1 while down after a power
+  loss with ``elr``, ``truncating`` 1 while its fetcher waits for a down leader to answer
+  with ``unavailable_leader=fetcher`` (both 0 otherwise, and encoded only with either).
 * ``msgs``: the in-flight controller requests, a tuple of ``(dest, kind, controller_epoch,
   leader, epoch, isr, ar)``; ``kind`` 0 is LeaderAndIsr, 1 is UpdateMetadata.  By default
   it is the concatenation of the channels, one per ``(controller_epoch, dest)`` (the queue
@@ -139,6 +140,10 @@ class BrokerPartition(NamedTuple):
     unclean_shutdown: int = 0
     """1 while it is down after a ``PowerLoss`` (no ``.kafka_cleanshutdown`` marker: it
     re-registers with ``previousBrokerEpoch`` -1); 0 otherwise, and always 0 unless ``elr``."""
+    truncating: int = 0
+    """1 while its fetcher waits to truncate (``PartitionFetchState`` ``Truncating``): it
+    follows a leader that was down when told to, and truncates once that leader answers
+    ``OffsetsForLeaderEpoch`` (``unavailable_leader=fetcher`` only; 0 otherwise)."""
 
 
 class Request(NamedTuple):
@@ -189,11 +194,13 @@ class KafkaState(NamedTuple):
 LEADER_AND_ISR, UPDATE_METADATA = 0, 1
 
 
-def to_plain(state: KafkaState, previous_fetch: bool, elr: bool = False) -> tuple[object, ...]:
+def to_plain(state: KafkaState, previous_fetch: bool,
+             extended: bool = False) -> tuple[object, ...]:
     """The state as plain nested tuples (what ``marshal`` accepts), the compact layout the
     module docstring describes: remotes are ``(leo, age)`` pairs unless ``previous_fetch``
-    (kafka_4485); the ELR masks and the unclean-shutdown bit only with ``elr`` (KIP-966).
-    Without them the bytes are the same as before the state was typed."""
+    (kafka_4485); the ELR masks, the unclean-shutdown and truncating bits only when
+    ``extended`` (``elr`` or ``unavailable_leader=fetcher``).  Without them the bytes are
+    the same as before the state was typed."""
     ctrl, brokers, msgs, ghost = state
     out: list[tuple[object, ...]] = []
     for br in brokers:
@@ -201,9 +208,9 @@ def to_plain(state: KafkaState, previous_fetch: bool, elr: bool = False) -> tupl
         if rem:
             rem = (tuple(map(tuple, rem)) if previous_fetch
                    else tuple([(r[0], r[1]) for r in rem]))
-        extra = br[12:] if elr else ()
+        extra = br[12:] if extended else ()
         out.append((*br[:9], rem, tuple(br[10]), tuple(br[11]), *extra))
-    plain_ctrl = tuple(ctrl) if elr else tuple(ctrl[:6])
+    plain_ctrl = tuple(ctrl) if extended else tuple(ctrl[:6])
     return (plain_ctrl, tuple(out), tuple(map(tuple, msgs)), tuple(ghost))
 
 

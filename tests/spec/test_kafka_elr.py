@@ -180,16 +180,40 @@ def test_unclean_recovery_in_the_model(recovery: str, elected: bool) -> None:
         assert s.controller.leader == 1 and s.ghost.flags & F_UNCLEAN
 
 
-@pytest.mark.parametrize(("behaviour", "log"), [("follow", 0), ("create-log", 1)])
-def test_a_follower_told_to_follow_a_down_leader(behaviour: str, log: int) -> None:
+@pytest.mark.parametrize(("behaviour", "log", "leader", "truncating"), [
+    ("follow", 0, 0, 0), ("fetcher", 1, 0, 1), ("create-log", 1, NONE, 0)])
+def test_a_follower_told_to_follow_a_down_leader(
+    behaviour: str, log: int, leader: int, truncating: int
+) -> None:
     # Broker 1 restarts (sent "follow 0 in epoch 0"), broker 0 loses m0 in a power loss,
     # then broker 1 handles the request.  follow: it truncates against broker 0's empty log
-    # at once (the model's shortcut); create-log: makeFollowers leaves the partition alone.
+    # at once (the model's shortcut); fetcher: it follows broker 0 and keeps m0 until
+    # broker 0 answers; create-log: makeFollowers leaves the partition alone.
     m = model(crashes="unclean", unavailable_leader=behaviour)
     s = walk(m, *COMMIT, "Crash(1)", "Restart(1)", "PowerLoss(0)",
              "Deliver(LeaderAndIsr(to=1,cepoch=0,leader=0,epoch=0,isr=(0, 1)))")
-    assert len(s.brokers[1].log) == log
-    assert s.brokers[1].leader == (0 if behaviour == "follow" else NONE)
+    b1 = s.brokers[1]
+    assert (len(b1.log), b1.leader, b1.truncating) == (log, leader, truncating)
+
+
+def test_the_fetcher_truncates_once_the_leader_answers_in_its_epoch() -> None:
+    # Broker 1 starts outside the ISR.  It restarts (sent "follow 0 in epoch 0"), broker 0
+    # crashes, broker 1 handles the request: Truncating.  Broker 0's restart elects it
+    # again (epoch 1, no other ISR member); broker 1 may not fetch, nor truncate while
+    # its epoch (0) is not broker 0's (KIP-320); after its epoch-1 request (same leader:
+    # the fetcher keeps its state) it truncates, and only then fetches.
+    m = model(initial_isr=1, unavailable_leader="fetcher")
+    s = walk(m, "Crash(1)", "Restart(1)", "Crash(0)",
+             "Deliver(LeaderAndIsr(to=1,cepoch=0,leader=0,epoch=0,isr=(0,)))", "Restart(0)",
+             "Deliver(LeaderAndIsr(to=0,cepoch=0,leader=0,epoch=1,isr=(0,)))")
+    assert s.brokers[1].truncating == 1
+    assert not {"Fetch(1)", "Truncate(1)"} & set(labels(m, s))
+    s = walk_from(m, s, "Deliver(LeaderAndIsr(to=1,cepoch=0,leader=0,epoch=1,isr=(0,)))")
+    assert s.brokers[1].truncating == 1 and "Fetch(1)" not in labels(m, s)
+    s = walk_from(m, s, "Truncate(1)")
+    assert s.brokers[1].truncating == 0
+    s = walk_from(m, s, "Produce(0)", "Fetch(1)")
+    assert len(s.brokers[1].log) == 1
 
 
 def test_the_elr_fields_survive_encoding() -> None:
