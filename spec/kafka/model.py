@@ -53,7 +53,13 @@ Modelling shortcuts (each is a choice a researcher can see in the state):
   ``readFromLocalLog`` / ``updateFollowerLogReadResults`` do;
 * the defaults are Kafka 2.1; the version parameters (``truncation``, ``fetch_fencing``,
   ``expand_rule``, ``kafka_4485``, ``kafka_7414``) select older versions, and
-  docs/protocol-map.md lists what remains different from Kafka's Scala.
+  docs/protocol-map.md lists what remains different from Kafka's Scala;
+* with ``elr`` (KIP-966) the controller keeps KRaft's ELR and last-known ELR beside
+  ZooKeeper's ISR and elects as ``PartitionChangeBuilder`` does (``spec.kafka.elr``); a
+  leaderless partition names no leader and is sent nothing; ``Crash`` is a clean shutdown,
+  ``PowerLoss`` an unclean one; ``unavailable_leader`` says what a follower told to follow
+  a down leader does (truncate at once, the default shortcut; wait for it, ``fetcher``;
+  ignore the request, ``create-log``).
 """
 
 from __future__ import annotations
