@@ -274,6 +274,30 @@ def acknowledged_writes_durable(model: KafkaModel, s: State) -> bool:
     return _held_by_later_leaders(model, s, s.ghost.acked)
 
 
+def elr_holds_committed(model: KafkaModel, s: State) -> bool:
+    """ElrHoldsCommitted: every eligible leader replica (KIP-966's ELR, ``elr``) holds every
+    committed record at its offset, unless it lost power since (the controller takes it out
+    of the ELR when it re-registers) or an unclean election happened.
+
+    Violated: the controller could elect a replica "cleanly" from the ELR that lacks a
+    record consumers already read: after a clean failover the topic has lost it, the loss
+    KIP-966 exists to prevent.  (Vacuous without ``elr``: the ELR is empty.)
+    """
+    elr = s.controller.elr
+    if not elr or s.ghost.flags & F_UNCLEAN:
+        return True
+    origin, per = s.ghost.origin, model.codec.epochs
+    for b in members(elr):
+        br = s.brokers[b]
+        if br.unclean_shutdown:
+            continue
+        for rid, e in enumerate(s.ghost.committed):
+            o = origin[rid]
+            if e != NONE and (o >= len(br.log) or br.log[o] // per != rid):
+                return False
+    return True
+
+
 # ---------------------------------------------------------------------------------------
 # Sometimes
 # ---------------------------------------------------------------------------------------
@@ -329,13 +353,14 @@ _WITH_MODEL: dict[str, Callable[[KafkaModel, State], bool]] = {
     "ConsumedRecordsStay": consumed_records_stay,
     "AckedAllSurvivesCleanElection": acked_all_survives_clean_election,
     "AcknowledgedWritesDurable": acknowledged_writes_durable,
+    "ElrHoldsCommitted": elr_holds_committed,
 }
 
 INVARIANT_NAMES = (
     "HwLeLeo", "LsoLeHw", "LeaderInIsr", "IsrNonEmpty", "EpochsNeverDecrease",
     "OneLeaderPerEpoch", "WeakIsr", "StrongIsr", "LogMatching", "NoCommittedRecordLost",
     "ConsumedRecordsStay", "AckedAllSurvivesCleanElection", "AcknowledgedWritesDurable",
-    "NoFatalExit",
+    "NoFatalExit", "ElrHoldsCommitted",
 )
 """Every invariant of the ``kafka`` model, in the order the checker tests them."""
 

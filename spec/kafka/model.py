@@ -1280,6 +1280,8 @@ class KafkaModel:
                 # election is possible (within max_leader_epoch), leave it offline; b must
                 # never resume leading its old epoch.
                 elected = self._restart_election(state, s, bool(br.unclean_shutdown))
+                if elected is None and self.cfg.elr:
+                    continue  # KRaft's change past max_leader_epoch: not in the bounds
                 out.append((self._label("Restart", b), s if elected is None else elected))
                 continue
             if br.unclean_shutdown:

@@ -123,3 +123,17 @@ def test_an_offline_partition_with_an_elr_may_have_an_empty_isr() -> None:
     assert inv.isr_non_empty(with_ctrl(offline, "elr", 0b01))
     assert inv.isr_non_empty(with_ctrl(offline, "last_known_elr", 0b10))
     assert not inv.isr_non_empty(with_ctrl(with_ctrl(offline, "elr", 0b01), "leader", 0))
+
+
+def test_an_elr_member_without_a_committed_record_breaks_elr_holds_committed() -> None:
+    # m0 committed at offset 0; broker 1 in the ELR with an empty log.
+    s = with_ghost(with_ghost(with_ctrl(INIT, "elr", 0b10), "origin", (0, -1)),
+                   "committed", (0, -1))
+    s = s._replace(brokers=(s.brokers[0]._replace(log=(m(0, 0),)), s.brokers[1]))
+    assert not inv.elr_holds_committed(MODEL, s)
+    # the same replica back from a power loss is not counted (it leaves the ELR on return)
+    gone = s._replace(brokers=(s.brokers[0], s.brokers[1]._replace(unclean_shutdown=1)))
+    assert inv.elr_holds_committed(MODEL, gone)
+    # holding m0 at its offset satisfies it
+    held = s._replace(brokers=(s.brokers[0], s.brokers[1]._replace(log=(m(0, 0),))))
+    assert inv.elr_holds_committed(MODEL, held)

@@ -231,3 +231,19 @@ def test_without_elr_the_encoding_leaves_the_new_fields_out() -> None:
     assert isinstance(brokers, tuple)
     assert plain[0] == tuple(s.controller)[:6] and all(len(b) == 12 for b in brokers)
     assert m.decode(m.encode(s)) == s
+
+
+def test_a_leader_back_from_a_power_loss_is_not_restarted_past_the_epoch_bound() -> None:
+    # Broker 1 leads epoch 1 (= max_leader_epoch) and loses power.  Its return needs a
+    # KRaft change in epoch 2 (fence it, elect broker 0 from the ELR): out of bounds, so
+    # no Restart(1); restarting it without the change would let the controller forget the
+    # unclean shutdown and keep the emptied broker 1 electable (ElrHoldsCommitted found it).
+    m = model(elr=True, min_isr=2, crashes="unclean", max_leader_epoch=1)
+    s = walk(m, *COMMIT, "Crash(0)", "Restart(0)")
+    assert (s.controller.leader, members(s.controller.elr)) == (1, (0,))
+    s = walk_from(m, s, "PowerLoss(1)")
+    assert "Restart(1)" not in labels(m, s)
+    wider = model(elr=True, min_isr=2, crashes="unclean", max_leader_epoch=2)
+    s = walk(wider, *COMMIT, "Crash(0)", "Restart(0)", "PowerLoss(1)", "Restart(1)")
+    c = s.controller
+    assert (c.leader, c.leader_epoch, members(c.last_known_elr)) == (0, 2, (1,))
