@@ -115,6 +115,12 @@ PARAMS = (
           "applyLocalFollowersDelta: only the log is created, the partition state is not "
           "changed; before 0.8.2 not even the log, which this model cannot tell apart)",
           choices=("follow", "fetcher", "create-log")),
+    Param("crash_loss", str, "all-unflushed",
+          "what a power loss (crashes=unclean) leaves of the unflushed tail: all-unflushed "
+          "(nothing of it: the worst case) or tail (any prefix of it, as the OS wrote an "
+          "unknown part; LogLoader.load, Kafka 3.0+, and Log.recoverLog before, recover "
+          "what is there; keeping all of it is a process kill, still an unclean shutdown)",
+          choices=("all-unflushed", "tail")),
 )
 
 

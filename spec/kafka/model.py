@@ -82,6 +82,7 @@ from core.isr import (
     read_from_local_log,
     update_follower_fetch,
 )
+from core.log_recovery import CrashLoss, DurableLog, surviving_lengths
 from core.metadata_cache import (
     Broker,
     MetadataSnapshot,
@@ -159,6 +160,7 @@ CRASHES = ("none", "clean", "unclean")
 EXPAND_RULES = ("hw", "epoch-start")
 FETCH_MODES = ("atomic", "split")
 UNAVAILABLE_LEADERS = ("follow", "fetcher", "create-log")
+CRASH_LOSSES = ("all-unflushed", "tail")
 NO_FETCH: tuple[()] = ()
 
 
@@ -196,6 +198,7 @@ class KafkaConfig:
     elr: bool = False
     unclean_recovery: str = "first-alive"
     unavailable_leader: str = "follow"
+    crash_loss: str = "all-unflushed"
 
     def problems(self) -> list[str]:
         """Why this configuration is unusable (empty when it is fine)."""
@@ -214,6 +217,8 @@ class KafkaConfig:
             out.append(f"unclean_recovery must be one of {', '.join(UNCLEAN_RECOVERIES)}")
         if self.unavailable_leader not in UNAVAILABLE_LEADERS:
             out.append(f"unavailable_leader must be one of {', '.join(UNAVAILABLE_LEADERS)}")
+        if self.crash_loss not in CRASH_LOSSES:
+            out.append(f"crash_loss must be one of {', '.join(CRASH_LOSSES)}")
         if self.fetch not in FETCH_MODES:
             out.append(f"fetch must be one of {', '.join(FETCH_MODES)}")
         if self.initial_isr > self.brokers:
@@ -1222,10 +1227,11 @@ class KafkaModel:
         return self._set_broker(state, dest, br._replace(metadata_cache=meta))
 
     # ------------------------------------------------------------------ crashes
-    def _crashed(self, state: State, b: int, unclean: bool) -> State:
-        """Broker ``b`` down: in-memory state lost; with ``unclean`` the unflushed tail too."""
+    def _crashed(self, state: State, b: int, unclean: bool, keep: int | None = None) -> State:
+        """Broker ``b`` down: in-memory state lost; with ``unclean`` the unflushed tail too
+        (all of it, or all but the first ``keep - flushed`` records of it)."""
         br = state.brokers[b]
-        log = br.log[:br.flushed] if unclean else br.log
+        log = br.log[:br.flushed if keep is None else keep] if unclean else br.log
         hw = br.hw_checkpoint if self.cfg.hw_checkpoint else br.high_watermark
         hw = min(hw, len(log))
         meta: MetadataView | tuple[()] = (
@@ -1247,14 +1253,26 @@ class KafkaModel:
 
     def _a_crash(self, state: State, out: Out) -> None:
         """``Crash(b)`` (and ``PowerLoss(b)`` with ``crashes=unclean``: the unflushed tail of
-        the log is lost)."""
+        the log is lost; with ``crash_loss=tail`` ``PowerLoss(b,k)``: a power loss leaving
+        the first ``k`` records, any ``k`` from the flushed prefix to the LEO, which is still
+        an unclean shutdown to Kafka).  ``Crash(b)`` keeps the whole log, as a clean
+        shutdown does (``LogManager.shutdown`` flushes)."""
         for b in range(self.n):
             br = state.brokers[b]
             if not br.alive:
                 continue
             out.append((self._label("Crash", b), self._crashed(state, b, False)))
-            if self.cfg.crashes == "unclean" and br.flushed < len(br.log):
+            if self.cfg.crashes != "unclean" or br.flushed >= len(br.log):
+                continue
+            if self.cfg.crash_loss == "all-unflushed":
                 out.append((self._label("PowerLoss", b), self._crashed(state, b, True)))
+                continue
+            # crash_loss=tail: the OS wrote an unknown part of the tail (LogLoader.load
+            # recovers the surviving prefix: core.log_recovery)
+            durable = DurableLog(self.log_records(br.log), br.flushed)
+            for keep in surviving_lengths(durable, False, CrashLoss.TAIL):
+                out.append((self._label("PowerLoss", f"{b},{keep}"),
+                            self._crashed(state, b, True, keep)))
 
     def _a_restart(self, state: State, out: Out) -> None:
         """``Restart(b)``: ``b`` comes back; the controller (``onBrokerStartup``) sends it the

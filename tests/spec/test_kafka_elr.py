@@ -247,3 +247,17 @@ def test_a_leader_back_from_a_power_loss_is_not_restarted_past_the_epoch_bound()
     s = walk(wider, *COMMIT, "Crash(0)", "Restart(0)", "PowerLoss(1)", "Restart(1)")
     c = s.controller
     assert (c.leader, c.leader_epoch, members(c.last_known_elr)) == (0, 2, (1,))
+
+
+def test_a_power_loss_leaves_any_prefix_of_the_unflushed_tail_with_crash_loss_tail() -> None:
+    # Two unflushed records on broker 0: all-unflushed loses both; tail may keep 0, 1 or 2
+    # (core.log_recovery.surviving_lengths), each an unclean shutdown for the ELR.
+    kw: dict[str, Any] = {"crashes": "unclean", "elr": True, "acks": "1"}
+    s = walk(model(**kw), "Produce(0)", "Produce(0)")
+    worst = [x for a, x in model(**kw).next_states(s) if a.startswith("PowerLoss(0")]
+    assert [len(x.brokers[0].log) for x in worst] == [0]
+    m = model(crash_loss="tail", **kw)
+    lost = {a: x for a, x in m.next_states(s) if a.startswith("PowerLoss(0")}
+    assert sorted(lost) == ["PowerLoss(0,0)", "PowerLoss(0,1)", "PowerLoss(0,2)"]
+    assert [len(lost[f"PowerLoss(0,{k})"].brokers[0].log) for k in range(3)] == [0, 1, 2]
+    assert all(x.brokers[0].unclean_shutdown == 1 for x in lost.values())
