@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from checker.model import Property
 from core.state import last_stable_offset
 from spec.kafka.state import (
+    F_CHECKPOINT_LOST,
     F_EPOCH_REGRESSED,
     F_HALTED,
     F_TRUNCATED,
@@ -327,6 +328,18 @@ def no_fatal_exit(s: State) -> bool:
     return not s.ghost.flags & F_HALTED
 
 
+def no_hw_checkpoint_lost(s: State) -> bool:
+    """NoHwCheckpointLost: no broker wrote its ``replication-offset-checkpoint`` file without
+    the high watermark of a partition whose log it keeps.
+
+    Violated: after its next restart the broker starts that partition at HW 0; a Kafka 0.8
+    follower then truncates its whole log to that HW when it follows a leader, and a
+    consumer reading from it sees nothing committed (KAFKA-1647, fixed in 0.8.2:
+    ``unavailable_leader=skip`` only).
+    """
+    return not s.ghost.flags & F_CHECKPOINT_LOST
+
+
 def some_truncation(s: State) -> bool:
     """SomeTruncation: a follower truncated records off its log."""
     return bool(s.ghost.flags & F_TRUNCATED)
@@ -346,6 +359,7 @@ _PLAIN: dict[str, Callable[[State], bool]] = {
     "StrongIsr": strong_isr,
     "LogMatching": log_matching,
     "NoFatalExit": no_fatal_exit,
+    "NoHwCheckpointLost": no_hw_checkpoint_lost,
 }
 _WITH_MODEL: dict[str, Callable[[KafkaModel, State], bool]] = {
     "LsoLeHw": lso_le_hw,
@@ -360,7 +374,7 @@ INVARIANT_NAMES = (
     "HwLeLeo", "LsoLeHw", "LeaderInIsr", "IsrNonEmpty", "EpochsNeverDecrease",
     "OneLeaderPerEpoch", "WeakIsr", "StrongIsr", "LogMatching", "NoCommittedRecordLost",
     "ConsumedRecordsStay", "AckedAllSurvivesCleanElection", "AcknowledgedWritesDurable",
-    "NoFatalExit", "ElrHoldsCommitted",
+    "NoFatalExit", "ElrHoldsCommitted", "NoHwCheckpointLost",
 )
 """Every invariant of the ``kafka`` model, in the order the checker tests them."""
 

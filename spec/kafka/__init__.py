@@ -110,11 +110,13 @@ PARAMS = (
           "once against the down leader's log), fetcher (Kafka 0.11+: makeFollower, and "
           "the fetcher truncates only once that leader is back and answers "
           "OffsetsForLeaderEpoch: a Truncate step; with truncation=hw as follow, since "
-          "<= 0.10 truncate to the HW at once), or create-log (makeFollowers when its "
+          "<= 0.10 truncate to the HW at once), create-log (makeFollowers when its "
           "cache already knows the leader is down, 0.8.2+, KAFKA-1647, and KRaft's "
           "applyLocalFollowersDelta: only the log is created, the partition state is not "
-          "changed; before 0.8.2 not even the log, which this model cannot tell apart)",
-          choices=("follow", "fetcher", "create-log")),
+          "changed), or skip (before 0.8.2: not even the log is created, so the HW "
+          "checkpoint thread, started by that first request, writes a file without the "
+          "partition: KAFKA-1647, flag hw_checkpoint_lost, invariant NoHwCheckpointLost)",
+          choices=("follow", "fetcher", "create-log", "skip")),
     Param("crash_loss", str, "all-unflushed",
           "what a power loss (crashes=unclean) leaves of the unflushed tail: all-unflushed "
           "(nothing of it: the worst case) or tail (any prefix of it, as the OS wrote an "

@@ -82,7 +82,12 @@ from core.isr import (
     read_from_local_log,
     update_follower_fetch,
 )
-from core.log_recovery import CrashLoss, DurableLog, surviving_lengths
+from core.log_recovery import (
+    CrashLoss,
+    DurableLog,
+    read_high_watermark_checkpoint,
+    surviving_lengths,
+)
 from core.metadata_cache import (
     Broker,
     MetadataSnapshot,
@@ -126,6 +131,7 @@ from core.truncation import Log, Record
 from spec.kafka import elr as kip966
 from spec.kafka.elr import UNCLEAN_RECOVERIES
 from spec.kafka.state import (
+    F_CHECKPOINT_LOST,
     F_EPOCH_REGRESSED,
     F_HALTED,
     F_TRUNCATED,
@@ -159,7 +165,7 @@ ACKS = {"0": ACKS_NONE, "1": ACKS_LEADER, "all": ACKS_ALL}
 CRASHES = ("none", "clean", "unclean")
 EXPAND_RULES = ("hw", "epoch-start")
 FETCH_MODES = ("atomic", "split")
-UNAVAILABLE_LEADERS = ("follow", "fetcher", "create-log")
+UNAVAILABLE_LEADERS = ("follow", "fetcher", "create-log", "skip")
 CRASH_LOSSES = ("all-unflushed", "tail")
 NO_FETCH: tuple[()] = ()
 
@@ -257,7 +263,8 @@ class KafkaModel:
         # the fetcher's pending truncation when a follower's leader is down (0.11+ rules)
         self.deferred_truncation = (config.unavailable_leader == "fetcher"
                                     and config.truncation != "hw")
-        self.extended = config.elr or config.unavailable_leader == "fetcher"
+        self.extended = config.elr or config.unavailable_leader in ("fetcher", "skip")
+        self.skip = config.unavailable_leader == "skip"
         # KAFKA-4485 (0.10.2+): caught-up replicas count for the HW, within lag_ticks
         self.hw_lag: int | None = config.lag_ticks if config.kafka_4485 else None
         self.previous_fetch = config.kafka_4485
@@ -394,6 +401,8 @@ class KafkaModel:
                 view["unclean_shutdown"] = True
             if br.truncating:
                 view["truncating"] = True
+            if br.awaiting_first_leader_and_isr:
+                view["hw_checkpoint_thread"] = False
             if br.leader == b:
                 view["isr"] = members(br.in_sync_replica_ids)
                 view["remote_leo"] = {
@@ -424,6 +433,8 @@ class KafkaModel:
         out["unclean_election_happened"] = bool(ghost.flags & F_UNCLEAN)
         if not self.cfg.kafka_7414:
             out["broker_halted"] = bool(ghost.flags & F_HALTED)
+        if self.skip:
+            out["hw_checkpoint_lost"] = bool(ghost.flags & F_CHECKPOINT_LOST)
         return out
 
     def _fetch_text(self, r: FetchResponse | tuple[()]) -> str | None:
@@ -437,7 +448,7 @@ class KafkaModel:
 
     @staticmethod
     def _msg_text(m: Request) -> str:
-        dest, kind, cep, leader, epoch, isr, _ = m
+        dest, kind, cep, leader, epoch, isr, *_ = m
         name = "LeaderAndIsr" if kind == LEADER_AND_ISR else "UpdateMetadata"
         return f"{name}(to={dest},cepoch={cep},leader={leader},epoch={epoch},isr={members(isr)})"
 
@@ -1058,6 +1069,8 @@ class KafkaModel:
         brokers = state.brokers
         new = [m for m in new if brokers[m.dest].alive
                and (m.leader != NONE or m.kind != LEADER_AND_ISR)]
+        if self.skip:
+            new = [m._replace(leader_alive=brokers[m.leader].alive) for m in new]
         if self.cfg.reorder_requests:
             return tuple(sorted(set(state.channels).union(new)))
         out = list(state.channels)
@@ -1136,10 +1149,18 @@ class KafkaModel:
             return self._alive_mask(state)
         return self.all_mask
 
+    def _request_alive(self, state: State, m: Request) -> int:
+        """The brokers ``makeFollowers`` takes for alive: ``_metadata_alive``, except with
+        ``unavailable_leader=skip`` (0.8.x), where the request's own ``leaders`` field
+        says, as of its sending, whether the leader it names is alive."""
+        if not self.skip or isinstance(state.brokers[m.dest].metadata_cache, MetadataView):
+            return self._metadata_alive(state, m.dest)
+        return self.all_mask if m.leader_alive else self.all_mask & ~(1 << m.leader)
+
     def _handle_leader_and_isr(self, state: State, m: Request) -> State | None:
         """``become_leader_or_follower`` for one LeaderAndIsr request; ``None`` when the step
         is not enabled (KIP-320: the new leader is not yet in the request's epoch)."""
-        dest, _, cepoch, leader, epoch, isr, _ar = m
+        dest, _, cepoch, leader, epoch, isr, *_ = m
         br = state.brokers[dest]
         if leader == NONE:
             return None
@@ -1157,7 +1178,7 @@ class KafkaModel:
             return leader_log
 
         result = become_leader_or_follower(
-            manager, request, _snapshot(self._metadata_alive(state, dest)), self.sat,
+            manager, request, _snapshot(self._request_alive(state, m)), self.sat,
             self.rule, leader_logs, hw_lag_ms=self.hw_lag,
         ).unwrap()
         mgr = result.manager
@@ -1173,6 +1194,8 @@ class KafkaModel:
             elif newp.leader == p.leader:
                 truncating = br.truncating  # same leader: the fetcher goes on as it was
         newbr = self._with_partition(br, newp)._replace(truncating=truncating)
+        # (_with_partition leaves awaiting_first_leader_and_isr at 0: the HW checkpoint
+        # thread starts with the first LeaderAndIsr, hwThreadInitialized)
         if newbr.fetch_in_flight and (newp.leader != p.leader
                                       or newp.leader_epoch != p.leader_epoch):
             # the fetcher restarts: the response in flight is dropped
@@ -1212,7 +1235,7 @@ class KafkaModel:
     def _handle_update_metadata(self, state: State, m: Request) -> State | None:
         """``MetadataCache.updateMetadata`` with the request's partition state and the
         brokers alive at delivery (the controller's view is exact: see the module doc)."""
-        dest, _, cepoch, leader, epoch, isr, ar = m
+        dest, _, cepoch, leader, epoch, isr, ar, *_ = m
         br = state.brokers[dest]
         alive = self._alive_mask(state)
         ps = UpdateMetadataPartitionState(cepoch, leader, epoch, members(isr), 0, ar)
@@ -1291,7 +1314,8 @@ class KafkaModel:
             )
             up = BrokerPartition(1, br.log, br.high_watermark, br.hw_checkpoint, br.flushed,
                                  br.leader_epoch, br.leader, br.controller_epoch,
-                                 br.in_sync_replica_ids, br.remotes, meta, NO_FETCH)
+                                 br.in_sync_replica_ids, br.remotes, meta, NO_FETCH,
+                                 awaiting_first_leader_and_isr=int(self.skip))
             s = self._set_broker(state, b, up)
             if ctrl.leader == b:
                 # The partition is offline (its last leader was b): elect, or, when no
@@ -1368,13 +1392,25 @@ class KafkaModel:
                             self._set_broker(state, b, br._replace(flushed=len(br.log)))))
 
     def _a_checkpoint(self, state: State, out: Out) -> None:
-        """``CheckpointHw(b)``: the HW checkpoint thread writes ``b``'s HW to disk."""
+        """``CheckpointHw(b)``: the HW checkpoint thread writes ``b``'s HW to disk.
+
+        With ``unavailable_leader=skip`` (before 0.8.2) the thread starts only with the
+        broker's first LeaderAndIsr after a restart (``hwThreadInitialized``) and writes
+        only partitions with a local replica (``ReplicaManager.checkpointHighWatermarks``):
+        a restarted broker whose first LeaderAndIsr named a down leader never created the
+        replica, so the file loses the partition, whose HW reads back as 0
+        (``core.log_recovery.read_high_watermark_checkpoint``): KAFKA-1647, flagged."""
         for b in range(self.n):
             br = state.brokers[b]
-            if br.alive and br.hw_checkpoint != br.high_watermark:
-                out.append((self._label("CheckpointHw", b),
-                            self._set_broker(state, b,
-                                             br._replace(hw_checkpoint=br.high_watermark))))
+            if not br.alive or br.awaiting_first_leader_and_isr:
+                continue
+            hosted = not self.skip or br.leader_epoch != NONE
+            hw = br.high_watermark if hosted else read_high_watermark_checkpoint((), TP)
+            if br.hw_checkpoint != hw:
+                s = self._set_broker(state, b, br._replace(hw_checkpoint=hw))
+                if not hosted and br.log:
+                    s = self._flag(s, F_CHECKPOINT_LOST)
+                out.append((self._label("CheckpointHw", b), s))
 
     # ------------------------------------------------------------------ consumers
     def _a_consume(self, state: State, out: Out) -> None:

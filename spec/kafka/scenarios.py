@@ -95,6 +95,14 @@ SCENARIOS = (
          "unavailable_leader=fetcher"),
         ("elr=false",), ("elr=true",),
     ),
+    Scenario(
+        "kafka1647", "KAFKA-1647: a follower of a down leader loses its HW checkpoint",
+        "NoHwCheckpointLost",
+        ("max_records=1", "max_leader_epoch=1", "isr_shrink=false", "hw_checkpoint=true",
+         "truncation=hw", "fetch_fencing=false", "expand_rule=hw", "kafka_4485=false",
+         "kafka_7414=false"),
+        ("unavailable_leader=skip",), ("unavailable_leader=create-log",),
+    ),
 )
 """The scenarios of docs/scenarios.md, in its order."""
 

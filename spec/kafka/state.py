@@ -13,7 +13,7 @@ indexes a state by position.  The layout: ``(ctrl, brokers, msgs, ghost)``.
   propagated (``isrChangeSet`` non-empty); with ``elr`` (KIP-966) the ELR and last-known
   ELR masks (0 otherwise).
 * ``brokers[b] = (alive, log, hw, ckpt, flushed, epoch, leader, cepoch, isr, remotes, meta,
-  fetch, unclean, truncating)``:
+  fetch, unclean, truncating, idle)``:
   the broker's ``Partition`` (leader epoch, leader or -1, known controller epoch, ISR mask
   when it leads), its log (each record one int: ``id * EPOCHS + epoch``), high watermark, the
   checkpointed HW, the flushed prefix length (only with unclean crashes), and while it leads
@@ -27,7 +27,8 @@ indexes a state by position.  The layout: ``(ctrl, brokers, msgs, ghost)``.
   (always with ``fetch=atomic``): ``(leader, leader_epoch, fetch_offset, leader_leo, hw,
   records)``, ``records`` a tuple of record ints; ``unclean`` 1 while down after a power
   loss with ``elr``, ``truncating`` 1 while its fetcher waits for a down leader to answer
-  with ``unavailable_leader=fetcher`` (both 0 otherwise, and encoded only with either).
+  with ``unavailable_leader=fetcher``, ``idle`` 1 from a restart to its first LeaderAndIsr
+  with ``unavailable_leader=skip`` (all 0 otherwise, and encoded only with these).
 * ``msgs``: the in-flight controller requests, a tuple of ``(dest, kind, controller_epoch,
   leader, epoch, isr, ar)``; ``kind`` 0 is LeaderAndIsr, 1 is UpdateMetadata.  By default
   it is the concatenation of the channels, one per ``(controller_epoch, dest)`` (the queue
@@ -144,6 +145,10 @@ class BrokerPartition(NamedTuple):
     """1 while its fetcher waits to truncate (``PartitionFetchState`` ``Truncating``): it
     follows a leader that was down when told to, and truncates once that leader answers
     ``OffsetsForLeaderEpoch`` (``unavailable_leader=fetcher`` only; 0 otherwise)."""
+    awaiting_first_leader_and_isr: int = 0
+    """1 from a restart until its first LeaderAndIsr: ``ReplicaManager.hwThreadInitialized``
+    is false, no HW checkpoint is written yet (``unavailable_leader=skip`` only; 0
+    otherwise)."""
 
 
 class Request(NamedTuple):
@@ -158,6 +163,9 @@ class Request(NamedTuple):
     isr: int
     """A bit mask over broker ids."""
     assigned_replicas: tuple[int, ...]
+    leader_alive: int = 1
+    """0.8.x's ``leaders`` field: 1 when the leader it names was alive when the controller
+    sent it (``unavailable_leader=skip`` only; always 1 otherwise, and not encoded)."""
 
 
 class Ghost(NamedTuple):
@@ -211,7 +219,8 @@ def to_plain(state: KafkaState, previous_fetch: bool,
         extra = br[12:] if extended else ()
         out.append((*br[:9], rem, tuple(br[10]), tuple(br[11]), *extra))
     plain_ctrl = tuple(ctrl) if extended else tuple(ctrl[:6])
-    return (plain_ctrl, tuple(out), tuple(map(tuple, msgs)), tuple(ghost))
+    plain_msgs = tuple(map(tuple, msgs)) if extended else tuple([tuple(m[:7]) for m in msgs])
+    return (plain_ctrl, tuple(out), plain_msgs, tuple(ghost))
 
 
 _new = tuple.__new__
@@ -235,7 +244,8 @@ def from_plain(value: tuple[Any, ...]) -> KafkaState:
             _new(FetchResponse, fetch) if fetch else (), *(br[12:] or pad),
         )))
     return _new(KafkaState, (_new(ZkPartitionState, ctrl), tuple(out),
-                             tuple([_new(Request, m) for m in msgs]), _new(Ghost, ghost)))
+                             tuple([_new(Request, m if len(m) == 8 else (*m, 1))
+                                    for m in msgs]), _new(Ghost, ghost)))
 
 
 # ghost flags
@@ -250,6 +260,9 @@ F_TRUNCATED = 8
 F_HALTED = 16
 """A broker exited (``FatalExitError``): a follower past its leader's LEO with unclean
 election disabled, before KAFKA-7414 (``kafka_7414=false``)."""
+F_CHECKPOINT_LOST = 32
+"""A broker wrote its HW checkpoint file without a partition whose log it keeps
+(KAFKA-1647, ``unavailable_leader=skip``)."""
 
 NONE = -1
 """No leader / not yet (ghost epochs) / unknown."""
