@@ -1070,7 +1070,8 @@ class KafkaModel:
         new = [m for m in new if brokers[m.dest].alive
                and (m.leader != NONE or m.kind != LEADER_AND_ISR)]
         if self.skip:
-            new = [m._replace(leader_alive=brokers[m.leader].alive) for m in new]
+            new = [m._replace(leader_alive=int(m.leader != NONE and brokers[m.leader].alive))
+                   for m in new]
         if self.cfg.reorder_requests:
             return tuple(sorted(set(state.channels).union(new)))
         out = list(state.channels)
