@@ -261,3 +261,22 @@ def test_a_power_loss_leaves_any_prefix_of_the_unflushed_tail_with_crash_loss_ta
     assert sorted(lost) == ["PowerLoss(0,0)", "PowerLoss(0,1)", "PowerLoss(0,2)"]
     assert [len(lost[f"PowerLoss(0,{k})"].brokers[0].log) for k in range(3)] == [0, 1, 2]
     assert all(x.brokers[0].unclean_shutdown == 1 for x in lost.values())
+
+
+def test_kip966s_own_story_on_three_replicas() -> None:
+    # KIP-966's motivating case: three replicas, min.insync.replicas=2; m0 is committed on
+    # all three, both followers fall out of the ISR (ISR {0} below min ISR: they join the
+    # ELR), broker 0 loses m0 in a power loss.  The controller fences it into the ELR too
+    # and elects broker 1 from the ELR, cleanly, with m0; broker 0 back from the power
+    # loss leaves the ELR for the last-known ELR.
+    m = model(elr=True, brokers=3, min_isr=2, crashes="unclean", unavailable_leader="fetcher")
+    s = walk(m, "Produce(0)", "Fetch(1)", "Fetch(2)", "Fetch(1)", "Fetch(2)")
+    assert s.brokers[0].high_watermark == 1
+    s = walk_from(m, s, "Tick", "ShrinkIsr(0)")
+    assert (members(s.controller.isr), members(s.controller.elr)) == ((0,), (1, 2))
+    s = walk_from(m, s, "PowerLoss(0)", "ElectLeader")
+    c = s.controller
+    assert (c.leader, members(c.isr), members(c.elr)) == (1, (1,), (0, 2))
+    assert not s.ghost.flags & F_UNCLEAN and s.brokers[1].log
+    s = walk_from(m, s, "Restart(0)")
+    assert (members(s.controller.elr), members(s.controller.last_known_elr)) == ((2,), (0,))
