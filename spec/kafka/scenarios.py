@@ -89,14 +89,15 @@ SCENARIOS = (
     ),
     Scenario(
         "kip966", "KIP-966: the last ISR member loses acknowledged records in a power "
-        "failure and is elected again",
+        "failure and is elected again (Kafka up to 3.6, fixed by ELR in 3.7+)",
         "AckedAllSurvivesCleanElection",
         ("crashes=unclean", "min_isr=2", "max_records=1", "max_leader_epoch=1",
          "unavailable_leader=fetcher"),
         ("elr=false",), ("elr=true",),
     ),
     Scenario(
-        "kafka1647", "KAFKA-1647: a follower of a down leader loses its HW checkpoint",
+        "kafka1647", "KAFKA-1647: a follower of a down leader loses its HW checkpoint (fixed "
+        "in 0.8.2)",
         "NoHwCheckpointLost",
         ("max_records=1", "max_leader_epoch=1", "isr_shrink=false", "hw_checkpoint=true",
          "truncation=hw", "fetch_fencing=false", "expand_rule=hw", "kafka_4485=false",

@@ -109,7 +109,7 @@ def test_a_replica_back_from_a_power_loss_leaves_the_elr(
 
 
 def test_the_last_isr_member_back_from_a_power_loss_is_not_elected_again() -> None:
-    # docs/scenarios.md #8 with ELR: broker 0 returns without m0; handleBrokerUncleanShutdown
+    # docs/scenarios.md #11 with ELR: broker 0 returns without m0; handleBrokerUncleanShutdown
     # takes it out of the ISR and the ELR, the partition stays offline, and broker 1 (still
     # in the ISR, with m0) leads once it is back.
     m = model(elr=True, min_isr=2, crashes="unclean", max_leader_epoch=1)

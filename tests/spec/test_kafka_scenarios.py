@@ -123,7 +123,7 @@ def test_kip279_is_the_twelve_state_failover_story() -> None:
 
 
 def test_kip966_is_the_eight_state_story() -> None:
-    # docs/scenarios.md #8, counted by hand (min_isr=2, two brokers, broker 0 leads):
+    # docs/scenarios.md #11, counted by hand (min_isr=2, two brokers, broker 0 leads):
     #  1 Init   2 Produce m0 on 0   3 broker 1 fetches m0 (HW 0)
     #  4 broker 1 fetches again: HW 1 with both in the ISR, m0 committed and acknowledged
     #  5 broker 1 crashes (still in ZooKeeper's ISR: RemoveDeadFromIsr has not run)
@@ -144,7 +144,7 @@ def test_kip966_is_the_eight_state_story() -> None:
 
 
 def test_kafka1647_is_the_eleven_state_story() -> None:
-    # docs/scenarios.md #9, counted by hand (broker 0 leads, both in the ISR):
+    # docs/scenarios.md #12, counted by hand (broker 0 leads, both in the ISR):
     #  1 Init   2 Produce m0 on 0   3 broker 1 fetches m0   4 it fetches again: 0's HW 1
     #  5 a third fetch: broker 1's HW 1 (it learns the HW one fetch late)
     #  6 broker 0 crashes   7 broker 1 checkpoints HW 1 (6 and 7 in either order)
