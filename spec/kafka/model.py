@@ -219,12 +219,13 @@ class KafkaConfig:
             out.append(f"crashes must be one of {', '.join(CRASHES)}")
         if self.expand_rule not in EXPAND_RULES:
             out.append(f"expand_rule must be one of {', '.join(EXPAND_RULES)}")
-        if self.unclean_recovery not in UNCLEAN_RECOVERIES:
-            out.append(f"unclean_recovery must be one of {', '.join(UNCLEAN_RECOVERIES)}")
-        if self.unavailable_leader not in UNAVAILABLE_LEADERS:
-            out.append(f"unavailable_leader must be one of {', '.join(UNAVAILABLE_LEADERS)}")
-        if self.crash_loss not in CRASH_LOSSES:
-            out.append(f"crash_loss must be one of {', '.join(CRASH_LOSSES)}")
+        for name, value, allowed in (
+            ("unclean_recovery", self.unclean_recovery, UNCLEAN_RECOVERIES),
+            ("unavailable_leader", self.unavailable_leader, UNAVAILABLE_LEADERS),
+            ("crash_loss", self.crash_loss, CRASH_LOSSES),
+        ):
+            if value not in allowed:
+                out.append(f"{name} must be one of {', '.join(allowed)}")
         if self.fetch not in FETCH_MODES:
             out.append(f"fetch must be one of {', '.join(FETCH_MODES)}")
         if self.initial_isr > self.brokers:
