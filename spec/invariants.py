@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from checker.model import Property
 from core.state import last_stable_offset
 from spec.kafka.state import (
+    F_CHECKPOINT_LOST,
     F_EPOCH_REGRESSED,
     F_HALTED,
     F_TRUNCATED,
@@ -106,9 +107,12 @@ def isr_non_empty(s: State) -> bool:
     """IsrNonEmpty: ZooKeeper's ISR and every acting leader's ISR have a member.
 
     Violated: Kafka's ``assert(newInSyncReplicas.size > 0)`` fails; no clean election is
-    possible any more.
+    possible any more.  (With KIP-966, ``elr``, an offline partition's ISR may be empty
+    while its ELR or last-known ELR keeps the replicas it came from.)
     """
-    return s.controller.isr != 0 and all(
+    ctrl = s.controller
+    offline_elr = ctrl.leader == NONE and (ctrl.elr | ctrl.last_known_elr) != 0
+    return (ctrl.isr != 0 or offline_elr) and all(
         s.brokers[b].in_sync_replica_ids != 0 for b in _acting_leaders(s)
     )
 
@@ -271,6 +275,30 @@ def acknowledged_writes_durable(model: KafkaModel, s: State) -> bool:
     return _held_by_later_leaders(model, s, s.ghost.acked)
 
 
+def elr_holds_committed(model: KafkaModel, s: State) -> bool:
+    """ElrHoldsCommitted: every eligible leader replica (KIP-966's ELR, ``elr``) holds every
+    committed record at its offset, unless it lost power since (the controller takes it out
+    of the ELR when it re-registers) or an unclean election happened.
+
+    Violated: the controller could elect a replica "cleanly" from the ELR that lacks a
+    record consumers already read: after a clean failover the topic has lost it, the loss
+    KIP-966 exists to prevent.  (Vacuous without ``elr``: the ELR is empty.)
+    """
+    elr = s.controller.elr
+    if not elr or s.ghost.flags & F_UNCLEAN:
+        return True
+    origin, per = s.ghost.origin, model.codec.epochs
+    for b in members(elr):
+        br = s.brokers[b]
+        if br.unclean_shutdown:
+            continue
+        for rid, e in enumerate(s.ghost.committed):
+            o = origin[rid]
+            if e != NONE and (o >= len(br.log) or br.log[o] // per != rid):
+                return False
+    return True
+
+
 # ---------------------------------------------------------------------------------------
 # Sometimes
 # ---------------------------------------------------------------------------------------
@@ -303,6 +331,18 @@ def no_fatal_exit(s: State) -> bool:
     return not s.ghost.flags & F_HALTED
 
 
+def no_hw_checkpoint_lost(s: State) -> bool:
+    """NoHwCheckpointLost: no broker wrote its ``replication-offset-checkpoint`` file without
+    the high watermark of a partition whose log it keeps.
+
+    Violated: after its next restart the broker starts that partition at HW 0; a Kafka 0.8
+    follower then truncates its whole log to that HW when it follows a leader, and a
+    consumer reading from it sees nothing committed (KAFKA-1647, fixed in 0.8.2:
+    ``unavailable_leader=skip`` only).
+    """
+    return not s.ghost.flags & F_CHECKPOINT_LOST
+
+
 def some_truncation(s: State) -> bool:
     """SomeTruncation: a follower truncated records off its log."""
     return bool(s.ghost.flags & F_TRUNCATED)
@@ -322,6 +362,7 @@ _PLAIN: dict[str, Callable[[State], bool]] = {
     "StrongIsr": strong_isr,
     "LogMatching": log_matching,
     "NoFatalExit": no_fatal_exit,
+    "NoHwCheckpointLost": no_hw_checkpoint_lost,
 }
 _WITH_MODEL: dict[str, Callable[[KafkaModel, State], bool]] = {
     "LsoLeHw": lso_le_hw,
@@ -329,13 +370,14 @@ _WITH_MODEL: dict[str, Callable[[KafkaModel, State], bool]] = {
     "ConsumedRecordsStay": consumed_records_stay,
     "AckedAllSurvivesCleanElection": acked_all_survives_clean_election,
     "AcknowledgedWritesDurable": acknowledged_writes_durable,
+    "ElrHoldsCommitted": elr_holds_committed,
 }
 
 INVARIANT_NAMES = (
     "HwLeLeo", "LsoLeHw", "LeaderInIsr", "IsrNonEmpty", "EpochsNeverDecrease",
     "OneLeaderPerEpoch", "WeakIsr", "StrongIsr", "LogMatching", "NoCommittedRecordLost",
     "ConsumedRecordsStay", "AckedAllSurvivesCleanElection", "AcknowledgedWritesDurable",
-    "NoFatalExit",
+    "NoFatalExit", "ElrHoldsCommitted", "NoHwCheckpointLost",
 )
 """Every invariant of the ``kafka`` model, in the order the checker tests them."""
 

@@ -90,6 +90,39 @@ PARAMS = (
           choices=("atomic", "split")),
     Param("invariants", str, "all",
           "comma-separated invariants to check (see spec.invariants), all, or none"),
+    Param("elr", bool, False,
+          "KIP-966 Eligible Leader Replicas (Kafka 3.7+ with the eligible.leader.replicas "
+          "feature, KRaft; 4.0+): the controller keeps an ELR and a last-known ELR, a "
+          "replica leaving an ISR below min_isr joins the ELR, one back from a power loss "
+          "leaves it, the ISR may empty and an ELR member is elected cleanly, and the HW "
+          "waits while the ISR is below min_isr; off: Kafka <= 3.6 and ZooKeeper mode"),
+    Param("unclean_recovery", str, "first-alive",
+          "which replica an unclean election picks (with unclean_election): first-alive "
+          "(the first live replica in assignment order: every Kafka release, ZooKeeper's "
+          "OfflinePartitionLeaderSelector and KRaft's PartitionChangeBuilder), or KIP-966's "
+          "unclean recovery, the longest log (last epoch, LEO) among the live replicas once "
+          "balanced (every last-known ELR member back, else a majority) or aggressive (any "
+          "one) replicas reported: designed in KIP-966, not in a release the model covers",
+          choices=("first-alive", "balanced", "aggressive")),
+    Param("unavailable_leader", str, "follow",
+          "a follower told to follow a leader that is down when it handles the "
+          "LeaderAndIsr (without metadata): follow (the model's shortcut: it truncates at "
+          "once against the down leader's log), fetcher (Kafka 0.11+: makeFollower, and "
+          "the fetcher truncates only once that leader is back and answers "
+          "OffsetsForLeaderEpoch: a Truncate step; with truncation=hw as follow, since "
+          "<= 0.10 truncate to the HW at once), create-log (makeFollowers when its "
+          "cache already knows the leader is down, 0.8.2+, KAFKA-1647, and KRaft's "
+          "applyLocalFollowersDelta: only the log is created, the partition state is not "
+          "changed), or skip (before 0.8.2: not even the log is created, so the HW "
+          "checkpoint thread, started by that first request, writes a file without the "
+          "partition: KAFKA-1647, flag hw_checkpoint_lost, invariant NoHwCheckpointLost)",
+          choices=("follow", "fetcher", "create-log", "skip")),
+    Param("crash_loss", str, "all-unflushed",
+          "what a power loss (crashes=unclean) leaves of the unflushed tail: all-unflushed "
+          "(nothing of it: the worst case) or tail (any prefix of it, as the OS wrote an "
+          "unknown part; LogLoader.load, Kafka 3.0+, and Log.recoverLog before, recover "
+          "what is there; keeping all of it is a process kill, still an unclean shutdown)",
+          choices=("all-unflushed", "tail")),
 )
 
 

@@ -53,7 +53,13 @@ Modelling shortcuts (each is a choice a researcher can see in the state):
   ``readFromLocalLog`` / ``updateFollowerLogReadResults`` do;
 * the defaults are Kafka 2.1; the version parameters (``truncation``, ``fetch_fencing``,
   ``expand_rule``, ``kafka_4485``, ``kafka_7414``) select older versions, and
-  docs/protocol-map.md lists what remains different from Kafka's Scala.
+  docs/protocol-map.md lists what remains different from Kafka's Scala;
+* with ``elr`` (KIP-966) the controller keeps KRaft's ELR and last-known ELR beside
+  ZooKeeper's ISR and elects as ``PartitionChangeBuilder`` does (``spec.kafka.elr``); a
+  leaderless partition names no leader and is sent nothing; ``Crash`` is a clean shutdown,
+  ``PowerLoss`` an unclean one; ``unavailable_leader`` says what a follower told to follow
+  a down leader does (truncate at once, the default shortcut; wait for it, ``fetcher``;
+  ignore the request, ``create-log``).
 """
 
 from __future__ import annotations
@@ -64,16 +70,23 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
-from returns.result import Failure
+from returns.result import Failure, Success
 
 from checker.model import Property
-from core.errors import Errors
+from core.elr import LogEnd, hw_may_advance
+from core.errors import ElectionError, ElectionFailed, Errors
 from core.isr import (
     LogReadResult,
     leader_epoch_start_offset,
     maybe_shrink_isr,
     read_from_local_log,
     update_follower_fetch,
+)
+from core.log_recovery import (
+    CrashLoss,
+    DurableLog,
+    read_high_watermark_checkpoint,
+    surviving_lengths,
 )
 from core.metadata_cache import (
     Broker,
@@ -82,7 +95,12 @@ from core.metadata_cache import (
     UpdateMetadataRequest,
     update_metadata,
 )
-from core.partition import TRUNCATION_RULES, TruncationRule, raise_leader_hw
+from core.partition import (
+    TRUNCATION_RULES,
+    TruncationRule,
+    raise_leader_hw,
+    truncate_local_log,
+)
 from core.produce import (
     ACKS_ALL,
     ACKS_LEADER,
@@ -101,6 +119,7 @@ from core.selectors import (
     reassigned_partition_leader_selector,
 )
 from core.state import (
+    NO_LEADER,
     UNKNOWN_OFFSET,
     LeaderAndIsr,
     Partition,
@@ -109,7 +128,10 @@ from core.state import (
     TopicPartition,
 )
 from core.truncation import Log, Record
+from spec.kafka import elr as kip966
+from spec.kafka.elr import UNCLEAN_RECOVERIES
 from spec.kafka.state import (
+    F_CHECKPOINT_LOST,
     F_EPOCH_REGRESSED,
     F_HALTED,
     F_TRUNCATED,
@@ -143,6 +165,8 @@ ACKS = {"0": ACKS_NONE, "1": ACKS_LEADER, "all": ACKS_ALL}
 CRASHES = ("none", "clean", "unclean")
 EXPAND_RULES = ("hw", "epoch-start")
 FETCH_MODES = ("atomic", "split")
+UNAVAILABLE_LEADERS = ("follow", "fetcher", "create-log", "skip")
+CRASH_LOSSES = ("all-unflushed", "tail")
 NO_FETCH: tuple[()] = ()
 
 
@@ -177,6 +201,10 @@ class KafkaConfig:
     fetch: str = "atomic"
     kafka_4485: bool = True
     kafka_7414: bool = True
+    elr: bool = False
+    unclean_recovery: str = "first-alive"
+    unavailable_leader: str = "follow"
+    crash_loss: str = "all-unflushed"
 
     def problems(self) -> list[str]:
         """Why this configuration is unusable (empty when it is fine)."""
@@ -191,6 +219,13 @@ class KafkaConfig:
             out.append(f"crashes must be one of {', '.join(CRASHES)}")
         if self.expand_rule not in EXPAND_RULES:
             out.append(f"expand_rule must be one of {', '.join(EXPAND_RULES)}")
+        for name, value, allowed in (
+            ("unclean_recovery", self.unclean_recovery, UNCLEAN_RECOVERIES),
+            ("unavailable_leader", self.unavailable_leader, UNAVAILABLE_LEADERS),
+            ("crash_loss", self.crash_loss, CRASH_LOSSES),
+        ):
+            if value not in allowed:
+                out.append(f"{name} must be one of {', '.join(allowed)}")
         if self.fetch not in FETCH_MODES:
             out.append(f"fetch must be one of {', '.join(FETCH_MODES)}")
         if self.initial_isr > self.brokers:
@@ -226,6 +261,11 @@ class KafkaModel:
         self.acks = ACKS[config.acks]
         self.all_mask = (1 << self.n) - 1
         self.split = config.fetch == "split"
+        # the fetcher's pending truncation when a follower's leader is down (0.11+ rules)
+        self.deferred_truncation = (config.unavailable_leader == "fetcher"
+                                    and config.truncation != "hw")
+        self.extended = config.elr or config.unavailable_leader in ("fetcher", "skip")
+        self.skip = config.unavailable_leader == "skip"
         # KAFKA-4485 (0.10.2+): caught-up replicas count for the HW, within lag_ticks
         self.hw_lag: int | None = config.lag_ticks if config.kafka_4485 else None
         self.previous_fetch = config.kafka_4485
@@ -325,7 +365,7 @@ class KafkaModel:
         """``marshal`` version 2 of the state as plain tuples (``to_plain``: ``marshal``
         refuses tuple subclasses; version 2 writes no back-references, so the bytes are
         deterministic)."""
-        return marshal.dumps(to_plain(state, self.previous_fetch), 2)  # type: ignore[arg-type]  # nested tuples of ints, which typeshed cannot spell
+        return marshal.dumps(to_plain(state, self.previous_fetch, self.extended), 2)  # type: ignore[arg-type]  # nested tuples of ints, which typeshed cannot spell
 
     def decode(self, data: bytes) -> State:
         """The inverse of ``encode``."""
@@ -346,6 +386,9 @@ class KafkaModel:
             "zk": {"leader": ctrl.leader, "leader_epoch": ctrl.leader_epoch,
                    "isr": members(ctrl.isr), "replicas": ctrl.assigned_replicas},
         }
+        if self.cfg.elr:
+            out["zk"]["elr"] = members(ctrl.elr)
+            out["zk"]["last_known_elr"] = members(ctrl.last_known_elr)
         for b, br in enumerate(brokers):
             view: dict[str, Any] = {
                 "alive": bool(br.alive), "log": log(br.log), "hw": br.high_watermark,
@@ -355,6 +398,12 @@ class KafkaModel:
                 view["hw_checkpoint"] = br.hw_checkpoint
             if self.cfg.crashes == "unclean":
                 view["flushed"] = br.flushed
+            if self.cfg.elr and br.unclean_shutdown:
+                view["unclean_shutdown"] = True
+            if br.truncating:
+                view["truncating"] = True
+            if br.awaiting_first_leader_and_isr:
+                view["hw_checkpoint_thread"] = False
             if br.leader == b:
                 view["isr"] = members(br.in_sync_replica_ids)
                 view["remote_leo"] = {
@@ -385,6 +434,8 @@ class KafkaModel:
         out["unclean_election_happened"] = bool(ghost.flags & F_UNCLEAN)
         if not self.cfg.kafka_7414:
             out["broker_halted"] = bool(ghost.flags & F_HALTED)
+        if self.skip:
+            out["hw_checkpoint_lost"] = bool(ghost.flags & F_CHECKPOINT_LOST)
         return out
 
     def _fetch_text(self, r: FetchResponse | tuple[()]) -> str | None:
@@ -398,7 +449,7 @@ class KafkaModel:
 
     @staticmethod
     def _msg_text(m: Request) -> str:
-        dest, kind, cep, leader, epoch, isr, _ = m
+        dest, kind, cep, leader, epoch, isr, *_ = m
         name = "LeaderAndIsr" if kind == LEADER_AND_ISR else "UpdateMetadata"
         return f"{name}(to={dest},cepoch={cep},leader={leader},epoch={epoch},isr={members(isr)})"
 
@@ -456,7 +507,13 @@ class KafkaModel:
         if self.cfg.crashes == "unclean":
             flushed = min(flushed, len(log))
         ckpt = br.hw_checkpoint if self.cfg.hw_checkpoint else 0
-        return BrokerPartition(br.alive, log, p.high_watermark, ckpt, flushed, p.leader_epoch,
+        hw = p.high_watermark
+        if (self.cfg.elr and leader == b
+                and not hw_may_advance(len(p.isr), self.cfg.min_isr)):
+            # KIP-966: maybeIncrementLeaderHW returns early while the ISR is below
+            # min.insync.replicas (the HW may still drop with the log).
+            hw = min(hw, br.high_watermark)
+        return BrokerPartition(br.alive, log, hw, ckpt, flushed, p.leader_epoch,
                                leader, p.controller_epoch, isr, remotes, br.metadata_cache,
                                br.fetch_in_flight)
 
@@ -597,6 +654,10 @@ class KafkaModel:
             lb = brokers[lid]
             if lb.leader != lid:
                 continue  # NOT_LEADER_FOR_PARTITION: nothing changes
+            if fb.truncating:
+                if not self.cfg.fetch_fencing or lb.leader_epoch == fb.leader_epoch:
+                    out.append((self._label("Truncate", f), self._truncate(state, f, lid)))
+                continue
             if self.cfg.fetch_fencing and lb.leader_epoch != fb.leader_epoch:
                 fenced = self._fenced_fetch(state, f, lid, lb.leader_epoch > fb.leader_epoch)
                 if fenced != state:
@@ -605,6 +666,19 @@ class KafkaModel:
             s = self._fetch(state, f, lid)
             if s is not None and s != state:
                 out.append((self._label("FetchRequest" if self.split else "Fetch", f), s))
+
+    def _truncate(self, state: State, f: int, lid: int) -> State:
+        """``Truncate(f)`` (``unavailable_leader=fetcher``): the leader ``lid`` is back and
+        answers ``OffsetsForLeaderEpoch`` (with KIP-320 only in ``f``'s epoch), and ``f``'s
+        fetcher truncates by the configured rule (``AbstractFetcherThread.maybeTruncate``),
+        then fetches as usual."""
+        p = self.partition(state, f)
+        leader_log = self.partition(state, lid).log
+        offset = min(max(0, self.rule(p.log, p.high_watermark, leader_log)), len(p.log))
+        newp = truncate_local_log(p, offset)
+        fb = state.brokers[f]
+        s = self._set_broker(state, f, self._with_partition(fb, newp)._replace(truncating=0))
+        return self._flag(s, F_TRUNCATED) if offset < len(fb.log) else s
 
     def _fenced_fetch(self, state: State, f: int, lid: int, follower_older: bool) -> State:
         """A fetch the leader refuses for its epoch (KIP-320): Kafka 2.1's ``readFromLocalLog``
@@ -715,6 +789,9 @@ class KafkaModel:
         """The leader's ISR written to ZooKeeper and recorded as an ISR change."""
         ctrl = state.controller
         ctrl = ctrl._replace(isr=mask_of(p.isr))
+        if self.cfg.elr:
+            elr, lke = kip966.populate(state.controller, ctrl.isr, self.cfg.min_isr)
+            ctrl = ctrl._replace(elr=elr, last_known_elr=lke)
         if self.cfg.metadata:
             ctrl = ctrl._replace(isr_change_set=ctrl.isr_change_set | 1 << lid)
         return KafkaState(ctrl, state.brokers, state.channels, state.ghost)
@@ -786,16 +863,23 @@ class KafkaModel:
 
     def _write_zk(
         self, state: State, lai: LeaderAndIsr, receivers: Iterable[int],
-        ar: tuple[int, ...] | None = None,
+        ar: tuple[int, ...] | None = None, elected: kip966.Elected | None = None,
     ) -> State | None:
-        """ZooKeeper takes ``lai`` (bounded by ``max_leader_epoch``); requests are queued."""
+        """ZooKeeper takes ``lai`` (bounded by ``max_leader_epoch``); requests are queued.
+        With ``elr`` the ELR follows the ISR (``maybePopulateTargetElr``), or is the one of
+        ``elected``, a KRaft election, whose ``unclean`` also decides the unclean flag."""
         if lai.leader_epoch > self.cfg.max_leader_epoch:
             return None
-        ctrl = state.controller
+        old = ctrl = state.controller
         old_live_isr = [r for r in members(ctrl.isr) if state.brokers[r].alive]
         ar = ctrl.assigned_replicas if ar is None else ar
         ctrl = ZkPartitionState(ctrl.controller_epoch, lai.leader, lai.leader_epoch,
                                 mask_of(lai.isr), ar, ctrl.isr_change_set)
+        if elected is not None:
+            ctrl = ctrl._replace(elr=elected.elr, last_known_elr=elected.last_known_elr)
+        elif self.cfg.elr:
+            elr, lke = kip966.populate(old, ctrl.isr, self.cfg.min_isr)
+            ctrl = ctrl._replace(elr=elr, last_known_elr=lke)
         # ControllerBrokerRequestBatch.sendRequestsToBrokers: the LeaderAndIsr requests
         # first, then UpdateMetadata to every broker (when some LeaderAndIsr was added).
         receivers = sorted(set(receivers))
@@ -805,7 +889,7 @@ class KafkaModel:
             new += [Request(d, UPDATE_METADATA, ctrl.controller_epoch, lai.leader, lai.leader_epoch,
                      ctrl.isr, ar) for d in range(self.n)]
         s = KafkaState(ctrl, state.brokers, self._enqueue(state, new), state.ghost)
-        if lai.leader not in old_live_isr:
+        if elected.unclean if elected is not None else lai.leader not in old_live_isr:
             s = self._flag(s, F_UNCLEAN)
         return s
 
@@ -817,10 +901,68 @@ class KafkaModel:
         if zl != NONE and state.brokers[zl].alive:
             return
         alive = frozenset(members(self._alive_mask(state)))
+        if self.cfg.elr:
+            s = self._kraft_election(state, zl, False, (alive,))
+            if s is not None and s != state:
+                out.append(("ElectLeader", s))
+            return
         selection = offline_partition_leader_selector(
             self._current(state), ctrl.assigned_replicas, alive, self.cfg.unclean_election
         )
-        self._apply_election(state, selection, "ElectLeader", out)
+        self._apply_election(state, self._recover(state, selection), "ElectLeader", out)
+
+    def _log_ends(self, state: State) -> dict[int, LogEnd]:
+        """What each live replica reports to KIP-966's unclean recovery (``GetReplicaLogInfo``):
+        the epoch of its last record and its LEO."""
+        c = self.codec
+        return {b: LogEnd(c.epoch(br.log[-1]) if br.log else NONE, len(br.log))
+                for b, br in enumerate(state.brokers) if br.alive}
+
+    def _recover(self, state: State, selection: Selection) -> Selection:
+        """With ``unclean_recovery`` other than ``first-alive``, an unclean election of
+        ``OfflinePartitionLeaderSelector`` (the first live replica) is replaced by KIP-966's
+        unclean recovery (the longest log, once enough replicas reported), or dropped while
+        it would still wait."""
+        if self.cfg.unclean_recovery == "first-alive" or isinstance(selection, Failure):
+            return selection
+        chosen = selection.unwrap()
+        ctrl = state.controller
+        if chosen.leader_and_isr.leader in [r for r in members(ctrl.isr)
+                                            if state.brokers[r].alive]:
+            return selection
+        reg = kip966.registration(ctrl)
+        reg = replace(reg, leader=NO_LEADER, isr=(), elr=())
+        elected = kip966.elect(reg, frozenset(self._log_ends(state)),
+                               self.cfg.min_isr, True, self.cfg.unclean_recovery,
+                               self._log_ends(state))
+        if elected is None:
+            return Failure(ElectionFailed(ElectionError.NO_REPLICA_ONLINE,
+                                          "unclean recovery waits for more replicas"))
+        lai = chosen.leader_and_isr
+        return Success(replace(chosen, leader_and_isr=LeaderAndIsr(
+            elected.leader, lai.leader_epoch, (elected.leader,), lai.zk_version)))
+
+    def _kraft_election(self, state: State, fenced: int, dirty: bool,
+                        passes: tuple[frozenset[int], ...]) -> State | None:
+        """With ``elr``: the controller fences the dead leader ``fenced`` and elects as
+        KRaft's ``ReplicationControlManager.handleBrokerFenced`` and
+        ``PartitionChangeBuilder.electLeader`` do with KIP-966 (``spec.kafka.elr``): ISR,
+        then ELR, then unclean; ``dirty``: ``fenced`` shut down uncleanly
+        (``handleBrokerUncleanShutdown``: it leaves the ELR).  The live replicas are sent
+        the outcome.  When nobody may lead, the partition stays offline: ZooKeeper's state
+        then names no leader (``NONE``, same epoch: no broker is told), so that the next
+        live replica's return elects.  ``None`` past ``max_leader_epoch``."""
+        cfg = self.cfg
+        ctrl = state.controller
+        elected = kip966.fence_and_elect(ctrl, fenced, dirty, passes, cfg.min_isr,
+                                         cfg.unclean_election, cfg.unclean_recovery,
+                                         self._log_ends(state))
+        if elected.leader == NONE:
+            ctrl = ctrl._replace(leader=NONE, isr=elected.isr, elr=elected.elr,
+                                 last_known_elr=elected.last_known_elr)
+            return KafkaState(ctrl, state.brokers, state.channels, state.ghost)
+        lai = LeaderAndIsr(elected.leader, ctrl.leader_epoch + 1, members(elected.isr), 0)
+        return self._write_zk(state, lai, members(self._alive_mask(state)), None, elected)
 
     def _a_remove_dead_from_isr(self, state: State, out: Out) -> None:
         """``RemoveDeadFromIsr``: the controller moves dead followers to OfflineReplica and
@@ -922,9 +1064,15 @@ class KafkaModel:
         destination)``, a stable sort keeping each channel's FIFO order.  An UpdateMetadata
         queued behind another UpdateMetadata of the same channel replaces it (the bound that
         keeps ISR changes from growing the queue without end; docs/kafka-model.md).  With
-        ``reorder_requests`` the requests form a set (sorted, duplicates merged)."""
+        ``reorder_requests`` the requests form a set (sorted, duplicates merged).  A
+        LeaderAndIsr naming no leader (an offline partition, ``elr`` only) is not sent:
+        the broker would have nothing to do with it."""
         brokers = state.brokers
-        new = [m for m in new if brokers[m.dest].alive]
+        new = [m for m in new if brokers[m.dest].alive
+               and (m.leader != NONE or m.kind != LEADER_AND_ISR)]
+        if self.skip:
+            new = [m._replace(leader_alive=int(m.leader != NONE and brokers[m.leader].alive))
+                   for m in new]
         if self.cfg.reorder_requests:
             return tuple(sorted(set(state.channels).union(new)))
         out = list(state.channels)
@@ -991,14 +1139,30 @@ class KafkaModel:
         the UpdateMetadata telling ``b`` of that leader's later death is queued behind the
         LeaderAndIsr on the same channel, so ``b`` handles the LeaderAndIsr first.  (A new
         controller resending a partition whose leader is dead is the exception; it is not
-        modelled.)"""
+        modelled.)  With ``unavailable_leader=create-log`` and no modelled cache, the
+        brokers alive now: ``makeFollowers`` (0.8.2+, KAFKA-1647; KRaft's
+        ``applyLocalFollowersDelta``) then only creates the log of a partition whose leader
+        is down (``core.replica_manager``), where the default lets the follower truncate
+        at once against the down leader's log, which Kafka's fetcher could not reach."""
         meta = state.brokers[b].metadata_cache
-        return meta.alive_brokers if isinstance(meta, MetadataView) else self.all_mask
+        if isinstance(meta, MetadataView):
+            return meta.alive_brokers
+        if self.cfg.unavailable_leader == "create-log":
+            return self._alive_mask(state)
+        return self.all_mask
+
+    def _request_alive(self, state: State, m: Request) -> int:
+        """The brokers ``makeFollowers`` takes for alive: ``_metadata_alive``, except with
+        ``unavailable_leader=skip`` (0.8.x), where the request's own ``leaders`` field
+        says, as of its sending, whether the leader it names is alive."""
+        if not self.skip or isinstance(state.brokers[m.dest].metadata_cache, MetadataView):
+            return self._metadata_alive(state, m.dest)
+        return self.all_mask if m.leader_alive else self.all_mask & ~(1 << m.leader)
 
     def _handle_leader_and_isr(self, state: State, m: Request) -> State | None:
         """``become_leader_or_follower`` for one LeaderAndIsr request; ``None`` when the step
         is not enabled (KIP-320: the new leader is not yet in the request's epoch)."""
-        dest, _, cepoch, leader, epoch, isr, _ar = m
+        dest, _, cepoch, leader, epoch, isr, *_ = m
         br = state.brokers[dest]
         if leader == NONE:
             return None
@@ -1016,13 +1180,24 @@ class KafkaModel:
             return leader_log
 
         result = become_leader_or_follower(
-            manager, request, _snapshot(self._metadata_alive(state, dest)), self.sat,
+            manager, request, _snapshot(self._request_alive(state, m)), self.sat,
             self.rule, leader_logs, hw_lag_ms=self.hw_lag,
         ).unwrap()
         mgr = result.manager
         newp = mgr.partitions[0]
         newp = replace(newp, controller_epoch=mgr.controller_epoch)
-        newbr = self._with_partition(br, newp)
+        truncating = 0
+        if self.deferred_truncation and newp.leader == leader != dest:
+            if newp.leader != p.leader and not lb.alive:
+                # The fetcher starts Truncating; the down leader cannot answer
+                # OffsetsForLeaderEpoch, so the log stays as it was for now.
+                newp = replace(newp, log=p.log, high_watermark=p.high_watermark)
+                truncating = 1
+            elif newp.leader == p.leader:
+                truncating = br.truncating  # same leader: the fetcher goes on as it was
+        newbr = self._with_partition(br, newp)._replace(truncating=truncating)
+        # (_with_partition leaves awaiting_first_leader_and_isr at 0: the HW checkpoint
+        # thread starts with the first LeaderAndIsr, hwThreadInitialized)
         if newbr.fetch_in_flight and (newp.leader != p.leader
                                       or newp.leader_epoch != p.leader_epoch):
             # the fetcher restarts: the response in flight is dropped
@@ -1062,7 +1237,7 @@ class KafkaModel:
     def _handle_update_metadata(self, state: State, m: Request) -> State | None:
         """``MetadataCache.updateMetadata`` with the request's partition state and the
         brokers alive at delivery (the controller's view is exact: see the module doc)."""
-        dest, _, cepoch, leader, epoch, isr, ar = m
+        dest, _, cepoch, leader, epoch, isr, ar, *_ = m
         br = state.brokers[dest]
         alive = self._alive_mask(state)
         ps = UpdateMetadataPartitionState(cepoch, leader, epoch, members(isr), 0, ar)
@@ -1077,10 +1252,11 @@ class KafkaModel:
         return self._set_broker(state, dest, br._replace(metadata_cache=meta))
 
     # ------------------------------------------------------------------ crashes
-    def _crashed(self, state: State, b: int, unclean: bool) -> State:
-        """Broker ``b`` down: in-memory state lost; with ``unclean`` the unflushed tail too."""
+    def _crashed(self, state: State, b: int, unclean: bool, keep: int | None = None) -> State:
+        """Broker ``b`` down: in-memory state lost; with ``unclean`` the unflushed tail too
+        (all of it, or all but the first ``keep - flushed`` records of it)."""
         br = state.brokers[b]
-        log = br.log[:br.flushed] if unclean else br.log
+        log = br.log[:br.flushed if keep is None else keep] if unclean else br.log
         hw = br.hw_checkpoint if self.cfg.hw_checkpoint else br.high_watermark
         hw = min(hw, len(log))
         meta: MetadataView | tuple[()] = (
@@ -1088,7 +1264,8 @@ class KafkaModel:
         )
         flushed = len(log) if self.cfg.crashes == "unclean" else 0
         ckpt = min(br.hw_checkpoint, len(log)) if self.cfg.hw_checkpoint else 0
-        new = BrokerPartition(0, log, hw, ckpt, flushed, NONE, NONE, 0, 0, (), meta, NO_FETCH)
+        new = BrokerPartition(0, log, hw, ckpt, flushed, NONE, NONE, 0, 0, (), meta, NO_FETCH,
+                              int(unclean and self.cfg.elr))
         s = self._set_broker(state, b, new)
         if self.split:
             # Fetch responses b had not sent yet die with its connections.
@@ -1101,14 +1278,26 @@ class KafkaModel:
 
     def _a_crash(self, state: State, out: Out) -> None:
         """``Crash(b)`` (and ``PowerLoss(b)`` with ``crashes=unclean``: the unflushed tail of
-        the log is lost)."""
+        the log is lost; with ``crash_loss=tail`` ``PowerLoss(b,k)``: a power loss leaving
+        the first ``k`` records, any ``k`` from the flushed prefix to the LEO, which is still
+        an unclean shutdown to Kafka).  ``Crash(b)`` keeps the whole log, as a clean
+        shutdown does (``LogManager.shutdown`` flushes)."""
         for b in range(self.n):
             br = state.brokers[b]
             if not br.alive:
                 continue
             out.append((self._label("Crash", b), self._crashed(state, b, False)))
-            if self.cfg.crashes == "unclean" and br.flushed < len(br.log):
+            if self.cfg.crashes != "unclean" or br.flushed >= len(br.log):
+                continue
+            if self.cfg.crash_loss == "all-unflushed":
                 out.append((self._label("PowerLoss", b), self._crashed(state, b, True)))
+                continue
+            # crash_loss=tail: the OS wrote an unknown part of the tail (LogLoader.load
+            # recovers the surviving prefix: core.log_recovery)
+            durable = DurableLog(self.log_records(br.log), br.flushed)
+            for keep in surviving_lengths(durable, False, CrashLoss.TAIL):
+                out.append((self._label("PowerLoss", f"{b},{keep}"),
+                            self._crashed(state, b, True, keep)))
 
     def _a_restart(self, state: State, out: Out) -> None:
         """``Restart(b)``: ``b`` comes back; the controller (``onBrokerStartup``) sends it the
@@ -1127,25 +1316,43 @@ class KafkaModel:
             )
             up = BrokerPartition(1, br.log, br.high_watermark, br.hw_checkpoint, br.flushed,
                                  br.leader_epoch, br.leader, br.controller_epoch,
-                                 br.in_sync_replica_ids, br.remotes, meta, NO_FETCH)
+                                 br.in_sync_replica_ids, br.remotes, meta, NO_FETCH,
+                                 awaiting_first_leader_and_isr=int(self.skip))
             s = self._set_broker(state, b, up)
             if ctrl.leader == b:
                 # The partition is offline (its last leader was b): elect, or, when no
                 # election is possible (within max_leader_epoch), leave it offline; b must
                 # never resume leading its old epoch.
-                elected = self._restart_election(state, s)
+                elected = self._restart_election(state, s, bool(br.unclean_shutdown))
+                if elected is None and self.cfg.elr:
+                    continue  # KRaft's change past max_leader_epoch: not in the bounds
                 out.append((self._label("Restart", b), s if elected is None else elected))
                 continue
+            if br.unclean_shutdown:
+                after = self._unclean_shutdown(s, b)
+                if after is None:
+                    continue  # the ISR change would pass max_leader_epoch
+                s = after
             c = s.controller
+            if c.leader == NONE:
+                # KIP-966: an offline partition; ElectLeader runs next (handleBrokerUnfenced)
+                out.append((self._label("Restart", b), s))
+                continue
             msg = Request(b, LEADER_AND_ISR, c.controller_epoch, c.leader, c.leader_epoch, c.isr,
                           c.assigned_replicas)
             msgs = self._enqueue(s, [msg])
             out.append((self._label("Restart", b),
                         KafkaState(s.controller, s.brokers, msgs, s.ghost)))
 
-    def _restart_election(self, before: State, after: State) -> State | None:
+    def _restart_election(self, before: State, after: State,
+                          dirty: bool = False) -> State | None:
         """The offline election of a restart: without the restarted broker, else with it;
-        the restarted broker is sent the outcome like every live replica."""
+        the restarted broker is sent the outcome like every live replica.  With ``elr``
+        the KRaft election (``_kraft_election``), ``dirty`` when the broker comes back
+        from an unclean shutdown."""
+        if self.cfg.elr:
+            passes = tuple(frozenset(members(self._alive_mask(v))) for v in (before, after))
+            return self._kraft_election(after, before.controller.leader, dirty, passes)
         for view in (before, after):
             alive = frozenset(members(self._alive_mask(view)))
             selection = offline_partition_leader_selector(
@@ -1159,6 +1366,25 @@ class KafkaModel:
             return self._write_zk(after, e.leader_and_isr, sorted(receivers))
         return None
 
+    def _unclean_shutdown(self, state: State, b: int) -> State | None:
+        """KIP-966's ``ReplicationControlManager.handleBrokerUncleanShutdown`` when ``b``,
+        which does not lead, re-registers after a power loss (``elr`` only): it leaves the
+        ISR and the ELR, whose log may have lost acknowledged records.  An ISR change under
+        a live leader is a controller write (new leader epoch, sent to the live replicas,
+        as ``RemoveDeadFromIsr``); otherwise only the controller's state changes.  ``None``
+        past ``max_leader_epoch``."""
+        ctrl = state.controller
+        if not (ctrl.isr | ctrl.elr) >> b & 1:
+            return state
+        isr, elr, lke = kip966.unclean_shutdown_change(ctrl, b, self.cfg.min_isr)
+        zl = ctrl.leader
+        if isr != ctrl.isr and zl != NONE and state.brokers[zl].alive:
+            lai = LeaderAndIsr(zl, ctrl.leader_epoch + 1, members(isr), 0)
+            elected = kip966.Elected(zl, isr, elr, lke, False)
+            return self._write_zk(state, lai, members(self._alive_mask(state)), None, elected)
+        ctrl = ctrl._replace(isr=isr, elr=elr, last_known_elr=lke)
+        return KafkaState(ctrl, state.brokers, state.channels, state.ghost)
+
     def _a_flush(self, state: State, out: Out) -> None:
         """``Flush(b)``: the log is fsynced (only with ``crashes=unclean``)."""
         for b in range(self.n):
@@ -1168,13 +1394,25 @@ class KafkaModel:
                             self._set_broker(state, b, br._replace(flushed=len(br.log)))))
 
     def _a_checkpoint(self, state: State, out: Out) -> None:
-        """``CheckpointHw(b)``: the HW checkpoint thread writes ``b``'s HW to disk."""
+        """``CheckpointHw(b)``: the HW checkpoint thread writes ``b``'s HW to disk.
+
+        With ``unavailable_leader=skip`` (before 0.8.2) the thread starts only with the
+        broker's first LeaderAndIsr after a restart (``hwThreadInitialized``) and writes
+        only partitions with a local replica (``ReplicaManager.checkpointHighWatermarks``):
+        a restarted broker whose first LeaderAndIsr named a down leader never created the
+        replica, so the file loses the partition, whose HW reads back as 0
+        (``core.log_recovery.read_high_watermark_checkpoint``): KAFKA-1647, flagged."""
         for b in range(self.n):
             br = state.brokers[b]
-            if br.alive and br.hw_checkpoint != br.high_watermark:
-                out.append((self._label("CheckpointHw", b),
-                            self._set_broker(state, b,
-                                             br._replace(hw_checkpoint=br.high_watermark))))
+            if not br.alive or br.awaiting_first_leader_and_isr:
+                continue
+            hosted = not self.skip or br.leader_epoch != NONE
+            hw = br.high_watermark if hosted else read_high_watermark_checkpoint((), TP)
+            if br.hw_checkpoint != hw:
+                s = self._set_broker(state, b, br._replace(hw_checkpoint=hw))
+                if not hosted and br.log:
+                    s = self._flag(s, F_CHECKPOINT_LOST)
+                out.append((self._label("CheckpointHw", b), s))
 
     # ------------------------------------------------------------------ consumers
     def _a_consume(self, state: State, out: Out) -> None:

@@ -50,6 +50,10 @@ PINNED: dict[str, str] = {
     "kafka_4485": "true",
     "kafka_7414": "true",
     "hw_checkpoint": "false",
+    "elr": "false",
+    "unclean_recovery": "first-alive",
+    "unavailable_leader": "follow",
+    "crash_loss": "all-unflushed",
 }
 """The parameters every scenario run names explicitly, with the value it takes when the
 scenario does not choose one: Kafka 2.1's (the model's defaults when the figures of
@@ -136,6 +140,23 @@ SCENARIOS = (
          "lost_requests=false", "reassignment=true", "fetch_fencing=true",
          "expand_rule=epoch-start"),
         ("truncation=kip279-2.0",), ("truncation=kip279",),
+    ),
+    Scenario(
+        "kip966", "KIP-966: the last ISR member loses acknowledged records in a power "
+        "failure and is elected again (Kafka up to 3.6, fixed by ELR in 3.7+)",
+        "AckedAllSurvivesCleanElection",
+        ("crashes=unclean", "min_isr=2", "max_records=1", "max_leader_epoch=1",
+         "unavailable_leader=fetcher"),
+        ("elr=false",), ("elr=true",),
+    ),
+    Scenario(
+        "kafka1647", "KAFKA-1647: a follower of a down leader loses its HW checkpoint (fixed "
+        "in 0.8.2)",
+        "NoHwCheckpointLost",
+        ("max_records=1", "max_leader_epoch=1", "isr_shrink=false", "hw_checkpoint=true",
+         "truncation=hw", "fetch_fencing=false", "expand_rule=hw", "kafka_4485=false",
+         "kafka_7414=false"),
+        ("unavailable_leader=skip",), ("unavailable_leader=create-log",),
     ),
 )
 """The scenarios of docs/scenarios.md, in its order."""

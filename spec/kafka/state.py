@@ -6,12 +6,14 @@ here, which ``KafkaModel.encode`` writes with ``marshal`` version 2 (no back-ref
 byte-for-byte deterministic; ``marshal`` refuses tuple subclasses).  Only this module
 indexes a state by position.  The layout: ``(ctrl, brokers, msgs, ghost)``.
 
-* ``ctrl = (controller_epoch, zk_leader, zk_epoch, zk_isr, ar, isr_changes)``: the
-  controller's epoch and the ZooKeeper partition state node (leader, leader epoch, ISR as a
-  bit mask over broker ids); ``ar`` the assigned replicas in preference order; ``isr_changes``
-  the mask of brokers with an ISR change not yet propagated (``isrChangeSet`` non-empty).
+* ``ctrl = (controller_epoch, zk_leader, zk_epoch, zk_isr, ar, isr_changes, elr,
+  last_known_elr)``: the controller's epoch and the ZooKeeper partition state node (leader,
+  leader epoch, ISR as a bit mask over broker ids); ``ar`` the assigned replicas in
+  preference order; ``isr_changes`` the mask of brokers with an ISR change not yet
+  propagated (``isrChangeSet`` non-empty); with ``elr`` (KIP-966) the ELR and last-known
+  ELR masks (0 otherwise).
 * ``brokers[b] = (alive, log, hw, ckpt, flushed, epoch, leader, cepoch, isr, remotes, meta,
-  fetch)``:
+  fetch, unclean, truncating, idle)``:
   the broker's ``Partition`` (leader epoch, leader or -1, known controller epoch, ISR mask
   when it leads), its log (each record one int: ``id * EPOCHS + epoch``), high watermark, the
   checkpointed HW, the flushed prefix length (only with unclean crashes), and while it leads
@@ -23,7 +25,10 @@ indexes a state by position.  The layout: ``(ctrl, brokers, msgs, ghost)``.
   MetadataCache as ``(alive_mask, leader, epoch, isr)`` (``()`` when metadata is not modelled);
   ``fetch`` the follower's fetch response in flight with ``fetch=split``, ``()`` when none
   (always with ``fetch=atomic``): ``(leader, leader_epoch, fetch_offset, leader_leo, hw,
-  records)``, ``records`` a tuple of record ints.
+  records)``, ``records`` a tuple of record ints; ``unclean`` 1 while down after a power
+  loss with ``elr``, ``truncating`` 1 while its fetcher waits for a down leader to answer
+  with ``unavailable_leader=fetcher``, ``idle`` 1 from a restart to its first LeaderAndIsr
+  with ``unavailable_leader=skip`` (all 0 otherwise, and encoded only with these).
 * ``msgs``: the in-flight controller requests, a tuple of ``(dest, kind, controller_epoch,
   leader, epoch, isr, ar)``; ``kind`` 0 is LeaderAndIsr, 1 is UpdateMetadata.  By default
   it is the concatenation of the channels, one per ``(controller_epoch, dest)`` (the queue
@@ -60,6 +65,12 @@ class ZkPartitionState(NamedTuple):
     """The assigned replicas in preference order (``partitionReplicaAssignment``)."""
     isr_change_set: int
     """The brokers with an ISR change not yet propagated (``ReplicaManager.isrChangeSet``)."""
+    elr: int = 0
+    """KIP-966's eligible leader replicas (``PartitionRegistration.elr``), a bit mask; 0
+    unless ``elr``."""
+    last_known_elr: int = 0
+    """KIP-966's last-known ELR (``PartitionRegistration.lastKnownElr``), a bit mask; 0
+    unless ``elr``."""
 
 
 ControllerView = ZkPartitionState
@@ -127,6 +138,17 @@ class BrokerPartition(NamedTuple):
     """Its ``MetadataCache`` (``()`` when metadata is not modelled)."""
     fetch_in_flight: FetchResponse | tuple[()]
     """Its fetch response in flight (``()``: none)."""
+    unclean_shutdown: int = 0
+    """1 while it is down after a ``PowerLoss`` (no ``.kafka_cleanshutdown`` marker: it
+    re-registers with ``previousBrokerEpoch`` -1); 0 otherwise, and always 0 unless ``elr``."""
+    truncating: int = 0
+    """1 while its fetcher waits to truncate (``PartitionFetchState`` ``Truncating``): it
+    follows a leader that was down when told to, and truncates once that leader answers
+    ``OffsetsForLeaderEpoch`` (``unavailable_leader=fetcher`` only; 0 otherwise)."""
+    awaiting_first_leader_and_isr: int = 0
+    """1 from a restart until its first LeaderAndIsr: ``ReplicaManager.hwThreadInitialized``
+    is false, no HW checkpoint is written yet (``unavailable_leader=skip`` only; 0
+    otherwise)."""
 
 
 class Request(NamedTuple):
@@ -141,6 +163,9 @@ class Request(NamedTuple):
     isr: int
     """A bit mask over broker ids."""
     assigned_replicas: tuple[int, ...]
+    leader_alive: int = 1
+    """0.8.x's ``leaders`` field: 1 when the leader it names was alive when the controller
+    sent it (``unavailable_leader=skip`` only; always 1 otherwise, and not encoded)."""
 
 
 class Ghost(NamedTuple):
@@ -177,10 +202,13 @@ class KafkaState(NamedTuple):
 LEADER_AND_ISR, UPDATE_METADATA = 0, 1
 
 
-def to_plain(state: KafkaState, previous_fetch: bool) -> tuple[object, ...]:
+def to_plain(state: KafkaState, previous_fetch: bool,
+             extended: bool = False) -> tuple[object, ...]:
     """The state as plain nested tuples (what ``marshal`` accepts), the compact layout the
     module docstring describes: remotes are ``(leo, age)`` pairs unless ``previous_fetch``
-    (kafka_4485).  The bytes are the same as before the state was typed."""
+    (kafka_4485); the ELR masks, the unclean-shutdown and truncating bits only when
+    ``extended`` (``elr`` or ``unavailable_leader=fetcher``).  Without them the bytes are
+    the same as before the state was typed."""
     ctrl, brokers, msgs, ghost = state
     out: list[tuple[object, ...]] = []
     for br in brokers:
@@ -188,8 +216,11 @@ def to_plain(state: KafkaState, previous_fetch: bool) -> tuple[object, ...]:
         if rem:
             rem = (tuple(map(tuple, rem)) if previous_fetch
                    else tuple([(r[0], r[1]) for r in rem]))
-        out.append((*br[:9], rem, tuple(br[10]), tuple(br[11])))
-    return (tuple(ctrl), tuple(out), tuple(map(tuple, msgs)), tuple(ghost))
+        extra = br[12:] if extended else ()
+        out.append((*br[:9], rem, tuple(br[10]), tuple(br[11]), *extra))
+    plain_ctrl = tuple(ctrl) if extended else tuple(ctrl[:6])
+    plain_msgs = tuple(map(tuple, msgs)) if extended else tuple([tuple(m[:7]) for m in msgs])
+    return (plain_ctrl, tuple(out), plain_msgs, tuple(ghost))
 
 
 _new = tuple.__new__
@@ -198,8 +229,11 @@ _new = tuple.__new__
 
 
 def from_plain(value: tuple[Any, ...]) -> KafkaState:
-    """The inverse of ``to_plain``."""
+    """The inverse of ``to_plain`` (fields it left out come back as 0)."""
     ctrl, brokers, msgs, ghost = value
+    if len(ctrl) < len(ZkPartitionState._fields):
+        ctrl = (*ctrl, *(0,) * (len(ZkPartitionState._fields) - len(ctrl)))
+    pad = (0,) * (len(BrokerPartition._fields) - 12)
     out = []
     for br in brokers:
         meta, fetch = br[10], br[11]
@@ -207,10 +241,11 @@ def from_plain(value: tuple[Any, ...]) -> KafkaState:
             *br[:9], tuple([_new(RemoteReplicaView, r if len(r) == 4 else (*r, 0, 0))
                             for r in br[9]]),
             _new(MetadataView, meta) if meta else (),
-            _new(FetchResponse, fetch) if fetch else (),
+            _new(FetchResponse, fetch) if fetch else (), *(br[12:] or pad),
         )))
     return _new(KafkaState, (_new(ZkPartitionState, ctrl), tuple(out),
-                             tuple([_new(Request, m) for m in msgs]), _new(Ghost, ghost)))
+                             tuple([_new(Request, m if len(m) == 8 else (*m, 1))
+                                    for m in msgs]), _new(Ghost, ghost)))
 
 
 # ghost flags
@@ -225,6 +260,9 @@ F_TRUNCATED = 8
 F_HALTED = 16
 """A broker exited (``FatalExitError``): a follower past its leader's LEO with unclean
 election disabled, before KAFKA-7414 (``kafka_7414=false``)."""
+F_CHECKPOINT_LOST = 32
+"""A broker wrote its HW checkpoint file without a partition whose log it keeps
+(KAFKA-1647, ``unavailable_leader=skip``)."""
 
 NONE = -1
 """No leader / not yet (ghost epochs) / unknown."""

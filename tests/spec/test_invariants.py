@@ -114,3 +114,26 @@ def test_an_unclean_election_makes_the_clean_election_promises_vacuous() -> None
     assert PROPS["NoCommittedRecordLost"].holds(s)
     assert PROPS["AckedAllSurvivesCleanElection"].holds(s)
     assert not PROPS["AcknowledgedWritesDurable"].holds(s)
+
+
+def test_an_offline_partition_with_an_elr_may_have_an_empty_isr() -> None:
+    # KIP-966: the last ISR member fenced while the ISR is below min.insync.replicas goes
+    # into the ELR and the ISR empties; the same ISR with no ELR still breaks the property.
+    offline = with_ctrl(with_ctrl(INIT, "isr", 0), "leader", -1)
+    assert inv.isr_non_empty(with_ctrl(offline, "elr", 0b01))
+    assert inv.isr_non_empty(with_ctrl(offline, "last_known_elr", 0b10))
+    assert not inv.isr_non_empty(with_ctrl(with_ctrl(offline, "elr", 0b01), "leader", 0))
+
+
+def test_an_elr_member_without_a_committed_record_breaks_elr_holds_committed() -> None:
+    # m0 committed at offset 0; broker 1 in the ELR with an empty log.
+    s = with_ghost(with_ghost(with_ctrl(INIT, "elr", 0b10), "origin", (0, -1)),
+                   "committed", (0, -1))
+    s = s._replace(brokers=(s.brokers[0]._replace(log=(m(0, 0),)), s.brokers[1]))
+    assert not inv.elr_holds_committed(MODEL, s)
+    # the same replica back from a power loss is not counted (it leaves the ELR on return)
+    gone = s._replace(brokers=(s.brokers[0], s.brokers[1]._replace(unclean_shutdown=1)))
+    assert inv.elr_holds_committed(MODEL, gone)
+    # holding m0 at its offset satisfies it
+    held = s._replace(brokers=(s.brokers[0], s.brokers[1]._replace(log=(m(0, 0),))))
+    assert inv.elr_holds_committed(MODEL, held)

@@ -2,7 +2,7 @@
 KIP-320 fencing, KAFKA-7128's ISR rule, clean elections, acks=all) with every feature on:
 after every step, every invariant of the catalogue must hold, and every state must survive
 the byte encoding unchanged.  A second walk splits every fetch into request and response
-(``fetch=split``), with lost responses."""
+(``fetch=split``), with lost responses; a third adds KIP-966 (``elr``) and power losses."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
+from spec.invariants import INVARIANT_NAMES
 from spec.kafka.model import KafkaConfig, KafkaModel
 from spec.kafka.state import KafkaState
 
@@ -69,3 +70,26 @@ KafkaSplitFetchWalk.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 TestKafkaSplitFetchWalk = KafkaSplitFetchWalk.TestCase
+
+
+ELR_MODEL = KafkaModel(
+    replace(MODEL.cfg, elr=True, unavailable_leader="fetcher", crashes="unclean",
+            crash_loss="tail"),
+    [name for name in INVARIANT_NAMES if name not in ("WeakIsr", "StrongIsr")],
+)
+"""KIP-966 (``elr``) with power losses that keep any prefix of the unflushed tail and a
+follower's pending truncation: every invariant but ``WeakIsr`` / ``StrongIsr``, which any
+power loss of an ISR follower breaks (Kafka acknowledges before fsync)."""
+
+
+class KafkaElrWalk(KafkaWalk):
+    """The same walk with KIP-966's ELR, unclean crashes and the fetcher's truncation."""
+
+    model = ELR_MODEL
+
+
+KafkaElrWalk.TestCase.settings = settings(
+    max_examples=100, stateful_step_count=40, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+TestKafkaElrWalk = KafkaElrWalk.TestCase
