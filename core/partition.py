@@ -83,15 +83,6 @@ def truncate_by_leader_epoch_kip279_2_0(
     return truncation.kip279_2_0_truncation_offset(leader_log, follower_log, follower_hw)
 
 
-TRUNCATION_RULES: dict[str, TruncationRule] = {
-    "truncate-to-hw": truncate_to_high_watermark,
-    "kip101": truncate_by_leader_epoch_kip101,
-    "kip279-2.0": truncate_by_leader_epoch_kip279_2_0,
-    "kip279": truncate_by_leader_epoch_kip279,
-}
-"""The truncation rules by name, for models and the CLI."""
-
-
 @dataclass(frozen=True, slots=True)
 class HwUpdate:
     """Result of ``maybe_increment_leader_hw``: the partition and whether its HW rose."""

@@ -83,7 +83,8 @@ def bmc_command(
     if not wanted:
         raise BadInput("no invariant to check (set -p invariants=...)")
     result = bmc(system, wanted, depth, timeout_s * 1000, logic="QF_LIA",
-                 first_step=system.symmetric_first_step())
+                 first_step=system.symmetric_first_step(),
+                 options=getattr(system, "solver_options", None))
     violation = None
     if result.trace is not None:
         try:

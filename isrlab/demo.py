@@ -25,7 +25,6 @@ from core.isr import (
 )
 from core.metadata_cache import Broker, MetadataSnapshot
 from core.partition import (
-    TRUNCATION_RULES,
     follower_high_watermark,
     make_follower,
     make_leader,
@@ -39,6 +38,7 @@ from core.selectors import (
     offline_partition_leader_selector,
 )
 from core.state import LeaderAndIsr, Partition, PartitionState, TopicPartition, records
+from spec.kafka.truncation_versions import TRUNCATION_RULES
 
 TP = TopicPartition("orders", 0)
 T = TypeVar("T")

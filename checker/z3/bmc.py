@@ -17,13 +17,17 @@ comes back labelled.
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic
 
 import z3
 
 from checker.z3.system import C, Frame, Fresh, SymbolicSystem, Transition, check, make_frame
+
+ARITH_OPTIONS: dict[str, bool | int] = {"arith.solver": 2, "arith.propagate_eqs": False}
+"""Z3 options for the bounded ``tla-*`` unrollings: the older simplex-based arithmetic solver
+without equality propagation between arithmetic terms (docs/z3.md has the measurements)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +115,7 @@ def bmc(
     timeout_ms: int = 0,
     logic: str | None = None,
     first_step: Collection[str] | None = None,
+    options: Mapping[str, bool | int] | None = None,
 ) -> BmcResult[C]:
     """Search for a shortest trace of at most ``depth`` steps that violates an invariant.
 
@@ -121,6 +126,9 @@ def bmc(
     ``first_step`` is symmetry breaking: it restricts the first step to the actions with these
     labels.  It is sound only if every trace has a symmetric image (same length, same
     invariant verdicts) whose first step is one of them — the caller's claim to make.
+
+    ``options`` are Z3 solver parameters (e.g. ``ARITH_OPTIONS``): they change how fast the
+    answer comes, never the answer.
     """
     chosen = [p for p in system.invariants() if invariants is None or p.name in invariants]
     missing = set(invariants or ()) - {p.name for p in chosen}
@@ -128,6 +136,8 @@ def bmc(
         raise ValueError(f"system {system.name!r} has no invariant(s) {sorted(missing)}")
     names = tuple(p.name for p in chosen)
     solver = z3.SolverFor(logic) if logic else z3.Solver()
+    for option, value in (options or {}).items():
+        solver.set(option, value)
     if timeout_ms:
         solver.set("timeout", timeout_ms)
     unrolling = Unrolling(system, solver, first_step=first_step)

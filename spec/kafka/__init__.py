@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from checker.registry import ModelEntry, Param, ParamValue, Registry
+from spec.kafka import truncation_versions
 
 if TYPE_CHECKING:
     from spec.kafka.model import KafkaModel
@@ -25,11 +26,8 @@ PARAMS = (
     Param("max_records", int, 2, "records producers may write in total", minimum=0),
     Param("max_leader_epoch", int, 2, "leader epochs 0..max_leader_epoch (bounds elections)",
           minimum=0),
-    Param("truncation", str, "kip279",
-          "follower truncation on a leader change: hw (to its own HW: Kafka <= 0.10.2), "
-          "kip101 (OffsetsForLeaderEpoch v0, HW when UNDEFINED: 0.11-1.1), kip279-2.0 (KIP-279, "
-          "HW when UNDEFINED: 2.0), kip279 (to the last offset both logs agree on: KIP-279 "
-          "with KAFKA-7415, 2.1+)", choices=("hw", "kip101", "kip279-2.0", "kip279")),
+    Param("truncation", str, "kip279", truncation_versions.parameter_help(),
+          choices=tuple(truncation_versions.BY_PARAM)),
     Param("fetch_fencing", bool, True,
           "KIP-320: fetches and truncation carry the leader epoch, a fenced fetch makes the "
           "follower's LEO unknown on the leader (Kafka 2.1+); off: Kafka <= 2.0"),

@@ -95,12 +95,7 @@ from core.metadata_cache import (
     UpdateMetadataRequest,
     update_metadata,
 )
-from core.partition import (
-    TRUNCATION_RULES,
-    TruncationRule,
-    raise_leader_hw,
-    truncate_local_log,
-)
+from core.partition import TruncationRule, raise_leader_hw, truncate_local_log
 from core.produce import (
     ACKS_ALL,
     ACKS_LEADER,
@@ -154,13 +149,13 @@ from spec.kafka.state import (
     members,
     to_plain,
 )
+from spec.kafka.truncation_versions import BY_PARAM
 
 State = KafkaState
 Out = list[tuple[str, State]]
 
 TP = TopicPartition("t", 0)
-TRUNCATIONS = {"hw": "truncate-to-hw", "kip101": "kip101", "kip279-2.0": "kip279-2.0",
-               "kip279": "kip279"}
+TRUNCATIONS = BY_PARAM
 ACKS = {"0": ACKS_NONE, "1": ACKS_LEADER, "all": ACKS_ALL}
 CRASHES = ("none", "clean", "unclean")
 EXPAND_RULES = ("hw", "epoch-start")
@@ -257,7 +252,7 @@ class KafkaModel:
         self.n = config.brokers
         self.codec = EpochCodec(config.max_leader_epoch + 1)
         self.sat = config.lag_ticks + 1
-        self.rule: TruncationRule = TRUNCATION_RULES[TRUNCATIONS[config.truncation]]
+        self.rule: TruncationRule = TRUNCATIONS[config.truncation].explicit
         self.acks = ACKS[config.acks]
         self.all_mask = (1 << self.n) - 1
         self.split = config.fetch == "split"

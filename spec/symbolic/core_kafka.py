@@ -38,6 +38,7 @@ from typing import Protocol, TypeAlias
 
 import z3
 
+from spec.kafka.truncation_versions import TRUNCATION_VERSIONS
 from spec.symbolic.core_isr import (
     CaughtUp,
     LeaderState,
@@ -386,13 +387,9 @@ def kip279_2_0_rule(s: BrokerState, leader_log: SymLog, w: Witness,
     return z3.If(s.end == 0, 0, z3.If(undefined, s.hw, answer)), side
 
 
-RULES: dict[str, TruncationRule] = {
-    "truncate-to-hw": truncate_to_hw_rule,
-    "kip101": kip101_rule,
-    "kip279-2.0": kip279_2_0_rule,
-    "kip279": kip279_rule,
-}
-"""The symbolic truncation rules, by ``core.partition.TRUNCATION_RULES``' names."""
+RULES: dict[str, TruncationRule] = {t.name: t.symbolic() for t in TRUNCATION_VERSIONS}
+"""The symbolic truncation rules by name, derived from
+``spec.kafka.truncation_versions.TRUNCATION_VERSIONS`` (each entry names its rule above)."""
 
 
 def make_follower(s: BrokerState, t: BrokerState, req: Request, leader: int, rule: str,

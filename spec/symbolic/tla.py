@@ -29,7 +29,7 @@ replicating from oneself is disabled in the specification (the end offset is nev
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from typing import TypeAlias
@@ -546,6 +546,13 @@ class TlaSystem:
                 label = f"{family}({', '.join(replica_name(a) for a in args)})"
                 acts.append(ActionInstance(family, label, rel))
         return acts
+
+    @property
+    def solver_options(self) -> Mapping[str, bool | int]:
+        """The variant's Z3 parameters for bounded model checking (``Variant.z3_options``)."""
+        from spec.variants import get  # the variants import this module
+
+        return get(f"tla-{self.variant}").z3_options
 
     def symmetric_first_step(self) -> tuple[str, ...]:
         """Symmetry breaking for BMC: the first step may be taken to involve ``r1``.

@@ -80,6 +80,9 @@ class Variant:
     symmetric: bool = True
     proof_groups: Callable[[], list[Any]] | None = None
     """For a module of its own: its groups of proof obligations (``proofs.obligations``)."""
+    z3_options: Mapping[str, bool | int] = field(default_factory=dict)
+    """Z3 solver parameters for bounded model checking of its encoding: how fast, never what
+    the answer is (``checker.z3.bmc.bmc``'s ``options``; docs/z3.md has the measurements)."""
 
     def next_actions(self) -> tuple[str, ...]:
         """The names of ``Next``'s disjuncts: the base's, each replaced one expanded."""

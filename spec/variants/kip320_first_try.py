@@ -17,6 +17,7 @@ from collections.abc import Callable
 import z3
 
 from checker.z3 import Frame, Fresh
+from checker.z3.bmc import ARITH_OPTIONS
 from spec.symbolic.tla import Family, TlaSystem
 from spec.tla.layout import END, EPOCH, HW, ISR, LEADER, LOG
 from spec.tla.model import Out, Presumed, State, TlaModel
@@ -244,4 +245,5 @@ VARIANT = Variant(
                               Action("FollowerTruncate", follower_truncate,
                                      z_follower_truncate)),
     },
+    z3_options=ARITH_OPTIONS,
 )

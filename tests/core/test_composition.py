@@ -24,7 +24,6 @@ from core.errors import Errors
 from core.invariants import epochs_did_not_decrease, partition_violations
 from core.isr import maybe_shrink_isr, read_from_local_log, update_follower_fetch
 from core.metadata_cache import Broker, MetadataSnapshot
-from core.partition import TRUNCATION_RULES
 from core.produce import ACKS_LEADER, append_records_to_leader, process_partition_data
 from core.replica_manager import (
     LeaderAndIsrRequest,
@@ -45,6 +44,7 @@ from core.state import (
     is_leader,
 )
 from core.truncation import Log
+from spec.kafka.truncation_versions import TRUNCATION_RULES
 from tests.core.helpers import TP
 
 BROKERS = (0, 1, 2)

@@ -8,7 +8,6 @@ from core import truncation
 from core.errors import Problem
 from core.isr import read_from_local_log, update_follower_fetch
 from core.partition import (
-    TRUNCATION_RULES,
     create_log_if_not_exists,
     make_follower,
     make_leader,
@@ -20,6 +19,7 @@ from core.partition import (
 )
 from core.state import UNKNOWN_OFFSET, Partition, RemoteReplica, records, remote
 from core.truncation import Record
+from spec.kafka.truncation_versions import TRUNCATION_RULES
 from tests.core.helpers import TP, append, err, fetch, in_sync_leader, leader_partition, ok, state
 
 LAG_MS = 10_000

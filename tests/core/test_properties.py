@@ -28,7 +28,6 @@ from core.isr import (
 )
 from core.metadata_cache import Broker, MetadataSnapshot
 from core.partition import (
-    TRUNCATION_RULES,
     make_follower,
     make_leader,
     maybe_increment_leader_hw,
@@ -49,6 +48,7 @@ from core.state import (
     last_stable_offset,
 )
 from core.truncation import Log, Record
+from spec.kafka.truncation_versions import TRUNCATION_RULES
 from tests.core.helpers import TP
 
 TIMES = st.integers(0, 40_000)

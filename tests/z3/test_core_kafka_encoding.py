@@ -28,7 +28,7 @@ from core.isr import (
     update_follower_fetch,
 )
 from core.metadata_cache import Broker, MetadataSnapshot
-from core.partition import TRUNCATION_RULES, make_follower, make_leader, maybe_increment_leader_hw
+from core.partition import make_follower, make_leader, maybe_increment_leader_hw
 from core.produce import ACKS_LEADER, append_records_to_leader, process_partition_data
 from core.replica_manager import LeaderAndIsrRequest, ReplicaManager, become_leader_or_follower
 from core.selectors import (
@@ -40,6 +40,7 @@ from core.selectors import (
 )
 from core.state import LeaderAndIsr, Partition, PartitionState
 from core.truncation import Log, Record
+from spec.kafka.truncation_versions import TRUNCATION_RULES
 from spec.symbolic import core_kafka as ck
 from spec.symbolic.core_system import (
     BrokerView,

@@ -22,11 +22,10 @@ from checker.model import Model
 from checker.z3 import admits, families, initial_states, satisfies, successors
 from spec.symbolic.bridge import concrete
 from spec.symbolic.state import KState
-from spec.symbolic.tla import TlaSystem
+from spec.symbolic.tla import TlaSystem, variant_keys
 from tests.z3.conftest import bfs_states, build_pair
 
-MODELS = ("tla-truncate-to-hw", "tla-kip101", "tla-kip279", "tla-kip320",
-          "tla-kip320-first-try")
+MODELS = tuple(f"tla-{key}" for key in variant_keys())  # every variant with a Z3 encoding
 PER_FAMILY = 2  # concrete states per action family in the breadth-first sample
 SAMPLE = 600  # breadth-first states scanned for them
 

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from checker.trace import read_itf
 from checker.z3 import bmc
+from checker.z3.bmc import ARITH_OPTIONS
 from isrlab.cli import cli
 from spec.symbolic.bridge import concrete, replay
 from spec.symbolic.state import KState, from_variables
@@ -29,7 +30,7 @@ def shortest(name: str, invariants: list[str], depth: int, **params: int) -> tup
     """(states in the shortest counterexample, steps proved violation-free)."""
     model, system = build_pair(name, **params)
     result = bmc(system, invariants, depth, logic="QF_LIA",
-                 first_step=system.symmetric_first_step())
+                 first_step=system.symmetric_first_step(), options=system.solver_options)
     assert result.trace is not None
     replay(model, result.trace, system.replicas)  # a real trace of the explicit model
     return len(result.trace), result.proved_steps
@@ -121,3 +122,19 @@ def test_cli_bmc_exits_3_when_z3_gives_up_before_the_depth() -> None:
                                       "--timeout", "1", "-p", "invariants=StrongIsr"])
     assert result.exit_code == 3, result.output
     assert "UNKNOWN" in result.output
+
+
+def test_solver_options_change_the_speed_not_the_answer() -> None:
+    # docs/conformance.md, configuration A: KafkaTruncateToHighWatermark, WeakIsr, 9 states,
+    # with and without the arithmetic options Kip320FirstTry's variant asks for.
+    _, system = build_pair("tla-truncate-to-hw")
+    assert system.solver_options == {}
+    _, first_try = build_pair("tla-kip320-first-try")
+    assert first_try.solver_options == ARITH_OPTIONS
+    answers = []
+    for options in (None, ARITH_OPTIONS):
+        result = bmc(system, ["WeakIsr"], 9, logic="QF_LIA",
+                     first_step=system.symmetric_first_step(), options=options)
+        assert result.trace is not None
+        answers.append((len(result.trace), result.proved_steps, result.violated))
+    assert answers == [(9, 7, "WeakIsr")] * 2
