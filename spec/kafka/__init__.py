@@ -2,9 +2,11 @@
 
 ``register(reg)`` adds the model ``kafka``; every feature and protocol version is a
 parameter (``PARAMS``), so a researcher keeps the state space as small as the question.
-The defaults are one Kafka version, 2.1, the newest the model covers (KIP-279 truncation
-with KAFKA-7415, KIP-320 fencing, KAFKA-7128's ISR rule, KAFKA-4485's lag rules,
-KAFKA-7414's out-of-range truncation), with clean elections and acks=all, on two brokers;
+The defaults are the newest behaviour the model covers: the broker rules of Kafka 2.1 and
+later (KIP-279 truncation with KAFKA-7415, KIP-320 fencing, KAFKA-7128's ISR rule,
+KAFKA-4485's lag rules, KAFKA-7414's out-of-range truncation; unchanged through 4.0), the
+fetcher's truncation only once a down leader answers (0.11+) and KIP-966's ELR (Kafka 4.0),
+with clean elections and acks=all, on two brokers;
 each known bug of ``docs/scenarios.md`` is found by turning one of them back to an older
 version.  Each version parameter's help names the Kafka versions of each of its values.
 The model itself is ``spec.kafka.model``; its properties are ``spec.invariants``.
@@ -88,7 +90,7 @@ PARAMS = (
           choices=("atomic", "split")),
     Param("invariants", str, "all",
           "comma-separated invariants to check (see spec.invariants), all, or none"),
-    Param("elr", bool, False,
+    Param("elr", bool, True,
           "KIP-966 Eligible Leader Replicas (Kafka 3.7+ with the eligible.leader.replicas "
           "feature, KRaft; 4.0+): the controller keeps an ELR and a last-known ELR, a "
           "replica leaving an ISR below min_isr joins the ELR, one back from a power loss "
@@ -102,7 +104,7 @@ PARAMS = (
           "balanced (every last-known ELR member back, else a majority) or aggressive (any "
           "one) replicas reported: designed in KIP-966, not in a release the model covers",
           choices=("first-alive", "balanced", "aggressive")),
-    Param("unavailable_leader", str, "follow",
+    Param("unavailable_leader", str, "fetcher",
           "a follower told to follow a leader that is down when it handles the "
           "LeaderAndIsr (without metadata): follow (the model's shortcut: it truncates at "
           "once against the down leader's log), fetcher (Kafka 0.11+: makeFollower, and "

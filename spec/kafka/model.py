@@ -51,8 +51,10 @@ Modelling shortcuts (each is a choice a researcher can see in the state):
   in another epoch is refused (the follower retries later); the refused fetch still makes
   the follower's LEO unknown on the leader (``FencedFetch``), as Kafka 2.1's
   ``readFromLocalLog`` / ``updateFollowerLogReadResults`` do;
-* the defaults are Kafka 2.1; the version parameters (``truncation``, ``fetch_fencing``,
-  ``expand_rule``, ``kafka_4485``, ``kafka_7414``) select older versions, and
+* the defaults are the newest behaviour covered (Kafka 2.1's broker rules, unchanged
+  through 4.0, with ``unavailable_leader=fetcher`` and KIP-966's ``elr``); the version
+  parameters (``truncation``, ``fetch_fencing``, ``expand_rule``, ``kafka_4485``,
+  ``kafka_7414``, ``elr``, ``unavailable_leader``) select older versions, and
   docs/protocol-map.md lists what remains different from Kafka's Scala;
 * with ``elr`` (KIP-966) the controller keeps KRaft's ELR and last-known ELR beside
   ZooKeeper's ISR and elects as ``PartitionChangeBuilder`` does (``spec.kafka.elr``); a
@@ -196,9 +198,9 @@ class KafkaConfig:
     fetch: str = "atomic"
     kafka_4485: bool = True
     kafka_7414: bool = True
-    elr: bool = False
+    elr: bool = True
     unclean_recovery: str = "first-alive"
-    unavailable_leader: str = "follow"
+    unavailable_leader: str = "fetcher"
     crash_loss: str = "all-unflushed"
 
     def problems(self) -> list[str]:

@@ -99,13 +99,23 @@ def test_the_default_space_is_pinned() -> None:
     # queued behind the LeaderAndIsr).  Then the defaults became one Kafka version (2.1),
     # which adds KAFKA-4485's lag rules (0.10.2+): each remote also holds its previous fetch
     # and the HW waits for caught-up followers outside the ISR -> 18,536 / 52,376 / 25;
-    # without them (kafka_4485=false) the space is exactly the 16,942 above.  A change must
+    # without them (kafka_4485=false) the space is exactly the 16,942 above.  Then (issue
+    # 15) the defaults became the newest behaviour the model covers: KIP-966's ELR (elr,
+    # Kafka 4.0) and the fetcher's pending truncation against a down leader
+    # (unavailable_leader=fetcher, Kafka 0.11+, instead of the model's old shortcut of
+    # truncating against the down leader's log) -> 25,477 / 68,823 / 25; the Kafka 2.1
+    # figures stay pinned under elr=false, unavailable_leader=follow.  A change must
     # say why in its commit.
+    kafka21: dict[str, Any] = {"elr": False, "unavailable_leader": "follow"}
     cases = (
-        (KafkaConfig(), (18_536, 52_376, 25)),
-        (KafkaConfig(kafka_4485=False), (16_942, 46_049, 25)),
-        (KafkaConfig(reorder_requests=True, lost_requests=True), (42_038, 159_243, 25)),
-        (KafkaConfig(reorder_requests=True, lost_requests=True, kafka_4485=False),
+        (KafkaConfig(), (25_477, 68_823, 25)),
+        (KafkaConfig(kafka_4485=False), (23_967, 62_958, 25)),
+        (KafkaConfig(reorder_requests=True, lost_requests=True), (54_371, 200_370, 26)),
+        (KafkaConfig(**kafka21), (18_536, 52_376, 25)),
+        (KafkaConfig(kafka_4485=False, **kafka21), (16_942, 46_049, 25)),
+        (KafkaConfig(reorder_requests=True, lost_requests=True, **kafka21),
+         (42_038, 159_243, 25)),
+        (KafkaConfig(reorder_requests=True, lost_requests=True, kafka_4485=False, **kafka21),
          (38_299, 141_753, 25)),
     )
     for config, figures in cases:

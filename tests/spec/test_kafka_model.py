@@ -189,9 +189,11 @@ def step_to(m: KafkaModel, s: State, prefix: str) -> State:
 
 
 def follower_past_its_leader(**kw: Any) -> tuple[KafkaModel, State]:
-    """Broker 1 keeps m0 (its HW) while broker 0, cleanly re-elected alone, lost it."""
+    """Broker 1 keeps m0 (its HW) while broker 0, cleanly re-elected alone, lost it.
+    A ZooKeeper-era story (``elr=False``): with KIP-966 broker 0, back from a power loss,
+    leaves the ISR and is not elected."""
     m = model(truncation="hw", fetch_fencing=False, expand_rule="hw", crashes="unclean",
-              max_records=1, isr_shrink=False, lost_requests=False, **kw)
+              max_records=1, isr_shrink=False, lost_requests=False, elr=False, **kw)
     s = step(m, init(m), "Produce(0)")
     for _ in range(3):  # the leader's HW reaches 1 at the second fetch, 1 learns it at the third
         s = step(m, s, "Fetch(1)")
