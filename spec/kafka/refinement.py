@@ -175,17 +175,21 @@ def _shrink_idle(tla: TlaModel, s: bytes, i: int, a: int) -> list[bytes]:
             if j != i and (isr - lay.isr_base) >> j & 1]
 
 
-def _inc_hw_remembered(tla: TlaModel, s: bytes, a: int) -> list[bytes]:
-    """LeaderIncHwOnRememberedLeo: a replica presuming leadership raises its HW by one when
-    every other member of its ISR that still follows it in its epoch has its log up to
-    that offset; members that have moved on (another leader or epoch) do not constrain it.
-    Kafka's ``Partition.maybeIncrementLeaderHW`` takes the minimum of the LEOs the ISR
-    members reported at their last fetch: a member that has since followed another
-    leader, and maybe truncated there, still counts with what it last fetched here (the
-    spec's LeaderIncHighWatermark demands that every member still follow this leader)."""
+def _inc_hw_remembered(tla: TlaModel, s: bytes, a: int, fenced: bool) -> list[bytes]:
+    """LeaderIncHwOnRememberedLeo: a replica presuming leadership raises its HW by one (not
+    past its log end).  Kafka's ``Partition.maybeIncrementLeaderHW`` takes the minimum of
+    the LEOs the ISR members reported at their last fetch: a member that has since
+    followed another leader, or truncated on taking a new epoch, still counts with what it
+    last fetched here (the spec's LeaderIncHighWatermark demands that every member still
+    follow this leader and have the record).  With KIP-320 fencing (``fenced``) a member
+    following this leader in its epoch truncated before its first fetch in that epoch, so
+    it must have the leader's log up to the new HW; without fencing it may have fetched in
+    an older epoch and truncated since, and the current logs bound nothing."""
     lay, hw = tla.layout, s[a + tl.HW]
     if hw >= s[a + tl.END]:
         return []
+    if not fenced:
+        return [s[:a + tl.HW] + bytes((hw + 1,)) + s[a + tl.HW + 1:]]
     rec, code = s[a + tl.LOG + hw], s[a + tl.LEADER]
     for j in range(lay.n):
         b = lay.bases[j]
@@ -245,7 +249,7 @@ def _gap_steps(tla: TlaModel, s: bytes, kinds: frozenset[str]) -> list[tuple[str
         found: list[tuple[str, list[bytes]]] = [
             ("FollowerLearnHw", _learn_hw(tla, s, i, a, fenced)),
             ("LeaderShrinkIsrIdle", _shrink_idle(tla, s, i, a)),
-            ("LeaderIncHwOnRememberedLeo", _inc_hw_remembered(tla, s, a)),
+            ("LeaderIncHwOnRememberedLeo", _inc_hw_remembered(tla, s, a, fenced)),
             ("FollowerTruncateToLeaderEnd", [] if fenced else _truncate_to_leader_end(
                 tla, s, i, a)),
             ("LeaderExpandIsrAtEpochStart", _expand_at_epoch_start(tla, s, i, a)
