@@ -42,6 +42,9 @@ Obs = tuple[int, int, int, int, tuple[Replica, ...]]
 """(nextRecordId, nextLeaderEpoch, quorum leader, quorum ISR mask, replicas); leaders and
 records as plain ints: a broker id or -1 (None), ``id * (E + 1) + epoch``."""
 
+Ball = tuple[int, list[bytes], frozenset[str]]
+"""Fewest steps to an observation, the ``tla-*`` states there, the gap steps used."""
+
 BALL_CACHE = 4096
 """How many ``tla-*`` states' 0..k-step neighbourhoods are kept (cleared when full)."""
 
@@ -109,7 +112,8 @@ class RefinementResult:
     """What a refinement check saw: concrete transitions checked, concrete states and
     (concrete, abstract) pairs tracked, the most abstract steps one concrete step needed,
     the transitions that needed a step the specification lacks (``gap_steps``, per
-    ``kafka`` action), and the first failures (no match even with gap steps)."""
+    ``kafka`` action, and ``gap_kinds`` per gap step), and the first failures (no match
+    even with gap steps)."""
 
     transitions: int = 0
     states: int = 0
@@ -117,6 +121,7 @@ class RefinementResult:
     max_steps: int = 0
     steps_histogram: dict[int, int] = field(default_factory=dict)
     gap_transitions: dict[str, int] = field(default_factory=dict)
+    gap_kinds: dict[str, int] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
     failed: int = 0
     failed_kinds: dict[str, int] = field(default_factory=dict)
@@ -133,62 +138,161 @@ class RefinementResult:
                 f"(complete checks), "
                 f"{self.pairs:,} (kafka, tla) pairs, max {self.max_steps} abstract steps "
                 f"per step {dict(sorted(self.steps_histogram.items()))}, {gaps:,} needed a "
-                f"step the spec lacks {dict(sorted(self.gap_transitions.items()))}, "
+                f"step the spec lacks {dict(sorted(self.gap_transitions.items()))} "
+                f"{dict(sorted(self.gap_kinds.items()))}, "
                 f"{self.failed} failed {dict(sorted(self.failed_kinds.items()))}")
 
 
-def _gap_steps(tla: TlaModel, s: bytes) -> list[bytes]:
-    """The two Kafka steps the specification has no action for (docs/kafka-model.md):
-    ``FollowerLearnHw`` (an empty fetch response raises a follower's HW to
-    ``min(leader HW, own end)``; KIP-320: only in the leader's epoch) and
-    ``LeaderShrinkIsrIdle`` (the true leader drops any other ISR member, as Kafka's
-    time-based ``maybeShrinkIsr`` drops a caught-up follower that stopped fetching)."""
-    lay, out = tla.layout, []
-    nle = s[1]
-    qcode = s[tl.RQ + 2 * nle - 2] if nle else lay.none
-    for i, a in enumerate(lay.bases):
-        code = lay.leader_base + i
-        if s[a + tl.LEADER] != code:
+GAP_STEPS = ("FollowerLearnHw", "LeaderShrinkIsrIdle", "LeaderIncHwOnRememberedLeo",
+             "FollowerTruncateToLeaderEnd", "LeaderExpandIsrAtEpochStart")
+"""The Kafka steps the specification has no action for (``_gap_steps``)."""
+
+
+def _learn_hw(tla: TlaModel, s: bytes, i: int, a: int, fenced: bool) -> list[bytes]:
+    """FollowerLearnHw: an empty fetch response raises a follower's HW to
+    ``min(leader HW, own end)`` (KIP-320: only in the leader's epoch)."""
+    out, code = [], tla.layout.leader_base + i
+    for b in tla.layout.bases:
+        if b == a or s[b + tl.LEADER] != code:
             continue
-        fenced = "FencedLeaderIncHighWatermark" in tla.variant.actions()
-        for b in lay.bases:
-            if b == a or s[b + tl.LEADER] != code:
-                continue
-            if fenced and s[b + tl.EPOCH] != s[a + tl.EPOCH]:
-                continue
-            hw = min(s[a + tl.HW], s[b + tl.END])
-            if hw != s[b + tl.HW]:
-                out.append(s[:b + tl.HW] + bytes((hw,)) + s[b + tl.HW + 1:])
-        if code != qcode or s[a + tl.EPOCH] != nle:
+        if fenced and s[b + tl.EPOCH] != s[a + tl.EPOCH]:
             continue
-        isr = s[a + tl.ISR]
-        for j in range(lay.n):
-            if j != i and (isr - lay.isr_base) >> j & 1:
-                out.append(tla._set_isr(s, a, isr - (1 << j)))
+        hw = min(s[a + tl.HW], s[b + tl.END])
+        if hw != s[b + tl.HW]:
+            out.append(s[:b + tl.HW] + bytes((hw,)) + s[b + tl.HW + 1:])
     return out
+
+
+def _shrink_idle(tla: TlaModel, s: bytes, i: int, a: int) -> list[bytes]:
+    """LeaderShrinkIsrIdle: the true leader drops any other ISR member, as Kafka's
+    time-based ``maybeShrinkIsr`` drops a caught-up follower that stopped fetching."""
+    lay, nle = tla.layout, s[1]
+    qcode = s[tl.RQ + 2 * nle - 2] if nle else lay.none
+    if lay.leader_base + i != qcode or s[a + tl.EPOCH] != nle:
+        return []
+    isr = s[a + tl.ISR]
+    return [tla._set_isr(s, a, isr - (1 << j)) for j in range(lay.n)
+            if j != i and (isr - lay.isr_base) >> j & 1]
+
+
+def _inc_hw_remembered(tla: TlaModel, s: bytes, a: int, fenced: bool) -> list[bytes]:
+    """LeaderIncHwOnRememberedLeo: a replica presuming leadership raises its HW by one (not
+    past its log end).  Kafka's ``Partition.maybeIncrementLeaderHW`` takes the minimum of
+    the LEOs the ISR members reported at their last fetch: a member that has since
+    followed another leader, or truncated on taking a new epoch, still counts with what it
+    last fetched here (the spec's LeaderIncHighWatermark demands that every member still
+    follow this leader and have the record).  With KIP-320 fencing (``fenced``) a member
+    following this leader in its epoch truncated before its first fetch in that epoch, so
+    it must have the leader's log up to the new HW; without fencing it may have fetched in
+    an older epoch and truncated since, and the current logs bound nothing."""
+    lay, hw = tla.layout, s[a + tl.HW]
+    if hw >= s[a + tl.END]:
+        return []
+    if not fenced:
+        return [s[:a + tl.HW] + bytes((hw + 1,)) + s[a + tl.HW + 1:]]
+    rec, code = s[a + tl.LOG + hw], s[a + tl.LEADER]
+    for j in range(lay.n):
+        b = lay.bases[j]
+        if s[b + tl.LEADER] != code or s[b + tl.EPOCH] != s[a + tl.EPOCH]:
+            continue
+        member = b != a and (s[a + tl.ISR] - lay.isr_base) >> j & 1
+        if member and (s[b + tl.END] <= hw or s[b + tl.LOG:b + tl.LOG + hw + 1]
+                       != s[a + tl.LOG:a + tl.LOG + hw] + bytes((rec,))):
+            return []
+    return [s[:a + tl.HW] + bytes((hw + 1,)) + s[a + tl.HW + 1:]]
+
+
+def _truncate_to_leader_end(tla: TlaModel, s: bytes, i: int, a: int) -> list[bytes]:
+    """FollowerTruncateToLeaderEnd (no fencing): a follower whose log is longer than its
+    leader's cuts it to the leader's end (``ReplicaFetcherThread.handleOffsetOutOfRange``
+    since KAFKA-7414, Kafka 2.1), HW = min(HW, that end); the spec's follower stays
+    diverged."""
+    lay, out, code, cut = tla.layout, [], tla.layout.leader_base + i, s[a + tl.END]
+    for b in lay.bases:
+        if b != a and s[b + tl.LEADER] == code and s[b + tl.END] > cut:
+            block = (bytes((min(s[b + tl.HW], cut),)) + s[b + 1:b + tl.END] + bytes((cut,))
+                     + s[b + tl.LOG:b + tl.LOG + cut] + bytes(tla.L - cut))
+            out.append(s[:b] + block + s[b + tl.LOG + tla.L:])
+    return out
+
+
+def _expand_at_epoch_start(tla: TlaModel, s: bytes, i: int, a: int) -> list[bytes]:
+    """LeaderExpandIsrAtEpochStart (KIP-320): the true leader adds a follower in its epoch
+    whose end reaches the leader's HW and its epoch's start offset (the records of earlier
+    epochs in the leader's log), Kafka's ``Partition.maybeExpandIsr`` since KAFKA-7128; the
+    spec's FencedLeaderExpandIsr also waits for the leader's HW to reach its epoch."""
+    lay, nle = tla.layout, s[1]
+    qcode = s[tl.RQ + 2 * nle - 2] if nle else lay.none
+    code, epoch = lay.leader_base + i, s[a + tl.EPOCH]
+    if code != qcode or epoch != nle:
+        return []
+    start = sum(1 for c in s[a + tl.LOG:a + tl.LOG + s[a + tl.END]]
+                if tla.epoch_of[c] < epoch - 1)
+    isr, hw = s[a + tl.ISR], s[a + tl.HW]
+    out = []
+    for j, b in enumerate(lay.bases):
+        if (isr - lay.isr_base) >> j & 1 or s[b + tl.LEADER] != code or s[b + tl.EPOCH] != epoch:
+            continue
+        if s[b + tl.END] >= max(hw, start):
+            out.append(tla._set_isr(s, a, isr + (1 << j)))
+    return out
+
+
+def _gap_steps(tla: TlaModel, s: bytes, kinds: frozenset[str]) -> list[tuple[str, bytes]]:
+    """The Kafka steps of ``kinds`` (names in ``GAP_STEPS``) the specification has no
+    action for, from ``s`` (docs/kafka-model.md), with their names."""
+    lay, out = tla.layout, []
+    fenced = "FencedLeaderIncHighWatermark" in tla.variant.actions()
+    for i, a in enumerate(lay.bases):
+        if s[a + tl.LEADER] != lay.leader_base + i:
+            continue
+        found: list[tuple[str, list[bytes]]] = [
+            ("FollowerLearnHw", _learn_hw(tla, s, i, a, fenced)),
+            ("LeaderShrinkIsrIdle", _shrink_idle(tla, s, i, a)),
+            ("LeaderIncHwOnRememberedLeo", _inc_hw_remembered(tla, s, a, fenced)),
+            ("FollowerTruncateToLeaderEnd", [] if fenced else _truncate_to_leader_end(
+                tla, s, i, a)),
+            ("LeaderExpandIsrAtEpochStart", _expand_at_epoch_start(tla, s, i, a)
+             if fenced else []),
+        ]
+        out += [(name, t) for name, ts in found if name in kinds for t in ts]
+    return out
+
+
+def _gap_kinds(gaps: bool | Iterable[str]) -> frozenset[str]:
+    """``True``: every gap step; ``False``: none; else the named ones."""
+    if isinstance(gaps, bool):
+        return frozenset(GAP_STEPS if gaps else ())
+    kinds = frozenset(gaps)
+    unknown = kinds - set(GAP_STEPS)
+    if unknown:
+        raise ValueError(f"unknown gap steps {sorted(unknown)}")
+    return kinds
 
 
 class _Matcher:
     """The ``tla-*`` states reachable from a state in 0..k steps, indexed by observation
-    (memoised per state); with ``gaps`` the steps of ``_gap_steps`` count as steps too."""
+    (memoised per state); with ``gaps`` the steps of ``_gap_steps`` of those kinds count as
+    steps too (the names of those used on the first path found are kept)."""
 
-    def __init__(self, tla: TlaModel, k: int, gaps: bool) -> None:
+    def __init__(self, tla: TlaModel, k: int, gaps: frozenset[str]) -> None:
         self.tla, self.k, self.gaps = tla, k, gaps
-        self._balls: dict[tuple[bytes, bool], dict[Obs, tuple[int, list[bytes]]]] = {}
+        self._balls: dict[tuple[bytes, bool], dict[Obs, Ball]] = {}
 
-    def _succ(self, u: bytes, gaps: bool) -> list[bytes]:
-        succ = [v for _, v in self.tla.next_states(u)]
-        return succ + _gap_steps(self.tla, u) if gaps else succ
+    def _succ(self, u: bytes, gaps: bool) -> list[tuple[str, bytes]]:
+        succ = [("", v) for _, v in self.tla.next_states(u)]
+        return succ + _gap_steps(self.tla, u, self.gaps) if gaps else succ
 
-    def ball(self, t: bytes, gaps: bool) -> dict[Obs, tuple[int, list[bytes]]]:
-        """Observation -> (fewest steps, the states) within ``k`` steps of ``t``."""
+    def ball(self, t: bytes, gaps: bool) -> dict[Obs, Ball]:
+        """Observation -> (fewest steps, the states, gap steps used) within ``k`` steps of
+        ``t``."""
         found = self._balls.get((t, gaps))
         if found is not None:
             return found
         if len(self._balls) >= BALL_CACHE:
             self._balls.clear()  # bounded memory on long random walks
-        out: dict[Obs, tuple[int, list[bytes]]] = {}
-        seen = {t}
+        out: dict[Obs, Ball] = {}
+        used: dict[bytes, frozenset[str]] = {t: frozenset()}
         frontier = [t]
         for depth in range(self.k + 1):
             nxt = []
@@ -196,40 +300,43 @@ class _Matcher:
                 o = observe(self.tla, u)
                 entry = out.get(o)
                 if entry is None:
-                    out[o] = (depth, [u])
+                    out[o] = (depth, [u], used[u])
                 else:
                     entry[1].append(u)
                 if depth < self.k:
-                    for v in self._succ(u, gaps):
-                        if v not in seen:
-                            seen.add(v)
+                    for name, v in self._succ(u, gaps):
+                        if v not in used:
+                            used[v] = used[u] | {name} if name else used[u]
                             nxt.append(v)
             frontier = nxt
         self._balls[(t, gaps)] = out
         return out
 
-    def match(self, ts: Iterable[bytes], target: Obs) -> tuple[int, set[bytes], bool]:
+    def match(self, ts: Iterable[bytes], target: Obs) -> tuple[int, set[bytes], frozenset[str]]:
         """The states matching ``target`` within ``k`` steps of any of ``ts``, the fewest
-        steps needed (-1 when none), and whether a gap step was needed."""
+        steps needed (-1 when none), and the gap steps needed (empty when none)."""
         ts = list(ts)
         for gaps in ((False, True) if self.gaps else (False,)):
-            best, found = -1, set()
+            best, found, names = -1, set(), frozenset[str]()
             for t in ts:
                 entry = self.ball(t, gaps).get(target)
                 if entry is None:
                     continue
                 found.update(entry[1])
-                best = entry[0] if best < 0 else min(best, entry[0])
+                if best < 0 or entry[0] < best:
+                    best, names = entry[0], entry[2]
             if best >= 0:
-                return best, found, gaps
-        return -1, set(), False
+                return best, found, names
+        return -1, set(), frozenset()
 
 
-def _record(result: RefinementResult, steps: int, gap: bool, label: str) -> None:
+def _record(result: RefinementResult, steps: int, gap: frozenset[str], label: str) -> None:
     result.transitions += 1
     if gap:
         action = label.split("(")[0]
         result.gap_transitions[action] = result.gap_transitions.get(action, 0) + 1
+        for name in sorted(gap):
+            result.gap_kinds[name] = result.gap_kinds.get(name, 0) + 1
     result.max_steps = max(result.max_steps, steps)
     result.steps_histogram[steps] = result.steps_histogram.get(steps, 0) + 1
 
@@ -259,12 +366,13 @@ def _fail(result: RefinementResult, model: KafkaModel, s: Any, label: str, t: An
 
 
 def check_refinement(kafka: KafkaModel, tla: TlaModel, k: int = 6,
-                     max_states: int | None = None, gaps: bool = True) -> RefinementResult:
+                     max_states: int | None = None,
+                     gaps: bool | Iterable[str] = True) -> RefinementResult:
     """Every transition (s, s') of ``kafka``'s complete state space: ``project(s')`` is
     reached from a ``tla-*`` state matching ``project(s)`` in 0..k steps; the initial state
     must match a state reached from ``tla``'s Init in 0..k steps (the spec starts before
     the topic exists).  Breadth-first over (kafka state, tla state) pairs."""
-    matcher = _Matcher(tla, k, gaps)
+    matcher = _Matcher(tla, k, _gap_kinds(gaps))
     result = RefinementResult()
     init_tla = list(tla.init_states())
     pairs: dict[Any, set[bytes]] = {}
@@ -301,10 +409,10 @@ def check_refinement(kafka: KafkaModel, tla: TlaModel, k: int = 6,
 
 
 def random_walks(kafka: KafkaModel, tla: TlaModel, walks: int, length: int, seed: int,
-                 k: int = 6, gaps: bool = True) -> RefinementResult:
+                 k: int = 6, gaps: bool | Iterable[str] = True) -> RefinementResult:
     """``walks`` seeded random behaviours of ``length`` steps of ``kafka`` (a deterministic
     ``random.Random(seed)``), each step matched as in ``check_refinement``."""
-    matcher = _Matcher(tla, k, gaps)
+    matcher = _Matcher(tla, k, _gap_kinds(gaps))
     rng = random.Random(seed)
     result = RefinementResult()
     init_tla = list(tla.init_states())

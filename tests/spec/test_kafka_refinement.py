@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
 
 from spec.kafka.model import KafkaModel
 from spec.kafka.refinement import (
+    GAP_STEPS,
     check_refinement,
     matching_config,
     observe,
@@ -49,6 +51,8 @@ def test_every_transition_refines_with_the_two_missing_spec_steps(version: str) 
     assert (result.states, result.transitions) == (states, edges)
     assert result.max_steps >= 2  # a fetch is a copy plus a HW increment in the spec
     assert set(result.gap_transitions) == {"Fetch", "ShrinkIsr"}
+    # Two brokers: only the two steps every version lacks are needed.
+    assert set(result.gap_kinds) == {"FollowerLearnHw", "LeaderShrinkIsrIdle"}
 
 
 @pytest.mark.parametrize("version", VERSIONS_CHECKED)
@@ -80,3 +84,47 @@ def test_random_walks_are_deterministic() -> None:
     a = random_walks(m, tla_for(m), walks=20, length=10, seed=7, k=5)
     b = random_walks(m, tla_for(m), walks=20, length=10, seed=7, k=5)
     assert a.ok and a.summary() == b.summary()
+
+
+def large(version: str) -> KafkaModel:
+    return KafkaModel(matching_config(version, brokers=3, max_records=2, max_leader_epoch=2))
+
+
+@pytest.mark.skipif(bool(os.environ.get("ISRLAB_SKIP_HEAVY")), reason="about 20-40 s")
+@pytest.mark.parametrize("version", VERSIONS_CHECKED)
+def test_three_broker_random_walks_refine(version: str) -> None:
+    m = large(version)
+    result = random_walks(m, tla_for(m), walks=150, length=30, seed=1, k=6)
+    assert result.ok, result.failures
+    assert result.transitions > 150 * 20  # most walks run their 30 steps
+    assert {"FollowerLearnHw", "LeaderShrinkIsrIdle"} <= set(result.gap_kinds)
+
+
+# One walk each (3 brokers, 2 records, epochs 0..2, 30 steps, the seed given) whose named
+# Fetch step refines only with the named gap step: the failure without it, the match with it.
+WITNESSES = [
+    ("tla-kip279", 9, "FollowerTruncateToLeaderEnd", "OutOfRangeTruncation at Fetch(2)"),
+    ("tla-kip279", 108, "LeaderIncHwOnRememberedLeo", "LeaderHwFromRememberedLeo at Fetch(1)"),
+    ("tla-kip320", 42, "LeaderIncHwOnRememberedLeo", "LeaderHwFromRememberedLeo at Fetch(2)"),
+    ("tla-kip320", 303, "LeaderExpandIsrAtEpochStart", "Fetch at Fetch(1)"),
+]
+
+
+@pytest.mark.parametrize(("version", "seed", "gap", "failing_step"), WITNESSES)
+def test_each_three_broker_gap_step_is_needed(version: str, seed: int, gap: str,
+                                              failing_step: str) -> None:
+    m = large(version)
+    tla = tla_for(m)
+    without = random_walks(m, tla, walks=1, length=30, seed=seed, k=6,
+                           gaps=set(GAP_STEPS) - {gap})
+    assert without.failed == 1
+    assert without.failures[0].startswith(failing_step + ": from ")
+    with_it = random_walks(m, tla, walks=1, length=30, seed=seed, k=6)
+    assert with_it.ok, with_it.failures
+    assert with_it.gap_kinds.get(gap, 0) >= 1
+
+
+def test_unknown_gap_step_is_refused() -> None:
+    m = small("tla-kip279")
+    with pytest.raises(ValueError, match="unknown gap steps"):
+        check_refinement(m, tla_for(m), gaps={"NoSuchStep"})
