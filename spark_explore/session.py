@@ -15,6 +15,7 @@ import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 LOOPBACK = "127.0.0.1"
@@ -38,6 +39,21 @@ class SparkOptions:
     log_level: str = "ERROR"
     conf: Mapping[str, str] = field(default_factory=dict)
     progress: Any = None  # Callable[[str], None] | None; Any keeps the dataclass picklable
+
+
+def isrlab_import_root() -> str:
+    """The directory this process imported the ``isrlab`` package from.
+
+    Local executors' Python workers get it on their PYTHONPATH (ahead of site-packages), so
+    that they unpickle the model's functions from the driver's own code even when the
+    driver's working directory is not its checkout (a bench script, a notebook): the
+    checkout or git worktree it imported (whose isrlab/core, isrlab/spec ... link to its own
+    folders), not whichever checkout the virtualenv was installed from; from a wheel it is
+    site-packages.
+    """
+    import isrlab
+
+    return str(Path(isrlab.__file__).resolve().parent.parent)
 
 
 def spark_conf(options: SparkOptions) -> dict[str, str]:
@@ -64,6 +80,7 @@ def spark_conf(options: SparkOptions) -> dict[str, str]:
     ):
         conf["spark.driver.host"] = LOOPBACK
         conf["spark.driver.bindAddress"] = LOOPBACK
+        conf["spark.executorEnv.PYTHONPATH"] = isrlab_import_root()
     conf.update(options.conf)
     return conf
 
