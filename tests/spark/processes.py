@@ -23,7 +23,10 @@ import pyspark
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 SPARK_CLASS = SPARK_HOME / "bin" / "spark-class"
-ISRLAB = Path(sys.executable).parent / "isrlab"
+ROOT = Path(__file__).resolve().parent.parent.parent
+ISRLAB = [sys.executable, "-m", "isrlab"]
+"""The command line of this checkout's isrlab: run from ROOT, ``-m`` imports ROOT/isrlab (the
+venv's ``isrlab`` script would import the checkout the venv was installed from)."""
 HOST = "127.0.0.1"
 
 
@@ -174,7 +177,7 @@ class Driver:
 def start_driver(args: list[str]) -> Driver:
     """``isrlab check ARGS --progress`` in its own process group, stderr piped."""
     process = subprocess.Popen(
-        [str(ISRLAB), "check", *args, "--progress"], env=spark_env(), text=True,
+        [*ISRLAB, "check", *args, "--progress"], env=spark_env(), text=True, cwd=ROOT,
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
     )
     return Driver(process)
