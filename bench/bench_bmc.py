@@ -4,8 +4,8 @@ states; configuration B truncate-to-hw 9, Kip101 11 and Kip279 11 states).
 
     .venv/bin/python bench/bench_bmc.py [--only NAME] [--skip-bmc-over SECONDS]
 
-For each case: BFS (``checker.bfs.explore``, one worker, stop at the first violation) and BMC
-(``checker.z3.bmc`` on the bounded symbolic twin), the trace lengths both found, their wall
+For each case: BFS (``isrlab.checker.bfs.explore``, one worker, stop at the first violation) and BMC
+(``isrlab.checker.z3.bmc`` on the bounded symbolic twin), the trace lengths both found, their wall
 times and the ratio.  A script, not a timed test.
 """
 
@@ -19,10 +19,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from checker.bfs import CheckOptions, explore  # noqa: E402
-from checker.z3 import bmc  # noqa: E402
+from isrlab.checker.bfs import CheckOptions, explore  # noqa: E402
+from isrlab.checker.z3 import bmc  # noqa: E402
 from isrlab.cli_support import resolve_model  # noqa: E402
-from spec.symbolic import symbolic_for  # noqa: E402
+from isrlab.spec.symbolic import symbolic_for  # noqa: E402
 
 A = ("-p", "replicas=2", "-p", "log_size=2", "-p", "max_records=2", "-p", "max_leader_epoch=2")
 B = ("-p", "replicas=3", "-p", "log_size=2", "-p", "max_records=2", "-p", "max_leader_epoch=3")

@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from checker.bfs import CheckOptions, explore  # noqa: E402
+from isrlab.checker.bfs import CheckOptions, explore  # noqa: E402
 from isrlab.cli_support import BadInput, resolve_model  # noqa: E402
 
 TLC_MODULES = {

@@ -7,7 +7,7 @@ For each version: the complete state space of the small configuration (2 brokers
 epochs 0..1; every transition checked), the complete space of a medium one (2 brokers,
 2 records, epochs 0..2), then ``--walks`` seeded random walks of ``--length`` steps on the
 larger configuration (default 3 brokers, 2 records, epochs 0..2), each kafka step matched by
-0..k steps of the ``tla-*`` model (``spec.kafka.refinement``).  Prints the figures and the
+0..k steps of the ``tla-*`` model (``isrlab.spec.kafka.refinement``).  Prints the figures and the
 wall and CPU time (the machine may be shared).  Exits 1 if any step fails to refine.
 """
 
@@ -23,8 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from spec.kafka.model import KafkaModel  # noqa: E402
-from spec.kafka.refinement import (  # noqa: E402
+from isrlab.spec.kafka.model import KafkaModel  # noqa: E402
+from isrlab.spec.kafka.refinement import (  # noqa: E402
     RefinementResult,
     check_refinement,
     matching_config,

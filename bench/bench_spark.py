@@ -5,7 +5,7 @@
         [--model tla-kip320] [--workers 2] [--cores 1,2] [--tlc-jar JAR --spec-dir DIR]
 
 Each engine runs in its own child process (so each peak memory is its own): the local
-checker (``checker.bfs``, ``--workers`` processes), then Spark ``local[c]`` for each ``c`` of
+checker (``isrlab.checker.bfs``, ``--workers`` processes), then Spark ``local[c]`` for each ``c`` of
 ``--cores``, then TLC when ``--tlc-jar`` and ``--spec-dir`` are given (``bench_check.run_tlc``:
 the same TLC invocation as ``bench/bench_check.py``).  Printed: distinct / generated states,
 diameter, wall time, generated states per second, peak RSS of the child's whole process tree
@@ -99,7 +99,7 @@ def run_child(args: list[str]) -> tuple[dict[str, Any], float]:
 def child(engine: str, model_name: str, params: list[str], symmetry: bool, workers: int,
           cores: int, conf: dict[str, str], pin: bool) -> int:
     """Child mode: run one engine and print its figures as one JSON line."""
-    from checker.bfs import CheckOptions, explore
+    from isrlab.checker.bfs import CheckOptions, explore
     from isrlab.cli_support import resolve_model
 
     _, values, model = resolve_model(model_name, params)
@@ -108,9 +108,9 @@ def child(engine: str, model_name: str, params: list[str], symmetry: bool, worke
     if engine == "local":
         result = explore(model, options)
     else:
-        from spark_explore.command import quiet_pyspark_warnings
-        from spark_explore.engine import explore as explore_on_spark
-        from spark_explore.session import SparkOptions
+        from isrlab.spark_explore.command import quiet_pyspark_warnings
+        from isrlab.spark_explore.engine import explore as explore_on_spark
+        from isrlab.spark_explore.session import SparkOptions
 
         quiet_pyspark_warnings()
         if pin:  # before the JVM starts: it, its threads and the Python workers inherit it

@@ -38,10 +38,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from checker.model import Model  # noqa: E402
-from checker.report import INIT_ACTION, TraceStep  # noqa: E402
-from checker.trace import write_itf  # noqa: E402
-from checker.validate import (  # noqa: E402
+from isrlab.checker.model import Model  # noqa: E402
+from isrlab.checker.report import INIT_ACTION, TraceStep  # noqa: E402
+from isrlab.checker.trace import write_itf  # noqa: E402
+from isrlab.checker.validate import (  # noqa: E402
     Observation,
     action_name,
     observations_of_trace,

@@ -46,10 +46,10 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
-from checker.fingerprint import fingerprint
-from checker.fingerprint import xxh3_64 as _xxh3
-from checker.model import Model
-from checker.report import (
+from isrlab.checker.fingerprint import fingerprint
+from isrlab.checker.fingerprint import xxh3_64 as _xxh3
+from isrlab.checker.model import Model
+from isrlab.checker.report import (
     DEADLOCK,
     INIT_ACTION,
     ActionCoverage,
@@ -59,7 +59,7 @@ from checker.report import (
     Violation,
     collision_probability,
 )
-from checker.runstore import RunDirError, RunStore
+from isrlab.checker.runstore import RunDirError, RunStore
 
 S = TypeVar("S")
 

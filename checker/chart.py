@@ -1,6 +1,6 @@
 """Message sequence charts of traces, drawn as plain SVG.  Knows nothing of Kafka.
 
-A ``Chart`` is what a model family's adapter (``spec.charts``) makes of a trace: the
+A ``Chart`` is what a model family's adapter (``isrlab.spec.charts``) makes of a trace: the
 lifelines (processes), and per state of the trace one ``Row`` with the action that produced
 it, the messages it delivered (``Arrow``s, horizontal: drawn at the step where the message
 takes effect) and the changes of each lifeline's local state (``Note``s).  ``generic_chart``
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from xml.sax.saxutils import escape
 
-from checker.report import TraceStep
+from isrlab.checker.report import TraceStep
 
 FONT = 12
 """Font size (px) of notes and labels."""

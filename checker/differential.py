@@ -6,7 +6,7 @@ one model step (by its label) to it, and how to read its state as (a subset of) 
 variables.  ``differential_test`` then drives random walks over the *model* (each walk a list
 of choices drawn by hypothesis: which initial state, which enabled step at each state),
 applies every step to the implementation too, and compares the implementation's view with
-the model's variables after every step (``checker.validate.value_matches``: the view may
+the model's variables after every step (``isrlab.checker.validate.value_matches``: the view may
 omit variables or dictionary entries it does not track).  A divergence, or an exception
 raised by the implementation, fails the walk; hypothesis then shrinks the failing walk to a
 minimal one (fewest steps, earliest choices), and ``minimise`` then drops every step whose
@@ -15,7 +15,7 @@ indices, so deleting one shifts the meaning of the next); the result holds that 
 
 Modelling shortcut: the walk is driven by the model, so the test finds steps the model
 allows and the implementation gets wrong (or refuses), not steps the implementation takes
-that the model forbids (validate the implementation's own traces with ``checker.validate``
+that the model forbids (validate the implementation's own traces with ``isrlab.checker.validate``
 for that).  The module knows nothing of Kafka.
 """
 
@@ -31,9 +31,9 @@ from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
-from checker.model import Model
-from checker.report import INIT_ACTION, TraceStep
-from checker.validate import Mismatch, mismatches, value_matches
+from isrlab.checker.model import Model
+from isrlab.checker.report import INIT_ACTION, TraceStep
+from isrlab.checker.validate import Mismatch, mismatches, value_matches
 
 S = TypeVar("S")
 I = TypeVar("I")  # noqa: E741  (the implementation's state type)

@@ -1,7 +1,7 @@
 """The explored state graph of a small run as Graphviz DOT (TLC's ``-dump dot``).
 
 ``state_graph`` repeats the checker's breadth-first search on one process, keeping every
-distinct state (by the same fingerprint as ``checker.bfs``) and every edge; it gives up as
+distinct state (by the same fingerprint as ``isrlab.checker.bfs``) and every edge; it gives up as
 soon as the graph would exceed ``limit`` states, so it is only for small runs.
 ``dot_text`` writes nodes labelled with their variables, edges with action labels; initial
 states have a double border, states breaking an invariant are red, states outside the
@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from checker.chart import plain_text
-from checker.fingerprint import fingerprint
-from checker.model import Model
+from isrlab.checker.chart import plain_text
+from isrlab.checker.fingerprint import fingerprint
+from isrlab.checker.model import Model
 
 S = TypeVar("S")
 
@@ -43,7 +43,7 @@ def state_graph(
     model: Model[S], limit: int = DOT_LIMIT, max_depth: int | None = None,
     symmetry: bool = False, stop_at_first: bool = True, max_states: int | None = None,
 ) -> StateGraph:
-    """The states and edges ``checker.bfs`` explores (``GraphTooLarge`` past ``limit``).
+    """The states and edges ``isrlab.checker.bfs`` explores (``GraphTooLarge`` past ``limit``).
 
     As the checker, it stops after the BFS level in which an invariant first fails (unless
     ``stop_at_first`` is false) or the distinct count reaches ``max_states``, and

@@ -1,7 +1,7 @@
 """Models registered by name, with typed parameters parsed from ``key=value`` strings.
 
 The registry is generic: the Kafka models register themselves from ``spec``; the checker's
-own toy models from ``checker.toys``.  Parsing errors are values (``returns.Result``) so that
+own toy models from ``isrlab.checker.toys``.  Parsing errors are values (``returns.Result``) so that
 the CLI can turn them into one-line messages and exit code 2.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 from returns.result import Failure, Result, Success
 
-from checker.model import Model
+from isrlab.checker.model import Model
 
 ParamValue = int | bool | str
 

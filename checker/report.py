@@ -9,7 +9,7 @@ counterexamples do (9 states = 8 steps).
 States in traces are *variables* mappings (``Model.variables``) of plain values: ``int``,
 ``bool``, ``str``, ``None``, ``tuple``, ``list``, ``frozenset``/``set``, ``dict``.  The JSON
 report writes sets as sorted lists and dictionaries with non-string keys as ``[key, value]``
-pairs; the ITF trace (``checker.trace``) keeps every type exactly.
+pairs; the ITF trace (``isrlab.checker.trace``) keeps every type exactly.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.atomic import write_text_atomically
+from isrlab.checker.atomic import write_text_atomically
 
 INIT_ACTION = "Init"
 """The action name of a trace's first step (an initial state)."""

@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from checker.fingerprint import fingerprint
-from checker.model import Model
-from checker.report import (
+from isrlab.checker.fingerprint import fingerprint
+from isrlab.checker.model import Model
+from isrlab.checker.report import (
     DEADLOCK,
     INIT_ACTION,
     ActionCoverage,

@@ -25,8 +25,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from checker.model import Property
-from checker.registry import ModelEntry, Param, ParamValue, Registry
+from isrlab.checker.model import Property
+from isrlab.checker.registry import ModelEntry, Param, ParamValue, Registry
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from checker.atomic import write_text_atomically
-from checker.report import CheckResult, TraceStep, Violation
+from isrlab.checker.atomic import write_text_atomically
+from isrlab.checker.report import CheckResult, TraceStep, Violation
 
 ITF_FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 

@@ -38,10 +38,10 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from checker.chart import plain_text
-from checker.model import Model
-from checker.report import INIT_ACTION, TraceStep, Violation
-from checker.trace import from_itf_value
+from isrlab.checker.chart import plain_text
+from isrlab.checker.model import Model
+from isrlab.checker.report import INIT_ACTION, TraceStep, Violation
+from isrlab.checker.trace import from_itf_value
 
 S = TypeVar("S")
 

@@ -2,32 +2,32 @@
 
 A guide to the modules (each function's docstring names the Kafka method it mirrors):
 
-* ``core.state`` -- the values: ``Partition`` (one broker's view), ``RemoteReplica``,
+* ``isrlab.core.state`` -- the values: ``Partition`` (one broker's view), ``RemoteReplica``,
   ``LeaderAndIsr``, ``PartitionState``, ``TopicPartition``; derived LEO, LSO, LW, lag;
   ``check_partition`` / ``partition_problem`` (the structural invariants);
-* ``core.partition`` -- ``make_leader``, ``make_follower`` (with a ``TruncationRule``),
+* ``isrlab.core.partition`` -- ``make_leader``, ``make_follower`` (with a ``TruncationRule``),
   ``maybe_increment_leader_hw``, ``follower_high_watermark``;
-* ``core.truncation`` -- the truncation rules on logs (truncate to HW, KIP-101, KIP-279);
-* ``core.isr`` -- ``read_from_local_log``, ``update_follower_fetch``, ``maybe_expand_isr``,
+* ``isrlab.core.truncation`` -- the truncation rules on logs (truncate to HW, KIP-101, KIP-279);
+* ``isrlab.core.isr`` -- ``read_from_local_log``, ``update_follower_fetch``, ``maybe_expand_isr``,
   ``get_out_of_sync_replicas``, ``maybe_shrink_isr``, the isr-expiration schedule;
-* ``core.produce`` -- ``append_records_to_leader`` (acks, min.insync.replicas),
+* ``isrlab.core.produce`` -- ``append_records_to_leader`` (acks, min.insync.replicas),
   ``check_enough_replicas_reach_offset``, ``process_partition_data`` (follower side);
-* ``core.propagation`` -- ``record_isr_change``, ``maybe_propagate_isr_changes``;
-* ``core.selectors`` -- the offline / reassigned / controlled-shutdown / preferred / no-op
+* ``isrlab.core.propagation`` -- ``record_isr_change``, ``maybe_propagate_isr_changes``;
+* ``isrlab.core.selectors`` -- the offline / reassigned / controlled-shutdown / preferred / no-op
   leader selectors;
-* ``core.metadata_cache`` -- ``MetadataSnapshot``, ``update_metadata`` and its readers;
-* ``core.replica_manager`` -- ``ReplicaManager``, ``become_leader_or_follower`` and the
+* ``isrlab.core.metadata_cache`` -- ``MetadataSnapshot``, ``update_metadata`` and its readers;
+* ``isrlab.core.replica_manager`` -- ``ReplicaManager``, ``become_leader_or_follower`` and the
   broker-level ISR steps, HW checkpoints, restart;
-* ``core.coordinator`` -- ``__consumer_offsets`` immigration (load below HW) and emigration;
-* ``core.alter_partition`` -- KIP-497 AlterIsr/AlterPartition: pending ISR, maximal ISR,
+* ``isrlab.core.coordinator`` -- ``__consumer_offsets`` immigration (load below HW) and emigration;
+* ``isrlab.core.alter_partition`` -- KIP-497 AlterIsr/AlterPartition: pending ISR, maximal ISR,
   the controller's ``alter_partition``, the leader's response handling (2.7+);
-* ``core.elr`` -- KIP-966 Eligible Leader Replicas (3.7+/4.0): ELR bookkeeping, election,
+* ``isrlab.core.elr`` -- KIP-966 Eligible Leader Replicas (3.7+/4.0): ELR bookkeeping, election,
   the HW gate, unclean recovery;
-* ``core.log_recovery`` -- flushes, log recovery after clean/unclean shutdown, the HW
+* ``isrlab.core.log_recovery`` -- flushes, log recovery after clean/unclean shutdown, the HW
   checkpoint read back, following a leader that is not alive;
-* ``core.fencing`` -- fetch fencing by leader epoch: none, KIP-320's first design, final;
-* ``core.invariants`` -- the expected properties as predicates;
-* ``core.errors`` -- ``Errors`` (Kafka codes), ``InvalidInput``, ``ElectionFailed``.
+* ``isrlab.core.fencing`` -- fetch fencing by leader epoch: none, KIP-320's first design, final;
+* ``isrlab.core.invariants`` -- the expected properties as predicates;
+* ``isrlab.core.errors`` -- ``Errors`` (Kafka codes), ``InvalidInput``, ``ElectionFailed``.
 
 Bad input comes back as ``Failure(InvalidInput)``; protocol outcomes are fields of the
 success value.  Nothing here does I/O, keeps global state or reads a clock.

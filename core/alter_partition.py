@@ -1,6 +1,6 @@
 """Asynchronous ISR changes: KIP-497 AlterIsr (Kafka 2.7+), later AlterPartition (3.2+).
 
-Before 2.7 a leader wrote its new ISR to ZooKeeper itself (``core.isr``).  From 2.7 the
+Before 2.7 a leader wrote its new ISR to ZooKeeper itself (``isrlab.core.isr``).  From 2.7 the
 leader *proposes* the change to the controller and keeps it pending until the answer
 comes back; at most one proposal per partition is in flight.  Kafka's names:
 
@@ -29,15 +29,15 @@ from enum import Enum, unique
 
 from returns.result import Result, Success
 
-from core.errors import Errors, InvalidInput, Problem, reject
-from core.isr import (
+from isrlab.core.errors import Errors, InvalidInput, Problem, reject
+from isrlab.core.isr import (
     LogReadResult,
     get_out_of_sync_replicas,
     may_join_isr,
     update_log_read_result,
 )
-from core.produce import AcksCheck
-from core.state import LeaderAndIsr, Partition, is_leader
+from isrlab.core.produce import AcksCheck
+from isrlab.core.state import LeaderAndIsr, Partition, is_leader
 
 
 @unique
@@ -175,7 +175,7 @@ def leader_hw_with_isr_state(
     The new HW is the smallest LEO over the chosen ISR (the leader's own LEO and the
     remotes' as it knows them; an unknown remote LEO counts as -1), and it never moves
     back.  Kafka 2.7+ uses the maximal ISR.  Shortcut: the 2.8+ rule that also counts
-    caught-up replicas outside the ISR is left out (as in ``core.partition``).
+    caught-up replicas outside the ISR is left out (as in ``isrlab.core.partition``).
     """
     def hw(p: Partition) -> int:
         members = hw_isr(state, rule)
@@ -216,7 +216,7 @@ def prepare_isr_expand(
 
     Nothing is sent while a change is in flight (``needsExpandIsr`` checks
     ``!isInflight``) or when the follower is already in the ISR; the caller decides that it
-    is caught up (``core.isr.may_join_isr``).  Otherwise the state becomes
+    is caught up (``isrlab.core.isr.may_join_isr``).  Otherwise the state becomes
     ``PendingExpandIsr`` and the request carries committed ∪ {follower} and the committed
     version.  A follower outside the assignment is rejected.
     """
@@ -239,7 +239,7 @@ def prepare_isr_shrink(
     """``Partition.maybeShrinkIsr`` → ``prepareIsrShrink`` (2.7+): propose removing followers.
 
     Nothing is sent while a change is in flight or when no ISR member is out of sync
-    (``core.isr.get_out_of_sync_replicas`` decides who is).  Otherwise the state becomes
+    (``isrlab.core.isr.get_out_of_sync_replicas`` decides who is).  Otherwise the state becomes
     ``PendingShrinkIsr``: the committed ISR stays the HW's ISR until the controller
     answers.  Removing the leader itself is rejected (Kafka's assertion).
     """
@@ -393,8 +393,8 @@ def update_follower_fetch_async(
     """``Partition.updateFollowerFetchState`` (2.7+): record the fetch, maybe propose an
     expansion, raise the HW over the ISR of ``rule``.
 
-    The fetch is recorded (``core.isr.update_log_read_result``); a follower outside the
-    ISR that may join (``core.isr.may_join_isr``, with KAFKA-7128's ``leader_epoch_start``
+    The fetch is recorded (``isrlab.core.isr.update_log_read_result``); a follower outside the
+    ISR that may join (``isrlab.core.isr.may_join_isr``, with KAFKA-7128's ``leader_epoch_start``
     when given) is proposed (``prepare_isr_expand``: nothing while a change is in flight);
     then the HW.  A failed read or a non-leader changes nothing and reports the error.
     """
@@ -425,7 +425,7 @@ def maybe_shrink_isr_async(
 ) -> Result[AsyncIsrStep, InvalidInput]:
     """``Partition.maybeShrinkIsr`` (2.7+): propose removing the out-of-sync followers.
 
-    Out of sync is ``core.isr.get_out_of_sync_replicas`` over the committed ISR (Kafka:
+    Out of sync is ``isrlab.core.isr.get_out_of_sync_replicas`` over the committed ISR (Kafka:
     ``partitionState.isr``); nothing while a change is in flight.  The HW does not move:
     a pending shrink keeps the committed ISR as the maximal one.
     """

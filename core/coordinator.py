@@ -16,8 +16,8 @@ from enum import Enum, unique
 
 from returns.result import Result, Success
 
-from core.errors import Errors, InvalidInput, Problem, reject
-from core.truncation import Log
+from isrlab.core.errors import Errors, InvalidInput, Problem, reject
+from isrlab.core.truncation import Log
 
 GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"
 

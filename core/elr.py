@@ -31,8 +31,8 @@ from enum import Enum, unique
 
 from returns.result import Failure, Result, Success
 
-from core.errors import ElectionError, ElectionFailed, InvalidInput, Problem, reject
-from core.state import NO_LEADER
+from isrlab.core.errors import ElectionError, ElectionFailed, InvalidInput, Problem, reject
+from isrlab.core.state import NO_LEADER
 
 
 @dataclass(frozen=True, slots=True)

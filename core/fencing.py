@@ -14,7 +14,7 @@ root of several divergence and data-loss stories.  Three behaviours:
   older: ``FENCED_LEADER_EPOCH``, newer: ``UNKNOWN_LEADER_EPOCH`` -- and a refused fetch
   changes nothing on the leader; the follower truncated when it became follower.
 
-Shortcut: the decision is separate from the read and the bookkeeping (``core.isr``), so a
+Shortcut: the decision is separate from the read and the bookkeeping (``isrlab.core.isr``), so a
 model composes them: ``fetch_decision`` says what the leader does, ``fenced_read`` turns
 a read into the refused one.
 """
@@ -26,9 +26,9 @@ from enum import Enum, unique
 
 from returns.result import Result
 
-from core.errors import Errors, InvalidInput
-from core.isr import IsrUpdate, LogReadResult, update_follower_fetch
-from core.state import Partition
+from isrlab.core.errors import Errors, InvalidInput
+from isrlab.core.isr import IsrUpdate, LogReadResult, update_follower_fetch
+from isrlab.core.state import Partition
 
 
 @unique
@@ -89,7 +89,7 @@ def fenced_read(read: LogReadResult, decision: FetchDecision) -> LogReadResult:
     """The read the follower receives: no records and the error when the fetch is refused.
 
     Total; an accepted fetch is returned unchanged.  (Feeding a refused read to
-    ``core.isr.update_follower_fetch`` records nothing, which is ``FINAL``'s rule; for
+    ``isrlab.core.isr.update_follower_fetch`` records nothing, which is ``FINAL``'s rule; for
     ``FIRST_DESIGN`` record the original read, then answer with this one.)
     """
     if decision.error is Errors.NONE:
@@ -112,7 +112,7 @@ def update_follower_fetch_fenced(
     fencing: FetchFencing,
 ) -> Result[FencedFetch, InvalidInput]:
     """A follower fetch on the leader under ``fencing``: ``fetch_decision`` composed with
-    ``core.isr.update_follower_fetch``.
+    ``isrlab.core.isr.update_follower_fetch``.
 
     A recorded fetch goes through ``update_follower_fetch`` (ISR expansion, HW); a refused
     one (``FINAL``) is fed to it as the failed read, which records nothing.  The follower

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from core.state import Partition, is_leader, low_watermark
-from core.truncation import Log
+from isrlab.core.state import Partition, is_leader, low_watermark
+from isrlab.core.truncation import Log
 
 
 def partition_violations(partition: Partition) -> tuple[str, ...]:

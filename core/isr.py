@@ -16,9 +16,9 @@ from dataclasses import dataclass, replace
 
 from returns.result import Result, Success
 
-from core.errors import Errors, InvalidInput, Problem, reject
-from core.partition import raise_leader_hw
-from core.state import (
+from isrlab.core.errors import Errors, InvalidInput, Problem, reject
+from isrlab.core.partition import raise_leader_hw
+from isrlab.core.state import (
     UNKNOWN_OFFSET,
     LeaderAndIsr,
     Partition,
@@ -26,7 +26,7 @@ from core.state import (
     check_partition,
     is_leader,
 )
-from core.truncation import Log
+from isrlab.core.truncation import Log
 
 ISR_SHRINK_HALF_PERIOD = True
 """Kafka >= 0.10.2 (KAFKA-4485) schedules ``isr-expiration`` every ``replicaLagTimeMaxMs / 2``."""
@@ -236,7 +236,7 @@ def maybe_expand_isr(
     offset of the leader's epoch.  The default ``None`` is the pre-2.1 rule.  A join is
     written to ZooKeeper and must be recorded.  Then ``maybe_increment_leader_hw``
     regardless (at ``now_ms``, the fetch time; ``hw_lag_ms``: KAFKA-4485's rule, see
-    ``core.partition.isr_log_end_offsets``).  On a non-leader:
+    ``isrlab.core.partition.isr_log_end_offsets``).  On a non-leader:
     ``NOT_LEADER_FOR_PARTITION`` and nothing changes (Kafka: ``case None => false``).
     """
     if now_ms < 0 or (hw_lag_ms is not None and hw_lag_ms < 0):
@@ -280,7 +280,7 @@ def update_follower_fetch(
     becomes unknown, so it holds the HW back until it fetches again; the error is reported.
     A partition this broker no longer leads changes nothing (``NOT_LEADER_FOR_PARTITION``).
     The caller re-checks delayed acks=all produce requests
-    (``core.produce.check_enough_replicas_reach_offset``).
+    (``isrlab.core.produce.check_enough_replicas_reach_offset``).
     """
     inconsistent = read.fetch_offset > read.leader_log_end_offset and read.error is Errors.NONE
     if inconsistent or read.fetch_offset < 0:

@@ -15,7 +15,7 @@ with less than it acknowledged.  Kafka's pieces, as pure functions:
 * ``ReplicaManager.makeFollowers`` when the new leader is not alive: the three behaviours
   of ``UnavailableLeader``.
 
-Shortcuts: a log is ``core.truncation.Log``; "flushed" is one offset (Kafka tracks the
+Shortcuts: a log is ``isrlab.core.truncation.Log``; "flushed" is one offset (Kafka tracks the
 recovery point per log and the page cache per segment); a torn or corrupt record is
 counted as lost with everything after it (recovery truncates at the first bad batch).
 """
@@ -28,9 +28,9 @@ from enum import Enum, unique
 
 from returns.result import Result, Success
 
-from core.errors import InvalidInput, Problem, reject
-from core.state import Partition, PartitionState, TopicPartition
-from core.truncation import Log
+from isrlab.core.errors import InvalidInput, Problem, reject
+from isrlab.core.state import Partition, PartitionState, TopicPartition
+from isrlab.core.truncation import Log
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +191,7 @@ def follow_unavailable_leader(
 
     By ``behaviour`` (see ``UnavailableLeader``).  Shortcut for ``MAKE_FOLLOWER``: the
     fields ``makeFollower`` adopts are set without truncation (the fetcher, once the leader
-    is known, truncates through ``core.partition.make_follower``).  No fetcher starts in
+    is known, truncates through ``isrlab.core.partition.make_follower``).  No fetcher starts in
     any case.  Total.
     """
     if behaviour is UnavailableLeader.SKIP:

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from returns.result import Result, Success
 
-from core.errors import InvalidInput, Problem, reject
-from core.state import LEADER_DURING_DELETE, TopicPartition, check_replica_set
+from isrlab.core.errors import InvalidInput, Problem, reject
+from isrlab.core.state import LEADER_DURING_DELETE, TopicPartition, check_replica_set
 
 
 @dataclass(frozen=True, slots=True, order=True)

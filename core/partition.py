@@ -13,9 +13,9 @@ from typing import Protocol
 
 from returns.result import Result
 
-from core import truncation
-from core.errors import InvalidInput, Problem, reject
-from core.state import (
+from isrlab.core import truncation
+from isrlab.core.errors import InvalidInput, Problem, reject
+from isrlab.core.state import (
     UNKNOWN_OFFSET,
     Partition,
     PartitionState,
@@ -24,7 +24,7 @@ from core.state import (
     check_partition_state,
     is_leader,
 )
-from core.truncation import Log
+from isrlab.core.truncation import Log
 
 
 class TruncationRule(Protocol):
@@ -51,7 +51,7 @@ def truncate_by_leader_epoch_kip101(follower_log: Log, follower_hw: int, leader_
     the leader has no larger one after, or one older than its first epoch, and
     ``ReplicaFetcherThread.maybeTruncate`` then truncates to the follower's HW.  (The TLA+
     module's variant, truncating to 0 before the leader's first epoch, is
-    ``core.truncation.kip101_truncation_offset``'s default.)
+    ``isrlab.core.truncation.kip101_truncation_offset``'s default.)
     """
     return truncation.kip101_truncation_offset(
         leader_log, follower_log, follower_hw, undefined_before_first_epoch=True
@@ -76,7 +76,7 @@ def truncate_by_leader_epoch_kip279_2_0(
 ) -> int:
     """KIP-279 as Kafka 2.0 runs it: the HW when the leader answers ``UNDEFINED_EPOCH_OFFSET``.
 
-    ``core.truncation.kip279_2_0_truncation_offset``: a follower whose latest epoch the
+    ``isrlab.core.truncation.kip279_2_0_truncation_offset``: a follower whose latest epoch the
     leader's records do not span (older than its first, newer than its latest, or an empty
     leader) truncates to its HW; KAFKA-7415 (2.1) removed those answers.
     """

@@ -10,10 +10,10 @@ from dataclasses import dataclass, replace
 
 from returns.result import Result, Success
 
-from core.errors import Errors, InvalidInput, Problem, reject
-from core.partition import follower_high_watermark, raise_leader_hw, truncate_local_log
-from core.state import Partition, check_partition, is_leader
-from core.truncation import Log, Record
+from isrlab.core.errors import Errors, InvalidInput, Problem, reject
+from isrlab.core.partition import follower_high_watermark, raise_leader_hw, truncate_local_log
+from isrlab.core.state import Partition, check_partition, is_leader
+from isrlab.core.truncation import Log, Record
 
 ACKS_NONE = 0
 ACKS_LEADER = 1

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from returns.result import Result, Success
 
-from core.errors import InvalidInput, Problem, reject
-from core.state import TopicPartition
+from isrlab.core.errors import InvalidInput, Problem, reject
+from isrlab.core.state import TopicPartition
 
 ISR_CHANGE_PROPAGATION_PERIOD_MS = 2500
 """The ``isr-change-propagation`` task's period."""

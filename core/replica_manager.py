@@ -4,7 +4,7 @@
 hosted partitions (online ones as ``Partition`` values, offline ones by name), the
 fetchers it runs, whether the HW checkpoint thread runs, and its ISR-change bookkeeping.
 ``become_leader_or_follower`` handles a whole LeaderAndIsr request; the other functions
-lift ``core.isr``/``core.propagation`` steps to the broker and record ISR changes.
+lift ``isrlab.core.isr``/``isrlab.core.propagation`` steps to the broker and record ISR changes.
 """
 
 from __future__ import annotations
@@ -14,30 +14,30 @@ from dataclasses import dataclass, replace
 
 from returns.result import Failure, Result, Success
 
-from core.errors import Errors, InvalidInput, Problem, reject
-from core.isr import IsrUpdate, LogReadResult, maybe_shrink_isr, update_follower_fetch
-from core.metadata_cache import (
+from isrlab.core.errors import Errors, InvalidInput, Problem, reject
+from isrlab.core.isr import IsrUpdate, LogReadResult, maybe_shrink_isr, update_follower_fetch
+from isrlab.core.metadata_cache import (
     MetadataSnapshot,
     UpdateMetadataRequest,
     alive_broker_ids,
     update_metadata,
 )
-from core.partition import (
+from isrlab.core.partition import (
     TruncationRule,
     create_log_if_not_exists,
     make_follower,
     make_leader,
     truncate_to_high_watermark,
 )
-from core.propagation import IsrChangeState, maybe_propagate_isr_changes, record_isr_change
-from core.state import (
+from isrlab.core.propagation import IsrChangeState, maybe_propagate_isr_changes, record_isr_change
+from isrlab.core.state import (
     Partition,
     PartitionState,
     TopicPartition,
     check_partition,
     check_partition_state,
 )
-from core.truncation import Log
+from isrlab.core.truncation import Log
 
 NO_ISR_CHANGES = IsrChangeState()
 """The ISR-change bookkeeping of a broker started at time 0."""
@@ -101,7 +101,7 @@ class BecomeLeaderOrFollowerResult:
 
     ``became_leaders``/``became_followers`` are what ``onLeadershipChange`` receives (the
     partitions whose role really changed); the coordinator uses them for
-    ``__consumer_offsets`` (``core.coordinator``).
+    ``__consumer_offsets`` (``isrlab.core.coordinator``).
     """
 
     manager: ReplicaManager
@@ -329,7 +329,7 @@ def update_follower_log_read_results(
 ) -> Result[ManagerUpdate, InvalidInput]:
     """``ReplicaManager.updateFollowerLogReadResults`` for one partition of a fetch.
 
-    ``core.isr.update_follower_fetch`` on the hosted partition, recording an ISR expansion
+    ``isrlab.core.isr.update_follower_fetch`` on the hosted partition, recording an ISR expansion
     in the broker's ISR-change set at ``now_ms`` (``since_previous_fetch`` and ``hw_lag_ms``:
     KAFKA-4485's rules, Kafka 0.10.2+).  An unknown partition is rejected
     (Kafka only logs a warning; a model should not send such a fetch).

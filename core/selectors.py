@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from returns.result import Failure, Result, Success
 
-from core.errors import ElectionError, ElectionFailed, InvalidInput, Problem, reject
-from core.state import LeaderAndIsr, check_replica_set
+from isrlab.core.errors import ElectionError, ElectionFailed, InvalidInput, Problem, reject
+from isrlab.core.state import LeaderAndIsr, check_replica_set
 
 Selection = Result["Election", ElectionFailed | InvalidInput]
 """What every selector returns: an election, a failed election, or rejected input."""

@@ -6,7 +6,7 @@ so states are hashable, cheap to compare and safe to share between model-checker
 
 Modelling shortcuts, shared by every function of ``core``:
 
-* a log is ``core.truncation.Log``: a tuple of ``Record(id, epoch)``, offset ``o`` being
+* a log is ``isrlab.core.truncation.Log``: a tuple of ``Record(id, epoch)``, offset ``o`` being
   ``log[o]``; deleted segments stay in the tuple and ``log_start_offset`` only says where
   reads may begin (so offsets and tuple indices coincide);
 * offsets are plain ints (Kafka's ``LogOffsetMetadata`` segment positions are dropped);
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 from returns.result import Failure, Result, Success
 
-from core.errors import InvalidInput, Problem, reject
-from core.truncation import Log, Record
+from isrlab.core.errors import InvalidInput, Problem, reject
+from isrlab.core.truncation import Log, Record
 
 UNKNOWN_OFFSET = -1
 """Kafka's ``UnknownOffsetMetadata``: a remote replica whose LEO the leader does not know."""

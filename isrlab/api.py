@@ -8,7 +8,7 @@ A *model spec* names a model anywhere isrlab takes one (``--model`` on the comma
   add theirs through the ``isrlab.models`` entry-point group, see ``isrlab.models``);
 * ``path/to/file.py:NAME`` or ``package.module:NAME``: the object ``NAME`` of that file or
   module, either a ``ModelEntry`` (a model with typed ``-p`` parameters; ``extend`` returns
-  one) or an object implementing ``checker.model.Model`` (no parameters).
+  one) or an object implementing ``isrlab.checker.model.Model`` (no parameters).
 
 ``extend`` adds properties written over a state's *variables* (``Model.variables``: the
 mapping a trace shows, e.g. ``v["replicaState"]["r1"]["hw"]``), so they work on every model
@@ -29,19 +29,19 @@ from typing import Any
 
 from returns.result import Failure
 
-from checker.bfs import CheckOptions, explore
-from checker.model import Model, Property
-from checker.registry import ModelEntry, Param, ParamValue
-from checker.report import CheckResult
-from checker.simulate import SimulateOptions
-from checker.simulate import simulate as simulate_walks
-from checker.validate import (
+from isrlab.checker.bfs import CheckOptions, explore
+from isrlab.checker.model import Model, Property
+from isrlab.checker.registry import ModelEntry, Param, ParamValue
+from isrlab.checker.report import CheckResult
+from isrlab.checker.simulate import SimulateOptions
+from isrlab.checker.simulate import simulate as simulate_walks
+from isrlab.checker.validate import (
     ValidateOptions,
     ValidationResult,
     parse_itf_observations,
     parse_jsonl,
 )
-from checker.validate import validate as validate_trace
+from isrlab.checker.validate import validate as validate_trace
 
 __all__ = [
     "CheckResult", "Model", "ModelEntry", "ModelError", "Param", "Predicate", "Property",
@@ -126,7 +126,7 @@ def _assignment(name: str, value: ParamValue | str) -> str:
 
 def parse(found: ModelEntry, assignments: Iterable[str]) -> dict[str, ParamValue]:
     """``key=value`` strings checked against ``found``'s parameters (``ModelError``)."""
-    from checker.registry import Registry
+    from isrlab.checker.registry import Registry
 
     parsed = Registry().parse_params(found, assignments)
     if isinstance(parsed, Failure):

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from checker.report import CheckResult, Violation
-from checker.trace import violation_text, write_itf
-from checker.z3 import BmcResult, bmc
+from isrlab.checker.report import CheckResult, Violation
+from isrlab.checker.trace import violation_text, write_itf
+from isrlab.checker.z3 import BmcResult, bmc
 from isrlab.cli_support import (
     MODEL_HELP,
     BadInput,
@@ -18,9 +18,9 @@ from isrlab.cli_support import (
     with_run_metadata,
 )
 from isrlab.render_cmd import SVG_OPTION, write_violation_svg
-from spec.symbolic import symbolic_for, symbolic_models
-from spec.symbolic.bridge import DriftError, replay
-from spec.symbolic.state import KState
+from isrlab.spec.symbolic import symbolic_for, symbolic_models
+from isrlab.spec.symbolic.bridge import DriftError, replay
+from isrlab.spec.symbolic.state import KState
 
 _PARAM_HELP = "model parameter key=value (repeatable); see `isrlab models`"
 

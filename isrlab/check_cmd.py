@@ -10,12 +10,12 @@ from typing import Any
 
 import click
 
-from checker.bfs import CheckOptions, Progress, RunDirError, explore
-from checker.model import Model
-from checker.report import CheckResult
-from checker.simulate import SimulateOptions, simulate
-from checker.trace import result_text, write_itf
 from isrlab.api import describe
+from isrlab.checker.bfs import CheckOptions, Progress, RunDirError, explore
+from isrlab.checker.model import Model
+from isrlab.checker.report import CheckResult
+from isrlab.checker.simulate import SimulateOptions, simulate
+from isrlab.checker.trace import result_text, write_itf
 from isrlab.cli_support import (
     INCOMPLETE,
     MODEL_HELP,
@@ -159,7 +159,7 @@ def check(
         write_dot(dot_path, model, dot_limit, options)
     try:
         if engine == "spark" or master is not None:
-            from spark_explore.command import run_check  # starts a JVM: import on demand
+            from isrlab.spark_explore.command import run_check  # starts a JVM: import on demand
 
             result = run_check(model, options, master, progress is not False)
         else:

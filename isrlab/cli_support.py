@@ -8,7 +8,7 @@ exits 130 (128 + SIGINT, the shell's convention).  A bare ``isrlab`` prints its 
 
 Every command calls ``check_outputs`` with its output options before it starts working, so a
 missing directory or an output naming an input fails at once, and writes its files with
-``write_text_atomically`` / ``atomic_output`` (``checker.atomic``), so an interrupted command
+``write_text_atomically`` / ``atomic_output`` (``isrlab.checker.atomic``), so an interrupted command
 leaves no partial file.
 """
 
@@ -24,11 +24,11 @@ from typing import Any
 
 import click
 
-from checker.atomic import atomic_output, write_text_atomically
-from checker.model import Model
-from checker.registry import ModelEntry, ParamValue
-from checker.report import CheckResult
 from isrlab import __version__, api
+from isrlab.checker.atomic import atomic_output, write_text_atomically
+from isrlab.checker.model import Model
+from isrlab.checker.registry import ModelEntry, ParamValue
+from isrlab.checker.report import CheckResult
 
 __all__ = [
     "INCOMPLETE", "INTERRUPTED", "MODEL_HELP", "BadInput", "OneLineErrors", "atomic_output",

@@ -15,30 +15,34 @@ from typing import TypeVar
 import click
 from returns.result import Result
 
-from core.errors import ElectionFailed, InvalidInput
-from core.isr import (
+from isrlab.core.errors import ElectionFailed, InvalidInput
+from isrlab.core.isr import (
     isr_expiration_period_ms,
     max_time_in_isr_without_catching_up_ms,
     maybe_shrink_isr,
     read_from_local_log,
     update_follower_fetch,
 )
-from core.metadata_cache import Broker, MetadataSnapshot
-from core.partition import (
+from isrlab.core.metadata_cache import Broker, MetadataSnapshot
+from isrlab.core.partition import (
     follower_high_watermark,
     make_follower,
     make_leader,
 )
-from core.produce import ACKS_LEADER, append_records_to_leader
-from core.propagation import IsrChangeState, maybe_propagate_isr_changes, record_isr_change
-from core.replica_manager import LeaderAndIsrRequest, ReplicaManager, become_leader_or_follower
-from core.selectors import (
+from isrlab.core.produce import ACKS_LEADER, append_records_to_leader
+from isrlab.core.propagation import IsrChangeState, maybe_propagate_isr_changes, record_isr_change
+from isrlab.core.replica_manager import (
+    LeaderAndIsrRequest,
+    ReplicaManager,
+    become_leader_or_follower,
+)
+from isrlab.core.selectors import (
     Election,
     controlled_shutdown_leader_selector,
     offline_partition_leader_selector,
 )
-from core.state import LeaderAndIsr, Partition, PartitionState, TopicPartition, records
-from spec.kafka.truncation_versions import TRUNCATION_RULES
+from isrlab.core.state import LeaderAndIsr, Partition, PartitionState, TopicPartition, records
+from isrlab.spec.kafka.truncation_versions import TRUNCATION_RULES
 
 TP = TopicPartition("orders", 0)
 T = TypeVar("T")
@@ -250,13 +254,13 @@ def run_worked_examples() -> tuple[Example, ...]:
 
 
 def check_scenario(key: str) -> bool:
-    """Model-check one known bug of ``spec.kafka.scenarios``: buggy version, then the fix.
+    """Model-check one known bug of ``isrlab.spec.kafka.scenarios``: buggy version, then the fix.
 
     Prints each command, its summary line and the buggy version's shortest counterexample;
     true when the bug is found and the fixing version holds in the same bounds.
     """
-    from checker.trace import violation_text
-    from spec.kafka.scenarios import BY_KEY, run
+    from isrlab.checker.trace import violation_text
+    from isrlab.spec.kafka.scenarios import BY_KEY, run
 
     scenario = BY_KEY[key]
     click.echo(f"\n== {scenario.title}: the buggy protocol version")
@@ -273,20 +277,20 @@ def check_scenario(key: str) -> bool:
 
 
 def _scenario_keys() -> list[str]:
-    from spec.kafka.scenarios import BY_KEY
+    from isrlab.spec.kafka.scenarios import BY_KEY
 
     return [*sorted(BY_KEY), "list"]
 
 
 def _default_key() -> str:
-    from spec.kafka.scenarios import DEFAULT_KEY
+    from isrlab.spec.kafka.scenarios import DEFAULT_KEY
 
     return DEFAULT_KEY
 
 
 def list_scenarios() -> None:
     """Print each ``--scenario`` name with its title, in docs/scenarios.md's order."""
-    from spec.kafka.scenarios import SCENARIOS
+    from isrlab.spec.kafka.scenarios import SCENARIOS
 
     width = max(len(s.key) for s in SCENARIOS)
     for s in SCENARIOS:

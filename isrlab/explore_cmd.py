@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from checker.trace import read_itf
+from isrlab.checker.trace import read_itf
 from isrlab.cli_support import BadInput, resolve_model
 from isrlab.explorer import Session, TraceMismatch, create_app, serve
 

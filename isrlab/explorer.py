@@ -7,7 +7,7 @@ state, and a cursor.  From the state under the cursor the page lists every enabl
 the cursor and appends the successor; Back and Forward move the cursor.  A counterexample
 (ITF, as ``isrlab check --itf`` writes it) is loaded by replaying it through the model: each
 step must be a successor with the same label and variables, so the loaded path can be
-explored further.  A bounded check runs the ordinary BFS (``checker.bfs.explore``) from the
+explored further.  A bounded check runs the ordinary BFS (``isrlab.checker.bfs.explore``) from the
 state under the cursor, and its counterexample can be appended to the path.
 
 The web layer is Flask (``create_app``); it serves one page (``isrlab.explorer_page``) and a
@@ -25,14 +25,14 @@ from typing import Any
 
 from flask import Flask, Response, jsonify, request
 
-from checker.bfs import CheckOptions, explore
-from checker.chart import plain_text, render_svg
-from checker.model import Model, Property
-from checker.report import TraceStep
-from checker.trace import itf_document, parse_itf
+from isrlab.checker.bfs import CheckOptions, explore
+from isrlab.checker.chart import plain_text, render_svg
+from isrlab.checker.model import Model, Property
+from isrlab.checker.report import TraceStep
+from isrlab.checker.trace import itf_document, parse_itf
 from isrlab.explorer_page import PAGE
 from isrlab.render_cmd import invariant_words
-from spec.charts import chart_for
+from isrlab.spec.charts import chart_for
 
 MAX_CHECK_STATES = 200_000
 """A bounded check from the page stops after the level that reaches this many states."""

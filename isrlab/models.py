@@ -18,10 +18,10 @@ import sys
 from functools import cache
 from importlib.metadata import entry_points
 
-import spec.kafka
-import spec.tla
-from checker import toys
-from checker.registry import ModelEntry, Registry
+import isrlab.spec.kafka
+import isrlab.spec.tla
+from isrlab.checker import toys
+from isrlab.checker.registry import ModelEntry, Registry
 
 ENTRY_POINT_GROUP = "isrlab.models"
 
@@ -32,8 +32,8 @@ def registry() -> Registry:
     reg = Registry()
     # Each model family adds one line here: ``family.register(reg)``.
     toys.register(reg)
-    spec.tla.register(reg)
-    spec.kafka.register(reg)
+    isrlab.spec.tla.register(reg)
+    isrlab.spec.kafka.register(reg)
     for problem in register_plugins(reg):
         print(f"isrlab: warning: {problem}", file=sys.stderr)
     return reg

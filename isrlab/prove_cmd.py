@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from isrlab.cli_support import BadInput, atomic_output
-from proofs.obligations import (
+from isrlab.proofs.obligations import (
     PROVE_MODELS,
     RESULTS_JSON,
     RESULTS_MD,

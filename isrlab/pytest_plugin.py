@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from checker.report import CheckResult
+    from isrlab.checker.report import CheckResult
 
 # isrlab itself is imported on first use: pytest loads this plugin in every run of every
 # project where isrlab is installed, before coverage measurement starts.
@@ -46,7 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def failure_text(result: CheckResult) -> str:
     """The summary line and every counterexample, as ``isrlab check`` prints them."""
-    from checker.trace import result_text
+    from isrlab.checker.trace import result_text
 
     return result_text(result)
 

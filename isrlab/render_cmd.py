@@ -11,15 +11,15 @@ from typing import Any
 
 import click
 
-from checker.bfs import CheckOptions
-from checker.chart import render_svg
-from checker.graph import DOT_LIMIT, GraphTooLarge, dot_text, state_graph
-from checker.model import Model
-from checker.report import TraceStep, Violation
-from checker.trace import parse_itf
+from isrlab.checker.bfs import CheckOptions
+from isrlab.checker.chart import render_svg
+from isrlab.checker.graph import DOT_LIMIT, GraphTooLarge, dot_text, state_graph
+from isrlab.checker.model import Model
+from isrlab.checker.report import TraceStep, Violation
+from isrlab.checker.trace import parse_itf
 from isrlab.cli_support import BadInput, write_text_atomically
 from isrlab.models import registry
-from spec.charts import chart_for
+from isrlab.spec.charts import chart_for
 
 
 def invariant_words(model: Model[Any] | None, name: str) -> str:

@@ -1,5 +1,5 @@
 """``isrlab validate``: check that a trace (JSON Lines, ITF, or a Kafka broker log) is a
-behaviour of a model, by constrained breadth-first search (``checker.validate``).
+behaviour of a model, by constrained breadth-first search (``isrlab.checker.validate``).
 
 Exit status: 0 the trace is accepted (a behaviour of the model, every invariant holds),
 1 it is rejected (no behaviour of the model matches), 3 it is a behaviour of the model and
@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from checker.model import Model
-from checker.trace import itf_value, violation_text, write_itf
-from checker.validate import (
+from isrlab.checker.model import Model
+from isrlab.checker.trace import itf_value, violation_text, write_itf
+from isrlab.checker.validate import (
     Observation,
     TraceFormatError,
     ValidateOptions,
@@ -43,7 +43,7 @@ from isrlab.cli_support import (
 from isrlab.render_cmd import SVG_OPTION, write_svg, write_violation_svg
 
 if TYPE_CHECKING:
-    from spec.kafka_log import KafkaLogTrace
+    from isrlab.spec.kafka_log import KafkaLogTrace
 
 _PARAM_HELP = "model parameter key=value (repeatable); see `isrlab models`"
 FORMATS = ("auto", "jsonl", "itf", "kafka-log")
@@ -55,7 +55,7 @@ def detect_format(text: str) -> str:
     """``itf`` for one JSON document with a ``states`` array; ``kafka-log`` when one of the
     first lines carries a timestamp followed by a level, whatever precedes it (a log4j or
     logback pattern, a docker-compose prefix); else ``jsonl``."""
-    from spec.kafka_log import looks_like_kafka_log
+    from isrlab.spec.kafka_log import looks_like_kafka_log
 
     stripped = text.lstrip()
     first = stripped.split("\n", 1)[0]
@@ -118,8 +118,8 @@ def _kafka_trace(
     files: Sequence[tuple[str, str]], partition: str | None, brokers: str | None,
     hidden: int | None, level: str | None,
 ) -> KafkaLogTrace:
-    """The steps of one partition in a cluster's Kafka logs (``spec.kafka_log``)."""
-    from spec.kafka_log import DEFAULT_HIDDEN, read_broker_logs  # Kafka-specific: on demand
+    """The steps of one partition in a cluster's Kafka logs (``isrlab.spec.kafka_log``)."""
+    from isrlab.spec.kafka_log import DEFAULT_HIDDEN, read_broker_logs  # Kafka-specific: on demand
 
     for name, text in files:
         if not text.strip():
@@ -133,7 +133,7 @@ def kafka_log_observations(
 ) -> list[Observation]:
     """The observations of a Kafka log's steps (written to ``emit`` as JSON Lines if
     given); with the ``kafka`` model each step's hidden steps follow ``hidden_rule``."""
-    from spec.kafka_log import hidden_rule
+    from isrlab.spec.kafka_log import hidden_rule
 
     steps = trace.steps
     lines = [json.dumps(step) for step in steps]

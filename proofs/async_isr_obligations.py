@@ -1,6 +1,6 @@
 """Proof obligations of ``tla-async-isr`` (module AsyncIsr): ValidHighWatermark by induction.
 
-The system is ``spec.symbolic.async_isr.AsyncIsrSystem`` unbounded (3 replicas; offsets and
+The system is ``isrlab.spec.symbolic.async_isr.AsyncIsrSystem`` unbounded (3 replicas; offsets and
 versions unbounded integers, the message sets arrays).  Groups:
 
 * ``valid-hw-maximal`` — ValidHighWatermark with the high watermark over ``isr ∪
@@ -12,7 +12,7 @@ versions unbounded integers, the message sets arrays).  Groups:
   (message versions 0..3, see ``CTI_VERSIONS``): expected and recorded refuted, the
   counterexample to induction shown as a state pair.
 
-Imported lazily by ``proofs.obligations.groups`` (this module imports that one).
+Imported lazily by ``isrlab.proofs.obligations.groups`` (this module imports that one).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from typing import Any
 
 import z3
 
-from checker.z3 import Fresh, families, family_relation, make_frame
-from proofs.obligations import Group, Row, inductive_rows
-from spec.symbolic.async_isr import AsyncIsrSystem
+from isrlab.checker.z3 import Fresh, families, family_relation, make_frame
+from isrlab.proofs.obligations import Group, Row, inductive_rows
+from isrlab.spec.symbolic.async_isr import AsyncIsrSystem
 
 MODEL = "tla-async-isr"
 REPLICAS = 3

@@ -1,6 +1,6 @@
 """Proof obligations of the ``core`` functions the ``kafka`` model calls (``kafka-core``).
 
-The system is ``spec.symbolic.core_system.CoreKafkaSystem`` (3 replicas; offsets, epochs,
+The system is ``isrlab.spec.symbolic.core_system.CoreKafkaSystem`` (3 replicas; offsets, epochs,
 record ids, times unbounded; every argument of every function existential).  Groups:
 
 * ``structural`` — the per-state invariants of the system (HW ≤ LEO with the log start
@@ -11,7 +11,7 @@ record ids, times unbounded; every argument of every function existential).  Gro
   ZooKeeper's leader epoch) for every function, under the structural invariants.  Expected
   and recorded: refuted for the bare ``make_leader`` / ``make_follower`` (they adopt any
   request: the fencing is ``become_leader_or_follower``'s), proved with the fencing;
-* ``pair`` — ``spec.symbolic.core_pair.PairSystem``: a leader and follower 1's log within
+* ``pair`` — ``isrlab.spec.symbolic.core_pair.PairSystem``: a leader and follower 1's log within
   one tenure; the follower's log is a prefix of the leader's, its HW is at most the
   leader's, and an ISR follower holds every committed record — inductive together;
 * ``hw-monotone`` — "the HW never decreases" per function.  Expected and recorded:
@@ -19,10 +19,10 @@ record ids, times unbounded; every argument of every function existential).  Gro
   (KIP-101/279) below its HW, and ``process_partition_data`` (HW := min(leader HW, LEO), as
   the old fetcher did); the CTIs say which inputs do it;
 * ``async-isr-*``, ``elr``, ``no-elr``, ``elr-ungated`` — KIP-497's maximal ISR and
-  KIP-966's ELR (``proofs.mechanism_obligations``): proved for Kafka's rules, refuted with
+  KIP-966's ELR (``isrlab.proofs.mechanism_obligations``): proved for Kafka's rules, refuted with
   the shortest trace for the committed-ISR rule, no ELR, and ELR without the HW gate.
 
-Imported lazily by ``proofs.obligations.groups`` (this module imports that one).
+Imported lazily by ``isrlab.proofs.obligations.groups`` (this module imports that one).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from collections.abc import Sequence
 
 import z3
 
-from checker.z3 import (
+from isrlab.checker.z3 import (
     Fresh,
     Outcome,
     StepProperty,
@@ -40,9 +40,9 @@ from checker.z3 import (
     make_frame,
     step_obligation,
 )
-from proofs.obligations import Group, Row, inductive_rows, outcome_row
-from spec.symbolic.core_pair import PairSystem
-from spec.symbolic.core_system import CoreKafkaSystem, CoreState, describe
+from isrlab.proofs.obligations import Group, Row, inductive_rows, outcome_row
+from isrlab.spec.symbolic.core_pair import PairSystem
+from isrlab.spec.symbolic.core_system import CoreKafkaSystem, CoreState, describe
 
 CORE_MODEL = "kafka-core"
 REPLICAS = 3
@@ -121,7 +121,7 @@ def core_groups() -> list[Group]:
                                           system.magnitudes), "Step")
                      for fam in families(system) if "Follower[" in fam)
 
-    from proofs.mechanism_obligations import mechanism_groups
+    from isrlab.proofs.mechanism_obligations import mechanism_groups
 
     return [
         Group(CORE_MODEL, "structural", REPLICAS,

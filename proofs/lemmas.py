@@ -3,7 +3,7 @@
 Each lemma is a ``SymbolicProperty`` over one frame of a ``TlaSystem``; offsets, epochs and
 record ids are unbounded integers (quantified with ``ForAll`` where a lemma speaks of every
 offset or every epoch).  The *structural* lemmas below hold for every variant and are proved
-inductive together (``proofs.obligations``); the *strengthening* lemmas are the extra
+inductive together (``isrlab.proofs.obligations``); the *strengthening* lemmas are the extra
 conjuncts that make StrongIsr inductive for KIP-320.
 """
 
@@ -15,8 +15,8 @@ from typing import TypeAlias
 
 import z3
 
-from checker.z3 import Frame, StepProperty, SymbolicProperty
-from spec.symbolic.tla import TlaSystem
+from isrlab.checker.z3 import Frame, StepProperty, SymbolicProperty
+from isrlab.spec.symbolic.tla import TlaSystem
 
 Bool: TypeAlias = z3.BoolRef
 Int: TypeAlias = z3.ArithRef

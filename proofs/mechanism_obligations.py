@@ -1,6 +1,6 @@
 """Obligations of KIP-497's maximal ISR and KIP-966's ELR (``kafka-core`` groups).
 
-Systems from ``spec.symbolic.core_mechanisms`` (unbounded Int offsets).  Each group
+Systems from ``isrlab.spec.symbolic.core_mechanisms`` (unbounded Int offsets).  Each group
 states a candidate inductive invariant (the target and its supporting conjuncts) and
 records IndInit / IndNext per conjunct and action, plus a bounded search (BMC) for the
 shortest trace from Init to a state breaking the target:
@@ -22,8 +22,8 @@ from collections.abc import Callable
 
 import z3
 
-from proofs.obligations import Group, Row
-from spec.symbolic.core_mechanisms import System, async_isr_system, elr_system
+from isrlab.proofs.obligations import Group, Row
+from isrlab.spec.symbolic.core_mechanisms import System, async_isr_system, elr_system
 
 CORE_MODEL = "kafka-core"
 BMC_DEPTH = 5

@@ -3,7 +3,7 @@
 For every model the catalogue holds these *groups* of obligations (Apalache's IndInit and
 IndNext, one IndNext per action family and conjunct):
 
-* ``structural`` — the structural lemmas of ``proofs.lemmas`` (HW ≤ LEO, LeaderInIsr,
+* ``structural`` — the structural lemmas of ``isrlab.proofs.lemmas`` (HW ≤ LEO, LeaderInIsr,
   a presumed leader is in its own ISR, every request's leader is in its ISR, …) proved
   inductive together, for 3 replicas and unbounded offsets, epochs and record ids;
 * ``epochs`` — "epochs never decrease" (a step property) under the structural lemmas;
@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 
 import z3
 
-from checker.z3 import (
+from isrlab.checker.z3 import (
     PROVED,
     REFUTED,
     Fresh,
@@ -54,12 +54,12 @@ from checker.z3 import (
     prove_inductive,
     step_obligation,
 )
-from proofs import lemmas
-from spec.symbolic.bridge import replay
-from spec.symbolic.state import KState, describe
-from spec.symbolic.tla import Bounds, TlaSystem
-from spec.tla.model import TlaModel
-from spec.variants import of_base, variants
+from isrlab.proofs import lemmas
+from isrlab.spec.symbolic.bridge import replay
+from isrlab.spec.symbolic.state import KState, describe
+from isrlab.spec.symbolic.tla import Bounds, TlaSystem
+from isrlab.spec.tla.model import TlaModel
+from isrlab.spec.variants import of_base, variants
 
 C = TypeVar("C")
 
@@ -68,13 +68,13 @@ RESULTS_JSON = HERE / "results.json"
 RESULTS_MD = HERE / "RESULTS.md"
 
 MODELS = {v.name: v.key for v in of_base().values() if v.proofs is not None}
-"""The ``tla-*`` models with the KafkaReplication proof groups (from ``spec.variants``)."""
+"""The ``tla-*`` models with the KafkaReplication proof groups (from ``isrlab.spec.variants``)."""
 BUGGY = tuple(v.name for v in of_base().values() if v.proofs == "strengthening-fails")
 OWN_GROUPS = {v.name: v.proof_groups for v in variants().values() if v.proof_groups}
 """The variants that are modules of their own, with their own proof groups."""
 PROVE_MODELS = (*MODELS, *OWN_GROUPS, "kafka-core")
 """Every model with obligations: the ``tla-*`` models and ``kafka-core`` (core's functions,
-``proofs.core_obligations``)."""
+``isrlab.proofs.core_obligations``)."""
 
 STRENGTHENING: tuple[Callable[[TlaSystem], SymbolicProperty], ...] = (
     lemmas.replica_follows_its_request,
@@ -353,7 +353,7 @@ def _strengthening_fails_group(model: str) -> Group:
 
 def groups(model: str | None = None) -> list[Group]:
     """The catalogue, for one model or all of them (``PROVE_MODELS``), in a fixed order."""
-    from proofs.core_obligations import CORE_MODEL, core_groups  # it imports this module
+    from isrlab.proofs.core_obligations import CORE_MODEL, core_groups  # it imports this module
 
     out = []
     for name in MODELS:

@@ -17,11 +17,11 @@ from typing import Any
 
 import click
 
-from checker.bfs import CheckOptions
-from checker.model import Model
-from checker.report import CheckResult
-from spark_explore.engine import explore
-from spark_explore.session import SparkOptions
+from isrlab.checker.bfs import CheckOptions
+from isrlab.checker.model import Model
+from isrlab.checker.report import CheckResult
+from isrlab.spark_explore.engine import explore
+from isrlab.spark_explore.session import SparkOptions
 
 DEFAULT_MASTER = "local[*]"
 

@@ -1,7 +1,7 @@
 """Level-synchronous breadth-first exploration on Spark, with the local checker's answers.
 
-Entry point: ``explore(model, options, spark) -> CheckResult`` (``checker.report``), the very
-type ``checker.bfs.explore`` returns, with the same counts, diameter, coverage, ``sometimes``
+Entry point: ``explore(model, options, spark) -> CheckResult`` (``isrlab.checker.report``), the very
+type ``isrlab.checker.bfs.explore`` returns, with the same counts, diameter, coverage, ``sometimes``
 levels and shortest traces.
 
 Level ``k`` is one Spark job and one Python pass per bucket (``tasks.level_rows``): the
@@ -16,7 +16,7 @@ writes ``commit.json`` last.  A run whose driver dies resumes from the last comm
 
 The driver only ever holds counters, per-action coverage and the file list: no level is
 collected.  A violation's trace is rebuilt by looking up one ``parent`` per level in the
-stored rows, then replayed forward through the model (``checker.bfs.replay_path``), exactly
+stored rows, then replayed forward through the model (``isrlab.checker.bfs.replay_path``), exactly
 as the local checker does, so the trace is the same.
 """
 
@@ -30,17 +30,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from checker.bfs import CheckOptions, check_result, merge_counts, replay_path, stop_verdict
-from checker.model import Model
-from checker.report import (
+from isrlab.checker.bfs import CheckOptions, check_result, merge_counts, replay_path, stop_verdict
+from isrlab.checker.model import Model
+from isrlab.checker.report import (
     DEADLOCK,
     INIT_ACTION,
     CheckResult,
     Violation,
 )
-from checker.runstore import RunStore
-from spark_explore.session import SparkOptions, default_parallelism, start_session, ui_url
-from spark_explore.tasks import (
+from isrlab.checker.runstore import RunStore
+from isrlab.spark_explore.session import SparkOptions, default_parallelism, start_session, ui_url
+from isrlab.spark_explore.tasks import (
     CANDIDATE,
     CANDIDATE_SCHEMA,
     LEVEL_SCHEMA,
@@ -241,13 +241,13 @@ def explore(
     model: Model[S], options: CheckOptions | None = None, spark: SparkOptions | None = None,
     session: Any = None,
 ) -> CheckResult:
-    """Explore ``model`` breadth-first on Spark; the same answers as ``checker.bfs.explore``.
+    """Explore ``model`` breadth-first on Spark; the same answers as ``isrlab.checker.bfs.explore``.
 
     ``options`` are the local checker's (``workers`` is ignored: Spark's cores are the
     workers); ``spark`` says where to run; ``session`` joins an existing Spark session.
     Without ``options.run_dir`` the levels go to a temporary directory removed at the end
     (with a real cluster, give a run directory every executor can reach).  Raises
-    ``checker.runstore.RunDirError`` when the run directory belongs to another check.
+    ``isrlab.checker.runstore.RunDirError`` when the run directory belongs to another check.
     States outside ``within_boundary`` are treated as TLC and the local checker treat states
     outside a CONSTRAINT: generated and checked, neither expanded nor counted as distinct.
     """

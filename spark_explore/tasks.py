@@ -47,10 +47,10 @@ from typing import Any, Generic, TypeVar
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from checker.fingerprint import fingerprint
-from checker.fingerprint import xxh3_64 as _xxh3
-from checker.model import Model
-from checker.report import INIT_ACTION
+from isrlab.checker.fingerprint import fingerprint
+from isrlab.checker.fingerprint import xxh3_64 as _xxh3
+from isrlab.checker.model import Model
+from isrlab.checker.report import INIT_ACTION
 
 S = TypeVar("S")
 

@@ -1,6 +1,6 @@
 """Sequence-chart adapters: what a trace of each model family means as processes and messages.
 
-``checker.chart`` draws charts but knows nothing of Kafka; this module reads a trace's
+``isrlab.checker.chart`` draws charts but knows nothing of Kafka; this module reads a trace's
 action labels and variables and says which process acted, which Kafka requests went where
 (LeaderAndIsr and UpdateMetadata from the controller, Fetch round trips between follower and
 leader, AlterIsr: the leader's ISR write to ZooKeeper, ``Partition.maybeShrinkIsr`` /
@@ -19,8 +19,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from checker.chart import Arrow, Chart, Note, Row, generic_chart
-from checker.report import TraceStep
+from isrlab.checker.chart import Arrow, Chart, Note, Row, generic_chart
+from isrlab.checker.report import TraceStep
 
 KINDS: dict[str, tuple[str, str]] = {
     "leader_and_isr": ("#1f5fbf", "LeaderAndIsr: controller tells a broker its leader, "
@@ -64,7 +64,7 @@ def chart_for(
     trace: Sequence[TraceStep], title: str, violation: tuple[str, str] | None = None
 ) -> Chart:
     """The chart of a trace of any model: the Kafka or TLA+ adapter when its variables say
-    which family wrote it, else ``checker.chart.generic_chart``."""
+    which family wrote it, else ``isrlab.checker.chart.generic_chart``."""
     if not trace:
         return generic_chart(trace, title, violation)
     first = trace[0].state

@@ -1,12 +1,13 @@
 """The invariant catalogue: what a Kafka user expects of replication, as named predicates.
 
 Each ``kafka_*`` function below is one property of the ``kafka`` cluster model
-(``spec.kafka``), a pure predicate on its state tuples (layout: ``spec.kafka.state``); its
+(``isrlab.spec.kafka``), a pure predicate on its state tuples (layout: ``isrlab.spec.kafka.state``);
+its
 docstring says what a violation means to someone running Kafka.  ``kafka_invariants(model)``
-lists them as ``checker.model.Property`` values in catalogue order (``INVARIANT_NAMES``),
+lists them as ``isrlab.checker.model.Property`` values in catalogue order (``INVARIANT_NAMES``),
 ``kafka_sometimes(model)`` the reachability witnesses.
 
-The TLA+-faithful family (``spec.tla``) has its own state layout; its ``WeakIsr`` and
+The TLA+-faithful family (``isrlab.spec.tla``) has its own state layout; its ``WeakIsr`` and
 ``StrongIsr`` are the methods ``TlaModel.weak_isr`` / ``strong_isr`` (re-exported here as
 ``tla_weak_isr`` / ``tla_strong_isr``).  The ``kafka`` versions below state the same
 properties over the ``kafka`` layout.
@@ -23,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from checker.model import Property
-from core.state import last_stable_offset
-from spec.kafka.state import (
+from isrlab.checker.model import Property
+from isrlab.core.state import last_stable_offset
+from isrlab.spec.kafka.state import (
     F_CHECKPOINT_LOST,
     F_EPOCH_REGRESSED,
     F_HALTED,
@@ -37,10 +38,10 @@ from spec.kafka.state import (
     mask_of,
     members,
 )
-from spec.tla.model import TlaModel
+from isrlab.spec.tla.model import TlaModel
 
 if TYPE_CHECKING:
-    from spec.kafka.model import KafkaModel
+    from isrlab.spec.kafka.model import KafkaModel
 
 State = KafkaState
 
@@ -67,7 +68,7 @@ def hw_le_leo(s: State) -> bool:
 
 
 def lso_le_hw(model: KafkaModel, s: State) -> bool:
-    """LsoLeHw: the last stable offset (``core.state.last_stable_offset``) is at most the HW.
+    """LsoLeHw: the last stable offset (``isrlab.core.state.last_stable_offset``) is at most the HW.
 
     Violated: a read_committed consumer could read records that are not yet committed.
     (The model opens no transactions, so here LSO = HW; the check keeps ``core``'s

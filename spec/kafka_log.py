@@ -4,7 +4,7 @@
 they were written to disk (server.log, state-change.log, one or several per broker, any
 prefix before the ``[timestamp]``: a docker-compose ``kafka1  | `` or a log4j/logback
 pattern with thread and logger names), merges their entries by timestamp, and turns the
-lines that bear on one partition's replication into JSON Lines steps of ``checker.validate``
+lines that bear on one partition's replication into JSON Lines steps of ``isrlab.checker.validate``
 (see docs/oracle.md, which has the table of every line, the Kafka versions that write it,
 its level and logger, and the step and values it becomes).
 
@@ -40,7 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from checker.validate import LENGTH_KEY, HiddenRule, TraceFormatError
+from isrlab.checker.validate import LENGTH_KEY, HiddenRule, TraceFormatError
 
 DEFAULT_HIDDEN = 4
 """Unobserved model steps allowed before each logged step (fetches, produces, ticks...)."""
@@ -492,7 +492,7 @@ def read_broker_logs(
     files: Sequence[tuple[str, str]], *, partition: str | None = None,
     brokers: str | None = None, hidden: int = DEFAULT_HIDDEN, level: str | None = None,
 ) -> KafkaLogTrace:
-    """The JSON Lines steps (``checker.validate`` format) of one partition in the logs
+    """The JSON Lines steps (``isrlab.checker.validate`` format) of one partition in the logs
     ``files`` (``(name, text)`` pairs), merged by timestamp.
 
     Each step carries ``#line``, ``#file``, ``#time`` and ``#log`` (ignored by the validator,

@@ -1,4 +1,4 @@
-"""Example adapters for ``checker.differential``: a small, independently written, mutable
+"""Example adapters for ``isrlab.checker.differential``: a small, independently written, mutable
 implementation of the TLA+ replication protocol, in a correct and a deliberately faulty
 version, wrapped so that the oracle can compare it with the ``tla-*`` models step by step.
 
@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from checker.differential import Adapter
+from isrlab.checker.differential import Adapter
 
 Record = tuple[int, int]  # (id, epoch)
 

@@ -155,7 +155,7 @@ def test_the_api_checks_simulates_and_validates(user_dir: Path, tmp_path: Path) 
     failing = api.check(LEADER_HW)
     assert failing.violation is not None
     trace = tmp_path / "t.itf.json"
-    from checker.trace import write_itf
+    from isrlab.checker.trace import write_itf
     write_itf(trace, failing.violation.trace)
     assert api.validate("tla-kip320", trace).accepted  # the counterexample is a behaviour
     with pytest.raises(api.ModelError, match="must be <= 6"):

@@ -224,7 +224,7 @@ def test_prove_writes_to_out_and_leaves_the_recorded_results_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import isrlab.prove_cmd as prove_cmd
-    from proofs.obligations import RESULTS_JSON, RESULTS_MD, load
+    from isrlab.proofs.obligations import RESULTS_JSON, RESULTS_MD, load
 
     recorded = [g for g in load() if g.model == "tla-kip101"]
     assert recorded
@@ -245,7 +245,7 @@ def test_prove_defaults_to_a_fresh_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import isrlab.prove_cmd as prove_cmd
-    from proofs.obligations import load
+    from isrlab.proofs.obligations import load
 
     recorded = [g for g in load() if g.model == "tla-kip101"]
     monkeypatch.setattr(prove_cmd, "run_all", lambda selected, timeout, progress: recorded)

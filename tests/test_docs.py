@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from spec.kafka.scenarios import SCENARIOS, Scenario, readme_table
+from isrlab.spec.kafka.scenarios import SCENARIOS, Scenario, readme_table
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,7 +52,7 @@ def test_the_readme_lists_every_scenario(key: str) -> None:
 
 def test_the_readmes_scenario_table_is_spec_kafka_scenarios_own() -> None:
     # Every --scenario name with its title, in SCENARIOS' order, nothing else: the README
-    # cannot drift from spec.kafka.scenarios (regenerate it with readme_table()).
+    # cannot drift from isrlab.spec.kafka.scenarios (regenerate it with readme_table()).
     assert readme_table() in (ROOT / "README.md").read_text(encoding="utf-8")
 
 

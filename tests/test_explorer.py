@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from checker.report import TraceStep
-from checker.trace import parse_itf, read_itf
+from isrlab.checker.report import TraceStep
+from isrlab.checker.trace import parse_itf, read_itf
 from isrlab.cli import cli
 from isrlab.explorer import Session, TraceMismatch
 from isrlab.models import registry
-from spec.kafka.scenarios import BY_KEY
+from isrlab.spec.kafka.scenarios import BY_KEY
 
 PARAMS = BY_KEY["kip101-1"].params(fixed=False)
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from checker.chart import FONT
-from checker.graph import GraphTooLarge, state_graph
-from checker.toys import Counter
+from isrlab.checker.chart import FONT
+from isrlab.checker.graph import GraphTooLarge, state_graph
+from isrlab.checker.toys import Counter
 from isrlab.cli import cli
-from spec.kafka.scenarios import BY_KEY
+from isrlab.spec.kafka.scenarios import BY_KEY
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -191,10 +191,10 @@ def test_validate_svg_draws_the_violation_or_the_witness(kip101_itf: Path, tmp_p
 
 
 def test_kafka_adapter_split_fetch_and_a_lost_request() -> None:
-    from checker.chart import Arrow
-    from checker.report import TraceStep
+    from isrlab.checker.chart import Arrow
+    from isrlab.checker.report import TraceStep
     from isrlab.cli_support import resolve_model
-    from spec.charts import chart_for
+    from isrlab.spec.charts import chart_for
 
     _, _, model = resolve_model("kafka", ["fetch=split", "max_records=1", "invariants=none",
                                          "lost_requests=true"])  # a fault

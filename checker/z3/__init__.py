@@ -6,8 +6,8 @@ states); this package unrolls it (``bmc``), states and discharges inductive obli
 (``prove_inductive``) and answers concrete queries (``admits``, ``successors``).
 """
 
-from checker.z3.bmc import BmcResult, DepthOutcome, Unrolling, bmc
-from checker.z3.induction import (
+from isrlab.checker.z3.bmc import BmcResult, DepthOutcome, Unrolling, bmc
+from isrlab.checker.z3.induction import (
     PROVED,
     REFUTED,
     UNKNOWN,
@@ -21,14 +21,14 @@ from checker.z3.induction import (
     prove_inductive,
     step_obligation,
 )
-from checker.z3.successors import (
+from isrlab.checker.z3.successors import (
     admits,
     initial_states,
     property_holds,
     satisfies,
     successors,
 )
-from checker.z3.system import (
+from isrlab.checker.z3.system import (
     ActionInstance,
     Frame,
     Fresh,

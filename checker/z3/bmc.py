@@ -23,7 +23,7 @@ from typing import Generic
 
 import z3
 
-from checker.z3.system import C, Frame, Fresh, SymbolicSystem, Transition, check, make_frame
+from isrlab.checker.z3.system import C, Frame, Fresh, SymbolicSystem, Transition, check, make_frame
 
 ARITH_OPTIONS: dict[str, bool | int] = {"arith.solver": 2, "arith.propagate_eqs": False}
 """Z3 options for the bounded ``tla-*`` unrollings: the older simplex-based arithmetic solver

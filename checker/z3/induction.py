@@ -24,7 +24,7 @@ from typing import Generic
 
 import z3
 
-from checker.z3.system import (
+from isrlab.checker.z3.system import (
     C,
     Frame,
     Fresh,

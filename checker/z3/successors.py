@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import z3
 
-from checker.z3.system import (
+from isrlab.checker.z3.system import (
     C,
     Fresh,
     SymbolicProperty,

@@ -1,6 +1,7 @@
 """Symbolic transition systems: what the Z3 machinery needs from a model.  Knows nothing of Kafka.
 
-A symbolic system describes the same transition system as an explicit ``checker.model.Model``,
+A symbolic system describes the same transition system as an explicit
+``isrlab.checker.model.Model``,
 but as formulas over Z3 terms:
 
 * a *signature*: the state variables, each a name and a Z3 sort.  One copy of these

@@ -9,7 +9,7 @@ fetcher's truncation only once a down leader answers (0.11+) and KIP-966's ELR (
 with clean elections and acks=all, on two brokers;
 each known bug of ``docs/scenarios.md`` is found by turning one of them back to an older
 version.  Each version parameter's help names the Kafka versions of each of its values.
-The model itself is ``spec.kafka.model``; its properties are ``spec.invariants``.
+The model itself is ``isrlab.spec.kafka.model``; its properties are ``isrlab.spec.invariants``.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from checker.registry import ModelEntry, Param, ParamValue, Registry
-from spec.kafka import truncation_versions
+from isrlab.checker.registry import ModelEntry, Param, ParamValue, Registry
+from isrlab.spec.kafka import truncation_versions
 
 if TYPE_CHECKING:
-    from spec.kafka.model import KafkaModel
+    from isrlab.spec.kafka.model import KafkaModel
 
 PARAMS = (
     Param("brokers", int, 2, "brokers, all replicas of the one partition (1..6)", minimum=1),
@@ -89,7 +89,7 @@ PARAMS = (
           "by the leader, then FetchResponse on the follower, which may be lost or stale)",
           choices=("atomic", "split")),
     Param("invariants", str, "all",
-          "comma-separated invariants to check (see spec.invariants), all, or none"),
+          "comma-separated invariants to check (see isrlab.spec.invariants), all, or none"),
     Param("elr", bool, True,
           "KIP-966 Eligible Leader Replicas (Kafka 3.7+ with the eligible.leader.replicas "
           "feature, KRaft; 4.0+): the controller keeps an ELR and a last-known ELR, a "
@@ -128,8 +128,8 @@ PARAMS = (
 
 def build(params: Mapping[str, ParamValue]) -> KafkaModel:
     """The ``kafka`` model for parsed parameters (``ValueError`` when unusable)."""
-    from spec.invariants import INVARIANT_NAMES
-    from spec.kafka.model import KafkaConfig, KafkaModel
+    from isrlab.spec.invariants import INVARIANT_NAMES
+    from isrlab.spec.kafka.model import KafkaConfig, KafkaModel
 
     values = {p.name: params.get(p.name, p.default) for p in PARAMS}
     text = str(values.pop("invariants"))

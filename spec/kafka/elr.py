@@ -4,15 +4,18 @@ The ``kafka`` model's controller writes a ZooKeeper-style partition state; with 
 (Kafka 3.7+ with the ``eligible.leader.replicas`` feature, KRaft only) it also keeps the
 ELR and the last-known ELR of KRaft's ``PartitionRegistration`` and elects as
 ``PartitionChangeBuilder`` does.  This module translates between the model's bit masks
-and ``core.elr``'s ``PartitionRegistration`` and composes ``core.elr``'s functions into the
-controller's steps; the model (``spec.kafka.model``) calls it.  Kafka's names:
+and ``isrlab.core.elr``'s ``PartitionRegistration`` and composes ``isrlab.core.elr``'s functions
+into the
+controller's steps; the model (``isrlab.spec.kafka.model``) calls it.  Kafka's names:
 
 * ``populate`` -- ``PartitionChangeBuilder.maybePopulateTargetElr`` after any ISR write
-  (``core.elr.populate_target_elr``);
+  (``isrlab.core.elr.populate_target_elr``);
 * ``fence_and_elect`` -- ``ReplicationControlManager.handleBrokerFenced`` /
   ``handleBrokerUncleanShutdown`` followed by ``PartitionChangeBuilder.electLeader``
-  (ISR, then ELR, then unclean: ``core.elr.fence_broker``, ``core.elr.elect_leader``), or,
-  with ``unclean_recovery``, KIP-966's unclean recovery (``core.elr.unclean_recovery_leader``);
+  (ISR, then ELR, then unclean: ``isrlab.core.elr.fence_broker``, ``isrlab.core.elr.elect_leader``),
+  or,
+  with ``unclean_recovery``, KIP-966's unclean recovery
+  (``isrlab.core.elr.unclean_recovery_leader``);
 * ``unclean_shutdown_change`` -- ``ReplicationControlManager.handleBrokerUncleanShutdown``
   for a replica that is not the partition's leader: it leaves the ISR and the ELR.
 
@@ -28,7 +31,7 @@ from typing import NamedTuple
 
 from returns.result import Success
 
-from core.elr import (
+from isrlab.core.elr import (
     ElectionResult,
     LogEnd,
     PartitionRegistration,
@@ -38,8 +41,8 @@ from core.elr import (
     populate_target_elr,
     unclean_recovery_leader,
 )
-from core.state import NO_LEADER
-from spec.kafka.state import NONE, ZkPartitionState, mask_of
+from isrlab.core.state import NO_LEADER
+from isrlab.spec.kafka.state import NONE, ZkPartitionState, mask_of
 
 UNCLEAN_RECOVERIES = ("first-alive", "balanced", "aggressive")
 """The ``unclean_recovery`` parameter's values: today's unclean election (the first live

@@ -1,14 +1,14 @@
 """The ``kafka`` cluster model: one partition replicated on a few brokers, at the broker-code level.
 
 Every broker-side step is a ``core`` function applied to the broker's ``Partition``
-(rebuilt from its ``BrokerPartition``, see ``spec.kafka.state``): LeaderAndIsr handling is
-``core.replica_manager.become_leader_or_follower`` (controller-epoch and leader-epoch
+(rebuilt from its ``BrokerPartition``, see ``isrlab.spec.kafka.state``): LeaderAndIsr handling is
+``isrlab.core.replica_manager.become_leader_or_follower`` (controller-epoch and leader-epoch
 fencing, ``make_leader`` / ``make_follower`` with the configured truncation rule), a produce
 is ``append_records_to_leader`` and ``check_enough_replicas_reach_offset``, a follower fetch
 is ``read_from_local_log`` + ``update_follower_fetch`` (ISR expansion, HW) on the leader and
 ``process_partition_data`` on the follower, the ISR shrink is ``maybe_shrink_isr``, and the
-controller elects with the ``core.selectors`` leader selectors.  The properties live in
-``spec.invariants``.
+controller elects with the ``isrlab.core.selectors`` leader selectors.  The properties live in
+``isrlab.spec.invariants``.
 
 Modelling shortcuts (each is a choice a researcher can see in the state):
 
@@ -57,7 +57,7 @@ Modelling shortcuts (each is a choice a researcher can see in the state):
   ``kafka_7414``, ``elr``, ``unavailable_leader``) select older versions, and
   docs/protocol-map.md lists what remains different from Kafka's Scala;
 * with ``elr`` (KIP-966) the controller keeps KRaft's ELR and last-known ELR beside
-  ZooKeeper's ISR and elects as ``PartitionChangeBuilder`` does (``spec.kafka.elr``); a
+  ZooKeeper's ISR and elects as ``PartitionChangeBuilder`` does (``isrlab.spec.kafka.elr``); a
   leaderless partition names no leader and is sent nothing; ``Crash`` is a clean shutdown,
   ``PowerLoss`` an unclean one; ``unavailable_leader`` says what a follower told to follow
   a down leader does (truncate at once, the default shortcut; wait for it, ``fetcher``;
@@ -74,31 +74,31 @@ from typing import Any
 
 from returns.result import Failure, Success
 
-from checker.model import Property
-from core.elr import LogEnd, hw_may_advance
-from core.errors import ElectionError, ElectionFailed, Errors
-from core.isr import (
+from isrlab.checker.model import Property
+from isrlab.core.elr import LogEnd, hw_may_advance
+from isrlab.core.errors import ElectionError, ElectionFailed, Errors
+from isrlab.core.isr import (
     LogReadResult,
     leader_epoch_start_offset,
     maybe_shrink_isr,
     read_from_local_log,
     update_follower_fetch,
 )
-from core.log_recovery import (
+from isrlab.core.log_recovery import (
     CrashLoss,
     DurableLog,
     read_high_watermark_checkpoint,
     surviving_lengths,
 )
-from core.metadata_cache import (
+from isrlab.core.metadata_cache import (
     Broker,
     MetadataSnapshot,
     UpdateMetadataPartitionState,
     UpdateMetadataRequest,
     update_metadata,
 )
-from core.partition import TruncationRule, raise_leader_hw, truncate_local_log
-from core.produce import (
+from isrlab.core.partition import TruncationRule, raise_leader_hw, truncate_local_log
+from isrlab.core.produce import (
     ACKS_ALL,
     ACKS_LEADER,
     ACKS_NONE,
@@ -107,15 +107,19 @@ from core.produce import (
     handle_offset_out_of_range,
     process_partition_data,
 )
-from core.replica_manager import LeaderAndIsrRequest, ReplicaManager, become_leader_or_follower
-from core.selectors import (
+from isrlab.core.replica_manager import (
+    LeaderAndIsrRequest,
+    ReplicaManager,
+    become_leader_or_follower,
+)
+from isrlab.core.selectors import (
     Selection,
     controlled_shutdown_leader_selector,
     offline_partition_leader_selector,
     preferred_replica_partition_leader_selector,
     reassigned_partition_leader_selector,
 )
-from core.state import (
+from isrlab.core.state import (
     NO_LEADER,
     UNKNOWN_OFFSET,
     LeaderAndIsr,
@@ -124,10 +128,10 @@ from core.state import (
     RemoteReplica,
     TopicPartition,
 )
-from core.truncation import Log, Record
-from spec.kafka import elr as kip966
-from spec.kafka.elr import UNCLEAN_RECOVERIES
-from spec.kafka.state import (
+from isrlab.core.truncation import Log, Record
+from isrlab.spec.kafka import elr as kip966
+from isrlab.spec.kafka.elr import UNCLEAN_RECOVERIES
+from isrlab.spec.kafka.state import (
     F_CHECKPOINT_LOST,
     F_EPOCH_REGRESSED,
     F_HALTED,
@@ -151,7 +155,7 @@ from spec.kafka.state import (
     members,
     to_plain,
 )
-from spec.kafka.truncation_versions import BY_PARAM
+from isrlab.spec.kafka.truncation_versions import BY_PARAM
 
 State = KafkaState
 Out = list[tuple[str, State]]
@@ -169,7 +173,8 @@ NO_FETCH: tuple[()] = ()
 
 @dataclass(frozen=True, slots=True)
 class KafkaConfig:
-    """Every parameter of the ``kafka`` model (see ``spec.kafka.PARAMS`` for their meaning)."""
+    """Every parameter of the ``kafka`` model (see ``isrlab.spec.kafka.PARAMS`` for their
+    meaning)."""
 
     brokers: int = 2
     max_records: int = 2
@@ -244,7 +249,7 @@ class KafkaModel:
     """The ``kafka`` model for one configuration (see the module docstring)."""
 
     def __init__(self, config: KafkaConfig, invariants: Sequence[str] | None = None) -> None:
-        from spec import invariants as catalogue  # the catalogue imports this package
+        from isrlab.spec import invariants as catalogue  # the catalogue imports this package
 
         problems = config.problems()
         if problems:
@@ -343,11 +348,11 @@ class KafkaModel:
         return out
 
     def invariants(self) -> Sequence[Property[State]]:
-        """The selected invariants of ``spec.invariants`` (all by default)."""
+        """The selected invariants of ``isrlab.spec.invariants`` (all by default)."""
         return self._invariants
 
     def sometimes(self) -> Sequence[Property[State]]:
-        """The reachability witnesses of ``spec.invariants``."""
+        """The reachability witnesses of ``isrlab.spec.invariants``."""
         return self._sometimes
 
     def within_boundary(self, state: State) -> bool:
@@ -457,7 +462,7 @@ class KafkaModel:
         return tuple(Record(x // c.epochs, x % c.epochs) for x in codes)
 
     def partition(self, state: State, b: int) -> Partition:
-        """Broker ``b``'s ``core.state.Partition``, rebuilt from its ``BrokerPartition``."""
+        """Broker ``b``'s ``isrlab.core.state.Partition``, rebuilt from its ``BrokerPartition``."""
         br = state.brokers[b]
         leader = br.leader
         remotes: tuple[RemoteReplica, ...] = ()
@@ -943,7 +948,7 @@ class KafkaModel:
                         passes: tuple[frozenset[int], ...]) -> State | None:
         """With ``elr``: the controller fences the dead leader ``fenced`` and elects as
         KRaft's ``ReplicationControlManager.handleBrokerFenced`` and
-        ``PartitionChangeBuilder.electLeader`` do with KIP-966 (``spec.kafka.elr``): ISR,
+        ``PartitionChangeBuilder.electLeader`` do with KIP-966 (``isrlab.spec.kafka.elr``): ISR,
         then ELR, then unclean; ``dirty``: ``fenced`` shut down uncleanly
         (``handleBrokerUncleanShutdown``: it leaves the ELR).  The live replicas are sent
         the outcome.  When nobody may lead, the partition stays offline: ZooKeeper's state
@@ -1139,7 +1144,7 @@ class KafkaModel:
         modelled.)  With ``unavailable_leader=create-log`` and no modelled cache, the
         brokers alive now: ``makeFollowers`` (0.8.2+, KAFKA-1647; KRaft's
         ``applyLocalFollowersDelta``) then only creates the log of a partition whose leader
-        is down (``core.replica_manager``), where the default lets the follower truncate
+        is down (``isrlab.core.replica_manager``), where the default lets the follower truncate
         at once against the down leader's log, which Kafka's fetcher could not reach."""
         meta = state.brokers[b].metadata_cache
         if isinstance(meta, MetadataView):
@@ -1290,7 +1295,7 @@ class KafkaModel:
                 out.append((self._label("PowerLoss", b), self._crashed(state, b, True)))
                 continue
             # crash_loss=tail: the OS wrote an unknown part of the tail (LogLoader.load
-            # recovers the surviving prefix: core.log_recovery)
+            # recovers the surviving prefix: isrlab.core.log_recovery)
             durable = DurableLog(self.log_records(br.log), br.flushed)
             for keep in surviving_lengths(durable, False, CrashLoss.TAIL):
                 out.append((self._label("PowerLoss", f"{b},{keep}"),
@@ -1398,7 +1403,7 @@ class KafkaModel:
         only partitions with a local replica (``ReplicaManager.checkpointHighWatermarks``):
         a restarted broker whose first LeaderAndIsr named a down leader never created the
         replica, so the file loses the partition, whose HW reads back as 0
-        (``core.log_recovery.read_high_watermark_checkpoint``): KAFKA-1647, flagged."""
+        (``isrlab.core.log_recovery.read_high_watermark_checkpoint``): KAFKA-1647, flagged."""
         for b in range(self.n):
             br = state.brokers[b]
             if not br.alive or br.awaiting_first_leader_and_isr:

@@ -5,7 +5,7 @@ a partial observation ``Obs`` (the variables both levels have); ``observe`` read
 observation off a ``tla-*`` state.  ``check_refinement`` walks every transition of the
 complete ``kafka`` state space and ``random_walks`` walks seeded random behaviours: each
 ``kafka`` step must be matched by 0..k steps of the ``tla-*`` model (stuttering and hidden
-abstract steps, as ``checker.validate``'s hidden steps), the abstract state being tracked as
+abstract steps, as ``isrlab.checker.validate``'s hidden steps), the abstract state being tracked as
 the set of ``tla-*`` states consistent with the behaviour so far (a forward simulation).
 
 The mapping (docs/kafka-model.md, "Refinement to the TLA+ level"):
@@ -30,11 +30,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from spec.kafka.model import KafkaConfig, KafkaModel
-from spec.kafka.state import NONE, KafkaState
-from spec.tla import layout as tl
-from spec.tla.model import TlaModel
-from spec.variants import get as variant_named
+from isrlab.spec.kafka.model import KafkaConfig, KafkaModel
+from isrlab.spec.kafka.state import NONE, KafkaState
+from isrlab.spec.tla import layout as tl
+from isrlab.spec.tla.model import TlaModel
+from isrlab.spec.variants import get as variant_named
 
 Replica = tuple[int, int, int, int, tuple[int, ...]]
 """One replica's observation: (hw, leader epoch, leader, ISR mask or -1, log records)."""

@@ -6,7 +6,7 @@ protocol parameters the fix changed, so the fix is checked in exactly the same b
 Every run also names each parameter of ``PINNED`` explicitly (the protocol-version
 parameters and the restart's HW checkpoint), at the value given by the scenario or else at
 Kafka 2.1's, so that a change of the model's defaults changes no scenario.
-``python -m spec.kafka.scenarios`` runs them all and prints each command and verdict.
+``python -m isrlab.spec.kafka.scenarios`` runs them all and prints each command and verdict.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-from checker.bfs import CheckOptions, explore
-from checker.report import CheckResult
+from isrlab.checker.bfs import CheckOptions, explore
+from isrlab.checker.report import CheckResult
 
 
 @dataclass(frozen=True, slots=True)

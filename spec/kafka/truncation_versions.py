@@ -6,10 +6,11 @@ history (``ReplicaManager.makeFollowers`` to Kafka 0.10.2, then
 KIP-279 in 2.0, KAFKA-7415 in 2.1).  A ``TruncationVersion`` is one of them: the value of the
 ``kafka`` model's ``truncation`` parameter, the rule's name (used by ``core``'s tests, the Z3
 encodings' action labels ``MakeFollower[name]`` and the recorded proofs), the Kafka versions
-that run it, and its two forms: the pure ``core.partition`` function the explicit model calls
-and the Z3 relation of ``spec.symbolic.core_kafka``.  ``TRUNCATION_VERSIONS`` is the one list;
-the parameter's choices and help (``spec.kafka.PARAMS``), the model's dispatch
-(``spec.kafka.model``), ``TRUNCATION_RULES`` and the symbolic ``RULES`` are derived from it,
+that run it, and its two forms: the pure ``isrlab.core.partition`` function the explicit model calls
+and the Z3 relation of ``isrlab.spec.symbolic.core_kafka``.  ``TRUNCATION_VERSIONS`` is the one
+list;
+the parameter's choices and help (``isrlab.spec.kafka.PARAMS``), the model's dispatch
+(``isrlab.spec.kafka.model``), ``TRUNCATION_RULES`` and the symbolic ``RULES`` are derived from it,
 so a new rule is its two functions plus one entry here.
 """
 
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from core.partition import (
+from isrlab.core.partition import (
     TruncationRule,
     truncate_by_leader_epoch_kip101,
     truncate_by_leader_epoch_kip279,
@@ -30,9 +31,9 @@ from core.partition import (
 
 
 def _z3() -> ModuleType:
-    """``spec.symbolic.core_kafka``, imported only when a symbolic rule is asked for (it
+    """``isrlab.spec.symbolic.core_kafka``, imported only when a symbolic rule is asked for (it
     imports Z3, which the explicit model never needs)."""
-    import spec.symbolic.core_kafka as module
+    import isrlab.spec.symbolic.core_kafka as module
 
     return module
 
@@ -43,8 +44,8 @@ class TruncationVersion:
 
     ``param`` is the ``truncation`` parameter's value, ``name`` the rule's name elsewhere
     (``core`` tests, Z3 action labels, proofs); ``help`` says what it does and which Kafka
-    versions run it; ``explicit`` is the ``core.partition`` rule and ``symbolic`` returns the
-    ``spec.symbolic.core_kafka`` rule (a thunk: the Z3 module is imported on demand).
+    versions run it; ``explicit`` is the ``isrlab.core.partition`` rule and ``symbolic`` returns the
+    ``isrlab.spec.symbolic.core_kafka`` rule (a thunk: the Z3 module is imported on demand).
     """
 
     param: str

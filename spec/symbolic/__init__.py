@@ -1,4 +1,4 @@
-"""Z3 encodings of the Kafka models, for ``checker.z3``'s BMC, proofs and differential tests.
+"""Z3 encodings of the Kafka models, for ``isrlab.checker.z3``'s BMC, proofs and differential tests.
 
 ``symbolic_for(name, params)`` gives the symbolic twin of a registered explicit model (with
 the same bounds, so that bounded model checking and breadth-first search explore the same
@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from checker.registry import ParamValue
-from spec.symbolic.tla import Bounds, TlaSystem, variant_keys
+from isrlab.checker.registry import ParamValue
+from isrlab.spec.symbolic.tla import Bounds, TlaSystem, variant_keys
 
 
 def symbolic_models() -> tuple[str, ...]:
-    """The models with a Z3 encoding (derived from ``spec.variants``)."""
-    from spec.variants import variants
+    """The models with a Z3 encoding (derived from ``isrlab.spec.variants``)."""
+    from isrlab.spec.variants import variants
 
     own = tuple(v.name for v in variants().values() if v.symbolic is not None)
     return (*(f"tla-{k}" for k in variant_keys()), *own)
@@ -24,7 +24,7 @@ def symbolic_models() -> tuple[str, ...]:
 
 def symbolic_for(name: str, params: Mapping[str, ParamValue]) -> Any:
     """The bounded symbolic system of model ``name`` with parsed ``params``, if it has one."""
-    from spec.variants import variants
+    from isrlab.spec.variants import variants
 
     variant = variants().get(name)
     if variant is not None and variant.symbolic is not None:

@@ -27,8 +27,8 @@ from typing import Any, TypeAlias
 
 import z3
 
-from checker.registry import ParamValue
-from checker.z3 import ActionInstance, Frame, Fresh, SymbolicProperty
+from isrlab.checker.registry import ParamValue
+from isrlab.checker.z3 import ActionInstance, Frame, Fresh, SymbolicProperty
 
 Bool: TypeAlias = z3.BoolRef
 Int: TypeAlias = z3.ArithRef

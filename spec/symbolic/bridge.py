@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from checker.model import Model
-from checker.report import INIT_ACTION, TraceStep
-from checker.z3 import Transition
-from spec.symbolic.state import KState, from_variables, replica_name
+from isrlab.checker.model import Model
+from isrlab.checker.report import INIT_ACTION, TraceStep
+from isrlab.checker.z3 import Transition
+from isrlab.spec.symbolic.state import KState, from_variables, replica_name
 
 
 class DriftError(RuntimeError):

@@ -1,7 +1,8 @@
 """Z3 encodings of ``core``'s leader-side ISR/HW steps for one partition (issue #5, part).
 
-Encodes ``core.isr.maybe_shrink_isr``, ``core.isr.maybe_expand_isr`` (the pre-2.1 rule and
-KAFKA-7128's epoch-start rule) and ``core.partition.maybe_increment_leader_hw`` as
+Encodes ``isrlab.core.isr.maybe_shrink_isr``, ``isrlab.core.isr.maybe_expand_isr`` (the pre-2.1 rule
+and
+KAFKA-7128's epoch-start rule) and ``isrlab.core.partition.maybe_increment_leader_hw`` as
 relations ``T(s, s')`` over a ``LeaderState`` of unbounded Z3 Ints/Bools, each with the HW
 over the ISR (Kafka <= 0.10.1, ``core``'s default) or, given ``caught_up = (now, lag)``,
 KAFKA-4485's HW over the ISR and the followers caught up within ``lag`` (0.10.2+).
@@ -64,7 +65,7 @@ def leader_state(n: int, prefix: str) -> LeaderState:
 
 
 def well_formed(s: LeaderState) -> Bool:
-    """The part of ``core.state.check_partition`` on the encoded fields.
+    """The part of ``isrlab.core.state.check_partition`` on the encoded fields.
 
     ``0 ≤ HW ≤ LEO`` and the leader is in its (hence non-empty) ISR.
     """
@@ -76,7 +77,7 @@ def _isr_leo(s: LeaderState, i: int) -> Int:
 
 
 CaughtUp: TypeAlias = "tuple[Int, Int] | None"
-"""KAFKA-4485's ``(now_ms, hw_lag_ms)`` of ``core.partition.raise_leader_hw`` (``None``:
+"""KAFKA-4485's ``(now_ms, hw_lag_ms)`` of ``isrlab.core.partition.raise_leader_hw`` (``None``:
 the ISR only)."""
 
 
@@ -115,7 +116,7 @@ def _isr_is(t: LeaderState, isr: tuple[Bool, ...]) -> Bool:
 
 
 def increment_leader_hw(s: LeaderState, t: LeaderState, caught_up: CaughtUp = None) -> Bool:
-    """``core.partition.maybe_increment_leader_hw`` on a leader.
+    """``isrlab.core.partition.maybe_increment_leader_hw`` on a leader.
 
     The HW becomes the smallest LEO in the ISR (unknown follower LEOs are ``-1``) if that
     is larger, else stays; nothing else changes.  Shortcut: ``hw_incremented`` is
@@ -132,7 +133,7 @@ def out_of_sync(s: LeaderState, i: int, now_ms: Int, lag_ms: Int) -> Bool:
 
 def shrink_isr(s: LeaderState, t: LeaderState, now_ms: Int, lag_ms: Int,
                kafka_4485: bool = False) -> Bool:
-    """``core.isr.maybe_shrink_isr(p, now_ms, lag_ms)`` on a leader.
+    """``isrlab.core.isr.maybe_shrink_isr(p, now_ms, lag_ms)`` on a leader.
 
     Negative ``now``/``lag`` or a malformed state: no successor (the Python's ``Failure``).
     With no out-of-sync follower nothing changes (the HW is not even re-raised, as in
@@ -149,7 +150,7 @@ def shrink_isr(s: LeaderState, t: LeaderState, now_ms: Int, lag_ms: Int,
 
 
 def may_join_isr(s: LeaderState, j: int, epoch_start: Int | None) -> Bool:
-    """``core.isr.may_join_isr`` for follower ``j``: LEO ≥ HW (and ≥ the epoch start).
+    """``isrlab.core.isr.may_join_isr`` for follower ``j``: LEO ≥ HW (and ≥ the epoch start).
 
     ``epoch_start=None`` is the pre-2.1 rule; an Int is KAFKA-7128's
     ``leader_epoch_start_offset``, passed in because the log is not state (shortcut).
@@ -160,7 +161,7 @@ def may_join_isr(s: LeaderState, j: int, epoch_start: Int | None) -> Bool:
 
 def expand_isr(s: LeaderState, t: LeaderState, j: int, epoch_start: Int | None = None,
                caught_up: CaughtUp = None) -> Bool:
-    """``core.isr.maybe_expand_isr(p, j, epoch_start)`` on a leader, follower ``1 ≤ j < n``.
+    """``isrlab.core.isr.maybe_expand_isr(p, j, epoch_start)`` on a leader, follower ``1 ≤ j < n``.
 
     ``j`` outside the followers (``NOT_A_REPLICA``) or a malformed state: no successor.
     Follower ``j`` joins if not in the ISR and ``may_join_isr``; then the HW is raised

@@ -1,7 +1,7 @@
 """Z3 encodings of the ``core`` functions the ``kafka`` model calls, one broker's partition.
 
 Each function here is a relation ``T(s, s')`` (a Z3 formula) between two ``BrokerState``s —
-the encoded fields of one ``core.state.Partition`` — or, for the controller's leader
+the encoded fields of one ``isrlab.core.state.Partition`` — or, for the controller's leader
 selectors, between two ``ZkState``s (the ZooKeeper ``LeaderAndIsr``).  A call the Python
 rejects with a ``Failure`` has no successor; a call it answers with a protocol error and the
 partition unchanged (not the leader, not enough replicas, …) has ``s' = s``.
@@ -38,8 +38,8 @@ from typing import Protocol, TypeAlias
 
 import z3
 
-from spec.kafka.truncation_versions import TRUNCATION_VERSIONS
-from spec.symbolic.core_isr import (
+from isrlab.spec.kafka.truncation_versions import TRUNCATION_VERSIONS
+from isrlab.spec.symbolic.core_isr import (
     CaughtUp,
     LeaderState,
     counts_for_hw,
@@ -59,7 +59,7 @@ REMOTE_DEFAULTS = {"rleo": -1, "rstart": -1, "caught": 0, "lfleo": 0, "lftime": 
 
 
 class Witness(Protocol):
-    """A source of existentially quantified integers (``checker.z3.Fresh`` is one)."""
+    """A source of existentially quantified integers (``isrlab.checker.z3.Fresh`` is one)."""
 
     def int(self, name: str) -> z3.ArithRef: ...
 
@@ -188,12 +188,12 @@ def remotes_default(s: BrokerState) -> Bool:
 
 
 def is_leader(s: BrokerState) -> Bool:
-    """``core.state.is_leader``: the local broker (0) leads."""
+    """``isrlab.core.state.is_leader``: the local broker (0) leads."""
     return s.leader == 0
 
 
 def well_formed(s: BrokerState) -> Bool:
-    """``core.state.check_partition`` on the encoded fields.
+    """``isrlab.core.state.check_partition`` on the encoded fields.
 
     ``0 ≤ log start ≤ HW ≤ LEO``, controller epoch ≥ 0; a leader is in its ISR and its
     remote LEOs are ≥ -1; a non-leader tracks no remotes.
@@ -292,7 +292,7 @@ def become_leader(s: BrokerState, t: BrokerState, req: Request, now: Int,
 
 def make_leader(s: BrokerState, t: BrokerState, req: Request, now: Int,
                 hw_lag: Int | None = None) -> Bool:
-    """``core.partition.make_leader(p, state(leader=0), now)``.
+    """``isrlab.core.partition.make_leader(p, state(leader=0), now)``.
 
     Adopts the request's epochs, ISR; every remote's caught-up time is ``now`` if in the
     ISR else 0, its last fetch (LEO, ``now``); a new leader (``leader ≠ 0`` before) forgets
@@ -328,13 +328,14 @@ TruncationRule = Callable[[BrokerState, SymLog, Witness, int | None], tuple[Int,
 
 def truncate_to_hw_rule(s: BrokerState, leader_log: SymLog, w: Witness,
                         bound: int | None) -> tuple[Int, Bool]:
-    """``core.partition.truncate_to_high_watermark``: the follower's own HW."""
+    """``isrlab.core.partition.truncate_to_high_watermark``: the follower's own HW."""
     return s.hw, z3.BoolVal(True)
 
 
 def kip101_rule(s: BrokerState, leader_log: SymLog, w: Witness,
                 bound: int | None) -> tuple[Int, Bool]:
-    """``core.partition.truncate_by_leader_epoch_kip101`` (Kafka 0.11's OffsetForLeaderEpoch).
+    """``isrlab.core.partition.truncate_by_leader_epoch_kip101`` (Kafka 0.11's
+    OffsetForLeaderEpoch).
 
     Empty follower: 0.  Else with ``e`` its last record's epoch: the leader's LEO if the
     leader's last epoch is ``e``, else the first leader offset of an epoch ``> e`` (witness
@@ -355,7 +356,8 @@ def kip101_rule(s: BrokerState, leader_log: SymLog, w: Witness,
 
 def kip279_rule(s: BrokerState, leader_log: SymLog, w: Witness,
                 bound: int | None) -> tuple[Int, Bool]:
-    """``core.truncation.kip279_truncation_offset``: one past the last offset both logs agree.
+    """``isrlab.core.truncation.kip279_truncation_offset``: one past the last offset both logs
+    agree.
 
     The witness ``k`` is that offset + 1 (0 if none): ``k - 1`` agrees (or ``k = 0``) and no
     offset in ``[k, min(LEOs))`` does.  An empty leader: 0.
@@ -374,7 +376,7 @@ def kip279_rule(s: BrokerState, leader_log: SymLog, w: Witness,
 
 def kip279_2_0_rule(s: BrokerState, leader_log: SymLog, w: Witness,
                     bound: int | None) -> tuple[Int, Bool]:
-    """``core.partition.truncate_by_leader_epoch_kip279_2_0``: Kafka 2.0's KIP-279.
+    """``isrlab.core.partition.truncate_by_leader_epoch_kip279_2_0``: Kafka 2.0's KIP-279.
 
     Empty follower: 0.  An empty leader, or the follower's last epoch ``e`` outside the
     leader's ``[first epoch, last epoch]`` (``UNDEFINED_EPOCH_OFFSET``): the follower's HW.
@@ -389,12 +391,13 @@ def kip279_2_0_rule(s: BrokerState, leader_log: SymLog, w: Witness,
 
 RULES: dict[str, TruncationRule] = {t.name: t.symbolic() for t in TRUNCATION_VERSIONS}
 """The symbolic truncation rules by name, derived from
-``spec.kafka.truncation_versions.TRUNCATION_VERSIONS`` (each entry names its rule above)."""
+``isrlab.spec.kafka.truncation_versions.TRUNCATION_VERSIONS`` (each entry names its rule above)."""
 
 
 def make_follower(s: BrokerState, t: BrokerState, req: Request, leader: int, rule: str,
                   leader_log: SymLog, w: Witness, bound: int | None = None) -> Bool:
-    """``core.partition.make_follower(p, state(leader), RULES[rule], leader_log)``, leader ≥ 1.
+    """``isrlab.core.partition.make_follower(p, state(leader), RULES[rule], leader_log)``, leader ≥
+    1.
 
     Adopts the epochs and the leader, clears the ISR and the remotes.  When the leader
     changed the log is cut at the rule's offset clamped to ``[0, LEO]``; the HW and log
@@ -463,7 +466,7 @@ def _appended(s: BrokerState, ids: Sequence[Int], epochs: Sequence[Int]
 
 def append_as_leader(s: BrokerState, t: BrokerState, ids: Sequence[Int], acks: int,
                      min_isr: Int, now: Int | None = None, hw_lag: Int | None = None) -> Bool:
-    """``core.produce.append_records_to_leader(p, ids, acks, min_isr)`` (not transactional).
+    """``isrlab.core.produce.append_records_to_leader(p, ids, acks, min_isr)`` (not transactional).
 
     Bad acks or ``min_isr < 1``: no successor.  Not the leader, or acks=all with fewer than
     ``min_isr`` in the ISR: unchanged.  Otherwise the records get the leader epoch and the
@@ -484,7 +487,7 @@ def append_as_leader(s: BrokerState, t: BrokerState, ids: Sequence[Int], acks: i
 
 
 def epoch_start_is(s: BrokerState, x: Int, bound: int | None) -> Bool:
-    """``x`` is ``core.isr.leader_epoch_start_offset(p)``: the first offset whose record's
+    """``x`` is ``isrlab.core.isr.leader_epoch_start_offset(p)``: the first offset whose record's
     epoch is ≥ the leader epoch, else the LEO."""
     def before(o: Int) -> Bool:
         return s.rep[o] < s.epoch
@@ -544,7 +547,7 @@ def _put(xs: tuple[Int, ...], j: int, x: Int) -> tuple[Int, ...]:
 def process_partition_data(s: BrokerState, t: BrokerState, fetch_offset: Int,
                            ids: Sequence[Int], epochs: Sequence[Int], leader_hw: Int,
                            leader_start: Int) -> Bool:
-    """``core.produce.process_partition_data``: a follower appends fetched records.
+    """``isrlab.core.produce.process_partition_data``: a follower appends fetched records.
 
     Negative leader HW/start, a leader, or a fetch offset other than the LEO: no
     successor.  Else HW := min(leader HW, new LEO) — it may go *down* — and the log start
@@ -587,7 +590,7 @@ def _time_guard(now: Int | None, hw_lag: Int | None) -> list[Bool]:
 
 def increment_hw(s: BrokerState, t: BrokerState, now: Int | None = None,
                  hw_lag: Int | None = None) -> Bool:
-    """``core.partition.maybe_increment_leader_hw(p, now, hw_lag)``
+    """``isrlab.core.partition.maybe_increment_leader_hw(p, now, hw_lag)``
     (``core_isr.increment_leader_hw``)."""
     step = increment_leader_hw(_leader_state(s), _leader_state(t), _caught_up(now, hw_lag))
     return z3.And(*_time_guard(now, hw_lag), _on_leader(s, t, step))
@@ -595,14 +598,15 @@ def increment_hw(s: BrokerState, t: BrokerState, now: Int | None = None,
 
 def shrink(s: BrokerState, t: BrokerState, now: Int, lag: Int, kafka_4485: bool = False
            ) -> Bool:
-    """``core.isr.maybe_shrink_isr(p, now, lag, kafka_4485)`` (``core_isr.shrink_isr``)."""
+    """``isrlab.core.isr.maybe_shrink_isr(p, now, lag, kafka_4485)`` (``core_isr.shrink_isr``)."""
     return z3.And(now >= 0, lag >= 0, _on_leader(
         s, t, shrink_isr(_leader_state(s), _leader_state(t), now, lag, kafka_4485)))
 
 
 def expand(s: BrokerState, t: BrokerState, j: int, epoch_start: Int | None = None,
            now: Int | None = None, hw_lag: Int | None = None) -> Bool:
-    """``core.isr.maybe_expand_isr(p, j, epoch_start, now, hw_lag)`` (``core_isr.expand_isr``)."""
+    """``isrlab.core.isr.maybe_expand_isr(p, j, epoch_start, now, hw_lag)``
+    (``core_isr.expand_isr``)."""
     if not 1 <= j < s.n:
         return z3.BoolVal(False)
     step = expand_isr(_leader_state(s), _leader_state(t), j, epoch_start,
@@ -664,7 +668,7 @@ def _zk_checked(cur: ZkState) -> Bool:
 
 def offline_selector(cur: ZkState, new: ZkState, ar: Sequence[int], live: Sequence[Bool],
                      unclean: bool) -> Bool:
-    """``core.selectors.offline_partition_leader_selector`` (AR order ``ar``).
+    """``isrlab.core.selectors.offline_partition_leader_selector`` (AR order ``ar``).
 
     Live ISR members: the first in AR order leads, ISR = the live ISR.  None: without
     unclean election no successor; with it the first live replica leads alone (none: no
@@ -683,7 +687,7 @@ def offline_selector(cur: ZkState, new: ZkState, ar: Sequence[int], live: Sequen
 
 def reassigned_selector(cur: ZkState, new: ZkState, reassigned: Sequence[int],
                         live: Sequence[Bool]) -> Bool:
-    """``core.selectors.reassigned_partition_leader_selector``: the first reassigned replica
+    """``isrlab.core.selectors.reassigned_partition_leader_selector``: the first reassigned replica
     alive and in the ISR leads, ISR unchanged; none: no successor."""
     some, leader = _first(reassigned, lambda r: z3.And(live[r], cur.isr[r]))
     return z3.And(_zk_checked(cur), some, _elect(cur, new, leader, cur.isr))
@@ -692,7 +696,7 @@ def reassigned_selector(cur: ZkState, new: ZkState, reassigned: Sequence[int],
 def controlled_shutdown_selector(cur: ZkState, new: ZkState, ar: Sequence[int],
                                  live_or_shutting: Sequence[Bool],
                                  shutting: Sequence[Bool]) -> Bool:
-    """``core.selectors.controlled_shutdown_leader_selector``: ISR minus the brokers shutting
+    """``isrlab.core.selectors.controlled_shutdown_leader_selector``: ISR minus the brokers shutting
     down; the first live (or shutting-down) replica of AR in it leads; none: no successor."""
     isr = [z3.And(cur.isr[i], z3.Not(shutting[i])) for i in range(len(cur.isr))]
     some, leader = _first(ar, lambda r: z3.And(live_or_shutting[r], isr[r]))
@@ -701,7 +705,7 @@ def controlled_shutdown_selector(cur: ZkState, new: ZkState, ar: Sequence[int],
 
 def preferred_selector(cur: ZkState, new: ZkState, ar: Sequence[int],
                        live: Sequence[Bool]) -> Bool:
-    """``core.selectors.preferred_replica_partition_leader_selector``: AR's first replica
+    """``isrlab.core.selectors.preferred_replica_partition_leader_selector``: AR's first replica
     leads (ISR unchanged) if it is alive, in the ISR and not already the leader."""
     p = ar[0]
     return z3.And(_zk_checked(cur), cur.leader != p, live[p], cur.isr[p],

@@ -1,15 +1,16 @@
-"""Z3 encodings of ``core.alter_partition`` (KIP-497) and ``core.elr`` (KIP-966), and the
+"""Z3 encodings of ``isrlab.core.alter_partition`` (KIP-497) and ``isrlab.core.elr`` (KIP-966), and
+the
 two small transition systems their obligations speak about.
 
 Encoded functions (differentially tested against the Python in
 ``tests/z3/test_core_mechanisms_encoding.py``):
 
-* ``hw_isr_members`` / ``raised_hw`` -- ``core.alter_partition.hw_isr`` and
+* ``hw_isr_members`` / ``raised_hw`` -- ``isrlab.core.alter_partition.hw_isr`` and
   ``leader_hw_with_isr_state``: the leader's new HW over the committed or maximal ISR;
-* ``populate_target_elr`` -- ``core.elr.populate_target_elr``;
-* ``hw_may_advance`` -- ``core.elr.hw_may_advance``;
-* ``alter_partition_error`` -- ``core.alter_partition.alter_partition``'s decision;
-* ``fetch_decision`` -- ``core.fencing.fetch_decision`` for each design.
+* ``populate_target_elr`` -- ``isrlab.core.elr.populate_target_elr``;
+* ``hw_may_advance`` -- ``isrlab.core.elr.hw_may_advance``;
+* ``alter_partition_error`` -- ``isrlab.core.alter_partition.alter_partition``'s decision;
+* ``fetch_decision`` -- ``isrlab.core.fencing.fetch_decision`` for each design.
 
 Systems (``n`` replicas, broker ``0`` the leader in ``AsyncIsr``; offsets unbounded Ints):
 
@@ -119,7 +120,8 @@ def alter_partition_error(
 
 def fetch_decision(fencing: str, leader_epoch: Int, follower_epoch: Int
                    ) -> tuple[Bool, Int, Bool]:
-    """``core.fencing.fetch_decision``: (record the fetch, error code, follower truncates)."""
+    """``isrlab.core.fencing.fetch_decision``: (record the fetch, error code, follower
+    truncates)."""
     error = z3.If(follower_epoch == leader_epoch, 0,
                   z3.If(follower_epoch < leader_epoch, 74, 75))
     if fencing == "none":

@@ -1,6 +1,6 @@
 """A leader and one follower's log within one leader tenure: the ``kafka`` model's atomic fetch.
 
-``PairSystem(n)`` is a ``checker.z3.SymbolicSystem`` over the leader's ``BrokerState``
+``PairSystem(n)`` is a ``isrlab.checker.z3.SymbolicSystem`` over the leader's ``BrokerState``
 (broker 0, leading) and the log and HW of follower 1 (``f.end``, arrays ``f.rid``/``f.rep``,
 ``f.hw``).  Its action families are the leader's own steps (append with acks 1 and all,
 HW raise, ISR shrink, ISR expansion of either follower, a fetch by follower 2 whose log is
@@ -25,8 +25,8 @@ from typing import NamedTuple
 
 import z3
 
-from checker.z3 import ActionInstance, Frame, Fresh, SymbolicProperty
-from spec.symbolic.core_kafka import (
+from isrlab.checker.z3 import ActionInstance, Frame, Fresh, SymbolicProperty
+from isrlab.spec.symbolic.core_kafka import (
     BrokerState,
     SymLog,
     append_as_leader,
@@ -39,7 +39,7 @@ from spec.symbolic.core_kafka import (
     shrink,
     well_formed,
 )
-from spec.symbolic.core_system import BrokerView, decode_broker, pin_broker, pin_log
+from isrlab.spec.symbolic.core_system import BrokerView, decode_broker, pin_broker, pin_log
 
 FOLLOWER = 1
 

@@ -1,13 +1,14 @@
-"""Concrete views of ``spec.symbolic.core_kafka``'s states, and the ``CoreKafkaSystem``.
+"""Concrete views of ``isrlab.spec.symbolic.core_kafka``'s states, and the ``CoreKafkaSystem``.
 
 ``BrokerView`` / ``ZkView`` are the hashable concrete values of a ``BrokerState`` /
 ``ZkState``; ``broker_view(partition, n)`` and ``zk_view(leader_and_isr, n)`` read them off
 ``core``'s own values, ``pin_*`` / ``decode_*`` move them in and out of Z3.
 
-``CoreKafkaSystem(n)`` is a ``checker.z3.SymbolicSystem`` whose state is one broker's
+``CoreKafkaSystem(n)`` is a ``isrlab.checker.z3.SymbolicSystem`` whose state is one broker's
 partition (broker 0) next to the ZooKeeper ``LeaderAndIsr`` the controller elects into, and
 whose action families are the encoded ``core`` functions with every argument an existential
-parameter (``Fresh``): ``isrlab prove`` discharges its obligations (``proofs.core_obligations``).
+parameter (``Fresh``): ``isrlab prove`` discharges its obligations
+(``isrlab.proofs.core_obligations``).
 Modelling shortcut: the two halves never constrain each other (the broker does not read
 ZooKeeper, the selectors do not read the broker) — each family is one ``core`` call, not a
 model step; batches are of one record; the leader log of a truncation is any log.
@@ -22,9 +23,9 @@ from typing import NamedTuple
 
 import z3
 
-from checker.z3 import ActionInstance, Frame, Fresh, StepProperty, SymbolicProperty
-from core.state import LeaderAndIsr, Partition
-from spec.symbolic.core_kafka import (
+from isrlab.checker.z3 import ActionInstance, Frame, Fresh, StepProperty, SymbolicProperty
+from isrlab.core.state import LeaderAndIsr, Partition
+from isrlab.spec.symbolic.core_kafka import (
     REMOTE_DEFAULTS,
     REMOTES,
     RULES,
@@ -255,7 +256,7 @@ class CoreKafkaSystem:
     n: int = 3
     leader_holds_committed_prefix: bool = False
     """Assume of every truncation's leader log ``committed_prefix`` (a cross-broker fact
-    this one-broker system cannot prove: see ``proofs.core_obligations``)."""
+    this one-broker system cannot prove: see ``isrlab.proofs.core_obligations``)."""
 
     @property
     def name(self) -> str:

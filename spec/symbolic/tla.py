@@ -1,6 +1,7 @@
 """Z3 encodings of the ``tla-*`` models: KafkaTruncateToHighWatermark, Kip101, Kip279, Kip320.
 
-One ``TlaSystem`` per (variant, number of replicas, bounds) is a ``checker.z3.SymbolicSystem``
+One ``TlaSystem`` per (variant, number of replicas, bounds) is a
+``isrlab.checker.z3.SymbolicSystem``
 whose actions are the disjuncts of the specification's Next, one instance per choice of
 replicas, and whose invariants are WeakIsr, StrongIsr and the structural facts the proofs use.
 
@@ -11,7 +12,7 @@ State variables (replica ``i`` and ``j`` range over ``0 … n-1``; ``-1`` is Non
 * ``hw.i``, ``epoch.i``, ``leader.i`` (Int) and ``isr.i.j`` (Bool): replicaState[i];
 * ``nextRecordId``, ``nextLeaderEpoch`` (Int);
 * ``reqLeader`` (Int → Int) and ``reqIsr.j`` (Int → Bool): the LeaderAndIsr request of each
-  epoch below ``nextLeaderEpoch`` (see ``spec.symbolic.state`` for why this is exact);
+  epoch below ``nextLeaderEpoch`` (see ``isrlab.spec.symbolic.state`` for why this is exact);
 * ``qEpoch``, ``qLeader`` (Int) and ``qIsr.j`` (Bool): quorumState.
 
 ``Bounds`` gives the explicit models' constants (LogSize, MaxRecords, MaxLeaderEpoch); they
@@ -36,8 +37,8 @@ from typing import TypeAlias
 
 import z3
 
-from checker.z3 import ActionInstance, Frame, Fresh, SymbolicProperty
-from spec.symbolic.state import (
+from isrlab.checker.z3 import ActionInstance, Frame, Fresh, SymbolicProperty
+from isrlab.spec.symbolic.state import (
     NONE_REPLICA,
     KState,
     QuorumState,
@@ -50,9 +51,9 @@ Family: TypeAlias = list[tuple[tuple[int, ...], Rel]]
 
 
 def variant_keys() -> tuple[str, ...]:
-    """The variants with a Z3 encoding of KafkaReplication (``spec.variants``), as keys
+    """The variants with a Z3 encoding of KafkaReplication (``isrlab.spec.variants``), as keys
     without ``tla-``."""
-    from spec.variants import of_base  # the variants import this module
+    from isrlab.spec.variants import of_base  # the variants import this module
 
     return tuple(v.key for v in of_base().values()
                  if all(a.symbolic is not None for a in v.actions().values()))
@@ -534,7 +535,7 @@ class TlaSystem:
 
     @cached_property
     def _actions(self) -> list[ActionInstance]:
-        from spec.variants import get  # the variants import this module
+        from isrlab.spec.variants import get  # the variants import this module
 
         variant = get(f"tla-{self.variant}")
         own = variant.actions()
@@ -550,7 +551,7 @@ class TlaSystem:
     @property
     def solver_options(self) -> Mapping[str, bool | int]:
         """The variant's Z3 parameters for bounded model checking (``Variant.z3_options``)."""
-        from spec.variants import get  # the variants import this module
+        from isrlab.spec.variants import get  # the variants import this module
 
         return get(f"tla-{self.variant}").z3_options
 

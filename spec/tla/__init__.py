@@ -1,7 +1,7 @@
 """The TLA+-faithful model family: one model per protocol module of the public TLA+
 specification of Kafka replication (hachikuji/kafka-specification).
 
-``register(reg)`` adds every variant of ``spec.variants``: those of KafkaReplication with the
+``register(reg)`` adds every variant of ``isrlab.spec.variants``: those of KafkaReplication with the
 specification's constants as parameters (``replicas``, ``log_size``, ``max_records``,
 ``max_leader_epoch``; defaults: configuration A) and ``invariants``, the comma-separated
 invariants to check (``none`` for none); a variant that is a module of its own with its own
@@ -13,17 +13,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from checker.registry import ModelEntry, Param, ParamValue, Registry
-from spec.tla.layout import MAX_REPLICAS
-from spec.tla.model import INVARIANT_NAMES, TlaModel
+from isrlab.checker.registry import ModelEntry, Param, ParamValue, Registry
+from isrlab.spec.tla.layout import MAX_REPLICAS
+from isrlab.spec.tla.model import INVARIANT_NAMES, TlaModel
 
 if TYPE_CHECKING:
-    from spec.variants import Variant
+    from isrlab.spec.variants import Variant
 
 __all__ = ["INVARIANT_NAMES", "VERSIONS", "TlaModel", "build", "register"]
 
 PARAMS = (
-    # Maxima: the byte layout (spec.tla.layout) holds at most 6 replicas and values below
+    # Maxima: the byte layout (isrlab.spec.tla.layout) holds at most 6 replicas and values below
     # 185 with 6 replicas; it also bounds max_records*(max_leader_epoch+1).
     Param("replicas", int, 2, "number of replicas (Replicas = {r1, ..., rn})", minimum=1,
           maximum=MAX_REPLICAS),
@@ -44,10 +44,10 @@ def parse_invariants(text: str) -> tuple[str, ...]:
 
 
 def __getattr__(name: str) -> Any:
-    """``VERSIONS``: KafkaReplication's variants by name, derived from ``spec.variants``
+    """``VERSIONS``: KafkaReplication's variants by name, derived from ``isrlab.spec.variants``
     (computed on first use: the variant modules import this package's model)."""
     if name == "VERSIONS":
-        from spec.variants import of_base
+        from isrlab.spec.variants import of_base
 
         return of_base()
     raise AttributeError(name)
@@ -63,8 +63,8 @@ def build(version: Variant, params: Mapping[str, ParamValue]) -> TlaModel:
 
 
 def register(reg: Registry) -> None:
-    """Add every ``tla-*`` variant of ``spec.variants`` to the registry."""
-    from spec.variants import variants
+    """Add every ``tla-*`` variant of ``isrlab.spec.variants`` to the registry."""
+    from isrlab.spec.variants import variants
 
     for variant in variants().values():
         builder = variant.model

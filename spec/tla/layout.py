@@ -41,7 +41,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from core.truncation import NO_EPOCH, Log, Record
+from isrlab.core.truncation import NO_EPOCH, Log, Record
 
 HW, EPOCH, LEADER, ISR, END, LOG = 0, 1, 2, 3, 4, 5
 """Field positions inside a replica block."""

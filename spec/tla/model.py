@@ -1,7 +1,7 @@
 """The TLA+-faithful models: KafkaReplication's actions, run by one protocol variant.
 
 A ``TlaModel`` is the base module KafkaReplication of hachikuji/kafka-specification with
-the actions a ``spec.variants.Variant`` replaces in its ``Next`` (one module of
+the actions a ``isrlab.spec.variants.Variant`` replaces in its ``Next`` (one module of
 ``spec/variants/`` per protocol version: KafkaTruncateToHighWatermark, Kip101, Kip279,
 Kip320, Kip320FirstTry).  The base actions every variant keeps are methods here; the
 replaced ones live in the variant's module and use the helpers below.
@@ -13,7 +13,7 @@ disjunct of an action's body, because that is how TLC counts *generated* states:
 KIP-279 truncation of an empty follower and KIP-320's ISR shrink of a replica that is both
 off-epoch and lagging therefore yield the same successor twice.
 
-States are ``bytes`` in the layout of ``spec.tla.layout`` (read that module first); the
+States are ``bytes`` in the layout of ``isrlab.spec.tla.layout`` (read that module first); the
 action functions read the fields by position and glue successors from slices.  The readable
 view (``variables``, ``Layout.unpack``) gives the specification's variables back.
 
@@ -29,13 +29,13 @@ from operator import itemgetter
 from types import MethodType
 from typing import TYPE_CHECKING, Any
 
-from checker.model import Property
-from core.partition import follower_high_watermark
-from core.truncation import Log
-from spec.tla.layout import END, EPOCH, HW, ISR, LEADER, LOG, RQ, Layout
+from isrlab.checker.model import Property
+from isrlab.core.partition import follower_high_watermark
+from isrlab.core.truncation import Log
+from isrlab.spec.tla.layout import END, EPOCH, HW, ISR, LEADER, LOG, RQ, Layout
 
 if TYPE_CHECKING:
-    from spec.variants import Variant
+    from isrlab.spec.variants import Variant
 
 State = bytes
 Out = list[tuple[str, State]]
@@ -277,7 +277,7 @@ class TlaModel:
             out.extend([(label, first + new + rest) for label, new in steps])
 
     def _records(self, log: bytes, end: int) -> Log:
-        """The first ``end`` record bytes of a log as ``core.truncation`` records."""
+        """The first ``end`` record bytes of a log as ``isrlab.core.truncation`` records."""
         record_of = self.layout.record_of
         return tuple(record_of(c) for c in log[:end])
 
@@ -419,7 +419,7 @@ class TlaModel:
     def truncated(self, rule: TruncationRule, key: bytes) -> bytes:
         """For ``key`` = the leader's log slots + the follower's replica block + the request's
         (epoch + 1, leader, ISR) bytes: the follower's new replica block after truncating by
-        ``rule`` (a ``core.truncation`` function: the request's epoch, leader and ISR;
+        ``rule`` (a ``isrlab.core.truncation`` function: the request's epoch, leader and ISR;
         HW = min(offset, HW); the log cut at the offset, Nil above), or ``b""`` when the
         truncation offset lies beyond the follower's log end (TruncateTo's guard disables
         the step).  Memoised: the rule is computed once per pair of logs."""
@@ -482,7 +482,8 @@ class TlaModel:
 
     def fetch(self, s: State, out: Out, label: str, a: int, b: int) -> None:
         """ReplicateTo from the replica at block ``a`` to the one at ``b``, plus the follower's
-        HW update (``core.partition.follower_high_watermark``, tabulated), when the leader has
+        HW update (``isrlab.core.partition.follower_high_watermark``, tabulated), when the leader
+        has
         a record at the follower's end offset."""
         end = s[b + END]
         if end >= s[a + END] or end >= self.L:

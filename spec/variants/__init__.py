@@ -7,8 +7,9 @@ actions that take its place, each with its executable form (``TlaModel`` steps) 
 form (``TlaSystem`` relations) under the same TLA+ action name, plus the group of proof
 obligations it gets.  Every module of this package defines one ``VARIANT``; ``variants()``
 finds them all, so adding a protocol version is one new module here (and its conformance
-test): the registry of ``isrlab`` models, ``spec.tla.VERSIONS``, the symbolic models of
-``spec.symbolic`` and the proof catalogue of ``proofs.obligations`` are derived from it.
+test): the registry of ``isrlab`` models, ``isrlab.spec.tla.VERSIONS``, the symbolic models of
+``isrlab.spec.symbolic`` and the proof catalogue of ``isrlab.proofs.obligations`` are derived from
+it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from checker.registry import Param, ParamValue
+    from isrlab.checker.registry import Param, ParamValue
 
 KAFKA_REPLICATION = "KafkaReplication"
 
@@ -38,11 +39,11 @@ follower truncates); a base action nobody replaces keeps its base form."""
 
 ExplicitAction = Callable[..., None]
 """An explicit step function ``(model, state, out, presumed) -> None`` appending
-``(label, successor)`` pairs (see ``spec.tla.model``)."""
+``(label, successor)`` pairs (see ``isrlab.spec.tla.model``)."""
 
 SymbolicFamily = Callable[[Any], list[tuple[tuple[int, ...], Any]]]
 """A Z3 action family: ``system -> [(replica arguments, relation)]`` (see
-``spec.symbolic.tla``)."""
+``isrlab.spec.symbolic.tla``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,10 +80,10 @@ class Variant:
     symbolic: Callable[[Mapping[str, ParamValue]], Any] | None = None
     symmetric: bool = True
     proof_groups: Callable[[], list[Any]] | None = None
-    """For a module of its own: its groups of proof obligations (``proofs.obligations``)."""
+    """For a module of its own: its groups of proof obligations (``isrlab.proofs.obligations``)."""
     z3_options: Mapping[str, bool | int] = field(default_factory=dict)
     """Z3 solver parameters for bounded model checking of its encoding: how fast, never what
-    the answer is (``checker.z3.bmc.bmc``'s ``options``; docs/z3.md has the measurements)."""
+    the answer is (``isrlab.checker.z3.bmc.bmc``'s ``options``; docs/z3.md has the measurements)."""
 
     def next_actions(self) -> tuple[str, ...]:
         """The names of ``Next``'s disjuncts: the base's, each replaced one expanded."""

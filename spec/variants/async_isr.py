@@ -33,9 +33,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 from typing import Any
 
-from checker.model import Property
-from checker.registry import Param, ParamValue
-from spec.variants import Variant
+from isrlab.checker.model import Property
+from isrlab.checker.registry import Param, ParamValue
+from isrlab.spec.variants import Variant
 
 State = tuple[int, ...]
 C_ISR, C_VER, L_ISR, L_VER, P_ISR, P_VER, OFF = range(7)
@@ -284,14 +284,14 @@ VARIANT = Variant(
 
 
 def _proof_groups() -> list[Any]:
-    """ValidHighWatermark's induction (``proofs.async_isr_obligations``, imported on use)."""
-    from proofs.async_isr_obligations import async_isr_groups
+    """ValidHighWatermark's induction (``isrlab.proofs.async_isr_obligations``, imported on use)."""
+    from isrlab.proofs.async_isr_obligations import async_isr_groups
 
     return list(async_isr_groups())
 
 
 def _symbolic(params: Mapping[str, ParamValue]) -> Any:
-    """The Z3 twin (``spec.symbolic.async_isr``, imported on use: it loads Z3)."""
-    from spec.symbolic.async_isr import symbolic
+    """The Z3 twin (``isrlab.spec.symbolic.async_isr``, imported on use: it loads Z3)."""
+    from isrlab.spec.symbolic.async_isr import symbolic
 
     return symbolic(params)

@@ -1,14 +1,14 @@
 """``tla-kip101``: module Kip101 (Kafka 0.11).
 
 A replica becoming follower truncates at the leader's end offset of the follower's latest
-epoch (OffsetForLeaderEpoch; ``core.truncation.kip101_truncation_offset``).
+epoch (OffsetForLeaderEpoch; ``isrlab.core.truncation.kip101_truncation_offset``).
 """
 
 from __future__ import annotations
 
-from core.truncation import kip101_truncation_offset
-from spec.tla.model import Out, Presumed, State, TlaModel
-from spec.variants import Action, Variant
+from isrlab.core.truncation import kip101_truncation_offset
+from isrlab.spec.tla.model import Out, Presumed, State, TlaModel
+from isrlab.spec.variants import Action, Variant
 
 NAME = "BecomeFollowerTruncateKip101"
 

@@ -1,16 +1,16 @@
 """``tla-kip279``: module Kip279 (Kafka 2.0).
 
 A replica becoming follower truncates after the largest offset where its log and the
-leader's hold the same record (``core.truncation.kip279_truncation_offset``).  The module
+leader's hold the same record (``isrlab.core.truncation.kip279_truncation_offset``).  The module
 lists an empty follower in two disjuncts, so that successor is generated twice (as TLC
 counts).
 """
 
 from __future__ import annotations
 
-from core.truncation import Log, kip279_truncation_offset
-from spec.tla.model import Out, Presumed, State, TlaModel
-from spec.variants import Action, Variant
+from isrlab.core.truncation import Log, kip279_truncation_offset
+from isrlab.spec.tla.model import Out, Presumed, State, TlaModel
+from isrlab.spec.variants import Action, Variant
 
 NAME = "BecomeFollowerTruncateKip279"
 

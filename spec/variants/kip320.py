@@ -7,10 +7,10 @@ module replaces five of KafkaReplication's actions.
 
 from __future__ import annotations
 
-from spec.tla.layout import END, EPOCH, HW, ISR, LEADER, LOG, RQ
-from spec.tla.model import Out, Presumed, State, TlaModel
-from spec.variants import Action, Variant
-from spec.variants.kip279 import first_non_matching_offset_from_tail
+from isrlab.spec.tla.layout import END, EPOCH, HW, ISR, LEADER, LOG, RQ
+from isrlab.spec.tla.model import Out, Presumed, State, TlaModel
+from isrlab.spec.variants import Action, Variant
+from isrlab.spec.variants.kip279 import first_non_matching_offset_from_tail
 
 
 def fenced_follower_fetch(m: TlaModel, s: State, out: Out, pres: Presumed) -> None:

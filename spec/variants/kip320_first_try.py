@@ -16,13 +16,13 @@ from collections.abc import Callable
 
 import z3
 
-from checker.z3 import Frame, Fresh
-from checker.z3.bmc import ARITH_OPTIONS
-from spec.symbolic.tla import Family, TlaSystem
-from spec.tla.layout import END, EPOCH, HW, ISR, LEADER, LOG
-from spec.tla.model import Out, Presumed, State, TlaModel
-from spec.variants import Action, Variant
-from spec.variants.kip279 import first_non_matching_offset_from_tail
+from isrlab.checker.z3 import Frame, Fresh
+from isrlab.checker.z3.bmc import ARITH_OPTIONS
+from isrlab.spec.symbolic.tla import Family, TlaSystem
+from isrlab.spec.tla.layout import END, EPOCH, HW, ISR, LEADER, LOG
+from isrlab.spec.tla.model import Out, Presumed, State, TlaModel
+from isrlab.spec.variants import Action, Variant
+from isrlab.spec.variants.kip279 import first_non_matching_offset_from_tail
 
 
 def _caught_up_to_epoch(m: TlaModel, s: State, a: int, b: int, offset: int) -> bool:
@@ -134,7 +134,8 @@ def follower_truncate(m: TlaModel, s: State, out: Out, pres: Presumed) -> None:
             out.append((labels[i][j], s[:b] + new + s[b + block:]))
 
 
-# -- the Z3 encodings (``spec.symbolic.tla``), same names ------------------------------------
+# -- the Z3 encodings (``isrlab.spec.symbolic.tla``), same names
+# ------------------------------------
 
 
 def _z_caught_up_to_epoch(z: TlaSystem, s: Frame, leader: int, f: int, offset: z3.ArithRef

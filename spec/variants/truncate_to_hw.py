@@ -1,14 +1,14 @@
 """``tla-truncate-to-hw``: module KafkaTruncateToHighWatermark (Kafka before 0.11).
 
 A replica becoming follower truncates its log to its own high watermark
-(``core.truncation.truncate_to_high_watermark_offset``).
+(``isrlab.core.truncation.truncate_to_high_watermark_offset``).
 """
 
 from __future__ import annotations
 
-from core.truncation import Log, truncate_to_high_watermark_offset
-from spec.tla.model import Out, Presumed, State, TlaModel
-from spec.variants import Action, Variant
+from isrlab.core.truncation import Log, truncate_to_high_watermark_offset
+from isrlab.spec.tla.model import Out, Presumed, State, TlaModel
+from isrlab.spec.variants import Action, Variant
 
 NAME = "BecomeFollowerTruncateToHighWatermark"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker.bfs import CheckOptions, explore
-from checker.model import Model
-from checker.report import CheckResult
+from isrlab.checker.bfs import CheckOptions, explore
+from isrlab.checker.model import Model
+from isrlab.checker.report import CheckResult
 
 
 def run(model: Model[Any], **options: Any) -> CheckResult:

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from checker.bfs import CheckOptions, Progress, explore
-from checker.toys import Symmetric
 from isrlab import __version__
+from isrlab.checker.bfs import CheckOptions, Progress, explore
+from isrlab.checker.toys import Symmetric
 from isrlab.cli import cli
 
 ROOT = Path(__file__).resolve().parents[2]

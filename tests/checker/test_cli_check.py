@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from checker.trace import read_itf
+from isrlab.checker.trace import read_itf
 from isrlab.cli import cli
 
 

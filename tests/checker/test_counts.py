@@ -6,7 +6,7 @@ from math import comb
 
 import pytest
 
-from checker.toys import Clock, Counter, Graph, Symmetric
+from isrlab.checker.toys import Clock, Counter, Graph, Symmetric
 from tests.checker.conftest import run
 
 

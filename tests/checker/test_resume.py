@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from checker.bfs import CheckOptions, explore
-from checker.report import CheckResult
-from checker.runstore import RunDirError
-from checker.toys import Counter, Symmetric
+from isrlab.checker.bfs import CheckOptions, explore
+from isrlab.checker.report import CheckResult
+from isrlab.checker.runstore import RunDirError
+from isrlab.checker.toys import Counter, Symmetric
 from tests.checker.conftest import run
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from checker.simulate import SimulateOptions, simulate
-from checker.toys import Counter, Symmetric
+from isrlab.checker.simulate import SimulateOptions, simulate
+from isrlab.checker.toys import Counter, Symmetric
 
 
 def test_a_seeded_walk_finds_a_reachable_violation() -> None:

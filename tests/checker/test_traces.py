@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from checker.report import DEADLOCK, TraceStep
-from checker.toys import Counter, Graph, Symmetric
-from checker.trace import itf_document, read_itf, text_trace, write_itf
+from isrlab.checker.report import DEADLOCK, TraceStep
+from isrlab.checker.toys import Counter, Graph, Symmetric
+from isrlab.checker.trace import itf_document, read_itf, text_trace, write_itf
 from tests.checker.conftest import run
 
 

@@ -7,10 +7,10 @@ from typing import TypeVar
 from returns.pipeline import is_successful
 from returns.result import Result
 
-from core.isr import read_from_local_log, update_follower_fetch
-from core.partition import make_leader
-from core.produce import ACKS_LEADER, append_records_to_leader
-from core.state import Partition, PartitionState, TopicPartition
+from isrlab.core.isr import read_from_local_log, update_follower_fetch
+from isrlab.core.partition import make_leader
+from isrlab.core.produce import ACKS_LEADER, append_records_to_leader
+from isrlab.core.state import Partition, PartitionState, TopicPartition
 
 TP = TopicPartition("orders", 0)
 T = TypeVar("T")

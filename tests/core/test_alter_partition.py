@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from core.alter_partition import (
+from isrlab.core.alter_partition import (
     AlterPartitionRequest,
     AlterPartitionResponse,
     ControllerView,
@@ -24,10 +24,10 @@ from core.alter_partition import (
     prepare_isr_shrink,
     update_follower_fetch_async,
 )
-from core.errors import Errors, Problem
-from core.isr import read_from_local_log
-from core.produce import AcksCheck
-from core.state import LeaderAndIsr, Partition
+from isrlab.core.errors import Errors, Problem
+from isrlab.core.isr import read_from_local_log
+from isrlab.core.produce import AcksCheck
+from isrlab.core.state import LeaderAndIsr, Partition
 from tests.core.helpers import append, err, fetch, leader_partition, ok
 
 VIEW = ControllerView(((0, 10), (1, 11), (2, 12)))

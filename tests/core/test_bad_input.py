@@ -6,12 +6,12 @@ from dataclasses import replace
 
 import pytest
 
-from core.errors import Errors, InvalidInput, Problem
-from core.isr import maybe_shrink_isr
-from core.partition import make_follower, make_leader, maybe_increment_leader_hw
-from core.propagation import start_isr_change_state
-from core.replica_manager import LeaderAndIsrResponse
-from core.state import (
+from isrlab.core.errors import Errors, InvalidInput, Problem
+from isrlab.core.isr import maybe_shrink_isr
+from isrlab.core.partition import make_follower, make_leader, maybe_increment_leader_hw
+from isrlab.core.propagation import start_isr_change_state
+from isrlab.core.replica_manager import LeaderAndIsrResponse
+from isrlab.core.state import (
     NO_LEADER,
     Partition,
     PartitionState,

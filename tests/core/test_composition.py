@@ -20,12 +20,12 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from returns.pipeline import is_successful
 
-from core.errors import Errors
-from core.invariants import epochs_did_not_decrease, partition_violations
-from core.isr import maybe_shrink_isr, read_from_local_log, update_follower_fetch
-from core.metadata_cache import Broker, MetadataSnapshot
-from core.produce import ACKS_LEADER, append_records_to_leader, process_partition_data
-from core.replica_manager import (
+from isrlab.core.errors import Errors
+from isrlab.core.invariants import epochs_did_not_decrease, partition_violations
+from isrlab.core.isr import maybe_shrink_isr, read_from_local_log, update_follower_fetch
+from isrlab.core.metadata_cache import Broker, MetadataSnapshot
+from isrlab.core.produce import ACKS_LEADER, append_records_to_leader, process_partition_data
+from isrlab.core.replica_manager import (
     LeaderAndIsrRequest,
     ReplicaManager,
     become_leader_or_follower,
@@ -34,8 +34,8 @@ from core.replica_manager import (
     put_partition,
     restart_replica_manager,
 )
-from core.selectors import offline_partition_leader_selector
-from core.state import (
+from isrlab.core.selectors import offline_partition_leader_selector
+from isrlab.core.state import (
     LeaderAndIsr,
     Partition,
     PartitionState,
@@ -43,8 +43,8 @@ from core.state import (
     check_partition,
     is_leader,
 )
-from core.truncation import Log
-from spec.kafka.truncation_versions import TRUNCATION_RULES
+from isrlab.core.truncation import Log
+from isrlab.spec.kafka.truncation_versions import TRUNCATION_RULES
 from tests.core.helpers import TP
 
 BROKERS = (0, 1, 2)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.coordinator import (
+from isrlab.core.coordinator import (
     Group,
     GroupCoordinatorState,
     GroupState,
@@ -10,8 +10,8 @@ from core.coordinator import (
     handle_group_immigration,
     load_groups_and_offsets,
 )
-from core.errors import Errors, Problem
-from core.state import records
+from isrlab.core.errors import Errors, Problem
+from isrlab.core.state import records
 from tests.core.helpers import err, ok
 
 LOG = records((10, 11, 12, 13, 14), 1)

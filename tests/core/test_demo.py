@@ -36,7 +36,7 @@ def test_isrlab_demo_rejects_an_unknown_scenario_with_exit_2() -> None:
 
 
 def test_isrlab_demo_scenario_list_prints_every_name_with_its_title() -> None:
-    from spec.kafka.scenarios import SCENARIOS
+    from isrlab.spec.kafka.scenarios import SCENARIOS
 
     result = CliRunner().invoke(cli, ["demo", "--scenario", "list"])
     assert result.exit_code == 0, result.output

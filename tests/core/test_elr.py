@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import replace
 
-from core.elr import (
+from isrlab.core.elr import (
     LogEnd,
     PartitionRegistration,
     UncleanRecoveryStrategy,
@@ -17,9 +17,9 @@ from core.elr import (
     populate_target_elr,
     unclean_recovery_leader,
 )
-from core.errors import ElectionError, ElectionFailed, InvalidInput, Problem
-from core.log_recovery import DurableLog, recover_log
-from core.state import NO_LEADER, records
+from isrlab.core.errors import ElectionError, ElectionFailed, InvalidInput, Problem
+from isrlab.core.log_recovery import DurableLog, recover_log
+from isrlab.core.state import NO_LEADER, records
 from tests.core.helpers import err, ok
 
 REG = PartitionRegistration((0, 1, 2), (0, 1, 2), 0, 3, 7)

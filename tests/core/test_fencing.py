@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.errors import Errors
-from core.fencing import (
+from isrlab.core.errors import Errors
+from isrlab.core.fencing import (
     FetchDecision,
     FetchFencing,
     check_current_leader_epoch,
@@ -11,8 +11,8 @@ from core.fencing import (
     fetch_decision,
     update_follower_fetch_fenced,
 )
-from core.isr import LogReadResult, read_from_local_log, update_follower_fetch
-from core.state import records, remote
+from isrlab.core.isr import LogReadResult, read_from_local_log, update_follower_fetch
+from isrlab.core.state import records, remote
 from tests.core.helpers import append, leader_partition, ok
 
 

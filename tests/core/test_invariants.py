@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from core.invariants import (
+from isrlab.core.invariants import (
     acknowledged_records_present,
     committed_records_on_isr,
     consumer_read_survives,
@@ -12,10 +12,10 @@ from core.invariants import (
     logs_agree_below_high_watermarks,
     partition_violations,
 )
-from core.partition import make_follower, make_leader, truncate_to_high_watermark
-from core.produce import append_records_to_leader
-from core.state import Partition, PartitionState, records
-from core.truncation import Record
+from isrlab.core.partition import make_follower, make_leader, truncate_to_high_watermark
+from isrlab.core.produce import append_records_to_leader
+from isrlab.core.state import Partition, PartitionState, records
+from isrlab.core.truncation import Record
 from tests.core.helpers import TP, fetch, in_sync_leader, ok
 
 

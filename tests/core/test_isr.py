@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from core.errors import Errors, Problem
-from core.isr import (
+from isrlab.core.errors import Errors, Problem
+from isrlab.core.isr import (
     get_out_of_sync_replicas,
     leader_epoch_start_offset,
     may_join_isr,
@@ -16,8 +16,8 @@ from core.isr import (
     update_log_read_result,
     zk_leader_and_isr,
 )
-from core.partition import make_leader
-from core.state import LeaderAndIsr, Partition, RemoteReplica, records, remote
+from isrlab.core.partition import make_leader
+from isrlab.core.state import LeaderAndIsr, Partition, RemoteReplica, records, remote
 from tests.core.helpers import (
     TP,
     append,

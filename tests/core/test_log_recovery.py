@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.errors import Problem
-from core.log_recovery import (
+from isrlab.core.errors import Problem
+from isrlab.core.log_recovery import (
     CrashLoss,
     DurableLog,
     UnavailableLeader,
@@ -16,7 +16,7 @@ from core.log_recovery import (
     recover_log,
     surviving_lengths,
 )
-from core.state import Partition, TopicPartition, records
+from isrlab.core.state import Partition, TopicPartition, records
 from tests.core.helpers import TP, err, ok, state
 
 LOG = records((10, 11, 12, 13), 1)

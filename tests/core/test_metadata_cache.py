@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.errors import Problem
-from core.metadata_cache import (
+from isrlab.core.errors import Problem
+from isrlab.core.metadata_cache import (
     Broker,
     EndPoint,
     MetadataSnapshot,
@@ -17,7 +17,7 @@ from core.metadata_cache import (
     get_partition_replica_endpoints,
     update_metadata,
 )
-from core.state import LEADER_DURING_DELETE, TopicPartition
+from isrlab.core.state import LEADER_DURING_DELETE, TopicPartition
 from tests.core.helpers import err, ok
 
 A0 = TopicPartition("a", 0)

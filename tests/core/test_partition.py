@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from core import truncation
-from core.errors import Problem
-from core.isr import read_from_local_log, update_follower_fetch
-from core.partition import (
+from isrlab.core import truncation
+from isrlab.core.errors import Problem
+from isrlab.core.isr import read_from_local_log, update_follower_fetch
+from isrlab.core.partition import (
     create_log_if_not_exists,
     make_follower,
     make_leader,
@@ -17,9 +17,9 @@ from core.partition import (
     truncate_local_log,
     truncate_to_high_watermark,
 )
-from core.state import UNKNOWN_OFFSET, Partition, RemoteReplica, records, remote
-from core.truncation import Record
-from spec.kafka.truncation_versions import TRUNCATION_RULES
+from isrlab.core.state import UNKNOWN_OFFSET, Partition, RemoteReplica, records, remote
+from isrlab.core.truncation import Record
+from isrlab.spec.kafka.truncation_versions import TRUNCATION_RULES
 from tests.core.helpers import TP, append, err, fetch, in_sync_leader, leader_partition, ok, state
 
 LAG_MS = 10_000

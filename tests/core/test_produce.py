@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from core.errors import Errors, Problem
-from core.isr import maybe_shrink_isr
-from core.partition import make_leader
-from core.produce import (
+from isrlab.core.errors import Errors, Problem
+from isrlab.core.isr import maybe_shrink_isr
+from isrlab.core.partition import make_leader
+from isrlab.core.produce import (
     ACKS_ALL,
     ACKS_LEADER,
     ACKS_NONE,
@@ -17,8 +17,8 @@ from core.produce import (
     handle_offset_out_of_range,
     process_partition_data,
 )
-from core.state import Partition, consumer_lag, last_stable_offset, low_watermark, records
-from core.truncation import Record
+from isrlab.core.state import Partition, consumer_lag, last_stable_offset, low_watermark, records
+from isrlab.core.truncation import Record
 from tests.core.helpers import TP, err, fetch, in_sync_leader, leader_partition, ok, state
 
 

@@ -18,28 +18,28 @@ from hypothesis import strategies as st
 from returns.pipeline import is_successful
 from returns.result import Result
 
-from core.errors import InvalidInput
-from core.invariants import epochs_did_not_decrease, partition_violations
-from core.isr import (
+from isrlab.core.errors import InvalidInput
+from isrlab.core.invariants import epochs_did_not_decrease, partition_violations
+from isrlab.core.isr import (
     maybe_expand_isr,
     maybe_shrink_isr,
     read_from_local_log,
     update_follower_fetch,
 )
-from core.metadata_cache import Broker, MetadataSnapshot
-from core.partition import (
+from isrlab.core.metadata_cache import Broker, MetadataSnapshot
+from isrlab.core.partition import (
     make_follower,
     make_leader,
     maybe_increment_leader_hw,
 )
-from core.produce import append_records_to_leader, end_transaction, process_partition_data
-from core.replica_manager import (
+from isrlab.core.produce import append_records_to_leader, end_transaction, process_partition_data
+from isrlab.core.replica_manager import (
     LeaderAndIsrRequest,
     ReplicaManager,
     become_leader_or_follower,
     get_partition,
 )
-from core.state import (
+from isrlab.core.state import (
     Partition,
     PartitionState,
     RemoteReplica,
@@ -47,8 +47,8 @@ from core.state import (
     is_leader,
     last_stable_offset,
 )
-from core.truncation import Log, Record
-from spec.kafka.truncation_versions import TRUNCATION_RULES
+from isrlab.core.truncation import Log, Record
+from isrlab.spec.kafka.truncation_versions import TRUNCATION_RULES
 from tests.core.helpers import TP
 
 TIMES = st.integers(0, 40_000)

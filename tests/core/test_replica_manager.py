@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from core.errors import Errors, Problem
-from core.isr import read_from_local_log
-from core.metadata_cache import Broker, MetadataSnapshot, UpdateMetadataRequest
-from core.partition import make_leader, truncate_by_leader_epoch_kip279
-from core.replica_manager import (
+from isrlab.core.errors import Errors, Problem
+from isrlab.core.isr import read_from_local_log
+from isrlab.core.metadata_cache import Broker, MetadataSnapshot, UpdateMetadataRequest
+from isrlab.core.partition import make_leader, truncate_by_leader_epoch_kip279
+from isrlab.core.replica_manager import (
     FetcherEntry,
     LeaderAndIsrRequest,
     ReplicaManager,
@@ -23,8 +23,8 @@ from core.replica_manager import (
     restart_replica_manager,
     update_follower_log_read_results,
 )
-from core.state import Partition, PartitionState, RemoteReplica, TopicPartition, records
-from core.truncation import Log, Record
+from isrlab.core.state import Partition, PartitionState, RemoteReplica, TopicPartition, records
+from isrlab.core.truncation import Log, Record
 from tests.core.helpers import TP, err, ok, state
 
 TP1 = TopicPartition("orders", 1)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.errors import ElectionError, ElectionFailed, InvalidInput, Problem
-from core.selectors import (
+from isrlab.core.errors import ElectionError, ElectionFailed, InvalidInput, Problem
+from isrlab.core.selectors import (
     Election,
     controlled_shutdown_leader_selector,
     no_op_leader_selector,
@@ -11,7 +11,7 @@ from core.selectors import (
     preferred_replica_partition_leader_selector,
     reassigned_partition_leader_selector,
 )
-from core.state import LeaderAndIsr
+from isrlab.core.state import LeaderAndIsr
 from tests.core.helpers import err, ok
 
 CURRENT = LeaderAndIsr(leader=1, leader_epoch=4, isr=(1, 2, 3), zk_version=10)

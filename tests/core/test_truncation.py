@@ -1,8 +1,8 @@
-"""The leader-epoch lookups of ``core.truncation`` (LeaderEpochFileCache, KIP-101/279)."""
+"""The leader-epoch lookups of ``isrlab.core.truncation`` (LeaderEpochFileCache, KIP-101/279)."""
 
 from __future__ import annotations
 
-from core.truncation import (
+from isrlab.core.truncation import (
     NO_EPOCH,
     Record,
     before_first_epoch,

@@ -9,21 +9,21 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from core.isr import (
+from isrlab.core.isr import (
     isr_expiration_period_ms,
     max_time_in_isr_without_catching_up_ms,
     maybe_shrink_isr,
     partition_state_znode,
 )
-from core.partition import follower_high_watermark
-from core.produce import process_partition_data
-from core.propagation import (
+from isrlab.core.partition import follower_high_watermark
+from isrlab.core.produce import process_partition_data
+from isrlab.core.propagation import (
     IsrChangeState,
     maybe_propagate_isr_changes,
     propagation_poll_times,
     record_isr_change,
 )
-from core.state import Partition, TopicPartition, last_stable_offset
+from isrlab.core.state import Partition, TopicPartition, last_stable_offset
 from tests.core.helpers import TP, append, fetch, in_sync_leader, leader_partition, ok
 
 LAG_MS = 10_000

@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from checker.bfs import CheckOptions, explore
-from checker.model import Model
-from checker.report import INIT_ACTION, TraceStep
+from isrlab.checker.bfs import CheckOptions, explore
+from isrlab.checker.model import Model
+from isrlab.checker.report import INIT_ACTION, TraceStep
 from isrlab.cli_support import resolve_model
 
 

@@ -3,8 +3,8 @@ an adapter; a divergence is found and shrunk, a faithful implementation passes."
 
 from __future__ import annotations
 
-from checker.differential import Adapter, differential_test
-from spec.oracle_examples import MiniReplication, correct_adapter, faulty_adapter
+from isrlab.checker.differential import Adapter, differential_test
+from isrlab.spec.oracle_examples import MiniReplication, correct_adapter, faulty_adapter
 from tests.oracle.helpers import model
 
 # By hand: for truncate-to-HW to lose a record KIP-279 keeps, some replica must hold a

@@ -9,7 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from isrlab.cli import cli
-from spec.kafka_log import parse_line, read_broker_log
+from isrlab.spec.kafka_log import parse_line, read_broker_log
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "oracle" / "broker-orders-0.log"
 

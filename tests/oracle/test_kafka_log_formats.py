@@ -1,4 +1,4 @@
-"""Every line format of ``spec.kafka_log.FORMATS`` parsed from a line written by hand from
+"""Every line format of ``isrlab.spec.kafka_log.FORMATS`` parsed from a line written by hand from
 Kafka's format string (the version and the figures it carries), and log entries read as
 they are written to disk (prefixes, continuation lines, several files merged)."""
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from spec.kafka_log import (
+from isrlab.spec.kafka_log import (
     FORMATS,
     category_of,
     looks_like_kafka_log,
@@ -180,7 +180,7 @@ def test_json_and_prose_are_not_logs() -> None:
 
 
 def test_a_start_line_joins_its_brokers_received_line_across_other_brokers_lines() -> None:
-    from spec.kafka_log import read_broker_logs
+    from isrlab.spec.kafka_log import read_broker_logs
 
     def received(b: int, leader: int, epoch: int, isr: str, t: str) -> str:
         return (f"[2020-01-10 10:{t}] TRACE [Broker id={b}] Received LeaderAndIsr request "
@@ -204,7 +204,7 @@ def test_a_start_line_joins_its_brokers_received_line_across_other_brokers_lines
 
 
 def test_lines_pasted_without_timestamps_keep_their_order() -> None:
-    from spec.kafka_log import read_broker_log
+    from isrlab.spec.kafka_log import read_broker_log
 
     steps = read_broker_log(
         "Partition [t,0] on broker 1: Shrinking ISR for partition [t,0] from 1,2 to 1\n"

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from checker.model import Model
-from checker.report import TraceStep
-from checker.trace import read_itf, write_itf
-from checker.validate import observations_of_trace, validate
+from isrlab.checker.model import Model
+from isrlab.checker.report import TraceStep
+from isrlab.checker.trace import read_itf, write_itf
+from isrlab.checker.validate import observations_of_trace, validate
 from isrlab.cli import cli
 from tests.oracle.helpers import model, walk
 

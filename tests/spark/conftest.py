@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from checker.report import CheckResult
+from isrlab.checker.report import CheckResult
 
 HAVE_JAVA = shutil.which("java") is not None
 
@@ -33,8 +33,8 @@ def spark_session() -> Iterator[Any]:
     """A ``local[2]`` Spark session for the whole test run."""
     if not HAVE_JAVA:
         pytest.skip("Java 17 is not installed: no JVM for Spark")
-    from spark_explore.command import quiet_pyspark_warnings
-    from spark_explore.session import SparkOptions, start_session
+    from isrlab.spark_explore.command import quiet_pyspark_warnings
+    from isrlab.spark_explore.session import SparkOptions, start_session
 
     quiet_pyspark_warnings()
     warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")

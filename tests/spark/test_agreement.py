@@ -1,7 +1,7 @@
 """The Spark engine gives the local checker's answers: counts, diameter, coverage, traces.
 
 Golden figures come from hand counting (the toys' docstrings) and from TLC
-(docs/conformance.md, configuration A); everything else is compared with ``checker.bfs``.
+(docs/conformance.md, configuration A); everything else is compared with ``isrlab.checker.bfs``.
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from checker import toys
-from checker.bfs import CheckOptions
-from checker.bfs import explore as explore_locally
-from checker.model import Model
+from isrlab.checker import toys
+from isrlab.checker.bfs import CheckOptions
+from isrlab.checker.bfs import explore as explore_locally
+from isrlab.checker.model import Model
 from isrlab.cli_support import resolve_model
-from spark_explore import SparkOptions, explore
+from isrlab.spark_explore import SparkOptions, explore
 from tests.spark.conftest import comparable, needs_java
 
 pytestmark = [pytest.mark.spark, needs_java]

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from checker.bfs import CheckOptions
-from checker.bfs import explore as explore_locally
+from isrlab.checker.bfs import CheckOptions
+from isrlab.checker.bfs import explore as explore_locally
 from isrlab.cli_support import resolve_model
 from tests.spark.conftest import needs_java
 from tests.spark.processes import Cluster, standalone_cluster, start_driver

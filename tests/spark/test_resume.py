@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from checker import toys
-from checker.bfs import CheckOptions
-from checker.bfs import explore as explore_locally
-from checker.runstore import RunDirError
+from isrlab.checker import toys
+from isrlab.checker.bfs import CheckOptions
+from isrlab.checker.bfs import explore as explore_locally
+from isrlab.checker.runstore import RunDirError
 from isrlab.cli_support import resolve_model
-from spark_explore import SparkOptions, explore
-from spark_explore.engine import level_files
+from isrlab.spark_explore import SparkOptions, explore
+from isrlab.spark_explore.engine import level_files
 from tests.spark.conftest import comparable, needs_java
 from tests.spark.processes import start_driver
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from spec import invariants as inv
-from spec.kafka.model import KafkaConfig, KafkaModel
-from spec.kafka.state import (
+from isrlab.spec import invariants as inv
+from isrlab.spec.kafka.model import KafkaConfig, KafkaModel
+from isrlab.spec.kafka.state import (
     F_EPOCH_REGRESSED,
     F_TWO_LEADERS,
     F_UNCLEAN,

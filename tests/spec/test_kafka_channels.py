@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from checker.bfs import CheckOptions, explore
-from spec.kafka.model import KafkaConfig, KafkaModel
-from spec.kafka.state import LEADER_AND_ISR, KafkaState
+from isrlab.checker.bfs import CheckOptions, explore
+from isrlab.spec.kafka.model import KafkaConfig, KafkaModel
+from isrlab.spec.kafka.state import LEADER_AND_ISR, KafkaState
 
 State = KafkaState
 
@@ -131,7 +131,7 @@ def test_isrlab_models_marks_every_fault_parameter_and_each_is_off_by_default() 
     from click.testing import CliRunner
 
     from isrlab.cli import cli
-    from spec.kafka import PARAMS
+    from isrlab.spec.kafka import PARAMS
 
     faults = {p.name for p in PARAMS if p.fault}
     assert faults == {"reorder_requests", "lost_requests", "duplicate_requests"}

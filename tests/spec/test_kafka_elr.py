@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from core.elr import LogEnd, PartitionRegistration
-from spec.kafka.elr import elect
-from spec.kafka.model import KafkaConfig, KafkaModel
-from spec.kafka.state import F_UNCLEAN, NONE, KafkaState, members, to_plain
+from isrlab.core.elr import LogEnd, PartitionRegistration
+from isrlab.spec.kafka.elr import elect
+from isrlab.spec.kafka.model import KafkaConfig, KafkaModel
+from isrlab.spec.kafka.state import F_UNCLEAN, NONE, KafkaState, members, to_plain
 
 
 def model(**kw: Any) -> KafkaModel:
@@ -252,7 +252,7 @@ def test_a_leader_back_from_a_power_loss_is_not_restarted_past_the_epoch_bound()
 
 def test_a_power_loss_leaves_any_prefix_of_the_unflushed_tail_with_crash_loss_tail() -> None:
     # Two unflushed records on broker 0: all-unflushed loses both; tail may keep 0, 1 or 2
-    # (core.log_recovery.surviving_lengths), each an unclean shutdown for the ELR.
+    # (isrlab.core.log_recovery.surviving_lengths), each an unclean shutdown for the ELR.
     kw: dict[str, Any] = {"crashes": "unclean", "elr": True, "acks": "1"}
     s = walk(model(**kw), "Produce(0)", "Produce(0)")
     worst = [x for a, x in model(**kw).next_states(s) if a.startswith("PowerLoss(0")]

@@ -3,7 +3,7 @@
 For three small configurations (two brokers, no crash, no ISR shrink, epoch 0 only: the
 leader can never change) the reachable states are enumerated below by a separate
 breadth-first search over a hand-written description of what Kafka does there, written
-without ``spec.kafka`` or ``core``: a state is ``(leader LEO, follower LEO, leader HW,
+without ``isrlab.spec.kafka`` or ``core``: a state is ``(leader LEO, follower LEO, leader HW,
 follower HW, the leader's record of the follower's LEO)``; the ghost variables are
 functions of it (record ``i`` sits at offset ``i``; it is committed and acknowledged, in
 epoch 0, exactly when the leader's HW passes it).  A third, the smallest, is counted by hand.
@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from checker.bfs import CheckOptions, explore
-from spec.kafka.model import KafkaConfig, KafkaModel
+from isrlab.checker.bfs import CheckOptions, explore
+from isrlab.spec.kafka.model import KafkaConfig, KafkaModel
 
 Small = tuple[int, int, int, int, int]
 UNKNOWN = -1

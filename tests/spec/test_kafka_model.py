@@ -6,11 +6,11 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from core.isr import leader_epoch_start_offset
-from core.state import Partition, records
 from isrlab.cli import cli
-from spec.kafka.model import TP, KafkaConfig, KafkaModel
-from spec.kafka.state import KafkaState
+from isrlab.core.isr import leader_epoch_start_offset
+from isrlab.core.state import Partition, records
+from isrlab.spec.kafka.model import TP, KafkaConfig, KafkaModel
+from isrlab.spec.kafka.state import KafkaState
 
 State = KafkaState
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from spec.kafka.model import KafkaModel
-from spec.kafka.refinement import (
+from isrlab.spec.kafka.model import KafkaModel
+from isrlab.spec.kafka.refinement import (
     GAP_STEPS,
     check_refinement,
     matching_config,
@@ -17,8 +17,8 @@ from spec.kafka.refinement import (
     random_walks,
     tla_for,
 )
-from spec.tla.model import TlaModel
-from spec.variants import get as variant_named
+from isrlab.spec.tla.model import TlaModel
+from isrlab.spec.variants import get as variant_named
 
 VERSIONS_CHECKED = ("tla-kip279", "tla-kip320")
 

@@ -11,10 +11,10 @@ from functools import cache
 
 import pytest
 
-from checker.registry import Param, ParamValue
-from checker.report import CheckResult
-from spec.kafka.scenarios import BY_KEY, PINNED, SCENARIOS, Scenario
-from spec.kafka.scenarios import run as run_scenario
+from isrlab.checker.registry import Param, ParamValue
+from isrlab.checker.report import CheckResult
+from isrlab.spec.kafka.scenarios import BY_KEY, PINNED, SCENARIOS, Scenario
+from isrlab.spec.kafka.scenarios import run as run_scenario
 
 
 @cache

@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from spec.invariants import INVARIANT_NAMES
-from spec.kafka.model import KafkaConfig, KafkaModel
-from spec.kafka.state import KafkaState
+from isrlab.spec.invariants import INVARIANT_NAMES
+from isrlab.spec.kafka.model import KafkaConfig, KafkaModel
+from isrlab.spec.kafka.state import KafkaState
 
 MODEL = KafkaModel(KafkaConfig(
     brokers=3, max_records=3, max_leader_epoch=4, lag_ticks=1, hw_checkpoint=True,

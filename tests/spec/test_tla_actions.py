@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from core.truncation import Record
-from spec.tla import VERSIONS, TlaModel
-from spec.tla.layout import ReplicaView, StateView
+from isrlab.core.truncation import Record
+from isrlab.spec.tla import VERSIONS, TlaModel
+from isrlab.spec.tla.layout import ReplicaView, StateView
 
 rec = Record
 NOBODY = ReplicaView(0, -1, None, frozenset(), ())

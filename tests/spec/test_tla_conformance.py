@@ -13,10 +13,10 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from checker.bfs import CheckOptions, explore
-from checker.report import CheckResult
+from isrlab.checker.bfs import CheckOptions, explore
+from isrlab.checker.report import CheckResult
 from isrlab.cli import cli
-from spec.tla import VERSIONS, TlaModel
+from isrlab.spec.tla import VERSIONS, TlaModel
 
 CONFIG_A = (2, 2, 2, 2)  # replicas, log_size, max_records, max_leader_epoch
 CONFIG_B = (3, 2, 2, 3)

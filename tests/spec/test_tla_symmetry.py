@@ -9,9 +9,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.truncation import Record
-from spec.tla import VERSIONS, TlaModel
-from spec.tla.layout import ReplicaView, StateView
+from isrlab.core.truncation import Record
+from isrlab.spec.tla import VERSIONS, TlaModel
+from isrlab.spec.tla.layout import ReplicaView, StateView
 
 MODELS = {
     (name, n): TlaModel(VERSIONS[name], n, 2, 2, 3, ("WeakIsr", "StrongIsr"))

@@ -1,4 +1,4 @@
-"""``core.truncation``: the three follower truncation rules on hand-worked logs.
+"""``isrlab.core.truncation``: the three follower truncation rules on hand-worked logs.
 
 ``rec(id, epoch)`` is a record; offsets are positions in the tuple.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.truncation import (
+from isrlab.core.truncation import (
     NO_EPOCH,
     Log,
     Record,

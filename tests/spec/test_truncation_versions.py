@@ -1,15 +1,16 @@
-"""The kafka model's truncation rules come from one registry (spec.kafka.truncation_versions)."""
+"""The kafka model's truncation rules come from one registry
+(isrlab.spec.kafka.truncation_versions)."""
 
 from __future__ import annotations
 
 from click.testing import CliRunner
 
-from core.partition import truncate_by_leader_epoch_kip101, truncate_to_high_watermark
 from isrlab.cli import cli
-from spec.kafka import PARAMS
-from spec.kafka.model import KafkaConfig, KafkaModel
-from spec.kafka.truncation_versions import BY_PARAM, TRUNCATION_RULES, TRUNCATION_VERSIONS
-from spec.symbolic import core_kafka
+from isrlab.core.partition import truncate_by_leader_epoch_kip101, truncate_to_high_watermark
+from isrlab.spec.kafka import PARAMS
+from isrlab.spec.kafka.model import KafkaConfig, KafkaModel
+from isrlab.spec.kafka.truncation_versions import BY_PARAM, TRUNCATION_RULES, TRUNCATION_VERSIONS
+from isrlab.spec.symbolic import core_kafka
 
 
 def test_the_parameter_offers_the_four_kafka_rules_oldest_first() -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from checker.bfs import CheckOptions, explore
+from isrlab.checker.bfs import CheckOptions, explore
 from isrlab.cli import cli
 from isrlab.models import registry
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from checker.model import Model
+from isrlab.checker.model import Model
 from isrlab.models import registry
-from spec.symbolic import symbolic_for
-from spec.symbolic.tla import TlaSystem
+from isrlab.spec.symbolic import symbolic_for
+from isrlab.spec.symbolic.tla import TlaSystem
 
 # The minutes-long BMC and proof runs (about 7 min in all on an idle 2-core machine) are part
 # of the whole suite, so CI checks TLC's lengths on every change; ISRLAB_SKIP_HEAVY=1 skips

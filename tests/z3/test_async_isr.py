@@ -11,8 +11,8 @@ from __future__ import annotations
 from click.testing import CliRunner
 
 from isrlab.cli import cli
-from proofs.async_isr_obligations import async_isr_groups
-from proofs.obligations import PROVE_MODELS
+from isrlab.proofs.async_isr_obligations import async_isr_groups
+from isrlab.proofs.obligations import PROVE_MODELS
 
 CONSTANTS = ["-p", "replicas=3", "-p", "max_offset=2", "-p", "max_version=3"]
 

@@ -1,4 +1,5 @@
-"""Differential tests of spec.symbolic.core_isr against core's Python functions, and proofs."""
+"""Differential tests of isrlab.spec.symbolic.core_isr against core's Python functions, and
+proofs."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ import z3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.isr import leader_epoch_start_offset, maybe_expand_isr, maybe_shrink_isr
-from core.partition import maybe_increment_leader_hw
-from core.state import Partition
-from spec.symbolic.core_isr import (
+from isrlab.core.isr import leader_epoch_start_offset, maybe_expand_isr, maybe_shrink_isr
+from isrlab.core.partition import maybe_increment_leader_hw
+from isrlab.core.state import Partition
+from isrlab.spec.symbolic.core_isr import (
     LeaderState,
     expand_isr,
     increment_leader_hw,

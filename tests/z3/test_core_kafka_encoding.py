@@ -1,4 +1,4 @@
-"""Differential tests of spec.symbolic.core_kafka against core's Python functions.
+"""Differential tests of isrlab.spec.symbolic.core_kafka against core's Python functions.
 
 For every encoded function and hypothesis-drawn concrete arguments (partitions of broker 0
 built with core's own steps, n ≤ 3, logs of at most 4 records), the set of successors Z3
@@ -19,30 +19,34 @@ from hypothesis import strategies as st
 from returns.pipeline import is_successful
 from returns.result import Result
 
-from checker.z3 import Fresh
-from core.isr import (
+from isrlab.checker.z3 import Fresh
+from isrlab.core.isr import (
     leader_epoch_start_offset,
     maybe_expand_isr,
     maybe_shrink_isr,
     read_from_local_log,
     update_follower_fetch,
 )
-from core.metadata_cache import Broker, MetadataSnapshot
-from core.partition import make_follower, make_leader, maybe_increment_leader_hw
-from core.produce import ACKS_LEADER, append_records_to_leader, process_partition_data
-from core.replica_manager import LeaderAndIsrRequest, ReplicaManager, become_leader_or_follower
-from core.selectors import (
+from isrlab.core.metadata_cache import Broker, MetadataSnapshot
+from isrlab.core.partition import make_follower, make_leader, maybe_increment_leader_hw
+from isrlab.core.produce import ACKS_LEADER, append_records_to_leader, process_partition_data
+from isrlab.core.replica_manager import (
+    LeaderAndIsrRequest,
+    ReplicaManager,
+    become_leader_or_follower,
+)
+from isrlab.core.selectors import (
     Selection,
     controlled_shutdown_leader_selector,
     offline_partition_leader_selector,
     preferred_replica_partition_leader_selector,
     reassigned_partition_leader_selector,
 )
-from core.state import LeaderAndIsr, Partition, PartitionState
-from core.truncation import Log, Record
-from spec.kafka.truncation_versions import TRUNCATION_RULES
-from spec.symbolic import core_kafka as ck
-from spec.symbolic.core_system import (
+from isrlab.core.state import LeaderAndIsr, Partition, PartitionState
+from isrlab.core.truncation import Log, Record
+from isrlab.spec.kafka.truncation_versions import TRUNCATION_RULES
+from isrlab.spec.symbolic import core_kafka as ck
+from isrlab.spec.symbolic.core_system import (
     BrokerView,
     ZkView,
     broker_view,

@@ -1,4 +1,5 @@
-"""spec.symbolic.core_mechanisms against core.alter_partition / core.elr, and their proofs."""
+"""isrlab.spec.symbolic.core_mechanisms against isrlab.core.alter_partition / isrlab.core.elr, and
+their proofs."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import z3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.alter_partition import (
+from isrlab.core.alter_partition import (
     AlterPartitionRequest,
     ControllerView,
     HwIsr,
@@ -21,18 +22,18 @@ from core.alter_partition import (
     leader_hw_with_isr_state,
     prepare_isr_expand,
 )
-from core.elr import PartitionRegistration, hw_may_advance, populate_target_elr
-from core.errors import Errors
-from core.fencing import FetchFencing
-from core.fencing import fetch_decision as python_fetch_decision
-from core.state import NO_LEADER, LeaderAndIsr, Partition
-from proofs.mechanism_obligations import (
+from isrlab.core.elr import PartitionRegistration, hw_may_advance, populate_target_elr
+from isrlab.core.errors import Errors
+from isrlab.core.fencing import FetchFencing
+from isrlab.core.fencing import fetch_decision as python_fetch_decision
+from isrlab.core.state import NO_LEADER, LeaderAndIsr, Partition
+from isrlab.proofs.mechanism_obligations import (
     induction_rows,
     mechanism_groups,
     shortest_violation,
 )
-from proofs.obligations import Row
-from spec.symbolic import core_mechanisms as sym
+from isrlab.proofs.obligations import Row
+from isrlab.spec.symbolic import core_mechanisms as sym
 from tests.core.helpers import append, fetch, leader_partition, ok
 
 N = 3

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 import z3
 
-from checker.z3 import (
+from isrlab.checker.z3 import (
     PROVED,
     REFUTED,
     Frame,
@@ -16,12 +16,12 @@ from checker.z3 import (
     make_frame,
     step_obligation,
 )
-from proofs.core_obligations import CORE_MODEL
-from proofs.obligations import Group, GroupResult, groups, load
-from spec.symbolic import core_pair
-from spec.symbolic.core_kafka import BrokerState, SymLog
-from spec.symbolic.core_pair import PairSystem, PairView, follower_log
-from spec.symbolic.core_system import BrokerView, CoreKafkaSystem
+from isrlab.proofs.core_obligations import CORE_MODEL
+from isrlab.proofs.obligations import Group, GroupResult, groups, load
+from isrlab.spec.symbolic import core_pair
+from isrlab.spec.symbolic.core_kafka import BrokerState, SymLog
+from isrlab.spec.symbolic.core_pair import PairSystem, PairView, follower_log
+from isrlab.spec.symbolic.core_system import BrokerView, CoreKafkaSystem
 
 ATOMIC_FETCH = core_pair.atomic_fetch
 

@@ -18,11 +18,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checker.model import Model
-from checker.z3 import admits, families, initial_states, satisfies, successors
-from spec.symbolic.bridge import concrete
-from spec.symbolic.state import KState
-from spec.symbolic.tla import TlaSystem, variant_keys
+from isrlab.checker.model import Model
+from isrlab.checker.z3 import admits, families, initial_states, satisfies, successors
+from isrlab.spec.symbolic.bridge import concrete
+from isrlab.spec.symbolic.state import KState
+from isrlab.spec.symbolic.tla import TlaSystem, variant_keys
 from tests.z3.conftest import bfs_states, build_pair
 
 MODELS = tuple(f"tla-{key}" for key in variant_keys())  # every variant with a Z3 encoding

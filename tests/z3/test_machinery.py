@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from checker.z3 import (
+from isrlab.checker.z3 import (
     PROVED,
     REFUTED,
     admits,
@@ -110,7 +110,7 @@ def test_satisfies_evaluates_an_invariant_on_a_concrete_state() -> None:
 
 
 def test_a_step_property_is_proved_under_inductive_hypotheses() -> None:
-    from checker.z3 import StepProperty, step_obligation
+    from isrlab.checker.z3 import StepProperty, step_obligation
 
     system = Counters(jumps=True)
     grows = StepProperty("XNeverDecreases", lambda s, t: t["x"] >= s["x"])

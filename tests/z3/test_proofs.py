@@ -11,10 +11,10 @@ import pytest
 import z3
 from click.testing import CliRunner
 
-from checker.z3 import PROVED, REFUTED, property_holds
+from isrlab.checker.z3 import PROVED, REFUTED, property_holds
 from isrlab.cli import cli
-from proofs import lemmas
-from proofs.obligations import (
+from isrlab.proofs import lemmas
+from isrlab.proofs.obligations import (
     BUGGY,
     MODELS,
     RESULTS_MD,
@@ -26,7 +26,7 @@ from proofs.obligations import (
     regressions,
     render,
 )
-from spec.symbolic.bridge import concrete
+from isrlab.spec.symbolic.bridge import concrete
 from tests.z3.conftest import bfs_states, build_pair, heavy
 
 
@@ -118,7 +118,7 @@ def test_the_kip320_strengthening_is_still_inductive() -> None:
 def test_z3_is_the_version_the_results_were_recorded_with_or_newer() -> None:
     import json
 
-    from proofs.obligations import RESULTS_JSON
+    from isrlab.proofs.obligations import RESULTS_JSON
     recorded_version = json.loads(RESULTS_JSON.read_text())["z3"]
     assert tuple(map(int, z3.get_version_string().split(".")[:2])) >= tuple(
         map(int, recorded_version.split(".")[:2]))

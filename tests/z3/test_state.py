@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from spec.symbolic.state import NIL_EPOCH, NONE_REPLICA, ViewError, describe, from_variables
+from isrlab.spec.symbolic.state import NIL_EPOCH, NONE_REPLICA, ViewError, describe, from_variables
 from tests.z3.conftest import build_pair
 
 

@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from checker.trace import read_itf
-from checker.z3 import bmc
-from checker.z3.bmc import ARITH_OPTIONS
+from isrlab.checker.trace import read_itf
+from isrlab.checker.z3 import bmc
+from isrlab.checker.z3.bmc import ARITH_OPTIONS
 from isrlab.cli import cli
-from spec.symbolic.bridge import concrete, replay
-from spec.symbolic.state import KState, from_variables
+from isrlab.spec.symbolic.bridge import concrete, replay
+from isrlab.spec.symbolic.state import KState, from_variables
 from tests.z3.conftest import build_pair, heavy, very_heavy
 
 CONFIG_B = {"replicas": 3, "max_leader_epoch": 3}

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import z3
 
-from checker.z3 import ActionInstance, Frame, Fresh, SymbolicProperty
+from isrlab.checker.z3 import ActionInstance, Frame, Fresh, SymbolicProperty
 
 Pair = tuple[int, int]
 LIMIT = 3
