@@ -155,10 +155,15 @@ def _interrupt_after(command: list[str], seconds: float) -> subprocess.Completed
     process = subprocess.Popen([sys.executable, "-m", "isrlab", *command], cwd=ROOT,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                start_new_session=True)
-    time.sleep(seconds)
-    assert process.poll() is None, "the command finished before it could be interrupted"
-    os.killpg(process.pid, signal.SIGINT)
-    out, err = process.communicate(timeout=120)
+    try:
+        time.sleep(seconds)
+        assert process.poll() is None, "the command finished before it could be interrupted"
+        os.killpg(process.pid, signal.SIGINT)
+        out, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:  # never leave a run behind (it would load the machine)
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
     return subprocess.CompletedProcess(command, process.returncode, out, err)
 
 

@@ -25,9 +25,11 @@ a system gives it, so the meaning of "state" (and of "same state") is entirely t
 
 from __future__ import annotations
 
+import signal
 import threading
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Generic, Protocol, TypeVar
 
 import z3
@@ -154,6 +156,25 @@ class Transition(Generic[C]):
     state: C
 
 
+CTRL_C = threading.Event()
+"""Set by Ctrl-C.  Python raises ``KeyboardInterrupt`` wherever the main thread is, and
+when that is a ``__del__`` (z3's ``AstRef.__del__`` runs constantly while formulas are
+built) the exception is printed and dropped; ``check`` then still sees the flag."""
+
+
+def _on_ctrl_c(signum: int, frame: FrameType | None) -> None:
+    CTRL_C.set()
+    raise KeyboardInterrupt
+
+
+def _remember_ctrl_c() -> None:
+    """Install ``_on_ctrl_c`` in place of Python's default SIGINT handler (main thread only;
+    a handler the program chose itself is left alone)."""
+    if (threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+        signal.signal(signal.SIGINT, _on_ctrl_c)
+
+
 def check(solver: z3.Solver) -> z3.CheckSatResult:
     """``solver.check()`` that Ctrl-C interrupts with ``KeyboardInterrupt``.
 
@@ -161,6 +182,9 @@ def check(solver: z3.Solver) -> z3.CheckSatResult:
     a timeout.  Here Z3's own handler is off (``ctrl_c``), the solver runs in a helper thread
     and the main thread, where Python delivers SIGINT, waits for it; on Ctrl-C it interrupts
     the solver (``Z3_interrupt``), waits for the thread and re-raises."""
+    _remember_ctrl_c()
+    if CTRL_C.is_set():  # a Ctrl-C whose KeyboardInterrupt was swallowed (see below)
+        raise KeyboardInterrupt
     solver.set("ctrl_c", False)
     answers: list[z3.CheckSatResult] = []
     errors: list[BaseException] = []
@@ -176,6 +200,8 @@ def check(solver: z3.Solver) -> z3.CheckSatResult:
     try:
         while worker.is_alive():
             worker.join(0.1)
+            if CTRL_C.is_set():
+                raise KeyboardInterrupt
     except KeyboardInterrupt:
         solver.ctx.interrupt()
         worker.join()
