@@ -285,6 +285,13 @@ def validate_command(
                                log_level)
             if model_name == "kafka" and not any(p.startswith("brokers=") for p in params):
                 params = (*params, f"brokers={max(len(log.ids), 1)}")
+            if model_name == "kafka" and not any(p.startswith("isr_changes=")
+                                                 for p in params):
+                # A broker log shows an ISR change as one change (the leader's line, then
+                # AlterIsr's 'ISR updated' from 2.7); the controller's side of the round
+                # trip is in the controller log, which is not read: one step, as the
+                # leader's own ZooKeeper write (docs/oracle.md).
+                params = (*params, "isr_changes=zookeeper")
         elif len(texts) > 1:
             raise TraceFormatError("arguments", "several trace files are read only as Kafka "
                                    "logs")

@@ -123,6 +123,22 @@ PARAMS = (
           "unknown part; LogLoader.load, Kafka 3.0+, and Log.recoverLog before, recover "
           "what is there; keeping all of it is a process kill, still an unclean shutdown)",
           choices=("all-unflushed", "tail")),
+    Param("isr_changes", str, "alter-partition",
+          "how a leader changes the ISR: zookeeper (it writes ZooKeeper itself, a write "
+          "conditional on its epoch: Kafka <= 2.6, and 2.7+ below inter.broker.protocol "
+          "2.7-IV2) or alter-partition (KIP-497: it proposes the change to the controller, "
+          "one at a time, and commits it when the answer comes back: AlterIsr, Kafka 2.7+, "
+          "AlterPartition 3.2+, every KRaft release)",
+          choices=("zookeeper", "alter-partition")),
+    Param("hw_isr", str, "maximal",
+          "with isr_changes=alter-partition, the ISR a leader with a pending change counts "
+          "for the HW and acks=all: maximal (the committed ISR plus a pending joiner, Kafka "
+          "2.7+) or committed (the committed ISR only: the rule KIP-497 rejected, in no "
+          "release)", choices=("maximal", "committed"), fault=True),
+    Param("fence_ineligible", bool, True,
+          "with isr_changes=alter-partition, KIP-841 (Kafka 3.3+): the controller refuses "
+          "a proposed ISR holding a broker that is down (INELIGIBLE_REPLICA) and the leader "
+          "goes back to its committed ISR; off: Kafka 2.7-3.2 accept it"),
 )
 
 

@@ -54,14 +54,21 @@ Modelling shortcuts (each is a choice a researcher can see in the state):
 * the defaults are the newest behaviour covered (Kafka 2.1's broker rules, unchanged
   through 4.0, with ``unavailable_leader=fetcher`` and KIP-966's ``elr``); the version
   parameters (``truncation``, ``fetch_fencing``, ``expand_rule``, ``kafka_4485``,
-  ``kafka_7414``, ``elr``, ``unavailable_leader``) select older versions, and
+  ``kafka_7414``, ``elr``, ``unavailable_leader``, ``isr_changes``, ``fence_ineligible``)
+  select older versions, and
   docs/protocol-map.md lists what remains different from Kafka's Scala;
 * with ``elr`` (KIP-966) the controller keeps KRaft's ELR and last-known ELR beside
   ZooKeeper's ISR and elects as ``PartitionChangeBuilder`` does (``isrlab.spec.kafka.elr``); a
   leaderless partition names no leader and is sent nothing; ``Crash`` is a clean shutdown,
   ``PowerLoss`` an unclean one; ``unavailable_leader`` says what a follower told to follow
   a down leader does (truncate at once, the default shortcut; wait for it, ``fetcher``;
-  ignore the request, ``create-log``).
+  ignore the request, ``create-log``);
+* with ``isr_changes=alter-partition`` (KIP-497, Kafka 2.7+, the default) a leader proposes
+  ISR changes to the controller instead of writing ZooKeeper: ``ShrinkIsr`` / ``Fetch``
+  propose (one proposal in flight), ``AlterPartition`` is the controller's answer and
+  ``AlterPartitionResponse`` the leader's commit; the HW counts the ISR of ``hw_isr``
+  (Kafka's maximal ISR; ``committed`` is the fault KIP-497 rejected); the partition epoch
+  is not state (see ``_a_alter_partition``).
 """
 
 from __future__ import annotations
@@ -75,6 +82,19 @@ from typing import Any
 from returns.result import Failure, Success
 
 from isrlab.checker.model import Property
+from isrlab.core.alter_partition import (
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    ControllerView,
+    HwIsr,
+    IsrState,
+    PendingIsrChange,
+    alter_partition,
+    handle_alter_partition_response,
+    hw_isr,
+    prepare_isr_expand,
+    prepare_isr_shrink,
+)
 from isrlab.core.elr import LogEnd, hw_may_advance
 from isrlab.core.errors import ElectionError, ElectionFailed, Errors
 from isrlab.core.isr import (
@@ -132,6 +152,11 @@ from isrlab.core.truncation import Log, Record
 from isrlab.spec.kafka import elr as kip966
 from isrlab.spec.kafka.elr import UNCLEAN_RECOVERIES
 from isrlab.spec.kafka.state import (
+    ALTER_ACCEPTED,
+    ALTER_FENCED,
+    ALTER_INELIGIBLE,
+    ALTER_NONE,
+    ALTER_SENT,
     F_CHECKPOINT_LOST,
     F_EPOCH_REGRESSED,
     F_HALTED,
@@ -168,7 +193,12 @@ EXPAND_RULES = ("hw", "epoch-start")
 FETCH_MODES = ("atomic", "split")
 UNAVAILABLE_LEADERS = ("follow", "fetcher", "create-log", "skip")
 CRASH_LOSSES = ("all-unflushed", "tail")
+ISR_CHANGES = ("zookeeper", "alter-partition")
+HW_ISRS = ("maximal", "committed")
 NO_FETCH: tuple[()] = ()
+ALTER_TEXT = {ALTER_SENT: "sent", ALTER_ACCEPTED: "accepted",
+              ALTER_FENCED: "FENCED_LEADER_EPOCH", ALTER_INELIGIBLE: "INELIGIBLE_REPLICA"}
+"""How a trace shows a leader's AlterPartition round trip."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +237,9 @@ class KafkaConfig:
     unclean_recovery: str = "first-alive"
     unavailable_leader: str = "fetcher"
     crash_loss: str = "all-unflushed"
+    isr_changes: str = "alter-partition"
+    hw_isr: str = "maximal"
+    fence_ineligible: bool = True
 
     def problems(self) -> list[str]:
         """Why this configuration is unusable (empty when it is fine)."""
@@ -225,6 +258,8 @@ class KafkaConfig:
             ("unclean_recovery", self.unclean_recovery, UNCLEAN_RECOVERIES),
             ("unavailable_leader", self.unavailable_leader, UNAVAILABLE_LEADERS),
             ("crash_loss", self.crash_loss, CRASH_LOSSES),
+            ("isr_changes", self.isr_changes, ISR_CHANGES),
+            ("hw_isr", self.hw_isr, HW_ISRS),
         ):
             if value not in allowed:
                 out.append(f"{name} must be one of {', '.join(allowed)}")
@@ -268,6 +303,9 @@ class KafkaModel:
                                     and config.truncation != "hw")
         self.extended = config.elr or config.unavailable_leader in ("fetcher", "skip")
         self.skip = config.unavailable_leader == "skip"
+        # KIP-497: the leader proposes ISR changes to the controller (AlterPartition)
+        self.alter = config.isr_changes == "alter-partition"
+        self.hw_rule = HwIsr(config.hw_isr)
         # KAFKA-4485 (0.10.2+): caught-up replicas count for the HW, within lag_ticks
         self.hw_lag: int | None = config.lag_ticks if config.kafka_4485 else None
         self.previous_fetch = config.kafka_4485
@@ -345,6 +383,9 @@ class KafkaModel:
             self._a_controller_failover(state, out)
         if cfg.metadata:
             self._a_propagate_isr_changes(state, out)
+        if self.alter:
+            self._a_alter_partition(state, out)
+            self._a_alter_partition_response(state, out)
         return out
 
     def invariants(self) -> Sequence[Property[State]]:
@@ -367,7 +408,7 @@ class KafkaModel:
         """``marshal`` version 2 of the state as plain tuples (``to_plain``: ``marshal``
         refuses tuple subclasses; version 2 writes no back-references, so the bytes are
         deterministic)."""
-        return marshal.dumps(to_plain(state, self.previous_fetch, self.extended), 2)  # type: ignore[arg-type]  # nested tuples of ints, which typeshed cannot spell
+        return marshal.dumps(to_plain(state, self.previous_fetch, self.extended, self.alter), 2)  # type: ignore[arg-type]  # nested tuples of ints, which typeshed cannot spell
 
     def decode(self, data: bytes) -> State:
         """The inverse of ``encode``."""
@@ -408,6 +449,10 @@ class KafkaModel:
                 view["hw_checkpoint_thread"] = False
             if br.leader == b:
                 view["isr"] = members(br.in_sync_replica_ids)
+                if br.pending_isr:
+                    view["pending_isr"] = members(br.pending_isr)
+                if br.alter_partition:
+                    view["alter_partition"] = ALTER_TEXT[br.alter_partition]
                 view["remote_leo"] = {
                     i: r.log_end_offset for i, r in enumerate(br.remotes) if i != b
                 }
@@ -482,13 +527,37 @@ class KafkaModel:
         return Partition(
             TP, b, controller_epoch=br.controller_epoch, leader=None if leader == NONE else leader,
             leader_epoch=br.leader_epoch, zk_version=0, assigned_replicas=tuple(range(self.n)),
-            isr=frozenset(members(br.in_sync_replica_ids)), log=self.log_records(br.log),
+            isr=frozenset(members(self._leader_isr(br))), log=self.log_records(br.log),
             log_created=True,
             high_watermark=br.high_watermark, remotes=remotes,
         )
 
+    def _leader_isr(self, br: BrokerPartition) -> int:
+        """The ISR a leader's HW and acks=all count (a mask): its ISR, or with a pending
+        AlterPartition proposal the ISR of the ``hw_isr`` rule (``isrlab.core.alter_partition.
+        hw_isr``: Kafka 2.7+'s ``maximalIsr`` adds a pending joiner)."""
+        if not br.pending_isr:
+            return br.in_sync_replica_ids
+        return mask_of(hw_isr(self._isr_state(br), self.hw_rule))
+
+    @staticmethod
+    def _isr_state(br: BrokerPartition) -> IsrState:
+        """A leader's ``IsrState``: the committed ISR and any pending proposal.  The
+        partition epoch is not kept (see ``_a_alter_partition``): 0 stands for the leader's
+        committed version."""
+        committed = frozenset(members(br.in_sync_replica_ids))
+        if not br.pending_isr:
+            return IsrState(committed, 0)
+        expanding = bool(br.pending_isr & ~br.in_sync_replica_ids)
+        return IsrState(committed, 0,
+                        PendingIsrChange(frozenset(members(br.pending_isr)), expanding))
+
     def _with_partition(self, br: BrokerPartition, p: Partition) -> BrokerPartition:
-        """Broker tuple ``br`` with the partition fields taken from ``p``."""
+        """Broker tuple ``br`` with the partition fields taken from ``p``.  With
+        ``isr_changes=alter-partition`` a leader staying in its epoch keeps its committed
+        ISR and its pending proposal (``p.isr`` is the ISR its HW counts; only the
+        controller's answer commits an ISR change); a new epoch or role drops them, as
+        ``makeLeader`` / ``makeFollower`` install the controller's ISR."""
         b = p.local_broker_id
         c = self.codec
         log = tuple(r.id * c.epochs + r.epoch for r in p.log)
@@ -505,19 +574,23 @@ class KafkaModel:
                 for i in range(self.n)
             )
         isr = mask_of(p.isr) if leader == b else 0
+        pending = alter = 0
+        if (self.alter and leader == b == br.leader
+                and p.leader_epoch == br.leader_epoch and br.alive):
+            isr, pending, alter = br.in_sync_replica_ids, br.pending_isr, br.alter_partition
         flushed = br.flushed
         if self.cfg.crashes == "unclean":
             flushed = min(flushed, len(log))
         ckpt = br.hw_checkpoint if self.cfg.hw_checkpoint else 0
         hw = p.high_watermark
         if (self.cfg.elr and leader == b
-                and not hw_may_advance(len(p.isr), self.cfg.min_isr)):
+                and not hw_may_advance(isr.bit_count(), self.cfg.min_isr)):
             # KIP-966: maybeIncrementLeaderHW returns early while the ISR is below
             # min.insync.replicas (the HW may still drop with the log).
             hw = min(hw, br.high_watermark)
         return BrokerPartition(br.alive, log, hw, ckpt, flushed, p.leader_epoch,
                                leader, p.controller_epoch, isr, remotes, br.metadata_cache,
-                               br.fetch_in_flight)
+                               br.fetch_in_flight, pending_isr=pending, alter_partition=alter)
 
     def _last_fetch(self, r: RemoteReplica) -> tuple[int, ...]:
         """A remote's previous fetch as ``(lf_leo, lf_age)`` (kafka_4485; else nothing): a
@@ -598,7 +671,9 @@ class KafkaModel:
     # ------------------------------------------------------------------ producers
     def _a_produce(self, state: State, out: Out) -> None:
         """``Produce(b)``: a producer sends the next record to broker ``b`` acting as leader
-        (``append_records_to_leader`` with the configured acks and min.insync.replicas).
+        (``append_records_to_leader`` with the configured acks and min.insync.replicas;
+        with a pending AlterPartition joiner min.insync.replicas is checked against the
+        committed ISR and the HW counts the maximal one, as Kafka 2.7+ does).
         acks=1 is acknowledged at once, acks=all waits for the HW, acks=0 never hears back."""
         ghost = state.ghost
         rid = ghost.next_id
@@ -607,9 +682,18 @@ class KafkaModel:
         for b in range(self.n):
             if not self._is_acting_leader(state, b):
                 continue
+            p = self.partition(state, b)
+            br = state.brokers[b]
+            if br.pending_isr & ~br.in_sync_replica_ids:
+                # A pending joiner: appendRecordsToLeader checks min.insync.replicas against
+                # the committed ISR (isrState.isr), the HW counts the maximal one.
+                committed = replace(p, isr=frozenset(members(br.in_sync_replica_ids)))
+                check = append_records_to_leader(committed, (rid,), self.acks, self.cfg.min_isr,
+                                                 now_ms=self.sat, hw_lag_ms=self.hw_lag).unwrap()
+                if check.error is not Errors.NONE:
+                    continue
             res = append_records_to_leader(
-                self.partition(state, b), (rid,), self.acks, self.cfg.min_isr,
-                now_ms=self.sat, hw_lag_ms=self.hw_lag,
+                p, (rid,), self.acks, self.cfg.min_isr, now_ms=self.sat, hw_lag_ms=self.hw_lag,
             ).unwrap()
             if res.error is not Errors.NONE:
                 continue
@@ -723,15 +807,19 @@ class KafkaModel:
                 return None
             new_leader = update.partition
             zk_write = update.isr_changed
-            if update.isr_changed and not self._may_join(state, lid):
-                # The conditional ZooKeeper write failed: the ISR stays, the fetch counts.
-                new_leader = raise_leader_hw(
-                    replace(leader, remotes=new_leader.remotes), self.sat, self.hw_lag
-                ).partition
-                zk_write = False
-            s = self._set_broker(state, lid, self._with_partition(state.brokers[lid], new_leader))
-            if zk_write:
-                s = self._write_isr(s, lid, new_leader)
+            if update.isr_changed and self.alter:
+                s = self._propose_expand(state, lid, leader, new_leader, f)
+            else:
+                if update.isr_changed and not self._may_join(state, lid):
+                    # The conditional ZooKeeper write failed: the ISR stays, the fetch counts.
+                    new_leader = raise_leader_hw(
+                        replace(leader, remotes=new_leader.remotes), self.sat, self.hw_lag
+                    ).partition
+                    zk_write = False
+                s = self._set_broker(state, lid,
+                                     self._with_partition(state.brokers[lid], new_leader))
+                if zk_write:
+                    s = self._write_isr(s, lid, new_leader)
             s = self._after_leader_step(s, lid)
             codes = state.brokers[lid].log[offset:]
             response = FetchResponse(lid, leader.leader_epoch, offset, leader_leo,
@@ -787,6 +875,25 @@ class KafkaModel:
         ZooKeeper write needs the leader's epoch to be ZooKeeper's (``zkVersion``)."""
         return bool(state.controller.leader_epoch == state.brokers[lid].leader_epoch)
 
+    def _propose_expand(self, state: State, lid: int, leader: Partition, fetched: Partition,
+                        f: int) -> State:
+        """``isr_changes=alter-partition`` (KIP-497, Kafka 2.7+): follower ``f`` may join
+        the ISR, so the leader proposes it (``prepare_isr_expand``: nothing while a change
+        is in flight) instead of writing ZooKeeper; the fetch counts and the HW rises over
+        the ISR of the ``hw_isr`` rule of the new ISR state (the maximal ISR holds it at
+        the joiner's LEO, the committed one does not)."""
+        br = state.brokers[lid]
+        committed = replace(leader, isr=frozenset(members(br.in_sync_replica_ids)))
+        proposal = prepare_isr_expand(committed, self._isr_state(br), f).unwrap()
+        view = replace(leader, remotes=fetched.remotes,
+                       isr=hw_isr(proposal.state, self.hw_rule))
+        raised = raise_leader_hw(view, self.sat, self.hw_lag).partition
+        newbr = self._with_partition(br, raised)
+        if proposal.request is not None:
+            newbr = newbr._replace(pending_isr=mask_of(proposal.request.new_isr),
+                                   alter_partition=ALTER_SENT)
+        return self._set_broker(state, lid, newbr)
+
     def _write_isr(self, state: State, lid: int, p: Partition) -> State:
         """The leader's ISR written to ZooKeeper and recorded as an ISR change."""
         ctrl = state.controller
@@ -830,8 +937,14 @@ class KafkaModel:
     def _a_shrink_isr(self, state: State, out: Out) -> None:
         """``ShrinkIsr(b)``: leader ``b``'s ``isr-expiration`` task (``maybe_shrink_isr``):
         ISR followers not caught up for more than ``lag_ticks`` leave the ISR, written to
-        ZooKeeper if the leader's epoch is current (else nothing happens)."""
+        ZooKeeper if the leader's epoch is current (else nothing happens).  With
+        ``isr_changes=alter-partition`` the leader proposes the shrink instead
+        (``_propose_shrink``)."""
         for b in range(self.n):
+            if self.alter:
+                if self._is_acting_leader(state, b):
+                    self._propose_shrink(state, b, out)
+                continue
             if (not self._is_acting_leader(state, b)
                     or state.brokers[b].leader_epoch != state.controller.leader_epoch):
                 continue
@@ -843,6 +956,106 @@ class KafkaModel:
             s = self._set_broker(state, b, self._with_partition(state.brokers[b], update.partition))
             s = self._after_leader_step(self._write_isr(s, b, update.partition), b)
             out.append((self._label("ShrinkIsr", b), s))
+
+    def _propose_shrink(self, state: State, b: int, out: Out) -> None:
+        """``ShrinkIsr(b)`` with ``isr_changes=alter-partition`` (Kafka 2.7+): the
+        isr-expiration task finds the ISR followers out of sync (``maybe_shrink_isr``'s
+        rule) and proposes the ISR without them (``prepare_isr_shrink``: nothing while a
+        change is in flight), whatever its epoch: the controller answers.  The committed
+        ISR and the HW stay until then (a pending shrink's maximal ISR is the committed
+        one)."""
+        br = state.brokers[b]
+        p = self.partition(state, b)
+        update = maybe_shrink_isr(p, self.sat, self.cfg.lag_ticks, self.cfg.kafka_4485).unwrap()
+        if not update.isr_changed:
+            return
+        proposal = prepare_isr_shrink(p, self._isr_state(br),
+                                      p.isr - update.partition.isr).unwrap()
+        if proposal.request is None:
+            return
+        newbr = br._replace(pending_isr=mask_of(proposal.request.new_isr),
+                            alter_partition=ALTER_SENT)
+        out.append((self._label("ShrinkIsr", b), self._set_broker(state, b, newbr)))
+
+    def _a_alter_partition(self, state: State, out: Out) -> None:
+        """``AlterPartition(b)``: the controller handles leader ``b``'s proposal
+        (``isrlab.core.alter_partition.alter_partition``: ``KafkaController.processAlterIsr``
+        in ZooKeeper mode from 2.7, ``ReplicationControlManager.alterPartition`` in KRaft)
+        and sends its answer back.  An accepted ISR is written with the same leader epoch
+        (the next partition epoch), with ``elr`` the ELR follows it, and with ``metadata``
+        every broker is sent UpdateMetadata.  Refused: FENCED_LEADER_EPOCH (``b``'s epoch
+        is stale), and with ``fence_ineligible`` (KIP-841, 3.3+) INELIGIBLE_REPLICA for a
+        proposed ISR holding a broker that is down.  Shortcut: the partition epoch
+        (``zkVersion``) is not state; the leader's version is current exactly when its
+        committed ISR is ZooKeeper's in its own epoch, since within a leader epoch only the
+        leader's accepted proposals change the ISR and it has one in flight at a time
+        (every controller-side ISR change bumps the leader epoch in this model)."""
+        for b in range(self.n):
+            br = state.brokers[b]
+            if br.alter_partition != ALTER_SENT or not br.alive:
+                continue
+            ctrl = state.controller
+            current = LeaderAndIsr(ctrl.leader, ctrl.leader_epoch, members(ctrl.isr), 1)
+            version = int(br.in_sync_replica_ids == ctrl.isr)
+            request = AlterPartitionRequest(b, 0, br.leader_epoch, members(br.pending_isr),
+                                            version)
+            alive = self._alive_mask(state)
+            view = ControllerView(tuple((i, 0) for i in members(alive)),
+                                  frozenset(members(self.all_mask & ~alive)),
+                                  fence_ineligible=self.cfg.fence_ineligible)
+            response = alter_partition(current, ctrl.assigned_replicas, request, view).unwrap()
+            if response.error is Errors.NONE:
+                answer = ALTER_ACCEPTED
+            elif response.error is Errors.INELIGIBLE_REPLICA:
+                answer = ALTER_INELIGIBLE
+            else:
+                answer = ALTER_FENCED
+            s = self._set_broker(state, b, br._replace(alter_partition=answer))
+            if answer == ALTER_ACCEPTED and br.pending_isr != ctrl.isr:
+                s = self._commit_alter_partition(s, br.pending_isr)
+            out.append((self._label("AlterPartition", b), s))
+
+    def _commit_alter_partition(self, state: State, isr: int) -> State:
+        """The controller's write of an accepted ISR: ZooKeeper's ISR (same leader epoch),
+        the ELR with ``elr``, UpdateMetadata to every broker with ``metadata``."""
+        ctrl = state.controller._replace(isr=isr)
+        if self.cfg.elr:
+            elr, lke = kip966.populate(state.controller, isr, self.cfg.min_isr)
+            ctrl = ctrl._replace(elr=elr, last_known_elr=lke)
+        msgs = state.channels
+        if self.cfg.metadata:
+            msgs = self._enqueue(state, [
+                Request(d, UPDATE_METADATA, ctrl.controller_epoch, ctrl.leader,
+                        ctrl.leader_epoch, isr, ctrl.assigned_replicas) for d in range(self.n)])
+        return KafkaState(ctrl, state.brokers, msgs, state.ghost)
+
+    def _a_alter_partition_response(self, state: State, out: Out) -> None:
+        """``AlterPartitionResponse(b)``: leader ``b`` handles the controller's answer
+        (``handle_alter_partition_response``): accepted, the proposed ISR is committed and
+        the HW may rise (Kafka 3.0+, KAFKA-13091; 2.7-2.8 waited for the next fetch);
+        INELIGIBLE_REPLICA, back to the committed ISR; FENCED_LEADER_EPOCH, the proposal
+        stays pending until a LeaderAndIsr installs the controller's ISR."""
+        for b in range(self.n):
+            br = state.brokers[b]
+            if br.alter_partition in (ALTER_NONE, ALTER_SENT) or not br.alive:
+                continue
+            before = self._isr_state(br)
+            if br.alter_partition == ALTER_ACCEPTED:
+                lai = LeaderAndIsr(b, br.leader_epoch, members(br.pending_isr), 1)
+                response = AlterPartitionResponse(Errors.NONE, lai)
+            elif br.alter_partition == ALTER_INELIGIBLE:
+                response = AlterPartitionResponse(Errors.INELIGIBLE_REPLICA)
+            else:
+                response = AlterPartitionResponse(Errors.FENCED_LEADER_EPOCH)
+            after = handle_alter_partition_response(before, br.leader_epoch, before,
+                                                    response).state
+            pending = mask_of(after.pending.proposed_isr) if after.pending else 0
+            newbr = br._replace(in_sync_replica_ids=mask_of(after.isr), pending_isr=pending,
+                                alter_partition=ALTER_NONE)
+            s = self._set_broker(state, b, newbr)
+            raised = raise_leader_hw(self.partition(s, b), self.sat, self.hw_lag).partition
+            s = self._set_broker(s, b, self._with_partition(newbr, raised))
+            out.append((self._label("AlterPartitionResponse", b), self._after_leader_step(s, b)))
 
     # ------------------------------------------------------------------ controller
     def _alive_mask(self, state: State) -> int:

@@ -58,7 +58,9 @@ def matching_config(version: str, brokers: int, max_records: int,
     the controller never fails over, requests in order and never lost or duplicated, no
     metadata caches, no consumers, atomic fetches; new epochs come from reassignment (the
     controller naming another ISR member, the spec's ``ControllerElectLeader``) and
-    KIP-279 truncation, with KIP-320 fencing for ``tla-kip320``."""
+    KIP-279 truncation, with KIP-320 fencing for ``tla-kip320``; the leader writes its ISR
+    to ZooKeeper itself, as these versions do (the spec's ``LeaderShrinkIsr`` /
+    ``LeaderExpandIsr`` change the ISR in one step)."""
     if version not in ("tla-kip279", "tla-kip320"):
         raise ValueError(f"no refinement mapping for {version!r}")
     return KafkaConfig(
@@ -68,6 +70,7 @@ def matching_config(version: str, brokers: int, max_records: int,
         crashes="none", reassignment=True, metadata=False, consumers=False,
         max_controller_epoch=0, reorder_requests=False, lost_requests=False,
         duplicate_requests=False, fetch="atomic", isr_shrink=True, lag_ticks=0,
+        isr_changes="zookeeper",  # Kafka 2.0/2.1: the leader writes its ISR to ZooKeeper
     )
 
 

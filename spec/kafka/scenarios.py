@@ -54,6 +54,7 @@ PINNED: dict[str, str] = {
     "unclean_recovery": "first-alive",
     "unavailable_leader": "follow",
     "crash_loss": "all-unflushed",
+    "isr_changes": "zookeeper",
 }
 """The parameters every scenario run names explicitly, with the value it takes when the
 scenario does not choose one: Kafka 2.1's (the model's defaults when the figures of

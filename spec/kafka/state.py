@@ -13,7 +13,7 @@ indexes a state by position.  The layout: ``(ctrl, brokers, msgs, ghost)``.
   propagated (``isrChangeSet`` non-empty); with ``elr`` (KIP-966) the ELR and last-known
   ELR masks (0 otherwise).
 * ``brokers[b] = (alive, log, hw, ckpt, flushed, epoch, leader, cepoch, isr, remotes, meta,
-  fetch, unclean, truncating, idle)``:
+  fetch, unclean, truncating, idle, pending_isr, alter)``:
   the broker's ``Partition`` (leader epoch, leader or -1, known controller epoch, ISR mask
   when it leads), its log (each record one int: ``id * EPOCHS + epoch``), high watermark, the
   checkpointed HW, the flushed prefix length (only with unclean crashes), and while it leads
@@ -28,7 +28,10 @@ indexes a state by position.  The layout: ``(ctrl, brokers, msgs, ghost)``.
   records)``, ``records`` a tuple of record ints; ``unclean`` 1 while down after a power
   loss with ``elr``, ``truncating`` 1 while its fetcher waits for a down leader to answer
   with ``unavailable_leader=fetcher``, ``idle`` 1 from a restart to its first LeaderAndIsr
-  with ``unavailable_leader=skip`` (all 0 otherwise, and encoded only with these).
+  with ``unavailable_leader=skip`` (all 0 otherwise, and encoded only with these);
+  ``pending_isr`` the ISR mask of a leader's AlterPartition proposal awaiting the controller
+  and ``alter`` its round trip (``ALTER_*``), with ``isr_changes=alter-partition`` (0
+  otherwise, and encoded only then).
 * ``msgs``: the in-flight controller requests, a tuple of ``(dest, kind, controller_epoch,
   leader, epoch, isr, ar)``; ``kind`` 0 is LeaderAndIsr, 1 is UpdateMetadata.  By default
   it is the concatenation of the channels, one per ``(controller_epoch, dest)`` (the queue
@@ -149,6 +152,16 @@ class BrokerPartition(NamedTuple):
     """1 from a restart until its first LeaderAndIsr: ``ReplicaManager.hwThreadInitialized``
     is false, no HW checkpoint is written yet (``unavailable_leader=skip`` only; 0
     otherwise)."""
+    pending_isr: int = 0
+    """While it leads with ``isr_changes=alter-partition`` (KIP-497): the ISR of its
+    proposal awaiting the controller's answer, a bit mask (``PendingExpandIsr`` /
+    ``PendingShrinkIsr``: a superset or a subset of ``in_sync_replica_ids``, which stays
+    the committed ISR); 0 when the ISR state is committed (``CommittedIsr``)."""
+    alter_partition: int = 0
+    """Its AlterPartition round trip (``isr_changes=alter-partition``): ``ALTER_NONE``, the
+    request on its way to the controller (``ALTER_SENT``), or the controller's answer on
+    its way back (``ALTER_ACCEPTED`` or an error, ``ALTER_FENCED``, ``ALTER_INELIGIBLE``);
+    one at a time, as ``AlterPartitionManager`` keeps one request per partition."""
 
 
 class Request(NamedTuple):
@@ -203,12 +216,13 @@ LEADER_AND_ISR, UPDATE_METADATA = 0, 1
 
 
 def to_plain(state: KafkaState, previous_fetch: bool,
-             extended: bool = False) -> tuple[object, ...]:
+             extended: bool = False, alter: bool = False) -> tuple[object, ...]:
     """The state as plain nested tuples (what ``marshal`` accepts), the compact layout the
     module docstring describes: remotes are ``(leo, age)`` pairs unless ``previous_fetch``
     (kafka_4485); the ELR masks, the unclean-shutdown and truncating bits only when
-    ``extended`` (``elr`` or ``unavailable_leader=fetcher``).  Without them the bytes are
-    the same as before the state was typed."""
+    ``extended`` (``elr`` or ``unavailable_leader=fetcher``), the AlterPartition fields
+    (``pending_isr``, ``alter_partition``) only when ``alter``.  Without them the bytes
+    are the same as before the state was typed."""
     ctrl, brokers, msgs, ghost = state
     out: list[tuple[object, ...]] = []
     for br in brokers:
@@ -216,7 +230,7 @@ def to_plain(state: KafkaState, previous_fetch: bool,
         if rem:
             rem = (tuple(map(tuple, rem)) if previous_fetch
                    else tuple([(r[0], r[1]) for r in rem]))
-        extra = br[12:] if extended else ()
+        extra = br[12:] if alter else br[12:15] if extended else ()
         out.append((*br[:9], rem, tuple(br[10]), tuple(br[11]), *extra))
     plain_ctrl = tuple(ctrl) if extended else tuple(ctrl[:6])
     plain_msgs = tuple(map(tuple, msgs)) if extended else tuple([tuple(m[:7]) for m in msgs])
@@ -233,7 +247,7 @@ def from_plain(value: tuple[Any, ...]) -> KafkaState:
     ctrl, brokers, msgs, ghost = value
     if len(ctrl) < len(ZkPartitionState._fields):
         ctrl = (*ctrl, *(0,) * (len(ZkPartitionState._fields) - len(ctrl)))
-    pad = (0,) * (len(BrokerPartition._fields) - 12)
+    width = len(BrokerPartition._fields)
     out = []
     for br in brokers:
         meta, fetch = br[10], br[11]
@@ -241,7 +255,8 @@ def from_plain(value: tuple[Any, ...]) -> KafkaState:
             *br[:9], tuple([_new(RemoteReplicaView, r if len(r) == 4 else (*r, 0, 0))
                             for r in br[9]]),
             _new(MetadataView, meta) if meta else (),
-            _new(FetchResponse, fetch) if fetch else (), *(br[12:] or pad),
+            _new(FetchResponse, fetch) if fetch else (), *br[12:],
+            *(0,) * (width - len(br)),
         )))
     return _new(KafkaState, (_new(ZkPartitionState, ctrl), tuple(out),
                              tuple([_new(Request, m if len(m) == 8 else (*m, 1))
@@ -266,6 +281,20 @@ F_CHECKPOINT_LOST = 32
 
 NONE = -1
 """No leader / not yet (ghost epochs) / unknown."""
+
+# BrokerPartition.alter_partition: the AlterPartition round trip (isr_changes=alter-partition)
+ALTER_NONE = 0
+"""No AlterPartition request or answer in flight."""
+ALTER_SENT = 1
+"""The leader's proposal is on its way to the controller."""
+ALTER_ACCEPTED = 2
+"""The controller took the proposal (``Errors.NONE``); the answer is on its way back."""
+ALTER_FENCED = 3
+"""The controller refused it, ``FENCED_LEADER_EPOCH`` (the leader's epoch is stale); the
+leader keeps its pending state until a LeaderAndIsr resets it."""
+ALTER_INELIGIBLE = 4
+"""The controller refused it, ``INELIGIBLE_REPLICA`` (KIP-841: the proposed ISR holds a
+fenced or offline broker); the leader goes back to its committed ISR."""
 
 class EpochCodec(NamedTuple):
     """Records as ints: ``id * epochs + epoch`` (``epochs`` = max leader epoch + 1)."""

@@ -55,10 +55,27 @@ def test_a_follower_learns_the_hw_one_fetch_after_the_leader_raised_it() -> None
 
 
 def test_acks_all_with_min_isr_refuses_a_write_to_a_shrunk_isr() -> None:
-    m = model(min_isr=2)
+    m = model(min_isr=2, isr_changes="zookeeper")
     s = step(m, init(m), "Tick")
     s = step(m, s, "ShrinkIsr(0)")
     assert s.brokers[0].in_sync_replica_ids == 0b01 and s.controller.isr == 0b01
+    assert not any(lab.startswith("Produce") for lab, _ in m.next_states(s))
+
+
+def test_with_alter_partition_writes_are_refused_only_once_the_shrink_is_committed() -> None:
+    # Kafka 2.7+: the shrink is a proposal; appendRecordsToLeader counts the committed ISR,
+    # which stays {0, 1} until the controller's answer reaches the leader.
+    m = model(min_isr=2)
+    s = step(m, init(m), "Tick")
+    s = step(m, s, "ShrinkIsr(0)")
+    assert (s.brokers[0].in_sync_replica_ids, s.brokers[0].pending_isr) == (0b11, 0b01)
+    assert s.controller.isr == 0b11
+    assert "Produce(0)" in [lab for lab, _ in m.next_states(s)]
+    s = step(m, s, "AlterPartition(0)")
+    assert s.controller.isr == 0b01 and s.brokers[0].in_sync_replica_ids == 0b11
+    assert "Produce(0)" in [lab for lab, _ in m.next_states(s)]
+    s = step(m, s, "AlterPartitionResponse(0)")
+    assert (s.brokers[0].in_sync_replica_ids, s.brokers[0].pending_isr) == (0b01, 0)
     assert not any(lab.startswith("Produce") for lab, _ in m.next_states(s))
 
 
