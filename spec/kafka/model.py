@@ -1386,7 +1386,10 @@ class KafkaModel:
         ZooKeeper state.  When ``b`` is still ZooKeeper's leader, the controller first
         handles the pending failure event (``OfflinePartitionLeaderSelector`` without
         ``b``), and only if that fails elects again with ``b`` alive (its event queue keeps
-        the failure before the startup); if neither can elect, nothing is sent."""
+        the failure before the startup); if neither can elect, nothing is sent.  The broker
+        comes back with the log and the HW-to-be ``_crashed`` computed (the checkpoint file
+        as the restart finds it, capped at the recovered LEO: what ``getOrCreateReplica`` /
+        ``createLog`` read at the first LeaderAndIsr, the file being unchanged until then)."""
         ctrl = state.controller
         for b in range(self.n):
             br = state.brokers[b]
