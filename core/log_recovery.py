@@ -12,6 +12,9 @@ with less than it acknowledged.  Kafka's pieces, as pure functions:
 * ``Partition.createLog`` reading ``replication-offset-checkpoint``
   (``highWatermarkCheckpoints``): the HW of a partition missing from the file is 0, and the
   value is clamped to ``[log start, LEO]``;
+* ``ReplicaManager.checkpointHighWatermarks`` writing that file: by the checkpoint thread
+  and by a clean shutdown (``ReplicaManager.shutdown(checkpointHW = true)``), in every
+  version; what a power loss leaves of it, by version (``HwCheckpointFile``);
 * ``ReplicaManager.makeFollowers`` when the new leader is not alive: the three behaviours
   of ``UnavailableLeader``.
 
@@ -125,17 +128,84 @@ def read_high_watermark_checkpoint(
 ) -> int:
     """``OffsetCheckpointFile.read().getOrElse(tp, 0)``: a partition missing from the file is 0.
 
-    ``Partition.createLog`` (2.x+; ``getOrCreateReplica`` before) reads it when the
-    partition is first hosted after the restart.  Total.
+    ``Partition.createLog`` (2.4+, through ``LazyOffsetCheckpoints``, read once per
+    LeaderAndIsr; ``getOrCreateReplica`` in 0.8.0-2.3) reads it when the partition is
+    first hosted after the restart.  Total.
     """
     return next((hw for t, hw in checkpoint if t == tp), 0)
+
+
+Checkpoint = tuple[tuple[TopicPartition, int], ...]
+"""The content of one log dir's ``replication-offset-checkpoint``: (partition, HW) pairs."""
+
+
+@unique
+class HwCheckpointFile(Enum):
+    """When the HW checkpoint file is written and what a power loss leaves of it, by version.
+
+    In every Kafka version (0.8.0 to 4.0) ``ReplicaManager.checkpointHighWatermarks`` runs on
+    the checkpoint thread (every ``replica.high.watermark.checkpoint.interval.ms``, from the
+    first LeaderAndIsr or metadata publish on) and once more in
+    ``ReplicaManager.shutdown(checkpointHW = true)``, which ``KafkaServer.shutdown`` /
+    ``BrokerServer.shutdown`` call after the request handlers and the scheduler have
+    stopped: a clean shutdown leaves the file with the final HWs.
+
+    ``FSYNC`` (0.8.2 onwards, KAFKA-1539): ``OffsetCheckpoint.write`` fsyncs the temporary
+    file before renaming it over the old one, so a power loss leaves the last write whole.
+    ``NO_FSYNC`` (0.8.0, 0.8.1): no fsync before the rename, so after a power loss the
+    renamed file may be empty (the rename reached the disk, the data did not), and
+    ``OffsetCheckpoint.read`` returns no partitions for an empty file: every HW reads back
+    as 0.  ``PERIODIC`` is no release: only the thread writes the file, as with Kafka's
+    ``shutdown(checkpointHW = false)``, which only its unit tests call (or a shutdown whose
+    write failed: 1.0+ logs the ``KafkaStorageException`` and goes on).
+    """
+
+    FSYNC = "fsync"
+    NO_FSYNC = "no-fsync"
+    PERIODIC = "periodic"
+
+
+def checkpoint_at_shutdown(previous: Iterable[tuple[TopicPartition, int]],
+                           written: Iterable[tuple[TopicPartition, int]] | None,
+                           behaviour: HwCheckpointFile = HwCheckpointFile.FSYNC) -> Checkpoint:
+    """``ReplicaManager.shutdown(checkpointHW)``: one log dir's file after a clean shutdown.
+
+    ``written`` is what ``checkpointHighWatermarks`` writes to this dir now: the dir's
+    partitions that have a local log, with their HWs (``None`` when the dir has none:
+    Kafka groups the hosted logs by dir and writes only the dirs it found, so that file is
+    left as it was).  The file is replaced whole, so a partition not in ``written`` is gone
+    from it (KAFKA-1647 before 0.8.2).  With ``PERIODIC`` the shutdown writes nothing.
+    Total.
+    """
+    if behaviour is HwCheckpointFile.PERIODIC or written is None:
+        return tuple(previous)
+    return tuple(written)
+
+
+def checkpoints_after_power_loss(last_written: Iterable[tuple[TopicPartition, int]],
+                                 behaviour: HwCheckpointFile = HwCheckpointFile.FSYNC
+                                 ) -> tuple[Checkpoint, ...]:
+    """The files a restart may find after an unclean shutdown (for a model's choice).
+
+    The last write, and with ``NO_FSYNC`` (before 0.8.2, KAFKA-1539) also the empty file.
+    Shortcut: whether the OS had written the file's data is not tracked, so any write may
+    be the unlucky one (0.8.x rewrites the file as a new one every 5 s by default, well
+    within the OS's usual writeback delay); a torn file (``OffsetCheckpoint.read`` throws
+    on a malformed line or a short count) is not among the outcomes.  Total.
+    """
+    last = tuple(last_written)
+    if behaviour is HwCheckpointFile.NO_FSYNC and last:
+        return (last, ())
+    return (last,)
 
 
 def initial_high_watermark(checkpointed: int, log_start_offset: int, log_end_offset: int) -> int:
     """The HW a recovered log starts with: the checkpoint clamped to ``[log start, LEO]``.
 
-    ``Log.updateHighWatermark`` on load (a checkpoint above a truncated tail is capped at
-    the recovered LEO).  Total.
+    ``Partition.createLog`` calls ``Log.updateHighWatermark`` (2.4+), which clamps to
+    ``[logStartOffset, LEO]``; 0.8.0-2.3's ``getOrCreateReplica`` took
+    ``math.min(checkpointed, log.logEndOffset)``, the same for a log starting at 0.  A
+    checkpoint above a tail a power loss cut off is capped at the recovered LEO.  Total.
     """
     return min(max(checkpointed, log_start_offset), log_end_offset)
 

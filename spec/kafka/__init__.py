@@ -57,8 +57,9 @@ PARAMS = (
           "broker crash/restart: none, clean (log kept), unclean (unflushed tail lost, "
           "Flush steps)", choices=("none", "clean", "unclean")),
     Param("hw_checkpoint", bool, False,
-          "HW checkpoint file written by its own step (restart reloads it); off: the HW "
-          "survives a restart as it was"),
+          "HW checkpoint file written by its own step (restart reloads it; see "
+          "hw_checkpoint_file); off: the HW survives a restart as it was, exact for a clean "
+          "shutdown (every release writes the file then), a shortcut for a power loss"),
     Param("reorder_requests", bool, False,
           "controller requests to a broker may be handled in any order (off: in queue "
           "order per controller epoch and broker, as ControllerChannelManager's one "
@@ -139,6 +140,17 @@ PARAMS = (
           "with isr_changes=alter-partition, KIP-841 (Kafka 3.3+): the controller refuses "
           "a proposed ISR holding a broker that is down (INELIGIBLE_REPLICA) and the leader "
           "goes back to its committed ISR; off: Kafka 2.7-3.2 accept it"),
+    Param("hw_checkpoint_file", str, "fsync",
+          "the HW checkpoint file (replication-offset-checkpoint), with hw_checkpoint: fsync "
+          "(Kafka 0.8.2 through 4.0: written by the checkpoint thread and by a clean "
+          "shutdown, ReplicaManager.shutdown(checkpointHW = true), so Crash keeps the HW; "
+          "fsynced before its rename, KAFKA-1539, so a power loss leaves the thread's last "
+          "write), no-fsync (0.8.0-0.8.1: the same writes without the fsync: a power loss "
+          "may also leave the file empty, every HW reading back 0: PowerLoss(b,empty-hw-file)) "
+          "or periodic (no release: only the thread writes it, a clean shutdown leaves its "
+          "last write, as Kafka's shutdown(checkpointHW = false) in its unit tests; the "
+          "model before this parameter)",
+          choices=("fsync", "no-fsync", "periodic"), fault=True),
 )
 
 

@@ -107,6 +107,10 @@ from isrlab.core.isr import (
 from isrlab.core.log_recovery import (
     CrashLoss,
     DurableLog,
+    HwCheckpointFile,
+    checkpoint_at_shutdown,
+    checkpoints_after_power_loss,
+    initial_high_watermark,
     read_high_watermark_checkpoint,
     surviving_lengths,
 )
@@ -195,6 +199,7 @@ UNAVAILABLE_LEADERS = ("follow", "fetcher", "create-log", "skip")
 CRASH_LOSSES = ("all-unflushed", "tail")
 ISR_CHANGES = ("zookeeper", "alter-partition")
 HW_ISRS = ("maximal", "committed")
+HW_CHECKPOINT_FILES = tuple(f.value for f in HwCheckpointFile)
 NO_FETCH: tuple[()] = ()
 ALTER_TEXT = {ALTER_SENT: "sent", ALTER_ACCEPTED: "accepted",
               ALTER_FENCED: "FENCED_LEADER_EPOCH", ALTER_INELIGIBLE: "INELIGIBLE_REPLICA"}
@@ -240,6 +245,7 @@ class KafkaConfig:
     isr_changes: str = "alter-partition"
     hw_isr: str = "maximal"
     fence_ineligible: bool = True
+    hw_checkpoint_file: str = "fsync"
 
     def problems(self) -> list[str]:
         """Why this configuration is unusable (empty when it is fine)."""
@@ -260,6 +266,7 @@ class KafkaConfig:
             ("crash_loss", self.crash_loss, CRASH_LOSSES),
             ("isr_changes", self.isr_changes, ISR_CHANGES),
             ("hw_isr", self.hw_isr, HW_ISRS),
+            ("hw_checkpoint_file", self.hw_checkpoint_file, HW_CHECKPOINT_FILES),
         ):
             if value not in allowed:
                 out.append(f"{name} must be one of {', '.join(allowed)}")
@@ -1467,21 +1474,69 @@ class KafkaModel:
         return self._set_broker(state, dest, br._replace(metadata_cache=meta))
 
     # ------------------------------------------------------------------ crashes
-    def _crashed(self, state: State, b: int, unclean: bool, keep: int | None = None) -> State:
+    def _hw_file(self) -> HwCheckpointFile | None:
+        """The ``hw_checkpoint_file`` behaviour, ``None`` without ``hw_checkpoint``."""
+        if not self.cfg.hw_checkpoint:
+            return None
+        return HwCheckpointFile(self.cfg.hw_checkpoint_file)
+
+    def _checkpoint_written(self, br: BrokerPartition) -> tuple[int | None, bool]:
+        """What ``checkpointHighWatermarks`` writes to ``br``'s file for the partition now,
+        and whether that loses a log's HW: ``None`` while no partition of the dir is hosted
+        (``unavailable_leader=skip`` from a restart to the first LeaderAndIsr: the file is
+        not written); the HW when the partition has a local replica; else the partition is
+        left out (0.8.0-0.8.1: no replica for a partition whose leader was down, KAFKA-1647;
+        the dir's other partitions are taken to be hosted, so the file is rewritten)."""
+        if br.awaiting_first_leader_and_isr:
+            return None, False
+        if not self.skip or br.leader_epoch != NONE:
+            return br.high_watermark, False
+        return read_high_watermark_checkpoint((), TP), bool(br.log)
+
+    def _crashed(self, state: State, b: int, unclean: bool, keep: int | None = None,
+                 empty_hw_file: bool = False) -> State:
         """Broker ``b`` down: in-memory state lost; with ``unclean`` the unflushed tail too
-        (all of it, or all but the first ``keep - flushed`` records of it)."""
+        (all of it, or all but the first ``keep - flushed`` records of it).
+
+        The HW it will have once hosted again is computed now, from the checkpoint file as
+        the restart finds it (nothing writes the file while the partition is not hosted):
+        after a clean shutdown (``unclean`` false) the file ``ReplicaManager.shutdown``
+        wrote, holding the final HW (every release; ``hw_checkpoint_file=periodic``: the
+        thread's last write); after a power loss the thread's last write, or, with
+        ``empty_hw_file`` (``hw_checkpoint_file=no-fsync``), an empty file; capped at the
+        recovered LEO (``initial_high_watermark``).  Shortcut: the stored file value is
+        capped at the recovered LEO too (Kafka caps at each read; the two differ only when
+        a second crash follows a power loss that cut the log below the checkpoint before
+        the thread rewrote it)."""
         br = state.brokers[b]
         log = br.log[:br.flushed if keep is None else keep] if unclean else br.log
-        hw = br.hw_checkpoint if self.cfg.hw_checkpoint else br.high_watermark
-        hw = min(hw, len(log))
+        behaviour = self._hw_file()
+        lost = False
+        if behaviour is None or behaviour is HwCheckpointFile.PERIODIC:
+            hw = br.hw_checkpoint if self.cfg.hw_checkpoint else br.high_watermark
+            hw = min(hw, len(log))
+            ckpt = min(br.hw_checkpoint, len(log)) if self.cfg.hw_checkpoint else 0
+        else:
+            previous = ((TP, br.hw_checkpoint),) if br.hw_checkpoint else ()
+            if unclean:
+                files = checkpoints_after_power_loss(previous, behaviour)
+                found = files[-1] if empty_hw_file else files[0]
+            else:
+                value, lost = self._checkpoint_written(br)
+                found = checkpoint_at_shutdown(
+                    previous, None if value is None else ((TP, value),), behaviour)
+                lost = lost and br.hw_checkpoint != 0
+            hw = initial_high_watermark(read_high_watermark_checkpoint(found, TP), 0, len(log))
+            ckpt = hw
         meta: MetadataView | tuple[()] = (
             MetadataView(0, NONE, NONE, 0) if self.cfg.metadata else ()
         )
         flushed = len(log) if self.cfg.crashes == "unclean" else 0
-        ckpt = min(br.hw_checkpoint, len(log)) if self.cfg.hw_checkpoint else 0
         new = BrokerPartition(0, log, hw, ckpt, flushed, NONE, NONE, 0, 0, (), meta, NO_FETCH,
                               int(unclean and self.cfg.elr))
         s = self._set_broker(state, b, new)
+        if lost:
+            s = self._flag(s, F_CHECKPOINT_LOST)
         if self.split:
             # Fetch responses b had not sent yet die with its connections.
             for f, fb in enumerate(s.brokers):
@@ -1495,31 +1550,59 @@ class KafkaModel:
         """``Crash(b)`` (and ``PowerLoss(b)`` with ``crashes=unclean``: the unflushed tail of
         the log is lost; with ``crash_loss=tail`` ``PowerLoss(b,k)``: a power loss leaving
         the first ``k`` records, any ``k`` from the flushed prefix to the LEO, which is still
-        an unclean shutdown to Kafka).  ``Crash(b)`` keeps the whole log, as a clean
-        shutdown does (``LogManager.shutdown`` flushes)."""
+        an unclean shutdown to Kafka).  ``Crash(b)`` is a clean shutdown: it keeps the whole
+        log (``LogManager.shutdown`` flushes) and, with ``hw_checkpoint``, writes the HW
+        checkpoint (``ReplicaManager.shutdown(checkpointHW = true)``; not with
+        ``hw_checkpoint_file=periodic``).  With ``hw_checkpoint_file=no-fsync`` (before 0.8.2)
+        every power loss also comes as ``PowerLoss(b,empty-hw-file)`` /
+        ``PowerLoss(b,k,empty-hw-file)``: the checkpoint file is found empty.  When the
+        shutdown writes the file, a power loss of a fully flushed log is a step too if it
+        leaves another HW than ``Crash(b)``."""
+        behaviour = self._hw_file()
+        writes = behaviour is not None and behaviour is not HwCheckpointFile.PERIODIC
         for b in range(self.n):
             br = state.brokers[b]
             if not br.alive:
                 continue
-            out.append((self._label("Crash", b), self._crashed(state, b, False)))
-            if self.cfg.crashes != "unclean" or br.flushed >= len(br.log):
+            clean = self._crashed(state, b, False)
+            out.append((self._label("Crash", b), clean))
+            if self.cfg.crashes != "unclean":
                 continue
-            if self.cfg.crash_loss == "all-unflushed":
-                out.append((self._label("PowerLoss", b), self._crashed(state, b, True)))
+            all_flushed = br.flushed >= len(br.log)
+            if all_flushed and not writes:
                 continue
-            # crash_loss=tail: the OS wrote an unknown part of the tail (LogLoader.load
-            # recovers the surviving prefix: isrlab.core.log_recovery)
-            durable = DurableLog(self.log_records(br.log), br.flushed)
-            for keep in surviving_lengths(durable, False, CrashLoss.TAIL):
-                out.append((self._label("PowerLoss", f"{b},{keep}"),
-                            self._crashed(state, b, True, keep)))
+            keeps: tuple[int | None, ...] = (None,)
+            if self.cfg.crash_loss != "all-unflushed":
+                # crash_loss=tail: the OS wrote an unknown part of the tail (LogLoader.load
+                # recovers the surviving prefix: isrlab.core.log_recovery)
+                durable = DurableLog(self.log_records(br.log), br.flushed)
+                keeps = surviving_lengths(durable, False, CrashLoss.TAIL)
+            files = 1
+            if behaviour is not None and writes:
+                last = ((TP, br.hw_checkpoint),) if br.hw_checkpoint else ()
+                files = len(checkpoints_after_power_loss(last, behaviour))
+            kept = clean.brokers[b]
+            for keep in keeps:
+                for empty in (False, True)[:files]:
+                    s = self._crashed(state, b, True, keep, empty)
+                    down = s.brokers[b]
+                    if all_flushed and (down.high_watermark, down.hw_checkpoint) == (
+                            kept.high_watermark, kept.hw_checkpoint):
+                        continue  # the same restart as Crash(b)
+                    arg = str(b) if keep is None else f"{b},{keep}"
+                    if empty:
+                        arg += ",empty-hw-file"
+                    out.append((self._label("PowerLoss", arg), s))
 
     def _a_restart(self, state: State, out: Out) -> None:
         """``Restart(b)``: ``b`` comes back; the controller (``onBrokerStartup``) sends it the
         ZooKeeper state.  When ``b`` is still ZooKeeper's leader, the controller first
         handles the pending failure event (``OfflinePartitionLeaderSelector`` without
         ``b``), and only if that fails elects again with ``b`` alive (its event queue keeps
-        the failure before the startup); if neither can elect, nothing is sent."""
+        the failure before the startup); if neither can elect, nothing is sent.  The broker
+        comes back with the log and the HW-to-be ``_crashed`` computed (the checkpoint file
+        as the restart finds it, capped at the recovered LEO: what ``getOrCreateReplica`` /
+        ``createLog`` read at the first LeaderAndIsr, the file being unchanged until then)."""
         ctrl = state.controller
         for b in range(self.n):
             br = state.brokers[b]
@@ -1616,16 +1699,21 @@ class KafkaModel:
         only partitions with a local replica (``ReplicaManager.checkpointHighWatermarks``):
         a restarted broker whose first LeaderAndIsr named a down leader never created the
         replica, so the file loses the partition, whose HW reads back as 0
-        (``isrlab.core.log_recovery.read_high_watermark_checkpoint``): KAFKA-1647, flagged."""
+        (``isrlab.core.log_recovery.read_high_watermark_checkpoint``): KAFKA-1647, flagged.
+        Unless ``hw_checkpoint_file=periodic`` the broker's HW-to-be follows: the
+        ``getOrCreateReplica`` of a later LeaderAndIsr reads that 0 (and truncates to it)."""
+        follows = self._hw_file() is not HwCheckpointFile.PERIODIC
         for b in range(self.n):
             br = state.brokers[b]
-            if not br.alive or br.awaiting_first_leader_and_isr:
+            hw, lost = self._checkpoint_written(br)
+            if not br.alive or hw is None:
                 continue
-            hosted = not self.skip or br.leader_epoch != NONE
-            hw = br.high_watermark if hosted else read_high_watermark_checkpoint((), TP)
             if br.hw_checkpoint != hw:
-                s = self._set_broker(state, b, br._replace(hw_checkpoint=hw))
-                if not hosted and br.log:
+                new = br._replace(hw_checkpoint=hw)
+                if follows and self.skip and br.leader_epoch == NONE:  # not hosted
+                    new = new._replace(high_watermark=initial_high_watermark(hw, 0, len(br.log)))
+                s = self._set_broker(state, b, new)
+                if lost:
                     s = self._flag(s, F_CHECKPOINT_LOST)
                 out.append((self._label("CheckpointHw", b), s))
 

@@ -6,8 +6,11 @@ from isrlab.core.errors import Problem
 from isrlab.core.log_recovery import (
     CrashLoss,
     DurableLog,
+    HwCheckpointFile,
     UnavailableLeader,
     append_unflushed,
+    checkpoint_at_shutdown,
+    checkpoints_after_power_loss,
     flush,
     follow_unavailable_leader,
     host_recovered_partition,
@@ -61,6 +64,36 @@ def test_the_checkpointed_hw_is_clamped_to_the_recovered_log() -> None:
     assert ok(host_recovered_partition(TP, 1, lost_tail, ())).high_watermark == 0
     assert err(host_recovered_partition(TP, 1, DurableLog((), 1), ())).problem is (
         Problem.OFFSET_OUT_OF_LOG)
+
+
+def test_a_clean_shutdown_rewrites_the_file_in_every_release() -> None:
+    # ReplicaManager.shutdown(checkpointHW = true), 0.8.0 to 4.0: the file now holds the
+    # final HWs of the dir's hosted partitions, whatever the thread wrote last.
+    other = TopicPartition("orders", 1)
+    last_periodic = ((TP, 1), (other, 3))
+    final = ((TP, 2), (other, 5))
+    for version in (HwCheckpointFile.FSYNC, HwCheckpointFile.NO_FSYNC):
+        assert checkpoint_at_shutdown(last_periodic, final, version) == final
+        # a dir with no hosted log is not written (e.g. before the first LeaderAndIsr)
+        assert checkpoint_at_shutdown(last_periodic, None, version) == last_periodic
+        # a partition without a local log is gone from the rewritten file (KAFKA-1647)
+        shut = checkpoint_at_shutdown(last_periodic, ((other, 5),), version)
+        assert read_high_watermark_checkpoint(shut, TP) == 0
+    # shutdown(checkpointHW = false), Kafka's unit tests only: the last periodic write
+    assert checkpoint_at_shutdown(last_periodic, final, HwCheckpointFile.PERIODIC) == (
+        last_periodic)
+
+
+def test_a_power_loss_may_empty_the_file_only_before_0_8_2() -> None:
+    written = ((TP, 2),)
+    assert checkpoints_after_power_loss(written) == (written,)
+    assert checkpoints_after_power_loss(written, HwCheckpointFile.PERIODIC) == (written,)
+    # 0.8.0/0.8.1 renamed the temporary file without an fsync (KAFKA-1539): it may be
+    # empty, and an empty file reads as no partition at all
+    after = checkpoints_after_power_loss(written, HwCheckpointFile.NO_FSYNC)
+    assert after == (written, ())
+    assert [read_high_watermark_checkpoint(f, TP) for f in after] == [2, 0]
+    assert checkpoints_after_power_loss((), HwCheckpointFile.NO_FSYNC) == ((),)
 
 
 def test_following_a_dead_leader_by_version() -> None:

@@ -134,11 +134,13 @@ def test_isrlab_models_marks_every_fault_parameter_and_each_is_off_by_default() 
     from isrlab.spec.kafka import PARAMS
 
     faults = {p.name for p in PARAMS if p.fault}
-    assert faults == {"reorder_requests", "lost_requests", "duplicate_requests", "hw_isr"}
-    # a fault is off by default: a bool is false, a choice (hw_isr) is Kafka's own rule
+    assert faults == {"reorder_requests", "lost_requests", "duplicate_requests", "hw_isr",
+                      "hw_checkpoint_file"}
+    # a fault is off by default: a bool is false, a choice is a real release's behaviour
+    # (its fault value: hw_isr=committed, hw_checkpoint_file=periodic)
     assert all(p.default is False for p in PARAMS if p.fault and p.type is bool)
     assert {p.name: p.default for p in PARAMS if p.fault and p.type is str} == {
-        "hw_isr": "maximal"}
+        "hw_isr": "maximal", "hw_checkpoint_file": "fsync"}
     out = CliRunner().invoke(cli, ["models"]).output
     marked = {line.split("=")[0].split()[-1] for line in out.splitlines() if "[fault]" in line}
     assert faults <= marked
