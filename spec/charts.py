@@ -29,7 +29,9 @@ KINDS: dict[str, tuple[str, str]] = {
                                    "metadata cache"),
     "fetch": ("#1e8449", "Fetch request (follower -> leader) and its response "
                          "(records, leader's HW)"),
-    "alter_isr": ("#d35400", "AlterIsr: the leader writes a new ISR (to ZooKeeper)"),
+    "alter_isr": ("#d35400", "AlterIsr: the leader writes a new ISR (to ZooKeeper), or "
+                             "proposes it to the controller, which answers (AlterPartition, "
+                             "KIP-497)"),
     "client": ("#555555", "produce / acknowledge / consume between a client and a broker"),
 }
 
@@ -134,6 +136,10 @@ def _extra_lines(key: str, value: Any) -> list[str]:
                 f"  ISR {_mask(isr)}, alive {_mask(alive)}"]
     if key == "fetch_response":
         return [f"fetch response in flight: {value}"] if value else []
+    if key == "pending_isr":
+        return [f"pending ISR {_set(value)}"]
+    if key == "alter_partition":
+        return [f"AlterPartition {value}"]
     if key == "remote_age":
         ages = ", ".join(f"b{k}={v}" for k, v in sorted(value.items()))
         return [f"ticks since caught up {ages}"]
@@ -285,12 +291,33 @@ class _KafkaChart:
                 text = (f"FetchResponse([{', '.join(records)}], HW {after[lane]['hw']})"
                         if name != "LoseFetchResponse" else "FetchResponse")
                 out.append(Arrow(leader, lane, text, "fetch", lost=name == "LoseFetchResponse"))
+        out.extend(self._alter_partition_arrows(name, arg, before, after))
+        if name in ("AlterPartition", "AlterPartitionResponse"):
+            return out
         if before["zk"].get("isr") != after["zk"].get("isr") and self._broker_arg(name, arg):
             writer = self._leader_of(before, int(arg)) if name.startswith("Fetch") else (
                 f"broker{arg}")
             if writer and name not in ("Restart", "Crash", "PowerLoss", "ControlledShutdown"):
                 out.append(Arrow(writer, "controller",
                                  f"AlterIsr(ISR {_set(after['zk']['isr'])})", "alter_isr"))
+        return out
+
+
+    def _alter_partition_arrows(
+        self, name: str, arg: str, before: Mapping[str, Any], after: Mapping[str, Any],
+    ) -> list[Arrow]:
+        """``isr_changes=alter-partition``: a leader's proposal leaving (its round trip
+        becomes ``sent``) and the controller's answer (``AlterPartition(b)``)."""
+        out = []
+        for lane in self.brokers:
+            was, now = before[lane].get("alter_partition"), after[lane].get("alter_partition")
+            if now == "sent" and was != "sent":
+                out.append(Arrow(lane, "controller",
+                                 f"AlterPartition(ISR {_set(after[lane]['pending_isr'])})",
+                                 "alter_isr"))
+        if name == "AlterPartition" and self._broker_arg(name, arg):
+            answer = after[f"broker{arg}"].get("alter_partition")
+            out.append(Arrow("controller", f"broker{arg}", f"answer: {answer}", "alter_isr"))
         return out
 
 

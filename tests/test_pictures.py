@@ -105,6 +105,19 @@ def test_tla_trace_has_leader_and_isr_and_fetch_arrows(tmp_path: Path) -> None:
     assert any(t.startswith("VIOLATED in state ") for t in texts)
 
 
+def test_alter_partition_round_trip_is_drawn_leader_to_controller_and_back(
+    tmp_path: Path,
+) -> None:
+    # hw_isr=committed, initial_isr=1: Fetch(1) proposes {0,1}, AlterPartition(0) accepts
+    svg = tmp_path / "t.svg"
+    code, _, _ = _invoke("check", "--model", "kafka", "-p", "hw_isr=committed", "-p",
+                         "initial_isr=1", "--svg", str(svg))
+    assert code == 1
+    texts = [t[4] for t in _texts(ET.fromstring(svg.read_text()))]
+    assert "AlterPartition(ISR {b0, b1})" in texts and "answer: accepted" in texts
+    assert "pending ISR {b0, b1}" in texts
+
+
 def test_generic_chart_for_a_toy_model(tmp_path: Path) -> None:
     svg = tmp_path / "t.svg"
     code, _, _ = _invoke("check", "--model", "toy-counter", "-p", "bad=2", "--svg", str(svg))
