@@ -36,7 +36,7 @@ PARAMS = (
           "first design, never released: no truncation on becoming follower; a fetch carries "
           "the epoch of the follower's last record, the leader records it for the HW and the "
           "ISR, then answers a mismatch with its record at that offset with an error, on "
-          "which the follower truncates; fetch=atomic only), final (KIP-320 as released, "
+          "which the follower truncates), final (KIP-320 as released, "
           "Kafka 2.1+: fetches and truncation carry the leader epoch, a leader in another "
           "epoch refuses them and records the follower's LEO as unknown); true and false "
           "are the older spellings of final and none",

@@ -55,7 +55,8 @@ Modelling shortcuts (each is a choice a researcher can see in the state):
   truncates nothing, a fetch carries the epoch of the follower's last record, the leader
   records it (HW, ISR) before comparing that epoch with its own record's at that offset,
   and answers a mismatch with an error on which the follower truncates against the
-  leader's log (``FetchError``; ``fetch=atomic`` only); ``none`` is Kafka <= 2.0;
+  leader's log (``FetchError``; with ``fetch=split`` on its ``FetchResponse``); ``none``
+  is Kafka <= 2.0;
 * the defaults are the newest behaviour covered (Kafka 2.1's broker rules, unchanged
   through 4.0, with ``unavailable_leader=fetcher`` and KIP-966's ``elr``); the version
   parameters (``truncation``, ``fetch_fencing``, ``expand_rule``, ``kafka_4485``,
@@ -240,8 +241,6 @@ class KafkaConfig:
             out.append(f"fetch must be one of {', '.join(FETCH_MODES)}")
         if self.fetch_fencing not in FETCH_FENCINGS:
             out.append(f"fetch_fencing must be one of {', '.join(FETCH_FENCINGS)}")
-        elif self.fetch_fencing == "first-design" and self.fetch != "atomic":
-            out.append("fetch_fencing=first-design is modelled with fetch=atomic only")
         if self.initial_isr > self.brokers:
             out.append(f"initial_isr {self.initial_isr} exceeds the {self.brokers} replicas")
         if self.min_isr > self.brokers:
@@ -395,7 +394,8 @@ class KafkaModel:
         """``marshal`` version 2 of the state as plain tuples (``to_plain``: ``marshal``
         refuses tuple subclasses; version 2 writes no back-references, so the bytes are
         deterministic)."""
-        return marshal.dumps(to_plain(state, self.previous_fetch, self.extended), 2)  # type: ignore[arg-type]  # nested tuples of ints, which typeshed cannot spell
+        plain = to_plain(state, self.previous_fetch, self.extended, self.first_design)
+        return marshal.dumps(plain, 2)  # type: ignore[arg-type]  # nested tuples of ints, which typeshed cannot spell
 
     def decode(self, data: bytes) -> State:
         """The inverse of ``encode``."""
@@ -474,8 +474,9 @@ class KafkaModel:
             return None
         c = self.codec
         recs = ", ".join(f"m{c.record_id(x)}@{c.epoch(x)}" for x in r.records)
+        error = " error (epoch mismatch)" if r.error else ""
         return (f"from {r.leader} epoch {r.leader_epoch}: offset {r.fetch_offset} [{recs}] "
-                f"hw {r.high_watermark}")
+                f"hw {r.high_watermark}{error}")
 
     @staticmethod
     def _msg_text(m: Request) -> str:
@@ -701,8 +702,9 @@ class KafkaModel:
             decision = self._first_design(fb.log, lb.log) if self.first_design else None
             s = self._fetch(state, f, lid, decision)
             if s is not None and s != state:
-                label = ("FetchError" if decision is not None and decision.error is not Errors.NONE
-                         else "FetchRequest" if self.split else "Fetch")
+                label = ("FetchRequest" if self.split
+                         else "FetchError" if decision is not None
+                         and decision.error is not Errors.NONE else "Fetch")
                 out.append((self._label(label, f), s))
 
     def _first_design(self, log: tuple[int, ...], leader_log: tuple[int, ...]
@@ -804,11 +806,14 @@ class KafkaModel:
             s = self._after_leader_step(s, lid)
             if answer.error is not Errors.NONE:
                 # first design: the error, no records; the follower truncates on it
-                return self._truncate(s, f, lid)
-            codes = state.brokers[lid].log[offset:]
-            response = FetchResponse(lid, leader.leader_epoch, offset, leader_leo,
-                                     read.high_watermark,
-                        codes)
+                if not self.split:
+                    return self._truncate(s, f, lid)
+                response = FetchResponse(lid, leader.leader_epoch, offset, leader_leo,
+                                         read.high_watermark, (), 1)
+            else:
+                codes = state.brokers[lid].log[offset:]
+                response = FetchResponse(lid, leader.leader_epoch, offset, leader_leo,
+                                         read.high_watermark, codes)
         if not self.split:
             return self._apply_response(s, f, response)
         if s == state and self._apply_response(state, f, response) == state:
@@ -818,7 +823,16 @@ class KafkaModel:
     def _apply_response(self, state: State, f: int, r: FetchResponse) -> State:
         """The follower side of a fetch: append and take the HW (``process_partition_data``),
         or, for an offset past the leader's LEO, ``handle_offset_out_of_range``: truncate to
-        that LEO, or exit the broker (``kafka_7414=false``, unclean election disabled)."""
+        that LEO, or exit the broker (``kafka_7414=false``, unclean election disabled).
+        KIP-320's first-design error (``fetch=split``): the follower asks the leader
+        (``OffsetsForLeaderEpoch``) and truncates by the ``truncation`` rule against its
+        log as it is now (``_truncate``); if that broker no longer leads, it is answered
+        NOT_LEADER and changes nothing (it fetches again)."""
+        if r.error:
+            lb = state.brokers[r.leader]
+            if not (lb.alive and lb.leader == r.leader):
+                return state
+            return self._truncate(state, f, r.leader)
         fb = state.brokers[f]
         follower = self.partition(state, f)
         cut = r.leader_leo

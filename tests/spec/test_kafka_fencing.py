@@ -55,8 +55,7 @@ def test_fetch_fencing_is_a_choice_whose_old_boolean_spellings_still_parse() -> 
         assert parsed["fetch_fencing"] == value
     error = reg.parse_params(entry, ["fetch_fencing=yes"]).failure()
     assert "\n" not in error and "first-design" in error and "'yes'" in error
-    assert KafkaConfig(fetch_fencing="first-design", fetch="split").problems() == [
-        "fetch_fencing=first-design is modelled with fetch=atomic only"]
+    assert KafkaConfig(fetch_fencing="first-design", fetch="split").problems() == []
     assert KafkaConfig(fetch_fencing="maybe").problems() == [
         "fetch_fencing must be one of none, first-design, final"]
     assert "never released" in param.doc and "2.1+" in param.doc and "<= 2.0" in param.doc
@@ -120,6 +119,28 @@ def test_under_the_first_design_a_follower_whose_log_matches_fetches_as_usual() 
     s = step(m, s, "Fetch(1)")
     s = step(m, s, "Fetch(1)")  # expects epoch 0 at offset 1, the leader's m0 is epoch 0
     assert s.brokers[0].high_watermark == 1 and s.brokers[1].log == s.brokers[0].log
+
+
+def test_with_split_fetches_the_error_rides_in_the_response_and_the_follower_truncates_on_it(
+) -> None:
+    m = model(fetch_fencing="first-design", fetch="split")
+    s = next(iter(m.init_states()))
+    # the first seven states of the eight-state WeakIsr story below
+    for label in ("Produce(0)", "Crash(0)", "Restart(0)",
+                  "Deliver(LeaderAndIsr(to=1,cepoch=0,leader=1,epoch=1,isr=(1,)))", "Produce(1)",
+                  "Deliver(LeaderAndIsr(to=0,cepoch=0,leader=1,epoch=1,isr=(1,)))"):
+        s = step(m, s, label)
+    c = m.codec
+    assert s.brokers[0].log == (c.code(0, 0),) and s.brokers[1].log == (c.code(1, 1),)
+    s = step(m, s, "FetchRequest(0)")
+    r = s.brokers[0].fetch_in_flight
+    assert r and (r.error, r.records) == (1, ())
+    # recorded before the comparison: broker 0's LEO 1 puts it in the ISR
+    assert s.brokers[1].remotes[0].log_end_offset == 1 and s.brokers[1].in_sync_replica_ids == 3
+    assert s.brokers[0].log == (c.code(0, 0),) and "WeakIsr" in broken(m, s)
+    assert m.decode(m.encode(s)) == s
+    t = step(m, s, "FetchResponse(0)")
+    assert t.brokers[0].log == () and t.brokers[0].fetch_in_flight == ()
 
 
 # -- what the first design allows that the final one does not (default bounds) --------------
