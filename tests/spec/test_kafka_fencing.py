@@ -184,3 +184,11 @@ def test_the_first_design_keeps_the_kip320_scenarios_bounds_safe() -> None:
     result = check(*params, "fetch_fencing=first-design",
                    f"invariants={','.join(INVARIANT_NAMES)}")
     assert result.violation is None and result.complete
+
+
+def test_without_invariants_the_first_designs_space_is_complete_and_truncates() -> None:
+    # the lazy truncation is reached (SomeTruncation), as are commits, acks, elections
+    result = check("fetch_fencing=first-design", "invariants=none")
+    assert result.violation is None and result.complete
+    assert {s.name for s in result.sometimes if s.reached} == {
+        "SomeRecordCommitted", "SomeWriteAcknowledged", "LeaderChanged", "SomeTruncation"}
