@@ -53,6 +53,10 @@ def test_fetch_fencing_is_a_choice_whose_old_boolean_spellings_still_parse() -> 
                         ("none", "none"), ("final", "final")):
         parsed = reg.parse_params(entry, [f"fetch_fencing={text}"]).unwrap()
         assert parsed["fetch_fencing"] == value
+    from isrlab.api import model as api_model  # keyword booleans go through the same text
+
+    assert [api_model("kafka", fetch_fencing=v).cfg.fetch_fencing  # type: ignore[attr-defined]
+            for v in (True, False)] == ["final", "none"]
     error = reg.parse_params(entry, ["fetch_fencing=yes"]).failure()
     assert "\n" not in error and "first-design" in error and "'yes'" in error
     assert KafkaConfig(fetch_fencing="first-design", fetch="split").problems() == []
