@@ -37,6 +37,10 @@ class Param:
     fault: bool = False
     """A freedom beyond what the modelled system's code allows (a fault injected for
     research), off by default; ``isrlab models`` marks it."""
+    aliases: tuple[tuple[str, str], ...] = ()
+    """For a choice parameter: older spellings accepted in ``key=value`` text, each as
+    ``(alias, choice)`` (e.g. ``true`` for a boolean that became a choice); parsing
+    returns the choice."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,9 +76,11 @@ def _parse_value(param: Param, text: str) -> Result[ParamValue, str]:
         if param.maximum is not None and value > param.maximum:
             return Failure(f"parameter {param.name!r} must be <= {param.maximum}, got {value}")
         return Success(value)
+    text = dict(param.aliases).get(text, text)
     if param.choices is not None and text not in param.choices:
         allowed = ", ".join(param.choices)
-        return Failure(f"parameter {param.name!r} must be one of {allowed}, got {text!r}")
+        also = "".join(f", {alias} (= {choice})" for alias, choice in param.aliases)
+        return Failure(f"parameter {param.name!r} must be one of {allowed}{also}, got {text!r}")
     return Success(text)
 
 

@@ -164,7 +164,8 @@ def describe(found: ModelEntry) -> dict[str, Any]:
         "params": [
             {"name": p.name, "type": p.type.__name__, "default": p.default, "doc": p.doc,
              "minimum": p.minimum, "maximum": p.maximum,
-             "choices": list(p.choices) if p.choices is not None else None}
+             "choices": list(p.choices) if p.choices is not None else None,
+             **({"aliases": dict(p.aliases)} if p.aliases else {})}
             for p in found.params
         ],
         "invariants": [{"name": p.name, "doc": p.doc} for p in built.invariants()],

@@ -3,7 +3,7 @@
 ``register(reg)`` adds the model ``kafka``; every feature and protocol version is a
 parameter (``PARAMS``), so a researcher keeps the state space as small as the question.
 The defaults are the newest behaviour the model covers: the broker rules of Kafka 2.1 and
-later (KIP-279 truncation with KAFKA-7415, KIP-320 fencing, KAFKA-7128's ISR rule,
+later (KIP-279 truncation with KAFKA-7415, KIP-320's final fencing, KAFKA-7128's ISR rule,
 KAFKA-4485's lag rules, KAFKA-7414's out-of-range truncation; unchanged through 4.0), the
 fetcher's truncation only once a down leader answers (0.11+) and KIP-966's ELR (Kafka 4.0),
 with clean elections and acks=all, on two brokers;
@@ -30,9 +30,18 @@ PARAMS = (
           minimum=0),
     Param("truncation", str, "kip279", truncation_versions.parameter_help(),
           choices=tuple(truncation_versions.BY_PARAM)),
-    Param("fetch_fencing", bool, True,
-          "KIP-320: fetches and truncation carry the leader epoch, a fenced fetch makes the "
-          "follower's LEO unknown on the leader (Kafka 2.1+); off: Kafka <= 2.0"),
+    Param("fetch_fencing", str, "final",
+          "leader-epoch fencing of follower fetches: none (Kafka <= 2.0: a fetch carries no "
+          "epoch; the follower truncates when it becomes follower), first-design (KIP-320's "
+          "first design, never released: no truncation on becoming follower; a fetch carries "
+          "the epoch of the follower's last record, the leader records it for the HW and the "
+          "ISR, then answers a mismatch with its record at that offset with an error, on "
+          "which the follower truncates), final (KIP-320 as released, "
+          "Kafka 2.1+: fetches and truncation carry the leader epoch, a leader in another "
+          "epoch refuses them and records the follower's LEO as unknown); true and false "
+          "are the older spellings of final and none",
+          choices=("none", "first-design", "final"),
+          aliases=(("true", "final"), ("false", "none"))),
     Param("expand_rule", str, "epoch-start",
           "ISR expansion: hw (follower LEO >= HW, Kafka <= 2.0) or epoch-start (also >= the "
           "start offset of the leader's epoch, KAFKA-7128: 2.1+)",

@@ -47,10 +47,16 @@ Modelling shortcuts (each is a choice a researcher can see in the state):
   ``duplicate_requests`` (docs/kafka-model.md, the audit table);
 * reassignment is modelled as a new preference order of the same replicas, electing with
   ``ReassignedPartitionLeaderSelector`` (moving replicas to new brokers is not modelled);
-* with ``fetch_fencing`` (KIP-320) a fetch or a leader-epoch truncation against a leader
-  in another epoch is refused (the follower retries later); the refused fetch still makes
-  the follower's LEO unknown on the leader (``FencedFetch``), as Kafka 2.1's
-  ``readFromLocalLog`` / ``updateFollowerLogReadResults`` do;
+* with ``fetch_fencing=final`` (KIP-320, the default) a fetch or a leader-epoch
+  truncation against a leader in another epoch is refused (the follower retries later);
+  the refused fetch still makes the follower's LEO unknown on the leader
+  (``FencedFetch``), as Kafka 2.1's ``readFromLocalLog`` / ``updateFollowerLogReadResults``
+  do; with ``first-design`` (KIP-320's first design, never released) ``make_follower``
+  truncates nothing, a fetch carries the epoch of the follower's last record, the leader
+  records it (HW, ISR) before comparing that epoch with its own record's at that offset,
+  and answers a mismatch with an error on which the follower truncates against the
+  leader's log (``FetchError``; with ``fetch=split`` on its ``FetchResponse``); ``none``
+  is Kafka <= 2.0;
 * the defaults are the newest behaviour covered (Kafka 2.1's broker rules, unchanged
   through 4.0, with ``unavailable_leader=fetcher`` and KIP-966's ``elr``); the version
   parameters (``truncation``, ``fetch_fencing``, ``expand_rule``, ``kafka_4485``,
@@ -97,6 +103,7 @@ from isrlab.core.alter_partition import (
 )
 from isrlab.core.elr import LogEnd, hw_may_advance
 from isrlab.core.errors import ElectionError, ElectionFailed, Errors
+from isrlab.core.fencing import FetchDecision, FetchFencing, fenced_read, fetch_decision
 from isrlab.core.isr import (
     LogReadResult,
     leader_epoch_start_offset,
@@ -200,6 +207,8 @@ CRASH_LOSSES = ("all-unflushed", "tail")
 ISR_CHANGES = ("zookeeper", "alter-partition")
 HW_ISRS = ("maximal", "committed")
 HW_CHECKPOINT_FILES = tuple(f.value for f in HwCheckpointFile)
+FETCH_FENCINGS = {f.value: f for f in FetchFencing}
+"""``fetch_fencing``'s values (``none``, ``first-design``, ``final``)."""
 NO_FETCH: tuple[()] = ()
 ALTER_TEXT = {ALTER_SENT: "sent", ALTER_ACCEPTED: "accepted",
               ALTER_FENCED: "FENCED_LEADER_EPOCH", ALTER_INELIGIBLE: "INELIGIBLE_REPLICA"}
@@ -215,7 +224,7 @@ class KafkaConfig:
     max_records: int = 2
     max_leader_epoch: int = 2
     truncation: str = "kip279"
-    fetch_fencing: bool = True
+    fetch_fencing: str = "final"
     expand_rule: str = "epoch-start"
     unclean_election: bool = False
     min_isr: int = 1
@@ -272,6 +281,8 @@ class KafkaConfig:
                 out.append(f"{name} must be one of {', '.join(allowed)}")
         if self.fetch not in FETCH_MODES:
             out.append(f"fetch must be one of {', '.join(FETCH_MODES)}")
+        if self.fetch_fencing not in FETCH_FENCINGS:
+            out.append(f"fetch_fencing must be one of {', '.join(FETCH_FENCINGS)}")
         if self.initial_isr > self.brokers:
             out.append(f"initial_isr {self.initial_isr} exceeds the {self.brokers} replicas")
         if self.min_isr > self.brokers:
@@ -279,6 +290,17 @@ class KafkaConfig:
         if self.max_leader_epoch > 60 or self.max_records > 30:
             out.append("max_leader_epoch <= 60 and max_records <= 30, please")
         return out
+
+    @property
+    def fencing(self) -> FetchFencing:
+        """``fetch_fencing`` as ``isrlab.core.fencing.FetchFencing`` (a valid value only)."""
+        return FETCH_FENCINGS[self.fetch_fencing]
+
+
+def _keep_log(follower_log: Log, follower_hw: int, leader_log: Log) -> int:
+    """The ``TruncationRule`` of ``make_follower`` under KIP-320's first design: truncate
+    nothing (the follower truncates later, on a fetch error: ``KafkaModel._fetch``)."""
+    return len(follower_log)
 
 
 @cache
@@ -305,9 +327,14 @@ class KafkaModel:
         self.acks = ACKS[config.acks]
         self.all_mask = (1 << self.n) - 1
         self.split = config.fetch == "split"
+        # KIP-320: final (2.1+) fences fetches and truncation by leader epoch; the first
+        # design records a fetch first and truncates lazily, never in make_follower
+        self.fenced = config.fencing is FetchFencing.FINAL
+        self.first_design = config.fencing is FetchFencing.FIRST_DESIGN
+        self.follow_rule: TruncationRule = _keep_log if self.first_design else self.rule
         # the fetcher's pending truncation when a follower's leader is down (0.11+ rules)
         self.deferred_truncation = (config.unavailable_leader == "fetcher"
-                                    and config.truncation != "hw")
+                                    and config.truncation != "hw" and not self.first_design)
         self.extended = config.elr or config.unavailable_leader in ("fetcher", "skip")
         self.skip = config.unavailable_leader == "skip"
         # KIP-497: the leader proposes ISR changes to the controller (AlterPartition)
@@ -415,7 +442,9 @@ class KafkaModel:
         """``marshal`` version 2 of the state as plain tuples (``to_plain``: ``marshal``
         refuses tuple subclasses; version 2 writes no back-references, so the bytes are
         deterministic)."""
-        return marshal.dumps(to_plain(state, self.previous_fetch, self.extended, self.alter), 2)  # type: ignore[arg-type]  # nested tuples of ints, which typeshed cannot spell
+        plain = to_plain(state, self.previous_fetch, self.extended, self.alter,
+                         self.first_design)
+        return marshal.dumps(plain, 2)  # type: ignore[arg-type]  # nested tuples of ints, which typeshed cannot spell
 
     def decode(self, data: bytes) -> State:
         """The inverse of ``encode``."""
@@ -498,8 +527,9 @@ class KafkaModel:
             return None
         c = self.codec
         recs = ", ".join(f"m{c.record_id(x)}@{c.epoch(x)}" for x in r.records)
+        error = " error (epoch mismatch)" if r.error else ""
         return (f"from {r.leader} epoch {r.leader_epoch}: offset {r.fetch_offset} [{recs}] "
-                f"hw {r.high_watermark}")
+                f"hw {r.high_watermark}{error}")
 
     @staticmethod
     def _msg_text(m: Request) -> str:
@@ -733,10 +763,15 @@ class KafkaModel:
         failed reads on) and the follower runs ``handle_offset_out_of_range``: it truncates
         to the leader's LEO (Kafka 2.1+, KAFKA-7414) or, with ``kafka_7414=false`` and
         unclean election disabled, its broker exits (``FatalExitError``, Kafka 0.10.2-2.0).
-        With ``fetch_fencing`` the fetch carries the follower's epoch and a leader in
-        another epoch refuses it (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH), recording
-        the follower's LEO as unknown (``FencedFetch``).  A fetch that would change nothing
-        is not a step.
+        With ``fetch_fencing=final`` (KIP-320, 2.1+) the fetch carries the follower's
+        leader epoch and a leader in another epoch refuses it (FENCED_LEADER_EPOCH /
+        UNKNOWN_LEADER_EPOCH), recording the follower's LEO as unknown (``FencedFetch``).
+        With ``fetch_fencing=first-design`` (KIP-320's first design, never released) the
+        fetch carries the epoch of the follower's last record; the leader records it first
+        (the fetch counts for the HW and the ISR), then compares that epoch with the epoch
+        of its own record at the same offset, and on a mismatch answers an error with no
+        records, on which the follower truncates (``FetchError``, ``_first_design``).  A
+        fetch that would change nothing is not a step.
         """
         brokers = state.brokers
         for f in range(self.n):
@@ -748,23 +783,48 @@ class KafkaModel:
             if lb.leader != lid:
                 continue  # NOT_LEADER_FOR_PARTITION: nothing changes
             if fb.truncating:
-                if not self.cfg.fetch_fencing or lb.leader_epoch == fb.leader_epoch:
+                if not self.fenced or lb.leader_epoch == fb.leader_epoch:
                     out.append((self._label("Truncate", f), self._truncate(state, f, lid)))
                 continue
-            if self.cfg.fetch_fencing and lb.leader_epoch != fb.leader_epoch:
+            if self.fenced and lb.leader_epoch != fb.leader_epoch:
                 fenced = self._fenced_fetch(state, f, lid, lb.leader_epoch > fb.leader_epoch)
                 if fenced != state:
                     out.append((self._label("FencedFetch", f), fenced))
                 continue
-            s = self._fetch(state, f, lid)
+            decision = self._first_design(fb.log, lb.log) if self.first_design else None
+            s = self._fetch(state, f, lid, decision)
             if s is not None and s != state:
-                out.append((self._label("FetchRequest" if self.split else "Fetch", f), s))
+                label = ("FetchRequest" if self.split
+                         else "FetchError" if decision is not None
+                         and decision.error is not Errors.NONE else "Fetch")
+                out.append((self._label(label, f), s))
+
+    def _first_design(self, log: tuple[int, ...], leader_log: tuple[int, ...]
+                      ) -> FetchDecision | None:
+        """KIP-320's first design: the leader's decision on a fetch from a follower with
+        ``log`` (``isrlab.core.fencing.fetch_decision``).  The fetch carries the epoch the
+        follower expects at its fetch offset, the epoch of its last record (the first
+        draft's "epoch of the last fetch"); the leader compares it with the epoch of its
+        own record just below that offset (what its leader-epoch cache says of it), in
+        either direction, as the TLA+ ``Kip320FirstTry``'s FollowerFetch / FollowerTruncate
+        do.  ``None`` when there is nothing to compare: an empty follower log (no expected
+        epoch, like the sentinel -1) or a fetch offset past the leader's LEO (answered
+        OFFSET_OUT_OF_RANGE as before).  Shortcut: the mismatch is core's
+        FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH; the draft named it LOG_TRUNCATION, and
+        the error is not kept in the state."""
+        offset = len(log)
+        if offset == 0 or offset > len(leader_log):
+            return None
+        c = self.codec
+        return fetch_decision(FetchFencing.FIRST_DESIGN, c.epoch(leader_log[offset - 1]),
+                              c.epoch(log[-1]))
 
     def _truncate(self, state: State, f: int, lid: int) -> State:
         """``Truncate(f)`` (``unavailable_leader=fetcher``): the leader ``lid`` is back and
         answers ``OffsetsForLeaderEpoch`` (with KIP-320 only in ``f``'s epoch), and ``f``'s
         fetcher truncates by the configured rule (``AbstractFetcherThread.maybeTruncate``),
-        then fetches as usual."""
+        then fetches as usual.  Also the follower's side of ``FetchError(f)``
+        (``fetch_fencing=first-design``): the same truncation, on the fetch error."""
         p = self.partition(state, f)
         leader_log = self.partition(state, lid).log
         offset = min(max(0, self.rule(p.log, p.high_watermark, leader_log)), len(p.log))
@@ -789,9 +849,19 @@ class KafkaModel:
             state, lid, self._with_partition(state.brokers[lid], update.partition)
         )
 
-    def _fetch(self, state: State, f: int, lid: int) -> State | None:
+    def _fetch(self, state: State, f: int, lid: int,
+               decision: FetchDecision | None = None) -> State | None:
         """The leader side of a fetch, then the response: applied at once (atomic), or put
-        in flight on ``f`` (split; ``None`` when it would change nothing)."""
+        in flight on ``f`` (split; ``None`` when it would change nothing).
+
+        ``decision`` (``fetch_fencing=first-design``, ``_first_design``): the leader records
+        the fetch as any other (LEO, ISR expansion, HW) and, on a mismatch, answers the
+        error with no records (``isrlab.core.fencing.fenced_read``); the follower then
+        truncates lazily, on that error: the OffsetsForLeaderEpoch round trip that follows
+        it is folded into the step, so ``f`` truncates by the configured ``truncation``
+        rule against the leader's log as the fetch left it (``_truncate``; with the default
+        kip279, after the largest offset both logs agree on, as the TLA+ FollowerTruncate's
+        FirstNonMatchingOffsetFromTail), and takes no HW from the answer."""
         leader = self.partition(state, lid)
         fb = state.brokers[f]
         offset = len(fb.log)
@@ -806,8 +876,10 @@ class KafkaModel:
         else:
             start = (leader_epoch_start_offset(leader)
                      if self.cfg.expand_rule == "epoch-start" else None)
+            answer = read if decision is None else fenced_read(read, decision)
+            recorded = read if decision is None or decision.record_fetch else answer
             update = update_follower_fetch(
-                leader, f, read, since_previous_fetch=self.previous_fetch,
+                leader, f, recorded, since_previous_fetch=self.previous_fetch,
                 leader_epoch_start=start, hw_lag_ms=self.hw_lag,
             ).unwrap()
             if update.error is not Errors.NONE:
@@ -828,10 +900,16 @@ class KafkaModel:
                 if zk_write:
                     s = self._write_isr(s, lid, new_leader)
             s = self._after_leader_step(s, lid)
-            codes = state.brokers[lid].log[offset:]
-            response = FetchResponse(lid, leader.leader_epoch, offset, leader_leo,
-                                     read.high_watermark,
-                        codes)
+            if answer.error is not Errors.NONE:
+                # first design: the error, no records; the follower truncates on it
+                if not self.split:
+                    return self._truncate(s, f, lid)
+                response = FetchResponse(lid, leader.leader_epoch, offset, leader_leo,
+                                         read.high_watermark, (), 1)
+            else:
+                codes = state.brokers[lid].log[offset:]
+                response = FetchResponse(lid, leader.leader_epoch, offset, leader_leo,
+                                         read.high_watermark, codes)
         if not self.split:
             return self._apply_response(s, f, response)
         if s == state and self._apply_response(state, f, response) == state:
@@ -841,7 +919,16 @@ class KafkaModel:
     def _apply_response(self, state: State, f: int, r: FetchResponse) -> State:
         """The follower side of a fetch: append and take the HW (``process_partition_data``),
         or, for an offset past the leader's LEO, ``handle_offset_out_of_range``: truncate to
-        that LEO, or exit the broker (``kafka_7414=false``, unclean election disabled)."""
+        that LEO, or exit the broker (``kafka_7414=false``, unclean election disabled).
+        KIP-320's first-design error (``fetch=split``): the follower asks the leader
+        (``OffsetsForLeaderEpoch``) and truncates by the ``truncation`` rule against its
+        log as it is now (``_truncate``); if that broker no longer leads, it is answered
+        NOT_LEADER and changes nothing (it fetches again)."""
+        if r.error:
+            lb = state.brokers[r.leader]
+            if not (lb.alive and lb.leader == r.leader):
+                return state
+            return self._truncate(state, f, r.leader)
         fb = state.brokers[f]
         follower = self.partition(state, f)
         cut = r.leader_leo
@@ -1389,7 +1476,7 @@ class KafkaModel:
         if leader == NONE:
             return None
         lb = state.brokers[leader]
-        if (self.cfg.fetch_fencing and leader != dest and lb.alive
+        if (self.fenced and leader != dest and lb.alive
                 and (lb.leader_epoch != epoch or lb.leader != leader)):
             return None
         p = self.partition(state, dest)
@@ -1403,7 +1490,7 @@ class KafkaModel:
 
         result = become_leader_or_follower(
             manager, request, _snapshot(self._request_alive(state, m)), self.sat,
-            self.rule, leader_logs, hw_lag_ms=self.hw_lag,
+            self.follow_rule, leader_logs, hw_lag_ms=self.hw_lag,
         ).unwrap()
         mgr = result.manager
         newp = mgr.partitions[0]

@@ -48,7 +48,7 @@ Ball = tuple[int, list[bytes], frozenset[str]]
 BALL_CACHE = 4096
 """How many ``tla-*`` states' 0..k-step neighbourhoods are kept (cleared when full)."""
 
-TLA_OF_TRUNCATION = {("kip279", False): "tla-kip279", ("kip279", True): "tla-kip320"}
+TLA_OF_TRUNCATION = {("kip279", "none"): "tla-kip279", ("kip279", "final"): "tla-kip320"}
 
 
 def matching_config(version: str, brokers: int, max_records: int,
@@ -65,7 +65,7 @@ def matching_config(version: str, brokers: int, max_records: int,
         raise ValueError(f"no refinement mapping for {version!r}")
     return KafkaConfig(
         brokers=brokers, max_records=max_records, max_leader_epoch=max_leader_epoch,
-        truncation="kip279", fetch_fencing=version == "tla-kip320",
+        truncation="kip279", fetch_fencing="final" if version == "tla-kip320" else "none",
         expand_rule="epoch-start" if version == "tla-kip320" else "hw",
         crashes="none", reassignment=True, metadata=False, consumers=False,
         max_controller_epoch=0, reorder_requests=False, lost_requests=False,

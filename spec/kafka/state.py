@@ -25,7 +25,8 @@ indexes a state by position.  The layout: ``(ctrl, brokers, msgs, ghost)``.
   MetadataCache as ``(alive_mask, leader, epoch, isr)`` (``()`` when metadata is not modelled);
   ``fetch`` the follower's fetch response in flight with ``fetch=split``, ``()`` when none
   (always with ``fetch=atomic``): ``(leader, leader_epoch, fetch_offset, leader_leo, hw,
-  records)``, ``records`` a tuple of record ints; ``unclean`` 1 while down after a power
+  records)``, ``records`` a tuple of record ints, then ``error`` (1: KIP-320's first-design
+  epoch mismatch) only with ``fetch_fencing=first-design``; ``unclean`` 1 while down after a power
   loss with ``elr``, ``truncating`` 1 while its fetcher waits for a down leader to answer
   with ``unavailable_leader=fetcher``, ``idle`` 1 from a restart to its first LeaderAndIsr
   with ``unavailable_leader=skip`` (all 0 otherwise, and encoded only with these);
@@ -114,6 +115,10 @@ class FetchResponse(NamedTuple):
     high_watermark: int
     records: tuple[int, ...]
     """Record ints (``EpochCodec``)."""
+    error: int = 0
+    """1 when the answer is KIP-320's first-design epoch-mismatch error (no records: the
+    follower truncates on it); 0 otherwise, and always 0 (not encoded) unless
+    ``fetch_fencing=first-design``."""
 
 
 class BrokerPartition(NamedTuple):
@@ -216,13 +221,15 @@ LEADER_AND_ISR, UPDATE_METADATA = 0, 1
 
 
 def to_plain(state: KafkaState, previous_fetch: bool,
-             extended: bool = False, alter: bool = False) -> tuple[object, ...]:
+             extended: bool = False, alter: bool = False,
+             fetch_error: bool = False) -> tuple[object, ...]:
     """The state as plain nested tuples (what ``marshal`` accepts), the compact layout the
     module docstring describes: remotes are ``(leo, age)`` pairs unless ``previous_fetch``
     (kafka_4485); the ELR masks, the unclean-shutdown and truncating bits only when
     ``extended`` (``elr`` or ``unavailable_leader=fetcher``), the AlterPartition fields
-    (``pending_isr``, ``alter_partition``) only when ``alter``.  Without them the bytes
-    are the same as before the state was typed."""
+    (``pending_isr``, ``alter_partition``) only when ``alter``; a fetch response's ``error``
+    only when ``fetch_error`` (``fetch_fencing=first-design``).  Without them the bytes are
+    the same as before the state was typed."""
     ctrl, brokers, msgs, ghost = state
     out: list[tuple[object, ...]] = []
     for br in brokers:
@@ -231,7 +238,8 @@ def to_plain(state: KafkaState, previous_fetch: bool,
             rem = (tuple(map(tuple, rem)) if previous_fetch
                    else tuple([(r[0], r[1]) for r in rem]))
         extra = br[12:] if alter else br[12:15] if extended else ()
-        out.append((*br[:9], rem, tuple(br[10]), tuple(br[11]), *extra))
+        fetch = tuple(br[11]) if fetch_error else tuple(br[11][:6])
+        out.append((*br[:9], rem, tuple(br[10]), fetch, *extra))
     plain_ctrl = tuple(ctrl) if extended else tuple(ctrl[:6])
     plain_msgs = tuple(map(tuple, msgs)) if extended else tuple([tuple(m[:7]) for m in msgs])
     return (plain_ctrl, tuple(out), plain_msgs, tuple(ghost))
@@ -255,8 +263,8 @@ def from_plain(value: tuple[Any, ...]) -> KafkaState:
             *br[:9], tuple([_new(RemoteReplicaView, r if len(r) == 4 else (*r, 0, 0))
                             for r in br[9]]),
             _new(MetadataView, meta) if meta else (),
-            _new(FetchResponse, fetch) if fetch else (), *br[12:],
-            *(0,) * (width - len(br)),
+            _new(FetchResponse, fetch if len(fetch) == 7 else (*fetch, 0)) if fetch else (),
+            *br[12:], *(0,) * (width - len(br)),
         )))
     return _new(KafkaState, (_new(ZkPartitionState, ctrl), tuple(out),
                              tuple([_new(Request, m if len(m) == 8 else (*m, 1))

@@ -88,7 +88,8 @@ def test_acks_1_is_acknowledged_on_append() -> None:
 def test_fencing_refuses_a_fetch_from_a_follower_in_another_epoch() -> None:
     # Hand-built: broker 0 leads epoch 1, broker 1 still follows it in epoch 0 (a zombie
     # that missed the LeaderAndIsr of epoch 1).
-    for fencing, enabled in ((True, False), (False, True)):
+    # KIP-320's first design compares record epochs, not leader epochs: served.
+    for fencing, enabled in (("final", False), ("none", True), ("first-design", True)):
         m = model(fetch_fencing=fencing)
         s = step(m, init(m), "Produce(0)")
         s = s._replace(brokers=(s.brokers[0]._replace(leader_epoch=1), *s.brokers[1:]))
@@ -209,7 +210,7 @@ def follower_past_its_leader(**kw: Any) -> tuple[KafkaModel, State]:
     """Broker 1 keeps m0 (its HW) while broker 0, cleanly re-elected alone, lost it.
     A ZooKeeper-era story (``elr=False``): with KIP-966 broker 0, back from a power loss,
     leaves the ISR and is not elected."""
-    m = model(truncation="hw", fetch_fencing=False, expand_rule="hw", crashes="unclean",
+    m = model(truncation="hw", fetch_fencing="none", expand_rule="hw", crashes="unclean",
               max_records=1, isr_shrink=False, lost_requests=False, elr=False, **kw)
     s = step(m, init(m), "Produce(0)")
     for _ in range(3):  # the leader's HW reaches 1 at the second fetch, 1 learns it at the third
