@@ -15,22 +15,12 @@ from isrlab.spec.kafka.state import (
     ALTER_INELIGIBLE,
     ALTER_NONE,
     ALTER_SENT,
-    KafkaState,
 )
+from tests.spec.walks import walk
 
 
 def model(**kw: Any) -> KafkaModel:
     return KafkaModel(KafkaConfig(**kw))
-
-
-def walk(m: KafkaModel, *labels: str) -> KafkaState:
-    """The state after the steps ``labels`` (each must be enabled, with one outcome)."""
-    (state,) = m.init_states()
-    for label in labels:
-        nexts = [s for a, s in m.next_states(state) if a == label]
-        assert len(nexts) == 1, (label, [a for a, _ in m.next_states(state)])
-        state = nexts[0]
-    return state
 
 
 def test_an_expansion_is_proposed_accepted_and_then_committed_by_the_leader() -> None:

@@ -16,6 +16,7 @@ from isrlab.core.elr import LogEnd, PartitionRegistration
 from isrlab.spec.kafka.elr import elect
 from isrlab.spec.kafka.model import KafkaConfig, KafkaModel
 from isrlab.spec.kafka.state import F_UNCLEAN, NONE, KafkaState, members, to_plain
+from tests.spec.walks import walk
 
 
 def model(**kw: Any) -> KafkaModel:
@@ -24,16 +25,6 @@ def model(**kw: Any) -> KafkaModel:
     AlterPartition's round trip: tests/spec/test_kafka_alter_partition.py)."""
     kw.setdefault("isr_changes", "zookeeper")
     return KafkaModel(KafkaConfig(**kw))
-
-
-def walk(m: KafkaModel, *labels: str) -> KafkaState:
-    """The state after the steps ``labels`` (each must be enabled, with one outcome)."""
-    (state,) = m.init_states()
-    for label in labels:
-        nexts = [s for a, s in m.next_states(state) if a == label]
-        assert len(nexts) == 1, (label, [a for a, _ in m.next_states(state)])
-        state = nexts[0]
-    return state
 
 
 def labels(m: KafkaModel, state: KafkaState) -> list[str]:
