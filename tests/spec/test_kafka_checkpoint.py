@@ -103,8 +103,9 @@ def test_without_hw_checkpoint_the_file_behaviour_changes_nothing() -> None:
 
 
 KAFKA_081: dict[str, Any] = dict(
-    max_records=1, max_leader_epoch=1, isr_shrink=False, truncation="hw", fetch_fencing=False,
-    expand_rule="hw", kafka_4485=False, kafka_7414=False, elr=False, unavailable_leader="skip")
+    max_records=1, max_leader_epoch=1, isr_shrink=False, truncation="hw", fetch_fencing="none",
+    expand_rule="hw", kafka_4485=False, kafka_7414=False, elr=False, unavailable_leader="skip",
+    isr_changes="zookeeper")
 
 
 def test_0_8_1_a_partition_left_out_of_the_file_reads_back_hw_0() -> None:
