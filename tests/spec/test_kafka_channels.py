@@ -148,7 +148,8 @@ def test_isrlab_models_marks_every_fault_parameter_and_each_is_off_by_default() 
 
 SKIPPED_EPOCH: dict[str, Any] = dict(
     brokers=3, initial_isr=2, reassignment=True, controlled_shutdown=True, crashes="none",
-    isr_shrink=False, max_records=1, max_leader_epoch=3)
+    isr_shrink=False, max_records=1, max_leader_epoch=3, isr_changes="zookeeper")
+"""Scenario 7's bounds (Kafka 2.1: the leader writes its ISR to ZooKeeper)."""
 
 
 @pytest.mark.skipif(bool(os.environ.get("ISRLAB_SKIP_HEAVY")), reason="about 40-90 s")

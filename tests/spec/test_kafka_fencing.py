@@ -179,7 +179,7 @@ def test_the_first_design_loses_a_committed_record_in_eleven_states() -> None:
 
 
 def test_the_final_design_holds_every_invariant_in_the_same_bounds() -> None:
-    result = check("fetch_fencing=final", "invariants=all")
+    result = check("fetch_fencing=final", ZK, "invariants=all")
     assert result.violation is None and result.complete
 
 
