@@ -10,9 +10,16 @@ In a source checkout, isrlab/core, isrlab/spec, ... are symbolic links to those 
 that ``python -m isrlab``, pytest, mypy and editors started at the repository's root see
 the same ``isrlab.*`` modules as an installation.  The mapping below does not rely on the
 links: the wheel is built from the folders themselves.
+
+One C extension, ``isrlab.spec.tla._native`` (spec/tla/_native.c: the compiled successor
+function of the ``tla-*`` models), is built by ``pip install`` (``./run`` uses ``pip install
+-e``, which builds it in place) when a C compiler and Python's headers are there.  It is
+optional: when it cannot be built the installation goes on and the models run their pure
+Python, with identical results (tests/spec/test_tla_native.py compares the two).  In a
+checkout, ``python setup.py build_ext --inplace`` (re)builds it.
 """
 
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
 
 FOLDERS = ("core", "spec", "checker", "spark_explore", "proofs")
 """The top-level folders installed as subpackages of ``isrlab``."""
@@ -26,4 +33,6 @@ for folder in FOLDERS:
 setup(
     packages=sorted(packages),
     package_dir={"isrlab": "isrlab", **{f"isrlab.{f}": f for f in FOLDERS}},
+    ext_modules=[Extension("isrlab.spec.tla._native", ["spec/tla/_native.c"],
+                           optional=True)],
 )
