@@ -41,12 +41,12 @@ from array import array
 from collections import _count_elements as count_labels  # type: ignore[attr-defined]  # C helper behind Counter.update
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import compress, repeat
 from operator import itemgetter
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
-from isrlab.checker.fingerprint import fingerprint
+from isrlab.checker.fingerprint import fingerprint, fingerprint_set
 from isrlab.checker.fingerprint import xxh3_64 as _xxh3
 from isrlab.checker.model import Model
 from isrlab.checker.report import (
@@ -69,6 +69,8 @@ WORKER_GC_THRESHOLDS = (100_000, 50, 100)
 """The cyclic collector's thresholds in a worker process: states are acyclic tuples freed by
 reference counting, but a model's tuple subclasses (named fields) stay tracked, and with
 CPython's defaults (700, 10, 10) the collector rescans every stored state over and over."""
+
+_first, _second = itemgetter(0), itemgetter(1)
 
 __all__ = ["CheckOptions", "Progress", "RunDirError", "explore", "replay_path"]
 
@@ -156,7 +158,7 @@ class _Worker(Generic[S]):
         self.exchange = exchange
         self.store = store
         self.slots = slots
-        self.seen: set[int] = set()  # every worker's states of the completed levels
+        self.seen = fingerprint_set()  # every worker's states of the completed levels
         self.orbit_of: dict[int, int] = {}  # symmetry: raw fingerprint -> representative's
         self.levels: list[tuple[array[int], array[int]]] = []  # this worker's links per level
         self.frontier_fps: list[int] = []
@@ -165,7 +167,12 @@ class _Worker(Generic[S]):
         self.links: dict[int, tuple[int, str]] = {}
         self.candidates: list[S] = []
         self.candidate_enc: list[bytes] = []  # only with a run directory or several workers
-        self.keep_encodings = store is not None or workers > 1
+        # A model whose states are their own encoding (``identity_encoding``: bytes states,
+        # encode and decode the identity) is never asked to encode or decode, and its
+        # candidates double as their encodings.
+        self.identity = bool(getattr(model, "identity_encoding", False))
+        self.keep_encodings = (store is not None or workers > 1) and not self.identity
+        self._owners: list[int] = []  # each candidate's owner, from _publish to merge
         self.report = _LevelReport()
         invariants = list(model.invariants())
         self.prop_names = [p.name for p in invariants]
@@ -238,6 +245,7 @@ class _Worker(Generic[S]):
         orbit_of = self.orbit_of
         add_candidate = self.candidates.append
         add_encoding = self.candidate_enc.append if self.keep_encodings else None
+        identity = self.identity
         cov = report.cov_generated
         first = itemgetter(0)
         deadlock = options.check_deadlock
@@ -250,18 +258,19 @@ class _Worker(Generic[S]):
             count_labels(cov, map(first, successors))
             count = len(successors)
             for label, successor in successors:
+                encoding: bytes
                 if canonical is None:
-                    encoding = encode(successor)
+                    encoding = successor if identity else encode(successor)  # type: ignore[assignment]  # identity: S is bytes
                     fp = _xxh3(encoding)
                 else:
                     # The orbit cache maps a raw successor's fingerprint to its
                     # representative's: a hit is a state already seen or linked.
-                    encoding = encode(successor)
+                    encoding = successor if identity else encode(successor)  # type: ignore[assignment]  # identity: S is bytes
                     raw = _xxh3(encoding)
                     known = orbit_of.get(raw)
                     if known is None:
                         successor = canonical(successor)
-                        encoding = encode(successor)
+                        encoding = successor if identity else encode(successor)  # type: ignore[assignment]  # identity: S is bytes
                         fp = orbit_of[raw] = _xxh3(encoding)
                     else:
                         fp = known
@@ -290,61 +299,82 @@ class _Worker(Generic[S]):
 
     def _publish(self, level: int) -> None:
         """Send each other worker the candidates it owns (``fp % workers``) and every
-        candidate's fingerprint (all of them are new states, whoever owns them)."""
+        candidate's fingerprint (all of them are new states, whoever owns them).
+
+        Column by column: the owned fingerprints and parents as ``array('Q')`` bytes, the
+        labels and encodings as lists (pickle shares repeated label strings), so that
+        nothing is built per candidate but the owner test."""
         if self.workers == 1:
             return
         assert self.exchange is not None
         workers, me = self.workers, self.index
-        outgoing: list[list[tuple[int, int, str, bytes]]] = [[] for _ in range(workers)]
-        for (fp, (parent, label)), encoding in zip(
-            self.links.items(), self.candidate_enc, strict=True
-        ):
-            owner = fp % workers
-            if owner != me:
-                outgoing[owner].append((fp, parent, label, encoding))
-        every = array("Q", self.links.keys()).tobytes()
-        for other, records in enumerate(outgoing):
+        keys = array("Q", self.links)
+        every = keys.tobytes()
+        owners = [fp % workers for fp in keys]
+        self._owners = owners
+        links = list(self.links.values())
+        encodings = self.candidates if self.identity else self.candidate_enc
+        for other in range(workers):
             if other == me:
                 continue
+            chosen = [owner == other for owner in owners]
+            picked = list(compress(links, chosen))
+            payload = (
+                array("Q", compress(keys, chosen)).tobytes(),
+                array("Q", map(_first, picked)).tobytes(),
+                list(map(_second, picked)),
+                list(compress(encodings, chosen)),
+                every,
+            )
             (self.exchange / f"{level - 1}-{me}-{other}.bin").unlink(missing_ok=True)
             temporary = self.exchange / f"{level}-{me}-{other}.tmp"
-            temporary.write_bytes(pickle.dumps((records, every), protocol=5))
+            temporary.write_bytes(pickle.dumps(payload, protocol=5))
             os.replace(temporary, self.exchange / f"{level}-{me}-{other}.bin")
 
     def merge(self, level: int) -> _LevelReport:
         """Gather the candidates this worker owns (the smallest link wins) and finish."""
         if self.workers == 1:
-            return self._finish_level(level, self.links, self.candidates, self.candidate_enc, [])
+            return self._finish_level(
+                level, self.links, self.candidates,
+                self.candidates if self.identity else self.candidate_enc,  # type: ignore[arg-type]  # identity: S is bytes
+                [])
         assert self.exchange is not None
         workers, me, decode = self.workers, self.index, self.model.decode
-        links: dict[int, tuple[int, str]] = {}
-        states: list[S] = []
-        encodings: list[bytes] = []
-        for (fp, link), state, encoding in zip(
-            self.links.items(), self.candidates, self.candidate_enc, strict=True
-        ):
-            if fp % workers == me:
-                links[fp] = link
-                states.append(state)
-                encodings.append(encoding)
+        mine = [owner == me for owner in self._owners]
+        links: dict[int, tuple[int, str]] = dict(compress(self.links.items(), mine))
+        states: list[S] = list(compress(self.candidates, mine))
+        encodings: list[bytes] = (
+            states if self.identity  # type: ignore[assignment]  # S is bytes here
+            else list(compress(self.candidate_enc, mine))
+        )
         others = [array("Q", self.links.keys())]
         for other in range(workers):
             if other == me:
                 continue
-            records, every = pickle.loads(
+            fps_bytes, parents_bytes, labels, received, every = pickle.loads(
                 (self.exchange / f"{level}-{other}-{me}.bin").read_bytes()
             )
-            fps = array("Q")
-            fps.frombytes(every)
-            others.append(fps)
-            for fp, parent, label, encoding in records:
-                old = links.get(fp)
-                if old is None:
-                    links[fp] = (parent, label)
-                    states.append(decode(encoding))
-                    encodings.append(encoding)
-                elif (parent, label) < old:
-                    links[fp] = (parent, label)
+            fps, parents, all_fps = array("Q"), array("Q"), array("Q")
+            fps.frombytes(fps_bytes)
+            parents.frombytes(parents_bytes)
+            all_fps.frombytes(every)
+            others.append(all_fps)
+            incoming = dict(zip(fps, zip(parents, labels, strict=True), strict=True))
+            common = incoming.keys() & links.keys()
+            for fp in common:  # found by both: the smallest link wins, the state is kept
+                if incoming[fp] < links[fp]:
+                    links[fp] = incoming[fp]
+            fresh = [fp not in common for fp in fps] if common else None
+            if fresh is None:
+                links.update(incoming)
+            else:
+                links.update(compress(incoming.items(), fresh))
+                received = list(compress(received, fresh))
+            if self.identity:
+                states.extend(received)
+            else:
+                states.extend(map(decode, received))
+                encodings.extend(received)
         return self._finish_level(level, links, states, encodings, others)
 
     def _finish_level(
@@ -377,7 +407,8 @@ class _Worker(Generic[S]):
                 if self.store is not None:
                     frontier_enc.append(encoding)
         self.levels.append((fps, parents))
-        self.seen.update(fps)
+        if not others:  # several workers: ``others`` holds every new state, these included
+            self.seen.update(fps)
         for other in others:
             self.seen.update(other)
         report.new = len(frontier_fps)  # TLC's distinct count: states within the CONSTRAINT

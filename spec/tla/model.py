@@ -24,13 +24,13 @@ directly; a record is never lost by a crash.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from types import MethodType
 from typing import TYPE_CHECKING, Any
 
+from isrlab.checker.fingerprint import pure_python_forced
 from isrlab.checker.model import Property
 from isrlab.core.partition import follower_high_watermark
 from isrlab.core.truncation import Log
@@ -58,8 +58,6 @@ except ImportError:  # not built: the pure Python below, identical results
 NATIVE_BUILT = _compiled is not None
 """Whether the compiled module was built (and imported)."""
 
-PURE_PYTHON_ENV = "ISRLAB_PURE_PYTHON"
-"""Set to ``1`` to ignore the compiled module (the pure Python is the reference)."""
 
 # The codes of the actions spec/tla/_native.c transcribes (its ``enum``).
 N_ELECT, N_CSHRINK, N_BECOME_LEADER, N_EXPAND, N_SHRINK, N_WRITE, N_INC_HW = 1, 2, 3, 4, 5, 6, 7
@@ -93,7 +91,7 @@ def native_action(fn: Callable[..., None], spec: NativeAction) -> None:
 
 def compiled_available() -> bool:
     """Whether the compiled successor function is built and not turned off."""
-    return _compiled is not None and os.environ.get(PURE_PYTHON_ENV, "") not in ("1", "true")
+    return _compiled is not None and not pure_python_forced()
 
 
 INVARIANT_NAMES = ("WeakIsr", "StrongIsr", "LeaderInIsr", "TypeOk")
@@ -105,6 +103,9 @@ def _r(i: int) -> str:
 
 class TlaModel:
     """One protocol version of the specification for given constants (see module doc)."""
+
+    identity_encoding = True
+    """States are ``bytes`` and their own encoding: the checker skips ``encode``/``decode``."""
 
     def __init__(
         self, variant: Variant, replicas: int, log_size: int, max_records: int,

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from isrlab.checker.bfs import CheckOptions, explore
+from isrlab.checker.fingerprint import PURE_PYTHON_ENV
 from isrlab.spec.tla import VERSIONS, TlaModel
 from isrlab.spec.tla import model as tla_model
 
@@ -80,8 +81,8 @@ def test_pickles_and_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
     again = pickle.loads(dumps(fast))
     s = fast.layout.initial()
     assert again._native is not None and again.next_states(s) == fast.next_states(s)
-    monkeypatch.setenv(tla_model.PURE_PYTHON_ENV, "1")
+    monkeypatch.setenv(PURE_PYTHON_ENV, "1")
     assert not TlaModel(VERSIONS["tla-kip320"], 2, 2, 2, 2).compiled
-    monkeypatch.delenv(tla_model.PURE_PYTHON_ENV)
+    monkeypatch.delenv(PURE_PYTHON_ENV)
     monkeypatch.setattr(tla_model, "_compiled", None)
     assert not TlaModel(VERSIONS["tla-kip320"], 2, 2, 2, 2).compiled

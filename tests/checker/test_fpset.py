@@ -1,0 +1,49 @@
+"""The compiled fingerprint set (checker/_fpset.c) against a Python set: the same
+membership answers and sizes after the same updates (arrays and plain iterables, the
+fingerprint 0 and 2**64-1 included, across many table growths)."""
+
+from __future__ import annotations
+
+from array import array
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from isrlab.checker import fingerprint
+
+pytestmark = pytest.mark.skipif(
+    fingerprint.COMPILED_SET is None, reason="isrlab.checker._fpset is not built"
+)
+
+FPS = st.integers(min_value=0, max_value=2**64 - 1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.lists(FPS, max_size=300)), max_size=8),
+       st.lists(FPS, max_size=50))
+def test_same_as_a_python_set(batches: list[tuple[bool, list[int]]], probes: list[int]) -> None:
+    assert fingerprint.COMPILED_SET is not None
+    compiled, reference = fingerprint.COMPILED_SET(), set[int]()
+    for as_array, fps in batches:
+        compiled.update(array("Q", fps) if as_array else iter(fps))
+        reference.update(fps)
+        assert len(compiled) == len(reference)
+    for fp in [*probes, *reference, 0, 2**64 - 1]:
+        assert (fp in compiled) == (fp in reference)
+    assert -1 not in compiled and 2**64 not in compiled and "x" not in compiled
+
+
+def test_many_and_the_choice(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert fingerprint.COMPILED_SET is not None
+    fps = array("Q", ((i * 0x9E3779B97F4A7C15 + 12345) % 2**64 for i in range(200_000)))
+    compiled = fingerprint.COMPILED_SET()
+    compiled.update(fps)
+    compiled.update(fps[:1000])
+    reference = set(fps)
+    assert len(compiled) == len(reference)
+    assert all(fp in compiled for fp in fps[::97])
+    assert [fp + 1 in compiled for fp in fps[::97]] == [fp + 1 in reference for fp in fps[::97]]
+    assert isinstance(fingerprint.fingerprint_set(), fingerprint.COMPILED_SET)
+    monkeypatch.setenv(fingerprint.PURE_PYTHON_ENV, "1")
+    assert isinstance(fingerprint.fingerprint_set(), set)
