@@ -67,6 +67,10 @@ typedef struct {
     int has_python;
     Py_ssize_t nactions;
     ActionEntry *actions;
+    int nperms;                 /* symmetry: the replica permutations (Layout.permutations) */
+    unsigned char *perm_tables; /* nperms x 256: the byte renaming of each (Layout) */
+    unsigned char *perm_inverse;/* nperms x n: the replica whose block goes to position t */
+    unsigned char *scratch;     /* 2 x size */
 } Native;
 
 /* -- helpers ---------------------------------------------------------------------------- */
@@ -701,6 +705,70 @@ replicated_below_hw(Native *m, PyObject *state, int quorum)
     Py_RETURN_TRUE;
 }
 
+/* Layout.canonical: the smallest renaming of the state over all replica permutations.  The
+ * header comes first and has a fixed length, so only the permutations giving the smallest
+ * renamed header are applied to the replica blocks. */
+static PyObject *
+Native_canonical(Native *m, PyObject *state)
+{
+    const unsigned char *s = state_bytes(m, state);
+    if (s == NULL)
+        return NULL;
+    int h = m->header, size = m->size, B = m->block;
+    unsigned char *best = m->scratch, *cand = m->scratch + size;
+    /* 1. the smallest renamed header, and the first permutation giving it */
+    int first = 0;
+    const unsigned char *t0 = m->perm_tables;
+    for (int x = 0; x < h; x++)
+        best[x] = t0[s[x]];
+    for (int p = 1; p < m->nperms; p++) {
+        const unsigned char *t = m->perm_tables + 256 * p;
+        for (int x = 0; x < h; x++) {
+            int c = t[s[x]];
+            if (c != best[x]) {
+                if (c < best[x]) {
+                    first = p;
+                    for (int y = x; y < h; y++)
+                        best[y] = t[s[y]];
+                }
+                break;
+            }
+        }
+    }
+    /* 2. among the permutations with that header, the smallest whole state */
+    int have = 0;
+    for (int p = first; p < m->nperms; p++) {
+        const unsigned char *t = m->perm_tables + 256 * p;
+        unsigned char *out = have ? cand : best;
+        int x = 0;
+        if (p != first) {
+            for (; x < h; x++)
+                if ((unsigned char)t[s[x]] != best[x])
+                    break;
+            if (x < h)
+                continue;  /* another header: not a tie */
+        }
+        else {
+            for (; x < h; x++)
+                out[x] = t[s[x]];
+        }
+        if (have)
+            memcpy(out, best, h);
+        const unsigned char *inverse = m->perm_inverse + m->n * p;
+        for (int pos = 0; pos < m->n; pos++) {
+            const unsigned char *src = s + m->bases[inverse[pos]];
+            unsigned char *dst = out + h + pos * B;
+            for (int y = 0; y < B; y++)
+                dst[y] = t[src[y]];
+        }
+        if (!have)
+            have = 1;
+        else if (memcmp(cand + h, best + h, size - h) < 0)
+            memcpy(best + h, cand + h, size - h);
+    }
+    return PyBytes_FromStringAndSize((const char *)best, size);
+}
+
 static PyObject *
 Native_weak_isr(Native *m, PyObject *state)
 {
@@ -726,23 +794,28 @@ Native_dealloc(Native *m)
         PyMem_Free(m->actions);
     }
     PyMem_Free(m->fetched_hw);
+    PyMem_Free(m->perm_tables);
+    PyMem_Free(m->perm_inverse);
+    PyMem_Free(m->scratch);
     Py_XDECREF(m->truncated);
     Py_XDECREF(m->presuming);
     Py_TYPE(m)->tp_free((PyObject *)m);
 }
 
-/* Native(constants, bases, fetched_hw, truncated, presuming, actions)
+/* Native(constants, bases, fetched_hw, truncated, presuming, actions, permutations, tables)
  *   constants: (n, L, R, E, header, block, size, leader_base, none, isr_base)
  *   bases: tuple of n ints;  fetched_hw: bytes of (L+1)^2
- *   actions: sequence of (code, labels, memo, rule, callable, twice) */
+ *   actions: sequence of (code, labels, memo, rule, callable, twice)
+ *   permutations: Layout.permutations;  tables: Layout's byte renamings, one per permutation */
 static PyObject *
 Native_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    PyObject *bases, *fetched, *truncated, *presuming, *actions;
+    PyObject *bases, *fetched, *truncated, *presuming, *actions, *perms, *tables;
     int c[10];
-    if (!PyArg_ParseTuple(args, "(iiiiiiiiii)O!O!OOO", &c[0], &c[1], &c[2], &c[3], &c[4],
+    if (!PyArg_ParseTuple(args, "(iiiiiiiiii)O!O!OOOO!O!", &c[0], &c[1], &c[2], &c[3], &c[4],
                           &c[5], &c[6], &c[7], &c[8], &c[9], &PyTuple_Type, &bases,
-                          &PyBytes_Type, &fetched, &truncated, &presuming, &actions))
+                          &PyBytes_Type, &fetched, &truncated, &presuming, &actions,
+                          &PyTuple_Type, &perms, &PyTuple_Type, &tables))
         return NULL;
     Native *m = (Native *)type->tp_alloc(type, 0);
     if (m == NULL)
@@ -776,6 +849,40 @@ Native_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         return PyErr_NoMemory();
     }
     memcpy(m->fetched_hw, PyBytes_AS_STRING(fetched), PyBytes_GET_SIZE(fetched));
+    m->nperms = (int)PyTuple_GET_SIZE(perms);
+    m->perm_tables = PyMem_Malloc(256 * (m->nperms ? m->nperms : 1));
+    m->perm_inverse = PyMem_Malloc(MAXN * (m->nperms ? m->nperms : 1));
+    m->scratch = PyMem_Malloc(2 * (size_t)m->size);
+    if (m->perm_tables == NULL || m->perm_inverse == NULL || m->scratch == NULL) {
+        Py_DECREF(m);
+        return PyErr_NoMemory();
+    }
+    if (m->nperms < 1 || PyTuple_GET_SIZE(tables) != m->nperms || m->size < m->header
+        || m->size != m->header + m->n * m->block) {
+        PyErr_SetString(PyExc_ValueError, "native: inconsistent permutations");
+        Py_DECREF(m);
+        return NULL;
+    }
+    for (int p = 0; p < m->nperms; p++) {
+        PyObject *table = PyTuple_GET_ITEM(tables, p), *perm = PyTuple_GET_ITEM(perms, p);
+        if (!PyBytes_Check(table) || PyBytes_GET_SIZE(table) != 256 || !PyTuple_Check(perm)
+            || PyTuple_GET_SIZE(perm) != m->n) {
+            PyErr_SetString(PyExc_ValueError, "native: bad permutation");
+            Py_DECREF(m);
+            return NULL;
+        }
+        memcpy(m->perm_tables + 256 * p, PyBytes_AS_STRING(table), 256);
+        for (int i = 0; i < m->n; i++) {
+            long target = PyLong_AsLong(PyTuple_GET_ITEM(perm, i));
+            if (target < 0 || target >= m->n) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_ValueError, "native: bad permutation");
+                Py_DECREF(m);
+                return NULL;
+            }
+            m->perm_inverse[m->n * p + target] = (unsigned char)i;
+        }
+    }
     Py_INCREF(truncated);
     m->truncated = truncated;
     Py_INCREF(presuming);
@@ -825,6 +932,8 @@ static PyMethodDef Native_methods[] = {
     {"next_states", (PyCFunction)Native_next_states, METH_O,
      "Every enabled (label, successor) of Next, as TlaModel.next_states."},
     {"weak_isr", (PyCFunction)Native_weak_isr, METH_O, "WeakIsr, as TlaModel.weak_isr."},
+    {"canonical", (PyCFunction)Native_canonical, METH_O,
+     "The orbit representative, as Layout.canonical."},
     {"strong_isr", (PyCFunction)Native_strong_isr, METH_O, "StrongIsr, as TlaModel.strong_isr."},
     {NULL, NULL, 0, NULL},
 };

@@ -167,10 +167,12 @@ class TlaModel:
             self.bases,
             b"".join(b"".join(row) for row in self._fetched_hw),
             self.truncated, self._presuming, self._native_actions(),
+            self.layout.permutations, self.layout.perm_tables,
         )
         self.next_states = native.next_states  # type: ignore[method-assign, assignment]
         self.weak_isr = native.weak_isr  # type: ignore[method-assign, assignment]
         self.strong_isr = native.strong_isr  # type: ignore[method-assign, assignment]
+        self.canonical = native.canonical  # type: ignore[method-assign, assignment]
 
     def _native_actions(self) -> list[tuple[int, Any, Any, Any, Any, bool]]:
         """The compiled module's action entries, in Next's order (see _native.c)."""
@@ -205,7 +207,7 @@ class TlaModel:
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without the compiled object (rebuilt on unpickling)."""
         state = dict(self.__dict__)
-        for name in ("_native", "next_states", "weak_isr", "strong_isr"):
+        for name in ("_native", "next_states", "weak_isr", "strong_isr", "canonical"):
             state.pop(name, None)
         return state
 

@@ -1,8 +1,9 @@
 """The compiled successor function of the tla-* models (spec/tla/_native.c) against the
 pure Python reference (isrlab.spec.tla.model and isrlab.spec.variants): on every reachable
 state of small configurations of every KafkaReplication variant, the same (label,
-successor) list in the same order and the same WeakIsr and StrongIsr verdicts; and a whole
-search gives the same counts, coverage and counterexample either way.
+successor) list in the same order, the same WeakIsr and StrongIsr verdicts and the same
+orbit representative (symmetry); and a whole search gives the same counts, coverage and
+counterexample either way, with and without symmetry.
 
 Skipped when the extension is not built (``python setup.py build_ext --inplace``, or the
 README's ``./run`` install); the pure Python then runs everywhere, so nothing differs.
@@ -26,7 +27,7 @@ pytestmark = pytest.mark.skipif(
     not tla_model.NATIVE_BUILT, reason="isrlab.spec.tla._native is not built"
 )
 
-CONFIGS = [(2, 2, 2, 2), (3, 2, 2, 1), (3, 1, 2, 2), (1, 2, 2, 1), (2, 3, 3, 1)]
+CONFIGS = [(2, 2, 2, 2), (3, 2, 2, 1), (3, 1, 2, 2), (1, 2, 2, 1), (2, 3, 3, 1), (4, 1, 1, 1)]
 """(replicas, log_size, max_records, max_leader_epoch): small, yet every action fires."""
 LIMIT = 40_000
 """States compared per variant and configuration (breadth first from Init)."""
@@ -51,17 +52,19 @@ def test_same_successors_and_verdicts(name: str, config: tuple[int, int, int, in
         assert fast.next_states(s) == expected, pure.variables(s)
         assert fast.weak_isr(s) == pure.weak_isr(s)
         assert fast.strong_isr(s) == pure.strong_isr(s)
+        assert fast.canonical(s) == pure.canonical(s)
         for _, t in expected:
             if t not in seen:
                 seen.add(t)
                 queue.append(t)
 
 
+@pytest.mark.parametrize("symmetry", [False, True])
 @pytest.mark.parametrize("name", ["tla-kip101", "tla-kip320", "tla-kip320-first-try"])
-def test_same_search(name: str) -> None:
+def test_same_search(name: str, symmetry: bool) -> None:
     """Counts, diameter, coverage and the shortest counterexample agree."""
-    pure, fast = pair(name, (2, 2, 2, 2))
-    options = CheckOptions(stop_at_first=False)
+    pure, fast = pair(name, (3, 2, 2, 1))
+    options = CheckOptions(stop_at_first=False, symmetry=symmetry)
     a, b = explore(pure, options), explore(fast, options)
     assert (a.distinct_states, a.generated_states, a.diameter) == (
         b.distinct_states, b.generated_states, b.diameter)
