@@ -7,11 +7,16 @@
  * reads arrays through the buffer protocol.  It offers exactly what bfs.py uses of a set:
  * ``fp in s``, ``s.update(iterable)`` (an array('Q') or any iterable of ints) and
  * ``len(s)``.  When this module is not built, bfs.py uses a Python set: same answers.
+ *
+ * ``scan`` is bfs.py's per-successor loop for models whose states are bytes and their own
+ * encoding, transcribed (bfs.py keeps the Python loop, used when this is not built).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+
+static PyTypeObject FpSetType;
 
 typedef struct {
     PyObject_HEAD
@@ -186,6 +191,120 @@ FpSet_sizeof(FpSet *s, PyObject *unused)
     return PyLong_FromSize_t(sizeof(FpSet) + (s->mask + 1) * sizeof(uint64_t));
 }
 
+/* -- the checker's per-successor loop -------------------------------------------------------- */
+
+/* scan(successors, pfp, seen, links, candidates, digest, orbit_of, canonical) -> None
+ *
+ * The inner loop of isrlab.checker.bfs._Worker.expand for a model whose states are bytes
+ * and their own encoding, transcribed: for each (label, successor) of ``successors`` (a
+ * list), its fingerprint ``digest(successor)`` (with symmetry: ``orbit_of`` maps the raw
+ * fingerprint to the representative's, ``canonical`` gives a representative on a miss);
+ * skipped when in ``seen``; else linked in ``links`` (fingerprint -> (parent, label), the
+ * smallest link kept) and, when new there, appended to ``candidates``. */
+static PyObject *
+scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "scan() takes 8 arguments");
+        return NULL;
+    }
+    PyObject *successors = args[0], *pfp = args[1], *seen = args[2], *links = args[3];
+    PyObject *candidates = args[4], *digest = args[5], *orbit_of = args[6];
+    PyObject *canonical = args[7];
+    if (!PyList_CheckExact(successors) || !PyDict_CheckExact(links)
+        || !PyList_CheckExact(candidates)) {
+        PyErr_SetString(PyExc_TypeError, "scan(): successors, links, candidates: list, dict, list");
+        return NULL;
+    }
+    int symmetric = orbit_of != Py_None;
+    if (symmetric && !PyDict_CheckExact(orbit_of)) {
+        PyErr_SetString(PyExc_TypeError, "scan(): orbit_of must be a dict or None");
+        return NULL;
+    }
+    FpSet *fpset = PyObject_TypeCheck(seen, &FpSetType) ? (FpSet *)seen : NULL;
+    Py_ssize_t count = PyList_GET_SIZE(successors);
+    for (Py_ssize_t x = 0; x < count; x++) {
+        PyObject *pair = PyList_GET_ITEM(successors, x);
+        if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_SetString(PyExc_TypeError, "scan(): successors must be (label, state) pairs");
+            return NULL;
+        }
+        PyObject *label = PyTuple_GET_ITEM(pair, 0);
+        PyObject *successor = PyTuple_GET_ITEM(pair, 1);
+        PyObject *fp;  /* a new reference */
+        Py_INCREF(successor);
+        if (!symmetric) {
+            fp = PyObject_CallOneArg(digest, successor);
+        }
+        else {
+            PyObject *raw = PyObject_CallOneArg(digest, successor);
+            if (raw == NULL) {
+                Py_DECREF(successor);
+                return NULL;
+            }
+            fp = PyDict_GetItemWithError(orbit_of, raw);
+            if (fp != NULL) {
+                Py_INCREF(fp);
+            }
+            else if (!PyErr_Occurred()) {
+                PyObject *representative = PyObject_CallOneArg(canonical, successor);
+                Py_DECREF(successor);
+                successor = representative;
+                fp = representative ? PyObject_CallOneArg(digest, representative) : NULL;
+                if (fp != NULL && PyDict_SetItem(orbit_of, raw, fp) < 0)
+                    Py_CLEAR(fp);
+            }
+            Py_DECREF(raw);
+        }
+        if (fp == NULL) {
+            Py_XDECREF(successor);
+            return NULL;
+        }
+        int known;
+        if (fpset != NULL) {
+            uint64_t value = PyLong_AsUnsignedLongLong(fp);
+            known = (value == (uint64_t)-1 && PyErr_Occurred()) ? -1 : contains(fpset, value);
+        }
+        else {
+            known = PySequence_Contains(seen, fp);
+        }
+        if (known != 0) {
+            Py_DECREF(fp);
+            Py_DECREF(successor);
+            if (known < 0)
+                return NULL;
+            continue;
+        }
+        PyObject *link = PyTuple_Pack(2, pfp, label);
+        PyObject *old = link ? PyDict_GetItemWithError(links, fp) : NULL;
+        int rc = 0;
+        if (link == NULL || (old == NULL && PyErr_Occurred())) {
+            rc = -1;
+        }
+        else if (old != NULL) {
+            int less = PyObject_RichCompareBool(link, old, Py_LT);
+            if (less < 0 || (less && PyDict_SetItem(links, fp, link) < 0))
+                rc = -1;
+        }
+        else if (PyDict_SetItem(links, fp, link) < 0 || PyList_Append(candidates, successor) < 0) {
+            rc = -1;
+        }
+        Py_XDECREF(link);
+        Py_DECREF(fp);
+        Py_DECREF(successor);
+        if (rc < 0)
+            return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"scan", (PyCFunction)(void (*)(void))scan, METH_FASTCALL,
+     "scan(successors, pfp, seen, links, candidates, digest, orbit_of, canonical): the "
+     "checker's per-successor loop for bytes states (see checker/_fpset.c)."},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyMethodDef FpSet_methods[] = {
     {"update", (PyCFunction)FpSet_update, METH_O,
      "Add every fingerprint of an array('Q') (or any iterable of ints in 0 .. 2**64-1)."},
@@ -212,7 +331,7 @@ static PyTypeObject FpSetType = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "isrlab.checker._fpset",
-    "A compiled set of 64-bit fingerprints (fallback: a Python set).", -1, NULL,
+    "A compiled set of 64-bit fingerprints (fallback: a Python set).", -1, module_methods,
 };
 
 PyMODINIT_FUNC

@@ -1,6 +1,7 @@
 """Types of the compiled fingerprint set (checker/_fpset.c)."""
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 class FpSet:
     """A set of 64-bit fingerprints: ``fp in s``, ``s.update(array('Q'))``, ``len(s)``."""
@@ -9,3 +10,9 @@ class FpSet:
     def __contains__(self, fp: object, /) -> bool: ...
     def __len__(self) -> int: ...
     def update(self, fps: Iterable[int], /) -> None: ...
+
+def scan(
+    successors: list[tuple[str, bytes]], pfp: int, seen: Any, links: dict[int, tuple[int, str]],
+    candidates: list[Any], digest: Callable[[bytes], int], orbit_of: dict[int, int] | None,
+    canonical: Callable[[bytes], bytes] | None, /,
+) -> None: ...

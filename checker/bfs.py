@@ -46,7 +46,12 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
-from isrlab.checker.fingerprint import fingerprint, fingerprint_set
+from isrlab.checker.fingerprint import (
+    FingerprintSet,
+    compiled_scan,
+    fingerprint,
+    fingerprint_set,
+)
 from isrlab.checker.fingerprint import xxh3_64 as _xxh3
 from isrlab.checker.model import Model
 from isrlab.checker.report import (
@@ -66,7 +71,8 @@ S = TypeVar("S")
 ORBIT_CACHE_LIMIT = 20_000_000
 """Entries of the symmetry orbit cache (about 100 bytes each) before it is emptied."""
 WORKER_GC_THRESHOLDS = (100_000, 50, 100)
-"""The cyclic collector's thresholds in a worker process: states are acyclic tuples freed by
+"""The cyclic collector's thresholds in a worker process (and in the calling process
+during a one-worker search): states are acyclic tuples freed by
 reference counting, but a model's tuple subclasses (named fields) stay tracked, and with
 CPython's defaults (700, 10, 10) the collector rescans every stored state over and over."""
 
@@ -237,7 +243,7 @@ class _Worker(Generic[S]):
         """Expand this worker's frontier (level ``level``), collecting candidate new states."""
         self.report = report = _LevelReport()
         model, options = self.model, self.options
-        next_states, encode = model.next_states, model.encode
+        next_states = model.next_states
         canonical = model.canonical if options.symmetry else None
         seen, links = self.seen, self.links
         if len(self.orbit_of) > ORBIT_CACHE_LIMIT:
@@ -246,6 +252,11 @@ class _Worker(Generic[S]):
         add_candidate = self.candidates.append
         add_encoding = self.candidate_enc.append if self.keep_encodings else None
         identity = self.identity
+        # The compiled loop (checker/_fpset.c: scan) does what _scan_python does, for
+        # models whose states are their own encoding.
+        scan = compiled_scan() if identity else None
+        candidates = self.candidates
+        orbit = orbit_of if canonical is not None else None
         cov = report.cov_generated
         first = itemgetter(0)
         deadlock = options.check_deadlock
@@ -257,34 +268,11 @@ class _Worker(Generic[S]):
                 successors = list(successors)
             count_labels(cov, map(first, successors))
             count = len(successors)
-            for label, successor in successors:
-                encoding: bytes
-                if canonical is None:
-                    encoding = successor if identity else encode(successor)  # type: ignore[assignment]  # identity: S is bytes
-                    fp = _xxh3(encoding)
-                else:
-                    # The orbit cache maps a raw successor's fingerprint to its
-                    # representative's: a hit is a state already seen or linked.
-                    encoding = successor if identity else encode(successor)  # type: ignore[assignment]  # identity: S is bytes
-                    raw = _xxh3(encoding)
-                    known = orbit_of.get(raw)
-                    if known is None:
-                        successor = canonical(successor)
-                        encoding = successor if identity else encode(successor)  # type: ignore[assignment]  # identity: S is bytes
-                        fp = orbit_of[raw] = _xxh3(encoding)
-                    else:
-                        fp = known
-                if fp in seen:
-                    continue
-                old = links.get(fp)
-                if old is not None:
-                    if (pfp, label) < old:
-                        links[fp] = (pfp, label)
-                    continue
-                links[fp] = (pfp, label)
-                add_candidate(successor)
-                if add_encoding is not None:
-                    add_encoding(encoding)
+            if scan is not None:
+                scan(successors, pfp, seen, links, candidates, _xxh3, orbit, canonical)
+            else:
+                self._scan_python(successors, pfp, seen, links, orbit_of, canonical,
+                                  add_candidate, add_encoding)
             generated += count
             if count == 0 and deadlock:
                 report.violations.append((level, len(self.prop_names), pfp))
@@ -296,6 +284,46 @@ class _Worker(Generic[S]):
             slots.update(me, tick, generated, len(links))
         self.frontier_fps, self.frontier = [], []
         self._publish(level + 1)
+
+    def _scan_python(
+        self, successors: list[tuple[str, S]], pfp: int, seen: FingerprintSet,
+        links: dict[int, tuple[int, str]], orbit_of: dict[int, int],
+        canonical: Callable[[S], S] | None, add_candidate: Callable[[S], None],
+        add_encoding: Callable[[bytes], None] | None,
+    ) -> None:
+        """The per-successor loop of ``expand`` (the compiled ``scan`` of checker/_fpset.c
+        does the same for models whose states are their own encoding): fingerprint each
+        successor (its representative's under symmetry), skip it when seen, else link it
+        (the smallest link wins) and, when new in this level, make it a candidate."""
+        identity, encode = self.identity, self.model.encode
+        for label, successor in successors:
+            encoding: bytes
+            if canonical is None:
+                encoding = successor if identity else encode(successor)  # type: ignore[assignment]  # identity: S is bytes
+                fp = _xxh3(encoding)
+            else:
+                # The orbit cache maps a raw successor's fingerprint to its
+                # representative's: a hit is a state already seen or linked.
+                encoding = successor if identity else encode(successor)  # type: ignore[assignment]  # identity: S is bytes
+                raw = _xxh3(encoding)
+                known = orbit_of.get(raw)
+                if known is None:
+                    successor = canonical(successor)
+                    encoding = successor if identity else encode(successor)  # type: ignore[assignment]  # identity: S is bytes
+                    fp = orbit_of[raw] = _xxh3(encoding)
+                else:
+                    fp = known
+            if fp in seen:
+                continue
+            old = links.get(fp)
+            if old is not None:
+                if (pfp, label) < old:
+                    links[fp] = (pfp, label)
+                continue
+            links[fp] = (pfp, label)
+            add_candidate(successor)
+            if add_encoding is not None:
+                add_encoding(encoding)
 
     def _publish(self, level: int) -> None:
         """Send each other worker the candidates it owns (``fp % workers``) and every
@@ -834,9 +862,15 @@ def explore(model: Model[S], options: CheckOptions | None = None) -> CheckResult
         _InProcess(model, options, store) if workers == 1
         else _MultiProcess(model, options, store, workers)
     )
+    # In this process too, the search's millions of tracked tuples (links) would make the
+    # cyclic collector rescan them over and over: its worker thresholds, restored after.
+    thresholds = gc.get_threshold()
+    if workers == 1:
+        gc.set_threshold(*WORKER_GC_THRESHOLDS)
     try:
         return _search(model, options, driver, store, workers, started)
     finally:
+        gc.set_threshold(*thresholds)
         driver.close()
 
 

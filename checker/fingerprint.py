@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from typing import Protocol
+from typing import Any, Protocol
 
 import xxhash
 
-try:  # the compiled fingerprint set (checker/_fpset.c), optional
+try:  # the compiled fingerprint set and successor loop (checker/_fpset.c), optional
     from isrlab.checker._fpset import FpSet as _FpSet
-except ImportError:  # not built: a Python set, the same answers
+    from isrlab.checker._fpset import scan as _scan
+except ImportError:  # not built: a Python set and bfs.py's own loop, the same answers
     _FpSet = None  # type: ignore[assignment, misc]
+    _scan = None  # type: ignore[assignment]
 
 COMPILED_SET = _FpSet
 """The compiled fingerprint set's class, or None when it is not built."""
+COMPILED_SCAN = _scan
+"""The compiled per-successor loop of the checker (``bfs._Worker.expand``), or None."""
 
 PURE_PYTHON_ENV = "ISRLAB_PURE_PYTHON"
 """Set to ``1`` to ignore every compiled module (spec/tla/_native.c, checker/_fpset.c): the
@@ -58,3 +62,8 @@ def fingerprint_set() -> FingerprintSet:
     if _FpSet is not None and not pure_python_forced():
         return _FpSet()
     return set()
+
+
+def compiled_scan() -> Any:
+    """The compiled per-successor loop when built and not turned off, else None."""
+    return None if pure_python_forced() else COMPILED_SCAN

@@ -52,7 +52,15 @@ typedef struct {
     PyObject *rule;      /* truncations: the rule, passed to ``truncated`` on a miss */
     PyObject *callable;  /* A_PYTHON: action(state, out, presumed) */
     int twice;
+    int inline_rule;     /* truncations: 0 the memo and ``truncated``, else a RULE_* below */
 } ActionEntry;
+
+enum {
+    RULE_MEMO = 0,
+    RULE_KIP279 = 1,  /* FirstNonMatchingOffsetFromTail (kip279_truncation_offset) */
+    RULE_TO_HW = 2,   /* the follower's own high watermark (truncate_to_high_watermark) */
+    RULE_LAST = 2
+};
 
 typedef struct {
     PyObject_HEAD
@@ -374,12 +382,52 @@ leader_expand(const Native *m, const ActionEntry *a_, const unsigned char *s, Py
 
 /* -- followers ----------------------------------------------------------------------------- */
 
+/* TlaModel.truncated computed here for the rules known in C: the new replica block, or an
+ * empty bytes object when the offset lies beyond the follower's end (a new reference). */
+static PyObject *
+truncation_inline(const Native *m, const ActionEntry *a, const unsigned char *s,
+                  int leader_log, int b, int e1, int code, int isr)
+{
+    int L = m->L, end = s[b + END], hw = s[b + HW], offset = 0;
+    if (a->inline_rule == RULE_KIP279) {
+        int leader_len = 0;  /* as TlaModel.truncated: the leader's non-Nil slots */
+        for (int o = 0; o < L; o++)
+            leader_len += s[leader_log + o] != 0;
+        int top = leader_len < end ? leader_len : end;
+        for (int o = top - 1; o >= 0; o--) {
+            if (s[leader_log + o] == s[b + LOG + o]) {
+                offset = o + 1;
+                break;
+            }
+        }
+    }
+    else {
+        offset = hw;
+    }
+    if (offset > end)
+        return PyBytes_FromStringAndSize(NULL, 0);
+    PyObject *r = PyBytes_FromStringAndSize(NULL, m->block);
+    if (r == NULL)
+        return NULL;
+    unsigned char *w = (unsigned char *)PyBytes_AS_STRING(r);
+    w[HW] = (unsigned char)(offset < hw ? offset : hw);
+    w[EPOCH] = (unsigned char)e1;
+    w[LEADER] = (unsigned char)code;
+    w[ISR] = (unsigned char)isr;
+    w[END] = (unsigned char)offset;
+    memcpy(w + LOG, s + b + LOG, offset);
+    memset(w + LOG + offset, 0, L - offset);
+    return r;
+}
+
 /* The new replica block for the truncation key (TlaModel.truncated, memoised); a new
  * reference, or NULL with an exception set. */
 static PyObject *
 truncation(const Native *m, const ActionEntry *a, const unsigned char *s, int leader_log,
            int b, int e1, int code, int isr)
 {
+    if (a->inline_rule != RULE_MEMO)
+        return truncation_inline(m, a, s, leader_log, b, e1, code, isr);
     int L = m->L, B = m->block;
     PyObject *key = PyBytes_FromStringAndSize(NULL, L + B + 3);
     if (key == NULL)
@@ -805,7 +853,7 @@ Native_dealloc(Native *m)
 /* Native(constants, bases, fetched_hw, truncated, presuming, actions, permutations, tables)
  *   constants: (n, L, R, E, header, block, size, leader_base, none, isr_base)
  *   bases: tuple of n ints;  fetched_hw: bytes of (L+1)^2
- *   actions: sequence of (code, labels, memo, rule, callable, twice)
+ *   actions: sequence of (code, labels, memo, rule, callable, twice, inline_rule)
  *   permutations: Layout.permutations;  tables: Layout's byte renamings, one per permutation */
 static PyObject *
 Native_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
@@ -902,8 +950,8 @@ Native_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     for (Py_ssize_t x = 0; x < m->nactions; x++) {
         ActionEntry *a = &m->actions[x];
         PyObject *labels, *memo, *rule, *callable;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, x), "iOOOOp", &a->code, &labels,
-                              &memo, &rule, &callable, &a->twice)) {
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, x), "iOOOOpi", &a->code, &labels,
+                              &memo, &rule, &callable, &a->twice, &a->inline_rule)) {
             Py_DECREF(seq);
             Py_DECREF(m);
             return NULL;
@@ -912,7 +960,7 @@ Native_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         Py_INCREF(memo); a->memo = memo;
         Py_INCREF(rule); a->rule = rule;
         Py_INCREF(callable); a->callable = callable;
-        if (a->code < 0 || a->code > A_LAST
+        if (a->code < 0 || a->code > A_LAST || a->inline_rule < 0 || a->inline_rule > RULE_LAST
             || (a->code != A_PYTHON && !PyTuple_Check(labels))
             || ((a->code == A_TRUNCATE || a->code == A_F_TRUNCATE) && !PyDict_CheckExact(memo))
             || (a->code == A_PYTHON && !PyCallable_Check(callable))) {

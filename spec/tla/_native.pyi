@@ -12,7 +12,7 @@ class Native:
         self, constants: tuple[int, int, int, int, int, int, int, int, int, int],
         bases: tuple[int, ...], fetched_hw: bytes, truncated: Callable[[Any, bytes], bytes],
         presuming: Callable[[bytes], Any],
-        actions: Sequence[tuple[int, Any, Any, Any, Any, bool]],
+        actions: Sequence[tuple[int, Any, Any, Any, Any, bool, int]],
         permutations: tuple[tuple[int, ...], ...], tables: tuple[bytes, ...],
     ) -> None: ...
     def next_states(self, state: bytes, /) -> list[tuple[str, bytes]]: ...

@@ -63,19 +63,24 @@ NATIVE_BUILT = _compiled is not None
 N_ELECT, N_CSHRINK, N_BECOME_LEADER, N_EXPAND, N_SHRINK, N_WRITE, N_INC_HW = 1, 2, 3, 4, 5, 6, 7
 N_REPLICATE, N_TRUNCATE = 8, 9
 N_F_FETCH, N_F_INC_HW, N_F_SHRINK, N_F_EXPAND, N_F_TRUNCATE = 10, 11, 12, 13, 14
+# Truncation rules the compiled module computes itself (its RULE_*; 0: the memo and the
+# Python rule).
+RULE_KIP279, RULE_TO_HW = 1, 2
 
 
 @dataclass(frozen=True, slots=True)
 class NativeAction:
     """How the compiled module runs one explicit action: its code, the action name and
     label shape of its labels (``TlaModel.labels``), and for a truncation its rule (the
-    memo of ``TlaModel.truncated`` is shared) and whether an empty follower counts twice."""
+    memo of ``TlaModel.truncated`` is shared), whether an empty follower counts twice and
+    ``inline``: the rule's transcription in C (``RULE_*``; 0: call ``rule`` on a miss)."""
 
     code: int
     label_action: str
     shape: str
     rule: TruncationRule | None = None
     twice: bool = False
+    inline: int = 0
 
 
 NATIVE_ACTIONS: dict[Callable[..., None], NativeAction] = {}
@@ -174,7 +179,7 @@ class TlaModel:
         self.strong_isr = native.strong_isr  # type: ignore[method-assign, assignment]
         self.canonical = native.canonical  # type: ignore[method-assign, assignment]
 
-    def _native_actions(self) -> list[tuple[int, Any, Any, Any, Any, bool]]:
+    def _native_actions(self) -> list[tuple[int, Any, Any, Any, Any, bool, int]]:
         """The compiled module's action entries, in Next's order (see _native.c)."""
         base = {
             TlaModel.controller_elect_leader: (N_ELECT, self.l_elect),
@@ -188,20 +193,20 @@ class TlaModel:
             TlaModel.follower_replicate: (
                 N_REPLICATE, self.labels("FollowerReplicate", "from")),
         }
-        entries: list[tuple[int, Any, Any, Any, Any, bool]] = []
+        entries: list[tuple[int, Any, Any, Any, Any, bool, int]] = []
         for action in self.actions:
             fn = action.__func__  # type: ignore[attr-defined]  # a MethodType
             if fn in base:
                 code, labels = base[fn]
-                entries.append((code, labels, None, None, None, False))
+                entries.append((code, labels, None, None, None, False, 0))
             elif fn in NATIVE_ACTIONS:
                 spec = NATIVE_ACTIONS[fn]
                 memo = (self._follow_memos.setdefault(spec.rule, {})
                         if spec.rule is not None else None)
                 entries.append((spec.code, self.labels(spec.label_action, spec.shape), memo,
-                                spec.rule, None, spec.twice))
+                                spec.rule, None, spec.twice, spec.inline))
             else:
-                entries.append((0, None, None, None, action, False))
+                entries.append((0, None, None, None, action, False, 0))
         return entries
 
     def __getstate__(self) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from isrlab.core.truncation import Log, kip279_truncation_offset
 from isrlab.spec.tla.model import (
     N_TRUNCATE,
+    RULE_KIP279,
     NativeAction,
     Out,
     Presumed,
@@ -36,7 +37,8 @@ def become_follower(model: TlaModel, s: State, out: Out, pres: Presumed) -> None
 
 # The compiled module (spec/tla/_native.c) runs this truncation, calling the rule on a miss.
 native_action(become_follower, NativeAction(
-    N_TRUNCATE, NAME, "follows", rule=first_non_matching_offset_from_tail, twice=True))
+    N_TRUNCATE, NAME, "follows", rule=first_non_matching_offset_from_tail, twice=True,
+    inline=RULE_KIP279))
 
 VARIANT = Variant(
     name="tla-kip279", module="Kip279", order=30,

@@ -14,6 +14,7 @@ from isrlab.spec.tla.model import (
     N_F_INC_HW,
     N_F_SHRINK,
     N_F_TRUNCATE,
+    RULE_KIP279,
     NativeAction,
     Out,
     Presumed,
@@ -133,7 +134,7 @@ native_action(fenced_leader_shrink_isr, NativeAction(N_F_SHRINK, "FencedLeaderSh
 native_action(fenced_leader_expand_isr, NativeAction(N_F_EXPAND, "FencedLeaderExpandIsr", "rr"))
 native_action(fenced_become_follower_and_truncate, NativeAction(
     N_F_TRUNCATE, "FencedBecomeFollowerAndTruncate", "follows",
-    rule=first_non_matching_offset_from_tail))
+    rule=first_non_matching_offset_from_tail, inline=RULE_KIP279))
 
 VARIANT = Variant(
     name="tla-kip320", module="Kip320", order=40,

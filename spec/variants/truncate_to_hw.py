@@ -9,6 +9,7 @@ from __future__ import annotations
 from isrlab.core.truncation import Log, truncate_to_high_watermark_offset
 from isrlab.spec.tla.model import (
     N_TRUNCATE,
+    RULE_TO_HW,
     NativeAction,
     Out,
     Presumed,
@@ -32,7 +33,8 @@ def become_follower(model: TlaModel, s: State, out: Out, pres: Presumed) -> None
 
 
 # The compiled module (spec/tla/_native.c) runs this truncation, calling the rule on a miss.
-native_action(become_follower, NativeAction(N_TRUNCATE, NAME, "follows", rule=to_high_watermark))
+native_action(become_follower, NativeAction(N_TRUNCATE, NAME, "follows", rule=to_high_watermark,
+                                            inline=RULE_TO_HW))
 
 VARIANT = Variant(
     name="tla-truncate-to-hw", module="KafkaTruncateToHighWatermark", order=10,

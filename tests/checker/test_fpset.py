@@ -47,3 +47,24 @@ def test_many_and_the_choice(monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(fingerprint.fingerprint_set(), fingerprint.COMPILED_SET)
     monkeypatch.setenv(fingerprint.PURE_PYTHON_ENV, "1")
     assert isinstance(fingerprint.fingerprint_set(), set)
+
+
+@pytest.mark.parametrize(("workers", "symmetry"), [(1, False), (1, True), (2, False), (2, True)])
+def test_compiled_scan_same_search(
+    monkeypatch: pytest.MonkeyPatch, workers: int, symmetry: bool,
+) -> None:
+    """bfs's per-successor loop compiled (checker/_fpset.c: scan) or in Python
+    (``_Worker._scan_python``): the same counts, coverage and counterexamples."""
+    from isrlab.checker import bfs
+    from isrlab.spec.tla import VERSIONS, TlaModel
+
+    assert fingerprint.COMPILED_SCAN is not None
+    model = TlaModel(VERSIONS["tla-kip101"], 3, 2, 2, 1)
+    options = bfs.CheckOptions(workers=workers, symmetry=symmetry, stop_at_first=False)
+    compiled = bfs.explore(model, options)
+    monkeypatch.setattr(bfs, "compiled_scan", lambda: None)
+    python = bfs.explore(model, options)
+    assert (compiled.distinct_states, compiled.generated_states, compiled.diameter) == (
+        python.distinct_states, python.generated_states, python.diameter)
+    assert compiled.coverage == python.coverage
+    assert compiled.violations == python.violations and compiled.violations
