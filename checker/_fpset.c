@@ -298,7 +298,176 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+/* split(links, candidates, workers, me) -> (own_links, own_candidates, parts)
+ *
+ * bfs._Worker._publish's partition of a level's candidates by owner (fingerprint %
+ * workers), in one pass: this worker's own links (a dict) and candidates (a list), and for
+ * every worker a part (fingerprints as array('Q') bytes, parents likewise, labels, states),
+ * None at ``me``.  ``links`` (fingerprint -> (parent, label)) and ``candidates`` are in the
+ * same order. */
+static PyObject *
+split(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyDict_CheckExact(args[0]) || !PyList_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "split(links: dict, candidates: list, workers, me)");
+        return NULL;
+    }
+    PyObject *links = args[0], *candidates = args[1];
+    long workers = PyLong_AsLong(args[2]), me = PyLong_AsLong(args[3]);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_ssize_t total = PyDict_GET_SIZE(links);
+    if (workers < 1 || me < 0 || me >= workers || PyList_GET_SIZE(candidates) != total) {
+        PyErr_SetString(PyExc_ValueError, "split(): inconsistent arguments");
+        return NULL;
+    }
+    PyObject *own_links = PyDict_New(), *own = PyList_New(0);
+    PyObject *parts = PyList_New(workers);
+    uint64_t **fps = PyMem_Calloc(workers, sizeof(uint64_t *));
+    uint64_t **parents = PyMem_Calloc(workers, sizeof(uint64_t *));
+    Py_ssize_t *counts = PyMem_Calloc(workers, sizeof(Py_ssize_t));
+    PyObject **labels = PyMem_Calloc(workers, sizeof(PyObject *));
+    PyObject **states = PyMem_Calloc(workers, sizeof(PyObject *));
+    PyObject *result = NULL;
+    if (own_links == NULL || own == NULL || parts == NULL || fps == NULL || parents == NULL
+        || counts == NULL || labels == NULL || states == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (long w = 0; w < workers; w++) {
+        if (w == me)
+            continue;
+        fps[w] = PyMem_Malloc(sizeof(uint64_t) * (total ? total : 1));
+        parents[w] = PyMem_Malloc(sizeof(uint64_t) * (total ? total : 1));
+        labels[w] = PyList_New(0);
+        states[w] = PyList_New(0);
+        if (fps[w] == NULL || parents[w] == NULL || labels[w] == NULL || states[w] == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    Py_ssize_t pos = 0, index = 0;
+    PyObject *key, *link;
+    while (PyDict_Next(links, &pos, &key, &link)) {
+        uint64_t fp = PyLong_AsUnsignedLongLong(key);
+        if (fp == (uint64_t)-1 && PyErr_Occurred())
+            goto done;
+        PyObject *state = PyList_GET_ITEM(candidates, index++);
+        long owner = (long)(fp % (uint64_t)workers);
+        if (owner == me) {
+            if (PyDict_SetItem(own_links, key, link) < 0 || PyList_Append(own, state) < 0)
+                goto done;
+            continue;
+        }
+        if (!PyTuple_CheckExact(link) || PyTuple_GET_SIZE(link) != 2) {
+            PyErr_SetString(PyExc_TypeError, "split(): a link must be (parent, label)");
+            goto done;
+        }
+        uint64_t parent = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(link, 0));
+        if (parent == (uint64_t)-1 && PyErr_Occurred())
+            goto done;
+        fps[owner][counts[owner]] = fp;
+        parents[owner][counts[owner]] = parent;
+        counts[owner]++;
+        if (PyList_Append(labels[owner], PyTuple_GET_ITEM(link, 1)) < 0
+            || PyList_Append(states[owner], state) < 0)
+            goto done;
+    }
+    for (long w = 0; w < workers; w++) {
+        PyObject *part;
+        if (w == me) {
+            Py_INCREF(Py_None);
+            part = Py_None;
+        }
+        else {
+            part = Py_BuildValue(
+                "(y#y#OO)", (const char *)fps[w], (Py_ssize_t)(counts[w] * 8),
+                (const char *)parents[w], (Py_ssize_t)(counts[w] * 8), labels[w], states[w]);
+            if (part == NULL)
+                goto done;
+        }
+        PyList_SET_ITEM(parts, w, part);
+    }
+    result = PyTuple_Pack(3, own_links, own, parts);
+done:
+    for (long w = 0; w < workers && fps != NULL; w++) {
+        PyMem_Free(fps[w]);
+        PyMem_Free(parents[w]);
+        Py_XDECREF(labels[w]);
+        Py_XDECREF(states[w]);
+    }
+    PyMem_Free(fps);
+    PyMem_Free(parents);
+    PyMem_Free(counts);
+    PyMem_Free(labels);
+    PyMem_Free(states);
+    Py_XDECREF(own_links);
+    Py_XDECREF(own);
+    Py_XDECREF(parts);
+    return result;
+}
+
+/* merge(links, states, fps, parents, labels, received) -> None
+ *
+ * bfs._Worker.merge's intake of another worker's part: for each record (fingerprint and
+ * parent from the array('Q') bytes ``fps`` and ``parents``, ``labels[i]``,
+ * ``received[i]``), a fingerprint not in ``links`` is linked and its state appended to
+ * ``states``; one already there keeps the smaller (parent, label) link and its state. */
+static PyObject *
+merge(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 6 || !PyDict_CheckExact(args[0]) || !PyList_CheckExact(args[1])
+        || !PyBytes_Check(args[2]) || !PyBytes_Check(args[3]) || !PyList_CheckExact(args[4])
+        || !PyList_CheckExact(args[5])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "merge(links: dict, states: list, fps: bytes, parents: bytes, "
+                        "labels: list, received: list)");
+        return NULL;
+    }
+    PyObject *links = args[0], *states = args[1], *labels = args[4], *received = args[5];
+    Py_ssize_t count = PyBytes_GET_SIZE(args[2]) / 8;
+    if (PyBytes_GET_SIZE(args[2]) != count * 8 || PyBytes_GET_SIZE(args[3]) != count * 8
+        || PyList_GET_SIZE(labels) != count || PyList_GET_SIZE(received) != count) {
+        PyErr_SetString(PyExc_ValueError, "merge(): columns of different lengths");
+        return NULL;
+    }
+    const char *fps = PyBytes_AS_STRING(args[2]), *parents = PyBytes_AS_STRING(args[3]);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        uint64_t fp, parent;
+        memcpy(&fp, fps + 8 * i, 8);
+        memcpy(&parent, parents + 8 * i, 8);
+        PyObject *key = PyLong_FromUnsignedLongLong(fp);
+        PyObject *p = PyLong_FromUnsignedLongLong(parent);
+        PyObject *link = (key && p) ? PyTuple_Pack(2, p, PyList_GET_ITEM(labels, i)) : NULL;
+        Py_XDECREF(p);
+        PyObject *old = link ? PyDict_GetItemWithError(links, key) : NULL;
+        int rc = 0;
+        if (link == NULL || (old == NULL && PyErr_Occurred())) {
+            rc = -1;
+        }
+        else if (old == NULL) {
+            if (PyDict_SetItem(links, key, link) < 0
+                || PyList_Append(states, PyList_GET_ITEM(received, i)) < 0)
+                rc = -1;
+        }
+        else {
+            int less = PyObject_RichCompareBool(link, old, Py_LT);
+            if (less < 0 || (less && PyDict_SetItem(links, key, link) < 0))
+                rc = -1;
+        }
+        Py_XDECREF(key);
+        Py_XDECREF(link);
+        if (rc < 0)
+            return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+    {"split", (PyCFunction)(void (*)(void))split, METH_FASTCALL,
+     "split(links, candidates, workers, me): a level's candidates by owner (see the source)."},
+    {"merge", (PyCFunction)(void (*)(void))merge, METH_FASTCALL,
+     "merge(links, states, fps, parents, labels, received): another worker's part merged."},
     {"scan", (PyCFunction)(void (*)(void))scan, METH_FASTCALL,
      "scan(successors, pfp, seen, links, candidates, digest, orbit_of, canonical): the "
      "checker's per-successor loop for bytes states (see checker/_fpset.c)."},

@@ -16,3 +16,13 @@ def scan(
     candidates: list[Any], digest: Callable[[bytes], int], orbit_of: dict[int, int] | None,
     canonical: Callable[[bytes], bytes] | None, /,
 ) -> None: ...
+
+def split(
+    links: dict[int, tuple[int, str]], candidates: list[Any], workers: int, me: int, /,
+) -> tuple[
+    dict[int, tuple[int, str]], list[Any], list[tuple[bytes, bytes, list[str], list[Any]] | None],
+]: ...
+def merge(
+    links: dict[int, tuple[int, str]], states: list[Any], fps: bytes, parents: bytes,
+    labels: list[str], received: list[Any], /,
+) -> None: ...

@@ -48,6 +48,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from isrlab.checker.fingerprint import (
     FingerprintSet,
+    compiled_exchange,
     compiled_scan,
     fingerprint,
     fingerprint_set,
@@ -179,6 +180,11 @@ class _Worker(Generic[S]):
         self.identity = bool(getattr(model, "identity_encoding", False))
         self.keep_encodings = (store is not None or workers > 1) and not self.identity
         self._owners: list[int] = []  # each candidate's owner, from _publish to merge
+        # The compiled split and merge of the exchange (checker/_fpset.c), for models whose
+        # states are their own encoding; this worker's own links and candidates, from
+        # _publish to merge.
+        self._exchange = compiled_exchange() if self.identity else None
+        self._own: tuple[dict[int, tuple[int, str]], list[S]] | None = None
         self.report = _LevelReport()
         invariants = list(model.invariants())
         self.prop_names = [p.name for p in invariants]
@@ -336,6 +342,9 @@ class _Worker(Generic[S]):
             return
         assert self.exchange is not None
         workers, me = self.workers, self.index
+        if self._exchange is not None:
+            self._publish_compiled(level)
+            return
         keys = array("Q", self.links)
         every = keys.tobytes()
         owners = [fp % workers for fp in keys]
@@ -359,6 +368,25 @@ class _Worker(Generic[S]):
             temporary.write_bytes(pickle.dumps(payload, protocol=5))
             os.replace(temporary, self.exchange / f"{level}-{me}-{other}.bin")
 
+    def _write_part(self, level: int, other: int, payload: Any) -> None:
+        me = self.index
+        assert self.exchange is not None
+        (self.exchange / f"{level - 1}-{me}-{other}.bin").unlink(missing_ok=True)
+        temporary = self.exchange / f"{level}-{me}-{other}.tmp"
+        temporary.write_bytes(pickle.dumps(payload, protocol=5))
+        os.replace(temporary, self.exchange / f"{level}-{me}-{other}.bin")
+
+    def _publish_compiled(self, level: int) -> None:
+        """``_publish`` with the compiled split (the same parts, in one pass)."""
+        assert self._exchange is not None
+        split = self._exchange[0]
+        own_links, own, parts = split(self.links, self.candidates, self.workers, self.index)
+        self._own = (own_links, own)
+        every = array("Q", self.links).tobytes()
+        for other, part in enumerate(parts):
+            if part is not None:
+                self._write_part(level, other, (*part, every))
+
     def merge(self, level: int) -> _LevelReport:
         """Gather the candidates this worker owns (the smallest link wins) and finish."""
         if self.workers == 1:
@@ -368,6 +396,8 @@ class _Worker(Generic[S]):
                 [])
         assert self.exchange is not None
         workers, me, decode = self.workers, self.index, self.model.decode
+        if self._own is not None:
+            return self._merge_compiled(level)
         mine = [owner == me for owner in self._owners]
         links: dict[int, tuple[int, str]] = dict(compress(self.links.items(), mine))
         states: list[S] = list(compress(self.candidates, mine))
@@ -404,6 +434,27 @@ class _Worker(Generic[S]):
                 states.extend(map(decode, received))
                 encodings.extend(received)
         return self._finish_level(level, links, states, encodings, others)
+
+    def _merge_compiled(self, level: int) -> _LevelReport:
+        """``merge`` with the compiled intake of the other workers' parts."""
+        assert self.exchange is not None and self._exchange is not None and self._own
+        merge_part = self._exchange[1]
+        links, states = self._own
+        self._own = None
+        others = [array("Q", self.links.keys())]
+        for other in range(self.workers):
+            if other == self.index:
+                continue
+            fps_bytes, parents_bytes, labels, received, every = pickle.loads(
+                (self.exchange / f"{level}-{other}-{self.index}.bin").read_bytes()
+            )
+            all_fps = array("Q")
+            all_fps.frombytes(every)
+            others.append(all_fps)
+            merge_part(links, states, fps_bytes, parents_bytes, labels, received)
+        return self._finish_level(
+            level, links, states, states,  # type: ignore[arg-type]  # identity: S is bytes
+            others)
 
     def _finish_level(
         self, level: int, links: dict[int, tuple[int, str]], states: list[S],

@@ -15,10 +15,12 @@ import xxhash
 
 try:  # the compiled fingerprint set and successor loop (checker/_fpset.c), optional
     from isrlab.checker._fpset import FpSet as _FpSet
+    from isrlab.checker._fpset import merge as _merge
     from isrlab.checker._fpset import scan as _scan
-except ImportError:  # not built: a Python set and bfs.py's own loop, the same answers
+    from isrlab.checker._fpset import split as _split
+except ImportError:  # not built: a Python set and bfs.py's own loops, the same answers
     _FpSet = None  # type: ignore[assignment, misc]
-    _scan = None  # type: ignore[assignment]
+    _scan = _split = _merge = None  # type: ignore[assignment]
 
 COMPILED_SET = _FpSet
 """The compiled fingerprint set's class, or None when it is not built."""
@@ -67,3 +69,11 @@ def fingerprint_set() -> FingerprintSet:
 def compiled_scan() -> Any:
     """The compiled per-successor loop when built and not turned off, else None."""
     return None if pure_python_forced() else COMPILED_SCAN
+
+
+def compiled_exchange() -> Any:
+    """The compiled ``(split, merge)`` of the several-worker exchange when built and not
+    turned off, else None."""
+    if pure_python_forced() or _split is None:
+        return None
+    return (_split, _merge)

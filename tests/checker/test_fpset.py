@@ -53,8 +53,9 @@ def test_many_and_the_choice(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_compiled_scan_same_search(
     monkeypatch: pytest.MonkeyPatch, workers: int, symmetry: bool,
 ) -> None:
-    """bfs's per-successor loop compiled (checker/_fpset.c: scan) or in Python
-    (``_Worker._scan_python``): the same counts, coverage and counterexamples."""
+    """bfs's per-successor loop and its exchange between workers compiled
+    (checker/_fpset.c: scan, split, merge) or in Python (``_Worker._scan_python``,
+    ``_publish``, ``merge``): the same counts, coverage and counterexamples."""
     from isrlab.checker import bfs
     from isrlab.spec.tla import VERSIONS, TlaModel
 
@@ -63,6 +64,7 @@ def test_compiled_scan_same_search(
     options = bfs.CheckOptions(workers=workers, symmetry=symmetry, stop_at_first=False)
     compiled = bfs.explore(model, options)
     monkeypatch.setattr(bfs, "compiled_scan", lambda: None)
+    monkeypatch.setattr(bfs, "compiled_exchange", lambda: None)
     python = bfs.explore(model, options)
     assert (compiled.distinct_states, compiled.generated_states, compiled.diameter) == (
         python.distinct_states, python.generated_states, python.diameter)
