@@ -469,6 +469,23 @@ class _Worker(Generic[S]):
         frontier_fps: list[int] = []
         frontier: list[S] = []
         frontier_enc: list[bytes] = []
+        if not getattr(self.model, "has_boundary", True):
+            # Every state lies within the boundary: the loop below, column by column.
+            fps.extend(links.keys())
+            parents.extend(map(_first, links.values()))
+            for index, holds in invariants:
+                if not all(map(holds, states)):
+                    violations.extend((level, index, fp) for fp, ok in zip(
+                        fps, map(holds, states), strict=True) if not ok)
+            for state in states:
+                if not self.pending_sometimes:
+                    break
+                self._check_sometimes(level, state)
+            count_labels(distinct, map(_second, links.values()))
+            frontier_fps, frontier = list(links), states
+            if self.store is not None:
+                frontier_enc = encodings
+            links = {}  # the loop below has nothing left to do
         for (fp, (parent, label)), state, encoding in zip(
             links.items(), states, encodings or repeat(b""), strict=False
         ):

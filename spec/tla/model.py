@@ -111,6 +111,8 @@ class TlaModel:
 
     identity_encoding = True
     """States are ``bytes`` and their own encoding: the checker skips ``encode``/``decode``."""
+    has_boundary = False
+    """``within_boundary`` is always true (no CONSTRAINT): the checker need not ask."""
 
     def __init__(
         self, variant: Variant, replicas: int, log_size: int, max_records: int,

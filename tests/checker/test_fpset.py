@@ -5,6 +5,7 @@ fingerprint 0 and 2**64-1 included, across many table growths)."""
 from __future__ import annotations
 
 from array import array
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -70,3 +71,22 @@ def test_compiled_scan_same_search(
         python.distinct_states, python.generated_states, python.diameter)
     assert compiled.coverage == python.coverage
     assert compiled.violations == python.violations and compiled.violations
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_bytes_states_resume_from_a_run_directory(tmp_path: Any, workers: int) -> None:
+    """A tla-* search (bytes states: the compiled paths) stopped after level 6 and resumed
+    from its run directory ends as the uninterrupted search does."""
+    from isrlab.checker import bfs
+    from isrlab.spec.tla import VERSIONS, TlaModel
+
+    model = TlaModel(VERSIONS["tla-kip101"], 3, 2, 2, 1)
+    whole = bfs.explore(model, bfs.CheckOptions(workers=workers, stop_at_first=False))
+    partial = bfs.CheckOptions(workers=workers, stop_at_first=False, max_depth=6,
+                               run_dir=tmp_path / "run")
+    assert not bfs.explore(model, partial).complete
+    resumed = bfs.explore(model, bfs.CheckOptions(workers=3 - workers, stop_at_first=False,
+                                                  run_dir=tmp_path / "run"))
+    assert (resumed.distinct_states, resumed.generated_states, resumed.diameter) == (
+        whole.distinct_states, whole.generated_states, whole.diameter)
+    assert resumed.violations == whole.violations
