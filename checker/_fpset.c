@@ -18,6 +18,18 @@
 
 static PyTypeObject FpSetType;
 
+/* A new (parent, label) link: untracked by the cyclic collector when the label is an
+ * atomic object (a str: the tuple cannot be part of a cycle), as CPython itself would do at
+ * the tuple's first collection, after scanning it. */
+static PyObject *
+new_link(PyObject *parent, PyObject *label)
+{
+    PyObject *link = PyTuple_Pack(2, parent, label);
+    if (link != NULL && !PyObject_GC_IsTracked(parent) && !PyObject_GC_IsTracked(label))
+        PyObject_GC_UnTrack(link);
+    return link;
+}
+
 typedef struct {
     PyObject_HEAD
     uint64_t *table;  /* 0 marks an empty slot; the fingerprint 0 is kept in has_zero */
@@ -193,6 +205,24 @@ FpSet_sizeof(FpSet *s, PyObject *unused)
 
 /* -- the checker's per-successor loop -------------------------------------------------------- */
 
+/* cov[label] += 1, as collections.Counter.update does for a dict. */
+static int
+count_label(PyObject *cov, PyObject *label)
+{
+    PyObject *old = PyDict_GetItemWithError(cov, label);
+    if (old == NULL && PyErr_Occurred())
+        return -1;
+    PyObject *one = PyLong_FromLong(1);
+    PyObject *new = old == NULL ? one : PyNumber_Add(old, one);
+    if (old != NULL)
+        Py_XDECREF(one);
+    if (new == NULL)
+        return -1;
+    int rc = PyDict_SetItem(cov, label, new);
+    Py_DECREF(new);
+    return rc;
+}
+
 /* scan(successors, pfp, seen, links, candidates, digest, orbit_of, canonical) -> None
  *
  * The inner loop of isrlab.checker.bfs._Worker.expand for a model whose states are bytes
@@ -201,36 +231,24 @@ FpSet_sizeof(FpSet *s, PyObject *unused)
  * fingerprint to the representative's, ``canonical`` gives a representative on a miss);
  * skipped when in ``seen``; else linked in ``links`` (fingerprint -> (parent, label), the
  * smallest link kept) and, when new there, appended to ``candidates``. */
-static PyObject *
-scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+static int
+scan_list(PyObject *successors, PyObject *pfp, PyObject *seen, PyObject *links,
+          PyObject *candidates, PyObject *digest, PyObject *orbit_of, PyObject *canonical,
+          PyObject *cov)
 {
-    if (nargs != 8) {
-        PyErr_SetString(PyExc_TypeError, "scan() takes 8 arguments");
-        return NULL;
-    }
-    PyObject *successors = args[0], *pfp = args[1], *seen = args[2], *links = args[3];
-    PyObject *candidates = args[4], *digest = args[5], *orbit_of = args[6];
-    PyObject *canonical = args[7];
-    if (!PyList_CheckExact(successors) || !PyDict_CheckExact(links)
-        || !PyList_CheckExact(candidates)) {
-        PyErr_SetString(PyExc_TypeError, "scan(): successors, links, candidates: list, dict, list");
-        return NULL;
-    }
     int symmetric = orbit_of != Py_None;
-    if (symmetric && !PyDict_CheckExact(orbit_of)) {
-        PyErr_SetString(PyExc_TypeError, "scan(): orbit_of must be a dict or None");
-        return NULL;
-    }
     FpSet *fpset = PyObject_TypeCheck(seen, &FpSetType) ? (FpSet *)seen : NULL;
     Py_ssize_t count = PyList_GET_SIZE(successors);
     for (Py_ssize_t x = 0; x < count; x++) {
         PyObject *pair = PyList_GET_ITEM(successors, x);
         if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2) {
             PyErr_SetString(PyExc_TypeError, "scan(): successors must be (label, state) pairs");
-            return NULL;
+            return -1;
         }
         PyObject *label = PyTuple_GET_ITEM(pair, 0);
         PyObject *successor = PyTuple_GET_ITEM(pair, 1);
+        if (cov != NULL && count_label(cov, label) < 0)
+            return -1;
         PyObject *fp;  /* a new reference */
         Py_INCREF(successor);
         if (!symmetric) {
@@ -240,7 +258,7 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             PyObject *raw = PyObject_CallOneArg(digest, successor);
             if (raw == NULL) {
                 Py_DECREF(successor);
-                return NULL;
+                return -1;
             }
             fp = PyDict_GetItemWithError(orbit_of, raw);
             if (fp != NULL) {
@@ -258,7 +276,7 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         if (fp == NULL) {
             Py_XDECREF(successor);
-            return NULL;
+            return -1;
         }
         int known;
         if (fpset != NULL) {
@@ -272,10 +290,10 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             Py_DECREF(fp);
             Py_DECREF(successor);
             if (known < 0)
-                return NULL;
+                return -1;
             continue;
         }
-        PyObject *link = PyTuple_Pack(2, pfp, label);
+        PyObject *link = new_link(pfp, label);
         PyObject *old = link ? PyDict_GetItemWithError(links, fp) : NULL;
         int rc = 0;
         if (link == NULL || (old == NULL && PyErr_Occurred())) {
@@ -293,18 +311,103 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         Py_DECREF(fp);
         Py_DECREF(successor);
         if (rc < 0)
-            return NULL;
+            return -1;
     }
+    return 0;
+}
+
+static int
+check_scan_args(PyObject *links, PyObject *candidates, PyObject *orbit_of)
+{
+    if (!PyDict_CheckExact(links) || !PyList_CheckExact(candidates)) {
+        PyErr_SetString(PyExc_TypeError, "scan(): links and candidates must be a dict and a list");
+        return -1;
+    }
+    if (orbit_of != Py_None && !PyDict_CheckExact(orbit_of)) {
+        PyErr_SetString(PyExc_TypeError, "scan(): orbit_of must be a dict or None");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "scan() takes 8 arguments");
+        return NULL;
+    }
+    if (!PyList_CheckExact(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "scan(): successors must be a list");
+        return NULL;
+    }
+    if (check_scan_args(args[3], args[4], args[6]) < 0
+        || scan_list(args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7],
+                     NULL) < 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
-/* split(links, candidates, workers, me) -> (own_links, own_candidates, parts)
+/* expand(fps, states, next_states, cov, seen, links, candidates, digest, orbit_of,
+ *        canonical) -> (generated, deadlocked)
+ *
+ * bfs._Worker.expand's loop over (a slice of) the frontier: ``next_states`` of each state,
+ * every successor's label counted in ``cov`` (as collections.Counter.update), then ``scan``
+ * of its successors with the state's fingerprint as parent.  Returns the number of
+ * successors and the list of fingerprints of the states that had none. */
+static PyObject *
+expand(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError, "expand() takes 10 arguments");
+        return NULL;
+    }
+    PyObject *fps = args[0], *states = args[1], *next_states = args[2], *cov = args[3];
+    if (!PyList_CheckExact(fps) || !PyList_CheckExact(states) || !PyDict_CheckExact(cov)
+        || PyList_GET_SIZE(fps) != PyList_GET_SIZE(states)) {
+        PyErr_SetString(PyExc_TypeError, "expand(): fps and states: lists of one length");
+        return NULL;
+    }
+    if (check_scan_args(args[5], args[6], args[8]) < 0)
+        return NULL;
+    PyObject *deadlocked = PyList_New(0);
+    if (deadlocked == NULL)
+        return NULL;
+    Py_ssize_t generated = 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(states); i++) {
+        PyObject *pfp = PyList_GET_ITEM(fps, i);
+        PyObject *successors = PyObject_CallOneArg(next_states, PyList_GET_ITEM(states, i));
+        if (successors != NULL && !PyList_CheckExact(successors)) {
+            PyObject *as_list = PySequence_List(successors);
+            Py_DECREF(successors);
+            successors = as_list;
+        }
+        if (successors == NULL) {
+            Py_DECREF(deadlocked);
+            return NULL;
+        }
+        Py_ssize_t count = PyList_GET_SIZE(successors);
+        int rc = scan_list(successors, pfp, args[4], args[5], args[6], args[7], args[8],
+                           args[9], cov);
+        Py_DECREF(successors);
+        if (rc < 0 || (count == 0 && PyList_Append(deadlocked, pfp) < 0)) {
+            Py_DECREF(deadlocked);
+            return NULL;
+        }
+        generated += count;
+    }
+    PyObject *result = Py_BuildValue("(nN)", generated, deadlocked);
+    return result;
+}
+
+
+/* split(links, candidates, workers, me) -> (own_links, own_candidates, parts, every)
  *
  * bfs._Worker._publish's partition of a level's candidates by owner (fingerprint %
  * workers), in one pass: this worker's own links (a dict) and candidates (a list), and for
  * every worker a part (fingerprints as array('Q') bytes, parents likewise, labels, states),
- * None at ``me``.  ``links`` (fingerprint -> (parent, label)) and ``candidates`` are in the
- * same order. */
+ * None at ``me``; and every candidate's fingerprint (array('Q') bytes).  ``links``
+ * (fingerprint -> (parent, label)) and ``candidates`` are in the same order. */
 static PyObject *
 split(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -328,9 +431,10 @@ split(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t *counts = PyMem_Calloc(workers, sizeof(Py_ssize_t));
     PyObject **labels = PyMem_Calloc(workers, sizeof(PyObject *));
     PyObject **states = PyMem_Calloc(workers, sizeof(PyObject *));
-    PyObject *result = NULL;
+    uint64_t *all = PyMem_Malloc(sizeof(uint64_t) * (total ? total : 1));
+    PyObject *result = NULL, *every = NULL;
     if (own_links == NULL || own == NULL || parts == NULL || fps == NULL || parents == NULL
-        || counts == NULL || labels == NULL || states == NULL) {
+        || counts == NULL || labels == NULL || states == NULL || all == NULL) {
         PyErr_NoMemory();
         goto done;
     }
@@ -352,6 +456,7 @@ split(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         uint64_t fp = PyLong_AsUnsignedLongLong(key);
         if (fp == (uint64_t)-1 && PyErr_Occurred())
             goto done;
+        all[index] = fp;
         PyObject *state = PyList_GET_ITEM(candidates, index++);
         long owner = (long)(fp % (uint64_t)workers);
         if (owner == me) {
@@ -388,7 +493,11 @@ split(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         PyList_SET_ITEM(parts, w, part);
     }
-    result = PyTuple_Pack(3, own_links, own, parts);
+    every = PyBytes_FromStringAndSize(NULL, total * 8);
+    if (every == NULL)
+        goto done;
+    memcpy(PyBytes_AS_STRING(every), all, total * 8);
+    result = PyTuple_Pack(4, own_links, own, parts, every);
 done:
     for (long w = 0; w < workers && fps != NULL; w++) {
         PyMem_Free(fps[w]);
@@ -398,6 +507,8 @@ done:
     }
     PyMem_Free(fps);
     PyMem_Free(parents);
+    PyMem_Free(all);
+    Py_XDECREF(every);
     PyMem_Free(counts);
     PyMem_Free(labels);
     PyMem_Free(states);
@@ -438,7 +549,7 @@ merge(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         memcpy(&parent, parents + 8 * i, 8);
         PyObject *key = PyLong_FromUnsignedLongLong(fp);
         PyObject *p = PyLong_FromUnsignedLongLong(parent);
-        PyObject *link = (key && p) ? PyTuple_Pack(2, p, PyList_GET_ITEM(labels, i)) : NULL;
+        PyObject *link = (key && p) ? new_link(p, PyList_GET_ITEM(labels, i)) : NULL;
         Py_XDECREF(p);
         PyObject *old = link ? PyDict_GetItemWithError(links, key) : NULL;
         int rc = 0;
@@ -464,6 +575,9 @@ merge(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 }
 
 static PyMethodDef module_methods[] = {
+    {"expand", (PyCFunction)(void (*)(void))expand, METH_FASTCALL,
+     "expand(fps, states, next_states, cov, seen, links, candidates, digest, orbit_of, "
+     "canonical): the checker's loop over a frontier slice (see the source)."},
     {"split", (PyCFunction)(void (*)(void))split, METH_FASTCALL,
      "split(links, candidates, workers, me): a level's candidates by owner (see the source)."},
     {"merge", (PyCFunction)(void (*)(void))merge, METH_FASTCALL,

@@ -21,8 +21,16 @@ def split(
     links: dict[int, tuple[int, str]], candidates: list[Any], workers: int, me: int, /,
 ) -> tuple[
     dict[int, tuple[int, str]], list[Any], list[tuple[bytes, bytes, list[str], list[Any]] | None],
+    bytes,
 ]: ...
 def merge(
     links: dict[int, tuple[int, str]], states: list[Any], fps: bytes, parents: bytes,
     labels: list[str], received: list[Any], /,
 ) -> None: ...
+
+def expand(
+    fps: list[int], states: list[Any], next_states: Callable[[Any], Any], cov: dict[str, int],
+    seen: Any, links: dict[int, tuple[int, str]], candidates: list[Any],
+    digest: Callable[[bytes], int], orbit_of: dict[int, int] | None,
+    canonical: Callable[[bytes], bytes] | None, /,
+) -> tuple[int, list[int]]: ...

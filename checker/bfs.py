@@ -49,6 +49,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from isrlab.checker.fingerprint import (
     FingerprintSet,
     compiled_exchange,
+    compiled_expand,
     compiled_scan,
     fingerprint,
     fingerprint_set,
@@ -184,7 +185,7 @@ class _Worker(Generic[S]):
         # states are their own encoding; this worker's own links and candidates, from
         # _publish to merge.
         self._exchange = compiled_exchange() if self.identity else None
-        self._own: tuple[dict[int, tuple[int, str]], list[S]] | None = None
+        self._own: tuple[dict[int, tuple[int, str]], list[S], bytes] | None = None
         self.report = _LevelReport()
         invariants = list(model.invariants())
         self.prop_names = [p.name for p in invariants]
@@ -268,6 +269,22 @@ class _Worker(Generic[S]):
         deadlock = options.check_deadlock
         generated = 0
         slots, tick, me = self.slots, 0, self.index
+        expand_slice = compiled_expand() if scan is not None else None
+        if expand_slice is not None:
+            # The loop below over slices of 1024 states, compiled (checker/_fpset.c: expand).
+            fps, frontier, step = self.frontier_fps, self.frontier, 1024
+            for start in range(0, len(frontier), step):
+                count, deadlocked = expand_slice(
+                    fps[start:start + step], frontier[start:start + step], next_states, cov,
+                    seen, links, candidates, _xxh3, orbit, canonical)
+                generated += count
+                if deadlock:
+                    report.violations.extend(
+                        (level, len(self.prop_names), pfp) for pfp in deadlocked)
+                tick = min(start + step, len(frontier))
+                if slots is not None:
+                    slots.update(me, tick, generated, len(links))
+            self.frontier_fps, self.frontier = [], []
         for pfp, state in zip(self.frontier_fps, self.frontier, strict=True):
             successors = next_states(state)
             if not isinstance(successors, list):
@@ -380,9 +397,9 @@ class _Worker(Generic[S]):
         """``_publish`` with the compiled split (the same parts, in one pass)."""
         assert self._exchange is not None
         split = self._exchange[0]
-        own_links, own, parts = split(self.links, self.candidates, self.workers, self.index)
-        self._own = (own_links, own)
-        every = array("Q", self.links).tobytes()
+        own_links, own, parts, every = split(
+            self.links, self.candidates, self.workers, self.index)
+        self._own = (own_links, own, every)
         for other, part in enumerate(parts):
             if part is not None:
                 self._write_part(level, other, (*part, every))
@@ -439,9 +456,11 @@ class _Worker(Generic[S]):
         """``merge`` with the compiled intake of the other workers' parts."""
         assert self.exchange is not None and self._exchange is not None and self._own
         merge_part = self._exchange[1]
-        links, states = self._own
+        links, states, every = self._own
         self._own = None
-        others = [array("Q", self.links.keys())]
+        mine = array("Q")
+        mine.frombytes(every)
+        others = [mine]
         for other in range(self.workers):
             if other == self.index:
                 continue

@@ -15,12 +15,13 @@ import xxhash
 
 try:  # the compiled fingerprint set and successor loop (checker/_fpset.c), optional
     from isrlab.checker._fpset import FpSet as _FpSet
+    from isrlab.checker._fpset import expand as _expand
     from isrlab.checker._fpset import merge as _merge
     from isrlab.checker._fpset import scan as _scan
     from isrlab.checker._fpset import split as _split
 except ImportError:  # not built: a Python set and bfs.py's own loops, the same answers
     _FpSet = None  # type: ignore[assignment, misc]
-    _scan = _split = _merge = None  # type: ignore[assignment]
+    _scan = _split = _merge = _expand = None  # type: ignore[assignment]
 
 COMPILED_SET = _FpSet
 """The compiled fingerprint set's class, or None when it is not built."""
@@ -77,3 +78,9 @@ def compiled_exchange() -> Any:
     if pure_python_forced() or _split is None:
         return None
     return (_split, _merge)
+
+
+def compiled_expand() -> Any:
+    """The compiled loop over a frontier slice (next_states, coverage, scan) when built and
+    not turned off, else None."""
+    return None if pure_python_forced() else _expand

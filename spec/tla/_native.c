@@ -125,6 +125,10 @@ emit(PyObject *out, PyObject *label, PyObject *succ, int times)
     Py_INCREF(label);
     PyTuple_SET_ITEM(pair, 0, label);
     PyTuple_SET_ITEM(pair, 1, succ);
+    /* A str and a bytes cannot form a cycle: keep the pair out of the cyclic collector's
+     * lists (CPython would untrack it at its first collection, after scanning it). */
+    if (!PyObject_GC_IsTracked(label))
+        PyObject_GC_UnTrack(pair);
     int rc = 0;
     for (int k = 0; k < times && rc == 0; k++)
         rc = PyList_Append(out, pair);

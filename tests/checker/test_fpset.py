@@ -54,17 +54,20 @@ def test_many_and_the_choice(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_compiled_scan_same_search(
     monkeypatch: pytest.MonkeyPatch, workers: int, symmetry: bool,
 ) -> None:
-    """bfs's per-successor loop and its exchange between workers compiled
-    (checker/_fpset.c: scan, split, merge) or in Python (``_Worker._scan_python``,
-    ``_publish``, ``merge``): the same counts, coverage and counterexamples."""
+    """bfs's loops over the frontier and its exchange between workers compiled
+    (checker/_fpset.c: expand, scan, split, merge) or in Python (``_Worker.expand``,
+    ``_scan_python``, ``_publish``, ``merge``): the same counts, coverage and
+    counterexamples (deadlocks included)."""
     from isrlab.checker import bfs
     from isrlab.spec.tla import VERSIONS, TlaModel
 
     assert fingerprint.COMPILED_SCAN is not None
     model = TlaModel(VERSIONS["tla-kip101"], 3, 2, 2, 1)
-    options = bfs.CheckOptions(workers=workers, symmetry=symmetry, stop_at_first=False)
+    options = bfs.CheckOptions(workers=workers, symmetry=symmetry, stop_at_first=False,
+                               check_deadlock=True)
     compiled = bfs.explore(model, options)
     monkeypatch.setattr(bfs, "compiled_scan", lambda: None)
+    monkeypatch.setattr(bfs, "compiled_expand", lambda: None)
     monkeypatch.setattr(bfs, "compiled_exchange", lambda: None)
     python = bfs.explore(model, options)
     assert (compiled.distinct_states, compiled.generated_states, compiled.diameter) == (
