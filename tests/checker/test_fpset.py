@@ -37,6 +37,7 @@ def test_same_as_a_python_set(batches: list[tuple[bool, list[int]]], probes: lis
 
 def test_many_and_the_choice(monkeypatch: pytest.MonkeyPatch) -> None:
     assert fingerprint.COMPILED_SET is not None
+    monkeypatch.delenv(fingerprint.PURE_PYTHON_ENV, raising=False)
     fps = array("Q", ((i * 0x9E3779B97F4A7C15 + 12345) % 2**64 for i in range(200_000)))
     compiled = fingerprint.COMPILED_SET()
     compiled.update(fps)
@@ -62,6 +63,7 @@ def test_compiled_scan_same_search(
     from isrlab.spec.tla import VERSIONS, TlaModel
 
     assert fingerprint.COMPILED_SCAN is not None
+    monkeypatch.delenv(fingerprint.PURE_PYTHON_ENV, raising=False)
     model = TlaModel(VERSIONS["tla-kip101"], 3, 2, 2, 1)
     options = bfs.CheckOptions(workers=workers, symmetry=symmetry, stop_at_first=False,
                                check_deadlock=True)

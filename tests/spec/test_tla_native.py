@@ -78,6 +78,7 @@ def test_pickles_and_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
     Python."""
     from pyspark import cloudpickle
 
+    monkeypatch.delenv(PURE_PYTHON_ENV, raising=False)
     fast = TlaModel(VERSIONS["tla-kip320"], 2, 2, 2, 2)
     assert fast.compiled
     dumps: Callable[[Any], bytes] = cloudpickle.dumps
