@@ -4,10 +4,10 @@
         -p replicas=3 -p log_size=2 -p max_records=2 -p max_leader_epoch=3 --workers 2 \\
         [--symmetry] [--tlc-jar JAR --spec-dir DIR]
 
-Prints distinct and generated states, the diameter, wall time, generated states per second
-and the peak RSS (this process plus its worker processes).  With ``--tlc-jar`` and
-``--spec-dir`` (a checkout of the public TLA+ spec, never committed here) it writes a TLC
-model for the same configuration into a temporary directory, runs
+Prints distinct and generated states, the diameter, wall time, generated states per second,
+the peak RSS (this process plus its worker processes) and which compiled modules ran.  With
+``--tlc-jar`` and ``--spec-dir`` (a checkout of the public TLA+ spec, never committed here)
+it writes a TLC model for the same configuration into a temporary directory, runs
 ``java -XX:+UseParallelGC -cp JAR tlc2.TLC -workers N -deadlock`` on it in the same run, and
 prints TLC's figures and the time ratio.  A script, not a timed test.
 """
@@ -50,6 +50,17 @@ def cpu_seconds() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def compiled_paths(model: object) -> str:
+    """Which compiled modules this run used (ISRLAB_PURE_PYTHON=1 or an unbuilt checkout
+    runs the pure Python: identical results, other times)."""
+    from isrlab.checker.fingerprint import compiled_expand, fingerprint_set
+
+    native = getattr(model, "_native", None) is not None
+    fpset = not isinstance(fingerprint_set(), set)
+    return (f"model (isrlab.spec.tla._native) {'yes' if native else 'no'}, "
+            f"checker (isrlab.checker._fpset) {'yes' if fpset and compiled_expand() else 'no'}")
 
 
 def tlc_model(module: str, params: dict[str, object], symmetry: bool) -> tuple[str, str]:
@@ -161,6 +172,7 @@ def main() -> int:
           f"{result.distinct_states / max(result.elapsed_s, 1e-9):,.0f} distinct/s  "
           f"peak RSS {own_rss:,.0f} MiB coordinator + {worker_rss:,.0f} MiB largest worker "
           f"(<= {total_rss:,.0f} MiB in all)  workers {args.workers}")
+    print(f"compiled: {compiled_paths(model)}")
     if want_tlc and tlc is None and module is not None:
         tlc = run_tlc(args.tlc_jar, args.spec_dir, module, dict(params), args.symmetry,
                       args.tlc_workers)

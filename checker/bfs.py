@@ -20,8 +20,10 @@ Exactness and determinism:
   with the linked fingerprint.  Counts, diameter and traces are therefore identical across
   runs, worker counts and resumed runs.
 
-Memory per distinct state: one ``int`` in a set plus 16 bytes of links (two ``array('Q')``
-per level); the frontier holds one level's states.
+Memory per distinct state: one fingerprint in the visited set (13 to 26 bytes in the
+compiled ``isrlab.checker._fpset.FpSet``, about 80 in the Python set used when it is not
+built) plus 16 bytes of links (two ``array('Q')`` per level); the frontier holds one level's
+states.
 """
 
 from __future__ import annotations
@@ -41,12 +43,19 @@ from array import array
 from collections import _count_elements as count_labels  # type: ignore[attr-defined]  # C helper behind Counter.update
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import compress, repeat
 from operator import itemgetter
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
-from isrlab.checker.fingerprint import fingerprint
+from isrlab.checker.fingerprint import (
+    FingerprintSet,
+    compiled_exchange,
+    compiled_expand,
+    compiled_scan,
+    fingerprint,
+    fingerprint_set,
+)
 from isrlab.checker.fingerprint import xxh3_64 as _xxh3
 from isrlab.checker.model import Model
 from isrlab.checker.report import (
@@ -66,9 +75,12 @@ S = TypeVar("S")
 ORBIT_CACHE_LIMIT = 20_000_000
 """Entries of the symmetry orbit cache (about 100 bytes each) before it is emptied."""
 WORKER_GC_THRESHOLDS = (100_000, 50, 100)
-"""The cyclic collector's thresholds in a worker process: states are acyclic tuples freed by
+"""The cyclic collector's thresholds in a worker process (and in the calling process
+during a one-worker search): states are acyclic tuples freed by
 reference counting, but a model's tuple subclasses (named fields) stay tracked, and with
 CPython's defaults (700, 10, 10) the collector rescans every stored state over and over."""
+
+_first, _second = itemgetter(0), itemgetter(1)
 
 __all__ = ["CheckOptions", "Progress", "RunDirError", "explore", "replay_path"]
 
@@ -156,7 +168,7 @@ class _Worker(Generic[S]):
         self.exchange = exchange
         self.store = store
         self.slots = slots
-        self.seen: set[int] = set()  # every worker's states of the completed levels
+        self.seen = fingerprint_set()  # every worker's states of the completed levels
         self.orbit_of: dict[int, int] = {}  # symmetry: raw fingerprint -> representative's
         self.levels: list[tuple[array[int], array[int]]] = []  # this worker's links per level
         self.frontier_fps: list[int] = []
@@ -165,7 +177,17 @@ class _Worker(Generic[S]):
         self.links: dict[int, tuple[int, str]] = {}
         self.candidates: list[S] = []
         self.candidate_enc: list[bytes] = []  # only with a run directory or several workers
-        self.keep_encodings = store is not None or workers > 1
+        # A model whose states are their own encoding (``identity_encoding``: bytes states,
+        # encode and decode the identity) is never asked to encode or decode, and its
+        # candidates double as their encodings.
+        self.identity = bool(getattr(model, "identity_encoding", False))
+        self.keep_encodings = (store is not None or workers > 1) and not self.identity
+        self._owners: list[int] = []  # each candidate's owner, from _publish to merge
+        # The compiled split and merge of the exchange (checker/_fpset.c), for models whose
+        # states are their own encoding; this worker's own links and candidates, from
+        # _publish to merge.
+        self._exchange = compiled_exchange() if self.identity else None
+        self._own: tuple[dict[int, tuple[int, str]], list[S], bytes] | None = None
         self.report = _LevelReport()
         invariants = list(model.invariants())
         self.prop_names = [p.name for p in invariants]
@@ -230,7 +252,7 @@ class _Worker(Generic[S]):
         """Expand this worker's frontier (level ``level``), collecting candidate new states."""
         self.report = report = _LevelReport()
         model, options = self.model, self.options
-        next_states, encode = model.next_states, model.encode
+        next_states = model.next_states
         canonical = model.canonical if options.symmetry else None
         seen, links = self.seen, self.links
         if len(self.orbit_of) > ORBIT_CACHE_LIMIT:
@@ -238,44 +260,44 @@ class _Worker(Generic[S]):
         orbit_of = self.orbit_of
         add_candidate = self.candidates.append
         add_encoding = self.candidate_enc.append if self.keep_encodings else None
+        identity = self.identity
+        # The compiled loop (checker/_fpset.c: scan) does what _scan_python does, for
+        # models whose states are their own encoding.
+        scan = compiled_scan() if identity else None
+        candidates = self.candidates
+        orbit = orbit_of if canonical is not None else None
         cov = report.cov_generated
         first = itemgetter(0)
         deadlock = options.check_deadlock
         generated = 0
         slots, tick, me = self.slots, 0, self.index
+        expand_slice = compiled_expand() if scan is not None else None
+        if expand_slice is not None:
+            # The loop below over slices of 1024 states, compiled (checker/_fpset.c: expand).
+            fps, frontier, step = self.frontier_fps, self.frontier, 1024
+            for start in range(0, len(frontier), step):
+                count, deadlocked = expand_slice(
+                    fps[start:start + step], frontier[start:start + step], next_states, cov,
+                    seen, links, candidates, _xxh3, orbit, canonical)
+                generated += count
+                if deadlock:
+                    report.violations.extend(
+                        (level, len(self.prop_names), pfp) for pfp in deadlocked)
+                tick = min(start + step, len(frontier))
+                if slots is not None:
+                    slots.update(me, tick, generated, len(links))
+            self.frontier_fps, self.frontier = [], []
         for pfp, state in zip(self.frontier_fps, self.frontier, strict=True):
             successors = next_states(state)
             if not isinstance(successors, list):
                 successors = list(successors)
             count_labels(cov, map(first, successors))
             count = len(successors)
-            for label, successor in successors:
-                if canonical is None:
-                    encoding = encode(successor)
-                    fp = _xxh3(encoding)
-                else:
-                    # The orbit cache maps a raw successor's fingerprint to its
-                    # representative's: a hit is a state already seen or linked.
-                    encoding = encode(successor)
-                    raw = _xxh3(encoding)
-                    known = orbit_of.get(raw)
-                    if known is None:
-                        successor = canonical(successor)
-                        encoding = encode(successor)
-                        fp = orbit_of[raw] = _xxh3(encoding)
-                    else:
-                        fp = known
-                if fp in seen:
-                    continue
-                old = links.get(fp)
-                if old is not None:
-                    if (pfp, label) < old:
-                        links[fp] = (pfp, label)
-                    continue
-                links[fp] = (pfp, label)
-                add_candidate(successor)
-                if add_encoding is not None:
-                    add_encoding(encoding)
+            if scan is not None:
+                scan(successors, pfp, seen, links, candidates, _xxh3, orbit, canonical)
+            else:
+                self._scan_python(successors, pfp, seen, links, orbit_of, canonical,
+                                  add_candidate, add_encoding)
             generated += count
             if count == 0 and deadlock:
                 report.violations.append((level, len(self.prop_names), pfp))
@@ -288,64 +310,172 @@ class _Worker(Generic[S]):
         self.frontier_fps, self.frontier = [], []
         self._publish(level + 1)
 
+    def _scan_python(
+        self, successors: list[tuple[str, S]], pfp: int, seen: FingerprintSet,
+        links: dict[int, tuple[int, str]], orbit_of: dict[int, int],
+        canonical: Callable[[S], S] | None, add_candidate: Callable[[S], None],
+        add_encoding: Callable[[bytes], None] | None,
+    ) -> None:
+        """The per-successor loop of ``expand`` (the compiled ``scan`` of checker/_fpset.c
+        does the same for models whose states are their own encoding): fingerprint each
+        successor (its representative's under symmetry), skip it when seen, else link it
+        (the smallest link wins) and, when new in this level, make it a candidate."""
+        identity, encode = self.identity, self.model.encode
+        for label, successor in successors:
+            encoding: bytes
+            if canonical is None:
+                encoding = successor if identity else encode(successor)  # type: ignore[assignment]  # identity: S is bytes
+                fp = _xxh3(encoding)
+            else:
+                # The orbit cache maps a raw successor's fingerprint to its
+                # representative's: a hit is a state already seen or linked.
+                encoding = successor if identity else encode(successor)  # type: ignore[assignment]  # identity: S is bytes
+                raw = _xxh3(encoding)
+                known = orbit_of.get(raw)
+                if known is None:
+                    successor = canonical(successor)
+                    encoding = successor if identity else encode(successor)  # type: ignore[assignment]  # identity: S is bytes
+                    fp = orbit_of[raw] = _xxh3(encoding)
+                else:
+                    fp = known
+            if fp in seen:
+                continue
+            old = links.get(fp)
+            if old is not None:
+                if (pfp, label) < old:
+                    links[fp] = (pfp, label)
+                continue
+            links[fp] = (pfp, label)
+            add_candidate(successor)
+            if add_encoding is not None:
+                add_encoding(encoding)
+
     def _publish(self, level: int) -> None:
         """Send each other worker the candidates it owns (``fp % workers``) and every
-        candidate's fingerprint (all of them are new states, whoever owns them)."""
+        candidate's fingerprint (all of them are new states, whoever owns them).
+
+        Column by column: the owned fingerprints and parents as ``array('Q')`` bytes, the
+        labels and encodings as lists (pickle shares repeated label strings), so that
+        nothing is built per candidate but the owner test."""
         if self.workers == 1:
             return
         assert self.exchange is not None
         workers, me = self.workers, self.index
-        outgoing: list[list[tuple[int, int, str, bytes]]] = [[] for _ in range(workers)]
-        for (fp, (parent, label)), encoding in zip(
-            self.links.items(), self.candidate_enc, strict=True
-        ):
-            owner = fp % workers
-            if owner != me:
-                outgoing[owner].append((fp, parent, label, encoding))
-        every = array("Q", self.links.keys()).tobytes()
-        for other, records in enumerate(outgoing):
+        if self._exchange is not None:
+            self._publish_compiled(level)
+            return
+        keys = array("Q", self.links)
+        every = keys.tobytes()
+        owners = [fp % workers for fp in keys]
+        self._owners = owners
+        links = list(self.links.values())
+        encodings = self.candidates if self.identity else self.candidate_enc
+        for other in range(workers):
             if other == me:
                 continue
+            chosen = [owner == other for owner in owners]
+            picked = list(compress(links, chosen))
+            payload = (
+                array("Q", compress(keys, chosen)).tobytes(),
+                array("Q", map(_first, picked)).tobytes(),
+                list(map(_second, picked)),
+                list(compress(encodings, chosen)),
+                every,
+            )
             (self.exchange / f"{level - 1}-{me}-{other}.bin").unlink(missing_ok=True)
             temporary = self.exchange / f"{level}-{me}-{other}.tmp"
-            temporary.write_bytes(pickle.dumps((records, every), protocol=5))
+            temporary.write_bytes(pickle.dumps(payload, protocol=5))
             os.replace(temporary, self.exchange / f"{level}-{me}-{other}.bin")
+
+    def _write_part(self, level: int, other: int, payload: Any) -> None:
+        me = self.index
+        assert self.exchange is not None
+        (self.exchange / f"{level - 1}-{me}-{other}.bin").unlink(missing_ok=True)
+        temporary = self.exchange / f"{level}-{me}-{other}.tmp"
+        temporary.write_bytes(pickle.dumps(payload, protocol=5))
+        os.replace(temporary, self.exchange / f"{level}-{me}-{other}.bin")
+
+    def _publish_compiled(self, level: int) -> None:
+        """``_publish`` with the compiled split (the same parts, in one pass)."""
+        assert self._exchange is not None
+        split = self._exchange[0]
+        own_links, own, parts, every = split(
+            self.links, self.candidates, self.workers, self.index)
+        self._own = (own_links, own, every)
+        for other, part in enumerate(parts):
+            if part is not None:
+                self._write_part(level, other, (*part, every))
 
     def merge(self, level: int) -> _LevelReport:
         """Gather the candidates this worker owns (the smallest link wins) and finish."""
         if self.workers == 1:
-            return self._finish_level(level, self.links, self.candidates, self.candidate_enc, [])
+            return self._finish_level(
+                level, self.links, self.candidates,
+                self.candidates if self.identity else self.candidate_enc,  # type: ignore[arg-type]  # identity: S is bytes
+                [])
         assert self.exchange is not None
         workers, me, decode = self.workers, self.index, self.model.decode
-        links: dict[int, tuple[int, str]] = {}
-        states: list[S] = []
-        encodings: list[bytes] = []
-        for (fp, link), state, encoding in zip(
-            self.links.items(), self.candidates, self.candidate_enc, strict=True
-        ):
-            if fp % workers == me:
-                links[fp] = link
-                states.append(state)
-                encodings.append(encoding)
+        if self._own is not None:
+            return self._merge_compiled(level)
+        mine = [owner == me for owner in self._owners]
+        links: dict[int, tuple[int, str]] = dict(compress(self.links.items(), mine))
+        states: list[S] = list(compress(self.candidates, mine))
+        encodings: list[bytes] = (
+            states if self.identity  # type: ignore[assignment]  # S is bytes here
+            else list(compress(self.candidate_enc, mine))
+        )
         others = [array("Q", self.links.keys())]
         for other in range(workers):
             if other == me:
                 continue
-            records, every = pickle.loads(
+            fps_bytes, parents_bytes, labels, received, every = pickle.loads(
                 (self.exchange / f"{level}-{other}-{me}.bin").read_bytes()
             )
-            fps = array("Q")
-            fps.frombytes(every)
-            others.append(fps)
-            for fp, parent, label, encoding in records:
-                old = links.get(fp)
-                if old is None:
-                    links[fp] = (parent, label)
-                    states.append(decode(encoding))
-                    encodings.append(encoding)
-                elif (parent, label) < old:
-                    links[fp] = (parent, label)
+            fps, parents, all_fps = array("Q"), array("Q"), array("Q")
+            fps.frombytes(fps_bytes)
+            parents.frombytes(parents_bytes)
+            all_fps.frombytes(every)
+            others.append(all_fps)
+            incoming = dict(zip(fps, zip(parents, labels, strict=True), strict=True))
+            common = incoming.keys() & links.keys()
+            for fp in common:  # found by both: the smallest link wins, the state is kept
+                if incoming[fp] < links[fp]:
+                    links[fp] = incoming[fp]
+            fresh = [fp not in common for fp in fps] if common else None
+            if fresh is None:
+                links.update(incoming)
+            else:
+                links.update(compress(incoming.items(), fresh))
+                received = list(compress(received, fresh))
+            if self.identity:
+                states.extend(received)
+            else:
+                states.extend(map(decode, received))
+                encodings.extend(received)
         return self._finish_level(level, links, states, encodings, others)
+
+    def _merge_compiled(self, level: int) -> _LevelReport:
+        """``merge`` with the compiled intake of the other workers' parts."""
+        assert self.exchange is not None and self._exchange is not None and self._own
+        merge_part = self._exchange[1]
+        links, states, every = self._own
+        self._own = None
+        mine = array("Q")
+        mine.frombytes(every)
+        others = [mine]
+        for other in range(self.workers):
+            if other == self.index:
+                continue
+            fps_bytes, parents_bytes, labels, received, every = pickle.loads(
+                (self.exchange / f"{level}-{other}-{self.index}.bin").read_bytes()
+            )
+            all_fps = array("Q")
+            all_fps.frombytes(every)
+            others.append(all_fps)
+            merge_part(links, states, fps_bytes, parents_bytes, labels, received)
+        return self._finish_level(
+            level, links, states, states,  # type: ignore[arg-type]  # identity: S is bytes
+            others)
 
     def _finish_level(
         self, level: int, links: dict[int, tuple[int, str]], states: list[S],
@@ -360,6 +490,23 @@ class _Worker(Generic[S]):
         frontier_fps: list[int] = []
         frontier: list[S] = []
         frontier_enc: list[bytes] = []
+        if not getattr(self.model, "has_boundary", True):
+            # Every state lies within the boundary: the loop below, column by column.
+            fps.extend(links.keys())
+            parents.extend(map(_first, links.values()))
+            for index, holds in invariants:
+                if not all(map(holds, states)):
+                    violations.extend((level, index, fp) for fp, ok in zip(
+                        fps, map(holds, states), strict=True) if not ok)
+            for state in states:
+                if not self.pending_sometimes:
+                    break
+                self._check_sometimes(level, state)
+            count_labels(distinct, map(_second, links.values()))
+            frontier_fps, frontier = list(links), states
+            if self.store is not None:
+                frontier_enc = encodings
+            links = {}  # the loop below has nothing left to do
         for (fp, (parent, label)), state, encoding in zip(
             links.items(), states, encodings or repeat(b""), strict=False
         ):
@@ -377,7 +524,8 @@ class _Worker(Generic[S]):
                 if self.store is not None:
                     frontier_enc.append(encoding)
         self.levels.append((fps, parents))
-        self.seen.update(fps)
+        if not others:  # several workers: ``others`` holds every new state, these included
+            self.seen.update(fps)
         for other in others:
             self.seen.update(other)
         report.new = len(frontier_fps)  # TLC's distinct count: states within the CONSTRAINT
@@ -803,9 +951,15 @@ def explore(model: Model[S], options: CheckOptions | None = None) -> CheckResult
         _InProcess(model, options, store) if workers == 1
         else _MultiProcess(model, options, store, workers)
     )
+    # In this process too, the search's millions of tracked tuples (links) would make the
+    # cyclic collector rescan them over and over: its worker thresholds, restored after.
+    thresholds = gc.get_threshold()
+    if workers == 1:
+        gc.set_threshold(*WORKER_GC_THRESHOLDS)
     try:
         return _search(model, options, driver, store, workers, started)
     finally:
+        gc.set_threshold(*thresholds)
         driver.close()
 
 

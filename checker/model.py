@@ -23,6 +23,11 @@ A model is a finite (or bounded) transition system:
 
 Labels are plain strings such as ``"BecomeLeader(r1)"``; coverage groups them by the part
 before the first ``(``.  Models should build their labels once, not per step.
+
+Two optional class attributes let the breadth-first checker take shortcuts (same results):
+``identity_encoding = True`` says states are ``bytes`` and ``encode``/``decode`` are the
+identity (the checker then never calls them, and uses its compiled loops when built);
+``has_boundary = False`` says ``within_boundary`` is always true.
 """
 
 from __future__ import annotations

@@ -114,6 +114,7 @@ class Layout:
             )
         self.permutations = tuple(itertools.permutations(range(replicas)))
         self._perm_tables = tuple(self._translation(p) for p in self.permutations)
+        self.perm_tables = self._perm_tables  # the byte renaming of each permutation
         self._perm_orders = tuple(self._block_order(p) for p in self.permutations)
 
     # -- codes ----------------------------------------------------------------------------

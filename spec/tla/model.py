@@ -25,10 +25,12 @@ directly; a record is never lost by a crash.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from operator import itemgetter
 from types import MethodType
 from typing import TYPE_CHECKING, Any
 
+from isrlab.checker.fingerprint import pure_python_forced
 from isrlab.checker.model import Property
 from isrlab.core.partition import follower_high_watermark
 from isrlab.core.truncation import Log
@@ -48,6 +50,54 @@ TruncationRule = Callable[[Log, Log, int], int]
 
 _BYTE = tuple(bytes((v,)) for v in range(256))
 
+try:  # the compiled successor function (spec/tla/_native.c), optional
+    from isrlab.spec.tla import _native as _compiled
+except ImportError:  # not built: the pure Python below, identical results
+    _compiled = None  # type: ignore[assignment]
+
+NATIVE_BUILT = _compiled is not None
+"""Whether the compiled module was built (and imported)."""
+
+
+# The codes of the actions spec/tla/_native.c transcribes (its ``enum``).
+N_ELECT, N_CSHRINK, N_BECOME_LEADER, N_EXPAND, N_SHRINK, N_WRITE, N_INC_HW = 1, 2, 3, 4, 5, 6, 7
+N_REPLICATE, N_TRUNCATE = 8, 9
+N_F_FETCH, N_F_INC_HW, N_F_SHRINK, N_F_EXPAND, N_F_TRUNCATE = 10, 11, 12, 13, 14
+# Truncation rules the compiled module computes itself (its RULE_*; 0: the memo and the
+# Python rule).
+RULE_KIP279, RULE_TO_HW = 1, 2
+
+
+@dataclass(frozen=True, slots=True)
+class NativeAction:
+    """How the compiled module runs one explicit action: its code, the action name and
+    label shape of its labels (``TlaModel.labels``), and for a truncation its rule (the
+    memo of ``TlaModel.truncated`` is shared), whether an empty follower counts twice and
+    ``inline``: the rule's transcription in C (``RULE_*``; 0: call ``rule`` on a miss)."""
+
+    code: int
+    label_action: str
+    shape: str
+    rule: TruncationRule | None = None
+    twice: bool = False
+    inline: int = 0
+
+
+NATIVE_ACTIONS: dict[Callable[..., None], NativeAction] = {}
+"""The explicit actions (functions of ``isrlab.spec.variants``) the compiled module
+transcribes; a variant's module registers its own with ``native_action``.  An action not
+listed runs as Python inside the compiled ``next_states``."""
+
+
+def native_action(fn: Callable[..., None], spec: NativeAction) -> None:
+    """Declare that the compiled module runs ``fn`` as ``spec`` says."""
+    NATIVE_ACTIONS[fn] = spec
+
+
+def compiled_available() -> bool:
+    """Whether the compiled successor function is built and not turned off."""
+    return _compiled is not None and not pure_python_forced()
+
 
 INVARIANT_NAMES = ("WeakIsr", "StrongIsr", "LeaderInIsr", "TypeOk")
 
@@ -59,9 +109,15 @@ def _r(i: int) -> str:
 class TlaModel:
     """One protocol version of the specification for given constants (see module doc)."""
 
+    identity_encoding = True
+    """States are ``bytes`` and their own encoding: the checker skips ``encode``/``decode``."""
+    has_boundary = False
+    """``within_boundary`` is always true (no CONSTRAINT): the checker need not ask."""
+
     def __init__(
         self, variant: Variant, replicas: int, log_size: int, max_records: int,
         max_leader_epoch: int, invariants: Sequence[str] = ("WeakIsr", "StrongIsr"),
+        compiled: bool | None = None,
     ) -> None:
         for name in invariants:
             if name not in INVARIANT_NAMES:
@@ -101,6 +157,71 @@ class TlaModel:
         )
         self._labels()
         self.actions = self._select_actions()
+        self.compiled = compiled_available() if compiled is None else compiled
+        self._attach_native()
+
+    def _attach_native(self) -> None:
+        """Run ``next_states`` and the ISR invariants compiled when ``self.compiled``: the
+        compiled methods shadow the pure Python ones on this instance."""
+        self._native: _compiled.Native | None = None
+        if not self.compiled:
+            return
+        if _compiled is None:
+            raise RuntimeError("the compiled module isrlab.spec.tla._native is not built")
+        self._native = native = _compiled.Native(
+            (self.n, self.L, self.R, self.E, self.layout.header, self.block, self.layout.size,
+             self.lb, self.none, self.ib),
+            self.bases,
+            b"".join(b"".join(row) for row in self._fetched_hw),
+            self.truncated, self._presuming, self._native_actions(),
+            self.layout.permutations, self.layout.perm_tables,
+        )
+        self.next_states = native.next_states  # type: ignore[method-assign, assignment]
+        self.weak_isr = native.weak_isr  # type: ignore[method-assign, assignment]
+        self.strong_isr = native.strong_isr  # type: ignore[method-assign, assignment]
+        self.canonical = native.canonical  # type: ignore[method-assign, assignment]
+
+    def _native_actions(self) -> list[tuple[int, Any, Any, Any, Any, bool, int]]:
+        """The compiled module's action entries, in Next's order (see _native.c)."""
+        base = {
+            TlaModel.controller_elect_leader: (N_ELECT, self.l_elect),
+            TlaModel.controller_shrink_isr: (N_CSHRINK, self.l_cshrink),
+            TlaModel.become_leader: (N_BECOME_LEADER, self.l_become_leader),
+            TlaModel.leader_expand_isr: (N_EXPAND, self.labels("LeaderExpandIsr", "rr")),
+            TlaModel.leader_shrink_isr: (N_SHRINK, self.labels("LeaderShrinkIsr", "rr")),
+            TlaModel.leader_write: (N_WRITE, self.l_write),
+            TlaModel.leader_inc_high_watermark: (
+                N_INC_HW, self.labels("LeaderIncHighWatermark", "r")),
+            TlaModel.follower_replicate: (
+                N_REPLICATE, self.labels("FollowerReplicate", "from")),
+        }
+        entries: list[tuple[int, Any, Any, Any, Any, bool, int]] = []
+        for action in self.actions:
+            fn = action.__func__  # type: ignore[attr-defined]  # a MethodType
+            if fn in base:
+                code, labels = base[fn]
+                entries.append((code, labels, None, None, None, False, 0))
+            elif fn in NATIVE_ACTIONS:
+                spec = NATIVE_ACTIONS[fn]
+                memo = (self._follow_memos.setdefault(spec.rule, {})
+                        if spec.rule is not None else None)
+                entries.append((spec.code, self.labels(spec.label_action, spec.shape), memo,
+                                spec.rule, None, spec.twice, spec.inline))
+            else:
+                entries.append((0, None, None, None, action, False, 0))
+        return entries
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the compiled object (rebuilt on unpickling)."""
+        state = dict(self.__dict__)
+        for name in ("_native", "next_states", "weak_isr", "strong_isr", "canonical"):
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.compiled = self.compiled and compiled_available()
+        self._attach_native()
 
     # -- construction helpers ----------
     def _labels(self) -> None:
@@ -174,8 +295,9 @@ class TlaModel:
     def invariants(self) -> Sequence[Property[State]]:
         """The invariants asked for (default WeakIsr and StrongIsr)."""
         table = {
-            "WeakIsr": Property("WeakIsr", self.weak_isr, self.weak_isr.__doc__ or ""),
-            "StrongIsr": Property("StrongIsr", self.strong_isr, self.strong_isr.__doc__ or ""),
+            "WeakIsr": Property("WeakIsr", self.weak_isr, TlaModel.weak_isr.__doc__ or ""),
+            "StrongIsr": Property(
+                "StrongIsr", self.strong_isr, TlaModel.strong_isr.__doc__ or ""),
             "LeaderInIsr": Property(
                 "LeaderInIsr", self.leader_in_isr, self.leader_in_isr.__doc__ or ""),
             "TypeOk": Property("TypeOk", self.type_ok, self.type_ok.__doc__ or ""),

@@ -9,7 +9,16 @@ counts).
 from __future__ import annotations
 
 from isrlab.core.truncation import Log, kip279_truncation_offset
-from isrlab.spec.tla.model import Out, Presumed, State, TlaModel
+from isrlab.spec.tla.model import (
+    N_TRUNCATE,
+    RULE_KIP279,
+    NativeAction,
+    Out,
+    Presumed,
+    State,
+    TlaModel,
+    native_action,
+)
 from isrlab.spec.variants import Action, Variant
 
 NAME = "BecomeFollowerTruncateKip279"
@@ -25,6 +34,11 @@ def become_follower(model: TlaModel, s: State, out: Out, pres: Presumed) -> None
     model.become_follower_and_truncate(s, out, first_non_matching_offset_from_tail, NAME,
                                        twice=True)
 
+
+# The compiled module (spec/tla/_native.c) runs this truncation, calling the rule on a miss.
+native_action(become_follower, NativeAction(
+    N_TRUNCATE, NAME, "follows", rule=first_non_matching_offset_from_tail, twice=True,
+    inline=RULE_KIP279))
 
 VARIANT = Variant(
     name="tla-kip279", module="Kip279", order=30,

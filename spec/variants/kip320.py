@@ -8,7 +8,20 @@ module replaces five of KafkaReplication's actions.
 from __future__ import annotations
 
 from isrlab.spec.tla.layout import END, EPOCH, HW, ISR, LEADER, LOG, RQ
-from isrlab.spec.tla.model import Out, Presumed, State, TlaModel
+from isrlab.spec.tla.model import (
+    N_F_EXPAND,
+    N_F_FETCH,
+    N_F_INC_HW,
+    N_F_SHRINK,
+    N_F_TRUNCATE,
+    RULE_KIP279,
+    NativeAction,
+    Out,
+    Presumed,
+    State,
+    TlaModel,
+    native_action,
+)
 from isrlab.spec.variants import Action, Variant
 from isrlab.spec.variants.kip279 import first_non_matching_offset_from_tail
 
@@ -112,6 +125,16 @@ def fenced_become_follower_and_truncate(
             # KIP-279 never truncates past the follower's end: ``new`` is never empty
             out.append((labels[epoch - 1][i][j], s[:b] + new + s[b + block:]))
 
+
+# The compiled module (spec/tla/_native.c) transcribes these five actions.
+native_action(fenced_follower_fetch, NativeAction(N_F_FETCH, "FencedFollowerFetch", "from"))
+native_action(fenced_leader_inc_high_watermark,
+              NativeAction(N_F_INC_HW, "FencedLeaderIncHighWatermark", "r"))
+native_action(fenced_leader_shrink_isr, NativeAction(N_F_SHRINK, "FencedLeaderShrinkIsr", "rr"))
+native_action(fenced_leader_expand_isr, NativeAction(N_F_EXPAND, "FencedLeaderExpandIsr", "rr"))
+native_action(fenced_become_follower_and_truncate, NativeAction(
+    N_F_TRUNCATE, "FencedBecomeFollowerAndTruncate", "follows",
+    rule=first_non_matching_offset_from_tail, inline=RULE_KIP279))
 
 VARIANT = Variant(
     name="tla-kip320", module="Kip320", order=40,

@@ -1,0 +1,635 @@
+/* isrlab.checker._fpset: a set of 64-bit fingerprints, compiled.
+ *
+ * The breadth-first checker's visited set (isrlab.checker.bfs) holds one fingerprint per
+ * distinct state.  A Python set of ints costs about 100 bytes per entry and boxes every
+ * fingerprint it is fed from an array('Q'); this one stores the raw 64-bit values in an
+ * open-addressing table (linear probing, at most 5/8 full: 13 to 26 bytes per entry) and
+ * reads arrays through the buffer protocol.  It offers exactly what bfs.py uses of a set:
+ * ``fp in s``, ``s.update(iterable)`` (an array('Q') or any iterable of ints) and
+ * ``len(s)``.  When this module is not built, bfs.py uses a Python set: same answers.
+ *
+ * ``scan`` is bfs.py's per-successor loop for models whose states are bytes and their own
+ * encoding, transcribed (bfs.py keeps the Python loop, used when this is not built).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+static PyTypeObject FpSetType;
+
+/* A new (parent, label) link: untracked by the cyclic collector when the label is an
+ * atomic object (a str: the tuple cannot be part of a cycle), as CPython itself would do at
+ * the tuple's first collection, after scanning it. */
+static PyObject *
+new_link(PyObject *parent, PyObject *label)
+{
+    PyObject *link = PyTuple_Pack(2, parent, label);
+    if (link != NULL && !PyObject_GC_IsTracked(parent) && !PyObject_GC_IsTracked(label))
+        PyObject_GC_UnTrack(link);
+    return link;
+}
+
+typedef struct {
+    PyObject_HEAD
+    uint64_t *table;  /* 0 marks an empty slot; the fingerprint 0 is kept in has_zero */
+    size_t mask;      /* capacity - 1 (capacity a power of two) */
+    size_t used;      /* non-zero fingerprints stored */
+    int has_zero;
+} FpSet;
+
+static inline size_t
+slot_of(uint64_t fp, size_t mask)
+{
+    /* Fingerprints are xxh3 digests, already uniform; mixing keeps other inputs fair. */
+    return (size_t)((fp * 0x9E3779B97F4A7C15ULL) >> 17) & mask;
+}
+
+static int
+grow(FpSet *s)
+{
+    size_t capacity = (s->mask + 1) * 2;
+    uint64_t *table = PyMem_Calloc(capacity, sizeof(uint64_t));
+    if (table == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    size_t mask = capacity - 1;
+    for (size_t i = 0; i <= s->mask; i++) {
+        uint64_t fp = s->table[i];
+        if (fp == 0)
+            continue;
+        size_t j = slot_of(fp, mask);
+        while (table[j] != 0)
+            j = (j + 1) & mask;
+        table[j] = fp;
+    }
+    PyMem_Free(s->table);
+    s->table = table;
+    s->mask = mask;
+    return 0;
+}
+
+static inline int
+contains(const FpSet *s, uint64_t fp)
+{
+    if (fp == 0)
+        return s->has_zero;
+    size_t j = slot_of(fp, s->mask);
+    for (;;) {
+        uint64_t v = s->table[j];
+        if (v == fp)
+            return 1;
+        if (v == 0)
+            return 0;
+        j = (j + 1) & s->mask;
+    }
+}
+
+static inline int
+add(FpSet *s, uint64_t fp)
+{
+    if (fp == 0) {
+        s->has_zero = 1;
+        return 0;
+    }
+    if ((s->used + 1) * 8 > (s->mask + 1) * 5 && grow(s) < 0)
+        return -1;
+    size_t j = slot_of(fp, s->mask);
+    for (;;) {
+        uint64_t v = s->table[j];
+        if (v == fp)
+            return 0;
+        if (v == 0) {
+            s->table[j] = fp;
+            s->used++;
+            return 0;
+        }
+        j = (j + 1) & s->mask;
+    }
+}
+
+static PyObject *
+FpSet_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    if (!PyArg_ParseTuple(args, ":FpSet"))
+        return NULL;
+    FpSet *s = (FpSet *)type->tp_alloc(type, 0);
+    if (s == NULL)
+        return NULL;
+    s->mask = 1023;
+    s->table = PyMem_Calloc(s->mask + 1, sizeof(uint64_t));
+    if (s->table == NULL) {
+        Py_DECREF(s);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)s;
+}
+
+static void
+FpSet_dealloc(FpSet *s)
+{
+    PyMem_Free(s->table);
+    Py_TYPE(s)->tp_free((PyObject *)s);
+}
+
+static int
+FpSet_contains(FpSet *s, PyObject *key)
+{
+    if (!PyLong_Check(key))
+        return 0;
+    uint64_t fp = PyLong_AsUnsignedLongLong(key);
+    if (fp == (uint64_t)-1 && PyErr_Occurred()) {
+        PyErr_Clear();  /* negative or too large: never a fingerprint */
+        return 0;
+    }
+    return contains(s, fp);
+}
+
+static Py_ssize_t
+FpSet_len(FpSet *s)
+{
+    return (Py_ssize_t)(s->used + (size_t)s->has_zero);
+}
+
+static PyObject *
+FpSet_update(FpSet *s, PyObject *items)
+{
+    if (PyObject_CheckBuffer(items)) {
+        Py_buffer view;
+        if (PyObject_GetBuffer(items, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) == 0) {
+            int ok = view.itemsize == 8 && view.format != NULL
+                     && (strcmp(view.format, "Q") == 0 || strcmp(view.format, "L") == 0
+                         || strcmp(view.format, "K") == 0);
+            if (ok) {
+                const uint64_t *fps = (const uint64_t *)view.buf;
+                Py_ssize_t count = view.len / 8;
+                for (Py_ssize_t i = 0; i < count; i++) {
+                    if (add(s, fps[i]) < 0) {
+                        PyBuffer_Release(&view);
+                        return NULL;
+                    }
+                }
+                PyBuffer_Release(&view);
+                Py_RETURN_NONE;
+            }
+            PyBuffer_Release(&view);
+        }
+        else {
+            PyErr_Clear();
+        }
+    }
+    PyObject *iterator = PyObject_GetIter(items);
+    if (iterator == NULL)
+        return NULL;
+    PyObject *item;
+    while ((item = PyIter_Next(iterator)) != NULL) {
+        uint64_t fp = PyLong_AsUnsignedLongLong(item);
+        Py_DECREF(item);
+        if ((fp == (uint64_t)-1 && PyErr_Occurred()) || add(s, fp) < 0) {
+            Py_DECREF(iterator);
+            return NULL;
+        }
+    }
+    Py_DECREF(iterator);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+FpSet_sizeof(FpSet *s, PyObject *unused)
+{
+    return PyLong_FromSize_t(sizeof(FpSet) + (s->mask + 1) * sizeof(uint64_t));
+}
+
+/* -- the checker's per-successor loop -------------------------------------------------------- */
+
+/* cov[label] += 1, as collections.Counter.update does for a dict. */
+static int
+count_label(PyObject *cov, PyObject *label)
+{
+    PyObject *old = PyDict_GetItemWithError(cov, label);
+    if (old == NULL && PyErr_Occurred())
+        return -1;
+    PyObject *one = PyLong_FromLong(1);
+    PyObject *new = old == NULL ? one : PyNumber_Add(old, one);
+    if (old != NULL)
+        Py_XDECREF(one);
+    if (new == NULL)
+        return -1;
+    int rc = PyDict_SetItem(cov, label, new);
+    Py_DECREF(new);
+    return rc;
+}
+
+/* scan(successors, pfp, seen, links, candidates, digest, orbit_of, canonical) -> None
+ *
+ * The inner loop of isrlab.checker.bfs._Worker.expand for a model whose states are bytes
+ * and their own encoding, transcribed: for each (label, successor) of ``successors`` (a
+ * list), its fingerprint ``digest(successor)`` (with symmetry: ``orbit_of`` maps the raw
+ * fingerprint to the representative's, ``canonical`` gives a representative on a miss);
+ * skipped when in ``seen``; else linked in ``links`` (fingerprint -> (parent, label), the
+ * smallest link kept) and, when new there, appended to ``candidates``. */
+static int
+scan_list(PyObject *successors, PyObject *pfp, PyObject *seen, PyObject *links,
+          PyObject *candidates, PyObject *digest, PyObject *orbit_of, PyObject *canonical,
+          PyObject *cov)
+{
+    int symmetric = orbit_of != Py_None;
+    FpSet *fpset = PyObject_TypeCheck(seen, &FpSetType) ? (FpSet *)seen : NULL;
+    Py_ssize_t count = PyList_GET_SIZE(successors);
+    for (Py_ssize_t x = 0; x < count; x++) {
+        PyObject *pair = PyList_GET_ITEM(successors, x);
+        if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_SetString(PyExc_TypeError, "scan(): successors must be (label, state) pairs");
+            return -1;
+        }
+        PyObject *label = PyTuple_GET_ITEM(pair, 0);
+        PyObject *successor = PyTuple_GET_ITEM(pair, 1);
+        if (cov != NULL && count_label(cov, label) < 0)
+            return -1;
+        PyObject *fp;  /* a new reference */
+        Py_INCREF(successor);
+        if (!symmetric) {
+            fp = PyObject_CallOneArg(digest, successor);
+        }
+        else {
+            PyObject *raw = PyObject_CallOneArg(digest, successor);
+            if (raw == NULL) {
+                Py_DECREF(successor);
+                return -1;
+            }
+            fp = PyDict_GetItemWithError(orbit_of, raw);
+            if (fp != NULL) {
+                Py_INCREF(fp);
+            }
+            else if (!PyErr_Occurred()) {
+                PyObject *representative = PyObject_CallOneArg(canonical, successor);
+                Py_DECREF(successor);
+                successor = representative;
+                fp = representative ? PyObject_CallOneArg(digest, representative) : NULL;
+                if (fp != NULL && PyDict_SetItem(orbit_of, raw, fp) < 0)
+                    Py_CLEAR(fp);
+            }
+            Py_DECREF(raw);
+        }
+        if (fp == NULL) {
+            Py_XDECREF(successor);
+            return -1;
+        }
+        int known;
+        if (fpset != NULL) {
+            uint64_t value = PyLong_AsUnsignedLongLong(fp);
+            known = (value == (uint64_t)-1 && PyErr_Occurred()) ? -1 : contains(fpset, value);
+        }
+        else {
+            known = PySequence_Contains(seen, fp);
+        }
+        if (known != 0) {
+            Py_DECREF(fp);
+            Py_DECREF(successor);
+            if (known < 0)
+                return -1;
+            continue;
+        }
+        PyObject *link = new_link(pfp, label);
+        PyObject *old = link ? PyDict_GetItemWithError(links, fp) : NULL;
+        int rc = 0;
+        if (link == NULL || (old == NULL && PyErr_Occurred())) {
+            rc = -1;
+        }
+        else if (old != NULL) {
+            int less = PyObject_RichCompareBool(link, old, Py_LT);
+            if (less < 0 || (less && PyDict_SetItem(links, fp, link) < 0))
+                rc = -1;
+        }
+        else if (PyDict_SetItem(links, fp, link) < 0 || PyList_Append(candidates, successor) < 0) {
+            rc = -1;
+        }
+        Py_XDECREF(link);
+        Py_DECREF(fp);
+        Py_DECREF(successor);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int
+check_scan_args(PyObject *links, PyObject *candidates, PyObject *orbit_of)
+{
+    if (!PyDict_CheckExact(links) || !PyList_CheckExact(candidates)) {
+        PyErr_SetString(PyExc_TypeError, "scan(): links and candidates must be a dict and a list");
+        return -1;
+    }
+    if (orbit_of != Py_None && !PyDict_CheckExact(orbit_of)) {
+        PyErr_SetString(PyExc_TypeError, "scan(): orbit_of must be a dict or None");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "scan() takes 8 arguments");
+        return NULL;
+    }
+    if (!PyList_CheckExact(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "scan(): successors must be a list");
+        return NULL;
+    }
+    if (check_scan_args(args[3], args[4], args[6]) < 0
+        || scan_list(args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7],
+                     NULL) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* expand(fps, states, next_states, cov, seen, links, candidates, digest, orbit_of,
+ *        canonical) -> (generated, deadlocked)
+ *
+ * bfs._Worker.expand's loop over (a slice of) the frontier: ``next_states`` of each state,
+ * every successor's label counted in ``cov`` (as collections.Counter.update), then ``scan``
+ * of its successors with the state's fingerprint as parent.  Returns the number of
+ * successors and the list of fingerprints of the states that had none. */
+static PyObject *
+expand(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError, "expand() takes 10 arguments");
+        return NULL;
+    }
+    PyObject *fps = args[0], *states = args[1], *next_states = args[2], *cov = args[3];
+    if (!PyList_CheckExact(fps) || !PyList_CheckExact(states) || !PyDict_CheckExact(cov)
+        || PyList_GET_SIZE(fps) != PyList_GET_SIZE(states)) {
+        PyErr_SetString(PyExc_TypeError, "expand(): fps and states: lists of one length");
+        return NULL;
+    }
+    if (check_scan_args(args[5], args[6], args[8]) < 0)
+        return NULL;
+    PyObject *deadlocked = PyList_New(0);
+    if (deadlocked == NULL)
+        return NULL;
+    Py_ssize_t generated = 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(states); i++) {
+        PyObject *pfp = PyList_GET_ITEM(fps, i);
+        PyObject *successors = PyObject_CallOneArg(next_states, PyList_GET_ITEM(states, i));
+        if (successors != NULL && !PyList_CheckExact(successors)) {
+            PyObject *as_list = PySequence_List(successors);
+            Py_DECREF(successors);
+            successors = as_list;
+        }
+        if (successors == NULL) {
+            Py_DECREF(deadlocked);
+            return NULL;
+        }
+        Py_ssize_t count = PyList_GET_SIZE(successors);
+        int rc = scan_list(successors, pfp, args[4], args[5], args[6], args[7], args[8],
+                           args[9], cov);
+        Py_DECREF(successors);
+        if (rc < 0 || (count == 0 && PyList_Append(deadlocked, pfp) < 0)) {
+            Py_DECREF(deadlocked);
+            return NULL;
+        }
+        generated += count;
+    }
+    PyObject *result = Py_BuildValue("(nN)", generated, deadlocked);
+    return result;
+}
+
+
+/* split(links, candidates, workers, me) -> (own_links, own_candidates, parts, every)
+ *
+ * bfs._Worker._publish's partition of a level's candidates by owner (fingerprint %
+ * workers), in one pass: this worker's own links (a dict) and candidates (a list), and for
+ * every worker a part (fingerprints as array('Q') bytes, parents likewise, labels, states),
+ * None at ``me``; and every candidate's fingerprint (array('Q') bytes).  ``links``
+ * (fingerprint -> (parent, label)) and ``candidates`` are in the same order. */
+static PyObject *
+split(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyDict_CheckExact(args[0]) || !PyList_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "split(links: dict, candidates: list, workers, me)");
+        return NULL;
+    }
+    PyObject *links = args[0], *candidates = args[1];
+    long workers = PyLong_AsLong(args[2]), me = PyLong_AsLong(args[3]);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_ssize_t total = PyDict_GET_SIZE(links);
+    if (workers < 1 || me < 0 || me >= workers || PyList_GET_SIZE(candidates) != total) {
+        PyErr_SetString(PyExc_ValueError, "split(): inconsistent arguments");
+        return NULL;
+    }
+    PyObject *own_links = PyDict_New(), *own = PyList_New(0);
+    PyObject *parts = PyList_New(workers);
+    uint64_t **fps = PyMem_Calloc(workers, sizeof(uint64_t *));
+    uint64_t **parents = PyMem_Calloc(workers, sizeof(uint64_t *));
+    Py_ssize_t *counts = PyMem_Calloc(workers, sizeof(Py_ssize_t));
+    PyObject **labels = PyMem_Calloc(workers, sizeof(PyObject *));
+    PyObject **states = PyMem_Calloc(workers, sizeof(PyObject *));
+    uint64_t *all = PyMem_Malloc(sizeof(uint64_t) * (total ? total : 1));
+    PyObject *result = NULL, *every = NULL;
+    if (own_links == NULL || own == NULL || parts == NULL || fps == NULL || parents == NULL
+        || counts == NULL || labels == NULL || states == NULL || all == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (long w = 0; w < workers; w++) {
+        if (w == me)
+            continue;
+        fps[w] = PyMem_Malloc(sizeof(uint64_t) * (total ? total : 1));
+        parents[w] = PyMem_Malloc(sizeof(uint64_t) * (total ? total : 1));
+        labels[w] = PyList_New(0);
+        states[w] = PyList_New(0);
+        if (fps[w] == NULL || parents[w] == NULL || labels[w] == NULL || states[w] == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    Py_ssize_t pos = 0, index = 0;
+    PyObject *key, *link;
+    while (PyDict_Next(links, &pos, &key, &link)) {
+        uint64_t fp = PyLong_AsUnsignedLongLong(key);
+        if (fp == (uint64_t)-1 && PyErr_Occurred())
+            goto done;
+        all[index] = fp;
+        PyObject *state = PyList_GET_ITEM(candidates, index++);
+        long owner = (long)(fp % (uint64_t)workers);
+        if (owner == me) {
+            if (PyDict_SetItem(own_links, key, link) < 0 || PyList_Append(own, state) < 0)
+                goto done;
+            continue;
+        }
+        if (!PyTuple_CheckExact(link) || PyTuple_GET_SIZE(link) != 2) {
+            PyErr_SetString(PyExc_TypeError, "split(): a link must be (parent, label)");
+            goto done;
+        }
+        uint64_t parent = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(link, 0));
+        if (parent == (uint64_t)-1 && PyErr_Occurred())
+            goto done;
+        fps[owner][counts[owner]] = fp;
+        parents[owner][counts[owner]] = parent;
+        counts[owner]++;
+        if (PyList_Append(labels[owner], PyTuple_GET_ITEM(link, 1)) < 0
+            || PyList_Append(states[owner], state) < 0)
+            goto done;
+    }
+    for (long w = 0; w < workers; w++) {
+        PyObject *part;
+        if (w == me) {
+            Py_INCREF(Py_None);
+            part = Py_None;
+        }
+        else {
+            part = Py_BuildValue(
+                "(y#y#OO)", (const char *)fps[w], (Py_ssize_t)(counts[w] * 8),
+                (const char *)parents[w], (Py_ssize_t)(counts[w] * 8), labels[w], states[w]);
+            if (part == NULL)
+                goto done;
+        }
+        PyList_SET_ITEM(parts, w, part);
+    }
+    every = PyBytes_FromStringAndSize(NULL, total * 8);
+    if (every == NULL)
+        goto done;
+    memcpy(PyBytes_AS_STRING(every), all, total * 8);
+    result = PyTuple_Pack(4, own_links, own, parts, every);
+done:
+    for (long w = 0; w < workers && fps != NULL; w++) {
+        PyMem_Free(fps[w]);
+        PyMem_Free(parents[w]);
+        Py_XDECREF(labels[w]);
+        Py_XDECREF(states[w]);
+    }
+    PyMem_Free(fps);
+    PyMem_Free(parents);
+    PyMem_Free(all);
+    Py_XDECREF(every);
+    PyMem_Free(counts);
+    PyMem_Free(labels);
+    PyMem_Free(states);
+    Py_XDECREF(own_links);
+    Py_XDECREF(own);
+    Py_XDECREF(parts);
+    return result;
+}
+
+/* merge(links, states, fps, parents, labels, received) -> None
+ *
+ * bfs._Worker.merge's intake of another worker's part: for each record (fingerprint and
+ * parent from the array('Q') bytes ``fps`` and ``parents``, ``labels[i]``,
+ * ``received[i]``), a fingerprint not in ``links`` is linked and its state appended to
+ * ``states``; one already there keeps the smaller (parent, label) link and its state. */
+static PyObject *
+merge(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 6 || !PyDict_CheckExact(args[0]) || !PyList_CheckExact(args[1])
+        || !PyBytes_Check(args[2]) || !PyBytes_Check(args[3]) || !PyList_CheckExact(args[4])
+        || !PyList_CheckExact(args[5])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "merge(links: dict, states: list, fps: bytes, parents: bytes, "
+                        "labels: list, received: list)");
+        return NULL;
+    }
+    PyObject *links = args[0], *states = args[1], *labels = args[4], *received = args[5];
+    Py_ssize_t count = PyBytes_GET_SIZE(args[2]) / 8;
+    if (PyBytes_GET_SIZE(args[2]) != count * 8 || PyBytes_GET_SIZE(args[3]) != count * 8
+        || PyList_GET_SIZE(labels) != count || PyList_GET_SIZE(received) != count) {
+        PyErr_SetString(PyExc_ValueError, "merge(): columns of different lengths");
+        return NULL;
+    }
+    const char *fps = PyBytes_AS_STRING(args[2]), *parents = PyBytes_AS_STRING(args[3]);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        uint64_t fp, parent;
+        memcpy(&fp, fps + 8 * i, 8);
+        memcpy(&parent, parents + 8 * i, 8);
+        PyObject *key = PyLong_FromUnsignedLongLong(fp);
+        PyObject *p = PyLong_FromUnsignedLongLong(parent);
+        PyObject *link = (key && p) ? new_link(p, PyList_GET_ITEM(labels, i)) : NULL;
+        Py_XDECREF(p);
+        PyObject *old = link ? PyDict_GetItemWithError(links, key) : NULL;
+        int rc = 0;
+        if (link == NULL || (old == NULL && PyErr_Occurred())) {
+            rc = -1;
+        }
+        else if (old == NULL) {
+            if (PyDict_SetItem(links, key, link) < 0
+                || PyList_Append(states, PyList_GET_ITEM(received, i)) < 0)
+                rc = -1;
+        }
+        else {
+            int less = PyObject_RichCompareBool(link, old, Py_LT);
+            if (less < 0 || (less && PyDict_SetItem(links, key, link) < 0))
+                rc = -1;
+        }
+        Py_XDECREF(key);
+        Py_XDECREF(link);
+        if (rc < 0)
+            return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"expand", (PyCFunction)(void (*)(void))expand, METH_FASTCALL,
+     "expand(fps, states, next_states, cov, seen, links, candidates, digest, orbit_of, "
+     "canonical): the checker's loop over a frontier slice (see the source)."},
+    {"split", (PyCFunction)(void (*)(void))split, METH_FASTCALL,
+     "split(links, candidates, workers, me): a level's candidates by owner (see the source)."},
+    {"merge", (PyCFunction)(void (*)(void))merge, METH_FASTCALL,
+     "merge(links, states, fps, parents, labels, received): another worker's part merged."},
+    {"scan", (PyCFunction)(void (*)(void))scan, METH_FASTCALL,
+     "scan(successors, pfp, seen, links, candidates, digest, orbit_of, canonical): the "
+     "checker's per-successor loop for bytes states (see checker/_fpset.c)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMethodDef FpSet_methods[] = {
+    {"update", (PyCFunction)FpSet_update, METH_O,
+     "Add every fingerprint of an array('Q') (or any iterable of ints in 0 .. 2**64-1)."},
+    {"__sizeof__", (PyCFunction)FpSet_sizeof, METH_NOARGS, "Bytes used."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods FpSet_as_sequence = {
+    .sq_length = (lenfunc)FpSet_len,
+    .sq_contains = (objobjproc)FpSet_contains,
+};
+
+static PyTypeObject FpSetType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "isrlab.checker._fpset.FpSet",
+    .tp_basicsize = sizeof(FpSet),
+    .tp_dealloc = (destructor)FpSet_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A set of 64-bit fingerprints: fp in s, s.update(array('Q')), len(s).",
+    .tp_as_sequence = &FpSet_as_sequence,
+    .tp_methods = FpSet_methods,
+    .tp_new = FpSet_new,
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "isrlab.checker._fpset",
+    "A compiled set of 64-bit fingerprints (fallback: a Python set).", -1, module_methods,
+};
+
+PyMODINIT_FUNC
+PyInit__fpset(void)
+{
+    if (PyType_Ready(&FpSetType) < 0)
+        return NULL;
+    PyObject *mod = PyModule_Create(&module);
+    if (mod == NULL)
+        return NULL;
+    Py_INCREF(&FpSetType);
+    if (PyModule_AddObject(mod, "FpSet", (PyObject *)&FpSetType) < 0) {
+        Py_DECREF(&FpSetType);
+        Py_DECREF(mod);
+        return NULL;
+    }
+    return mod;
+}

@@ -1,0 +1,36 @@
+"""Types of the compiled fingerprint set (checker/_fpset.c)."""
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+class FpSet:
+    """A set of 64-bit fingerprints: ``fp in s``, ``s.update(array('Q'))``, ``len(s)``."""
+
+    def __init__(self) -> None: ...
+    def __contains__(self, fp: object, /) -> bool: ...
+    def __len__(self) -> int: ...
+    def update(self, fps: Iterable[int], /) -> None: ...
+
+def scan(
+    successors: list[tuple[str, bytes]], pfp: int, seen: Any, links: dict[int, tuple[int, str]],
+    candidates: list[Any], digest: Callable[[bytes], int], orbit_of: dict[int, int] | None,
+    canonical: Callable[[bytes], bytes] | None, /,
+) -> None: ...
+
+def split(
+    links: dict[int, tuple[int, str]], candidates: list[Any], workers: int, me: int, /,
+) -> tuple[
+    dict[int, tuple[int, str]], list[Any], list[tuple[bytes, bytes, list[str], list[Any]] | None],
+    bytes,
+]: ...
+def merge(
+    links: dict[int, tuple[int, str]], states: list[Any], fps: bytes, parents: bytes,
+    labels: list[str], received: list[Any], /,
+) -> None: ...
+
+def expand(
+    fps: list[int], states: list[Any], next_states: Callable[[Any], Any], cov: dict[str, int],
+    seen: Any, links: dict[int, tuple[int, str]], candidates: list[Any],
+    digest: Callable[[bytes], int], orbit_of: dict[int, int] | None,
+    canonical: Callable[[bytes], bytes] | None, /,
+) -> tuple[int, list[int]]: ...

@@ -1,0 +1,97 @@
+"""The compiled fingerprint set (checker/_fpset.c) against a Python set: the same
+membership answers and sizes after the same updates (arrays and plain iterables, the
+fingerprint 0 and 2**64-1 included, across many table growths)."""
+
+from __future__ import annotations
+
+from array import array
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from isrlab.checker import fingerprint
+
+pytestmark = pytest.mark.skipif(
+    fingerprint.COMPILED_SET is None, reason="isrlab.checker._fpset is not built"
+)
+
+FPS = st.integers(min_value=0, max_value=2**64 - 1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.lists(FPS, max_size=300)), max_size=8),
+       st.lists(FPS, max_size=50))
+def test_same_as_a_python_set(batches: list[tuple[bool, list[int]]], probes: list[int]) -> None:
+    assert fingerprint.COMPILED_SET is not None
+    compiled, reference = fingerprint.COMPILED_SET(), set[int]()
+    for as_array, fps in batches:
+        compiled.update(array("Q", fps) if as_array else iter(fps))
+        reference.update(fps)
+        assert len(compiled) == len(reference)
+    for fp in [*probes, *reference, 0, 2**64 - 1]:
+        assert (fp in compiled) == (fp in reference)
+    assert -1 not in compiled and 2**64 not in compiled and "x" not in compiled
+
+
+def test_many_and_the_choice(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert fingerprint.COMPILED_SET is not None
+    monkeypatch.delenv(fingerprint.PURE_PYTHON_ENV, raising=False)
+    fps = array("Q", ((i * 0x9E3779B97F4A7C15 + 12345) % 2**64 for i in range(200_000)))
+    compiled = fingerprint.COMPILED_SET()
+    compiled.update(fps)
+    compiled.update(fps[:1000])
+    reference = set(fps)
+    assert len(compiled) == len(reference)
+    assert all(fp in compiled for fp in fps[::97])
+    assert [fp + 1 in compiled for fp in fps[::97]] == [fp + 1 in reference for fp in fps[::97]]
+    assert isinstance(fingerprint.fingerprint_set(), fingerprint.COMPILED_SET)
+    monkeypatch.setenv(fingerprint.PURE_PYTHON_ENV, "1")
+    assert isinstance(fingerprint.fingerprint_set(), set)
+
+
+@pytest.mark.parametrize(("workers", "symmetry"), [(1, False), (1, True), (2, False), (2, True)])
+def test_compiled_scan_same_search(
+    monkeypatch: pytest.MonkeyPatch, workers: int, symmetry: bool,
+) -> None:
+    """bfs's loops over the frontier and its exchange between workers compiled
+    (checker/_fpset.c: expand, scan, split, merge) or in Python (``_Worker.expand``,
+    ``_scan_python``, ``_publish``, ``merge``): the same counts, coverage and
+    counterexamples (deadlocks included)."""
+    from isrlab.checker import bfs
+    from isrlab.spec.tla import VERSIONS, TlaModel
+
+    assert fingerprint.COMPILED_SCAN is not None
+    monkeypatch.delenv(fingerprint.PURE_PYTHON_ENV, raising=False)
+    model = TlaModel(VERSIONS["tla-kip101"], 3, 2, 2, 1)
+    options = bfs.CheckOptions(workers=workers, symmetry=symmetry, stop_at_first=False,
+                               check_deadlock=True)
+    compiled = bfs.explore(model, options)
+    monkeypatch.setattr(bfs, "compiled_scan", lambda: None)
+    monkeypatch.setattr(bfs, "compiled_expand", lambda: None)
+    monkeypatch.setattr(bfs, "compiled_exchange", lambda: None)
+    python = bfs.explore(model, options)
+    assert (compiled.distinct_states, compiled.generated_states, compiled.diameter) == (
+        python.distinct_states, python.generated_states, python.diameter)
+    assert compiled.coverage == python.coverage
+    assert compiled.violations == python.violations and compiled.violations
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_bytes_states_resume_from_a_run_directory(tmp_path: Any, workers: int) -> None:
+    """A tla-* search (bytes states: the compiled paths) stopped after level 6 and resumed
+    from its run directory ends as the uninterrupted search does."""
+    from isrlab.checker import bfs
+    from isrlab.spec.tla import VERSIONS, TlaModel
+
+    model = TlaModel(VERSIONS["tla-kip101"], 3, 2, 2, 1)
+    whole = bfs.explore(model, bfs.CheckOptions(workers=workers, stop_at_first=False))
+    partial = bfs.CheckOptions(workers=workers, stop_at_first=False, max_depth=6,
+                               run_dir=tmp_path / "run")
+    assert not bfs.explore(model, partial).complete
+    resumed = bfs.explore(model, bfs.CheckOptions(workers=3 - workers, stop_at_first=False,
+                                                  run_dir=tmp_path / "run"))
+    assert (resumed.distinct_states, resumed.generated_states, resumed.diameter) == (
+        whole.distinct_states, whole.generated_states, whole.diameter)
+    assert resumed.violations == whole.violations
