@@ -131,6 +131,22 @@ def fetch_decision(fencing: str, leader_epoch: Int, follower_epoch: Int
     return error == 0, error, z3.BoolVal(False)
 
 
+def restart_hw(behaviour: str, clean: Bool, hosted: Bool, hw_now: Int, in_file: Bool,
+               file_hw: Int, empty: Bool, log_start: Int, leo: Int) -> Int:
+    """The HW one partition of one log dir starts with after a restart, by
+    ``isrlab.core.log_recovery``: a clean shutdown (``checkpoint_at_shutdown``: the file
+    rewritten with ``hw_now`` when the dir hosts the partition's log, unless ``periodic``) or
+    a power loss (``checkpoints_after_power_loss``: the last write, or with ``no-fsync`` the
+    empty file when ``empty`` chooses it), then ``read_high_watermark_checkpoint`` (0 when
+    missing) and ``initial_high_watermark`` (clamped to ``[log_start, leo]``)."""
+    kept = z3.If(in_file, file_hw, 0)
+    after_clean = kept if behaviour == "periodic" else z3.If(hosted, hw_now, kept)
+    after_loss = z3.If(empty, 0, kept) if behaviour == "no-fsync" else kept
+    checkpointed = z3.If(clean, after_clean, after_loss)
+    floor = z3.If(checkpointed > log_start, checkpointed, log_start)
+    return z3.If(floor < leo, floor, leo)
+
+
 # ---------------------------------------------------------------------------------------
 # A tiny transition-system kit (states are dicts of named Z3 constants)
 # ---------------------------------------------------------------------------------------

@@ -26,7 +26,14 @@ from isrlab.core.elr import PartitionRegistration, hw_may_advance, populate_targ
 from isrlab.core.errors import Errors
 from isrlab.core.fencing import FetchFencing
 from isrlab.core.fencing import fetch_decision as python_fetch_decision
-from isrlab.core.state import NO_LEADER, LeaderAndIsr, Partition
+from isrlab.core.log_recovery import (
+    HwCheckpointFile,
+    checkpoint_at_shutdown,
+    checkpoints_after_power_loss,
+    initial_high_watermark,
+    read_high_watermark_checkpoint,
+)
+from isrlab.core.state import NO_LEADER, LeaderAndIsr, Partition, TopicPartition
 from isrlab.proofs.mechanism_obligations import (
     induction_rows,
     mechanism_groups,
@@ -169,6 +176,36 @@ def test_the_fetch_fencing_encoding_agrees_with_the_python_for_every_design() ->
             fencing.value, z3.IntVal(leader_epoch), z3.IntVal(follower_epoch))
         assert (_value(record), _value(error), _value(truncates)) == (
             python.record_fetch, python.error.value, python.follower_truncates)
+
+
+def _restart_hw_python(behaviour: HwCheckpointFile, clean: bool, hosted: bool, hw_now: int,
+                       in_file: bool, file_hw: int, empty: bool, log_start: int,
+                       leo: int) -> int:
+    """The same restart composed of ``isrlab.core.log_recovery``'s functions."""
+    tp = TopicPartition("t", 0)
+    previous = ((tp, file_hw),) if in_file else ()
+    if clean:
+        written = ((tp, hw_now),) if hosted else None
+        checkpoint = checkpoint_at_shutdown(previous, written, behaviour)
+    else:
+        files = checkpoints_after_power_loss(previous, behaviour)
+        checkpoint = files[1] if empty and len(files) > 1 else files[0]
+    return initial_high_watermark(read_high_watermark_checkpoint(checkpoint, tp), log_start,
+                                  leo)
+
+
+def test_the_restart_hw_encoding_agrees_with_the_python_for_every_file_version() -> None:
+    flags = (False, True)
+    for behaviour, clean, hosted, hw_now, in_file, file_hw, empty, start, leo in (
+            itertools.product(HwCheckpointFile, flags, flags, range(3), flags, range(3), flags,
+                              range(2), range(3))):
+        python = _restart_hw_python(behaviour, clean, hosted, hw_now, in_file, file_hw, empty,
+                                    start, leo)
+        encoded = sym.restart_hw(behaviour.value, z3.BoolVal(clean), z3.BoolVal(hosted),
+                                 z3.IntVal(hw_now), z3.BoolVal(in_file), z3.IntVal(file_hw),
+                                 z3.BoolVal(empty), z3.IntVal(start), z3.IntVal(leo))
+        assert _value(encoded) == python, (behaviour, clean, hosted, hw_now, in_file,
+                                           file_hw, empty, start, leo)
 
 
 # ---------------------------------------------------------------------------------------
