@@ -322,14 +322,12 @@ class _Worker(Generic[S]):
         (the smallest link wins) and, when new in this level, make it a candidate."""
         identity, encode = self.identity, self.model.encode
         for label, successor in successors:
-            encoding: bytes
+            encoding: bytes = successor if identity else encode(successor)  # type: ignore[assignment]  # identity: S is bytes
             if canonical is None:
-                encoding = successor if identity else encode(successor)  # type: ignore[assignment]  # identity: S is bytes
                 fp = _xxh3(encoding)
             else:
                 # The orbit cache maps a raw successor's fingerprint to its
                 # representative's: a hit is a state already seen or linked.
-                encoding = successor if identity else encode(successor)  # type: ignore[assignment]  # identity: S is bytes
                 raw = _xxh3(encoding)
                 known = orbit_of.get(raw)
                 if known is None:
