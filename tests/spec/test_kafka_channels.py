@@ -103,15 +103,6 @@ def test_after_a_failover_the_old_channel_stays_in_order_beside_the_new_one() ->
     assert s.brokers[0].leader_epoch == 2
 
 
-def test_every_sometimes_property_is_reached_under_the_defaults() -> None:
-    m = model()
-    result = explore(m, CheckOptions())
-    assert result.violation is None and result.complete
-    assert {s.name for s in result.sometimes if s.reached} == {
-        "SomeRecordCommitted", "SomeWriteAcknowledged", "LeaderChanged", "SomeTruncation",
-    }
-
-
 ISSUE_14 = dict(brokers=3, reassignment=True, max_records=1, max_leader_epoch=2,
                 isr_shrink=False, crashes="none", lost_requests=False)
 
