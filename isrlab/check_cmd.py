@@ -132,12 +132,17 @@ def _report(
 @click.option("--master", default=None,
               help="Spark master URL, e.g. spark://host:7077 (implies --engine spark; "
                    "default local[*])")
+@click.option("--buckets", type=click.IntRange(1, 100_000), default=None,
+              help="Spark engine: fingerprint buckets (Spark partitions) of every level "
+                   "(default 4 per core); raise it when one bucket's share of a level does "
+                   "not fit a Python worker's memory; a resumed run keeps its first number")
 def check(
     model_name: str, params: tuple[str, ...], symmetry: bool, workers: int,
     max_depth: int | None, max_states: int | None, keep_going: bool, deadlock: bool,
     json_path: Path | None, itf_path: Path | None, run_dir: Path | None,
     progress: bool | None, interval_s: float | None, fail_on_incomplete: bool, engine: str,
-    master: str | None, svg_path: Path | None, dot_path: Path | None, dot_limit: int,
+    master: str | None, buckets: int | None, svg_path: Path | None, dot_path: Path | None,
+    dot_limit: int,
 ) -> None:
     """Explore a model breadth-first and check every invariant on every reachable state.
 
@@ -149,6 +154,8 @@ def check(
     entry, values, model = resolve_model(model_name, params)
     if symmetry and not entry.symmetric:
         raise BadInput(f"model {model_name!r} has no symmetry to reduce by")
+    if buckets is not None and engine != "spark" and master is None:
+        raise BadInput("--buckets applies to the Spark engine (--engine spark)")
     display = _Display(progress, interval_s)
     options = CheckOptions(
         symmetry=symmetry, workers=workers, max_depth=max_depth, max_states=max_states,
@@ -161,7 +168,7 @@ def check(
         if engine == "spark" or master is not None:
             from isrlab.spark_explore.command import run_check  # starts a JVM: import on demand
 
-            result = run_check(model, options, master, progress is not False)
+            result = run_check(model, options, master, progress is not False, buckets)
         else:
             result = explore(model, options)
     except RunDirError as error:

@@ -61,26 +61,32 @@ def quiet_pyspark_warnings() -> None:
     )
 
 
-def spark_options(master: str | None, progress: bool) -> SparkOptions:
+def spark_options(
+    master: str | None, progress: bool, buckets: int | None = None,
+) -> SparkOptions:
     """Spark settings from the command line and the environment.
 
     ``ISRLAB_SPARK_DRIVER_MEMORY`` overrides the 4 GiB driver (in ``local[*]`` mode the driver
     JVM is the executor too); ``ISRLAB_SPARK_EXECUTOR_MEMORY`` sets the executors' memory
-    on a cluster.
+    on a cluster.  ``buckets`` fixes the number of fingerprint buckets of a new run
+    (``--buckets``; default 4 per core).
     """
     return SparkOptions(
         master=master or os.environ.get("ISRLAB_SPARK_MASTER", DEFAULT_MASTER),
         driver_memory=os.environ.get("ISRLAB_SPARK_DRIVER_MEMORY", "4g"),
         executor_memory=os.environ.get("ISRLAB_SPARK_EXECUTOR_MEMORY"),
         progress=_stderr_line if progress else None,
+        partitions=buckets,
     )
 
 
 def run_check(
-    model: Model[Any], options: CheckOptions, master: str | None, progress: bool
+    model: Model[Any], options: CheckOptions, master: str | None, progress: bool,
+    buckets: int | None = None,
 ) -> CheckResult:
-    """Explore ``model`` on Spark (``master``: a Spark master URL, default ``local[*]``)."""
-    chosen = spark_options(master, progress)
+    """Explore ``model`` on Spark (``master``: a Spark master URL, default ``local[*]``;
+    ``buckets``: the fingerprint buckets of a new run, default 4 per core)."""
+    chosen = spark_options(master, progress, buckets)
     check_prerequisites(chosen.master)
     quiet_pyspark_warnings()
     return explore(model, options, chosen)

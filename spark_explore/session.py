@@ -26,9 +26,10 @@ class SparkOptions:
     """Where and how to run on Spark.
 
     ``master`` is a Spark master URL (``local[*]``, ``local[2]``, ``spark://host:7077`` ...);
-    ``partitions`` fixes the number of shuffle partitions per level (default: from the level
-    size and the cores available); ``conf`` adds raw Spark settings; ``progress`` receives
-    one line per completed level and the Spark UI address (``None``: silent).
+    ``partitions`` fixes the number of fingerprint buckets (shuffle partitions) of every level
+    of a new run (default: 4 per core; ``isrlab check --buckets``); ``conf`` adds raw Spark
+    settings; ``progress`` receives one line per completed level and the Spark UI address
+    (``None``: silent).
     """
 
     master: str = "local[*]"

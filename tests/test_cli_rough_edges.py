@@ -302,3 +302,8 @@ def test_every_runtime_import_is_a_runtime_dependency() -> None:
         if not names & declared:
             missing.append(f"{module} ({', '.join(sorted(names))})")
     assert missing == []
+
+
+def test_buckets_without_the_spark_engine_is_refused() -> None:
+    code, out, err = _invoke("check", "--model", "toy-counter", "--buckets", "3")
+    _one_line_error(code, out, err, "--buckets", "--engine spark")

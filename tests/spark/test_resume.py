@@ -15,6 +15,7 @@ from isrlab.checker.runstore import RunDirError
 from isrlab.cli_support import resolve_model
 from isrlab.spark_explore import SparkOptions, explore
 from isrlab.spark_explore.engine import level_files
+from isrlab.spark_explore.tasks import side_dir
 from tests.spark.conftest import comparable, needs_java
 from tests.spark.processes import start_driver
 
@@ -27,13 +28,15 @@ def test_a_killed_driver_resumes_from_the_last_level_with_the_same_trace(
     run_dir = tmp_path / "run"
     driver = start_driver([
         "--model", "tla-truncate-to-hw", "--master", "local[2]", "--run-dir", str(run_dir),
+        "--buckets", "3",
     ])
     try:
         driver.wait_for_line("spark: level 4:", timeout=400)
     finally:
         driver.kill()
-    committed = json.loads((run_dir / "commit.json").read_text())["level"]
-    assert 4 <= committed < 9  # killed mid-run: the violation is at level 9
+    commit = json.loads((run_dir / "commit.json").read_text())
+    assert 4 <= commit["level"] < 9  # killed mid-run: the violation is at level 9
+    assert commit["buckets"] == 3  # --buckets
     _, params, model = resolve_model("tla-truncate-to-hw", [])
     options = CheckOptions(run_dir=run_dir, params=params)
     resumed = explore(model, options, SparkOptions(), spark_session)
@@ -42,6 +45,8 @@ def test_a_killed_driver_resumes_from_the_last_level_with_the_same_trace(
     assert (resumed.violation.invariant, resumed.violation.length) == ("WeakIsr", 9)  # TLC
     assert comparable(resumed) == comparable(local)
     assert len(level_files(run_dir)) == 9
+    # The resumed levels kept the run's 3 buckets (SparkOptions() alone would give 4 per core).
+    assert len(list(side_dir(run_dir, 9).glob("bucket-*.fp"))) == 3
 
 
 def test_a_run_directory_of_another_check_is_refused(tmp_path: Path, spark_session: Any) -> None:
