@@ -47,7 +47,7 @@ from typing import Any, Generic, TypeVar
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from isrlab.checker.fingerprint import fingerprint
+from isrlab.checker.fingerprint import compiled_expand, fingerprint, fingerprint_set
 from isrlab.checker.fingerprint import xxh3_64 as _xxh3
 from isrlab.checker.model import Model
 from isrlab.checker.report import INIT_ACTION
@@ -335,51 +335,60 @@ def _check_and_expand(
     model: Model[S], plan: LevelPlan, keys: list[int], encodings: list[bytes],
 ) -> _Outcome:
     """Verdicts of each new state and its successors; ``keys`` ascend, so do the parents."""
-    decode, within, encode = model.decode, model.within_boundary, model.encode
-    next_states = model.next_states
-    canonical = model.canonical if plan.symmetry else None
+    decode, within = model.decode, model.within_boundary
     invariants = list(enumerate(p.holds for p in model.invariants()))
     wanted = [
         (i, p.holds) for i, p in enumerate(model.sometimes()) if plan.pending_sometimes >> i & 1
     ]
-    expand: list[bool] = []
-    violated: list[int] = []
-    reached: list[int] = []
-    best: dict[int, tuple[int, str, bytes]] = {}
-    coverage: dict[str, int] = {}
-    smallest: dict[int, int] = {}
-    reached_mask = frontier = generated = 0
-    deadlock: int | None = None
-    first = itemgetter(0)
-    grow = plan.expand
+    out = _Outcome([], [], [], {}, {}, {}, 0, 0, 0, None)
+    growing_keys: list[int] = []
+    growing: list[S] = []
     for parent, data in zip(keys, encodings, strict=True):
         state = decode(data)
         inside = bool(within(state))
-        expand.append(inside)
+        out.expand.append(inside)
         mask = 0
         for index, holds in invariants:
             if not holds(state):
                 mask |= 1 << index
-                smallest.setdefault(index, parent)  # keys ascend: the first is the smallest
-        violated.append(_signed(mask))
+                out.smallest.setdefault(index, parent)  # keys ascend: the first is the smallest
+        out.violated.append(_signed(mask))
         mask = 0
         for index, holds in wanted:
             if holds(state):
                 mask |= 1 << index
-        reached.append(_signed(mask))
-        reached_mask |= mask
-        if not inside:
-            continue
-        frontier += 1
-        if not grow:
-            continue
+        out.reached.append(_signed(mask))
+        out.reached_mask |= mask
+        if inside:
+            out.frontier += 1
+            if plan.expand:
+                growing_keys.append(parent)
+                growing.append(state)
+    expand = compiled_expand() if getattr(model, "identity_encoding", False) else None
+    if expand is not None:
+        _expand_compiled(expand, model, plan, growing_keys, growing, out)
+    else:
+        _expand_python(model, plan, growing_keys, growing, out)
+    return out
+
+
+def _expand_python(
+    model: Model[S], plan: LevelPlan, keys: list[int], states: list[S], out: _Outcome,
+) -> None:
+    """The successors of ``states`` (parents ``keys``, ascending) into ``out.best``, with
+    their coverage, count and the smallest deadlocked parent."""
+    next_states, encode = model.next_states, model.encode
+    canonical = model.canonical if plan.symmetry else None
+    best, coverage = out.best, out.coverage
+    first = itemgetter(0)
+    for parent, state in zip(keys, states, strict=True):
         successors = next_states(state)
         if not isinstance(successors, list):
             successors = list(successors)
         count_labels(coverage, map(first, successors))
-        generated += len(successors)
-        if not successors and plan.check_deadlock and deadlock is None:
-            deadlock = parent  # keys ascend: the first deadlocked parent is the smallest
+        out.generated += len(successors)
+        if not successors and plan.check_deadlock and out.deadlock is None:
+            out.deadlock = parent  # keys ascend: the first deadlocked parent is the smallest
         for label, successor in successors:
             if canonical is not None:
                 successor = canonical(successor)
@@ -389,8 +398,33 @@ def _check_and_expand(
             # Parents ascend, so an older link has a smaller or equal parent.
             if old is None or (old[0] == parent and label < old[1]):
                 best[key] = (parent, label, encoding)
-    return _Outcome(expand, violated, reached, best, coverage, smallest, reached_mask,
-                    frontier, generated, deadlock)
+
+
+def _expand_compiled(
+    expand: Any, model: Model[S], plan: LevelPlan, keys: list[int], states: list[S],
+    out: _Outcome,
+) -> None:
+    """``_expand_python`` for a model whose states are their own encoding, through the local
+    checker's compiled frontier loop (checker/_fpset.c ``expand``) with an empty visited set:
+    it keeps the smallest ``(parent fingerprint, label)`` per successor fingerprint, the
+    order ``_expand_python`` keeps on keys (``key = fingerprint - 2**63`` preserves it)."""
+    links: dict[int, tuple[int, str]] = {}
+    candidates: list[Any] = []
+    orbit: dict[int, int] | None = {} if plan.symmetry else None
+    canonical = model.canonical if plan.symmetry else None
+    parents = [key + OFFSET for key in keys]
+    nothing_seen = fingerprint_set()
+    step = 1024
+    for start in range(0, len(states), step):
+        count, deadlocked = expand(
+            parents[start:start + step], states[start:start + step], model.next_states,
+            out.coverage, nothing_seen, links, candidates, _xxh3, orbit, canonical)
+        out.generated += count
+        if deadlocked and plan.check_deadlock and out.deadlock is None:
+            out.deadlock = deadlocked[0] - OFFSET  # parents ascend: the first is the smallest
+    best = out.best
+    for (fp, (parent, label)), successor in zip(links.items(), candidates, strict=True):
+        best[fp - OFFSET] = (parent - OFFSET, label, successor)
 
 
 def _state_batches(new: Any, outcome: _Outcome) -> Iterator[Any]:
