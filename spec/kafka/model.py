@@ -349,6 +349,8 @@ class KafkaModel:
         self._encoder = Encoder(self.previous_fetch, self.extended, self.alter,
                                 self.first_design)
         self._catalogue = catalogue
+        self.lso_verdicts: dict[tuple[BrokerPartition, int], bool] = {}
+        """``isrlab.spec.invariants``' LsoLeHw per ``(broker tuple, broker id)``."""
         known = catalogue.kafka_invariants(self)
         if invariants is None:
             self._invariants = tuple(known)
@@ -1067,20 +1069,28 @@ class KafkaModel:
     def _a_tick(self, state: State, out: Out) -> None:
         """``Tick``: the logical clock advances; every follower of every leader ages by one
         tick (saturating just past ``lag_ticks``, which is all ``maybe_shrink_isr`` can tell)."""
-        brokers = list(state.brokers)
+        brokers = self._ticked(state.brokers)
+        if brokers is not None:
+            out.append(("Tick", KafkaState(state.controller, brokers, state.channels,
+                                           state.ghost)))
+
+    @memoised
+    def _ticked(self, brokers: tuple[BrokerPartition, ...]
+                ) -> tuple[BrokerPartition, ...] | None:
+        """The brokers one tick later, ``None`` when no follower ages (``_a_tick``;
+        memoised)."""
+        out = list(brokers)
         changed = False
         sat = self.sat
-        for b, br in enumerate(brokers):
+        for b, br in enumerate(out):
             if br.leader != b or not br.alive:
                 continue
             rem = tuple(self._aged(r, sat, self.previous_fetch) if i != b else r
                         for i, r in enumerate(br.remotes))
             if rem != br.remotes:
-                brokers[b] = br._replace(remotes=rem)
+                out[b] = br._replace(remotes=rem)
                 changed = True
-        if changed:
-            out.append(("Tick", KafkaState(state.controller, tuple(brokers), state.channels,
-                                           state.ghost)))
+        return tuple(out) if changed else None
 
     @staticmethod
     def _aged(r: RemoteReplicaView, sat: int, previous_fetch: bool) -> RemoteReplicaView:
@@ -1245,7 +1255,11 @@ class KafkaModel:
 
     # ------------------------------------------------------------------ controller
     def _alive_mask(self, state: State) -> int:
-        return mask_of(b for b, br in enumerate(state.brokers) if br.alive)
+        mask = 0
+        for b, br in enumerate(state.brokers):
+            if br.alive:
+                mask |= 1 << b
+        return mask
 
     def _current(self, state: State) -> LeaderAndIsr:
         ctrl = state.controller
@@ -1512,6 +1526,11 @@ class KafkaModel:
         and retries it until it succeeds), or every request with ``reorder_requests``."""
         if self.cfg.reorder_requests:
             return range(len(msgs))
+        return self._heads(msgs)
+
+    @memoised
+    def _heads(self, msgs: tuple[Request, ...]) -> tuple[int, ...]:
+        """The index of every channel's first request (``_deliverable``; memoised)."""
         heads = []
         prev = None
         for i, m in enumerate(msgs):
@@ -1519,7 +1538,7 @@ class KafkaModel:
             if key != prev:
                 heads.append(i)
                 prev = key
-        return heads
+        return tuple(heads)
 
     def _a_deliver(self, state: State, out: Out) -> None:
         """``Deliver(m)``: a live broker handles the request at the head of one of its
@@ -1540,10 +1559,15 @@ class KafkaModel:
             s = self._handle(state, m)
             if s is None:
                 continue
-            out.append((self._label("Deliver", self._msg_text(m)),
+            out.append((self._request_label("Deliver", m),
                         KafkaState(s.controller, s.brokers, msgs[:i] + msgs[i + 1:], s.ghost)))
             if self.cfg.duplicate_requests:
                 out.append((self._label("DeliverCopy", self._msg_text(m)), s))
+
+    @memoised
+    def _request_label(self, action: str, m: Request) -> str:
+        """``action(request text)`` (memoised)."""
+        return self._label(action, self._msg_text(m))
 
     def _handle(self, state: State, m: Request) -> State | None:
         if m.kind == UPDATE_METADATA:
@@ -1660,7 +1684,9 @@ class KafkaModel:
     def _drop_pending(self, state: State, b: int) -> State:
         """Waiting acks=all requests of ``b`` fail (it stopped leading or crashed)."""
         ghost = state.ghost
-        pending = tuple(x for x in ghost.pending if x[1] != b)  # (record id, broker)
+        if not ghost.pending:
+            return state
+        pending = tuple([x for x in ghost.pending if x[1] != b])  # (record id, broker)
         if pending == ghost.pending:
             return state
         return KafkaState(state.controller, state.brokers, state.channels,

@@ -392,6 +392,12 @@ class EpochCodec(NamedTuple):
 
 def members(mask: int) -> tuple[int, ...]:
     """The broker ids of a bit mask, ascending."""
+    if 0 <= mask < len(_MEMBERS):
+        return _MEMBERS[mask]
+    return _members(mask)
+
+
+def _members(mask: int) -> tuple[int, ...]:
     out = []
     i = 0
     while mask:
@@ -400,6 +406,10 @@ def members(mask: int) -> tuple[int, ...]:
         mask >>= 1
         i += 1
     return tuple(out)
+
+
+_MEMBERS = tuple(_members(mask) for mask in range(1 << 6))
+"""``members`` of every mask of the model's at most 6 brokers, computed once."""
 
 
 def mask_of(ids: Iterable[int]) -> int:
