@@ -1069,28 +1069,27 @@ class KafkaModel:
     def _a_tick(self, state: State, out: Out) -> None:
         """``Tick``: the logical clock advances; every follower of every leader ages by one
         tick (saturating just past ``lag_ticks``, which is all ``maybe_shrink_isr`` can tell)."""
-        brokers = self._ticked(state.brokers)
-        if brokers is not None:
-            out.append(("Tick", KafkaState(state.controller, brokers, state.channels,
+        brokers = state.brokers
+        aged: list[BrokerPartition] | None = None
+        for b, br in enumerate(brokers):
+            if br.leader != b or not br.alive:
+                continue
+            older = self._ticked(br, b)
+            if older is not None:
+                if aged is None:
+                    aged = list(brokers)
+                aged[b] = older
+        if aged is not None:
+            out.append(("Tick", KafkaState(state.controller, tuple(aged), state.channels,
                                            state.ghost)))
 
     @memoised
-    def _ticked(self, brokers: tuple[BrokerPartition, ...]
-                ) -> tuple[BrokerPartition, ...] | None:
-        """The brokers one tick later, ``None`` when no follower ages (``_a_tick``;
-        memoised)."""
-        out = list(brokers)
-        changed = False
-        sat = self.sat
-        for b, br in enumerate(out):
-            if br.leader != b or not br.alive:
-                continue
-            rem = tuple(self._aged(r, sat, self.previous_fetch) if i != b else r
-                        for i, r in enumerate(br.remotes))
-            if rem != br.remotes:
-                out[b] = br._replace(remotes=rem)
-                changed = True
-        return tuple(out) if changed else None
+    def _ticked(self, br: BrokerPartition, b: int) -> BrokerPartition | None:
+        """Leader ``b`` holding ``br`` one tick later, ``None`` when none of its followers
+        ages (``_a_tick``; memoised)."""
+        rem = tuple(self._aged(r, self.sat, self.previous_fetch) if i != b else r
+                    for i, r in enumerate(br.remotes))
+        return br._replace(remotes=rem) if rem != br.remotes else None
 
     @staticmethod
     def _aged(r: RemoteReplicaView, sat: int, previous_fetch: bool) -> RemoteReplicaView:
