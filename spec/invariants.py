@@ -21,11 +21,13 @@ the record at the offset it was written at.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from isrlab.checker.model import Property
 from isrlab.core.state import last_stable_offset
+from isrlab.spec.kafka.memo import CACHE_LIMIT
 from isrlab.spec.kafka.state import (
     F_CHECKPOINT_LOST,
     F_EPOCH_REGRESSED,
@@ -34,6 +36,7 @@ from isrlab.spec.kafka.state import (
     F_TWO_LEADERS,
     F_UNCLEAN,
     NONE,
+    BrokerPartition,
     KafkaState,
     mask_of,
     members,
@@ -74,10 +77,20 @@ def lso_le_hw(model: KafkaModel, s: State) -> bool:
     (The model opens no transactions, so here LSO = HW; the check keeps ``core``'s
     definition honest on every reachable partition.)
     """
-    return all(
-        last_stable_offset(model.partition(s, b)) <= br.high_watermark
-        for b, br in enumerate(s.brokers) if br.alive
-    )
+    return all(_lso_le_hw(model, br, b) for b, br in enumerate(s.brokers) if br.alive)
+
+
+def _lso_le_hw(model: KafkaModel, br: BrokerPartition, b: int) -> bool:
+    """LsoLeHw for broker ``b`` holding ``br`` (memoised per model: a broker's tuple takes
+    few values over a search)."""
+    key = (br, b)
+    verdict = model.lso_verdicts.get(key)
+    if verdict is None:
+        if len(model.lso_verdicts) >= CACHE_LIMIT:
+            model.lso_verdicts.clear()
+        verdict = model.lso_verdicts[key] = (
+            last_stable_offset(model.broker_partition(br, b)) <= br.high_watermark)
+    return verdict
 
 
 # ---------------------------------------------------------------------------------------
@@ -94,7 +107,7 @@ def leader_in_isr_subset_ar(s: State) -> bool:
     its ISR).
     """
     ctrl = s.controller
-    ar_mask = mask_of(ctrl.assigned_replicas)
+    ar_mask = _mask_of_replicas(ctrl.assigned_replicas)
     if ctrl.isr & ~ar_mask:
         return False
     if ctrl.leader != NONE and not ctrl.isr >> ctrl.leader & 1:
@@ -102,6 +115,11 @@ def leader_in_isr_subset_ar(s: State) -> bool:
     return all(s.brokers[b].in_sync_replica_ids >> b & 1
                and not s.brokers[b].in_sync_replica_ids & ~ar_mask
                for b in _acting_leaders(s))
+
+
+@functools.cache
+def _mask_of_replicas(replicas: tuple[int, ...]) -> int:
+    return mask_of(replicas)
 
 
 def isr_non_empty(s: State) -> bool:
@@ -410,10 +428,7 @@ def kafka_invariants(model: KafkaModel) -> list[Property[State]]:
 def _bind(
     g: Callable[[KafkaModel, State], bool], model: KafkaModel
 ) -> Callable[[State], bool]:
-    def holds(s: State) -> bool:
-        return g(model, s)
-
-    return holds
+    return functools.partial(g, model)
 
 
 def kafka_sometimes(model: KafkaModel) -> list[Property[State]]:

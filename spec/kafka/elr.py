@@ -25,6 +25,7 @@ epoch plays ``zkVersion``'s part); replicas are ordered by the assignment.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import NamedTuple
@@ -66,10 +67,12 @@ def registration(ctrl: ZkPartitionState) -> PartitionRegistration:
         last_known_elr=_ordered(ar, ctrl.last_known_elr))
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def populate(old: ZkPartitionState, new_isr: int, min_isr: int,
              unclean: int = 0) -> tuple[int, int]:
     """``maybePopulateTargetElr`` for an ISR write from ``old`` to the mask ``new_isr``:
-    the new ``(elr, last_known_elr)`` masks (replicas in ``unclean`` shut down uncleanly)."""
+    the new ``(elr, last_known_elr)`` masks (replicas in ``unclean`` shut down uncleanly;
+    memoised: a pure function of few distinct values)."""
     target = _ordered(old.assigned_replicas, new_isr)
     elr, lke = populate_target_elr(registration(old), target, min_isr,
                                    frozenset(_ordered(old.assigned_replicas, unclean)))

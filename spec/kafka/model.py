@@ -162,6 +162,7 @@ from isrlab.core.state import (
 from isrlab.core.truncation import Log, Record
 from isrlab.spec.kafka import elr as kip966
 from isrlab.spec.kafka.elr import UNCLEAN_RECOVERIES
+from isrlab.spec.kafka.memo import memoised
 from isrlab.spec.kafka.state import (
     ALTER_ACCEPTED,
     ALTER_FENCED,
@@ -178,6 +179,7 @@ from isrlab.spec.kafka.state import (
     NONE,
     UPDATE_METADATA,
     BrokerPartition,
+    Encoder,
     EpochCodec,
     FetchResponse,
     Ghost,
@@ -189,7 +191,6 @@ from isrlab.spec.kafka.state import (
     from_plain,
     mask_of,
     members,
-    to_plain,
 )
 from isrlab.spec.kafka.truncation_versions import BY_PARAM
 
@@ -345,7 +346,11 @@ class KafkaModel:
         self.previous_fetch = config.kafka_4485
         # a remote's previous fetch, unknown (a new leader's UnknownLogReadResult)
         self.no_fetch: tuple[int, ...] = (0, self.sat) if config.kafka_4485 else ()
+        self._encoder = Encoder(self.previous_fetch, self.extended, self.alter,
+                                self.first_design)
         self._catalogue = catalogue
+        self.lso_verdicts: dict[tuple[BrokerPartition, int], bool] = {}
+        """``isrlab.spec.invariants``' LsoLeHw per ``(broker tuple, broker id)``."""
         known = catalogue.kafka_invariants(self)
         if invariants is None:
             self._invariants = tuple(known)
@@ -441,10 +446,9 @@ class KafkaModel:
     def encode(self, state: State) -> bytes:
         """``marshal`` version 2 of the state as plain tuples (``to_plain``: ``marshal``
         refuses tuple subclasses; version 2 writes no back-references, so the bytes are
-        deterministic)."""
-        plain = to_plain(state, self.previous_fetch, self.extended, self.alter,
-                         self.first_design)
-        return marshal.dumps(plain, 2)  # type: ignore[arg-type]  # nested tuples of ints, which typeshed cannot spell
+        deterministic); ``isrlab.spec.kafka.state.Encoder`` assembles the same bytes from
+        memoised per-component bytes."""
+        return self._encoder(state)
 
     def decode(self, data: bytes) -> State:
         """The inverse of ``encode``."""
@@ -538,14 +542,20 @@ class KafkaModel:
         return f"{name}(to={dest},cepoch={cep},leader={leader},epoch={epoch},isr={members(isr)})"
 
     # ------------------------------------------------------------------ conversions
+    @memoised
     def log_records(self, codes: tuple[int, ...]) -> Log:
-        """The ``core`` log of a state's log (records as ``Record(id, epoch)``)."""
+        """The ``core`` log of a state's log (records as ``Record(id, epoch)``; memoised)."""
         c = self.codec
         return tuple(Record(x // c.epochs, x % c.epochs) for x in codes)
 
     def partition(self, state: State, b: int) -> Partition:
         """Broker ``b``'s ``isrlab.core.state.Partition``, rebuilt from its ``BrokerPartition``."""
-        br = state.brokers[b]
+        return self.broker_partition(state.brokers[b], b)
+
+    @memoised
+    def broker_partition(self, br: BrokerPartition, b: int) -> Partition:
+        """The ``isrlab.core.state.Partition`` of broker ``b`` holding ``br`` (memoised: a
+        broker's tuple takes few values over a search)."""
         leader = br.leader
         remotes: tuple[RemoteReplica, ...] = ()
         if leader == b:
@@ -656,8 +666,16 @@ class KafkaModel:
     def _after_leader_step(self, state: State, b: int) -> State:
         """Ghost upkeep after a step of leader ``b``: newly committed records, and
         waiting acks=all produce requests re-checked (``tryCompleteDelayedRequests``)."""
-        br = state.brokers[b]
-        ghost = state.ghost
+        ghost = self._ghost_after_leader_step(state.brokers[b], b, state.ghost)
+        if ghost is None:
+            return state
+        return KafkaState(state.controller, state.brokers, state.channels, ghost)
+
+    @memoised
+    def _ghost_after_leader_step(self, br: BrokerPartition, b: int,
+                                 ghost: Ghost) -> Ghost | None:
+        """The ghost after a step of leader ``b`` holding ``br`` (``_after_leader_step``;
+        ``None`` when nothing changes; memoised)."""
         committed = ghost.committed
         if br.leader == b and br.alive:
             c = self.codec
@@ -681,7 +699,7 @@ class KafkaModel:
                     keep.append((rid, pb))
                     continue
                 if p is None:
-                    p = self.partition(state, b)
+                    p = self.broker_partition(br, b)
                 check = check_enough_replicas_reach_offset(
                     p, ghost.origin[rid] + 1, self.cfg.min_isr
                 )
@@ -692,10 +710,9 @@ class KafkaModel:
             pending = tuple(keep)
             acked = tuple(acked_l)
         if committed is ghost.committed and pending is ghost.pending:
-            return state
-        ghost = Ghost(ghost.next_id, ghost.origin, committed, acked, ghost.consumed, pending,
-                      ghost.flags, ghost.epoch_leader)
-        return KafkaState(state.controller, state.brokers, state.channels, ghost)
+            return None
+        return Ghost(ghost.next_id, ghost.origin, committed, acked, ghost.consumed, pending,
+                     ghost.flags, ghost.epoch_leader)
 
     def _flag(self, state: State, flag: int) -> State:
         ghost = state.ghost
@@ -719,33 +736,43 @@ class KafkaModel:
         for b in range(self.n):
             if not self._is_acting_leader(state, b):
                 continue
-            p = self.partition(state, b)
-            br = state.brokers[b]
-            if br.pending_isr & ~br.in_sync_replica_ids:
-                # A pending joiner: appendRecordsToLeader checks min.insync.replicas against
-                # the committed ISR (isrState.isr), the HW counts the maximal one.
-                committed = replace(p, isr=frozenset(members(br.in_sync_replica_ids)))
-                check = append_records_to_leader(committed, (rid,), self.acks, self.cfg.min_isr,
-                                                 now_ms=self.sat, hw_lag_ms=self.hw_lag).unwrap()
-                if check.error is not Errors.NONE:
-                    continue
-            res = append_records_to_leader(
-                p, (rid,), self.acks, self.cfg.min_isr, now_ms=self.sat, hw_lag_ms=self.hw_lag,
-            ).unwrap()
-            if res.error is not Errors.NONE:
+            produced = self._produced(state.brokers[b], b, rid)
+            if produced is None:
                 continue
-            s = self._set_broker(state, b, self._with_partition(state.brokers[b], res.partition))
+            newbr, first_offset = produced
+            s = self._set_broker(state, b, newbr)
             g = s.ghost
-            origin = self._set(g.origin, rid, res.first_offset)
+            origin = self._set(g.origin, rid, first_offset)
             acked, pending = g.acked, g.pending
             if self.acks == ACKS_LEADER:
-                acked = self._set(acked, rid, res.partition.leader_epoch)
+                acked = self._set(acked, rid, newbr.leader_epoch)
             elif self.acks == ACKS_ALL:
                 pending = tuple(sorted((*pending, (rid, b))))
             g = Ghost(rid + 1, origin, g.committed, acked, g.consumed, pending, g.flags,
                       g.epoch_leader)
             s = self._after_leader_step(KafkaState(s.controller, s.brokers, s.channels, g), b)
             out.append((self._label("Produce", b), s))
+
+    @memoised
+    def _produced(self, br: BrokerPartition, b: int,
+                  rid: int) -> tuple[BrokerPartition, int] | None:
+        """Leader ``b`` holding ``br`` after it appended record ``rid``, and the record's
+        offset; ``None`` when the append fails (``_a_produce``; memoised)."""
+        p = self.broker_partition(br, b)
+        if br.pending_isr & ~br.in_sync_replica_ids:
+            # A pending joiner: appendRecordsToLeader checks min.insync.replicas against
+            # the committed ISR (isrState.isr), the HW counts the maximal one.
+            committed = replace(p, isr=frozenset(members(br.in_sync_replica_ids)))
+            check = append_records_to_leader(committed, (rid,), self.acks, self.cfg.min_isr,
+                                             now_ms=self.sat, hw_lag_ms=self.hw_lag).unwrap()
+            if check.error is not Errors.NONE:
+                return None
+        res = append_records_to_leader(
+            p, (rid,), self.acks, self.cfg.min_isr, now_ms=self.sat, hw_lag_ms=self.hw_lag,
+        ).unwrap()
+        if res.error is not Errors.NONE:
+            return None
+        return self._with_partition(br, res.partition), res.first_offset
 
     # ------------------------------------------------------------------ fetch
     def _a_fetch(self, state: State, out: Out) -> None:
@@ -825,29 +852,44 @@ class KafkaModel:
         fetcher truncates by the configured rule (``AbstractFetcherThread.maybeTruncate``),
         then fetches as usual.  Also the follower's side of ``FetchError(f)``
         (``fetch_fencing=first-design``): the same truncation, on the fetch error."""
-        p = self.partition(state, f)
-        leader_log = self.partition(state, lid).log
+        fb = state.brokers[f]
+        newbr = self._truncated(fb, f, state.brokers[lid].log)
+        s = self._set_broker(state, f, newbr)
+        return self._flag(s, F_TRUNCATED) if len(newbr.log) < len(fb.log) else s
+
+    @memoised
+    def _truncated(self, fb: BrokerPartition, f: int,
+                   leader_codes: tuple[int, ...]) -> BrokerPartition:
+        """Follower ``f`` holding ``fb`` truncated by the configured rule against the leader's
+        log ``leader_codes`` (``_truncate``; memoised)."""
+        p = self.broker_partition(fb, f)
+        leader_log = self.log_records(leader_codes)
         offset = min(max(0, self.rule(p.log, p.high_watermark, leader_log)), len(p.log))
         newp = truncate_local_log(p, offset)
-        fb = state.brokers[f]
-        s = self._set_broker(state, f, self._with_partition(fb, newp)._replace(truncating=0))
-        return self._flag(s, F_TRUNCATED) if offset < len(fb.log) else s
+        return self._with_partition(fb, newp)._replace(truncating=0)
 
     def _fenced_fetch(self, state: State, f: int, lid: int, follower_older: bool) -> State:
         """A fetch the leader refuses for its epoch (KIP-320): Kafka 2.1's ``readFromLocalLog``
         answers FENCED_LEADER_EPOCH (the follower is in an older epoch) or
         UNKNOWN_LEADER_EPOCH (a newer one) and the leader records the failed read (the
         follower's LEO unknown); the follower changes nothing and fetches again later."""
-        leader = self.partition(state, lid)
+        newlb = self._fenced_at_leader(state.brokers[lid], lid, f, len(state.brokers[f].log),
+                                       follower_older)
+        return state if newlb is None else self._set_broker(state, lid, newlb)
+
+    @memoised
+    def _fenced_at_leader(self, lb: BrokerPartition, lid: int, f: int, offset: int,
+                          follower_older: bool) -> BrokerPartition | None:
+        """Leader ``lid`` holding ``lb`` after it refused ``f``'s fetch at ``offset`` for its
+        epoch, ``None`` when nothing changes (``_fenced_fetch``; memoised)."""
+        leader = self.broker_partition(lb, lid)
         error = Errors.FENCED_LEADER_EPOCH if follower_older else Errors.UNKNOWN_LEADER_EPOCH
-        read = LogReadResult(len(state.brokers[f].log), 0, len(leader.log), leader.high_watermark,
+        read = LogReadResult(offset, 0, len(leader.log), leader.high_watermark,
                              0, (), self.sat, error)
         update = update_follower_fetch(leader, f, read).unwrap()
         if update.partition == leader:
-            return state
-        return self._set_broker(
-            state, lid, self._with_partition(state.brokers[lid], update.partition)
-        )
+            return None
+        return self._with_partition(lb, update.partition)
 
     def _fetch(self, state: State, f: int, lid: int,
                decision: FetchDecision | None = None) -> State | None:
@@ -862,59 +904,75 @@ class KafkaModel:
         rule against the leader's log as the fetch left it (``_truncate``; with the default
         kip279, after the largest offset both logs agree on, as the TLA+ FollowerTruncate's
         FirstNonMatchingOffsetFromTail), and takes no HW from the answer."""
-        leader = self.partition(state, lid)
-        fb = state.brokers[f]
-        offset = len(fb.log)
-        leader_leo = len(leader.log)
-        read = read_from_local_log(leader, offset, 0, self.sat).unwrap()
-        if read.error is Errors.OFFSET_OUT_OF_RANGE:
-            # The leader records the failed read (the follower's LEO becomes unknown).
-            failed = update_follower_fetch(leader, f, read).unwrap().partition
-            s = self._set_broker(state, lid, self._with_partition(state.brokers[lid], failed))
-            response = FetchResponse(lid, leader.leader_epoch, offset, leader_leo,
-                                     leader.high_watermark, ())
-        else:
-            start = (leader_epoch_start_offset(leader)
-                     if self.cfg.expand_rule == "epoch-start" else None)
-            answer = read if decision is None else fenced_read(read, decision)
-            recorded = read if decision is None or decision.record_fetch else answer
-            update = update_follower_fetch(
-                leader, f, recorded, since_previous_fetch=self.previous_fetch,
-                leader_epoch_start=start, hw_lag_ms=self.hw_lag,
-            ).unwrap()
-            if update.error is not Errors.NONE:
-                return None
-            new_leader = update.partition
-            zk_write = update.isr_changed
-            if update.isr_changed and self.alter:
-                s = self._propose_expand(state, lid, leader, new_leader, f)
-            else:
-                if update.isr_changed and not self._may_join(state, lid):
-                    # The conditional ZooKeeper write failed: the ISR stays, the fetch counts.
-                    new_leader = raise_leader_hw(
-                        replace(leader, remotes=new_leader.remotes), self.sat, self.hw_lag
-                    ).partition
-                    zk_write = False
-                s = self._set_broker(state, lid,
-                                     self._with_partition(state.brokers[lid], new_leader))
-                if zk_write:
-                    s = self._write_isr(s, lid, new_leader)
+        fb, lb = state.brokers[f], state.brokers[lid]
+        at_leader = self._fetch_at_leader(lb, lid, f, len(fb.log), decision,
+                                          self._may_join(state, lid))
+        if at_leader is None:
+            return None
+        newlb, written, upkeep, response = at_leader
+        s = self._set_broker(state, lid, newlb)
+        if written is not None:
+            s = self._write_isr(s, lid, written)
+        if upkeep:
             s = self._after_leader_step(s, lid)
-            if answer.error is not Errors.NONE:
-                # first design: the error, no records; the follower truncates on it
-                if not self.split:
-                    return self._truncate(s, f, lid)
-                response = FetchResponse(lid, leader.leader_epoch, offset, leader_leo,
-                                         read.high_watermark, (), 1)
-            else:
-                codes = state.brokers[lid].log[offset:]
-                response = FetchResponse(lid, leader.leader_epoch, offset, leader_leo,
-                                         read.high_watermark, codes)
+        if response.error and not self.split:
+            # first design: the error, no records; the follower truncates on it
+            return self._truncate(s, f, lid)
         if not self.split:
             return self._apply_response(s, f, response)
         if s == state and self._apply_response(state, f, response) == state:
             return None  # an idle fetch: nothing would change on either side
         return self._set_broker(s, f, s.brokers[f]._replace(fetch_in_flight=response))
+
+    @memoised
+    def _fetch_at_leader(
+        self, lb: BrokerPartition, lid: int, f: int, offset: int,
+        decision: FetchDecision | None, may_join: bool,
+    ) -> tuple[BrokerPartition, Partition | None, bool, FetchResponse] | None:
+        """The leader's side of ``f``'s fetch at ``offset`` from leader ``lid`` holding
+        ``lb`` (``_fetch``; ``may_join``: ``_may_join``): the leader's new tuple, the
+        ``Partition`` whose ISR is written to ZooKeeper (``None``: no write), whether the
+        ghost upkeep of a leader step follows, and the response; ``None`` when the fetch
+        fails (memoised)."""
+        leader = self.broker_partition(lb, lid)
+        leader_leo = len(leader.log)
+        read = read_from_local_log(leader, offset, 0, self.sat).unwrap()
+        if read.error is Errors.OFFSET_OUT_OF_RANGE:
+            # The leader records the failed read (the follower's LEO becomes unknown).
+            failed = update_follower_fetch(leader, f, read).unwrap().partition
+            return (self._with_partition(lb, failed), None, False,
+                    FetchResponse(lid, leader.leader_epoch, offset, leader_leo,
+                                  leader.high_watermark, ()))
+        start = (leader_epoch_start_offset(leader)
+                 if self.cfg.expand_rule == "epoch-start" else None)
+        answer = read if decision is None else fenced_read(read, decision)
+        recorded = read if decision is None or decision.record_fetch else answer
+        update = update_follower_fetch(
+            leader, f, recorded, since_previous_fetch=self.previous_fetch,
+            leader_epoch_start=start, hw_lag_ms=self.hw_lag,
+        ).unwrap()
+        if update.error is not Errors.NONE:
+            return None
+        new_leader = update.partition
+        written: Partition | None = None
+        if update.isr_changed and self.alter:
+            newlb = self._proposed_expand(lb, lid, leader, new_leader, f)
+        else:
+            if update.isr_changed and not may_join:
+                # The conditional ZooKeeper write failed: the ISR stays, the fetch counts.
+                new_leader = raise_leader_hw(
+                    replace(leader, remotes=new_leader.remotes), self.sat, self.hw_lag
+                ).partition
+            elif update.isr_changed:
+                written = new_leader
+            newlb = self._with_partition(lb, new_leader)
+        if answer.error is not Errors.NONE:
+            response = FetchResponse(lid, leader.leader_epoch, offset, leader_leo,
+                                     read.high_watermark, (), 1)
+        else:
+            response = FetchResponse(lid, leader.leader_epoch, offset, leader_leo,
+                                     read.high_watermark, lb.log[offset:])
+        return newlb, written, True, response
 
     def _apply_response(self, state: State, f: int, r: FetchResponse) -> State:
         """The follower side of a fetch: append and take the HW (``process_partition_data``),
@@ -929,21 +987,30 @@ class KafkaModel:
             if not (lb.alive and lb.leader == r.leader):
                 return state
             return self._truncate(state, f, r.leader)
-        fb = state.brokers[f]
-        follower = self.partition(state, f)
+        newfb = self._response_applied(state.brokers[f], f, r)
+        if newfb is None:
+            return self._flag(self._crashed(state, f, False), F_HALTED)
+        s = self._set_broker(state, f, newfb)
+        return self._flag(s, F_TRUNCATED) if r.fetch_offset > r.leader_leo else s
+
+    @memoised
+    def _response_applied(self, fb: BrokerPartition, f: int,
+                          r: FetchResponse) -> BrokerPartition | None:
+        """Follower ``f`` holding ``fb`` after it handled the (error-free) response ``r``;
+        ``None`` when its broker exits (``_apply_response``; memoised)."""
+        follower = self.broker_partition(fb, f)
         cut = r.leader_leo
         if r.fetch_offset > cut:
             out = handle_offset_out_of_range(
                 follower, cut, 0, self.cfg.unclean_election, not self.cfg.kafka_7414
             ).unwrap()
             if out.fatal:
-                return self._flag(self._crashed(state, f, False), F_HALTED)
-            s = self._set_broker(state, f, self._with_partition(fb, out.partition))
-            return self._flag(s, F_TRUNCATED)
+                return None
+            return self._with_partition(fb, out.partition)
         follower = process_partition_data(
             follower, r.fetch_offset, self.log_records(r.records), r.high_watermark
         ).unwrap()
-        return self._set_broker(state, f, self._with_partition(fb, follower))
+        return self._with_partition(fb, follower)
 
     def _a_fetch_response(self, state: State, out: Out) -> None:
         """``FetchResponse(f)`` (``fetch=split``): follower ``f`` handles its fetch response;
@@ -969,14 +1036,13 @@ class KafkaModel:
         ZooKeeper write needs the leader's epoch to be ZooKeeper's (``zkVersion``)."""
         return bool(state.controller.leader_epoch == state.brokers[lid].leader_epoch)
 
-    def _propose_expand(self, state: State, lid: int, leader: Partition, fetched: Partition,
-                        f: int) -> State:
+    def _proposed_expand(self, br: BrokerPartition, lid: int, leader: Partition,
+                         fetched: Partition, f: int) -> BrokerPartition:
         """``isr_changes=alter-partition`` (KIP-497, Kafka 2.7+): follower ``f`` may join
         the ISR, so the leader proposes it (``prepare_isr_expand``: nothing while a change
         is in flight) instead of writing ZooKeeper; the fetch counts and the HW rises over
         the ISR of the ``hw_isr`` rule of the new ISR state (the maximal ISR holds it at
-        the joiner's LEO, the committed one does not)."""
-        br = state.brokers[lid]
+        the joiner's LEO, the committed one does not): leader ``lid``'s new tuple."""
         committed = replace(leader, isr=frozenset(members(br.in_sync_replica_ids)))
         proposal = prepare_isr_expand(committed, self._isr_state(br), f).unwrap()
         view = replace(leader, remotes=fetched.remotes,
@@ -986,7 +1052,7 @@ class KafkaModel:
         if proposal.request is not None:
             newbr = newbr._replace(pending_isr=mask_of(proposal.request.new_isr),
                                    alter_partition=ALTER_SENT)
-        return self._set_broker(state, lid, newbr)
+        return newbr
 
     def _write_isr(self, state: State, lid: int, p: Partition) -> State:
         """The leader's ISR written to ZooKeeper and recorded as an ISR change."""
@@ -1003,20 +1069,27 @@ class KafkaModel:
     def _a_tick(self, state: State, out: Out) -> None:
         """``Tick``: the logical clock advances; every follower of every leader ages by one
         tick (saturating just past ``lag_ticks``, which is all ``maybe_shrink_isr`` can tell)."""
-        brokers = list(state.brokers)
-        changed = False
-        sat = self.sat
+        brokers = state.brokers
+        aged: list[BrokerPartition] | None = None
         for b, br in enumerate(brokers):
             if br.leader != b or not br.alive:
                 continue
-            rem = tuple(self._aged(r, sat, self.previous_fetch) if i != b else r
-                        for i, r in enumerate(br.remotes))
-            if rem != br.remotes:
-                brokers[b] = br._replace(remotes=rem)
-                changed = True
-        if changed:
-            out.append(("Tick", KafkaState(state.controller, tuple(brokers), state.channels,
+            older = self._ticked(br, b)
+            if older is not None:
+                if aged is None:
+                    aged = list(brokers)
+                aged[b] = older
+        if aged is not None:
+            out.append(("Tick", KafkaState(state.controller, tuple(aged), state.channels,
                                            state.ghost)))
+
+    @memoised
+    def _ticked(self, br: BrokerPartition, b: int) -> BrokerPartition | None:
+        """Leader ``b`` holding ``br`` one tick later, ``None`` when none of its followers
+        ages (``_a_tick``; memoised)."""
+        rem = tuple(self._aged(r, self.sat, self.previous_fetch) if i != b else r
+                    for i, r in enumerate(br.remotes))
+        return br._replace(remotes=rem) if rem != br.remotes else None
 
     @staticmethod
     def _aged(r: RemoteReplicaView, sat: int, previous_fetch: bool) -> RemoteReplicaView:
@@ -1042,14 +1115,24 @@ class KafkaModel:
             if (not self._is_acting_leader(state, b)
                     or state.brokers[b].leader_epoch != state.controller.leader_epoch):
                 continue
-            update = maybe_shrink_isr(
-                self.partition(state, b), self.sat, self.cfg.lag_ticks, self.cfg.kafka_4485
-            ).unwrap()
-            if not update.isr_changed:
+            shrunk = self._shrunk(state.brokers[b], b)
+            if shrunk is None:
                 continue
-            s = self._set_broker(state, b, self._with_partition(state.brokers[b], update.partition))
-            s = self._after_leader_step(self._write_isr(s, b, update.partition), b)
+            newbr, p = shrunk
+            s = self._set_broker(state, b, newbr)
+            s = self._after_leader_step(self._write_isr(s, b, p), b)
             out.append((self._label("ShrinkIsr", b), s))
+
+    @memoised
+    def _shrunk(self, br: BrokerPartition, b: int) -> tuple[BrokerPartition, Partition] | None:
+        """Leader ``b`` holding ``br`` after ``maybe_shrink_isr`` (its tuple and its
+        ``Partition``), ``None`` when the ISR stays (memoised)."""
+        update = maybe_shrink_isr(
+            self.broker_partition(br, b), self.sat, self.cfg.lag_ticks, self.cfg.kafka_4485
+        ).unwrap()
+        if not update.isr_changed:
+            return None
+        return self._with_partition(br, update.partition), update.partition
 
     def _propose_shrink(self, state: State, b: int, out: Out) -> None:
         """``ShrinkIsr(b)`` with ``isr_changes=alter-partition`` (Kafka 2.7+): the
@@ -1058,18 +1141,24 @@ class KafkaModel:
         change is in flight), whatever its epoch: the controller answers.  The committed
         ISR and the HW stay until then (a pending shrink's maximal ISR is the committed
         one)."""
-        br = state.brokers[b]
-        p = self.partition(state, b)
+        newbr = self._shrink_proposal(state.brokers[b], b)
+        if newbr is not None:
+            out.append((self._label("ShrinkIsr", b), self._set_broker(state, b, newbr)))
+
+    @memoised
+    def _shrink_proposal(self, br: BrokerPartition, b: int) -> BrokerPartition | None:
+        """Leader ``b`` holding ``br`` once it proposed its ISR shrink, ``None`` when it
+        proposes nothing (``_propose_shrink``; memoised)."""
+        p = self.broker_partition(br, b)
         update = maybe_shrink_isr(p, self.sat, self.cfg.lag_ticks, self.cfg.kafka_4485).unwrap()
         if not update.isr_changed:
-            return
+            return None
         proposal = prepare_isr_shrink(p, self._isr_state(br),
                                       p.isr - update.partition.isr).unwrap()
         if proposal.request is None:
-            return
-        newbr = br._replace(pending_isr=mask_of(proposal.request.new_isr),
-                            alter_partition=ALTER_SENT)
-        out.append((self._label("ShrinkIsr", b), self._set_broker(state, b, newbr)))
+            return None
+        return br._replace(pending_isr=mask_of(proposal.request.new_isr),
+                           alter_partition=ALTER_SENT)
 
     def _a_alter_partition(self, state: State, out: Out) -> None:
         """``AlterPartition(b)``: the controller handles leader ``b``'s proposal
@@ -1089,25 +1178,31 @@ class KafkaModel:
             if br.alter_partition != ALTER_SENT or not br.alive:
                 continue
             ctrl = state.controller
-            current = LeaderAndIsr(ctrl.leader, ctrl.leader_epoch, members(ctrl.isr), 1)
-            version = int(br.in_sync_replica_ids == ctrl.isr)
-            request = AlterPartitionRequest(b, 0, br.leader_epoch, members(br.pending_isr),
-                                            version)
-            alive = self._alive_mask(state)
-            view = ControllerView(tuple((i, 0) for i in members(alive)),
-                                  frozenset(members(self.all_mask & ~alive)),
-                                  fence_ineligible=self.cfg.fence_ineligible)
-            response = alter_partition(current, ctrl.assigned_replicas, request, view).unwrap()
-            if response.error is Errors.NONE:
-                answer = ALTER_ACCEPTED
-            elif response.error is Errors.INELIGIBLE_REPLICA:
-                answer = ALTER_INELIGIBLE
-            else:
-                answer = ALTER_FENCED
+            answer = self._alter_answer(ctrl, b, br.leader_epoch, br.in_sync_replica_ids,
+                                        br.pending_isr, self._alive_mask(state))
             s = self._set_broker(state, b, br._replace(alter_partition=answer))
             if answer == ALTER_ACCEPTED and br.pending_isr != ctrl.isr:
                 s = self._commit_alter_partition(s, br.pending_isr)
             out.append((self._label("AlterPartition", b), s))
+
+    @memoised
+    def _alter_answer(self, ctrl: ZkPartitionState, b: int, leader_epoch: int,
+                      committed_isr: int, pending_isr: int, alive: int) -> int:
+        """The controller's answer (``ALTER_*``) to leader ``b``'s proposal ``pending_isr``
+        made in ``leader_epoch`` over its committed ISR, with the brokers of the mask
+        ``alive`` alive (``alter_partition``; memoised)."""
+        current = LeaderAndIsr(ctrl.leader, ctrl.leader_epoch, members(ctrl.isr), 1)
+        version = int(committed_isr == ctrl.isr)
+        request = AlterPartitionRequest(b, 0, leader_epoch, members(pending_isr), version)
+        view = ControllerView(tuple((i, 0) for i in members(alive)),
+                              frozenset(members(self.all_mask & ~alive)),
+                              fence_ineligible=self.cfg.fence_ineligible)
+        response = alter_partition(current, ctrl.assigned_replicas, request, view).unwrap()
+        if response.error is Errors.NONE:
+            return ALTER_ACCEPTED
+        if response.error is Errors.INELIGIBLE_REPLICA:
+            return ALTER_INELIGIBLE
+        return ALTER_FENCED
 
     def _commit_alter_partition(self, state: State, isr: int) -> State:
         """The controller's write of an accepted ISR: ZooKeeper's ISR (same leader epoch),
@@ -1133,27 +1228,37 @@ class KafkaModel:
             br = state.brokers[b]
             if br.alter_partition in (ALTER_NONE, ALTER_SENT) or not br.alive:
                 continue
-            before = self._isr_state(br)
-            if br.alter_partition == ALTER_ACCEPTED:
-                lai = LeaderAndIsr(b, br.leader_epoch, members(br.pending_isr), 1)
-                response = AlterPartitionResponse(Errors.NONE, lai)
-            elif br.alter_partition == ALTER_INELIGIBLE:
-                response = AlterPartitionResponse(Errors.INELIGIBLE_REPLICA)
-            else:
-                response = AlterPartitionResponse(Errors.FENCED_LEADER_EPOCH)
-            after = handle_alter_partition_response(before, br.leader_epoch, before,
-                                                    response).state
-            pending = mask_of(after.pending.proposed_isr) if after.pending else 0
-            newbr = br._replace(in_sync_replica_ids=mask_of(after.isr), pending_isr=pending,
-                                alter_partition=ALTER_NONE)
-            s = self._set_broker(state, b, newbr)
-            raised = raise_leader_hw(self.partition(s, b), self.sat, self.hw_lag).partition
-            s = self._set_broker(s, b, self._with_partition(newbr, raised))
+            s = self._set_broker(state, b, self._alter_response_handled(br, b))
             out.append((self._label("AlterPartitionResponse", b), self._after_leader_step(s, b)))
+
+    @memoised
+    def _alter_response_handled(self, br: BrokerPartition, b: int) -> BrokerPartition:
+        """Leader ``b`` holding ``br`` after it handled the controller's answer and raised
+        its HW (``_a_alter_partition_response``; memoised)."""
+        before = self._isr_state(br)
+        if br.alter_partition == ALTER_ACCEPTED:
+            lai = LeaderAndIsr(b, br.leader_epoch, members(br.pending_isr), 1)
+            response = AlterPartitionResponse(Errors.NONE, lai)
+        elif br.alter_partition == ALTER_INELIGIBLE:
+            response = AlterPartitionResponse(Errors.INELIGIBLE_REPLICA)
+        else:
+            response = AlterPartitionResponse(Errors.FENCED_LEADER_EPOCH)
+        after = handle_alter_partition_response(before, br.leader_epoch, before,
+                                                response).state
+        pending = mask_of(after.pending.proposed_isr) if after.pending else 0
+        newbr = br._replace(in_sync_replica_ids=mask_of(after.isr), pending_isr=pending,
+                            alter_partition=ALTER_NONE)
+        raised = raise_leader_hw(self.broker_partition(newbr, b), self.sat,
+                                 self.hw_lag).partition
+        return self._with_partition(newbr, raised)
 
     # ------------------------------------------------------------------ controller
     def _alive_mask(self, state: State) -> int:
-        return mask_of(b for b, br in enumerate(state.brokers) if br.alive)
+        mask = 0
+        for b, br in enumerate(state.brokers):
+            if br.alive:
+                mask |= 1 << b
+        return mask
 
     def _current(self, state: State) -> LeaderAndIsr:
         ctrl = state.controller
@@ -1261,17 +1366,28 @@ class KafkaModel:
         the outcome.  When nobody may lead, the partition stays offline: ZooKeeper's state
         then names no leader (``NONE``, same epoch: no broker is told), so that the next
         live replica's return elects.  ``None`` past ``max_leader_epoch``."""
-        cfg = self.cfg
         ctrl = state.controller
-        elected = kip966.fence_and_elect(ctrl, fenced, dirty, passes, cfg.min_isr,
-                                         cfg.unclean_election, cfg.unclean_recovery,
-                                         self._log_ends(state))
+        # (the replicas' log ends matter only to KIP-966's unclean recovery)
+        log_ends = (() if self.cfg.unclean_recovery == "first-alive"
+                    else tuple(self._log_ends(state).items()))
+        elected = self._fence_and_elect(ctrl, fenced, dirty, passes, log_ends)
         if elected.leader == NONE:
             ctrl = ctrl._replace(leader=NONE, isr=elected.isr, elr=elected.elr,
                                  last_known_elr=elected.last_known_elr)
             return KafkaState(ctrl, state.brokers, state.channels, state.ghost)
         lai = LeaderAndIsr(elected.leader, ctrl.leader_epoch + 1, members(elected.isr), 0)
         return self._write_zk(state, lai, members(self._alive_mask(state)), None, elected)
+
+    @memoised
+    def _fence_and_elect(self, ctrl: ZkPartitionState, fenced: int, dirty: bool,
+                         passes: tuple[frozenset[int], ...],
+                         log_ends: tuple[tuple[int, LogEnd], ...]) -> kip966.Elected:
+        """``isrlab.spec.kafka.elr.fence_and_elect`` with this model's configuration
+        (memoised; ``log_ends`` as ``(broker, LogEnd)`` pairs)."""
+        cfg = self.cfg
+        return kip966.fence_and_elect(ctrl, fenced, dirty, passes, cfg.min_isr,
+                                      cfg.unclean_election, cfg.unclean_recovery,
+                                      dict(log_ends))
 
     def _a_remove_dead_from_isr(self, state: State, out: Out) -> None:
         """``RemoveDeadFromIsr``: the controller moves dead followers to OfflineReplica and
@@ -1376,15 +1492,21 @@ class KafkaModel:
         ``reorder_requests`` the requests form a set (sorted, duplicates merged).  A
         LeaderAndIsr naming no leader (an offline partition, ``elr`` only) is not sent:
         the broker would have nothing to do with it."""
-        brokers = state.brokers
-        new = [m for m in new if brokers[m.dest].alive
-               and (m.leader != NONE or m.kind != LEADER_AND_ISR)]
+        return self._enqueued(state.channels, tuple(new), self._alive_mask(state))
+
+    @memoised
+    def _enqueued(self, channels: tuple[Request, ...], new: tuple[Request, ...],
+                  alive: int) -> tuple[Request, ...]:
+        """``_enqueue`` on the requests in flight ``channels`` with the brokers of the mask
+        ``alive`` alive (memoised)."""
+        new = tuple(m for m in new if alive >> m.dest & 1
+                    and (m.leader != NONE or m.kind != LEADER_AND_ISR))
         if self.skip:
-            new = [m._replace(leader_alive=int(m.leader != NONE and brokers[m.leader].alive))
-                   for m in new]
+            new = tuple(m._replace(leader_alive=int(m.leader != NONE and alive >> m.leader & 1))
+                        for m in new)
         if self.cfg.reorder_requests:
-            return tuple(sorted(set(state.channels).union(new)))
-        out = list(state.channels)
+            return tuple(sorted(set(channels).union(new)))
+        out = list(channels)
         for m in new:
             key = (m.controller_epoch, m.dest)
             last = max((i for i, x in enumerate(out) if (x.controller_epoch, x.dest) == key),
@@ -1403,6 +1525,11 @@ class KafkaModel:
         and retries it until it succeeds), or every request with ``reorder_requests``."""
         if self.cfg.reorder_requests:
             return range(len(msgs))
+        return self._heads(msgs)
+
+    @memoised
+    def _heads(self, msgs: tuple[Request, ...]) -> tuple[int, ...]:
+        """The index of every channel's first request (``_deliverable``; memoised)."""
         heads = []
         prev = None
         for i, m in enumerate(msgs):
@@ -1410,7 +1537,7 @@ class KafkaModel:
             if key != prev:
                 heads.append(i)
                 prev = key
-        return heads
+        return tuple(heads)
 
     def _a_deliver(self, state: State, out: Out) -> None:
         """``Deliver(m)``: a live broker handles the request at the head of one of its
@@ -1431,10 +1558,15 @@ class KafkaModel:
             s = self._handle(state, m)
             if s is None:
                 continue
-            out.append((self._label("Deliver", self._msg_text(m)),
+            out.append((self._request_label("Deliver", m),
                         KafkaState(s.controller, s.brokers, msgs[:i] + msgs[i + 1:], s.ghost)))
             if self.cfg.duplicate_requests:
                 out.append((self._label("DeliverCopy", self._msg_text(m)), s))
+
+    @memoised
+    def _request_label(self, action: str, m: Request) -> str:
+        """``action(request text)`` (memoised)."""
+        return self._label(action, self._msg_text(m))
 
     def _handle(self, state: State, m: Request) -> State | None:
         if m.kind == UPDATE_METADATA:
@@ -1471,7 +1603,7 @@ class KafkaModel:
     def _handle_leader_and_isr(self, state: State, m: Request) -> State | None:
         """``become_leader_or_follower`` for one LeaderAndIsr request; ``None`` when the step
         is not enabled (KIP-320: the new leader is not yet in the request's epoch)."""
-        dest, _, cepoch, leader, epoch, isr, *_ = m
+        dest, _, _, leader, epoch, *_ = m
         br = state.brokers[dest]
         if leader == NONE:
             return None
@@ -1480,16 +1612,41 @@ class KafkaModel:
                 and (lb.leader_epoch != epoch or lb.leader != leader)):
             return None
         p = self.partition(state, dest)
+        newbr, newp = self._leader_and_isr(m, br, bool(lb.alive), lb.log,
+                                           self._request_alive(state, m))
+        s = self._set_broker(state, dest, newbr)
+        if len(newp.log) < len(p.log):
+            s = self._flag(s, F_TRUNCATED)
+        if 0 <= newp.leader_epoch < p.leader_epoch:
+            s = self._flag(s, F_EPOCH_REGRESSED)
+        if newp.leader == dest and newp.leader_epoch != p.leader_epoch:
+            s = self._note_epoch_leader(s, newp.leader_epoch, dest)
+        if p.leader == dest and newp.leader != dest:
+            s = self._drop_pending(s, dest)
+        if newp.leader == dest:
+            s = self._after_leader_step(s, dest)
+        return s
+
+    @memoised
+    def _leader_and_isr(self, m: Request, br: BrokerPartition, leader_alive: bool,
+                        leader_codes: tuple[int, ...], alive: int
+                        ) -> tuple[BrokerPartition, Partition]:
+        """Broker ``m.dest``'s side of LeaderAndIsr ``m``: its new ``BrokerPartition`` and
+        ``Partition`` (``become_leader_or_follower``), from its tuple ``br``, whether the
+        named leader is alive, the leader's log and the brokers ``makeFollowers`` takes for
+        alive (memoised: these repeat across states)."""
+        dest, _, cepoch, leader, epoch, isr, *_ = m
+        p = self.broker_partition(br, dest)
         manager = ReplicaManager(dest, br.controller_epoch, (p,))
         ps = PartitionState(cepoch, leader, epoch, members(isr), 0, tuple(range(self.n)))
         request = LeaderAndIsrRequest(0, cepoch, ((TP, ps),))
-        leader_log = self.partition(state, leader).log
+        leader_log = self.log_records(leader_codes)
 
         def leader_logs(tp: TopicPartition, lid: int) -> Log:
             return leader_log
 
         result = become_leader_or_follower(
-            manager, request, _snapshot(self._request_alive(state, m)), self.sat,
+            manager, request, _snapshot(alive), self.sat,
             self.follow_rule, leader_logs, hw_lag_ms=self.hw_lag,
         ).unwrap()
         mgr = result.manager
@@ -1497,7 +1654,7 @@ class KafkaModel:
         newp = replace(newp, controller_epoch=mgr.controller_epoch)
         truncating = 0
         if self.deferred_truncation and newp.leader == leader != dest:
-            if newp.leader != p.leader and not lb.alive:
+            if newp.leader != p.leader and not leader_alive:
                 # The fetcher starts Truncating; the down leader cannot answer
                 # OffsetsForLeaderEpoch, so the log stays as it was for now.
                 newp = replace(newp, log=p.log, high_watermark=p.high_watermark)
@@ -1511,18 +1668,7 @@ class KafkaModel:
                                       or newp.leader_epoch != p.leader_epoch):
             # the fetcher restarts: the response in flight is dropped
             newbr = newbr._replace(fetch_in_flight=NO_FETCH)
-        s = self._set_broker(state, dest, newbr)
-        if len(newp.log) < len(p.log):
-            s = self._flag(s, F_TRUNCATED)
-        if 0 <= newp.leader_epoch < p.leader_epoch:
-            s = self._flag(s, F_EPOCH_REGRESSED)
-        if newp.leader == dest and newp.leader_epoch != p.leader_epoch:
-            s = self._note_epoch_leader(s, newp.leader_epoch, dest)
-        if p.leader == dest and newp.leader != dest:
-            s = self._drop_pending(s, dest)
-        if newp.leader == dest:
-            s = self._after_leader_step(s, dest)
-        return s
+        return newbr, newp
 
     def _note_epoch_leader(self, state: State, epoch: int, b: int) -> State:
         ghost = state.ghost
@@ -1537,7 +1683,9 @@ class KafkaModel:
     def _drop_pending(self, state: State, b: int) -> State:
         """Waiting acks=all requests of ``b`` fail (it stopped leading or crashed)."""
         ghost = state.ghost
-        pending = tuple(x for x in ghost.pending if x[1] != b)  # (record id, broker)
+        if not ghost.pending:
+            return state
+        pending = tuple([x for x in ghost.pending if x[1] != b])  # (record id, broker)
         if pending == ghost.pending:
             return state
         return KafkaState(state.controller, state.brokers, state.channels,
@@ -1595,7 +1743,29 @@ class KafkaModel:
         capped at the recovered LEO too (Kafka caps at each read; the two differ only when
         a second crash follows a power loss that cut the log below the checkpoint before
         the thread rewrote it)."""
-        br = state.brokers[b]
+        new, lost = self._down(state.brokers[b], unclean, keep, empty_hw_file)
+        s = self._set_broker(state, b, new)
+        if lost:
+            s = self._flag(s, F_CHECKPOINT_LOST)
+        if self.split:
+            # Fetch responses b had not sent yet die with its connections.
+            for f, fb in enumerate(s.brokers):
+                if fb.fetch_in_flight and fb.fetch_in_flight.leader == b:
+                    s = self._set_broker(s, f, fb._replace(fetch_in_flight=NO_FETCH))
+        # The controller's channel to b dies with b: requests in flight to it are dropped.
+        msgs = self._without_dest(s.channels, b)
+        return self._drop_pending(KafkaState(s.controller, s.brokers, msgs, s.ghost), b)
+
+    @memoised
+    def _without_dest(self, channels: tuple[Request, ...], b: int) -> tuple[Request, ...]:
+        """The requests in flight but those to ``b`` (memoised)."""
+        return tuple(m for m in channels if m.dest != b)
+
+    @memoised
+    def _down(self, br: BrokerPartition, unclean: bool, keep: int | None,
+              empty_hw_file: bool) -> tuple[BrokerPartition, bool]:
+        """A broker holding ``br`` once down (``_crashed``'s arguments), and whether its
+        shutdown wrote a checkpoint file losing the partition's HW (memoised)."""
         log = br.log[:br.flushed if keep is None else keep] if unclean else br.log
         behaviour = self._hw_file()
         lost = False
@@ -1621,17 +1791,7 @@ class KafkaModel:
         flushed = len(log) if self.cfg.crashes == "unclean" else 0
         new = BrokerPartition(0, log, hw, ckpt, flushed, NONE, NONE, 0, 0, (), meta, NO_FETCH,
                               int(unclean and self.cfg.elr))
-        s = self._set_broker(state, b, new)
-        if lost:
-            s = self._flag(s, F_CHECKPOINT_LOST)
-        if self.split:
-            # Fetch responses b had not sent yet die with its connections.
-            for f, fb in enumerate(s.brokers):
-                if fb.fetch_in_flight and fb.fetch_in_flight.leader == b:
-                    s = self._set_broker(s, f, fb._replace(fetch_in_flight=NO_FETCH))
-        # The controller's channel to b dies with b: requests in flight to it are dropped.
-        msgs = tuple(m for m in s.channels if m.dest != b)
-        return self._drop_pending(KafkaState(s.controller, s.brokers, msgs, s.ghost), b)
+        return new, lost
 
     def _a_crash(self, state: State, out: Out) -> None:
         """``Crash(b)`` (and ``PowerLoss(b)`` with ``crashes=unclean``: the unflushed tail of

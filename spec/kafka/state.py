@@ -49,6 +49,7 @@ indexes a state by position.  The layout: ``(ctrl, brokers, msgs, ghost)``.
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
@@ -231,18 +232,85 @@ def to_plain(state: KafkaState, previous_fetch: bool,
     only when ``fetch_error`` (``fetch_fencing=first-design``).  Without them the bytes are
     the same as before the state was typed."""
     ctrl, brokers, msgs, ghost = state
-    out: list[tuple[object, ...]] = []
-    for br in brokers:
-        rem: tuple[tuple[int, ...], ...] = br[9]
-        if rem:
-            rem = (tuple(map(tuple, rem)) if previous_fetch
-                   else tuple([(r[0], r[1]) for r in rem]))
-        extra = br[12:] if alter else br[12:15] if extended else ()
-        fetch = tuple(br[11]) if fetch_error else tuple(br[11][:6])
-        out.append((*br[:9], rem, tuple(br[10]), fetch, *extra))
-    plain_ctrl = tuple(ctrl) if extended else tuple(ctrl[:6])
-    plain_msgs = tuple(map(tuple, msgs)) if extended else tuple([tuple(m[:7]) for m in msgs])
-    return (plain_ctrl, tuple(out), plain_msgs, tuple(ghost))
+    out = tuple([_plain_broker(br, previous_fetch, extended, alter, fetch_error)
+                 for br in brokers])
+    return (_plain_ctrl(ctrl, extended), out, _plain_msgs(msgs, extended), tuple(ghost))
+
+
+def _plain_ctrl(ctrl: ZkPartitionState, extended: bool) -> tuple[object, ...]:
+    return tuple(ctrl) if extended else tuple(ctrl[:6])
+
+
+def _plain_msgs(msgs: tuple[Request, ...], extended: bool) -> tuple[object, ...]:
+    return tuple(map(tuple, msgs)) if extended else tuple([tuple(m[:7]) for m in msgs])
+
+
+def _plain_broker(br: BrokerPartition, previous_fetch: bool, extended: bool, alter: bool,
+                  fetch_error: bool) -> tuple[object, ...]:
+    rem: tuple[tuple[int, ...], ...] = br[9]
+    if rem:
+        rem = (tuple(map(tuple, rem)) if previous_fetch
+               else tuple([(r[0], r[1]) for r in rem]))
+    extra = br[12:] if alter else br[12:15] if extended else ()
+    fetch = tuple(br[11]) if fetch_error else tuple(br[11][:6])
+    return (*br[:9], rem, tuple(br[10]), fetch, *extra)
+
+
+ENCODING_CACHE_LIMIT = 1 << 20
+"""Entries of one of ``Encoder``'s caches before it is emptied."""
+
+
+_FOUR = b"(" + (4).to_bytes(4, "little")
+"""``marshal`` version 2's header of a tuple of four items."""
+
+
+class Encoder:
+    """``marshal.dumps(to_plain(state, ...), 2)``, the model's ``encode``, assembled from
+    the bytes of each component (the controller, each broker, the requests, the ghost),
+    memoised per component: a component takes few values over a search.
+
+    Byte for byte the same: ``marshal`` version 2 writes no back-references, so a tuple's
+    bytes are its header (``(`` and its length, four bytes little-endian) followed by the
+    bytes of its items, each written alone.  The caches are dicts keyed on the component
+    values (compared by equality); each is emptied at ``ENCODING_CACHE_LIMIT`` entries."""
+
+    def __init__(self, previous_fetch: bool, extended: bool = False, alter: bool = False,
+                 fetch_error: bool = False) -> None:
+        self.flags = (previous_fetch, extended, alter, fetch_error)
+        self._ctrl: dict[ZkPartitionState, bytes] = {}
+        self._brokers: dict[BrokerPartition, bytes] = {}
+        self._msgs: dict[tuple[Request, ...], bytes] = {}
+        self._ghost: dict[Ghost, bytes] = {}
+
+    def __call__(self, state: KafkaState) -> bytes:
+        ctrl, brokers, msgs, ghost = state
+        extended = self.flags[1]
+        c = self._ctrl.get(ctrl)
+        if c is None:
+            c = self._store(self._ctrl, ctrl, _plain_ctrl(ctrl, extended))
+        parts = [_FOUR, c, b"(" + len(brokers).to_bytes(4, "little")]
+        cache = self._brokers
+        for br in brokers:
+            e = cache.get(br)
+            if e is None:
+                e = self._store(cache, br, _plain_broker(br, *self.flags))
+            parts.append(e)
+        m = self._msgs.get(msgs)
+        if m is None:
+            m = self._store(self._msgs, msgs, _plain_msgs(msgs, extended))
+        g = self._ghost.get(ghost)
+        if g is None:
+            g = self._store(self._ghost, ghost, tuple(ghost))
+        parts.append(m)
+        parts.append(g)
+        return b"".join(parts)
+
+    @staticmethod
+    def _store(cache: dict[Any, bytes], key: Any, plain: tuple[object, ...]) -> bytes:
+        if len(cache) >= ENCODING_CACHE_LIMIT:
+            cache.clear()
+        data = cache[key] = marshal.dumps(plain, 2)  # type: ignore[arg-type]  # nested tuples of ints, which typeshed cannot spell
+        return data
 
 
 _new = tuple.__new__
@@ -324,6 +392,12 @@ class EpochCodec(NamedTuple):
 
 def members(mask: int) -> tuple[int, ...]:
     """The broker ids of a bit mask, ascending."""
+    if 0 <= mask < len(_MEMBERS):
+        return _MEMBERS[mask]
+    return _members(mask)
+
+
+def _members(mask: int) -> tuple[int, ...]:
     out = []
     i = 0
     while mask:
@@ -332,6 +406,10 @@ def members(mask: int) -> tuple[int, ...]:
         mask >>= 1
         i += 1
     return tuple(out)
+
+
+_MEMBERS = tuple(_members(mask) for mask in range(1 << 6))
+"""``members`` of every mask of the model's at most 6 brokers, computed once."""
 
 
 def mask_of(ids: Iterable[int]) -> int:

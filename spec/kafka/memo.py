@@ -1,0 +1,53 @@
+"""Memoisation of the ``kafka`` model's pure helpers (issue 19: exploration speed).
+
+A state is a tuple of a few components (the controller, one ``BrokerPartition`` per broker,
+the requests in flight, the ghost), and each component takes few values over a whole
+search: the default space's 54,928 states hold 1,881 distinct ``BrokerPartition`` values.
+So the work a step does on one or two brokers (rebuilding the ``core`` ``Partition``,
+running ``become_leader_or_follower``, a fetch, an ISR shrink) repeats across states, and
+``memoised`` keeps its result, keyed on the arguments the result depends on.
+
+Rules for a memoised method: its result depends only on its positional arguments and on
+the model's configuration (fixed per instance), never on anything else; the arguments are
+immutable hashable values (named tuples of ints, frozen dataclasses, ints, strings); the
+result is immutable (it is shared by every caller).  Keys are compared by equality (an
+in-process ``dict``), never reduced to ``hash()`` alone.  Each model instance has its own
+caches (``KafkaModel`` instances differ in configuration); a cache is emptied when it
+reaches ``CACHE_LIMIT`` entries, which bounds memory on large searches.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Concatenate, ParamSpec, TypeVar
+
+P = ParamSpec("P")
+R = TypeVar("R")
+M = TypeVar("M")
+
+CACHE_LIMIT = 1 << 20
+"""Entries of one memoised method's cache (per model instance) before it is emptied."""
+
+_MISSING = object()
+
+
+def memoised(method: Callable[Concatenate[M, P], R]) -> Callable[Concatenate[M, P], R]:
+    """``method`` of a model, cached per instance on its positional arguments (see the
+    module docstring for the rules; keyword arguments are not allowed)."""
+    attribute = f"_memo_{method.__name__}"
+
+    def wrapper(self: M, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        assert not kwargs, f"{method.__name__} is memoised on positional arguments only"
+        cache: dict[object, object] | None = self.__dict__.get(attribute)
+        if cache is None:
+            cache = self.__dict__[attribute] = {}
+        result = cache.get(args, _MISSING)
+        if result is _MISSING:
+            if len(cache) >= CACHE_LIMIT:
+                cache.clear()
+            result = cache[args] = method(self, *args, **kwargs)
+        return result  # type: ignore[return-value]  # the cache holds method's own results
+
+    functools.update_wrapper(wrapper, method)
+    return wrapper

@@ -1,0 +1,93 @@
+"""The ``kafka`` model's caching layers (issue 19): ``isrlab.spec.kafka.memo.memoised`` and
+``isrlab.spec.kafka.state.Encoder`` give what the uncached code gives.
+
+The whole-space regression pins are tests/spec/test_kafka_golden.py; here: the encoder's
+bytes against ``marshal.dumps(to_plain(...), 2)`` on every state of small spaces of each
+encoding layout, a model whose caches are emptied at every call against a cached one
+(every successor of every state), and the decorator's own rules.
+"""
+
+from __future__ import annotations
+
+import marshal
+
+import pytest
+
+from isrlab.spec.kafka import memo
+from isrlab.spec.kafka.model import KafkaConfig, KafkaModel
+from isrlab.spec.kafka.state import KafkaState, to_plain
+
+LAYOUTS = {
+    "default": {},
+    "zookeeper, 2.1": {"isr_changes": "zookeeper", "elr": False,
+                       "unavailable_leader": "follow", "kafka_4485": False},
+    "split, first design, metadata": {"fetch": "split", "fetch_fencing": "first-design",
+                                      "metadata": True, "max_records": 1},
+    "unclean, checkpoints, skip": {"crashes": "unclean", "hw_checkpoint": True,
+                                   "unavailable_leader": "skip", "elr": False,
+                                   "max_records": 1},
+}
+
+
+def _space(model: KafkaModel, limit: int) -> list[KafkaState]:
+    """Up to ``limit`` states in breadth-first order."""
+    states = list(model.init_states())
+    seen = {model.encode(s) for s in states}
+    index = 0
+    while index < len(states) and len(states) < limit:
+        for _, t in model.next_states(states[index]):
+            e = model.encode(t)
+            if e not in seen:
+                seen.add(e)
+                states.append(t)
+        index += 1
+    return states
+
+
+@pytest.mark.parametrize("params", LAYOUTS.values(), ids=list(LAYOUTS))
+def test_the_encoder_writes_the_bytes_of_marshal_on_the_plain_layout(
+        params: dict[str, object]) -> None:
+    model = KafkaModel(KafkaConfig(**params))  # type: ignore[arg-type]  # the test's parameters
+    for s in _space(model, 3000):
+        plain = to_plain(s, model.previous_fetch, model.extended, model.alter,
+                         model.first_design)
+        assert model.encode(s) == marshal.dumps(plain, 2)  # type: ignore[arg-type]  # nested tuples of ints
+        assert model.decode(model.encode(s)) == s
+
+
+@pytest.mark.parametrize("params", LAYOUTS.values(), ids=list(LAYOUTS))
+def test_a_model_without_its_caches_gives_the_same_successors(
+        params: dict[str, object], monkeypatch: pytest.MonkeyPatch) -> None:
+    cached = KafkaModel(KafkaConfig(**params))  # type: ignore[arg-type]  # the test's parameters
+    states = _space(cached, 1500)
+    monkeypatch.setattr(memo, "CACHE_LIMIT", 0)  # every memoised call recomputes
+    fresh = KafkaModel(KafkaConfig(**params))  # type: ignore[arg-type]  # the test's parameters
+    for s in states:
+        assert fresh.next_states(s) == cached.next_states(s)
+        assert [p.holds(s) for p in fresh.invariants()] == [
+            p.holds(s) for p in cached.invariants()]
+
+
+class _Counter:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    @memo.memoised
+    def double(self, x: int) -> int | None:
+        self.calls += 1
+        return None if x < 0 else 2 * x
+
+
+def test_memoised_caches_per_instance_including_none() -> None:
+    a, b = _Counter(), _Counter()
+    assert [a.double(1), a.double(1), a.double(-1), a.double(-1)] == [2, 2, None, None]
+    assert a.calls == 2
+    assert b.double(1) == 2 and b.calls == 1
+
+
+def test_memoised_empties_a_full_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memo, "CACHE_LIMIT", 2)
+    a = _Counter()
+    for x in (1, 2, 3, 1):
+        a.double(x)
+    assert a.calls == 4  # 3 emptied the cache holding 1 and 2
