@@ -443,6 +443,13 @@ class KafkaModel:
         """No symmetry: broker 0 is the first leader and the preference order matters."""
         return state
 
+    def __getstate__(self) -> dict[str, object]:
+        """The model as pickled (Spark's broadcast, worker processes): its configuration
+        without the memoised results, which each copy rebuilds for itself."""
+        kept = {k: v for k, v in self.__dict__.items() if not k.startswith("_memo_")}
+        kept["lso_verdicts"] = {}
+        return kept
+
     def encode(self, state: State) -> bytes:
         """``marshal`` version 2 of the state as plain tuples (``to_plain``: ``marshal``
         refuses tuple subclasses; version 2 writes no back-references, so the bytes are

@@ -10,6 +10,8 @@ encoding layout, a model whose caches are emptied at every call against a cached
 from __future__ import annotations
 
 import marshal
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -91,3 +93,21 @@ def test_memoised_empties_a_full_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     for x in (1, 2, 3, 1):
         a.double(x)
     assert a.calls == 4  # 3 emptied the cache holding 1 and 2
+
+
+def test_a_pickled_model_leaves_its_caches_behind_and_explores_alike() -> None:
+    import pickle
+
+    from pyspark import cloudpickle  # how the Spark engine ships a model
+
+    from isrlab.checker.bfs import CheckOptions, explore
+
+    m = KafkaModel(KafkaConfig(max_records=1, max_leader_epoch=1))
+    before = explore(m, CheckOptions())
+    assert any(k.startswith("_memo_") for k in vars(m))  # the search filled the caches
+    dumps: Callable[[Any], bytes] = cloudpickle.dumps  # untyped in pyspark
+    copy = pickle.loads(dumps(m))
+    assert not any(k.startswith("_memo_") for k in vars(copy)) and copy.lso_verdicts == {}
+    after = explore(copy, CheckOptions())
+    assert (after.distinct_states, after.generated_states, after.diameter) == (
+        before.distinct_states, before.generated_states, before.diameter)
