@@ -149,12 +149,20 @@ def test_bare_isrlab_prints_its_help() -> None:
 
 # -- Ctrl-C ---------------------------------------------------------------------------------
 
+def _as_from_a_terminal() -> None:
+    """In the child before exec: SIGINT's default action, unblocked, as an interactive shell
+    starts a command.  A suite started in the background of a non-interactive shell (``cmd &``
+    without job control) inherits an ignored SIGINT, which exec keeps and Python honours."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def _interrupt_after(command: list[str], seconds: float) -> subprocess.CompletedProcess[str]:
     """Run ``command``, press Ctrl-C (SIGINT to its process group, as a terminal does) after
     ``seconds``, and wait for it."""
     process = subprocess.Popen([sys.executable, "-m", "isrlab", *command], cwd=ROOT,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               start_new_session=True)
+                               start_new_session=True, preexec_fn=_as_from_a_terminal)
     try:
         time.sleep(seconds)
         assert process.poll() is None, "the command finished before it could be interrupted"
