@@ -26,8 +26,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from isrlab.checker.model import Property
-from isrlab.core.state import last_stable_offset
-from isrlab.spec.kafka.memo import CACHE_LIMIT
 from isrlab.spec.kafka.state import (
     F_CHECKPOINT_LOST,
     F_EPOCH_REGRESSED,
@@ -36,7 +34,6 @@ from isrlab.spec.kafka.state import (
     F_TWO_LEADERS,
     F_UNCLEAN,
     NONE,
-    BrokerPartition,
     KafkaState,
     mask_of,
     members,
@@ -77,20 +74,7 @@ def lso_le_hw(model: KafkaModel, s: State) -> bool:
     (The model opens no transactions, so here LSO = HW; the check keeps ``core``'s
     definition honest on every reachable partition.)
     """
-    return all(_lso_le_hw(model, br, b) for b, br in enumerate(s.brokers) if br.alive)
-
-
-def _lso_le_hw(model: KafkaModel, br: BrokerPartition, b: int) -> bool:
-    """LsoLeHw for broker ``b`` holding ``br`` (memoised per model: a broker's tuple takes
-    few values over a search)."""
-    key = (br, b)
-    verdict = model.lso_verdicts.get(key)
-    if verdict is None:
-        if len(model.lso_verdicts) >= CACHE_LIMIT:
-            model.lso_verdicts.clear()
-        verdict = model.lso_verdicts[key] = (
-            last_stable_offset(model.broker_partition(br, b)) <= br.high_watermark)
-    return verdict
+    return all(model.broker_lso_le_hw(br, b) for b, br in enumerate(s.brokers) if br.alive)
 
 
 # ---------------------------------------------------------------------------------------

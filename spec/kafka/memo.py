@@ -25,11 +25,22 @@ from typing import Concatenate, ParamSpec, TypeVar
 P = ParamSpec("P")
 R = TypeVar("R")
 M = TypeVar("M")
+K = TypeVar("K")
+V = TypeVar("V")
 
 CACHE_LIMIT = 1 << 20
 """Entries of one memoised method's cache (per model instance) before it is emptied."""
 
 _MISSING = object()
+
+
+def remember(cache: dict[K, V], key: K, value: V) -> V:
+    """Store ``value`` under ``key`` in ``cache``, emptying the cache first when it holds
+    ``CACHE_LIMIT`` entries; return ``value``.  Every cache of the model goes through it."""
+    if len(cache) >= CACHE_LIMIT:
+        cache.clear()
+    cache[key] = value
+    return value
 
 
 def memoised(method: Callable[Concatenate[M, P], R]) -> Callable[Concatenate[M, P], R]:
@@ -44,9 +55,7 @@ def memoised(method: Callable[Concatenate[M, P], R]) -> Callable[Concatenate[M, 
             cache = self.__dict__[attribute] = {}
         result = cache.get(args, _MISSING)
         if result is _MISSING:
-            if len(cache) >= CACHE_LIMIT:
-                cache.clear()
-            result = cache[args] = method(self, *args, **kwargs)
+            result = remember(cache, args, method(self, *args, **kwargs))
         return result  # type: ignore[return-value]  # the cache holds method's own results
 
     functools.update_wrapper(wrapper, method)

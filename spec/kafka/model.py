@@ -158,6 +158,7 @@ from isrlab.core.state import (
     PartitionState,
     RemoteReplica,
     TopicPartition,
+    last_stable_offset,
 )
 from isrlab.core.truncation import Log, Record
 from isrlab.spec.kafka import elr as kip966
@@ -349,8 +350,6 @@ class KafkaModel:
         self._encoder = Encoder(self.previous_fetch, self.extended, self.alter,
                                 self.first_design)
         self._catalogue = catalogue
-        self.lso_verdicts: dict[tuple[BrokerPartition, int], bool] = {}
-        """``isrlab.spec.invariants``' LsoLeHw per ``(broker tuple, broker id)``."""
         known = catalogue.kafka_invariants(self)
         if invariants is None:
             self._invariants = tuple(known)
@@ -447,7 +446,7 @@ class KafkaModel:
         """The model as pickled (Spark's broadcast, worker processes): its configuration
         without the memoised results, which each copy rebuilds for itself."""
         kept = {k: v for k, v in self.__dict__.items() if not k.startswith("_memo_")}
-        kept["lso_verdicts"] = {}
+        kept["_encoder"] = Encoder(*self._encoder.flags)
         return kept
 
     def encode(self, state: State) -> bytes:
@@ -558,6 +557,12 @@ class KafkaModel:
     def partition(self, state: State, b: int) -> Partition:
         """Broker ``b``'s ``isrlab.core.state.Partition``, rebuilt from its ``BrokerPartition``."""
         return self.broker_partition(state.brokers[b], b)
+
+    @memoised
+    def broker_lso_le_hw(self, br: BrokerPartition, b: int) -> bool:
+        """``isrlab.spec.invariants.lso_le_hw`` for broker ``b`` holding ``br``: its
+        ``core`` last stable offset is at most its HW (memoised)."""
+        return last_stable_offset(self.broker_partition(br, b)) <= br.high_watermark
 
     @memoised
     def broker_partition(self, br: BrokerPartition, b: int) -> Partition:

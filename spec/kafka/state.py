@@ -53,6 +53,8 @@ import marshal
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from isrlab.spec.kafka.memo import remember
+
 
 # ---- the state, as Kafka names it ----------------------------------------------------
 class ZkPartitionState(NamedTuple):
@@ -256,10 +258,6 @@ def _plain_broker(br: BrokerPartition, previous_fetch: bool, extended: bool, alt
     return (*br[:9], rem, tuple(br[10]), fetch, *extra)
 
 
-ENCODING_CACHE_LIMIT = 1 << 20
-"""Entries of one of ``Encoder``'s caches before it is emptied."""
-
-
 _FOUR = b"(" + (4).to_bytes(4, "little")
 """``marshal`` version 2's header of a tuple of four items."""
 
@@ -272,7 +270,7 @@ class Encoder:
     Byte for byte the same: ``marshal`` version 2 writes no back-references, so a tuple's
     bytes are its header (``(`` and its length, four bytes little-endian) followed by the
     bytes of its items, each written alone.  The caches are dicts keyed on the component
-    values (compared by equality); each is emptied at ``ENCODING_CACHE_LIMIT`` entries."""
+    values (compared by equality); each is bounded by ``memo.remember``."""
 
     def __init__(self, previous_fetch: bool, extended: bool = False, alter: bool = False,
                  fetch_error: bool = False) -> None:
@@ -307,10 +305,8 @@ class Encoder:
 
     @staticmethod
     def _store(cache: dict[Any, bytes], key: Any, plain: tuple[object, ...]) -> bytes:
-        if len(cache) >= ENCODING_CACHE_LIMIT:
-            cache.clear()
-        data = cache[key] = marshal.dumps(plain, 2)  # type: ignore[arg-type]  # nested tuples of ints, which typeshed cannot spell
-        return data
+        data = marshal.dumps(plain, 2)  # type: ignore[arg-type]  # nested tuples of ints, which typeshed cannot spell
+        return remember(cache, key, data)
 
 
 _new = tuple.__new__
