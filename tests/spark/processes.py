@@ -2,10 +2,13 @@
 
 Every process here is started by the test that owns it and stopped by its id (never by
 name): the cluster by its master and worker process ids, a driver by its process group.
+On Linux each also gets SIGTERM when the pytest process that started it dies, so a pytest
+killed before its clean-up (SIGKILL, or SIGTERM from a CI timeout) leaves no JVM behind.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import signal
@@ -28,6 +31,16 @@ ISRLAB = [sys.executable, "-m", "isrlab"]
 """The command line of this checkout's isrlab: run from ROOT, ``-m`` imports ROOT/isrlab (the
 venv's ``isrlab`` script would import the checkout the venv was installed from)."""
 HOST = "127.0.0.1"
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: ask Linux to send it SIGTERM when its parent dies."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+PREEXEC = _die_with_parent if sys.platform == "linux" else None
+"""``preexec_fn`` of every child started here (no such request outside Linux)."""
 
 
 def free_port() -> int:
@@ -118,6 +131,7 @@ def standalone_cluster(base: Path, cores: int = 2) -> Iterator[Cluster]:
         [str(SPARK_CLASS), "org.apache.spark.deploy.master.Master", "--host", HOST,
          "--port", str(port), "--webui-port", str(webui)],
         env=env, stdout=open(base / "master.log", "wb"), stderr=subprocess.STDOUT,  # noqa: SIM115
+        preexec_fn=PREEXEC,
     )
     worker: subprocess.Popen[bytes] | None = None
     try:
@@ -127,7 +141,7 @@ def standalone_cluster(base: Path, cores: int = 2) -> Iterator[Cluster]:
              "--cores", str(cores), "--memory", "2g", "--webui-port", str(worker_ui),
              "--work-dir", str(work_dir)],
             env=env, stdout=open(base / "worker.log", "wb"),  # noqa: SIM115
-            stderr=subprocess.STDOUT,
+            stderr=subprocess.STDOUT, preexec_fn=PREEXEC,
         )
         deadline = time.monotonic() + 180
         while _alive_workers(webui) < 1:
@@ -179,5 +193,6 @@ def start_driver(args: list[str]) -> Driver:
     process = subprocess.Popen(
         [*ISRLAB, "check", *args, "--progress"], env=spark_env(), text=True, cwd=ROOT,
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+        preexec_fn=PREEXEC,
     )
     return Driver(process)
