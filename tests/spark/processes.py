@@ -32,14 +32,18 @@ ISRLAB = [sys.executable, "-m", "isrlab"]
 venv's ``isrlab`` script would import the checkout the venv was installed from)."""
 HOST = "127.0.0.1"
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
+_PRCTL = ctypes.CDLL(None, use_errno=True).prctl if sys.platform == "linux" else None
+"""libc's prctl, looked up here in the parent: a forked child of a process with threads
+must not call dlopen/dlsym (a lock another thread held at the fork may never be freed)."""
 
 
 def _die_with_parent() -> None:
     """In the child, before exec: ask Linux to send it SIGTERM when its parent dies."""
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    assert _PRCTL is not None
+    _PRCTL(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
-PREEXEC = _die_with_parent if sys.platform == "linux" else None
+PREEXEC = _die_with_parent if _PRCTL is not None else None
 """``preexec_fn`` of every child started here (no such request outside Linux)."""
 
 
