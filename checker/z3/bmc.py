@@ -4,7 +4,8 @@
 
     Init(s0) ∧ T(s0, s1) ∧ … ∧ T(s(k-1), sk) ∧ ¬(Inv1(sk) ∧ Inv2(sk) ∧ …)
 
-and asks Z3 for a model at ``k = 0, 1, 2, …, depth``.  Because every shorter depth was
+and asks the solver for a model at ``k = 0, 1, 2, …, depth`` (the formulas are Z3 terms; the
+solver is Z3 or Yices, see ``solvers.py``).  Because every shorter depth was
 unsatisfiable first, the first model found is a *shortest* counterexample (``k + 1`` states,
 like TLC's breadth-first traces), and each unsatisfiable depth proves that no trace of that
 many steps violates an invariant.  Once depth ``k`` is refuted, ``Inv(sk)`` is asserted as a
@@ -23,7 +24,16 @@ from typing import Generic
 
 import z3
 
-from isrlab.checker.z3.system import C, Frame, Fresh, SymbolicSystem, Transition, check, make_frame
+from isrlab.checker.z3.solvers import IncrementalSolver, open_solver
+from isrlab.checker.z3.system import (
+    C,
+    Frame,
+    Fresh,
+    SymbolicProperty,
+    SymbolicSystem,
+    Transition,
+    make_frame,
+)
 
 ARITH_OPTIONS: dict[str, bool | int] = {"arith.solver": 2, "arith.propagate_eqs": False}
 """Z3 options for the bounded ``tla-*`` unrollings: the older simplex-based arithmetic solver
@@ -56,6 +66,7 @@ class BmcResult(Generic[C]):
     proved_steps: int
     depths: tuple[DepthOutcome, ...] = field(default=())
     seconds: float = 0.0
+    solver: str = ""
 
     @property
     def found(self) -> bool:
@@ -68,7 +79,7 @@ class Unrolling(Generic[C]):
     """Frames ``s0 … sk`` of ``system`` asserted into ``solver``, with per-step selectors."""
 
     system: SymbolicSystem[C]
-    solver: z3.Solver
+    solver: IncrementalSolver | z3.Solver
     tag: str = "u"
     first_step: Collection[str] | None = None
     frames: list[Frame] = field(default_factory=list)
@@ -116,6 +127,7 @@ def bmc(
     logic: str | None = None,
     first_step: Collection[str] | None = None,
     options: Mapping[str, bool | int] | None = None,
+    solver: str = "auto",
 ) -> BmcResult[C]:
     """Search for a shortest trace of at most ``depth`` steps that violates an invariant.
 
@@ -128,22 +140,35 @@ def bmc(
     invariant verdicts) whose first step is one of them — the caller's claim to make.
 
     ``options`` are Z3 solver parameters (e.g. ``ARITH_OPTIONS``): they change how fast the
-    answer comes, never the answer.
+    answer comes, never the answer.  ``solver`` (``solvers.SOLVERS``) picks who answers the
+    queries: ``auto`` is Yices for ``QF_LIA`` when ``yices-smt2`` is installed and Z3
+    otherwise; the result's ``solver`` names the one used.
     """
     chosen = [p for p in system.invariants() if invariants is None or p.name in invariants]
     missing = set(invariants or ()) - {p.name for p in chosen}
     if missing:
         raise ValueError(f"system {system.name!r} has no invariant(s) {sorted(missing)}")
+    backend = open_solver(solver, logic, options, timeout_ms)
+    try:
+        return _deepen(system, chosen, depth, Unrolling(system, backend, first_step=first_step),
+                       backend)
+    finally:
+        backend.close()
+
+
+def _deepen(system: SymbolicSystem[C], chosen: Sequence[SymbolicProperty], depth: int,
+            unrolling: Unrolling[C], solver: IncrementalSolver) -> BmcResult[C]:
+    """``bmc``'s loop: one more step per depth, each depth's negated invariants in a scope."""
     names = tuple(p.name for p in chosen)
-    solver = z3.SolverFor(logic) if logic else z3.Solver()
-    for option, value in (options or {}).items():
-        solver.set(option, value)
-    if timeout_ms:
-        solver.set("timeout", timeout_ms)
-    unrolling = Unrolling(system, solver, first_step=first_step)
     frame = unrolling.start()
     outcomes: list[DepthOutcome] = []
     begin = time.perf_counter()
+
+    def result(trace: tuple[Transition[C], ...] | None, violated: str | None,
+               proved: int) -> BmcResult[C]:
+        return BmcResult(system.name, names, trace, violated, proved, tuple(outcomes),
+                         time.perf_counter() - begin, solver.name)
+
     for k in range(depth + 1):
         if k > 0:
             frame = unrolling.extend()
@@ -151,7 +176,7 @@ def bmc(
         solver.push()
         solver.add(z3.Not(z3.And(holds)))
         started = time.perf_counter()
-        verdict = check(solver)
+        verdict = solver.check()
         outcomes.append(DepthOutcome(k, str(verdict), time.perf_counter() - started))
         if verdict == z3.sat:
             model = solver.model()
@@ -160,19 +185,9 @@ def bmc(
                 for p, h in zip(chosen, holds, strict=True)
                 if z3.is_false(model.eval(h, model_completion=True))
             ), names[0])
-            trace = unrolling.trace(model)
-            solver.pop()
-            return BmcResult(
-                system.name, names, trace, violated, k - 1, tuple(outcomes),
-                time.perf_counter() - begin,
-            )
+            return result(unrolling.trace(model), violated, k - 1)
+        if verdict != z3.unsat:  # a solver that gave up may be stopped: no pop
+            return result(None, None, k - 1)
         solver.pop()
-        if verdict != z3.unsat:
-            return BmcResult(
-                system.name, names, None, None, k - 1, tuple(outcomes),
-                time.perf_counter() - begin,
-            )
         solver.add(z3.And(holds))
-    return BmcResult(
-        system.name, names, None, None, depth, tuple(outcomes), time.perf_counter() - begin
-    )
+    return result(None, None, depth)

@@ -167,7 +167,7 @@ def _on_ctrl_c(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-def _remember_ctrl_c() -> None:
+def remember_ctrl_c() -> None:
     """Install ``_on_ctrl_c`` in place of Python's default SIGINT handler (main thread only;
     a handler the program chose itself is left alone)."""
     if (threading.current_thread() is threading.main_thread()
@@ -182,7 +182,7 @@ def check(solver: z3.Solver) -> z3.CheckSatResult:
     a timeout.  Here Z3's own handler is off (``ctrl_c``), the solver runs in a helper thread
     and the main thread, where Python delivers SIGINT, waits for it; on Ctrl-C it interrupts
     the solver (``Z3_interrupt``), waits for the thread and re-raises."""
-    _remember_ctrl_c()
+    remember_ctrl_c()
     if CTRL_C.is_set():  # a Ctrl-C whose KeyboardInterrupt was swallowed (see below)
         raise KeyboardInterrupt
     solver.set("ctrl_c", False)

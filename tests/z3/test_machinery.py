@@ -18,12 +18,21 @@ from isrlab.checker.z3 import (
     satisfies,
     successors,
 )
+from isrlab.checker.z3.solvers import yices_path
 from tests.z3.toys import Counters
 
+# The hand-counted BMC figures hold for either solver (the toy is QF_LIA).
+SOLVERS = pytest.mark.parametrize("solver", [
+    "z3",
+    pytest.param("yices", marks=pytest.mark.skipif(yices_path() is None,
+                                                   reason="yices-smt2 not installed")),
+])
 
-def test_bmc_finds_the_shortest_violation_of_five_steps() -> None:
+
+@SOLVERS
+def test_bmc_finds_the_shortest_violation_of_five_steps(solver: str) -> None:
     # x + y >= 5 first holds at (3, 2): 3 IncX and 2 IncY, 5 steps, 6 states.
-    result = bmc(Counters(), ["SumBelow5"], depth=8)
+    result = bmc(Counters(), ["SumBelow5"], depth=8, logic="QF_LIA", solver=solver)
     assert result.trace is not None
     assert len(result.trace) == 6
     assert result.trace[0].state == (0, 0)
@@ -32,8 +41,9 @@ def test_bmc_finds_the_shortest_violation_of_five_steps() -> None:
     assert result.proved_steps == 4
 
 
-def test_bmc_labels_each_step_with_the_action_that_fired() -> None:
-    result = bmc(Counters(), ["SumBelow5"], depth=8)
+@SOLVERS
+def test_bmc_labels_each_step_with_the_action_that_fired(solver: str) -> None:
+    result = bmc(Counters(), ["SumBelow5"], depth=8, logic="QF_LIA", solver=solver)
     assert result.trace is not None
     for before, after in zip(result.trace, result.trace[1:], strict=False):
         dx = after.state[0] - before.state[0]
@@ -41,15 +51,17 @@ def test_bmc_labels_each_step_with_the_action_that_fired() -> None:
     assert result.trace[0].label == "Init"
 
 
-def test_bmc_with_a_parameterised_action_finds_a_four_step_violation() -> None:
+@SOLVERS
+def test_bmc_with_a_parameterised_action_finds_a_four_step_violation(solver: str) -> None:
     # Add(2) then IncX reach x = 3 in 2 steps; 2 IncY make the sum 5: 4 steps, 5 states.
-    result = bmc(Counters(jumps=True), ["SumBelow5"], depth=8)
+    result = bmc(Counters(jumps=True), ["SumBelow5"], depth=8, logic="QF_LIA", solver=solver)
     assert result.trace is not None
     assert len(result.trace) == 5
 
 
-def test_bmc_reports_absence_up_to_the_depth_for_a_true_invariant() -> None:
-    result = bmc(Counters(), ["YAtMostX", "XAtMost3"], depth=7)
+@SOLVERS
+def test_bmc_reports_absence_up_to_the_depth_for_a_true_invariant(solver: str) -> None:
+    result = bmc(Counters(), ["YAtMostX", "XAtMost3"], depth=7, logic="QF_LIA", solver=solver)
     assert result.trace is None
     assert result.proved_steps == 7
     assert [d.verdict for d in result.depths] == ["unsat"] * 8
@@ -124,9 +136,12 @@ def test_a_step_property_is_proved_under_inductive_hypotheses() -> None:
     assert refuted.pre[0] == refuted.post[0]
 
 
-def test_bmc_first_step_restriction_limits_the_first_step_only() -> None:
+@SOLVERS
+def test_bmc_first_step_restriction_limits_the_first_step_only(solver: str) -> None:
     # With the first step forced to IncY (disabled at (0, 0)) no trace exists at all.
-    assert bmc(Counters(), ["SumBelow5"], depth=8, first_step={"IncY"}).trace is None
+    assert bmc(Counters(), ["SumBelow5"], depth=8, first_step={"IncY"}, logic="QF_LIA",
+               solver=solver).trace is None
     # Forcing IncX (the only enabled first step) changes nothing: still 6 states.
-    result = bmc(Counters(), ["SumBelow5"], depth=8, first_step={"IncX"})
+    result = bmc(Counters(), ["SumBelow5"], depth=8, first_step={"IncX"}, logic="QF_LIA",
+                 solver=solver)
     assert result.trace is not None and len(result.trace) == 6
