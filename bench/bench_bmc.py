@@ -2,16 +2,18 @@
 counterexamples (TLC's shortest lengths: configuration A truncate-to-hw 9 and Kip101 12
 states; configuration B truncate-to-hw 9, Kip101 11 and Kip279 11 states).
 
-    .venv/bin/python bench/bench_bmc.py [--only NAME] [--skip-bmc-over SECONDS]
+    .venv/bin/python bench/bench_bmc.py [--only NAME] [--solvers z3,yices]
 
 For each case: BFS (``isrlab.checker.bfs.explore``, one worker, stop at the first violation) and BMC
-(``isrlab.checker.z3.bmc`` on the bounded symbolic twin), the trace lengths both found, their wall
-times and the ratio.  A script, not a timed test.
+(``isrlab.checker.z3.bmc`` on the bounded symbolic twin) with each solver in turn, the trace
+lengths found, wall and CPU times (the solver's child process included), per-depth times, and
+the ratios BMC / BFS and Z3 / Yices.  A script, not a timed test.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -40,6 +42,8 @@ def main() -> None:
     """Run the cases and print one line each."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--only", help="run only the case whose label contains this")
+    parser.add_argument("--solvers", default="z3,yices",
+                        help="comma-separated bmc solvers to run, in this order")
     args = parser.parse_args()
     for label, name, params, invariants, tlc in CASES:
         if args.only and args.only not in label:
@@ -50,15 +54,26 @@ def main() -> None:
         found = explore(model, CheckOptions(params=values))
         bfs_s = time.perf_counter() - started
         bfs_len = found.violation.length if found.violation else None
+        print(f"{label}: TLC {tlc} states; BFS {bfs_len} states in {bfs_s:.2f} s "
+              f"({found.distinct_states:,} distinct)", flush=True)
         system = symbolic_for(name, values)
         assert system is not None
-        result = bmc(system, invariants.split(","), tlc, logic="QF_LIA",
-                     first_step=system.symmetric_first_step())
-        bmc_len = len(result.trace) if result.trace else None
-        print(f"{label}: TLC {tlc} states; BFS {bfs_len} states in {bfs_s:.2f} s "
-              f"({found.distinct_states:,} distinct); BMC {bmc_len} states in "
-              f"{result.seconds:.1f} s (ratio {result.seconds / max(bfs_s, 1e-9):,.0f}x); "
-              f"per depth: {' '.join(f'{d.seconds:.1f}' for d in result.depths)}", flush=True)
+        walls: dict[str, float] = {}
+        for solver in args.solvers.split(","):
+            before = os.times()
+            result = bmc(system, invariants.split(","), tlc, logic="QF_LIA",
+                         first_step=system.symmetric_first_step(),
+                         options=system.solver_options, solver=solver)
+            after = os.times()
+            cpu = sum(after[:4]) - sum(before[:4])  # user + system, self and waited children
+            walls[solver] = result.seconds
+            bmc_len = len(result.trace) if result.trace else None
+            print(f"  BMC ({result.solver}): {bmc_len} states in {result.seconds:.1f} s wall, "
+                  f"{cpu:.1f} CPU-s (BMC / BFS {result.seconds / max(bfs_s, 1e-9):,.0f}x); "
+                  f"per depth: {' '.join(f'{d.seconds:.1f}' for d in result.depths)}",
+                  flush=True)
+        if "z3" in walls and "yices" in walls:
+            print(f"  Z3 / Yices: {walls['z3'] / walls['yices']:.2f}", flush=True)
 
 
 if __name__ == "__main__":
