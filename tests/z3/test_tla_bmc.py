@@ -26,10 +26,10 @@ from tests.z3.conftest import build_pair, heavy, very_heavy
 CONFIG_B = {"replicas": 3, "max_leader_epoch": 3}
 
 
-def shortest(name: str, invariants: list[str], depth: int, solver: str = "auto",
-             **params: int) -> tuple[int, int]:
+def shortest(name: str, invariants: list[str], depth: int,
+             params: Mapping[str, int] | None = None, solver: str = "auto") -> tuple[int, int]:
     """(states in the shortest counterexample, steps proved violation-free)."""
-    model, system = build_pair(name, **params)
+    model, system = build_pair(name, **(params or {}))
     result = bmc(system, invariants, depth, logic="QF_LIA",
                  first_step=system.symmetric_first_step(), options=system.solver_options,
                  solver=solver)
@@ -90,7 +90,7 @@ def test_cli_bmc_rejects_an_invariant_it_cannot_encode() -> None:
 @pytest.mark.heavy
 @heavy
 def test_truncate_to_hw_strong_isr_needs_9_states_in_configuration_b() -> None:
-    assert shortest("tla-truncate-to-hw", ["StrongIsr"], 9, **CONFIG_B) == (9, 7)
+    assert shortest("tla-truncate-to-hw", ["StrongIsr"], 9, CONFIG_B) == (9, 7)
 
 
 @pytest.mark.heavy
@@ -102,13 +102,13 @@ def test_kip101_breaks_an_isr_invariant_in_12_states_in_configuration_a() -> Non
 @pytest.mark.heavy
 @heavy
 def test_kip101_strong_isr_needs_11_states_in_configuration_b() -> None:
-    assert shortest("tla-kip101", ["StrongIsr"], 11, **CONFIG_B) == (11, 9)
+    assert shortest("tla-kip101", ["StrongIsr"], 11, CONFIG_B) == (11, 9)
 
 
 @pytest.mark.heavy
 @heavy
 def test_kip279_strong_isr_needs_11_states_in_configuration_b() -> None:
-    assert shortest("tla-kip279", ["StrongIsr"], 11, **CONFIG_B) == (11, 9)
+    assert shortest("tla-kip279", ["StrongIsr"], 11, CONFIG_B) == (11, 9)
 
 
 @pytest.mark.heavy
@@ -117,8 +117,7 @@ def test_kip320_first_try_strong_isr_needs_13_states_in_configuration_b() -> Non
     # TLC 2.15 on Kip320FirstTry.tla, configuration B, StrongIsr: a 13-state trace (see
     # tests/spec/test_tla_kip320_first_try.py).  Z3 with the variant's ARITH_OPTIONS: here it
     # is the faster solver (Yices had used 20 minutes of CPU unfinished, docs/z3.md).
-    assert shortest("tla-kip320-first-try", ["StrongIsr"], 13, solver="z3",
-                    **CONFIG_B) == (13, 11)
+    assert shortest("tla-kip320-first-try", ["StrongIsr"], 13, CONFIG_B, solver="z3") == (13, 11)
 
 
 def test_cli_bmc_exits_3_when_z3_gives_up_before_the_depth() -> None:
