@@ -8,9 +8,10 @@ Two rules, both about where and when a test runs, never about what it checks:
   ``spark_session`` fixture, and one standalone cluster per module), and the tests listed in
   ``SHARED_RESULTS`` (they reuse one ``functools.cache``d search of their module);
 * the long tests are collected first, so that the workers start on them and the short tests
-  fill in behind (the last test to finish is a short one): those of ``LONGEST`` in that order,
-  then the other ``heavy`` and ``slow`` ones (``./run test`` passes ``--no-loadscope-reorder``,
-  so xdist hands out the work in this order; a group's place is that of its first test).
+  fill in behind (the last test to finish is a short one): those of ``LONGEST`` in that order
+  (the Spark group among them), then the other ``heavy`` and ``slow`` ones (``./run test``
+  passes ``--no-loadscope-reorder``, so xdist hands out the work in this order; a group's
+  place is that of its first test).
 
 The groups are computed from test ids by ``GroupScheduling``, not with ``xdist_group`` marks:
 pytest 9.2 builds node ids in a way that xdist 3.8's mark handling no longer changes, so the
@@ -39,13 +40,16 @@ SHARED_RESULTS = {
     "tests/checker/test_resume.py": ("test_a_killed_run_resumes_to_the_same_result",),
 }
 
-# The longest single tests of `./run test --durations` (seconds with Yices on an idle 2-core
-# machine, alone), longest first.  Only an order: a renamed test falls back to its marks.  The
-# Spark group (about 250 s on its worker, much of it waiting on the JVM) goes after them: run
-# beside these CPU-bound BMC tests it slowed them threefold (docs/testing.md).
+# The longest work units of `./run test --durations` (seconds with Yices on an idle 2-core
+# machine, alone), longest first; SPARK_TESTS stands for the Spark group (all of tests/spark,
+# about 250-300 s on one worker, much of it waiting on its JVM).  The group comes after the two
+# 11-state BMC runs: handed out first, its JVM ran beside them and slowed them threefold, and
+# handed out with the other slow tests, it started late and ran on alone at the end
+# (docs/testing.md).  Only an order: a renamed test falls back to its marks.
 LONGEST = (
     "tests/z3/test_tla_bmc.py::test_kip101_strong_isr_needs_11_states_in_configuration_b",  # 73
     "tests/z3/test_tla_bmc.py::test_kip279_strong_isr_needs_11_states_in_configuration_b",  # 51
+    SPARK_TESTS,
     "tests/spec/test_kafka_channels.py::"
     "test_scenario_7s_skipped_epoch_loss_is_gone_with_a_lagging_metadata_cache",  # 28-42
     "tests/z3/test_tla_bmc.py::test_kip101_breaks_an_isr_invariant_in_12_states_in_configuration_a",
@@ -62,8 +66,10 @@ def group_of(nodeid: str) -> str:
 
 
 def _rank(item: pytest.Item) -> tuple[int, int]:
-    """The sort key: ``LONGEST`` in its order, then heavy, slow and the rest (a stable sort keeps
-    the collection order within each)."""
+    """The sort key: ``LONGEST`` in its order (the Spark group at ``SPARK_TESTS``'s place), then
+    heavy, slow and the rest (a stable sort keeps the collection order within each)."""
+    if item.nodeid.startswith(SPARK_TESTS):  # the whole group, in its collection order
+        return (0, LONGEST.index(SPARK_TESTS))
     if item.nodeid in LONGEST:
         return (0, LONGEST.index(item.nodeid))
     if item.get_closest_marker("heavy"):
