@@ -147,6 +147,12 @@ class YicesSolver:
             raise
         self._version = str(version[1]).strip('"') if isinstance(version, list) else "?"
 
+    def __enter__(self) -> YicesSolver:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     @property
     def name(self) -> str:
         """``yices`` and its version."""

@@ -81,8 +81,7 @@ def test_without_yices_auto_falls_back_to_z3_and_yices_is_refused(
 @needs_yices
 def test_a_yices_model_is_checked_by_z3() -> None:
     x, y = z3.Ints("x y")
-    solver = _yices()
-    try:
+    with _yices() as solver:
         solver.add(z3.And(x > 2, y == x + 1))
         assert solver.check() == z3.sat
         model = solver.model()
@@ -91,16 +90,13 @@ def test_a_yices_model_is_checked_by_z3() -> None:
         solver._scopes[-1].append(x < 0)
         with pytest.raises(SolverError, match="Z3 disagrees"):
             solver.model()
-    finally:
-        solver.close()
 
 
 @needs_yices
 def test_scopes_declarations_and_negative_values() -> None:
     x = z3.Int("x@u.1")  # a name that SMT-LIB must quote
     flag = z3.Bool("flag")
-    solver = _yices()
-    try:
+    with _yices() as solver:
         solver.push()
         solver.add(z3.And(x < -3, flag))
         assert solver.check() == z3.sat
@@ -111,22 +107,17 @@ def test_scopes_declarations_and_negative_values() -> None:
         assert solver.check() == z3.sat
         solver.add(x < 2)
         assert solver.check() == z3.unsat
-    finally:
-        solver.close()
 
 
 @needs_yices
 def test_a_formula_yices_cannot_take_is_a_solver_error() -> None:
-    solver = _yices()
-    try:
+    with _yices() as solver:
         with pytest.raises(SolverError, match="only Int and Bool constants"):
             solver.add(z3.Select(z3.Array("a", z3.IntSort(), z3.IntSort()), 0) == 1)
         x, y = z3.Ints("x y")
         solver.add(x * y == 7)  # not linear: Yices answers with an error
         with pytest.raises(SolverError, match="solver yices: \\(error"):
             solver.check()
-    finally:
-        solver.close()
 
 
 @needs_yices
@@ -134,8 +125,7 @@ def test_a_timeout_is_unknown_and_stops_the_process() -> None:
     # Pigeonhole: 9 pigeons in 8 holes, hard enough for any SMT solver to outlast 1 ms.
     holes, pigeons = 8, 9
     at = [[z3.Bool(f"p{p}h{h}") for h in range(holes)] for p in range(pigeons)]
-    solver = _yices(timeout_ms=1)
-    try:
+    with _yices(timeout_ms=1) as solver:
         for p in range(pigeons):
             solver.add(z3.Or(at[p]))
         for h in range(holes):
@@ -145,8 +135,6 @@ def test_a_timeout_is_unknown_and_stops_the_process() -> None:
         assert solver.check() == z3.unknown
         with pytest.raises(SolverError, match="stopped"):
             solver.check()
-    finally:
-        solver.close()
 
 
 @needs_yices
