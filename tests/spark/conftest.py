@@ -1,7 +1,8 @@
 """Shared fixtures of the Spark engine's tests: one local Spark session, answer comparison.
 
 Every test here needs a JVM; without Java they are skipped with that reason.  The session is
-``local[2]`` and shared by the whole test session (starting a JVM costs seconds).
+``local[2]`` and shared by the whole test session (starting a JVM costs seconds); its JVM, like
+every other one the tests start, gets ``processes.TEST_JVM_OPTIONS``.
 """
 
 from __future__ import annotations
@@ -38,7 +39,11 @@ def spark_session() -> Iterator[Any]:
 
     quiet_pyspark_warnings()
     warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
-    session, created = start_session(SparkOptions(master="local[2]", driver_memory="1g"))
+    from tests.spark.processes import jvm_options
+
+    with pytest.MonkeyPatch.context() as patch:  # read once, when the driver's JVM starts
+        patch.setenv("JDK_JAVA_OPTIONS", jvm_options())
+        session, created = start_session(SparkOptions(master="local[2]", driver_memory="1g"))
     yield session
     if created:
         session.stop()

@@ -55,10 +55,25 @@ def free_port() -> int:
         return port
 
 
+TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+"""Options of every JVM the Spark tests start, passed in ``JDK_JAVA_OPTIONS`` (read by the
+``java`` launcher since Java 9): only the quick C1 compiler, and the serial collector.  The
+tests' JVMs live for seconds to a minute, where C2's compilations and the parallel
+collector's threads cost more CPU than they save: tests/spark used 285 CPU-s instead of 467
+on the idle 2-core machine (docs/testing.md).  Speed only: what the JVMs compute is the same."""
+
+
+def jvm_options() -> str:
+    """``JDK_JAVA_OPTIONS`` for a test's JVM: the caller's own options, then ours."""
+    return " ".join(filter(None, [os.environ.get("JDK_JAVA_OPTIONS"), TEST_JVM_OPTIONS]))
+
+
 def spark_env() -> dict[str, str]:
-    """The environment for Spark daemons and drivers: loopback only, this Python."""
+    """The environment for Spark daemons and drivers: loopback only, this Python, the tests'
+    JVM options."""
     env = dict(os.environ)
     env.update({
+        "JDK_JAVA_OPTIONS": jvm_options(),
         "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": HOST, "PYSPARK_PYTHON": sys.executable,
         "PYTHONHASHSEED": "0", "ISRLAB_SPARK_DRIVER_MEMORY": "1g",
         "ISRLAB_SPARK_EXECUTOR_MEMORY": "1g",
