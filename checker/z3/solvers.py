@@ -15,9 +15,11 @@ Modelling shortcut: the Yices side accepts quantifier-free linear integer arithm
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import select
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -34,6 +36,22 @@ SOLVERS = ("auto", "z3", "yices")
 """The ``solver`` choices of ``bmc``: ``auto`` is Yices for ``QF_LIA`` when installed, else Z3."""
 
 YICES = "yices-smt2"
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+_PRCTL = ctypes.CDLL(None, use_errno=True).prctl if sys.platform == "linux" else None
+"""libc's ``prctl``, looked up in the parent: a child forked from a process with threads must
+not call ``dlsym`` (a lock another thread held at the fork may never be freed)."""
+
+
+def _die_with_parent(parent: int) -> None:
+    """In the Yices child, before exec: on Linux, be killed when the thread that started it
+    dies, so a SIGKILLed isrlab leaves no solver running on to the end of its query (its
+    closed stdin is read only between queries).  Elsewhere nothing is asked."""
+    if _PRCTL is None:
+        return
+    _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
 
 
 class SolverError(RuntimeError):
@@ -125,15 +143,20 @@ def open_solver(choice: str, logic: str | None, options: Mapping[str, bool | int
 
 
 class YicesSolver:
-    """``yices-smt2 --incremental`` as a child process fed SMT-LIB 2 on its standard input."""
+    """``yices-smt2 --incremental`` as a child process fed SMT-LIB 2 on its standard input.
+
+    On Linux the child is killed when the thread that opened the solver dies, so open and
+    close it in one thread (``bmc`` does, in a ``with`` block)."""
 
     def __init__(self, executable: str, timeout_ms: int = 0) -> None:
         self.timeout_ms = timeout_ms
         # A file, not a pipe, so a chatty solver never blocks; closed by close().
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (it outlives __init__)
+        parent = os.getpid()
         self._process: subprocess.Popen[bytes] | None = subprocess.Popen(
             [executable, "--incremental"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=self._stderr, bufsize=0)
+            stderr=self._stderr, bufsize=0,
+            preexec_fn=(lambda: _die_with_parent(parent)) if _PRCTL is not None else None)
         self._pending = b""
         self._declared: dict[str, z3.ExprRef] = {}
         self._scopes: list[list[z3.BoolRef]] = [[]]

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -135,6 +140,51 @@ def test_a_timeout_is_unknown_and_stops_the_process() -> None:
         assert solver.check() == z3.unknown
         with pytest.raises(SolverError, match="stopped"):
             solver.check()
+
+
+_BUSY_PARENT = """
+import z3
+from isrlab.checker.z3.solvers import YicesSolver, yices_path
+holes, pigeons = 12, 13  # pigeonhole, far beyond what any SMT solver refutes in minutes
+at = [[z3.Bool(f"p{p}h{h}") for h in range(holes)] for p in range(pigeons)]
+solver = YicesSolver(yices_path())
+for p in range(pigeons):
+    solver.add(z3.Or(at[p]))
+for h in range(holes):
+    for p in range(pigeons):
+        for q in range(p + 1, pigeons):
+            solver.add(z3.Not(z3.And(at[p][h], at[q][h])))
+print(solver._alive().pid, flush=True)
+solver.check()
+"""
+
+
+@needs_yices
+@pytest.mark.skipif(sys.platform != "linux", reason="the parent-death signal is Linux's")
+def test_a_killed_parent_takes_its_busy_yices_child_with_it() -> None:
+    parent = subprocess.Popen([sys.executable, "-c", _BUSY_PARENT], stdout=subprocess.PIPE,
+                              text=True)
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    time.sleep(1)  # the query has been sent; Yices is searching
+    assert Path(f"/proc/{child}").exists(), "Yices ended before its parent was killed"
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait(timeout=30)
+    deadline = time.monotonic() + 20
+    while _running(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if _running(child):
+        os.kill(child, signal.SIGKILL)
+        pytest.fail("the Yices child outlived its SIGKILLed parent")
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (an exited child of init is reaped)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 @needs_yices
