@@ -4,20 +4,22 @@ Entry point: ``explore(model, options, spark) -> CheckResult`` (``isrlab.checker
 type ``isrlab.checker.bfs.explore`` returns, with the same counts, diameter, coverage, ``sometimes``
 levels and shortest traces.
 
-Level ``k`` is one Spark job and one Python pass per bucket (``tasks.level_rows``): the
-candidates of level ``k`` (the initial states, or the candidate rows level ``k - 1`` wrote)
-are repartitioned by fingerprint into a fixed number of buckets (the JVM hashes our stable
-64-bit key, never Python's salted ``hash()``); each bucket settles them (one row per
-fingerprint, the smallest ``(parent, label)`` link), drops the fingerprints of its own
-visited side files, checks the new states and expands them into level ``k + 1``'s
-candidates, and writes its fingerprints and counters as side files; Spark writes the rows as
-Parquet under ``<run dir>/levels/level-<k>``.  The driver sums the buckets' counters and
-writes ``commit.json`` last.  A run whose driver dies resumes from the last committed level.
+Level ``k`` is one Spark job of one task per bucket (``tasks.bucket_task``), a fixed number of
+buckets per run.  Spark schedules the tasks and retries the lost ones; the states never pass
+through the JVM.  Each task reads the candidates the previous level sent to its bucket (a
+fingerprint's bucket is the fingerprint modulo the number of buckets: our stable 64-bit
+digest, never Python's salted ``hash()``), settles them (one row per fingerprint, the
+smallest ``(parent, label)`` link), drops the fingerprints of its own visited side files,
+checks the new states and expands them, sends each successor to its bucket's folder for
+level ``k + 1``, and writes its states, fingerprints and counters, all as files of the run
+directory (``tasks``: the layout).  The driver sums the buckets' counters and writes
+``commit.json`` last, then deletes the candidates level ``k`` read.  A run whose driver dies
+resumes from the last committed level.
 
-The driver only ever holds counters, per-action coverage and the file list: no level is
+The driver only ever holds counters, per-action coverage and file names: no level is
 collected.  A violation's trace is rebuilt by looking up one ``parent`` per level in the
-stored rows, then replayed forward through the model (``isrlab.checker.bfs.replay_path``), exactly
-as the local checker does, so the trace is the same.
+state files, then replayed forward through the model (``isrlab.checker.bfs.replay_path``),
+exactly as the local checker does, so the trace is the same.
 """
 
 from __future__ import annotations
@@ -41,28 +43,30 @@ from isrlab.checker.report import (
 from isrlab.checker.runstore import RunStore
 from isrlab.spark_explore.session import SparkOptions, default_parallelism, start_session, ui_url
 from isrlab.spark_explore.tasks import (
-    CANDIDATE,
-    CANDIDATE_SCHEMA,
-    LEVEL_SCHEMA,
-    STATE,
+    CANDIDATES,
+    LEVELS,
     VISITED,
     LevelPlan,
     ModelRef,
     bits,
+    bucket_of,
+    bucket_task,
+    candidates_dir,
     from_key,
-    init_rows,
-    level_rows,
     read_summary,
+    read_table,
     side_dir,
+    states_file,
     to_key,
+    write_initial,
 )
 
 S = TypeVar("S")
 
 ENGINE = "spark"
-LEVELS = "levels"
-LAYOUT = 2
-"""The run directory's layout (2: candidate rows in the level files, per-bucket side files)."""
+LAYOUT = 3
+"""The run directory's layout (3: Arrow files per bucket, candidates sent between buckets by
+file; 2, Parquet levels written by Spark, is not read)."""
 _BUCKETS_PER_CORE = 4
 
 
@@ -152,41 +156,33 @@ class _Run:
     def build(self, level: int, totals: Totals) -> LevelStats:
         """Settle, check, write and expand level ``level``; return what it added.
 
-        One Spark job: the candidates (level 1: the initial states; else the candidate rows
-        of level ``level - 1``) are shuffled into ``totals.buckets`` buckets by fingerprint
-        and each bucket runs ``tasks.level_rows``; Spark writes the rows as Parquet.
+        One Spark job of one task per bucket (``tasks.bucket_task``); level 1's candidates
+        (the initial states) are first written by the driver.
         """
-        from pyspark.sql import functions as F
-
-        session, options = self.session, self.options
+        options = self.options
         pending = 0
         for index in range(len(self.model.sometimes())):
             if str(index) not in totals.sometimes:
                 pending |= 1 << index
         buckets = totals.buckets
         if level == 1:
-            source = session.range(1, numPartitions=1).mapInArrow(
-                init_rows(self.ref, options.symmetry), CANDIDATE_SCHEMA
-            )
-        else:
-            session.conf.set("spark.sql.files.minPartitionNum", str(buckets))
-            source = (
-                session.read.schema(LEVEL_SCHEMA).parquet(str(self.level_dir(level - 1)))
-                .where(F.col("kind") == CANDIDATE)
-                .select("fp", "parent", "label", "state")
-            )
+            shutil.rmtree(candidates_dir(self.root, 1), ignore_errors=True)
+            write_initial(self.model, self.root, options.symmetry, buckets)
         plan = LevelPlan(
-            root=str(self.root), level=level, pending_sometimes=pending,
+            root=str(self.root), level=level, buckets=buckets, pending_sometimes=pending,
             expand=options.max_depth is None or level < options.max_depth,
             symmetry=options.symmetry, check_deadlock=options.check_deadlock,
         )
-        rows = source.repartition(buckets, "fp").mapInArrow(level_rows(self.ref, plan),
-                                                           LEVEL_SCHEMA)
-        target = self.level_dir(level)
-        shutil.rmtree(target, ignore_errors=True)
-        shutil.rmtree(side_dir(self.root, level), ignore_errors=True)
-        rows.write.parquet(str(target))
+        for stale in (self.level_dir(level), side_dir(self.root, level),
+                      candidates_dir(self.root, level + 1)):
+            shutil.rmtree(stale, ignore_errors=True)
+        context = self.session.sparkContext
+        context.parallelize(range(buckets), buckets).map(bucket_task(self.ref, plan)).collect()
         return self.stats(level, buckets)
+
+    def forget_candidates(self, level: int) -> None:
+        """Delete the candidates level ``level`` read (once it is committed)."""
+        shutil.rmtree(candidates_dir(self.root, level), ignore_errors=True)
 
     def stats(self, level: int, buckets: int) -> LevelStats:
         """The counters of a written level, from its buckets' summaries (no Spark job)."""
@@ -213,27 +209,27 @@ class _Run:
                     stats.deadlock = int(dead)
         return stats
 
-    def parent_of(self, level: int, key: int) -> int:
+    def parent_of(self, level: int, key: int, buckets: int) -> int:
         """The stored parent key of the state ``key`` of level ``level``."""
-        from pyspark.sql import functions as F
+        import numpy as np
+        import pyarrow.compute as pc
 
-        row = (
-            self.session.read.schema(LEVEL_SCHEMA).parquet(str(self.level_dir(level)))
-            .where((F.col("kind") == STATE) & (F.col("fp") == F.lit(key)))
-            .select("parent")
-            .first()
-        )
-        if row is None:
+        bucket = int(bucket_of(np.array([key], np.int64), buckets)[0])
+        path = states_file(self.root, level, bucket)
+        rows = read_table(path).filter(pc.equal(pc.field("fp"), key)) if path.exists() else None
+        if rows is None or rows.num_rows == 0:
             raise RuntimeError(f"run directory is missing level {level}'s link of a trace state")
-        return int(row["parent"])
+        return int(rows.column("parent")[0].as_py())
 
     def remove_levels_after(self, level: int) -> None:
-        """Forget the files of levels that were being written when a former run stopped."""
-        for folder in (self.root / LEVELS, self.root / VISITED):
+        """Forget the files of levels that were being written when a former run stopped (the
+        candidates of level ``level + 1``, sent by committed tasks, stay)."""
+        for folder, after in ((self.root / LEVELS, level), (self.root / VISITED, level),
+                              (self.root / CANDIDATES, level + 1)):
             if not folder.exists():
                 continue
             for path in folder.iterdir():
-                if path.name.startswith("level-") and int(path.name[6:]) > level:
+                if path.name.startswith("level-") and int(path.name[6:]) > after:
                     shutil.rmtree(path, ignore_errors=True)
 
 
@@ -344,6 +340,7 @@ def _step(
     now = time.monotonic()
     totals.elapsed = elapsed_before + (now - before)
     store.write_commit(totals.record())
+    run.forget_candidates(level)
     seconds = now - before
     rate = stats.new / seconds if seconds > 0 else 0.0
     _say(run.spark, f"spark: level {level}: {stats.new:,} new states, {totals.distinct:,} total, "
@@ -364,7 +361,7 @@ def _violations(run: _Run, totals: Totals) -> list[Violation]:
     for prop, level, key in ordered:
         path = [key]
         for lv in range(level, 1, -1):
-            path.append(run.parent_of(lv, path[-1]))
+            path.append(run.parent_of(lv, path[-1], totals.buckets))
         path.reverse()
         fingerprints = [from_key(k) for k in path]
         trace = replay_path(run.model, fingerprints, symmetry=run.options.symmetry)

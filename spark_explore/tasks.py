@@ -1,33 +1,38 @@
-"""The work Spark's Python workers do: the model's own pure functions over Arrow batches.
+"""The work Spark's Python workers do: the model's own pure functions over Arrow tables.
 
-Two ``mapInArrow`` functions, each built from a model and shipped to the executors (the model
-travels once per run as a broadcast; states travel as ``model.encode`` bytes):
+A level is one Spark job of one task per *bucket* (``bucket_task``); Spark only schedules
+the tasks and retries the failed ones.  The data never passes through the JVM: every task
+reads and writes Arrow IPC files in the run directory, which the driver and every executor
+share (as they already must for the side files below).  The model travels once per run as a
+broadcast; states travel as ``model.encode`` bytes.
 
-* ``init_rows`` -- the initial states, as candidate rows of level 1;
-* ``level_rows`` -- one *bucket* of level ``k``: every candidate row whose fingerprint falls in
-  the bucket (Spark's shuffle put them together).  In one Python pass the task
+* Level 1's candidates (every initial state once) are written by the driver
+  (``write_initial``).
+* The task of bucket ``b`` of level ``k``
 
-  1. settles the candidates: one row per fingerprint, the smallest ``(parent, label)`` (the
-     local checker's order-independent rule), vectorised in Arrow (sort, first of each run);
+  1. reads the candidates addressed to it (``candidates/level-<k>/to-<b>/from-*.arrow``, one
+     file per task of level ``k - 1`` that had any) and settles them: one row per
+     fingerprint, the smallest ``(parent, label)`` (the local checker's order-independent
+     rule), vectorised in Arrow (sort, first of each run);
   2. drops the fingerprints already visited: this bucket's fingerprints of every earlier
      level, read from the small ``visited/level-*/bucket-*.fp`` files earlier tasks wrote
-     (the visited set never travels through a shuffle: bucket ``b`` of every level holds the
-     same fingerprints' range of Spark's hash partitioner);
+     (bucket ``b`` of every level holds the fingerprints ``f`` with ``f mod buckets = b``);
   3. checks each new state (invariants, pending ``sometimes``, ``within_boundary``) and, in
      the same pass over the decoded state, expands it with ``next_states``: its successors,
-     deduplicated within the task, are the candidate rows of level ``k + 1``;
-  4. writes this bucket's new fingerprints and its counters (new, frontier, coverage,
-     violations, reached ``sometimes``, generated, deadlock) as two side files, then emits the
-     level's rows (settled states and next candidates) for Spark to write as Parquet.
+     deduplicated within the task, are level ``k + 1``'s candidates, which it writes straight
+     into the folders of their buckets (``candidates/level-<k+1>/to-<c>/from-<b>.arrow``);
+  4. writes its settled states with their links and verdicts
+     (``levels/level-<k>/states-<b>.arrow``), its new fingerprints and its counters (new,
+     frontier, coverage, violations, reached ``sometimes``, generated, deadlock).
 
-Everything a task writes is a function of its input *set* (the candidates of its bucket), so
-a retried or duplicated attempt (a lost executor, a killed worker) writes the very same side
-files; they are replaced atomically.  The counters are therefore exact under task retries,
-unlike Spark accumulators.
+Everything a task writes is a function of its input *set* (the candidates of its bucket,
+read in file-name order), so a retried or duplicated attempt (a lost executor, a killed
+worker) writes the very same files; each is replaced atomically.  The counters are
+therefore exact under task retries, unlike Spark accumulators.
 
 Fingerprints are stored *shifted*: ``key = fingerprint - 2**63``, a signed 64-bit value whose
-signed order is the unsigned order of the fingerprint, so Arrow's and Spark's ordering of
-``long`` picks the same parent as the local checker's ``min`` over Python ints.
+signed order is the unsigned order of the fingerprint, so Arrow's ordering of ``int64`` picks
+the same parent as the local checker's ``min`` over Python ints.
 """
 
 from __future__ import annotations
@@ -38,12 +43,13 @@ import pickle
 import uuid
 from array import array
 from collections import _count_elements as count_labels  # type: ignore[attr-defined]  # C helper behind Counter.update
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -57,34 +63,26 @@ S = TypeVar("S")
 OFFSET = 1 << 63
 """``key = fingerprint - OFFSET``: the unsigned fingerprint as an order-preserving long."""
 
-STATE, CANDIDATE = 0, 1
-"""Row kinds of a level's Parquet files: a settled state of the level, a candidate of the next."""
-
-CANDIDATE_SCHEMA = "fp long, parent long, label string, state binary"
-"""Candidate rows: a successor's key, the smallest parent key and label seen, its encoding."""
-
-LEVEL_SCHEMA = (
-    "kind byte, fp long, parent long, label string, state binary, "
-    "expand boolean, violated long, reached long"
-)
-"""Rows of a level's Parquet files.  ``STATE`` rows: the level's states (key, link, verdicts;
-no encoding: it is in the previous level's candidate row).  ``CANDIDATE`` rows: the next
-level's candidates with their encodings (verdict columns null)."""
-
 _CANDIDATE_TYPE = pa.schema([
     ("fp", pa.int64()), ("parent", pa.int64()), ("label", pa.string()), ("state", pa.binary()),
 ])
-_LEVEL_TYPE = pa.schema([
-    ("kind", pa.int8()), *_CANDIDATE_TYPE,
+"""Candidate rows: a successor's key, the smallest parent key and label seen, its encoding."""
+
+STATE_TYPE = pa.schema([
+    ("fp", pa.int64()), ("parent", pa.int64()), ("label", pa.string()),
     ("expand", pa.bool_()), ("violated", pa.int64()), ("reached", pa.int64()),
 ])
+"""Rows of a level's state files: the key, its link (parent key, label) and its verdicts
+(within the boundary; the masks of violated invariants and reached ``sometimes``)."""
 
 VISITED = "visited"
 """The run directory's folder of per-level, per-bucket side files."""
+LEVELS = "levels"
+"""The run directory's folder of per-level state files."""
+CANDIDATES = "candidates"
+"""The run directory's folder of the candidates each bucket of a level is sent."""
 
-_CHUNK = 32_768
-
-ArrowMap = Callable[[Iterator[Any]], Iterator[Any]]
+BucketTask = Callable[[int], int]
 
 _LOADED: dict[str, Any] = {}
 """Models already unpickled in this Python worker, by run token (workers are reused)."""
@@ -148,12 +146,71 @@ def side_dir(root: str | Path, level: int) -> Path:
     return Path(root) / VISITED / f"level-{level:04d}"
 
 
+def states_file(root: str | Path, level: int, bucket: int) -> Path:
+    """Where bucket ``bucket`` of level ``level`` keeps its settled states (``STATE_TYPE``)."""
+    return Path(root) / LEVELS / f"level-{level:04d}" / f"states-{bucket:05d}.arrow"
+
+
+def candidates_dir(root: str | Path, level: int) -> Path:
+    """The folder of the candidates of level ``level`` (one sub-folder per bucket)."""
+    return Path(root) / CANDIDATES / f"level-{level:04d}"
+
+
+def bucket_of(keys: Any, buckets: int) -> Any:
+    """The bucket of each key (a numpy ``int64`` array): its unsigned fingerprint modulo
+    ``buckets``, so a fingerprint lands in the same bucket at every level."""
+    fingerprints = keys.view(np.uint64) ^ np.uint64(OFFSET)
+    return fingerprints % np.uint64(buckets)
+
+
 def _replace(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (a retried task rewrites the same bytes)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
     temporary.write_bytes(data)
     os.replace(temporary, path)
+
+
+def _write_table(path: Path, table: Any) -> None:
+    """Write ``table`` to ``path`` as an Arrow IPC file, atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
+    with pa.OSFile(str(temporary), "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
+        out.write_table(table)
+    os.replace(temporary, path)
+
+
+def read_table(path: Path) -> Any:
+    """An Arrow IPC file written by ``_write_table`` (memory-mapped)."""
+    with pa.memory_map(str(path)) as source:
+        return pa.ipc.open_file(source).read_all()
+
+
+def send_candidates(root: str | Path, level: int, sender: int, buckets: int, table: Any) -> None:
+    """Write ``table`` (candidate rows) as level ``level``'s candidates, one file in the
+    folder of each bucket that gets any, named after the ``sender`` task."""
+    if table.num_rows == 0:
+        return
+    targets = bucket_of(table.column("fp").to_numpy(), buckets)
+    order = np.argsort(targets, kind="stable")
+    table = table.take(pa.array(order))
+    counts = np.bincount(targets.astype(np.int64), minlength=buckets)
+    folder = candidates_dir(root, level)
+    start = 0
+    for target, count in enumerate(counts.tolist()):
+        if count:
+            _write_table(folder / f"to-{target:05d}" / f"from-{sender:05d}.arrow",
+                         table.slice(start, count))
+            start += count
+
+
+def _received(root: str, level: int, bucket: int) -> Any:
+    """The candidates sent to bucket ``bucket`` of level ``level``, in file-name order."""
+    folder = candidates_dir(root, level) / f"to-{bucket:05d}"
+    paths = sorted(folder.glob("from-*.arrow")) if folder.exists() else []
+    if not paths:
+        return _CANDIDATE_TYPE.empty_table()
+    return pa.concat_tables([read_table(path) for path in paths])
 
 
 def read_summary(root: str | Path, level: int, bucket: int) -> dict[str, Any]:
@@ -183,45 +240,21 @@ def _visited(root: str, level: int, bucket: int) -> list[Any]:
 # -- level 1 ----------------------------------------------------------------------------------
 
 
-def _candidate_batches(best: dict[int, tuple[int, str, bytes]]) -> Iterator[Any]:
-    """Arrow batches of deduplicated candidates (``CANDIDATE_SCHEMA``)."""
-    items = list(best.items())
-    best.clear()
-    for start in range(0, len(items), _CHUNK):
-        chunk = items[start : start + _CHUNK]
-        yield pa.RecordBatch.from_arrays(
-            [
-                pa.array([key for key, _ in chunk], pa.int64()),
-                pa.array([link[0] for _, link in chunk], pa.int64()),
-                pa.array([link[1] for _, link in chunk], pa.string()),
-                pa.array([link[2] for _, link in chunk], pa.binary()),
-            ],
-            schema=_CANDIDATE_TYPE,
-        )
-
-
-def init_rows(ref: ModelRef[S], symmetry: bool) -> ArrowMap:
-    """Level 1's candidates: every initial state once (all share the link ``Init``).
-
-    Runs on a one-row seed partition; partitions without a row produce nothing, so the
-    initial states are generated exactly once however Spark splits the seed.
-    """
-
-    def run(batches: Iterator[Any]) -> Iterator[Any]:
-        if sum(batch.num_rows for batch in batches) == 0:
-            return
-        model = ref.get()
-        best: dict[int, tuple[int, str, bytes]] = {}
-        root = to_key(0)
-        for state in model.init_states():
-            representative = model.canonical(state) if symmetry else state
-            encoding = model.encode(representative)
-            key = to_key(fingerprint(encoding))
-            if key not in best:
-                best[key] = (root, INIT_ACTION, encoding)
-        yield from _candidate_batches(best)
-
-    return run
+def write_initial(model: Model[S], root: str | Path, symmetry: bool, buckets: int) -> int:
+    """Level 1's candidates, written by the driver: every initial state once (all share the
+    link ``Init``); the number of initial states generated."""
+    best: dict[int, tuple[int, str, bytes]] = {}
+    origin = to_key(0)
+    generated = 0
+    for state in model.init_states():
+        generated += 1
+        representative = model.canonical(state) if symmetry else state
+        encoding = model.encode(representative)
+        key = to_key(fingerprint(encoding))
+        if key not in best:
+            best[key] = (origin, INIT_ACTION, encoding)
+    send_candidates(root, 1, 0, buckets, _best_table(best))
+    return generated
 
 
 # -- level k ----------------------------------------------------------------------------------
@@ -238,6 +271,7 @@ class LevelPlan:
 
     root: str
     level: int
+    buckets: int
     pending_sometimes: int
     expand: bool
     symmetry: bool
@@ -272,30 +306,29 @@ def settle(table: Any, visited: list[Any]) -> Any:
     return table.take(order)
 
 
-def level_rows(ref: ModelRef[S], plan: LevelPlan) -> ArrowMap:
-    """One bucket of a level: settle, drop visited, check and expand in one pass (see above).
+def bucket_task(ref: ModelRef[S], plan: LevelPlan) -> BucketTask:
+    """The task of one bucket of a level: settle, drop visited, check and expand in one pass,
+    send the successors to their buckets, write the states and side files (see above); it
+    returns the number of new states.
 
     Each ``(label, successor)`` pair counts as one generated state (TLC's count); a successor
     found several times in the task keeps the smallest ``(parent key, label)``.
     """
 
-    def run(batches: Iterator[Any]) -> Iterator[Any]:
-        from pyspark import TaskContext
-
-        context = TaskContext.get()
-        bucket = context.partitionId() if context is not None else 0
+    def run(bucket: int) -> int:
         model = ref.get()
-        table = pa.Table.from_batches(list(batches), schema=_CANDIDATE_TYPE)
-        new = settle(table, _visited(plan.root, plan.level, bucket))
-        del table
+        new = settle(_received(plan.root, plan.level, bucket),
+                     _visited(plan.root, plan.level, bucket))
         keys: list[int] = new.column("fp").to_pylist()
         outcome = _check_and_expand(model, plan, keys, new.column("state").to_pylist())
         summary = outcome.summary(new)
+        send_candidates(plan.root, plan.level + 1, bucket, plan.buckets, outcome.following)
+        outcome.following = None
+        _write_table(states_file(plan.root, plan.level, bucket), _states(new, outcome))
         folder = side_dir(plan.root, plan.level)
         _replace(folder / f"bucket-{bucket:05d}.fp", array("q", keys).tobytes())
         _replace(folder / f"bucket-{bucket:05d}.json", json.dumps(summary).encode())
-        yield from _state_batches(new, outcome)
-        yield from _next_batches(outcome.best)
+        return len(keys)
 
     return run
 
@@ -307,7 +340,7 @@ class _Outcome:
     expand: list[bool]
     violated: list[int]
     reached: list[int]
-    best: dict[int, tuple[int, str, bytes]]
+    following: Any  # the next level's candidates (``_CANDIDATE_TYPE``), one row per key
     coverage: dict[str, int]
     smallest: dict[int, int]  # invariant index -> smallest violating key
     reached_mask: int
@@ -335,16 +368,36 @@ def _check_and_expand(
     model: Model[S], plan: LevelPlan, keys: list[int], encodings: list[bytes],
 ) -> _Outcome:
     """Verdicts of each new state and its successors; ``keys`` ascend, so do the parents."""
-    decode, within = model.decode, model.within_boundary
+    identity = bool(getattr(model, "identity_encoding", False))
+    states: list[S] = encodings if identity else list(map(model.decode, encodings))  # type: ignore[assignment]  # identity: states are their bytes
+    out = _Outcome([], [], [], None, {}, {}, 0, 0, 0, None)
+    if getattr(model, "has_boundary", True):
+        growing_keys, growing = _check_one_by_one(model, plan, keys, states, out)
+    else:
+        _check_column_by_column(model, plan, keys, states, out)
+        growing_keys, growing = keys, states
+    if not plan.expand:
+        growing_keys, growing = [], []
+    expand = compiled_expand() if identity else None
+    if expand is not None:
+        _expand_compiled(expand, model, plan, growing_keys, growing, out)
+    else:
+        _expand_python(model, plan, growing_keys, growing, out)
+    return out
+
+
+def _check_one_by_one(
+    model: Model[S], plan: LevelPlan, keys: list[int], states: list[S], out: _Outcome,
+) -> tuple[list[int], list[S]]:
+    """The verdicts of each state in turn (``within_boundary`` first); the states to expand."""
+    within = model.within_boundary
     invariants = list(enumerate(p.holds for p in model.invariants()))
     wanted = [
         (i, p.holds) for i, p in enumerate(model.sometimes()) if plan.pending_sometimes >> i & 1
     ]
-    out = _Outcome([], [], [], {}, {}, {}, 0, 0, 0, None)
     growing_keys: list[int] = []
     growing: list[S] = []
-    for parent, data in zip(keys, encodings, strict=True):
-        state = decode(data)
+    for parent, state in zip(keys, states, strict=True):
         inside = bool(within(state))
         out.expand.append(inside)
         mask = 0
@@ -361,25 +414,59 @@ def _check_and_expand(
         out.reached_mask |= mask
         if inside:
             out.frontier += 1
-            if plan.expand:
-                growing_keys.append(parent)
-                growing.append(state)
-    expand = compiled_expand() if getattr(model, "identity_encoding", False) else None
-    if expand is not None:
-        _expand_compiled(expand, model, plan, growing_keys, growing, out)
-    else:
-        _expand_python(model, plan, growing_keys, growing, out)
-    return out
+            growing_keys.append(parent)
+            growing.append(state)
+    return growing_keys, growing
+
+
+def _check_column_by_column(
+    model: Model[S], plan: LevelPlan, keys: list[int], states: list[S], out: _Outcome,
+) -> None:
+    """``_check_one_by_one`` for a model without a boundary: one pass per property over the
+    whole column of states (at C speed when it holds everywhere), the same verdicts."""
+    size = len(states)
+    out.expand = [True] * size
+    out.frontier = size
+    out.violated = _masks(keys, states, [(i, p.holds) for i, p in enumerate(model.invariants())],
+                          out.smallest, expected=True)
+    found: dict[int, int] = {}
+    wanted = [
+        (i, p.holds) for i, p in enumerate(model.sometimes()) if plan.pending_sometimes >> i & 1
+    ]
+    out.reached = _masks(keys, states, wanted, found, expected=False)
+    for index in found:
+        out.reached_mask |= 1 << index
+
+
+def _masks(
+    keys: list[int], states: list[S], properties: list[tuple[int, Callable[[S], bool]]],
+    smallest: dict[int, int], expected: bool,
+) -> list[int]:
+    """Per state, the mask (as a signed long) of the properties whose verdict is not
+    ``expected``; ``smallest`` gets the first such key of each property (keys ascend)."""
+    masks: list[int] | None = None
+    for index, holds in properties:
+        verdicts = list(map(bool, map(holds, states)))
+        if all(verdicts) if expected else not any(verdicts):
+            continue
+        if masks is None:
+            masks = [0] * len(states)
+        for position, verdict in enumerate(verdicts):
+            if verdict is not expected:
+                masks[position] |= 1 << index
+                smallest.setdefault(index, keys[position])
+    return [0] * len(states) if masks is None else [_signed(mask) for mask in masks]
 
 
 def _expand_python(
     model: Model[S], plan: LevelPlan, keys: list[int], states: list[S], out: _Outcome,
 ) -> None:
-    """The successors of ``states`` (parents ``keys``, ascending) into ``out.best``, with
-    their coverage, count and the smallest deadlocked parent."""
+    """The successors of ``states`` (parents ``keys``, ascending) into ``out.following``,
+    with their coverage, count and the smallest deadlocked parent."""
     next_states, encode = model.next_states, model.encode
     canonical = model.canonical if plan.symmetry else None
-    best, coverage = out.best, out.coverage
+    best: dict[int, tuple[int, str, bytes]] = {}
+    coverage = out.coverage
     first = itemgetter(0)
     for parent, state in zip(keys, states, strict=True):
         successors = next_states(state)
@@ -398,6 +485,7 @@ def _expand_python(
             # Parents ascend, so an older link has a smaller or equal parent.
             if old is None or (old[0] == parent and label < old[1]):
                 best[key] = (parent, label, encoding)
+    out.following = _best_table(best)
 
 
 def _expand_compiled(
@@ -422,41 +510,40 @@ def _expand_compiled(
         out.generated += count
         if deadlocked and plan.check_deadlock and out.deadlock is None:
             out.deadlock = deadlocked[0] - OFFSET  # parents ascend: the first is the smallest
-    best = out.best
-    for (fp, (parent, label)), successor in zip(links.items(), candidates, strict=True):
-        best[fp - OFFSET] = (parent - OFFSET, label, successor)
+    size = len(links)
+    shift = np.uint64(OFFSET)
+    out.following = candidate_table(
+        (np.fromiter(links, np.uint64, size) ^ shift).view(np.int64),
+        (np.fromiter(map(itemgetter(0), links.values()), np.uint64, size) ^ shift)
+        .view(np.int64),
+        list(map(itemgetter(1), links.values())), candidates,
+    )
 
 
-def _state_batches(new: Any, outcome: _Outcome) -> Iterator[Any]:
-    """The settled states of the bucket with their verdicts (``STATE`` rows)."""
-    size = new.num_rows
-    if size == 0:
-        return
-    nulls = pa.nulls(size, pa.binary())
-    yield pa.RecordBatch.from_arrays(
+def _best_table(best: dict[int, tuple[int, str, bytes]]) -> Any:
+    """Candidate rows from a dict of key -> (parent key, label, encoding)."""
+    links = best.values()
+    return candidate_table(list(best), [link[0] for link in links],
+                           [link[1] for link in links], [link[2] for link in links])
+
+
+def candidate_table(keys: Any, parents: Any, labels: Any, encodings: Any) -> Any:
+    """Candidate rows (``_CANDIDATE_TYPE``) from four columns (lists or numpy arrays)."""
+    return pa.Table.from_arrays(
+        [pa.array(keys, pa.int64()), pa.array(parents, pa.int64()),
+         pa.array(labels, pa.string()), pa.array(encodings, pa.binary())],
+        schema=_CANDIDATE_TYPE,
+    )
+
+
+def _states(new: Any, outcome: _Outcome) -> Any:
+    """The settled states of the bucket with their links and verdicts (``STATE_TYPE``)."""
+    return pa.Table.from_arrays(
         [
-            pa.array([STATE] * size, pa.int8()) if size else pa.array([], pa.int8()),
-            new.column("fp").combine_chunks(),
-            new.column("parent").combine_chunks(),
-            new.column("label").combine_chunks(),
-            nulls,
+            new.column("fp"), new.column("parent"), new.column("label"),
             pa.array(outcome.expand, pa.bool_()),
             pa.array(outcome.violated, pa.int64()),
             pa.array(outcome.reached, pa.int64()),
         ],
-        schema=_LEVEL_TYPE,
+        schema=STATE_TYPE,
     )
-
-
-def _next_batches(best: dict[int, tuple[int, str, bytes]]) -> Iterator[Any]:
-    """The next level's candidates of the bucket (``CANDIDATE`` rows)."""
-    for batch in _candidate_batches(best):
-        size = batch.num_rows
-        yield pa.RecordBatch.from_arrays(
-            [
-                pa.array([CANDIDATE] * size, pa.int8()), *batch.columns,
-                pa.nulls(size, pa.bool_()), pa.nulls(size, pa.int64()),
-                pa.nulls(size, pa.int64()),
-            ],
-            schema=_LEVEL_TYPE,
-        )
