@@ -12,7 +12,7 @@ diameter, wall time, generated states per second, peak RSS of the child's whole 
 (Python driver, JVM and Python workers, sampled every 0.2 s), the time ratios Spark / local
 and Spark / TLC, CPU seconds of the tree (and CPUs busy on average: CPU / wall), and the
 parallel efficiency ``T(local[1]) / (2 · T(local[2]))``.  Spark ``local[1]`` runs one task at a
-time, but its JVM threads (Arrow and Parquet I/O, shuffle, GC) still use the other CPU;
+time, but its JVM threads (scheduling, GC) may still use the other CPU;
 ``--pin`` confines each ``local[c]`` to ``c`` CPUs for a one-CPU baseline.
 Defaults: ``tla-kip320`` with configuration B (replicas=3 log_size=2 max_records=2
 max_leader_epoch=3: 9,985,570 distinct states; a long run: start it niced).

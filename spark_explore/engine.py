@@ -144,7 +144,7 @@ class _Run:
         self.ref: ModelRef[Any] = ModelRef.share(session, model)
 
     def level_dir(self, level: int) -> Path:
-        """Where level ``level``'s Parquet files live."""
+        """Where level ``level``'s state files live."""
         return self.root / LEVELS / f"level-{level:04d}"
 
     def default_buckets(self) -> int:
@@ -180,9 +180,13 @@ class _Run:
         context.parallelize(range(buckets), buckets).map(bucket_task(self.ref, plan)).collect()
         return self.stats(level, buckets)
 
-    def forget_candidates(self, level: int) -> None:
-        """Delete the candidates level ``level`` read (once it is committed)."""
+    def forget_inputs(self, level: int) -> None:
+        """Delete what level ``level`` read and nobody reads again (once it is committed):
+        its candidates and the visited keys of level ``level - 1`` (level ``level``'s own
+        ``.seen`` files hold them too)."""
         shutil.rmtree(candidates_dir(self.root, level), ignore_errors=True)
+        for path in side_dir(self.root, level - 1).glob("bucket-*.seen"):
+            path.unlink()
 
     def stats(self, level: int, buckets: int) -> LevelStats:
         """The counters of a written level, from its buckets' summaries (no Spark job)."""
@@ -296,6 +300,7 @@ def _search(run: _Run, store: RunStore, started: float) -> CheckResult:
     if commit is not None:
         totals = Totals.load(commit)
         run.remove_levels_after(totals.level)
+        run.forget_inputs(totals.level)  # in case the former run stopped right after a commit
         _say(spark, f"spark: resuming after level {totals.level} "
                     f"({totals.distinct:,} states so far)")
     else:
@@ -340,7 +345,7 @@ def _step(
     now = time.monotonic()
     totals.elapsed = elapsed_before + (now - before)
     store.write_commit(totals.record())
-    run.forget_candidates(level)
+    run.forget_inputs(level)
     seconds = now - before
     rate = stats.new / seconds if seconds > 0 else 0.0
     _say(run.spark, f"spark: level {level}: {stats.new:,} new states, {totals.distinct:,} total, "

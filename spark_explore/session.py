@@ -6,7 +6,7 @@ mode it is also the only executor), no console progress bar, and Spark bound to 
 when the script runs under ``spark-submit`` the session it already configured is joined.
 
 Partitioning never depends on Python's salted ``hash()``: the executors get
-``PYTHONHASHSEED=0`` and every shuffle is keyed by the stable fingerprint (hashed by the JVM).
+``PYTHONHASHSEED=0`` and a state's bucket is its stable fingerprint modulo the bucket count.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ class SparkOptions:
     """Where and how to run on Spark.
 
     ``master`` is a Spark master URL (``local[*]``, ``local[2]``, ``spark://host:7077`` ...);
-    ``partitions`` fixes the number of fingerprint buckets (shuffle partitions) of every level
+    ``partitions`` fixes the number of fingerprint buckets (one task each) of every level
     of a new run (default: 4 per core; ``isrlab check --buckets``); ``conf`` adds raw Spark
     settings; ``progress`` receives one line per completed level and the Spark UI address
     (``None``: silent).
@@ -65,14 +65,9 @@ def spark_conf(options: SparkOptions) -> dict[str, str]:
         "spark.driver.memory": options.driver_memory,
         "spark.executorEnv.PYTHONHASHSEED": "0",
         "spark.ui.showConsoleProgress": "false",
-        # Keep exactly the run's bucket count: task b must be bucket b of the hash
-        # partitioner, since it reads bucket b's visited side files.
-        "spark.sql.adaptive.coalescePartitions.enabled": "false",
-        # Levels are small jobs: adaptive re-planning (one job per shuffle stage) costs more
-        # than it saves, and the bucket count is fixed per run.
-        "spark.sql.adaptive.enabled": "false",
-        "spark.sql.files.openCostInBytes": "65536",
-        "spark.sql.parquet.compression.codec": "zstd",
+        # One task per bucket and level, each reading its bucket's files: a task that runs
+        # twice (speculation) would only redo the same work.
+        "spark.speculation": "false",
     }
     if options.executor_memory is not None:
         conf["spark.executor.memory"] = options.executor_memory

@@ -14,16 +14,19 @@ broadcast; states travel as ``model.encode`` bytes.
      file per task of level ``k - 1`` that had any) and settles them: one row per
      fingerprint, the smallest ``(parent, label)`` (the local checker's order-independent
      rule), vectorised in Arrow (sort, first of each run);
-  2. drops the fingerprints already visited: this bucket's fingerprints of every earlier
-     level, read from the small ``visited/level-*/bucket-*.fp`` files earlier tasks wrote
-     (bucket ``b`` of every level holds the fingerprints ``f`` with ``f mod buckets = b``);
+  2. drops the fingerprints already visited: this bucket's sorted keys of every earlier
+     level, which the previous level's task of the bucket left in
+     ``visited/level-<k-1>/bucket-<b>.seen`` (bucket ``b`` of every level holds the
+     fingerprints ``f`` with ``f mod buckets = b``), and leaves them with its own new keys
+     merged in for the next level;
   3. checks each new state (invariants, pending ``sometimes``, ``within_boundary``) and, in
      the same pass over the decoded state, expands it with ``next_states``: its successors,
      deduplicated within the task, are level ``k + 1``'s candidates, which it writes straight
      into the folders of their buckets (``candidates/level-<k+1>/to-<c>/from-<b>.arrow``);
   4. writes its settled states with their links and verdicts
-     (``levels/level-<k>/states-<b>.arrow``), its new fingerprints and its counters (new,
-     frontier, coverage, violations, reached ``sometimes``, generated, deadlock).
+     (``levels/level-<k>/states-<b>.arrow``), its new keys (``bucket-<b>.fp``) and its
+     counters (new, frontier, coverage, violations, reached ``sometimes``, generated,
+     deadlock) beside the ``.seen`` file.
 
 Everything a task writes is a function of its input *set* (the candidates of its bucket,
 read in file-name order), so a retried or duplicated attempt (a lost executor, a killed
@@ -225,16 +228,25 @@ def read_summary(root: str | Path, level: int, bucket: int) -> dict[str, Any]:
     return record
 
 
-def _visited(root: str, level: int, bucket: int) -> list[Any]:
-    """Bucket ``bucket``'s keys of levels ``1 .. level - 1`` (Arrow arrays, one per level)."""
-    arrays = []
-    for earlier in range(1, level):
-        data = (side_dir(root, earlier) / f"bucket-{bucket:05d}.fp").read_bytes()
-        if data:
-            arrays.append(pa.Array.from_buffers(
-                pa.int64(), len(data) // 8, [None, pa.py_buffer(data)]
-            ))
-    return arrays
+def seen_file(root: str | Path, level: int, bucket: int) -> Path:
+    """Bucket ``bucket``'s keys of levels ``1 .. level``, ascending (one ``int64`` array)."""
+    return side_dir(root, level) / f"bucket-{bucket:05d}.seen"
+
+
+def _seen(root: str, level: int, bucket: int) -> Any:
+    """The keys bucket ``bucket`` visited before level ``level`` (ascending, memory-mapped)."""
+    if level == 1:
+        return np.empty(0, np.int64)
+    path = seen_file(root, level - 1, bucket)
+    if path.stat().st_size == 0:
+        return np.empty(0, np.int64)
+    return np.memmap(path, np.int64, mode="r")
+
+
+def _remember(root: str, level: int, bucket: int, seen: Any, keys: Any) -> None:
+    """Write the keys visited up to level ``level``: ``seen`` and the new ``keys`` merged."""
+    merged = np.insert(seen, np.searchsorted(seen, keys), keys)
+    _replace(seen_file(root, level, bucket), merged.tobytes())
 
 
 # -- level 1 ----------------------------------------------------------------------------------
@@ -278,11 +290,12 @@ class LevelPlan:
     check_deadlock: bool
 
 
-def settle(table: Any, visited: list[Any]) -> Any:
-    """One row per fingerprint with the smallest ``(parent, label)``, minus visited keys.
+def settle(table: Any, seen: Any) -> Any:
+    """One row per fingerprint with the smallest ``(parent, label)``, minus the keys of
+    ``seen`` (ascending).
 
-    ``table`` holds candidate rows (``CANDIDATE_SCHEMA``); the result is sorted by key.
-    Arrow compares strings by their UTF-8 bytes, which is Python's code-point order.
+    ``table`` holds candidate rows; the result is sorted by key.  Arrow compares strings by
+    their UTF-8 bytes, which is Python's code-point order.
     """
     if table.num_rows == 0:
         return table
@@ -290,20 +303,14 @@ def settle(table: Any, visited: list[Any]) -> Any:
         table.select(["fp", "parent", "label"]),
         sort_keys=[("fp", "ascending"), ("parent", "ascending"), ("label", "ascending")],
     )
-    keys = table.column("fp").take(order).combine_chunks()
-    size = len(keys)
-    if size > 1:
-        first = pa.concat_arrays([
-            pa.array([True]), pc.not_equal(keys.slice(1), keys.slice(0, size - 1)),
-        ])
-        order, keys = order.filter(first), keys.filter(first)
-    if visited:
-        seen = pa.chunked_array(visited, pa.int64())
-        hits = seen.filter(pc.is_in(seen, value_set=keys))
-        if len(hits):
-            fresh = pc.invert(pc.is_in(keys, value_set=hits.combine_chunks()))
-            order = order.filter(fresh)
-    return table.take(order)
+    keys = table.column("fp").take(order).to_numpy()
+    first = np.empty(len(keys), np.bool_)
+    first[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    if len(seen):
+        at = np.minimum(np.searchsorted(seen, keys), len(seen) - 1)
+        first &= seen[at] != keys
+    return table.take(order.filter(pa.array(first)))
 
 
 def bucket_task(ref: ModelRef[S], plan: LevelPlan) -> BucketTask:
@@ -317,8 +324,10 @@ def bucket_task(ref: ModelRef[S], plan: LevelPlan) -> BucketTask:
 
     def run(bucket: int) -> int:
         model = ref.get()
-        new = settle(_received(plan.root, plan.level, bucket),
-                     _visited(plan.root, plan.level, bucket))
+        seen = _seen(plan.root, plan.level, bucket)
+        new = settle(_received(plan.root, plan.level, bucket), seen)
+        _remember(plan.root, plan.level, bucket, seen, new.column("fp").to_numpy())
+        del seen
         keys: list[int] = new.column("fp").to_pylist()
         outcome = _check_and_expand(model, plan, keys, new.column("state").to_pylist())
         summary = outcome.summary(new)

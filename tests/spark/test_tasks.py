@@ -1,0 +1,93 @@
+"""The buckets' file exchange (``spark_explore.tasks``), without a JVM: which bucket a key goes
+to, how candidates are settled against visited keys, and that a bucket's task run twice
+writes the same files (what makes Spark's task retries harmless)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from isrlab.checker import toys
+from isrlab.checker.model import Model
+from isrlab.spark_explore.tasks import (
+    OFFSET,
+    LevelPlan,
+    ModelRef,
+    bucket_of,
+    bucket_task,
+    candidate_table,
+    candidates_dir,
+    send_candidates,
+    settle,
+    side_dir,
+    states_file,
+    write_initial,
+)
+
+
+class _Here(ModelRef[int]):
+    """A model reference without Spark: the model itself."""
+
+    def __init__(self, model: Model[int]) -> None:
+        super().__init__(None, "here")
+        self.model = model
+
+    def get(self) -> Model[int]:
+        return self.model
+
+
+def test_a_key_goes_to_its_fingerprint_modulo_the_bucket_count() -> None:
+    fingerprints = [0, 1, 5, 2**63, 2**64 - 1, 12345678901234567890]
+    keys = np.array([fp - OFFSET for fp in fingerprints], np.int64)
+    assert bucket_of(keys, 3).tolist() == [fp % 3 for fp in fingerprints]
+
+
+def test_settle_keeps_the_smallest_link_of_each_key_and_drops_visited_keys() -> None:
+    table = candidate_table(
+        [7, 3, 7, 7, 9, 3], [5, 2, 4, 4, 1, 2], ["b", "x", "z", "a", "c", "w"],
+        [b"7", b"3", b"7", b"7", b"9", b"3"],
+    )
+    settled = settle(table, np.array([1, 9], np.int64))  # 9 was visited at an earlier level
+    assert settled.column("fp").to_pylist() == [3, 7]
+    # key 3: parents 2 and 2, labels "w" < "x"; key 7: parent 4 < 5, then label "a" < "z"
+    assert settled.column("parent").to_pylist() == [2, 4]
+    assert settled.column("label").to_pylist() == ["w", "a"]
+
+
+def test_candidates_reach_the_folder_of_their_bucket(tmp_path: Path) -> None:
+    keys = [fp - OFFSET for fp in range(10)]
+    send_candidates(tmp_path, 2, 1, 4, candidate_table(
+        keys, keys, ["l"] * 10, [bytes([i]) for i in range(10)]))
+    for bucket in range(4):
+        path = candidates_dir(tmp_path, 2) / f"to-{bucket:05d}" / "from-00001.arrow"
+        with pa.memory_map(str(path)) as source:
+            got = pa.ipc.open_file(source).read_all().column("fp").to_pylist()
+        assert sorted(k + OFFSET for k in got) == [fp for fp in range(10) if fp % 4 == bucket]
+
+
+def _level_files(root: Path, level: int, bucket: int) -> dict[str, bytes]:
+    """What bucket ``bucket``'s task of level ``level`` wrote, by path."""
+    paths = [states_file(root, level, bucket),
+             *side_dir(root, level).glob(f"bucket-{bucket:05d}.*"),
+             *candidates_dir(root, level + 1).glob(f"to-*/from-{bucket:05d}.arrow")]
+    return {str(path.relative_to(root)): path.read_bytes() for path in paths}
+
+
+def test_a_task_run_twice_writes_the_same_files(tmp_path: Path) -> None:
+    model = toys.Counter(6)
+    buckets = 2
+    write_initial(model, tmp_path, False, buckets)
+    for level in (1, 2):
+        plan = LevelPlan(root=str(tmp_path), level=level, buckets=buckets, pending_sometimes=0,
+                         expand=True, symmetry=False, check_deadlock=False)
+        for bucket in range(buckets):
+            task = bucket_task(_Here(model), plan)
+            first_new = task(bucket)
+            first = _level_files(tmp_path, level, bucket)
+            assert task(bucket) == first_new  # a retried attempt
+            assert _level_files(tmp_path, level, bucket) == first
+    assert sum(bucket_task(_Here(model), LevelPlan(
+        root=str(tmp_path), level=3, buckets=buckets, pending_sometimes=0, expand=True,
+        symmetry=False, check_deadlock=False))(b) for b in range(buckets)) == 1  # counter 2
