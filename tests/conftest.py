@@ -42,7 +42,7 @@ SHARED_RESULTS = {
 
 # The longest work units of `./run test --durations` (seconds with Yices on an idle 2-core
 # machine, alone), longest first; SPARK_TESTS stands for the Spark group (all of tests/spark,
-# about 200-250 s on one worker since its JVMs run with C1 only).  The group comes after the two
+# about 110 s alone since the engine exchanges files).  The group comes after the two
 # 11-state BMC runs: handed out first, its JVM ran beside them and slowed them threefold, and
 # handed out with the other slow tests, it started late and ran on alone at the end
 # (docs/testing.md).  Only an order: a renamed test falls back to its marks.
