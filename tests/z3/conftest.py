@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import z3
 
 from isrlab.checker.model import Model
 from isrlab.models import registry
@@ -54,3 +55,16 @@ def bfs_states(model: Model[Any], limit: int) -> Iterator[Any]:
             if key not in seen:
                 seen.add(key)
                 frontier.append(succ)
+
+
+def add_pigeonhole(solver: Any, holes: int) -> None:
+    """Assert that ``holes + 1`` pigeons sit in ``holes`` holes, at most one per hole: an
+    unsatisfiable Boolean formula whose refutation grows exponentially with ``holes``."""
+    pigeons = holes + 1
+    at = [[z3.Bool(f"p{p}h{h}") for h in range(holes)] for p in range(pigeons)]
+    for p in range(pigeons):
+        solver.add(z3.Or(at[p]))
+    for h in range(holes):
+        for p in range(pigeons):
+            for q in range(p + 1, pigeons):
+                solver.add(z3.Not(z3.And(at[p][h], at[q][h])))

@@ -19,7 +19,7 @@ from isrlab.checker.z3 import solvers as solvers_module
 from isrlab.checker.z3.solvers import SolverError, YicesSolver, open_solver, yices_path
 from isrlab.cli import cli
 from isrlab.spec.symbolic.bridge import replay
-from tests.z3.conftest import build_pair
+from tests.z3.conftest import add_pigeonhole, build_pair
 
 YICES = yices_path()
 needs_yices = pytest.mark.skipif(YICES is None, reason="yices-smt2 not installed")
@@ -127,33 +127,18 @@ def test_a_formula_yices_cannot_take_is_a_solver_error() -> None:
 
 @needs_yices
 def test_a_timeout_is_unknown_and_stops_the_process() -> None:
-    # Pigeonhole: 9 pigeons in 8 holes, hard enough for any SMT solver to outlast 1 ms.
-    holes, pigeons = 8, 9
-    at = [[z3.Bool(f"p{p}h{h}") for h in range(holes)] for p in range(pigeons)]
     with _yices(timeout_ms=1) as solver:
-        for p in range(pigeons):
-            solver.add(z3.Or(at[p]))
-        for h in range(holes):
-            for p in range(pigeons):
-                for q in range(p + 1, pigeons):
-                    solver.add(z3.Not(z3.And(at[p][h], at[q][h])))
+        add_pigeonhole(solver, 8)  # 9 pigeons in 8 holes: no SMT solver refutes it in 1 ms
         assert solver.check() == z3.unknown
         with pytest.raises(SolverError, match="stopped"):
             solver.check()
 
 
 _BUSY_PARENT = """
-import z3
 from isrlab.checker.z3.solvers import YicesSolver, yices_path
-holes, pigeons = 12, 13  # pigeonhole, far beyond what any SMT solver refutes in minutes
-at = [[z3.Bool(f"p{p}h{h}") for h in range(holes)] for p in range(pigeons)]
+from tests.z3.conftest import add_pigeonhole
 solver = YicesSolver(yices_path())
-for p in range(pigeons):
-    solver.add(z3.Or(at[p]))
-for h in range(holes):
-    for p in range(pigeons):
-        for q in range(p + 1, pigeons):
-            solver.add(z3.Not(z3.And(at[p][h], at[q][h])))
+add_pigeonhole(solver, 12)  # far beyond what any SMT solver refutes in minutes
 print(solver._alive().pid, flush=True)
 solver.check()
 """
@@ -163,7 +148,7 @@ solver.check()
 @pytest.mark.skipif(sys.platform != "linux", reason="the parent-death signal is Linux's")
 def test_a_killed_parent_takes_its_busy_yices_child_with_it() -> None:
     parent = subprocess.Popen([sys.executable, "-c", _BUSY_PARENT], stdout=subprocess.PIPE,
-                              text=True)
+                              text=True, cwd=Path(__file__).resolve().parent.parent.parent)
     assert parent.stdout is not None
     child = int(parent.stdout.readline())
     time.sleep(1)  # the query has been sent; Yices is searching
