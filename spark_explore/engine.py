@@ -32,6 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
+import pyarrow.compute as pc
+
 from isrlab.checker.bfs import CheckOptions, check_result, merge_counts, replay_path, stop_verdict
 from isrlab.checker.model import Model
 from isrlab.checker.report import (
@@ -215,9 +218,6 @@ class _Run:
 
     def parent_of(self, level: int, key: int, buckets: int) -> int:
         """The stored parent key of the state ``key`` of level ``level``."""
-        import numpy as np
-        import pyarrow.compute as pc
-
         bucket = int(bucket_of(np.array([key], np.int64), buckets)[0])
         path = states_file(self.root, level, bucket)
         rows = read_table(path).filter(pc.equal(pc.field("fp"), key)) if path.exists() else None

@@ -217,7 +217,7 @@ def _received(root: str, level: int, bucket: int) -> Any:
 
 
 def read_summary(root: str | Path, level: int, bucket: int) -> dict[str, Any]:
-    """The counters bucket ``bucket`` of level ``level`` recorded (see ``level_rows``)."""
+    """The counters bucket ``bucket`` of level ``level`` recorded (see ``bucket_task``)."""
     path = side_dir(root, level) / f"bucket-{bucket:05d}.json"
     try:
         record: dict[str, Any] = json.loads(path.read_bytes())
@@ -252,21 +252,18 @@ def _remember(root: str, level: int, bucket: int, seen: Any, keys: Any) -> None:
 # -- level 1 ----------------------------------------------------------------------------------
 
 
-def write_initial(model: Model[S], root: str | Path, symmetry: bool, buckets: int) -> int:
+def write_initial(model: Model[S], root: str | Path, symmetry: bool, buckets: int) -> None:
     """Level 1's candidates, written by the driver: every initial state once (all share the
-    link ``Init``); the number of initial states generated."""
+    link ``Init``)."""
     best: dict[int, tuple[int, str, bytes]] = {}
     origin = to_key(0)
-    generated = 0
     for state in model.init_states():
-        generated += 1
         representative = model.canonical(state) if symmetry else state
         encoding = model.encode(representative)
         key = to_key(fingerprint(encoding))
         if key not in best:
             best[key] = (origin, INIT_ACTION, encoding)
     send_candidates(root, 1, 0, buckets, _best_table(best))
-    return generated
 
 
 # -- level k ----------------------------------------------------------------------------------
