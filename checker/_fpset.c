@@ -223,6 +223,35 @@ count_label(PyObject *cov, PyObject *label)
     return rc;
 }
 
+/* The fingerprint (a new reference to an int) of ``*successor`` (a reference the caller
+ * owns): ``digest(successor)``; with symmetry (``orbit_of`` not None) the fingerprint of its
+ * orbit's representative, from ``orbit_of`` (raw fingerprint -> representative's) or, on a
+ * miss, from ``canonical(successor)``, which then replaces ``*successor``.  NULL on error
+ * (``*successor`` may then be NULL too). */
+static PyObject *
+fingerprint_of(PyObject **successor, PyObject *digest, PyObject *orbit_of, PyObject *canonical)
+{
+    if (orbit_of == Py_None)
+        return PyObject_CallOneArg(digest, *successor);
+    PyObject *raw = PyObject_CallOneArg(digest, *successor);
+    if (raw == NULL)
+        return NULL;
+    PyObject *fp = PyDict_GetItemWithError(orbit_of, raw);
+    if (fp != NULL) {
+        Py_INCREF(fp);
+    }
+    else if (!PyErr_Occurred()) {
+        PyObject *representative = PyObject_CallOneArg(canonical, *successor);
+        Py_DECREF(*successor);
+        *successor = representative;
+        fp = representative ? PyObject_CallOneArg(digest, representative) : NULL;
+        if (fp != NULL && PyDict_SetItem(orbit_of, raw, fp) < 0)
+            Py_CLEAR(fp);
+    }
+    Py_DECREF(raw);
+    return fp;
+}
+
 /* scan(successors, pfp, seen, links, candidates, digest, orbit_of, canonical) -> None
  *
  * The inner loop of isrlab.checker.bfs._Worker.expand for a model whose states are bytes
@@ -236,7 +265,6 @@ scan_list(PyObject *successors, PyObject *pfp, PyObject *seen, PyObject *links,
           PyObject *candidates, PyObject *digest, PyObject *orbit_of, PyObject *canonical,
           PyObject *cov)
 {
-    int symmetric = orbit_of != Py_None;
     FpSet *fpset = PyObject_TypeCheck(seen, &FpSetType) ? (FpSet *)seen : NULL;
     Py_ssize_t count = PyList_GET_SIZE(successors);
     for (Py_ssize_t x = 0; x < count; x++) {
@@ -249,31 +277,8 @@ scan_list(PyObject *successors, PyObject *pfp, PyObject *seen, PyObject *links,
         PyObject *successor = PyTuple_GET_ITEM(pair, 1);
         if (cov != NULL && count_label(cov, label) < 0)
             return -1;
-        PyObject *fp;  /* a new reference */
         Py_INCREF(successor);
-        if (!symmetric) {
-            fp = PyObject_CallOneArg(digest, successor);
-        }
-        else {
-            PyObject *raw = PyObject_CallOneArg(digest, successor);
-            if (raw == NULL) {
-                Py_DECREF(successor);
-                return -1;
-            }
-            fp = PyDict_GetItemWithError(orbit_of, raw);
-            if (fp != NULL) {
-                Py_INCREF(fp);
-            }
-            else if (!PyErr_Occurred()) {
-                PyObject *representative = PyObject_CallOneArg(canonical, successor);
-                Py_DECREF(successor);
-                successor = representative;
-                fp = representative ? PyObject_CallOneArg(digest, representative) : NULL;
-                if (fp != NULL && PyDict_SetItem(orbit_of, raw, fp) < 0)
-                    Py_CLEAR(fp);
-            }
-            Py_DECREF(raw);
-        }
+        PyObject *fp = fingerprint_of(&successor, digest, orbit_of, canonical);
         if (fp == NULL) {
             Py_XDECREF(successor);
             return -1;
@@ -574,6 +579,275 @@ merge(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+/* -- the Spark engine's expansion into columns ------------------------------------------------ */
+
+/* The successors of one bucket, deduplicated, as growing columns: unsigned fingerprints,
+ * parents and label codes (one each per row) and the states' bytes (Arrow's binary layout:
+ * ``offsets[row] .. offsets[row + 1]`` of ``data``); ``slots`` finds a fingerprint's row
+ * (row + 1 in an open-addressing table, 0 for an empty slot). */
+typedef struct {
+    uint64_t *fps, *parents;
+    int32_t *codes, *offsets;
+    char *data;
+    Py_ssize_t rows, capacity;
+    size_t used, room;
+    Py_ssize_t *slots;
+    size_t mask;
+    int64_t *counts;  /* generated successors per label code */
+    Py_ssize_t labels;
+} Columns;
+
+static void
+columns_free(Columns *c)
+{
+    PyMem_Free(c->fps);
+    PyMem_Free(c->parents);
+    PyMem_Free(c->codes);
+    PyMem_Free(c->offsets);
+    PyMem_Free(c->data);
+    PyMem_Free(c->slots);
+    PyMem_Free(c->counts);
+}
+
+/* Room for one more row (and its slot at most 1/2 full). */
+static int
+columns_reserve(Columns *c)
+{
+    if (c->rows + 1 >= c->capacity) {
+        Py_ssize_t capacity = c->capacity ? c->capacity * 2 : 4096;
+        uint64_t *fps = PyMem_Realloc(c->fps, capacity * sizeof(uint64_t));
+        if (fps != NULL) c->fps = fps;
+        uint64_t *parents = fps ? PyMem_Realloc(c->parents, capacity * sizeof(uint64_t)) : NULL;
+        if (parents != NULL) c->parents = parents;
+        int32_t *codes = parents ? PyMem_Realloc(c->codes, capacity * sizeof(int32_t)) : NULL;
+        if (codes != NULL) c->codes = codes;
+        int32_t *offsets = codes ? PyMem_Realloc(c->offsets, (capacity + 1) * sizeof(int32_t))
+                                 : NULL;
+        if (offsets == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        c->offsets = offsets;
+        c->capacity = capacity;
+    }
+    if ((size_t)(c->rows + 1) * 2 > c->mask + 1 || c->slots == NULL) {
+        size_t size = c->slots ? (c->mask + 1) * 2 : 8192;
+        Py_ssize_t *slots = PyMem_Calloc(size, sizeof(Py_ssize_t));
+        if (slots == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (Py_ssize_t row = 0; row < c->rows; row++) {
+            size_t j = slot_of(c->fps[row], size - 1);
+            while (slots[j] != 0)
+                j = (j + 1) & (size - 1);
+            slots[j] = row + 1;
+        }
+        PyMem_Free(c->slots);
+        c->slots = slots;
+        c->mask = size - 1;
+    }
+    return 0;
+}
+
+/* The code of ``label`` (its index in ``names``, ``codes[label]``), a new one for a label
+ * not seen before; its generated count goes up by one.  -1 on error. */
+static Py_ssize_t
+columns_count(Columns *c, PyObject *label, PyObject *codes, PyObject *names)
+{
+    PyObject *known = PyDict_GetItemWithError(codes, label);
+    Py_ssize_t code;
+    if (known != NULL) {
+        code = PyLong_AsSsize_t(known);
+        if (code < 0 || code >= c->labels) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "columns(): codes and names disagree");
+            return -1;
+        }
+    }
+    else {
+        if (PyErr_Occurred())
+            return -1;
+        code = PyList_GET_SIZE(names);
+        if (code >= INT32_MAX) {
+            PyErr_SetString(PyExc_OverflowError, "columns(): too many labels");
+            return -1;
+        }
+        int64_t *counts = PyMem_Realloc(c->counts, (code + 1) * sizeof(int64_t));
+        PyObject *value = counts ? PyLong_FromSsize_t(code) : NULL;
+        if (counts != NULL)
+            c->counts = counts;
+        if (value == NULL || PyDict_SetItem(codes, label, value) < 0
+            || PyList_Append(names, label) < 0) {
+            Py_XDECREF(value);
+            if (!PyErr_Occurred())
+                PyErr_NoMemory();
+            return -1;
+        }
+        Py_DECREF(value);
+        for (Py_ssize_t i = c->labels; i <= code; i++)
+            c->counts[i] = 0;
+        c->labels = code + 1;
+    }
+    c->counts[code]++;
+    return code;
+}
+
+/* Add a successor (fingerprint ``fp``, bytes ``state``) of ``parent`` by the label of code
+ * ``code``; a fingerprint already there keeps the smaller (parent, label): parents ascend,
+ * so only a same-parent link with a smaller label replaces the old one. */
+static int
+columns_add(Columns *c, uint64_t fp, uint64_t parent, Py_ssize_t code, PyObject *state,
+            PyObject *names)
+{
+    if (columns_reserve(c) < 0)
+        return -1;
+    size_t j = slot_of(fp, c->mask);
+    for (; c->slots[j] != 0; j = (j + 1) & c->mask) {
+        Py_ssize_t row = c->slots[j] - 1;
+        if (c->fps[row] != fp)
+            continue;
+        if (c->parents[row] == parent && code != c->codes[row]) {
+            int less = PyObject_RichCompareBool(PyList_GET_ITEM(names, code),
+                                                PyList_GET_ITEM(names, c->codes[row]), Py_LT);
+            if (less < 0)
+                return -1;
+            if (less)
+                c->codes[row] = (int32_t)code;
+        }
+        return 0;
+    }
+    char *bytes;
+    Py_ssize_t size;
+    if (PyBytes_AsStringAndSize(state, &bytes, &size) < 0)
+        return -1;
+    if (c->used + (size_t)size > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError,
+                        "columns(): a bucket's successors exceed 2 GiB (use more buckets)");
+        return -1;
+    }
+    if (c->used + (size_t)size > c->room) {
+        size_t room = c->room ? c->room * 2 : 1 << 16;
+        while (room < c->used + (size_t)size)
+            room *= 2;
+        char *data = PyMem_Realloc(c->data, room);
+        if (data == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        c->data = data;
+        c->room = room;
+    }
+    memcpy(c->data + c->used, bytes, (size_t)size);
+    Py_ssize_t row = c->rows++;
+    c->slots[j] = row + 1;
+    c->fps[row] = fp;
+    c->parents[row] = parent;
+    c->codes[row] = (int32_t)code;
+    c->offsets[row] = (int32_t)c->used;
+    c->used += (size_t)size;
+    return 0;
+}
+
+/* The successors of one state (``next_states``' list of (label, bytes) pairs) added. */
+static int
+columns_scan(Columns *c, PyObject *successors, uint64_t parent, PyObject *digest,
+             PyObject *orbit_of, PyObject *canonical, PyObject *codes, PyObject *names)
+{
+    for (Py_ssize_t x = 0; x < PyList_GET_SIZE(successors); x++) {
+        PyObject *pair = PyList_GET_ITEM(successors, x);
+        if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_SetString(PyExc_TypeError, "columns(): successors must be (label, state) pairs");
+            return -1;
+        }
+        Py_ssize_t code = columns_count(c, PyTuple_GET_ITEM(pair, 0), codes, names);
+        if (code < 0)
+            return -1;
+        PyObject *successor = PyTuple_GET_ITEM(pair, 1);
+        Py_INCREF(successor);
+        PyObject *fp = fingerprint_of(&successor, digest, orbit_of, canonical);
+        uint64_t value = fp ? PyLong_AsUnsignedLongLong(fp) : 0;
+        int rc = (fp == NULL || (value == (uint64_t)-1 && PyErr_Occurred())) ? -1
+                 : columns_add(c, value, parent, code, successor, names);
+        Py_XDECREF(fp);
+        Py_XDECREF(successor);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* columns(parents, states, next_states, digest, orbit_of, canonical, codes, names)
+ *   -> (fps, links, label_codes, offsets, data, counts, deadlocked)
+ *
+ * The Spark engine's expansion of one bucket (spark_explore/tasks.py): ``next_states`` of
+ * each state of ``states`` (bytes, their own encoding) whose unsigned fingerprint is
+ * ``parents[i]`` (native uint64 bytes, ascending); every successor fingerprinted as ``scan``
+ * does and kept once, with the smallest (parent, label).  Labels are coded in ``codes``
+ * (label -> code) and ``names`` (code -> label), which grow.  Returns the rows as native
+ * bytes: fingerprints and parents (uint64), label codes (int32), the states as Arrow binary
+ * offsets (int32, rows + 1) and data; the generated successors per label code (int64); and
+ * the parents that had no successor (uint64). */
+static PyObject *
+columns(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 8 || !PyBytes_Check(args[0]) || !PyList_CheckExact(args[1])
+        || !PyDict_CheckExact(args[6]) || !PyList_CheckExact(args[7])
+        || (args[4] != Py_None && !PyDict_CheckExact(args[4]))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "columns(parents: bytes, states: list, next_states, digest, orbit_of, "
+                        "canonical, codes: dict, names: list)");
+        return NULL;
+    }
+    Py_ssize_t count = PyList_GET_SIZE(args[1]);
+    if (PyBytes_GET_SIZE(args[0]) != count * 8 || PyDict_GET_SIZE(args[6])
+                                                   != PyList_GET_SIZE(args[7])) {
+        PyErr_SetString(PyExc_ValueError, "columns(): inconsistent arguments");
+        return NULL;
+    }
+    Columns c = {0};
+    c.labels = PyList_GET_SIZE(args[7]);
+    c.counts = PyMem_Calloc(c.labels ? c.labels : 1, sizeof(int64_t));
+    uint64_t *dead = PyMem_Malloc(sizeof(uint64_t) * (count ? count : 1));
+    Py_ssize_t deadlocked = 0;
+    PyObject *result = NULL;
+    if (c.counts == NULL || dead == NULL || columns_reserve(&c) < 0) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        goto done;
+    }
+    const char *parents = PyBytes_AS_STRING(args[0]);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        uint64_t parent;
+        memcpy(&parent, parents + 8 * i, 8);
+        PyObject *successors = PyObject_CallOneArg(args[2], PyList_GET_ITEM(args[1], i));
+        if (successors != NULL && !PyList_CheckExact(successors)) {
+            PyObject *as_list = PySequence_List(successors);
+            Py_DECREF(successors);
+            successors = as_list;
+        }
+        if (successors == NULL)
+            goto done;
+        if (PyList_GET_SIZE(successors) == 0)
+            dead[deadlocked++] = parent;
+        int rc = columns_scan(&c, successors, parent, args[3], args[4], args[5], args[6],
+                              args[7]);
+        Py_DECREF(successors);
+        if (rc < 0)
+            goto done;
+    }
+    c.offsets[c.rows] = (int32_t)c.used;
+    result = Py_BuildValue(
+        "(y#y#y#y#y#y#y#)", (const char *)c.fps, c.rows * 8, (const char *)c.parents,
+        c.rows * 8, (const char *)c.codes, c.rows * 4, (const char *)c.offsets,
+        (c.rows + 1) * 4, c.data ? c.data : "", (Py_ssize_t)c.used, (const char *)c.counts,
+        c.labels * 8, (const char *)dead, deadlocked * 8);
+done:
+    columns_free(&c);
+    PyMem_Free(dead);
+    return result;
+}
+
 static PyMethodDef module_methods[] = {
     {"expand", (PyCFunction)(void (*)(void))expand, METH_FASTCALL,
      "expand(fps, states, next_states, cov, seen, links, candidates, digest, orbit_of, "
@@ -582,6 +856,9 @@ static PyMethodDef module_methods[] = {
      "split(links, candidates, workers, me): a level's candidates by owner (see the source)."},
     {"merge", (PyCFunction)(void (*)(void))merge, METH_FASTCALL,
      "merge(links, states, fps, parents, labels, received): another worker's part merged."},
+    {"columns", (PyCFunction)(void (*)(void))columns, METH_FASTCALL,
+     "columns(parents, states, next_states, digest, orbit_of, canonical, codes, names): "
+     "the Spark engine's expansion of a bucket into columns (see the source)."},
     {"scan", (PyCFunction)(void (*)(void))scan, METH_FASTCALL,
      "scan(successors, pfp, seen, links, candidates, digest, orbit_of, canonical): the "
      "checker's per-successor loop for bytes states (see checker/_fpset.c)."},

@@ -34,3 +34,9 @@ def expand(
     digest: Callable[[bytes], int], orbit_of: dict[int, int] | None,
     canonical: Callable[[bytes], bytes] | None, /,
 ) -> tuple[int, list[int]]: ...
+
+def columns(
+    parents: bytes, states: list[Any], next_states: Callable[[Any], Any],
+    digest: Callable[[bytes], int], orbit_of: dict[int, int] | None,
+    canonical: Callable[[bytes], bytes] | None, codes: dict[str, int], names: list[str], /,
+) -> tuple[bytes, bytes, bytes, bytes, bytes, bytes, bytes]: ...

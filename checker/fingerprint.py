@@ -15,13 +15,14 @@ import xxhash
 
 try:  # the compiled fingerprint set and successor loop (checker/_fpset.c), optional
     from isrlab.checker._fpset import FpSet as _FpSet
+    from isrlab.checker._fpset import columns as _columns
     from isrlab.checker._fpset import expand as _expand
     from isrlab.checker._fpset import merge as _merge
     from isrlab.checker._fpset import scan as _scan
     from isrlab.checker._fpset import split as _split
 except ImportError:  # not built: a Python set and bfs.py's own loops, the same answers
     _FpSet = None  # type: ignore[assignment, misc]
-    _scan = _split = _merge = _expand = None  # type: ignore[assignment]
+    _scan = _split = _merge = _expand = _columns = None  # type: ignore[assignment]
 
 COMPILED_SET = _FpSet
 """The compiled fingerprint set's class, or None when it is not built."""
@@ -78,6 +79,12 @@ def compiled_exchange() -> Any:
     if pure_python_forced() or _split is None:
         return None
     return (_split, _merge)
+
+
+def compiled_columns() -> Any:
+    """The compiled expansion of a Spark bucket into columns when built and not turned off,
+    else None."""
+    return None if pure_python_forced() else _columns
 
 
 def compiled_expand() -> Any:

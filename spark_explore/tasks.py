@@ -1,7 +1,8 @@
 """The work Spark's Python workers do: the model's own pure functions over Arrow tables.
 
-A level is one Spark job of one task per *bucket* (``bucket_task``); Spark only schedules
-the tasks and retries the failed ones.  The data never passes through the JVM: every task
+A level is one Spark job of one task per core (``share_task``), each doing the work of its
+share of the *buckets* in turn (``bucket_task``); Spark only schedules the tasks and retries
+the failed ones.  The data never passes through the JVM: every task
 reads and writes Arrow IPC files in the run directory, which the driver and every executor
 share (as they already must for the side files below).  The model travels once per run as a
 broadcast; states travel as ``model.encode`` bytes.
@@ -56,7 +57,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from isrlab.checker.fingerprint import compiled_expand, fingerprint, fingerprint_set
+from isrlab.checker.fingerprint import compiled_columns, fingerprint
 from isrlab.checker.fingerprint import xxh3_64 as _xxh3
 from isrlab.checker.model import Model
 from isrlab.checker.report import INIT_ACTION
@@ -189,22 +190,30 @@ def read_table(path: Path) -> Any:
         return pa.ipc.open_file(source).read_all()
 
 
-def send_candidates(root: str | Path, level: int, sender: int, buckets: int, table: Any) -> None:
-    """Write ``table`` (candidate rows) as level ``level``'s candidates, one file in the
-    folder of each bucket that gets any, named after the ``sender`` task."""
+def by_bucket(table: Any, buckets: int) -> list[Any]:
+    """``table``'s candidate rows split by the bucket of their key (``None`` for a bucket
+    that gets none), each part in ``table``'s order."""
     if table.num_rows == 0:
-        return
+        return [None] * buckets
     targets = bucket_of(table.column("fp").to_numpy(), buckets)
     order = np.argsort(targets, kind="stable")
     table = table.take(pa.array(order))
     counts = np.bincount(targets.astype(np.int64), minlength=buckets)
-    folder = candidates_dir(root, level)
+    parts: list[Any] = []
     start = 0
-    for target, count in enumerate(counts.tolist()):
-        if count:
-            _write_table(folder / f"to-{target:05d}" / f"from-{sender:05d}.arrow",
-                         table.slice(start, count))
-            start += count
+    for count in counts.tolist():
+        parts.append(table.slice(start, count) if count else None)
+        start += count
+    return parts
+
+
+def send_parts(root: str | Path, level: int, sender: int, parts: list[Any]) -> None:
+    """Write ``parts[c]`` (candidate rows, or ``None``) as level ``level``'s candidates for
+    bucket ``c``, one file in its folder named after the ``sender`` task."""
+    folder = candidates_dir(root, level)
+    for target, part in enumerate(parts):
+        if part is not None:
+            _write_table(folder / f"to-{target:05d}" / f"from-{sender:05d}.arrow", part)
 
 
 def _received(root: str, level: int, bucket: int) -> Any:
@@ -263,7 +272,7 @@ def write_initial(model: Model[S], root: str | Path, symmetry: bool, buckets: in
         key = to_key(fingerprint(encoding))
         if key not in best:
             best[key] = (origin, INIT_ACTION, encoding)
-    send_candidates(root, 1, 0, buckets, _best_table(best))
+    send_parts(root, 1, 0, by_bucket(_best_table(best), buckets))
 
 
 # -- level k ----------------------------------------------------------------------------------
@@ -328,13 +337,29 @@ def bucket_task(ref: ModelRef[S], plan: LevelPlan) -> BucketTask:
         keys: list[int] = new.column("fp").to_pylist()
         outcome = _check_and_expand(model, plan, keys, new.column("state").to_pylist())
         summary = outcome.summary(new)
-        send_candidates(plan.root, plan.level + 1, bucket, plan.buckets, outcome.following)
-        outcome.following = None
+        send_parts(plan.root, plan.level + 1, bucket, outcome.following)
+        outcome.following = []
         _write_table(states_file(plan.root, plan.level, bucket), _states(new, outcome))
         folder = side_dir(plan.root, plan.level)
         _replace(folder / f"bucket-{bucket:05d}.fp", array("q", keys).tobytes())
         _replace(folder / f"bucket-{bucket:05d}.json", json.dumps(summary).encode())
         return len(keys)
+
+    return run
+
+
+def share_task(ref: ModelRef[S], plan: LevelPlan, tasks: int) -> BucketTask:
+    """The task of one of ``tasks`` shares of a level: ``bucket_task`` of the buckets ``task``,
+    ``task + tasks``, ``task + 2 * tasks`` ...; it returns their number of new states.
+
+    Each bucket's files are the same whatever the grouping, so the number of tasks only
+    changes speed: Spark's own cost is about 30 ms a task (measured in local mode), so a
+    level is one task per core rather than one per bucket.
+    """
+    one = bucket_task(ref, plan)
+
+    def run(task: int) -> int:
+        return sum(one(bucket) for bucket in range(task, plan.buckets, tasks))
 
     return run
 
@@ -346,7 +371,7 @@ class _Outcome:
     expand: list[bool]
     violated: list[int]
     reached: list[int]
-    following: Any  # the next level's candidates (``_CANDIDATE_TYPE``), one row per key
+    following: list[Any]  # the next level's candidates (``_CANDIDATE_TYPE``) by bucket
     coverage: dict[str, int]
     smallest: dict[int, int]  # invariant index -> smallest violating key
     reached_mask: int
@@ -376,7 +401,7 @@ def _check_and_expand(
     """Verdicts of each new state and its successors; ``keys`` ascend, so do the parents."""
     identity = bool(getattr(model, "identity_encoding", False))
     states: list[S] = encodings if identity else list(map(model.decode, encodings))  # type: ignore[assignment]  # identity: states are their bytes
-    out = _Outcome([], [], [], None, {}, {}, 0, 0, 0, None)
+    out = _Outcome([], [], [], [None] * plan.buckets, {}, {}, 0, 0, 0, None)
     if getattr(model, "has_boundary", True):
         growing_keys, growing = _check_one_by_one(model, plan, keys, states, out)
     else:
@@ -384,9 +409,9 @@ def _check_and_expand(
         growing_keys, growing = keys, states
     if not plan.expand:
         growing_keys, growing = [], []
-    expand = compiled_expand() if identity else None
-    if expand is not None:
-        _expand_compiled(expand, model, plan, growing_keys, growing, out)
+    columns = compiled_columns() if identity else None
+    if columns is not None:
+        _expand_compiled(columns, model, plan, growing_keys, growing, out)
     else:
         _expand_python(model, plan, growing_keys, growing, out)
     return out
@@ -491,39 +516,44 @@ def _expand_python(
             # Parents ascend, so an older link has a smaller or equal parent.
             if old is None or (old[0] == parent and label < old[1]):
                 best[key] = (parent, label, encoding)
-    out.following = _best_table(best)
+    out.following = by_bucket(_best_table(best), plan.buckets)
 
 
 def _expand_compiled(
     expand: Any, model: Model[S], plan: LevelPlan, keys: list[int], states: list[S],
     out: _Outcome,
 ) -> None:
-    """``_expand_python`` for a model whose states are their own encoding, through the local
-    checker's compiled frontier loop (checker/_fpset.c ``expand``) with an empty visited set:
-    it keeps the smallest ``(parent fingerprint, label)`` per successor fingerprint, the
-    order ``_expand_python`` keeps on keys (``key = fingerprint - 2**63`` preserves it)."""
-    links: dict[int, tuple[int, str]] = {}
-    candidates: list[Any] = []
-    orbit: dict[int, int] | None = {} if plan.symmetry else None
-    canonical = model.canonical if plan.symmetry else None
-    parents = [key + OFFSET for key in keys]
-    nothing_seen = fingerprint_set()
-    step = 1024
-    for start in range(0, len(states), step):
-        count, deadlocked = expand(
-            parents[start:start + step], states[start:start + step], model.next_states,
-            out.coverage, nothing_seen, links, candidates, _xxh3, orbit, canonical)
-        out.generated += count
-        if deadlocked and plan.check_deadlock and out.deadlock is None:
-            out.deadlock = deadlocked[0] - OFFSET  # parents ascend: the first is the smallest
-    size = len(links)
+    """``_expand_python`` for a model whose states are their own encoding, through the
+    compiled loop (checker/_fpset.c ``columns``): it keeps the smallest ``(parent
+    fingerprint, label)`` per successor fingerprint, the order ``_expand_python`` keeps on
+    keys (``key = fingerprint - 2**63`` preserves it), and returns the rows as columns, which
+    become Arrow arrays without a Python object per row."""
     shift = np.uint64(OFFSET)
-    out.following = candidate_table(
-        (np.fromiter(links, np.uint64, size) ^ shift).view(np.int64),
-        (np.fromiter(map(itemgetter(0), links.values()), np.uint64, size) ^ shift)
-        .view(np.int64),
-        list(map(itemgetter(1), links.values())), candidates,
-    )
+    parents = (np.array(keys, np.int64).view(np.uint64) ^ shift).tobytes()
+    codes: dict[str, int] = {}
+    names: list[str] = []
+    fps, links, label_codes, offsets, data, counts, deadlocked = expand(
+        parents, states, model.next_states, _xxh3, {} if plan.symmetry else None,
+        model.canonical if plan.symmetry else None, codes, names)
+    for name, count in zip(names, np.frombuffer(counts, np.int64).tolist(), strict=True):
+        out.coverage[name] = out.coverage.get(name, 0) + count
+        out.generated += count
+    if deadlocked and plan.check_deadlock:
+        out.deadlock = int(_keys(deadlocked)[0])  # parents ascend: the first is the smallest
+    rows = len(fps) // 8
+    labels = pa.DictionaryArray.from_arrays(
+        pa.array(np.frombuffer(label_codes, np.int32)), pa.array(names, pa.string()))
+    encodings = pa.Array.from_buffers(
+        pa.binary(), rows, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    table = pa.Table.from_arrays(
+        [pa.array(_keys(fps)), pa.array(_keys(links)), labels.cast(pa.string()), encodings],
+        schema=_CANDIDATE_TYPE)
+    out.following = by_bucket(table, plan.buckets)
+
+
+def _keys(fingerprints: bytes) -> Any:
+    """The keys (``int64``) of unsigned fingerprints given as native ``uint64`` bytes."""
+    return (np.frombuffer(fingerprints, np.uint64) ^ np.uint64(OFFSET)).view(np.int64)
 
 
 def _best_table(best: dict[int, tuple[int, str, bytes]]) -> Any:

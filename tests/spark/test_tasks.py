@@ -8,8 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pytest
 
 from isrlab.checker import toys
+from isrlab.checker.fingerprint import PURE_PYTHON_ENV, compiled_columns
+from isrlab.cli_support import resolve_model
 from isrlab.checker.model import Model
 from isrlab.spark_explore.tasks import (
     OFFSET,
@@ -17,10 +20,13 @@ from isrlab.spark_explore.tasks import (
     ModelRef,
     bucket_of,
     bucket_task,
+    by_bucket,
     candidate_table,
     candidates_dir,
-    send_candidates,
+    read_table,
+    send_parts,
     settle,
+    share_task,
     side_dir,
     states_file,
     write_initial,
@@ -58,8 +64,8 @@ def test_settle_keeps_the_smallest_link_of_each_key_and_drops_visited_keys() -> 
 
 def test_candidates_reach_the_folder_of_their_bucket(tmp_path: Path) -> None:
     keys = [fp - OFFSET for fp in range(10)]
-    send_candidates(tmp_path, 2, 1, 4, candidate_table(
-        keys, keys, ["l"] * 10, [bytes([i]) for i in range(10)]))
+    send_parts(tmp_path, 2, 1, by_bucket(candidate_table(
+        keys, keys, ["l"] * 10, [bytes([i]) for i in range(10)]), 4))
     for bucket in range(4):
         path = candidates_dir(tmp_path, 2) / f"to-{bucket:05d}" / "from-00001.arrow"
         with pa.memory_map(str(path)) as source:
@@ -91,3 +97,38 @@ def test_a_task_run_twice_writes_the_same_files(tmp_path: Path) -> None:
     assert sum(bucket_task(_Here(model), LevelPlan(
         root=str(tmp_path), level=3, buckets=buckets, pending_sometimes=0, expand=True,
         symmetry=False, check_deadlock=False))(b) for b in range(buckets)) == 1  # counter 2
+
+
+def _run_levels(model: Model[bytes], root: Path, buckets: int, symmetry: bool) -> int:
+    """Every level of ``model`` through the bucket tasks, without Spark; the distinct count."""
+    write_initial(model, root, symmetry, buckets)
+    total, level, new = 0, 1, 1
+    while new:
+        plan = LevelPlan(root=str(root), level=level, buckets=buckets, pending_sometimes=1,
+                         expand=True, symmetry=symmetry, check_deadlock=True)
+        task = share_task(_Here(model), plan, 2)  # type: ignore[arg-type]  # a bytes model
+        new = task(0) + task(1)
+        total, level = total + new, level + 1
+    return total
+
+
+@pytest.mark.parametrize("symmetry", [False, True])
+def test_the_compiled_expansion_writes_the_files_of_the_python_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, symmetry: bool,
+) -> None:
+    if compiled_columns() is None:
+        pytest.skip("checker/_fpset.c is not built")
+    _, _, model = resolve_model("tla-kip320", ["max_leader_epoch=2"])
+    totals = []
+    for pure in ("0", "1"):
+        monkeypatch.setenv(PURE_PYTHON_ENV, pure)
+        totals.append(_run_levels(model, tmp_path / pure, 3, symmetry))
+    assert totals[0] == totals[1] > 1000
+    compiled = sorted(p.relative_to(tmp_path / "0") for p in (tmp_path / "0").rglob("*.*"))
+    assert compiled == sorted(p.relative_to(tmp_path / "1") for p in (tmp_path / "1").rglob("*.*"))
+    for path in compiled:
+        ours, reference = tmp_path / "0" / path, tmp_path / "1" / path
+        if path.suffix == ".arrow":
+            assert read_table(ours).equals(read_table(reference)), path
+        else:
+            assert ours.read_bytes() == reference.read_bytes(), path
