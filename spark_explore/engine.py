@@ -4,17 +4,17 @@ Entry point: ``explore(model, options, spark) -> CheckResult`` (``isrlab.checker
 type ``isrlab.checker.bfs.explore`` returns, with the same counts, diameter, coverage, ``sometimes``
 levels and shortest traces.
 
-Level ``k`` is one Spark job of one task per bucket (``tasks.bucket_task``), a fixed number of
-buckets per run.  Spark schedules the tasks and retries the lost ones; the states never pass
-through the JVM.  Each task reads the candidates the previous level sent to its bucket (a
-fingerprint's bucket is the fingerprint modulo the number of buckets: our stable 64-bit
-digest, never Python's salted ``hash()``), settles them (one row per fingerprint, the
-smallest ``(parent, label)`` link), drops the fingerprints of its own visited side files,
-checks the new states and expands them, sends each successor to its bucket's folder for
-level ``k + 1``, and writes its states, fingerprints and counters, all as files of the run
-directory (``tasks``: the layout).  The driver sums the buckets' counters and writes
-``commit.json`` last, then deletes the candidates level ``k`` read.  A run whose driver dies
-resumes from the last committed level.
+Level ``k`` is one Spark job of one task per core (``tasks.share_task``), each doing the work
+of its share of the buckets (a fixed number per run) in turn.  Spark schedules the tasks and
+retries the lost ones; the states never pass through the JVM.  The work of a bucket reads the
+candidates the previous level sent to it (a fingerprint's bucket is the fingerprint modulo
+the number of buckets: our stable 64-bit digest, never Python's salted ``hash()``), settles
+them (one row per fingerprint, the smallest ``(parent, label)`` link), drops the fingerprints
+of its own visited side files, checks the new states and expands them, sends each successor
+to its bucket's folder for level ``k + 1``, and writes its states, fingerprints and counters,
+all as files of the run directory (``tasks``: the layout).  The driver sums the buckets'
+counters and writes ``commit.json`` last, then deletes the candidates level ``k`` read.  A run
+whose driver dies resumes from the last committed level.
 
 The driver only ever holds counters, per-action coverage and file names: no level is
 collected.  A violation's trace is rebuilt by looking up one ``parent`` per level in the
@@ -53,11 +53,11 @@ from isrlab.spark_explore.tasks import (
     ModelRef,
     bits,
     bucket_of,
-    bucket_task,
     candidates_dir,
     from_key,
     read_summary,
     read_table,
+    share_task,
     side_dir,
     states_file,
     to_key,
@@ -159,7 +159,7 @@ class _Run:
     def build(self, level: int, totals: Totals) -> LevelStats:
         """Settle, check, write and expand level ``level``; return what it added.
 
-        One Spark job of one task per bucket (``tasks.bucket_task``); level 1's candidates
+        One Spark job of one task per core (``tasks.share_task``); level 1's candidates
         (the initial states) are first written by the driver.
         """
         options = self.options
@@ -180,7 +180,8 @@ class _Run:
                       candidates_dir(self.root, level + 1)):
             shutil.rmtree(stale, ignore_errors=True)
         context = self.session.sparkContext
-        context.parallelize(range(buckets), buckets).map(bucket_task(self.ref, plan)).collect()
+        tasks = min(buckets, self.cores)
+        context.parallelize(range(tasks), tasks).map(share_task(self.ref, plan, tasks)).collect()
         return self.stats(level, buckets)
 
     def forget_inputs(self, level: int) -> None:
