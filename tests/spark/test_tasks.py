@@ -12,8 +12,8 @@ import pytest
 
 from isrlab.checker import toys
 from isrlab.checker.fingerprint import PURE_PYTHON_ENV, compiled_columns
-from isrlab.cli_support import resolve_model
 from isrlab.checker.model import Model
+from isrlab.cli_support import resolve_model
 from isrlab.spark_explore.tasks import (
     OFFSET,
     LevelPlan,
