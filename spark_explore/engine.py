@@ -44,7 +44,13 @@ from isrlab.checker.report import (
     Violation,
 )
 from isrlab.checker.runstore import RunStore
-from isrlab.spark_explore.session import SparkOptions, default_parallelism, start_session, ui_url
+from isrlab.spark_explore.session import (
+    SparkOptions,
+    context_of,
+    default_parallelism,
+    start_session,
+    ui_url,
+)
 from isrlab.spark_explore.tasks import (
     CANDIDATES,
     LEVELS,
@@ -179,7 +185,7 @@ class _Run:
         for stale in (self.level_dir(level), side_dir(self.root, level),
                       candidates_dir(self.root, level + 1)):
             shutil.rmtree(stale, ignore_errors=True)
-        context = self.session.sparkContext
+        context = context_of(self.session)
         tasks = min(buckets, self.cores)
         context.parallelize(range(tasks), tasks).map(share_task(self.ref, plan, tasks)).collect()
         return self.stats(level, buckets)
@@ -245,7 +251,7 @@ def explore(
     """Explore ``model`` breadth-first on Spark; the same answers as ``isrlab.checker.bfs.explore``.
 
     ``options`` are the local checker's (``workers`` is ignored: Spark's cores are the
-    workers); ``spark`` says where to run; ``session`` joins an existing Spark session.
+    workers); ``spark`` says where to run; ``session`` joins an existing Spark session (or context).
     Without ``options.run_dir`` the levels go to a temporary directory removed at the end
     (with a real cluster, give a run directory every executor can reach).  Raises
     ``isrlab.checker.runstore.RunDirError`` when the run directory belongs to another check.
@@ -294,7 +300,7 @@ def _say(spark: SparkOptions, line: str) -> None:
 def _search(run: _Run, store: RunStore, started: float) -> CheckResult:
     options, spark, model = run.options, run.spark, run.model
     url = ui_url(run.session)
-    _say(spark, f"spark: master {run.session.sparkContext.master}, {run.cores} cores, "
+    _say(spark, f"spark: master {context_of(run.session).master}, {run.cores} cores, "
                 f"UI {url or 'disabled'}, run directory {run.root}")
     commit = store.commit()
     deadlock_prop = len(run.props)

@@ -61,6 +61,7 @@ from isrlab.checker.fingerprint import compiled_columns, fingerprint
 from isrlab.checker.fingerprint import xxh3_64 as _xxh3
 from isrlab.checker.model import Model
 from isrlab.checker.report import INIT_ACTION
+from isrlab.spark_explore.session import context_of
 
 S = TypeVar("S")
 
@@ -118,7 +119,7 @@ class ModelRef(Generic[S]):
         from pyspark import cloudpickle
 
         dumps: Callable[[Any], bytes] = cloudpickle.dumps
-        return ModelRef(session.sparkContext.broadcast(dumps(model)), uuid.uuid4().hex)
+        return ModelRef(context_of(session).broadcast(dumps(model)), uuid.uuid4().hex)
 
 
 def to_key(fp: int) -> int:

@@ -5,7 +5,7 @@ Two rules, both about where and when a test runs, never about what it checks:
 
 * tests that share an expensive per-process result go to one worker, so that it is computed
   once: every Spark test (``tests/spark/``: one JVM and one ``local[2]`` session, the
-  ``spark_session`` fixture, and one standalone cluster per module), and the tests listed in
+  ``spark_context`` fixture, and one standalone cluster per module), and the tests listed in
   ``SHARED_RESULTS`` (they reuse one ``functools.cache``d search of their module);
 * the long tests are collected first, so that the workers start on them and the short tests
   fill in behind (the last test to finish is a short one): those of ``LONGEST`` in that order

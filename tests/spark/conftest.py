@@ -30,8 +30,8 @@ def comparable(result: CheckResult) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="session")
-def spark_session() -> Iterator[Any]:
-    """A ``local[2]`` Spark session for the whole test run."""
+def spark_context() -> Iterator[Any]:
+    """A ``local[2]`` Spark context for the whole test run (the engine's ``session``)."""
     if not HAVE_JAVA:
         pytest.skip("Java 17 is not installed: no JVM for Spark")
     from isrlab.spark_explore.command import quiet_pyspark_warnings

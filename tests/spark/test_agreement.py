@@ -40,52 +40,52 @@ MATRIX = [
 
 @pytest.mark.parametrize(("model", "options"), MATRIX)
 def test_spark_and_the_local_checker_give_the_same_report(
-    model: Model[Any], options: dict[str, Any], spark_session: Any
+    model: Model[Any], options: dict[str, Any], spark_context: Any
 ) -> None:
-    local, spark = _both(model, spark_session, **options)
+    local, spark = _both(model, spark_context, **options)
     assert spark.engine == "spark"
     assert comparable(spark) == comparable(local)
 
 
-def test_a_walk_to_e_is_found_with_the_hand_counted_shortest_trace(spark_session: Any) -> None:
-    result = explore(toys.Graph(), CheckOptions(), SparkOptions(), spark_session)
+def test_a_walk_to_e_is_found_with_the_hand_counted_shortest_trace(spark_context: Any) -> None:
+    result = explore(toys.Graph(), CheckOptions(), SparkOptions(), spark_context)
     assert result.violation is not None
     assert result.violation.invariant == "NotAtE"
     # a -> b -> d -> e (b before c: the smallest label among equally short paths)
     assert [step.state["node"] for step in result.violation.trace] == ["a", "b", "d", "e"]
 
 
-def test_symmetric_processes_reduce_to_multisets(spark_session: Any) -> None:
+def test_symmetric_processes_reduce_to_multisets(spark_context: Any) -> None:
     result = explore(toys.Symmetric(3, 3), CheckOptions(symmetry=True), SparkOptions(),
-                     spark_session)
+                     spark_context)
     assert result.distinct_states == 10  # C(3 + 3 - 1, 3) multisets, counted by hand
     assert result.ok
 
 
-def test_kip320_configuration_a_matches_tlc(spark_session: Any) -> None:
+def test_kip320_configuration_a_matches_tlc(spark_context: Any) -> None:
     _, params, model = resolve_model("tla-kip320", [])
-    local, spark = _both(model, spark_session, params=params)
+    local, spark = _both(model, spark_context, params=params)
     assert (spark.distinct_states, spark.generated_states, spark.diameter) == (5973, 11839, 18)
     assert spark.ok
     assert comparable(spark) == comparable(local)
 
 
 def test_truncation_to_the_high_watermark_breaks_weak_isr_in_nine_states(
-    spark_session: Any,
+    spark_context: Any,
 ) -> None:
     _, params, model = resolve_model("tla-truncate-to-hw", [])
-    local, spark = _both(model, spark_session, params=params)
+    local, spark = _both(model, spark_context, params=params)
     assert spark.violation is not None
     assert (spark.violation.invariant, spark.violation.length) == ("WeakIsr", 9)
     assert comparable(spark) == comparable(local)
 
 
-def test_async_isr_with_its_constraint_matches_tlc(spark_session: Any) -> None:
+def test_async_isr_with_its_constraint_matches_tlc(spark_context: Any) -> None:
     # TLC 2.15, AsyncIsr.tla, 3 replicas, MaxOffset 2, MaxVersion 3, one worker (see
     # tests/spec/test_tla_async_isr.py): states outside the CONSTRAINT are generated and
     # checked, but neither distinct nor expanded.
     _, params, model = resolve_model("tla-async-isr", [])
-    local, spark = _both(model, spark_session, params=params)
+    local, spark = _both(model, spark_context, params=params)
     assert (spark.distinct_states, spark.generated_states, spark.diameter) == (
         22_456, 134_129, 21)
     assert spark.ok

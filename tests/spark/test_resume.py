@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow, needs_java]
 
 
 def test_a_killed_driver_resumes_from_the_last_level_with_the_same_trace(
-    tmp_path: Path, spark_session: Any
+    tmp_path: Path, spark_context: Any
 ) -> None:
     run_dir = tmp_path / "run"
     driver = start_driver([
@@ -39,7 +39,7 @@ def test_a_killed_driver_resumes_from_the_last_level_with_the_same_trace(
     assert commit["buckets"] == 3  # --buckets
     _, params, model = resolve_model("tla-truncate-to-hw", [])
     options = CheckOptions(run_dir=run_dir, params=params)
-    resumed = explore(model, options, SparkOptions(), spark_session)
+    resumed = explore(model, options, SparkOptions(), spark_context)
     local = explore_locally(resolve_model("tla-truncate-to-hw", [])[2], CheckOptions(params=params))
     assert resumed.violation is not None
     assert (resumed.violation.invariant, resumed.violation.length) == ("WeakIsr", 9)  # TLC
@@ -49,9 +49,9 @@ def test_a_killed_driver_resumes_from_the_last_level_with_the_same_trace(
     assert len(list(side_dir(run_dir, 9).glob("bucket-*.fp"))) == 3
 
 
-def test_a_run_directory_of_another_check_is_refused(tmp_path: Path, spark_session: Any) -> None:
+def test_a_run_directory_of_another_check_is_refused(tmp_path: Path, spark_context: Any) -> None:
 
     run_dir = tmp_path / "run"
-    explore(toys.Counter(2), CheckOptions(run_dir=run_dir), SparkOptions(), spark_session)
+    explore(toys.Counter(2), CheckOptions(run_dir=run_dir), SparkOptions(), spark_context)
     with pytest.raises(RunDirError, match="belongs to another check"):
-        explore(toys.Graph(), CheckOptions(run_dir=run_dir), SparkOptions(), spark_session)
+        explore(toys.Graph(), CheckOptions(run_dir=run_dir), SparkOptions(), spark_context)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import isrlab
-from isrlab.spark_explore.session import SparkOptions, isrlab_import_root, spark_conf
+from isrlab.spark_explore.session import SparkOptions, context_of, isrlab_import_root, spark_conf
 from tests.spark.conftest import needs_java
 
 pytestmark = [pytest.mark.spark, needs_java]
@@ -27,8 +27,8 @@ def test_a_local_session_puts_the_drivers_isrlab_on_the_workers_path() -> None:
     assert Path(isrlab_import_root()) / "isrlab" == Path(isrlab.__file__).resolve().parent
 
 
-def test_workers_import_the_same_isrlab_core_as_the_driver(spark_session: Any) -> None:
+def test_workers_import_the_same_isrlab_core_as_the_driver(spark_context: Any) -> None:
     import isrlab.core
 
-    found = spark_session.sparkContext.parallelize([0, 1], 2).map(_worker_core_file).collect()
+    found = context_of(spark_context).parallelize([0, 1], 2).map(_worker_core_file).collect()
     assert found == [str(Path(isrlab.core.__file__).resolve())] * 2
