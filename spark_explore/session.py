@@ -98,7 +98,16 @@ def start_session(options: SparkOptions) -> tuple[Any, bool]:
     # PySpark names the executors' Python from the driver's environment: use this one.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYTHONHASHSEED", "0")
-    context = SparkContext(conf=SparkConf().setAll(list(spark_conf(options).items())))
+    if os.environ.get("PYSPARK_GATEWAY_PORT"):
+        # Under spark-submit its JVM is already running: its settings (--master, memory,
+        # --conf) win, ours only fill in what it left unset.
+        SparkContext._ensure_initialized()
+        conf = SparkConf()  # spark-submit's settings, read from that JVM
+        for key, value in spark_conf(options).items():
+            conf.setIfMissing(key, value)
+    else:
+        conf = SparkConf().setAll(list(spark_conf(options).items()))
+    context = SparkContext(conf=conf)
     context.setLogLevel(options.log_level)
     return context, True
 

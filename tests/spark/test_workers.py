@@ -1,7 +1,9 @@
-"""The executors' Python workers import the driver's own isrlab (checkout, worktree or wheel)."""
+"""The executors' Python workers import the driver's own isrlab (checkout, worktree or wheel);
+under spark-submit, its settings are the ones the engine runs with."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +12,7 @@ import pytest
 import isrlab
 from isrlab.spark_explore.session import SparkOptions, context_of, isrlab_import_root, spark_conf
 from tests.spark.conftest import needs_java
+from tests.spark.processes import PREEXEC, ROOT, SPARK_HOME, jvm_options, spark_env
 
 pytestmark = [pytest.mark.spark, needs_java]
 
@@ -32,3 +35,20 @@ def test_workers_import_the_same_isrlab_core_as_the_driver(spark_context: Any) -
 
     found = context_of(spark_context).parallelize([0, 1], 2).map(_worker_core_file).collect()
     assert found == [str(Path(isrlab.core.__file__).resolve())] * 2
+
+
+def test_under_spark_submit_its_master_wins() -> None:
+    # isrlab's own default master is local[*] (ISRLAB_SPARK_MASTER unset): spark-submit's
+    # --master local[1] must be the one the engine runs on.
+    env = {**spark_env(), "JDK_JAVA_OPTIONS": jvm_options()}
+    env.pop("ISRLAB_SPARK_MASTER", None)
+    done = subprocess.run(
+        [str(SPARK_HOME / "bin" / "spark-submit"), "--master", "local[1]",
+         str(ROOT / "isrlab" / "__main__.py"), "check", "--model", "toy-counter", "-p",
+         "limit=2", "--engine", "spark", "--progress"],
+        env=env, cwd=ROOT, capture_output=True, text=True, timeout=300, preexec_fn=PREEXEC,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    # spark-submit's PythonRunner sends the script's stderr (our progress) to its stdout.
+    assert "spark: master local[1], 1 cores" in done.stdout
+    assert "3 distinct / 5 generated states" in done.stdout
