@@ -49,8 +49,19 @@ tla_weak_isr = TlaModel.weak_isr
 tla_strong_isr = TlaModel.strong_isr
 
 
-def _acting_leaders(s: State) -> list[int]:
-    return [b for b, br in enumerate(s.brokers) if br.alive and br.leader == b]
+_LAST_ACTING: list[object] = [None, ()]
+"""The broker tuple ``_acting_leaders`` last saw and its answer: the invariants of one state
+are evaluated one after another, and nine of them ask (held here, the tuple cannot be
+freed and its address reused while it is compared by identity)."""
+
+
+def _acting_leaders(s: State) -> tuple[int, ...]:
+    brokers = s.brokers
+    if brokers is _LAST_ACTING[0]:
+        return _LAST_ACTING[1]  # type: ignore[return-value]  # stored just below
+    leaders = tuple(b for b, br in enumerate(brokers) if br.alive and br.leader == b)
+    _LAST_ACTING[0], _LAST_ACTING[1] = brokers, leaders
+    return leaders
 
 
 # ---------------------------------------------------------------------------------------
