@@ -18,7 +18,8 @@ checker's set of fingerprints), are built by ``pip install`` (``./run`` uses ``p
 are optional: when they cannot be built the installation goes on and the pure Python runs,
 with identical results (tests/spec/test_tla_native.py and tests/checker/test_fpset.py
 compare the two; ``ISRLAB_PURE_PYTHON=1`` turns them off).  In a checkout,
-``python setup.py build_ext --inplace`` (re)builds them.
+``pip install --no-deps -e .`` (re)builds them (``python setup.py build_ext --inplace`` too,
+with setuptools >= 77; a virtualenv's own setuptools may be older).
 """
 
 from setuptools import Extension, find_packages, setup
