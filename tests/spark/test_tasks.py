@@ -5,13 +5,14 @@ writes the same files (what makes Spark's task retries harmless)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
 import pytest
 
 from isrlab.checker import toys
-from isrlab.checker.fingerprint import PURE_PYTHON_ENV, compiled_columns
+from isrlab.checker.fingerprint import PURE_PYTHON_ENV, compiled_columns, fingerprint
 from isrlab.checker.model import Model
 from isrlab.cli_support import resolve_model
 from isrlab.spark_explore.tasks import (
@@ -23,6 +24,7 @@ from isrlab.spark_explore.tasks import (
     by_bucket,
     candidate_table,
     candidates_dir,
+    read_summary,
     read_table,
     send_parts,
     settle,
@@ -132,3 +134,67 @@ def test_the_compiled_expansion_writes_the_files_of_the_python_one(
             assert read_table(ours).equals(read_table(reference)), path
         else:
             assert ours.read_bytes() == reference.read_bytes(), path
+
+
+class _BytesGraph:
+    """A model whose states are their own bytes: ``a`` reaches ``b`` by two labels (``Z``
+    first), ``b`` and ``c`` reach ``d``, ``d`` and ``e`` have no successor (deadlocks)."""
+
+    name = "bytes-graph"
+    identity_encoding = True
+    has_boundary = False
+    edges: ClassVar[dict[bytes, list[tuple[str, bytes]]]] = {
+        b"a": [("Z", b"b"), ("A", b"b"), ("Go", b"c"), ("Go", b"e")],
+        b"b": [("Go", b"d")], b"c": [("Go", b"d")], b"d": [], b"e": [],
+    }
+
+    def init_states(self) -> list[bytes]:
+        return [b"a"]
+
+    def next_states(self, state: bytes) -> list[tuple[str, bytes]]:
+        return self.edges[state]
+
+    def invariants(self) -> list[Any]:
+        return []
+
+    def sometimes(self) -> list[Any]:
+        return []
+
+    def within_boundary(self, state: bytes) -> bool:
+        return True
+
+    def canonical(self, state: bytes) -> bytes:
+        return state
+
+    def encode(self, state: bytes) -> bytes:
+        return state
+
+    def decode(self, data: bytes) -> bytes:
+        return data
+
+
+def test_the_compiled_expansion_keeps_the_smallest_label_and_finds_deadlocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if compiled_columns() is None:
+        pytest.skip("checker/_fpset.c is not built")
+    for pure in ("0", "1"):
+        monkeypatch.setenv(PURE_PYTHON_ENV, pure)
+        assert _run_levels(_BytesGraph(), tmp_path / pure, 3, False) == 5  # type: ignore[arg-type]  # a model by protocol
+    labels: dict[int, str] = {}
+    for path in (tmp_path / "0" / "levels").rglob("*.arrow"):
+        table = read_table(path)
+        labels.update(zip(table.column("fp").to_pylist(), table.column("label").to_pylist(),
+                          strict=True))
+    assert labels[fingerprint(b"b") - OFFSET] == "A"  # "A" < "Z", both from a
+    for pure in ("0", "1"):  # e (level 2) and d (level 3) have no successor
+        found = {(level, read_summary(tmp_path / pure, level, bucket)["deadlock"])
+                 for level in (1, 2, 3, 4) for bucket in range(3)}
+        assert found - {(level, None) for level in (1, 2, 3, 4)} == {
+            (2, fingerprint(b"e") - OFFSET), (3, fingerprint(b"d") - OFFSET)}
+    for path in sorted((tmp_path / "0").rglob("*.*")):
+        reference = tmp_path / "1" / path.relative_to(tmp_path / "0")
+        if path.suffix == ".arrow":
+            assert read_table(path).equals(read_table(reference)), path
+        else:
+            assert path.read_bytes() == reference.read_bytes(), path
