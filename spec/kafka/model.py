@@ -1225,9 +1225,8 @@ class KafkaModel:
             ctrl = ctrl._replace(elr=elr, last_known_elr=lke)
         msgs = state.channels
         if self.cfg.metadata:
-            msgs = self._enqueue(state, [
-                Request(d, UPDATE_METADATA, ctrl.controller_epoch, ctrl.leader,
-                        ctrl.leader_epoch, isr, ctrl.assigned_replicas) for d in range(self.n)])
+            msgs = self._enqueue(state, self._update_metadata_for_all(
+                ctrl, ctrl.leader, ctrl.leader_epoch, isr, ctrl.assigned_replicas))
         return KafkaState(ctrl, state.brokers, msgs, state.ghost)
 
     def _a_alter_partition_response(self, state: State, out: Out) -> None:
@@ -1312,8 +1311,7 @@ class KafkaModel:
         new = [Request(r, LEADER_AND_ISR, ctrl.controller_epoch, lai.leader, lai.leader_epoch,
                        ctrl.isr, ar) for r in receivers]
         if self.cfg.metadata and receivers:
-            new += [Request(d, UPDATE_METADATA, ctrl.controller_epoch, lai.leader, lai.leader_epoch,
-                     ctrl.isr, ar) for d in range(self.n)]
+            new += self._update_metadata_for_all(ctrl, lai.leader, lai.leader_epoch, ctrl.isr, ar)
         s = KafkaState(ctrl, state.brokers, self._enqueue(state, new), state.ghost)
         if elected.unclean if elected is not None else lai.leader not in old_live_isr:
             s = self._flag(s, F_UNCLEAN)
@@ -1484,13 +1482,22 @@ class KafkaModel:
         ctrl = state.controller
         if not ctrl.isr_change_set:
             return
-        msgs = self._enqueue(state, [
-            Request(d, UPDATE_METADATA, ctrl.controller_epoch, ctrl.leader, ctrl.leader_epoch,
-                    ctrl.isr, ctrl.assigned_replicas) for d in range(self.n)])
+        msgs = self._enqueue(state, self._update_metadata_for_all(
+            ctrl, ctrl.leader, ctrl.leader_epoch, ctrl.isr, ctrl.assigned_replicas))
         ctrl = ctrl._replace(isr_change_set=0)
         out.append(("PropagateIsrChanges", KafkaState(ctrl, state.brokers, msgs, state.ghost)))
 
     # ------------------------------------------------------------------ requests
+    def _update_metadata_for_all(
+        self, ctrl: ZkPartitionState, leader: int, leader_epoch: int, isr: int,
+        assigned: tuple[int, ...],
+    ) -> list[Request]:
+        """One UpdateMetadata request per broker, in broker order, with the controller's epoch
+        (``ControllerBrokerRequestBatch.addUpdateMetadataRequestForBrokers``, which Kafka
+        sends to the live or shutting-down brokers; modelled as sent to every broker)."""
+        return [Request(d, UPDATE_METADATA, ctrl.controller_epoch, leader, leader_epoch, isr,
+                        assigned) for d in range(self.n)]
+
     def _enqueue(self, state: State, new: Iterable[Request]) -> tuple[Request, ...]:
         """The requests in flight of ``state`` with the requests ``new`` queued, in order;
         a request to a dead broker is dropped (``sendRequest`` finds no channel to it).
