@@ -1494,7 +1494,8 @@ class KafkaModel:
     ) -> list[Request]:
         """One UpdateMetadata request per broker, in broker order, with the controller's epoch
         (``ControllerBrokerRequestBatch.addUpdateMetadataRequestForBrokers``, which Kafka
-        sends to the live or shutting-down brokers; modelled as sent to every broker)."""
+        sends to the live or shutting-down brokers; here one per broker, and ``_enqueue``
+        drops those to dead brokers)."""
         return [Request(d, UPDATE_METADATA, ctrl.controller_epoch, leader, leader_epoch, isr,
                         assigned) for d in range(self.n)]
 
