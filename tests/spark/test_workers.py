@@ -52,3 +52,10 @@ def test_under_spark_submit_its_master_wins() -> None:
     # spark-submit's PythonRunner sends the script's stderr (our progress) to its stdout.
     assert "spark: master local[1], 1 cores" in done.stdout
     assert "3 distinct / 5 generated states" in done.stdout
+
+
+def test_the_jvms_get_the_quick_compiler_unless_the_user_says_otherwise() -> None:
+    conf = spark_conf(SparkOptions(master="local[2]"))
+    assert conf["spark.driver.extraJavaOptions"] == "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+    mine = spark_conf(SparkOptions(conf={"spark.driver.extraJavaOptions": "-Xss4m"}))
+    assert mine["spark.driver.extraJavaOptions"] == "-Xss4m"
