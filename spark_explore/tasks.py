@@ -2,37 +2,38 @@
 
 A level is one Spark job of one task per core (``share_task``), each doing the work of its
 share of the *buckets* in turn (``bucket_task``); Spark only schedules the tasks and retries
-the failed ones.  The data never passes through the JVM: every task
-reads and writes Arrow IPC files in the run directory, which the driver and every executor
-share (as they already must for the side files below).  The model travels once per run as a
+the failed ones.  The data never passes through the JVM: every task reads and writes Arrow
+IPC files in the run directory, which the driver and every executor share (as they already
+must for the side files below).  The model travels once per run as a
 broadcast; states travel as ``model.encode`` bytes.
 
 * Level 1's candidates (every initial state once) are written by the driver
   (``write_initial``).
-* The task of bucket ``b`` of level ``k``
+* The work of bucket ``b`` of level ``k`` (``bucket_task``)
 
   1. reads the candidates addressed to it (``candidates/level-<k>/to-<b>/from-*.arrow``, one
-     file per task of level ``k - 1`` that had any) and settles them: one row per
+     file per bucket of level ``k - 1`` that sent any) and settles them: one row per
      fingerprint, the smallest ``(parent, label)`` (the local checker's order-independent
      rule), vectorised in Arrow (sort, first of each run);
   2. drops the fingerprints already visited: this bucket's sorted keys of every earlier
-     level, which the previous level's task of the bucket left in
+     level, which the previous level's work of the bucket left in
      ``visited/level-<k-1>/bucket-<b>.seen`` (bucket ``b`` of every level holds the
      fingerprints ``f`` with ``f mod buckets = b``), and leaves them with its own new keys
      merged in for the next level;
   3. checks each new state (invariants, pending ``sometimes``, ``within_boundary``) and, in
      the same pass over the decoded state, expands it with ``next_states``: its successors,
-     deduplicated within the task, are level ``k + 1``'s candidates, which it writes straight
+     deduplicated within the bucket, are level ``k + 1``'s candidates, which it writes straight
      into the folders of their buckets (``candidates/level-<k+1>/to-<c>/from-<b>.arrow``);
   4. writes its settled states with their links and verdicts
      (``levels/level-<k>/states-<b>.arrow``), its new keys (``bucket-<b>.fp``) and its
      counters (new, frontier, coverage, violations, reached ``sometimes``, generated,
      deadlock) beside the ``.seen`` file.
 
-Everything a task writes is a function of its input *set* (the candidates of its bucket,
-read in file-name order), so a retried or duplicated attempt (a lost executor, a killed
-worker) writes the very same files; each is replaced atomically.  The counters are
-therefore exact under task retries, unlike Spark accumulators.
+Everything the work of a bucket writes is a function of its input *set* (the candidates of
+the bucket, read in file-name order), whichever task does it, so a retried or duplicated
+attempt (a lost executor, a killed worker) writes the very same files; each is replaced
+atomically.  The counters are therefore exact under task retries, unlike Spark
+accumulators.
 
 Fingerprints are stored *shifted*: ``key = fingerprint - 2**63``, a signed 64-bit value whose
 signed order is the unsigned order of the fingerprint, so Arrow's ordering of ``int64`` picks
