@@ -25,7 +25,8 @@ JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 only schedule tasks and carry their one-number results (the states never pass through
 them), so C2's compilation and the parallel collector's threads were CPU spent for nothing:
 configuration B on ``local[2]`` took 53 CPU-s with these against 60-69 without, the
-symmetric one 32 against 44 (``bench/bench_spark.py``).  ``--conf`` overrides them."""
+symmetric one 32 against 44 (``bench/bench_spark.py``).  ``SparkOptions.conf`` (or
+spark-submit's ``--conf``) overrides them."""
 
 
 @dataclass(frozen=True, slots=True)
