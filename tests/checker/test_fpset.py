@@ -1,6 +1,8 @@
 """The compiled fingerprint set (checker/_fpset.c) against a Python set: the same
 membership answers and sizes after the same updates (arrays and plain iterables, the
-fingerprint 0 and 2**64-1 included, across many table growths)."""
+fingerprint 0 and 2**64-1 included, across many table growths); the compiled loops against
+plain Python loops (``columns``, the Spark engine's expansion, against a plain loop on random
+graphs of bytes states)."""
 
 from __future__ import annotations
 
@@ -95,3 +97,58 @@ def test_bytes_states_resume_from_a_run_directory(tmp_path: Any, workers: int) -
     assert (resumed.distinct_states, resumed.generated_states, resumed.diameter) == (
         whole.distinct_states, whole.generated_states, whole.diameter)
     assert resumed.violations == whole.violations
+
+
+STATES = st.binary(max_size=3).map(lambda b: bytes(x % 3 for x in b))  # few, so repeats
+LABELS = st.sampled_from(["A", "B", "Go", "Go(1)", "Z"])
+
+
+def _columns_reference(
+    parents: list[int], states: list[bytes], edges: dict[bytes, list[tuple[str, bytes]]],
+    symmetric: bool,
+) -> tuple[list[tuple[int, int, str, bytes]], dict[str, int], list[int]]:
+    """What ``columns`` must return, written plainly: rows (fingerprint, parent, label,
+    state) in first-seen order with the smallest (parent, label) kept, the generated count
+    per label in first-seen order, and the parents without successors."""
+    rows: dict[int, list[Any]] = {}
+    counts: dict[str, int] = {}
+    dead = []
+    for parent, state in zip(parents, states, strict=True):
+        if not edges[state]:
+            dead.append(parent)
+        for label, successor in edges[state]:
+            counts[label] = counts.get(label, 0) + 1
+            representative = bytes(sorted(successor)) if symmetric else successor
+            fp = fingerprint.fingerprint(representative)
+            if fp not in rows:
+                rows[fp] = [parent, label, representative]
+            elif rows[fp][0] == parent and label < rows[fp][1]:
+                rows[fp][1] = label
+    return [(fp, *row) for fp, row in rows.items()], counts, dead
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(STATES, st.lists(st.tuples(LABELS, STATES), max_size=6), max_size=12),
+       st.lists(st.integers(0, 2**64 - 1), max_size=12, unique=True), st.booleans())
+def test_columns_is_the_plain_loop(
+    edges: dict[bytes, list[tuple[str, bytes]]], parent_fps: list[int], symmetric: bool,
+) -> None:
+    columns = fingerprint.compiled_columns()
+    assert columns is not None
+    states = list(edges)[:len(parent_fps)]
+    parents = sorted(parent_fps)[:len(states)]
+    codes: dict[str, int] = {}
+    names: list[str] = []
+    fps, links, label_codes, offsets, data, counts, dead = columns(
+        array("Q", parents).tobytes(), states, edges.__getitem__, fingerprint.xxh3_64,
+        {} if symmetric else None, (lambda s: bytes(sorted(s))) if symmetric else None,
+        codes, names)
+    rows, expected_counts, expected_dead = _columns_reference(parents, states, edges, symmetric)
+    ends = array("i", offsets)
+    got = [(fp, parent, names[code], data[ends[i]:ends[i + 1]])
+           for i, (fp, parent, code) in enumerate(zip(
+               array("Q", fps), array("Q", links), array("i", label_codes), strict=True))]
+    assert got == rows
+    assert dict(zip(names, array("q", counts), strict=True)) == expected_counts
+    assert list(codes) == names == list(expected_counts)
+    assert list(array("Q", dead)) == expected_dead
