@@ -68,3 +68,19 @@ def add_pigeonhole(solver: Any, holes: int) -> None:
         for p in range(pigeons):
             for q in range(p + 1, pigeons):
                 solver.add(z3.Not(z3.And(at[p][h], at[q][h])))
+
+
+def check_alone(*formulas: z3.BoolRef, timeout_ms: int = 60_000) -> z3.CheckSatResult:
+    """Whether ``formulas`` are satisfiable, checked in a Z3 context of their own.
+
+    Z3's search can depend on the terms created before in the same process (their ids
+    follow creation order), so an unpinned query that takes milliseconds alone may run for
+    minutes in a test worker that ran other Z3 tests first (seen once, 2026-11-25).
+    Translated into a new context the query depends on itself alone; the timeout makes a
+    slow run an ``unknown`` (a failed assertion) instead of a hang.
+    """
+    context = z3.Context()
+    solver = z3.Solver(ctx=context)
+    solver.set(timeout=timeout_ms)
+    solver.add(*[f.translate(context) for f in formulas])
+    return solver.check()

@@ -22,6 +22,7 @@ from isrlab.spec.symbolic.core_isr import (
     well_formed,
 )
 from tests.core.helpers import append, err, fetch, leader_partition, ok
+from tests.z3.conftest import check_alone
 
 Concrete = tuple[int, int, tuple[bool, ...], tuple[int, ...], tuple[int, ...]]
 Relation = Callable[[LeaderState, LeaderState], z3.BoolRef]
@@ -187,10 +188,8 @@ def test_the_differential_check_rejects_a_wrong_hw_relation() -> None:
 
 def _preserves(relation: Relation, n: int) -> bool:
     s, t = leader_state(n, "s"), leader_state(n, "t")
-    solver = z3.Solver()
     holds = z3.And(well_formed(t), z3.Or(t.isr), t.hw >= s.hw)
-    solver.add(well_formed(s), relation(s, t), z3.Not(holds))
-    return bool(solver.check() == z3.unsat)
+    return bool(check_alone(well_formed(s), relation(s, t), z3.Not(holds)) == z3.unsat)
 
 
 NOW, LAG, START = z3.Int("now"), z3.Int("lag"), z3.Int("epoch_start")
