@@ -58,12 +58,17 @@ class ModelError(ValueError):
 
 # -- finding models -----------------------------------------------------------------------------
 
+USER_MODULE_PREFIX = "isrlab_user_"
+"""The start of the private module name a user's model file is imported under (no other
+process can import it: the Spark engine ships such modules by value)."""
+
+
 def _module_of_file(path: Path) -> Any:
     """Import a user's Python file under a stable private module name."""
     if not path.is_file():
         raise ModelError(f"model file {str(path)!r} does not exist")
     digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
-    name = f"isrlab_user_{path.stem}_{digest}"
+    name = f"{USER_MODULE_PREFIX}{path.stem}_{digest}"
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)

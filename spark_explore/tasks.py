@@ -45,6 +45,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import sys
 import uuid
 from array import array
 from collections import _count_elements as count_labels  # type: ignore[attr-defined]  # C helper behind Counter.update
@@ -58,6 +59,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from isrlab.api import USER_MODULE_PREFIX
 from isrlab.checker.fingerprint import compiled_columns, fingerprint
 from isrlab.checker.fingerprint import xxh3_64 as _xxh3
 from isrlab.checker.model import Model
@@ -116,9 +118,17 @@ class ModelRef(Generic[S]):
 
     @staticmethod
     def share(session: Any, model: Model[S]) -> ModelRef[S]:
-        """Broadcast ``model`` (pickled with cloudpickle, as Spark pickles closures)."""
+        """Broadcast ``model`` (pickled with cloudpickle, as Spark pickles closures).
+
+        A model from a user's file (``--model path/file.py:NAME``) lives in a module only
+        this process has imported, under a private name: such modules are pickled by value,
+        so the Python workers need neither the file nor the module."""
         from pyspark import cloudpickle
 
+        by_value: Callable[[Any], None] = cloudpickle.register_pickle_by_value
+        for name, module in list(sys.modules.items()):
+            if name.startswith(USER_MODULE_PREFIX):
+                by_value(module)
         dumps: Callable[[Any], bytes] = cloudpickle.dumps
         return ModelRef(context_of(session).broadcast(dumps(model)), uuid.uuid4().hex)
 

@@ -6,6 +6,7 @@ Golden figures come from hand counting (the toys' docstrings) and from TLC
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from isrlab.checker.model import Model
 from isrlab.cli_support import resolve_model
 from isrlab.spark_explore import SparkOptions, explore
 from tests.spark.conftest import comparable, needs_java
+from tests.test_api import _doc_files
 
 pytestmark = [pytest.mark.spark, needs_java]
 
@@ -89,4 +91,15 @@ def test_async_isr_with_its_constraint_matches_tlc(spark_context: Any) -> None:
     assert (spark.distinct_states, spark.generated_states, spark.diameter) == (
         22_456, 134_129, 21)
     assert spark.ok
+    assert comparable(spark) == comparable(local)
+
+
+def test_a_model_from_a_users_file_runs_on_spark(tmp_path: Path, spark_context: Any) -> None:
+    # docs/api.md's tiny.py, loaded as `--model tiny.py:LOST_UPDATE` loads it: under a private
+    # module name no Python worker can import (the model is shipped by value).
+    path = tmp_path / "tiny.py"
+    path.write_text(_doc_files()["tiny.py"], encoding="utf-8")
+    _, params, model = resolve_model(f"{path}:LOST_UPDATE", [])
+    local, spark = _both(model, spark_context, params=params)
+    assert spark.violation is not None and len(spark.violation.trace) == 5  # docs/api.md
     assert comparable(spark) == comparable(local)
