@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -46,6 +47,11 @@ INTERRUPTED = 130
 
 INCOMPLETE = 4
 """The exit status of ``check --fail-on-incomplete`` when a bound stopped the search."""
+
+CRASHED = 70
+"""The exit status when an exception escapes a command: a bug in the model being checked
+(your own model's code) or in isrlab (``EX_SOFTWARE`` of sysexits.h), never 1, which says
+an invariant was violated."""
 
 
 class BadInput(click.ClickException):
@@ -88,6 +94,12 @@ class OneLineErrors(click.Group):
         except (click.Abort, KeyboardInterrupt):
             click.echo("isrlab: interrupted", err=True)
             sys.exit(INTERRUPTED)
+        except Exception as error:  # a model's (or isrlab's) bug: not a violation, not bad input
+            traceback.print_exc()
+            summary = " ".join(f"{type(error).__name__}: {error}".split())
+            click.echo(f"isrlab: error: {summary[:500]} (raised while running: a bug in the "
+                       "model or in isrlab; its traceback is above)", err=True)
+            sys.exit(CRASHED)
         sys.exit(code if isinstance(code, int) else 0)
 
 

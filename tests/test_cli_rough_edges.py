@@ -315,3 +315,59 @@ def test_every_runtime_import_is_a_runtime_dependency() -> None:
 def test_buckets_without_the_spark_engine_is_refused() -> None:
     code, out, err = _invoke("check", "--model", "toy-counter", "--buckets", "3")
     _one_line_error(code, out, err, "--buckets", "--engine spark")
+
+
+# -- an exception inside a model: its traceback, one summary line, exit 70 (not 1) ------------
+
+_FAILING_MODEL = '''
+from isrlab.api import ModelEntry, Property
+
+
+class Failing:
+    name = "failing"
+
+    def init_states(self):
+        return [0]
+
+    def next_states(self, state):
+        if state == 2:
+            raise ZeroDivisionError("the model divided by zero at 2")
+        return [("Inc", state + 1)]
+
+    def invariants(self):
+        return [Property("Small", lambda s: s < 10, "")]
+
+    def sometimes(self):
+        return []
+
+    def within_boundary(self, state):
+        return True
+
+    def canonical(self, state):
+        return state
+
+    def encode(self, state):
+        return state.to_bytes(2, "little")
+
+    def decode(self, data):
+        return int.from_bytes(data, "little")
+
+    def variables(self, state):
+        return {"x": state}
+
+
+FAILING = ModelEntry("failing", "raises at 2", (), lambda params: Failing())
+'''
+
+
+def test_a_model_that_raises_exits_70_with_its_traceback_not_as_a_violation(
+    tmp_path: Path,
+) -> None:
+    model = tmp_path / "failing.py"
+    model.write_text(_FAILING_MODEL, encoding="utf-8")
+    code, out, err = _invoke("check", "--model", f"{model}:FAILING", "--no-progress")
+    assert code == 70, (code, out, err)  # 1 would say an invariant was violated
+    assert "VIOLATION" not in out
+    assert f'File "{model}"' in err  # the traceback points into the model's own code
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("isrlab: error: ZeroDivisionError: the model divided by zero at 2")
