@@ -187,7 +187,11 @@ class _Run:
             shutil.rmtree(stale, ignore_errors=True)
         context = context_of(self.session)
         tasks = min(buckets, self.cores)
-        context.parallelize(range(tasks), tasks).map(share_task(self.ref, plan, tasks)).collect()
+        job = context.parallelize(range(tasks), tasks).map(share_task(self.ref, plan, tasks))
+        try:
+            job.collect()
+        except Exception as error:  # py4j's Py4JJavaError: a task failed on every attempt
+            raise task_failure(error) from None
         return self.stats(level, buckets)
 
     def forget_inputs(self, level: int) -> None:
@@ -242,6 +246,30 @@ class _Run:
             for path in folder.iterdir():
                 if path.name.startswith("level-") and int(path.name[6:]) > after:
                     shutil.rmtree(path, ignore_errors=True)
+
+
+class SparkTaskFailed(RuntimeError):
+    """A task of a level failed on every attempt Spark made (an exception in the model's
+    code, or in isrlab's): the message is the task's Python exception line; a note holds
+    the task's Python traceback."""
+
+
+def task_failure(error: Exception) -> Exception:
+    """``SparkTaskFailed`` for the Python exception a failed Spark job reports inside
+    ``error`` (its Java message holds the worker's traceback); ``error`` itself when it
+    holds none."""
+    text = str(error)
+    start = text.find("Traceback (most recent call last):")
+    if start < 0:
+        return error
+    python = text[start:]
+    for end in ("\n SQLSTATE", "\n\tat "):  # where the JVM's part of the message resumes
+        if end in python:
+            python = python[:python.index(end)]
+    lines = [line for line in python.rstrip().splitlines() if line.strip()]
+    failure = SparkTaskFailed(f"a Spark task failed: {lines[-1].strip()}")
+    failure.add_note(f"the task's Python traceback:\n{python.rstrip()}")
+    return failure
 
 
 def explore(
@@ -387,4 +415,6 @@ def level_files(root: Path) -> Sequence[Path]:
     return sorted(levels.glob("level-*")) if levels.exists() else []
 
 
-__all__ = ["ENGINE", "LevelStats", "Totals", "explore", "level_files", "to_key"]
+__all__ = [
+    "ENGINE", "LevelStats", "SparkTaskFailed", "Totals", "explore", "level_files", "to_key",
+]

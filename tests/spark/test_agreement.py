@@ -17,8 +17,10 @@ from isrlab.checker.bfs import explore as explore_locally
 from isrlab.checker.model import Model
 from isrlab.cli_support import resolve_model
 from isrlab.spark_explore import SparkOptions, explore
+from isrlab.spark_explore.engine import SparkTaskFailed
 from tests.spark.conftest import comparable, needs_java
 from tests.test_api import _doc_files
+from tests.test_cli_rough_edges import _FAILING_MODEL
 
 pytestmark = [pytest.mark.spark, needs_java]
 
@@ -103,3 +105,17 @@ def test_a_model_from_a_users_file_runs_on_spark(tmp_path: Path, spark_context: 
     local, spark = _both(model, spark_context, params=params)
     assert spark.violation is not None and len(spark.violation.trace) == 5  # docs/api.md
     assert comparable(spark) == comparable(local)
+
+
+def test_an_exception_in_the_model_is_reported_with_its_own_line_and_traceback(
+    tmp_path: Path, spark_context: Any,
+) -> None:
+    path = tmp_path / "failing.py"
+    path.write_text(_FAILING_MODEL, encoding="utf-8")
+    _, params, model = resolve_model(f"{path}:FAILING", [])
+    with pytest.raises(SparkTaskFailed) as caught:
+        explore(model, CheckOptions(params=params), SparkOptions(), spark_context)
+    assert str(caught.value) == (
+        "a Spark task failed: ZeroDivisionError: the model divided by zero at 2")
+    note = "\n".join(caught.value.__notes__)
+    assert f'File "{path}", line' in note and "Py4J" not in note and "\tat " not in note
