@@ -672,7 +672,7 @@ def _obey(worker: _Worker[Any], command: str, argument: Any) -> Any:
 
 
 class WorkerError(RuntimeError):
-    """A worker process failed; carries its traceback."""
+    """A worker process failed: the message is its exception line, a note its traceback."""
 
 
 class _MultiProcess(_Driver[S]):
@@ -720,7 +720,10 @@ class _MultiProcess(_Driver[S]):
         except EOFError as error:
             raise WorkerError(f"worker {index} died") from error
         if status == "error":
-            raise WorkerError(f"worker {index} failed:\n{value}")
+            lines = [line for line in str(value).splitlines() if line.strip()]
+            failure = WorkerError(f"worker {index} failed: {lines[-1].strip() if lines else value}")
+            failure.add_note(f"worker {index}'s traceback:\n{str(value).rstrip()}")
+            raise failure
         return value
 
     def start(self) -> list[_LevelReport]:

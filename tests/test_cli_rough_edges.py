@@ -360,14 +360,17 @@ FAILING = ModelEntry("failing", "raises at 2", (), lambda params: Failing())
 '''
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
 def test_a_model_that_raises_exits_70_with_its_traceback_not_as_a_violation(
-    tmp_path: Path,
+    tmp_path: Path, workers: str,
 ) -> None:
     model = tmp_path / "failing.py"
     model.write_text(_FAILING_MODEL, encoding="utf-8")
-    code, out, err = _invoke("check", "--model", f"{model}:FAILING", "--no-progress")
+    code, out, err = _invoke("check", "--model", f"{model}:FAILING", "--no-progress",
+                             "--workers", workers)
     assert code == 70, (code, out, err)  # 1 would say an invariant was violated
     assert "VIOLATION" not in out
     assert f'File "{model}"' in err  # the traceback points into the model's own code
     last = err.strip().splitlines()[-1]
-    assert last.startswith("isrlab: error: ZeroDivisionError: the model divided by zero at 2")
+    assert last.startswith("isrlab: error: ")  # with workers: "WorkerError: worker 0 failed: "
+    assert "ZeroDivisionError: the model divided by zero at 2 (raised while running" in last
