@@ -142,6 +142,19 @@ def open_solver(choice: str, logic: str | None, options: Mapping[str, bool | int
     return Z3Solver(logic, options, timeout_ms)
 
 
+def _declaration_parts(line: str) -> tuple[str, str, str]:
+    """The symbol, argument sorts and sort of one ``(declare-fun SYMBOL (ARGS) SORT)`` line
+    of Z3's SMT-LIB output (a quoted ``|symbol|`` may hold spaces)."""
+    rest = line[len("(declare-fun "):-1]
+    if rest.startswith("|"):
+        end = rest.index("|", 1) + 1
+        symbol, rest = rest[:end], rest[end:].lstrip()
+    else:
+        symbol, _, rest = rest.partition(" ")
+    end = rest.index(")") + 1  # sorts here are plain names: no nested parentheses
+    return symbol, rest[:end], rest[end:].strip()
+
+
 class YicesSolver:
     """``yices-smt2 --incremental`` as a child process fed SMT-LIB 2 on its standard input.
 
@@ -196,7 +209,7 @@ class YicesSolver:
 
     def _declare(self, line: str) -> list[str]:
         """``line`` if it declares a constant not yet declared (``[]`` otherwise)."""
-        _, symbol, arguments, sort = line[:-1].split(" ", 3)
+        symbol, arguments, sort = _declaration_parts(line)
         name = symbol.strip("|")
         if name in self._declared:
             return []

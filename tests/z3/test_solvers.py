@@ -115,6 +115,16 @@ def test_scopes_declarations_and_negative_values() -> None:
 
 
 @needs_yices
+def test_a_constant_whose_quoted_name_holds_a_space_is_declared() -> None:
+    spaced, plain = z3.Int("a b"), z3.Int("c")
+    with _yices() as solver:
+        solver.add(z3.And(spaced + plain > 2, spaced < 0))
+        assert solver.check() == z3.sat
+        model = solver.model()
+        assert model.eval(spaced).as_long() < 0 < model.eval(spaced + plain).as_long() - 2
+
+
+@needs_yices
 def test_a_formula_yices_cannot_take_is_a_solver_error() -> None:
     with _yices() as solver:
         with pytest.raises(SolverError, match="only Int and Bool constants"):
