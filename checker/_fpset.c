@@ -594,7 +594,8 @@ typedef struct {
     Py_ssize_t *slots;
     size_t mask;
     int64_t *counts;  /* generated successors per label code */
-    Py_ssize_t labels;
+    PyObject *by_label;  /* label -> code (a dict) */
+    PyObject *names;  /* code -> label (a list): the number of codes is its length */
 } Columns;
 
 static void
@@ -607,6 +608,8 @@ columns_free(Columns *c)
     PyMem_Free(c->data);
     PyMem_Free(c->slots);
     PyMem_Free(c->counts);
+    Py_XDECREF(c->by_label);
+    Py_XDECREF(c->names);
 }
 
 /* Room for one more row (and its slot at most 1/2 full). */
@@ -650,25 +653,20 @@ columns_reserve(Columns *c)
     return 0;
 }
 
-/* The code of ``label`` (its index in ``names``, ``codes[label]``), a new one for a label
- * not seen before; its generated count goes up by one.  -1 on error. */
+/* The code of ``label`` (its index in ``names``), a new one for a label not seen before;
+ * its generated count goes up by one.  -1 on error. */
 static Py_ssize_t
-columns_count(Columns *c, PyObject *label, PyObject *codes, PyObject *names)
+columns_count(Columns *c, PyObject *label)
 {
-    PyObject *known = PyDict_GetItemWithError(codes, label);
+    PyObject *known = PyDict_GetItemWithError(c->by_label, label);
     Py_ssize_t code;
     if (known != NULL) {
         code = PyLong_AsSsize_t(known);
-        if (code < 0 || code >= c->labels) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "columns(): codes and names disagree");
-            return -1;
-        }
     }
     else {
         if (PyErr_Occurred())
             return -1;
-        code = PyList_GET_SIZE(names);
+        code = PyList_GET_SIZE(c->names);
         if (code >= INT32_MAX) {
             PyErr_SetString(PyExc_OverflowError, "columns(): too many labels");
             return -1;
@@ -677,17 +675,15 @@ columns_count(Columns *c, PyObject *label, PyObject *codes, PyObject *names)
         PyObject *value = counts ? PyLong_FromSsize_t(code) : NULL;
         if (counts != NULL)
             c->counts = counts;
-        if (value == NULL || PyDict_SetItem(codes, label, value) < 0
-            || PyList_Append(names, label) < 0) {
+        if (value == NULL || PyDict_SetItem(c->by_label, label, value) < 0
+            || PyList_Append(c->names, label) < 0) {
             Py_XDECREF(value);
             if (!PyErr_Occurred())
                 PyErr_NoMemory();
             return -1;
         }
         Py_DECREF(value);
-        for (Py_ssize_t i = c->labels; i <= code; i++)
-            c->counts[i] = 0;
-        c->labels = code + 1;
+        c->counts[code] = 0;
     }
     c->counts[code]++;
     return code;
@@ -697,8 +693,7 @@ columns_count(Columns *c, PyObject *label, PyObject *codes, PyObject *names)
  * ``code``; a fingerprint already there keeps the smaller (parent, label): parents ascend,
  * so only a same-parent link with a smaller label replaces the old one. */
 static int
-columns_add(Columns *c, uint64_t fp, uint64_t parent, Py_ssize_t code, PyObject *state,
-            PyObject *names)
+columns_add(Columns *c, uint64_t fp, uint64_t parent, Py_ssize_t code, PyObject *state)
 {
     if (columns_reserve(c) < 0)
         return -1;
@@ -708,8 +703,8 @@ columns_add(Columns *c, uint64_t fp, uint64_t parent, Py_ssize_t code, PyObject 
         if (c->fps[row] != fp)
             continue;
         if (c->parents[row] == parent && code != c->codes[row]) {
-            int less = PyObject_RichCompareBool(PyList_GET_ITEM(names, code),
-                                                PyList_GET_ITEM(names, c->codes[row]), Py_LT);
+            int less = PyObject_RichCompareBool(PyList_GET_ITEM(c->names, code),
+                                                PyList_GET_ITEM(c->names, c->codes[row]), Py_LT);
             if (less < 0)
                 return -1;
             if (less)
@@ -752,7 +747,7 @@ columns_add(Columns *c, uint64_t fp, uint64_t parent, Py_ssize_t code, PyObject 
 /* The successors of one state (``next_states``' list of (label, bytes) pairs) added. */
 static int
 columns_scan(Columns *c, PyObject *successors, uint64_t parent, PyObject *digest,
-             PyObject *orbit_of, PyObject *canonical, PyObject *codes, PyObject *names)
+             PyObject *orbit_of, PyObject *canonical)
 {
     for (Py_ssize_t x = 0; x < PyList_GET_SIZE(successors); x++) {
         PyObject *pair = PyList_GET_ITEM(successors, x);
@@ -760,7 +755,7 @@ columns_scan(Columns *c, PyObject *successors, uint64_t parent, PyObject *digest
             PyErr_SetString(PyExc_TypeError, "columns(): successors must be (label, state) pairs");
             return -1;
         }
-        Py_ssize_t code = columns_count(c, PyTuple_GET_ITEM(pair, 0), codes, names);
+        Py_ssize_t code = columns_count(c, PyTuple_GET_ITEM(pair, 0));
         if (code < 0)
             return -1;
         PyObject *successor = PyTuple_GET_ITEM(pair, 1);
@@ -768,7 +763,7 @@ columns_scan(Columns *c, PyObject *successors, uint64_t parent, PyObject *digest
         PyObject *fp = fingerprint_of(&successor, digest, orbit_of, canonical);
         uint64_t value = fp ? PyLong_AsUnsignedLongLong(fp) : 0;
         int rc = (fp == NULL || (value == (uint64_t)-1 && PyErr_Occurred())) ? -1
-                 : columns_add(c, value, parent, code, successor, names);
+                 : columns_add(c, value, parent, code, successor);
         Py_XDECREF(fp);
         Py_XDECREF(successor);
         if (rc < 0)
@@ -777,41 +772,41 @@ columns_scan(Columns *c, PyObject *successors, uint64_t parent, PyObject *digest
     return 0;
 }
 
-/* columns(parents, states, next_states, digest, orbit_of, canonical, codes, names)
- *   -> (fps, links, label_codes, offsets, data, counts, deadlocked)
+/* columns(parents, states, next_states, digest, orbit_of, canonical)
+ *   -> (fps, links, label_codes, labels, offsets, data, counts, deadlocked)
  *
  * The Spark engine's expansion of one bucket (spark_explore/tasks.py): ``next_states`` of
  * each state of ``states`` (bytes, their own encoding) whose unsigned fingerprint is
  * ``parents[i]`` (native uint64 bytes, ascending); every successor fingerprinted as ``scan``
- * does and kept once, with the smallest (parent, label).  Labels are coded in ``codes``
- * (label -> code) and ``names`` (code -> label), which grow.  Returns the rows as native
- * bytes: fingerprints and parents (uint64), label codes (int32), the states as Arrow binary
- * offsets (int32, rows + 1) and data; the generated successors per label code (int64); and
- * the parents that had no successor (uint64). */
+ * does and kept once, with the smallest (parent, label).  Returns the rows as native bytes:
+ * fingerprints and parents (uint64) and label codes (int32), with the list of labels by
+ * code (in first-seen order); the states as Arrow binary offsets (int32, rows + 1) and data;
+ * the generated successors per label code (int64); and the parents that had no successor
+ * (uint64). */
 static PyObject *
 columns(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 8 || !PyBytes_Check(args[0]) || !PyList_CheckExact(args[1])
-        || !PyDict_CheckExact(args[6]) || !PyList_CheckExact(args[7])
+    if (nargs != 6 || !PyBytes_Check(args[0]) || !PyList_CheckExact(args[1])
         || (args[4] != Py_None && !PyDict_CheckExact(args[4]))) {
         PyErr_SetString(PyExc_TypeError,
                         "columns(parents: bytes, states: list, next_states, digest, orbit_of, "
-                        "canonical, codes: dict, names: list)");
+                        "canonical)");
         return NULL;
     }
     Py_ssize_t count = PyList_GET_SIZE(args[1]);
-    if (PyBytes_GET_SIZE(args[0]) != count * 8 || PyDict_GET_SIZE(args[6])
-                                                   != PyList_GET_SIZE(args[7])) {
-        PyErr_SetString(PyExc_ValueError, "columns(): inconsistent arguments");
+    if (PyBytes_GET_SIZE(args[0]) != count * 8) {
+        PyErr_SetString(PyExc_ValueError, "columns(): one parent per state");
         return NULL;
     }
     Columns c = {0};
-    c.labels = PyList_GET_SIZE(args[7]);
-    c.counts = PyMem_Calloc(c.labels ? c.labels : 1, sizeof(int64_t));
+    c.by_label = PyDict_New();
+    c.names = PyList_New(0);
+    c.counts = PyMem_Malloc(sizeof(int64_t));
     uint64_t *dead = PyMem_Malloc(sizeof(uint64_t) * (count ? count : 1));
     Py_ssize_t deadlocked = 0;
     PyObject *result = NULL;
-    if (c.counts == NULL || dead == NULL || columns_reserve(&c) < 0) {
+    if (c.by_label == NULL || c.names == NULL || c.counts == NULL || dead == NULL
+        || columns_reserve(&c) < 0) {
         if (!PyErr_Occurred())
             PyErr_NoMemory();
         goto done;
@@ -830,18 +825,17 @@ columns(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             goto done;
         if (PyList_GET_SIZE(successors) == 0)
             dead[deadlocked++] = parent;
-        int rc = columns_scan(&c, successors, parent, args[3], args[4], args[5], args[6],
-                              args[7]);
+        int rc = columns_scan(&c, successors, parent, args[3], args[4], args[5]);
         Py_DECREF(successors);
         if (rc < 0)
             goto done;
     }
     c.offsets[c.rows] = (int32_t)c.used;
     result = Py_BuildValue(
-        "(y#y#y#y#y#y#y#)", (const char *)c.fps, c.rows * 8, (const char *)c.parents,
-        c.rows * 8, (const char *)c.codes, c.rows * 4, (const char *)c.offsets,
+        "(y#y#y#Oy#y#y#y#)", (const char *)c.fps, c.rows * 8, (const char *)c.parents,
+        c.rows * 8, (const char *)c.codes, c.rows * 4, c.names, (const char *)c.offsets,
         (c.rows + 1) * 4, c.data ? c.data : "", (Py_ssize_t)c.used, (const char *)c.counts,
-        c.labels * 8, (const char *)dead, deadlocked * 8);
+        PyList_GET_SIZE(c.names) * 8, (const char *)dead, deadlocked * 8);
 done:
     columns_free(&c);
     PyMem_Free(dead);
@@ -857,7 +851,7 @@ static PyMethodDef module_methods[] = {
     {"merge", (PyCFunction)(void (*)(void))merge, METH_FASTCALL,
      "merge(links, states, fps, parents, labels, received): another worker's part merged."},
     {"columns", (PyCFunction)(void (*)(void))columns, METH_FASTCALL,
-     "columns(parents, states, next_states, digest, orbit_of, canonical, codes, names): "
+     "columns(parents, states, next_states, digest, orbit_of, canonical): "
      "the Spark engine's expansion of a bucket into columns (see the source)."},
     {"scan", (PyCFunction)(void (*)(void))scan, METH_FASTCALL,
      "scan(successors, pfp, seen, links, candidates, digest, orbit_of, canonical): the "

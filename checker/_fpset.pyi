@@ -38,5 +38,5 @@ def expand(
 def columns(
     parents: bytes, states: list[Any], next_states: Callable[[Any], Any],
     digest: Callable[[bytes], int], orbit_of: dict[int, int] | None,
-    canonical: Callable[[bytes], bytes] | None, codes: dict[str, int], names: list[str], /,
-) -> tuple[bytes, bytes, bytes, bytes, bytes, bytes, bytes]: ...
+    canonical: Callable[[bytes], bytes] | None, /,
+) -> tuple[bytes, bytes, bytes, list[str], bytes, bytes, bytes, bytes]: ...

@@ -542,11 +542,9 @@ def _expand_compiled(
     become Arrow arrays without a Python object per row."""
     shift = np.uint64(OFFSET)
     parents = (np.array(keys, np.int64).view(np.uint64) ^ shift).tobytes()
-    codes: dict[str, int] = {}
-    names: list[str] = []
-    fps, links, label_codes, offsets, data, counts, deadlocked = expand(
+    fps, links, label_codes, names, offsets, data, counts, deadlocked = expand(
         parents, states, model.next_states, _xxh3, {} if plan.symmetry else None,
-        model.canonical if plan.symmetry else None, codes, names)
+        model.canonical if plan.symmetry else None)
     for name, count in zip(names, np.frombuffer(counts, np.int64).tolist(), strict=True):
         out.coverage[name] = out.coverage.get(name, 0) + count
         out.generated += count
