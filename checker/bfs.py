@@ -671,6 +671,12 @@ def _obey(worker: _Worker[Any], command: str, argument: Any) -> Any:
     raise ValueError(f"unknown command {command!r}")
 
 
+def exception_line(traceback_text: str) -> str:
+    """The exception line (``Type: message``) that ends a formatted Python traceback."""
+    lines = [line.strip() for line in traceback_text.splitlines() if line.strip()]
+    return lines[-1] if lines else traceback_text
+
+
 class WorkerError(RuntimeError):
     """A worker process failed: the message is its exception line, a note its traceback."""
 
@@ -720,8 +726,7 @@ class _MultiProcess(_Driver[S]):
         except EOFError as error:
             raise WorkerError(f"worker {index} died") from error
         if status == "error":
-            lines = [line for line in str(value).splitlines() if line.strip()]
-            failure = WorkerError(f"worker {index} failed: {lines[-1].strip() if lines else value}")
+            failure = WorkerError(f"worker {index} failed: {exception_line(str(value))}")
             failure.add_note(f"worker {index}'s traceback:\n{str(value).rstrip()}")
             raise failure
         return value

@@ -35,7 +35,14 @@ from typing import Any, TypeVar
 import numpy as np
 import pyarrow.compute as pc
 
-from isrlab.checker.bfs import CheckOptions, check_result, merge_counts, replay_path, stop_verdict
+from isrlab.checker.bfs import (
+    CheckOptions,
+    check_result,
+    exception_line,
+    merge_counts,
+    replay_path,
+    stop_verdict,
+)
 from isrlab.checker.model import Model
 from isrlab.checker.report import (
     DEADLOCK,
@@ -266,8 +273,7 @@ def task_failure(error: Exception) -> Exception:
     for end in ("\n SQLSTATE", "\n\tat "):  # where the JVM's part of the message resumes
         if end in python:
             python = python[:python.index(end)]
-    lines = [line for line in python.rstrip().splitlines() if line.strip()]
-    failure = SparkTaskFailed(f"a Spark task failed: {lines[-1].strip()}")
+    failure = SparkTaskFailed(f"a Spark task failed: {exception_line(python)}")
     failure.add_note(f"the task's Python traceback:\n{python.rstrip()}")
     return failure
 
