@@ -12,7 +12,9 @@ the model's configuration (fixed per instance), never on anything else; the argu
 immutable hashable values (named tuples of ints, frozen dataclasses, ints, strings); the
 result is immutable (it is shared by every caller).  Keys are compared by equality (an
 in-process ``dict``), never reduced to ``hash()`` alone.  Each model instance has its own
-caches (``KafkaModel`` instances differ in configuration); a cache is emptied when it
+caches, in its ``_memo`` attribute (``KafkaModel`` instances differ in configuration; an
+attribute declared by the class, not the instance's ``__dict__``, which the model compiled
+by mypyc has not: docs/kafka-model.md); a cache is emptied when it
 reaches ``CACHE_LIMIT`` entries, which bounds memory on large searches.
 """
 
@@ -20,11 +22,18 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import Concatenate, ParamSpec, Protocol, TypeVar
+
+
+class Memoising(Protocol):
+    """An object whose memoised methods keep their caches in ``_memo`` (method name to cache)."""
+
+    _memo: dict[str, dict[object, object]]
+
 
 P = ParamSpec("P")
 R = TypeVar("R")
-M = TypeVar("M")
+M = TypeVar("M", bound=Memoising)
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -46,13 +55,14 @@ def remember(cache: dict[K, V], key: K, value: V) -> V:
 def memoised(method: Callable[Concatenate[M, P], R]) -> Callable[Concatenate[M, P], R]:
     """``method`` of a model, cached per instance on its positional arguments (see the
     module docstring for the rules; keyword arguments are not allowed)."""
-    attribute = f"_memo_{method.__name__}"
+    attribute = method.__name__
 
     def wrapper(self: M, /, *args: P.args, **kwargs: P.kwargs) -> R:
         assert not kwargs, f"{method.__name__} is memoised on positional arguments only"
-        cache: dict[object, object] | None = self.__dict__.get(attribute)
+        caches = self._memo
+        cache = caches.get(attribute)
         if cache is None:
-            cache = self.__dict__[attribute] = {}
+            cache = caches[attribute] = {}
         result = cache.get(args, _MISSING)
         if result is _MISSING:
             result = remember(cache, args, method(self, *args, **kwargs))

@@ -81,7 +81,7 @@ from __future__ import annotations
 
 import marshal
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from functools import cache
 from typing import Any
 
@@ -258,6 +258,11 @@ class KafkaConfig:
     fence_ineligible: bool = True
     hw_checkpoint_file: str = "fsync"
 
+    def __reduce__(self) -> tuple[type[KafkaConfig], tuple[object, ...]]:
+        """Pickled as its field values in order: the class compiled by mypyc (setup.py) is
+        a native frozen class, which pickle's default cannot fill in field by field."""
+        return (KafkaConfig, tuple(getattr(self, f.name) for f in fields(self)))
+
     def problems(self) -> list[str]:
         """Why this configuration is unusable (empty when it is fine)."""
         out = []
@@ -349,7 +354,8 @@ class KafkaModel:
         self.no_fetch: tuple[int, ...] = (0, self.sat) if config.kafka_4485 else ()
         self._encoder = Encoder(self.previous_fetch, self.extended, self.alter,
                                 self.first_design)
-        self._catalogue = catalogue
+        self._memo: dict[str, dict[object, object]] = {}  # memoised methods' caches
+        self._selected = None if invariants is None else tuple(invariants)
         known = catalogue.kafka_invariants(self)
         if invariants is None:
             self._invariants = tuple(known)
@@ -442,12 +448,10 @@ class KafkaModel:
         """No symmetry: broker 0 is the first leader and the preference order matters."""
         return state
 
-    def __getstate__(self) -> dict[str, object]:
-        """The model as pickled (Spark's broadcast, worker processes): its configuration
-        without the memoised results, which each copy rebuilds for itself."""
-        kept = {k: v for k, v in self.__dict__.items() if not k.startswith("_memo_")}
-        kept["_encoder"] = Encoder(*self._encoder.flags)
-        return kept
+    def __reduce__(self) -> tuple[type[KafkaModel], tuple[KafkaConfig, tuple[str, ...] | None]]:
+        """The model as pickled (Spark's broadcast, worker processes): the arguments it was
+        built from, so each copy rebuilds its memoised results and encoder for itself."""
+        return (KafkaModel, (self.cfg, self._selected))
 
     def encode(self, state: State) -> bytes:
         """``marshal`` version 2 of the state as plain tuples (``to_plain``: ``marshal``
