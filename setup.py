@@ -20,9 +20,22 @@ with identical results (tests/spec/test_tla_native.py and tests/checker/test_fps
 compare the two; ``ISRLAB_PURE_PYTHON=1`` turns them off).  In a checkout,
 ``pip install --no-deps -e .`` (re)builds them (``python setup.py build_ext --inplace`` too,
 with setuptools >= 77; a virtualenv's own setuptools may be older).
+
+mypyc compiles the ``kafka`` model's hot modules (``KAFKA_COMPILED``) the same way: optional,
+built when mypy (a build requirement in pyproject.toml) accepts them and a C compiler is
+there, the Python source the reference (tests/spec/test_kafka_compiled.py compares whole
+searches).  The build records the digest of each source it compiled; at run time
+``isrlab.spec._compiled`` imports the sources instead when the record is missing, a source
+has changed since, or ``ISRLAB_PURE_PYTHON=1``.
 """
 
+import hashlib
+import json
+import os
+import sys
+
 from setuptools import Extension, find_packages, setup
+from setuptools.command.build_ext import build_ext
 
 FOLDERS = ("core", "spec", "checker", "spark_explore", "proofs")
 """The top-level folders installed as subpackages of ``isrlab``."""
@@ -33,11 +46,90 @@ packages = find_packages(include=["isrlab", "isrlab.*"],
 for folder in FOLDERS:
     packages += [f"isrlab.{name}" for name in find_packages(include=[folder, f"{folder}.*"])]
 
+KAFKA_COMPILED = {
+    "isrlab.spec.kafka.model": "spec/kafka/model.py",
+    "isrlab.spec.kafka.state": "spec/kafka/state.py",
+    "isrlab.spec.kafka.memo": "spec/kafka/memo.py",
+    "isrlab.spec.invariants": "spec/invariants.py",
+}
+"""The ``kafka`` model's hot modules compiled by mypyc (isrlab.spec._compiled.COMPILED)."""
+
+KAFKA_GROUP = "isrlab.spec._kafka"
+"""mypyc's group: the shared extension ``isrlab.spec._kafka__mypyc``, inside the package."""
+
+SOURCES_FILE = "_kafka_sources.json"
+"""Written next to ``isrlab.spec``'s modules by a build that compiled every module of
+``KAFKA_COMPILED``: module name to the SHA-256 of its source (isrlab.spec._compiled)."""
+
+
+def _warn(message: str) -> None:
+    print(f"isrlab setup: {message}; the kafka model runs as pure Python", file=sys.stderr)
+
+
+COMPILED_FROM: dict[str, str] = {}
+"""The SHA-256 of each source of ``KAFKA_COMPILED`` that mypyc compiled, once it has."""
+
+
+def kafka_extensions() -> list[Extension]:
+    """mypyc's extensions of ``KAFKA_COMPILED`` (optional, like the C extensions), or none
+    when mypyc is missing or refuses the code; fills ``COMPILED_FROM``."""
+    try:
+        from mypyc.build import mypycify
+    except ImportError:
+        _warn("mypyc is not installed")
+        return []
+    digests = {name: _sha256(path) for name, path in KAFKA_COMPILED.items()}
+    # through the links isrlab/spec -> spec/, so that the modules get their isrlab.* names
+    paths = [os.path.join("isrlab", path) for path in KAFKA_COMPILED.values()]
+    try:
+        extensions = mypycify(paths, opt_level="3", group_name=KAFKA_GROUP)
+    except (Exception, SystemExit) as error:  # mypy's type errors end in SystemExit
+        _warn(f"mypyc failed ({error})")
+        return []
+    for extension in extensions:
+        extension.optional = True
+    COMPILED_FROM.update(digests)
+    return extensions
+
+
+class BuildExt(build_ext):
+    """``build_ext`` that adds the compiled ``kafka`` model (mypyc runs only when extensions
+    are built, not for pip's metadata steps) and records its sources when every one of its
+    extensions was built (and removes the record otherwise: the sources then run)."""
+
+    def finalize_options(self) -> None:
+        if not COMPILED_FROM:
+            self.distribution.ext_modules = [*(self.distribution.ext_modules or []),
+                                             *kafka_extensions()]
+        super().finalize_options()
+
+    def run(self) -> None:
+        self._built: set[str] = set()
+        record = os.path.join(os.path.dirname(self.get_ext_fullpath("isrlab.spec.x")),
+                              SOURCES_FILE)
+        if os.path.exists(record):
+            os.remove(record)
+        super().run()
+        if COMPILED_FROM and set(KAFKA_COMPILED) | {f"{KAFKA_GROUP}__mypyc"} <= self._built:
+            with open(record, "w") as out:
+                json.dump(COMPILED_FROM, out, indent=1, sort_keys=True)
+
+    def build_extension(self, ext: Extension) -> None:
+        super().build_extension(ext)
+        self._built.add(ext.name)  # not reached when an optional extension fails
+
+
+def _sha256(path: str) -> str:
+    with open(path, "rb") as source:
+        return hashlib.sha256(source.read()).hexdigest()
+
+
 setup(
     packages=sorted(packages),
     package_dir={"isrlab": "isrlab", **{f"isrlab.{f}": f for f in FOLDERS}},
     ext_modules=[
         Extension("isrlab.spec.tla._native", ["spec/tla/_native.c"], optional=True),
         Extension("isrlab.checker._fpset", ["checker/_fpset.c"], optional=True),
-    ],
+    ],  # and the kafka model's, added by BuildExt
+    cmdclass={"build_ext": BuildExt},
 )

@@ -13,7 +13,8 @@ repository (so nothing of the checkout is importable):
   pytest plugin excepted: pytest loads it, so pytest is there when it is imported);
 * ``isrlab check`` of configuration A of the public spec's Kip320 module finds TLC's 5,973
   distinct states, docs/api.md's ``my_checks.py:KIP320_HW`` checks a user's own invariant
-  from a file, and ``isrlab demo`` finds the 10-state KIP-101 counterexample (README).
+  from a file, and ``isrlab demo`` finds the 10-state KIP-101 counterexample (README);
+* the ``kafka`` model's modules run as compiled by mypyc (setup.py), and check a small space.
 
 Prints each step; exits 1 at the first failed check (naming it), 0 when all hold.  Needs
 network access to PyPI (or pip's cache) for the build backend and the dependencies.
@@ -54,6 +55,12 @@ files = distribution("isrlab").files or []
 tops = sorted({f.parts[0] for f in files if f.parts[0] != ".."})
 scripts = sorted(str(f) for f in files if f.parts[0] == "..")
 print(json.dumps({"tops": tops, "scripts": scripts, "site": sys.path}))
+"""
+
+KAFKA_COMPILED = """
+from isrlab.spec import _compiled
+from isrlab.spec.kafka import model
+print(_compiled.use_compiled() and _compiled.running_compiled(model))
 """
 
 
@@ -136,6 +143,14 @@ def check_commands(bin_dir: Path, work: Path) -> None:
     if "VIOLATION of NoCommittedRecordLost (trace of 10 states)" not in out:
         raise CheckFailed(f"isrlab demo: no 10-state counterexample in:\n{out[-3000:]}")
     print("isrlab demo: the 10-state KIP-101 counterexample")
+    compiled = run([str(bin_dir / "python"), "-c", KAFKA_COMPILED], cwd=work).strip()
+    if compiled != "True":
+        raise CheckFailed(f"the kafka model does not run compiled from the wheel: {compiled}")
+    out = run([isrlab, "check", "--model", "kafka", "-p", "max_records=1", "-p",
+               "max_leader_epoch=1", "--no-progress"], cwd=work)
+    if "OK: every invariant holds" not in out:
+        raise CheckFailed(f"isrlab check --model kafka: not OK:\n{out}")
+    print("the kafka model runs compiled: " + out.strip().splitlines()[0])
 
 
 def main() -> int:

@@ -56,10 +56,14 @@ def compiled_paths(model: object) -> str:
     """Which compiled modules this run used (ISRLAB_PURE_PYTHON=1 or an unbuilt checkout
     runs the pure Python: identical results, other times)."""
     from isrlab.checker.fingerprint import compiled_expand, fingerprint_set
+    from isrlab.spec._compiled import running_compiled
+    from isrlab.spec.kafka import model as kafka_model
 
     native = getattr(model, "_native", None) is not None
     fpset = not isinstance(fingerprint_set(), set)
+    mypyc = running_compiled(kafka_model)
     return (f"model (isrlab.spec.tla._native) {'yes' if native else 'no'}, "
+            f"kafka model (mypyc) {'yes' if mypyc else 'no'}, "
             f"checker (isrlab.checker._fpset) {'yes' if fpset and compiled_expand() else 'no'}")
 
 

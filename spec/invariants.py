@@ -21,6 +21,7 @@ the record at the offset it was written at.
 
 from __future__ import annotations
 
+import ast
 import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -404,7 +405,20 @@ SOMETIMES: dict[str, Callable[[State], bool]] = {
 
 
 def _doc(f: Callable[..., bool]) -> str:
-    return (f.__doc__ or "").split("\n\n")[0].replace("\n", " ")
+    """The first paragraph of ``f``'s docstring, on one line (runs of spaces as one)."""
+    text = f.__doc__ or _source_docstrings().get(f.__name__, "")
+    return " ".join(text.split("\n\n")[0].split())
+
+
+@functools.cache
+def _source_docstrings() -> dict[str, str]:
+    """Every top-level function's docstring, read from this module's source: compiled by
+    mypyc (setup.py, isrlab.spec._compiled), the functions carry none."""
+    from isrlab.spec._compiled import COMPILED, HERE
+
+    tree = ast.parse((HERE / COMPILED[__name__]).read_text(encoding="utf-8"))
+    return {node.name: ast.get_docstring(node) or "" for node in tree.body
+            if isinstance(node, ast.FunctionDef)}
 
 
 def kafka_invariants(model: KafkaModel) -> list[Property[State]]:

@@ -1,0 +1,98 @@
+"""Which build of the ``kafka`` model's hot modules runs: mypyc's or the Python source.
+
+setup.py compiles ``COMPILED`` with mypyc into extension modules that sit next to their
+``.py`` files (the shared code in ``isrlab.spec._kafka__mypyc``) and records, in
+``SOURCES_FILE``, the SHA-256 of each source it compiled.  Python's importer prefers an
+extension module to a ``.py`` file of the same name, so without care an edited
+``model.py`` in a checkout would not run until rebuilt, and ``ISRLAB_PURE_PYTHON=1`` could
+not reach the source.  ``install`` puts a finder first on ``sys.meta_path`` that loads the
+``.py`` files instead, all of them or none (the compiled modules call each other natively),
+when ``ISRLAB_PURE_PYTHON=1``, when any of them or the record is missing, or when a source
+no longer has the digest it was compiled from.  The Python source is the reference; the
+compiled build gives identical results (tests/spec/test_kafka_compiled.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+
+from isrlab.checker.fingerprint import pure_python_forced
+
+HERE = Path(__file__).parent
+"""The directory of ``isrlab.spec`` (spec/ in a checkout)."""
+
+COMPILED = {
+    "isrlab.spec.kafka.model": "kafka/model.py",
+    "isrlab.spec.kafka.state": "kafka/state.py",
+    "isrlab.spec.kafka.memo": "kafka/memo.py",
+    "isrlab.spec.invariants": "invariants.py",
+}
+"""The modules setup.py compiles, each with its source relative to ``HERE``."""
+
+SHARED = "isrlab.spec._kafka"
+"""mypyc's group name: the shared extension is ``isrlab.spec._kafka__mypyc``."""
+
+SOURCES_FILE = "_kafka_sources.json"
+"""In ``HERE``, written by a build that compiled every module: module name to the SHA-256 of
+the source it was compiled from."""
+
+
+def digest(path: Path) -> str:
+    """The SHA-256 of a file's bytes, in hex."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _extension_beside(source: Path) -> bool:
+    """Whether an extension module of the same name sits next to ``source``."""
+    return any(source.with_suffix(suffix).exists()
+               for suffix in importlib.machinery.EXTENSION_SUFFIXES)
+
+
+@functools.cache
+def use_compiled() -> bool:
+    """Whether the compiled modules are to be imported (decided once per process)."""
+    if pure_python_forced():
+        return False
+    try:
+        recorded = json.loads((HERE / SOURCES_FILE).read_text())
+    except (OSError, ValueError):
+        return False
+    if not isinstance(recorded, dict):
+        return False
+    for name, relative in COMPILED.items():
+        source = HERE / relative
+        if not _extension_beside(source) or recorded.get(name) != digest(source):
+            return False
+    return True
+
+
+def running_compiled(module: ModuleType) -> bool:
+    """Whether ``module`` was loaded from an extension module (for the benchmark's report)."""
+    return str(getattr(module, "__file__", "")).endswith(
+        tuple(importlib.machinery.EXTENSION_SUFFIXES))
+
+
+class _SourceFinder(importlib.abc.MetaPathFinder):
+    """Loads the ``.py`` of a module of ``COMPILED`` when ``use_compiled()`` is false."""
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        relative = COMPILED.get(fullname)
+        if relative is None or use_compiled():
+            return None  # the ordinary finders: the extension module, if built
+        return importlib.util.spec_from_file_location(fullname, HERE / relative)
+
+
+def install() -> None:
+    """Put the finder first on ``sys.meta_path`` (once)."""
+    if not any(isinstance(f, _SourceFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _SourceFinder())
