@@ -27,8 +27,10 @@ import pytest
 SPARK_TESTS = "tests/spark/"
 
 # Per module, the test functions that reuse one cached search (see the ``@cache`` in each):
-# the bug runs of the scenarios (each story test replays one), and the expected result of the
-# resumed runs.  Each module's listed tests form one group; its other tests run anywhere.
+# the bug runs of the scenarios (each story test replays one), the expected result of the
+# resumed runs, and the pure-Python reports the compiled kafka model is compared with (a
+# module fixture: one child process).  Each module's listed tests form one group; its other
+# tests run anywhere.
 SHARED_RESULTS = {
     "tests/spec/test_kafka_scenarios.py": (
         "test_the_buggy_version_breaks_the_scenarios_invariant",
@@ -38,6 +40,8 @@ SHARED_RESULTS = {
         "test_kafka7128_is_the_eleven_state_story",
     ),
     "tests/checker/test_resume.py": ("test_a_killed_run_resumes_to_the_same_result",),
+    "tests/spec/test_kafka_compiled.py": (
+        "test_the_compiled_model_reports_what_the_source_reports",),
 }
 
 # The longest work units of `./run test --durations` (seconds with Yices on an idle 2-core
