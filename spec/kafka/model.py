@@ -144,6 +144,7 @@ from isrlab.core.replica_manager import (
     become_leader_or_follower,
 )
 from isrlab.core.selectors import (
+    Election,
     Selection,
     controlled_shutdown_leader_selector,
     offline_partition_leader_selector,
@@ -1453,19 +1454,32 @@ class KafkaModel:
         """``Reassign(order)``: a new preference order of the same replicas, whose leader is
         elected by ``ReassignedPartitionLeaderSelector`` when it differs from the current."""
         ctrl = state.controller
-        alive = frozenset(members(self._alive_mask(state)))
-        for order in _permutations(self.n):
-            if order == ctrl.assigned_replicas:
-                continue
-            selection = reassigned_partition_leader_selector(self._current(state), order, alive)
-            if isinstance(selection, Failure):
-                continue
-            election = selection.unwrap()
-            if election.leader_and_isr.leader == ctrl.leader:
-                continue
+        for order, election in self._reassignments(
+                ctrl.leader, ctrl.leader_epoch, ctrl.isr, ctrl.assigned_replicas,
+                self._alive_mask(state)):
             s = self._write_zk(state, election.leader_and_isr, election.receivers, order)
             if s is not None:
                 out.append((self._label("Reassign", "".join(map(str, order))), s))
+
+    @memoised
+    def _reassignments(self, leader: int, leader_epoch: int, isr: int,
+                       assigned_replicas: tuple[int, ...], alive_mask: int
+                       ) -> tuple[tuple[tuple[int, ...], Election], ...]:
+        """Each new preference order with the election that changes the leader, in
+        ``_permutations`` order (``_a_reassign``; memoised: the selector is a pure function
+        of the controller's leader, epoch and ISR, the order and the live brokers)."""
+        current = LeaderAndIsr(leader, leader_epoch, members(isr), 0)
+        alive = frozenset(members(alive_mask))
+        found = []
+        for order in _permutations(self.n):
+            if order == assigned_replicas:
+                continue
+            selection = reassigned_partition_leader_selector(current, order, alive)
+            if isinstance(selection, Success):
+                election = selection.unwrap()
+                if election.leader_and_isr.leader != leader:
+                    found.append((order, election))
+        return tuple(found)
 
     def _a_controller_failover(self, state: State, out: Out) -> None:
         """``ControllerFailover``: a new controller (epoch + 1) resends the ZooKeeper state to

@@ -28,6 +28,9 @@ LAYOUTS = {
     "unclean, checkpoints, skip": {"crashes": "unclean", "hw_checkpoint": True,
                                    "unavailable_leader": "skip", "elr": False,
                                    "max_records": 1},
+    "3 brokers, reassignment, split": {"brokers": 3, "initial_isr": 2, "max_records": 1,
+                                       "reassignment": True, "fetch": "split",
+                                       "isr_shrink": False, "crashes": "none"},
 }
 
 
