@@ -1455,20 +1455,17 @@ class KafkaModel:
         elected by ``ReassignedPartitionLeaderSelector`` when it differs from the current."""
         ctrl = state.controller
         for order, election in self._reassignments(
-                ctrl.leader, ctrl.leader_epoch, ctrl.isr, ctrl.assigned_replicas,
-                self._alive_mask(state)):
+                self._current(state), ctrl.assigned_replicas, self._alive_mask(state)):
             s = self._write_zk(state, election.leader_and_isr, election.receivers, order)
             if s is not None:
                 out.append((self._label("Reassign", "".join(map(str, order))), s))
 
     @memoised
-    def _reassignments(self, leader: int, leader_epoch: int, isr: int,
-                       assigned_replicas: tuple[int, ...], alive_mask: int
-                       ) -> tuple[tuple[tuple[int, ...], Election], ...]:
+    def _reassignments(self, current: LeaderAndIsr, assigned_replicas: tuple[int, ...],
+                       alive_mask: int) -> tuple[tuple[tuple[int, ...], Election], ...]:
         """Each new preference order with the election that changes the leader, in
         ``_permutations`` order (``_a_reassign``; memoised: the selector is a pure function
-        of the controller's leader, epoch and ISR, the order and the live brokers)."""
-        current = LeaderAndIsr(leader, leader_epoch, members(isr), 0)
+        of the controller's LeaderAndIsr, the order and the live brokers)."""
         alive = frozenset(members(alive_mask))
         found = []
         for order in _permutations(self.n):
@@ -1477,7 +1474,7 @@ class KafkaModel:
             selection = reassigned_partition_leader_selector(current, order, alive)
             if isinstance(selection, Success):
                 election = selection.unwrap()
-                if election.leader_and_isr.leader != leader:
+                if election.leader_and_isr.leader != current.leader:
                     found.append((order, election))
         return tuple(found)
 
