@@ -35,13 +35,22 @@ from isrlab.core.errors import ElectionError, ElectionFailed, InvalidInput, Prob
 from isrlab.core.state import NO_LEADER
 
 
+@unique
+class LeaderRecoveryState(Enum):
+    """KIP-704's ``LeaderRecoveryState`` (Kafka 3.2+); the values are Kafka's record values."""
+
+    RECOVERED = 0
+    RECOVERING = 1
+
+
 @dataclass(frozen=True, slots=True)
 class PartitionRegistration:
     """The controller's record of one partition (KRaft ``PartitionRegistration``).
 
     ``isr``, ``elr`` and ``last_known_elr`` are in assignment order; ``partition_epoch``
     counts every change, ``leader_epoch`` every leader change.  ``leader`` is
-    ``NO_LEADER`` when no replica leads.
+    ``NO_LEADER`` when no replica leads.  ``leader_recovery_state`` is RECOVERING after an
+    unclean election until the leader reports it recovered (KIP-704).
     """
 
     replicas: tuple[int, ...]
@@ -51,6 +60,7 @@ class PartitionRegistration:
     partition_epoch: int = 0
     elr: tuple[int, ...] = ()
     last_known_elr: tuple[int, ...] = ()
+    leader_recovery_state: LeaderRecoveryState = LeaderRecoveryState.RECOVERED
 
 
 def _ordered(replicas: tuple[int, ...], members: frozenset[int]) -> tuple[int, ...]:
