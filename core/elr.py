@@ -68,7 +68,13 @@ def _ordered(replicas: tuple[int, ...], members: frozenset[int]) -> tuple[int, .
 
 
 def check_registration(reg: PartitionRegistration) -> Result[PartitionRegistration, InvalidInput]:
-    """ISR, ELR and last-known ELR within the replicas, pairwise disjoint; epochs ≥ 0."""
+    """ISR, ELR and last-known ELR within the replicas, ISR and ELR disjoint; epochs ≥ 0.
+
+    The last-known ELR may overlap the ELR: with ``useLastKnownLeaderInBalancedRecovery``
+    (every KRaft controller path, 3.7+) it holds the last leader, which is in the ELR when the
+    ISR emptied below min ISR (``PartitionChangeBuilderTest.testEligibleLeaderReplicas
+    _IsrCanShrinkToZero``: ELR [1, 2, 3, 4], last-known ELR [1]).
+    """
     assigned = frozenset(reg.replicas)
     isr, elr, lke = frozenset(reg.isr), frozenset(reg.elr), frozenset(reg.last_known_elr)
     if min(reg.leader_epoch, reg.partition_epoch) < 0 or any(r < 0 for r in reg.replicas):
@@ -77,7 +83,7 @@ def check_registration(reg: PartitionRegistration) -> Result[PartitionRegistrati
         return reject(Problem.DUPLICATE_REPLICA, f"replicas {list(reg.replicas)}")
     if not (isr | elr | lke) <= assigned:
         return reject(Problem.ISR_NOT_SUBSET_OF_AR, f"ISR/ELR outside {list(reg.replicas)}")
-    if isr & elr or lke & (isr | elr):
+    if isr & elr:
         return reject(Problem.DUPLICATE_REPLICA, f"ISR {reg.isr}, ELR {reg.elr}, "
                       f"last known ELR {reg.last_known_elr} overlap")
     if reg.leader != NO_LEADER and reg.leader not in isr:

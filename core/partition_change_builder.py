@@ -274,7 +274,12 @@ def build(reg: PartitionRegistration, tp: TopicPartition, acceptable: frozenset[
     epoch does not move).  Shortcut: the last-known-ELR update is trunk's (2024-10):
     with ``last_known_leader`` the field holds only the last leader; 3.7.0 also wrote the
     computed last-known ELR, and that variant is ``last_known_leader=False`` (the
-    "real last-known ELR" of KIP-966's text).  One guard is added: an ISR emptied while the
+    "real last-known ELR" of KIP-966's text).  A target ISR without the current leader while
+    that leader stays acceptable is outside the callers' contract (AlterPartition's ISR holds
+    the sender; ``generateLeaderAndIsrUpdates`` removes only a broker it makes unacceptable);
+    when Kafka's builder would then keep that leader outside the ISR (an unclean election
+    re-picking it, or an empty ISR with it in the ELR) the call is refused as bad input.  One
+    guard is added: an ISR emptied while the
     partition is already leaderless does not record ``NO_LEADER`` as the last leader (Kafka
     would write ``[-1]``; a registration here holds replica ids only).  Bad input: a target ISR
     outside the replicas, a ``min_isr`` below 1, or a malformed registration.
@@ -288,8 +293,13 @@ def build(reg: PartitionRegistration, tp: TopicPartition, acceptable: frozenset[
     checked = check_registration(reg)
     if isinstance(checked, Failure):
         return checked
-    return Success(_build(reg, tp, target, acceptable, config, unclean_shutdown,
-                          target_recovery))
+    change = _build(reg, tp, target, acceptable, config, unclean_shutdown, target_recovery)
+    after = change.registration
+    if after.leader != NO_LEADER and after.leader not in after.isr:
+        return reject(Problem.LEADER_NOT_IN_ISR,
+                      f"target ISR {list(target)} drops leader {reg.leader}, which stays "
+                      "acceptable and is kept")
+    return Success(change)
 
 
 def generate_leader_and_isr_update(
