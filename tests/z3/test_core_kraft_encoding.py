@@ -70,7 +70,7 @@ BROKER = st.tuples(st.booleans(), st.booleans(), st.booleans(), st.integers(0, 2
 EPOCH = st.integers(0, 2)
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(st.sampled_from(REPLICAS), EPOCH, EPOCH, st.booleans(),
        st.lists(BROKER, min_size=N, max_size=N), EPOCH, EPOCH, EPOCH,
        st.sampled_from(SUBSETS), st.lists(st.integers(-1, 2), min_size=N, max_size=N),
@@ -142,25 +142,22 @@ def _within_contract(leader: int, target: tuple[int, ...], acceptable: tuple[int
     return acceptable
 
 
-def test_the_elr_update_encoding_agrees_with_build_on_every_small_case() -> None:
-    # every ISR/ELR/leader/target/acceptable over 3 replicas, last-known ELR empty (leader
-    # present) or one member (leaderless), min ISR 1..3
-    for isr, elr_raw, target, acceptable_raw in itertools.product(SUBSETS, SUBSETS, SUBSETS,
-                                                                  SUBSETS):
+def test_the_elr_update_encoding_agrees_with_build_on_every_isr_elr_and_target() -> None:
+    # every ISR/ELR/target over 3 replicas (ISR and ELR disjoint), the first ISR member (or
+    # nobody) leading, everybody else acceptable, min ISR 1..3
+    for isr, elr_raw, target in itertools.product(SUBSETS, SUBSETS, SUBSETS):
         elr = tuple(r for r in elr_raw if r not in isr)
-        for leader in (NO_LEADER, *isr):
-            acceptable = _within_contract(leader, target, acceptable_raw)
-            lkes: tuple[tuple[int, ...], ...] = ((),) if leader != NO_LEADER else ((), (0,),
-                                                                                   (2,))
-            for lke, min_isr in itertools.product(lkes, (1, 2, 3)):
-                _elr_case(isr, elr, lke, leader, target, (), acceptable, min_isr)
+        leader = isr[0] if isr else NO_LEADER
+        acceptable = _within_contract(leader, target, REPLICAS)
+        for min_isr in (1, 2, 3):
+            _elr_case(isr, elr, (), leader, target, (), acceptable, min_isr)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(st.sampled_from(SUBSETS), st.sampled_from(SUBSETS), st.sampled_from(SUBSETS),
        st.sampled_from(SUBSETS), st.sampled_from(SUBSETS), st.sampled_from(SUBSETS),
        st.integers(1, 3), st.data())
-def test_the_elr_update_encoding_agrees_with_unclean_shutdowns(
+def test_the_elr_update_encoding_agrees_with_any_acceptable_set_and_unclean_shutdowns(
     isr: tuple[int, ...], elr: tuple[int, ...], lke: tuple[int, ...], target: tuple[int, ...],
     unclean: tuple[int, ...], acceptable: tuple[int, ...], min_isr: int, data: st.DataObject,
 ) -> None:
