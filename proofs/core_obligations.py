@@ -121,6 +121,7 @@ def core_groups() -> list[Group]:
                                           system.magnitudes), "Step")
                      for fam in families(system) if "Follower[" in fam)
 
+    from isrlab.proofs.kraft_obligations import kraft_groups
     from isrlab.proofs.mechanism_obligations import mechanism_groups
 
     return [
@@ -145,4 +146,5 @@ def core_groups() -> list[Group]:
               "are sorted (cross-broker facts, assumed not proved here)",
               conditional_rows, conditional_formulas),
         *mechanism_groups(),
+        *kraft_groups(),
     ]
