@@ -35,6 +35,12 @@ from isrlab.core.kraft_metadata import (
     replay,
     skipped_leader_epochs,
 )
+from isrlab.core.partition_change_builder import (
+    BuilderConfig,
+    Election,
+    build,
+    generate_leader_and_isr_update,
+)
 from isrlab.core.state import (
     NO_LEADER,
     UNKNOWN_OFFSET,
@@ -223,8 +229,13 @@ def test_the_stale_leo_precondition_in_kraft_at_the_core_level() -> None:
     assert f_log == c_log
     reg = PartitionRegistration((1, 0, 2), (1, 0, 2), 0, leader_epoch=1, partition_epoch=1)
     image = _image(*BROKERS, PartitionRecord(TP, reg))
-    to_c = PartitionChangeRecord(TP, leader=1)
-    back_to_b = PartitionChangeRecord(TP, leader=0, isr=(0, 2))
+    # the controller's records: the preferred election, then C fenced
+    elect_c = ok(build(reg, TP, frozenset({0, 1, 2}), BuilderConfig(election=Election.PREFERRED)))
+    fence_c = ok(generate_leader_and_isr_update(elect_c.registration, TP, frozenset({0, 2}),
+                                                BuilderConfig(), broker_to_remove=1))
+    to_c, back_to_b = elect_c.record, fence_c.record
+    assert to_c == PartitionChangeRecord(TP, leader=1)
+    assert back_to_b == PartitionChangeRecord(TP, isr=(0, 2), leader=0)
     merged = ok(apply_commit(image, [to_c, back_to_b]))
     ((tp, after),) = local_changes(merged, 0).leaders
     led, flags = ok(make_leader_kraft(b, after, 20))
