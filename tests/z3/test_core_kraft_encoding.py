@@ -33,6 +33,7 @@ from isrlab.proofs.kraft_obligations import (
     kraft_groups,
     unclean_detection_claims,
 )
+from isrlab.proofs.mechanism_obligations import induction_rows, shortest_violation
 from isrlab.spec.symbolic import core_kraft as sym
 from tests.core.helpers import ok
 
@@ -241,9 +242,37 @@ def test_unclean_detection_outcomes_by_version() -> None:
         ("CleanRestartNotFlagged", "3.9+", "refuted")]
 
 
+def test_kip903_keeps_every_isr_member_at_the_hw_and_its_absence_is_kafka_14139() -> None:
+    assert {r.status for r in induction_rows(sym.kip903_system(N, kip903=True), 20_000)} == {
+        "proved"}
+    assert shortest_violation(sym.kip903_system(N, kip903=True), 6, 20_000) is None
+    refuted = {(r.target, r.action) for r in induction_rows(sym.kip903_system(N, kip903=False),
+                                                              20_000) if r.status != "proved"}
+    assert {action for _, action in refuted} == {"Accept"}
+    # Hand count: the leader raises its HW over its own log (ISR {0}), follower 1 fetches it
+    # all, the leader proposes 1, 1 restarts with an empty disk (not in the ISR: no partition
+    # epoch bump), the controller accepts the stale proposal.
+    assert shortest_violation(sym.kip903_system(N, kip903=False), 6, 20_000) == (
+        5, ["RaiseHw", "Fetch[1]", "Propose[1]", "RestartEmptyDisk[1]", "Accept"])
+
+
+def test_a_restart_of_an_isr_member_voids_the_proposal_by_partition_epoch() -> None:
+    # Why KAFKA-14139 needs a replica outside the ISR: fencing an ISR member writes a
+    # PartitionChangeRecord, so an AlterPartition built before it fails INVALID_UPDATE_VERSION.
+    image = MetadataImage(brokers=tuple(BrokerRegistration(b, b, b, False) for b in REPLICAS))
+    reg = PartitionRegistration(REPLICAS, (0, 1), 0, partition_epoch=4)
+    request = KRaftAlterPartitionRequest(0, 0, 0, 4, (BrokerState(0, 0), BrokerState(1, 1),
+                                                      BrokerState(2, 2)))
+    fenced_1 = PartitionRegistration(REPLICAS, (0,), 0, partition_epoch=5)
+    answer = ok(alter_partition(TP, fenced_1, image, request, AlterPartitionConfig(kip903=False)))
+    assert answer.error.value == sym.INVALID_UPDATE_VERSION
+    assert ok(alter_partition(TP, reg, image, request, AlterPartitionConfig())).error.value == 0
+
+
 def test_the_groups_are_catalogued_under_kafka_core() -> None:
     groups = kraft_groups()
     assert [g.key for g in groups] == ["kraft-alter-partition", "kraft-kip903",
+                                       "kraft-kip903-system", "kraft-no-kip903-system",
                                        "kraft-elr-update", "kraft-unclean-detection"]
     assert all(g.model == "kafka-core" for g in groups)
     assert len({g.digest() for g in groups}) == len(groups)
