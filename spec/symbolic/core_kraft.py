@@ -13,7 +13,12 @@ Encoded functions, each differentially tested against the Python in
   election: the new ISR, ELR and leader, and whether the election was unclean (only the
   last-known-leader election can be, without UNCLEAN);
 * ``unclean_detected`` -- ``isrlab.core.broker_heartbeat.register_broker``'s
-  ``unclean_shutdown`` verdict for each ``UncleanDetection`` version.
+  ``unclean_shutdown`` verdict for each ``UncleanDetection`` version;
+* ``accepts_proposal`` -- when ``alter_partition`` accepts a leader's expansion (partition epoch,
+  KIP-903), the guard of ``kip903_system``'s ``Accept``.
+
+System: ``kip903_system`` -- KAFKA-14139 (a follower restarted with an empty disk while an
+AlterPartition adding it is in flight), with or without KIP-903's broker-epoch check.
 
 Shortcuts: ``n`` brokers ``0..n-1``, all replicas, in assignment order ``0..n-1``; sets are one
 Bool per broker (so no duplicates); ``NO_LEADER`` is -1; epochs are unbounded Ints.
@@ -140,6 +145,18 @@ def unclean_detected(detection: str, existing: Bool, existing_epoch: Int,
 State: TypeAlias = dict[str, z3.ExprRef]
 
 
+def accepts_proposal(proposal_version: Int, version: Int, proposed: tuple[Bool, ...],
+                     carried_epoch: tuple[Int, ...], registered_epoch: tuple[Int, ...],
+                     kip903: bool) -> Bool:
+    """The controller accepts the leader's expansion: ``alter_partition`` answers ``NONE`` for
+    a request at the current leader epoch from the leader, every member registered and
+    unfenced, as ``kip903_system``'s ``Accept`` assumes -- the partition epoch matches and, with
+    ``kip903``, every carried broker epoch is the registered one."""
+    fresh = z3.And(*[z3.Implies(p, c == r) for p, c, r in zip(proposed, carried_epoch,
+                                                              registered_epoch, strict=True)])
+    return z3.And(proposal_version == version, fresh if kip903 else z3.BoolVal(True))
+
+
 def _kip903_vars(n: int) -> tuple[tuple[str, str], ...]:
     out = [("hw", "int"), ("ver", "int"), ("pver", "int"), ("pending", "bool")]
     for i in range(n):
@@ -223,9 +240,10 @@ def kip903_system(n: int, kip903: bool) -> System:
         return act
 
     def acceptable(s: State) -> Bool:
-        fresh = z3.And(*[z3.Implies(_b(s, f"prop{i}"), _i(s, f"pseen{i}") == _i(s, f"epoch{i}"))
-                         for i in range(n)])
-        return z3.And(_i(s, "pver") == _i(s, "ver"), fresh if kip903 else z3.BoolVal(True))
+        return accepts_proposal(_i(s, "pver"), _i(s, "ver"),
+                                tuple(_b(s, f"prop{i}") for i in range(n)),
+                                tuple(_i(s, f"pseen{i}") for i in range(n)),
+                                tuple(_i(s, f"epoch{i}") for i in range(n)), kip903)
 
     def accept(s: State, t: State) -> Bool:
         isr = [f"isr{i}" for i in range(n)]

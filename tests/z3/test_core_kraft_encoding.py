@@ -256,6 +256,22 @@ def test_kip903_keeps_every_isr_member_at_the_hw_and_its_absence_is_kafka_14139(
         5, ["RaiseHw", "Fetch[1]", "Propose[1]", "RestartEmptyDisk[1]", "Accept"])
 
 
+def test_the_accept_guard_of_the_kip903_system_is_alter_partition_s_answer() -> None:
+    image = MetadataImage(brokers=tuple(BrokerRegistration(b, b, 5, False) for b in REPLICAS))
+    for extra, carried, pver, kip903 in itertools.product(
+            [s for s in SUBSETS if 0 not in s], itertools.product((4, 5), repeat=N), (3, 4),
+            (False, True)):
+        proposed = (0, *extra)
+        reg = PartitionRegistration(REPLICAS, (0,), 0, 0, 4)
+        request = KRaftAlterPartitionRequest(0, 5, 0, pver, tuple(
+            BrokerState(b, carried[b]) for b in proposed))
+        python = ok(alter_partition(TP, reg, image, request,
+                                    AlterPartitionConfig(kip903=kip903))).error.value == 0
+        encoded = sym.accepts_proposal(z3.IntVal(pver), z3.IntVal(4), _bits(proposed),
+                                       _ints(list(carried)), _ints([5] * N), kip903)
+        assert _value(encoded) == python, (proposed, carried, pver, kip903)
+
+
 def test_a_restart_of_an_isr_member_voids_the_proposal_by_partition_epoch() -> None:
     # Why KAFKA-14139 needs a replica outside the ISR: fencing an ISR member writes a
     # PartitionChangeRecord, so an AlterPartition built before it fails INVALID_UPDATE_VERSION.
