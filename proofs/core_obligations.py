@@ -39,6 +39,7 @@ from isrlab.checker.z3 import (
     step_obligation,
 )
 from isrlab.proofs.group import Group, Row, inductive_rows, outcome_row
+from isrlab.proofs.kraft_obligations import kraft_groups
 from isrlab.proofs.mechanism_obligations import mechanism_groups
 from isrlab.spec.symbolic.core_pair import PairSystem
 from isrlab.spec.symbolic.core_system import CoreKafkaSystem, CoreState, describe
@@ -142,4 +143,5 @@ def core_groups() -> list[Group]:
               "are sorted (cross-broker facts, assumed not proved here)",
               conditional_rows, conditional_formulas),
         *mechanism_groups(),
+        *kraft_groups(),
     ]
