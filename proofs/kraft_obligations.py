@@ -41,8 +41,8 @@ from dataclasses import dataclass
 
 import z3
 
-from isrlab.proofs.mechanism_obligations import bmc_row, induction_rows
 from isrlab.proofs.group import Group, Row
+from isrlab.proofs.mechanism_obligations import bmc_row, induction_rows
 from isrlab.spec.symbolic import core_kraft as sym
 from isrlab.spec.symbolic.core_mechanisms import System
 
