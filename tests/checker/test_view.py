@@ -99,3 +99,13 @@ def test_a_trace_under_a_view_replays_the_states_kept(workers: int) -> None:
     steps = result.violation.trace
     assert [s.action for s in steps][1:] == ["Z", "Inc"]
     assert [s.state["tag"] for s in steps] == [0, 5, 0]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_run_under_a_view_resumes_with_the_states_kept(tmp_path: Any, workers: int) -> None:
+    # Stopped after level 2 (x = 1, 2), the resumed run still keeps (3,7), found from the
+    # earlier parent: the discovery order survives in the run directory.
+    first = run(Tagged(COUSINS), workers=workers, run_dir=str(tmp_path), max_depth=2)
+    assert not first.complete
+    resumed = run(Tagged(COUSINS), workers=workers, run_dir=str(tmp_path))
+    assert (resumed.distinct_states, resumed.generated_states, resumed.diameter) == (4, 5, 3)
