@@ -55,6 +55,11 @@ ROWS: list[tuple[str, str, dict[str, Any], tuple[Any, ...]]] = [
                                              "min_isr": 2}, (1_163, 3_372, 25)),
     ("v35-minisr2-fence1", "tla-kraft-3.5", {"min_isr": 2, "fence_broker_limit": 1},
      (1_262, 3_306, 24)),
+    # KIP-903's check removed: TLC on a copy of v3_5_functions.tla whose IsEligibleBroker
+    # keeps only its first conjunct (status = UNFENCED).
+    ("v35-kip903-off", "tla-kraft-3.5", {"unclean_shutdown_limit": 1, "fence_broker_limit": 1,
+                                         "kip903_check": False},
+     ("LeaderCandidateCompletenessProperty", 14)),
     ("kip966-limits0", "tla-kraft-kip966", {}, (14, 17, 8)),
     ("kip966-fence1", "tla-kraft-kip966", {"fence_broker_limit": 1}, (1_260, 3_436, 21)),
     ("kip966-fence1-noview", "tla-kraft-kip966", {"fence_broker_limit": 1, "view": "none"},
@@ -83,6 +88,10 @@ ROWS: list[tuple[str, str, dict[str, Any], tuple[Any, ...]]] = [
     ("kip966-minisr2-nodl1", "tla-kraft-kip966", {"min_isr": 2,
                                                   "no_data_loss_shutdown_limit": 1},
      (7_284, 18_645, 28)),
+    # The HW gate removed: TLC on a copy of kip_966_functions.tla with
+    # SafeToAdvanceHwm(b, isr) == TRUE.
+    ("kip966-gate-off", "tla-kraft-kip966", {"min_isr": 2, "data_loss_shutdown_limit": 1,
+                                             "hw_min_isr_gate": False}, (6_008, 15_436, 28)),
     ("kip966-b3-rf3-minisr2", "tla-kraft-kip966", {"brokers": 3, "replication_factor": 3,
                                                    "min_isr": 2}, (1_163, 3_372, 25)),
 ]
