@@ -21,6 +21,12 @@ A model is a finite (or bounded) transition system:
 * ``variables(s)`` -- the state as named variables of plain values (``int``, ``bool``, ``str``,
   ``None``, ``tuple``/``list``, ``frozenset``, ``dict``), for traces and reports.
 
+* ``view(s)`` -- optional: TLC's VIEW, a byte string identifying ``s`` for the search.
+  When a model has it (and it is not ``None``), fingerprints are the view's, the full state
+  is kept for expansion and traces, and of the states sharing a view the one found first in
+  TLC's one-worker breadth-first order is the one expanded (in every engine and with any
+  number of workers: states carry their discovery order).
+
 Labels are plain strings such as ``"BecomeLeader(r1)"``; coverage groups them by the part
 before the first ``(``.  Models should build their labels once, not per step.
 
