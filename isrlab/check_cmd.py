@@ -185,6 +185,9 @@ def check(
         display.done()
     if liveness and result.ok:
         _report_liveness(result, model, display, json_path, itf_path)
+    if liveness:
+        click.echo("--liveness: temporal properties not checked (the plain check failed)",
+                   err=True)
     _report(result, json_path, itf_path, fail_on_incomplete, svg_path, model)
 
 
@@ -198,6 +201,9 @@ def _liveness_preconditions(
     if symmetry:
         raise BadInput("--liveness cannot be combined with --symmetry (liveness under "
                        "symmetry reduction is unsound in general)")
+    if getattr(model, "view", None) is not None:
+        raise BadInput(f"--liveness needs whole states: model {model.name!r} has a view "
+                       "(as TLC's VIEW, to be left out for liveness checking)")
     if max_depth is not None or max_states is not None:
         raise BadInput("--liveness needs every reachable state: drop --max-depth/--max-states")
 

@@ -402,6 +402,27 @@ CLI_REQUESTS = GraphModel(tuple(REQUESTS), (0,), one(
     "EventuallyGranted", LeadsTo(at(1), at(2)), WF("Request"), WF("Release")), name="requests")
 CLI_FAIR = GraphModel(tuple(REQUESTS), (0,), one(
     "EventuallyGranted", LeadsTo(at(1), at(2)), WF("Request", "Grant", "Release")), name="fair")
+
+
+
+@dataclass(frozen=True)
+class WithView(GraphModel):
+    """A graph model with TLC's VIEW (every state seen as its parity)."""
+
+    def view(self, state: int) -> bytes:
+        return bytes([state % 2])
+
+
+@dataclass(frozen=True)
+class Broken(GraphModel):
+    """A graph model whose invariant fails in node 1."""
+
+    def invariants(self) -> Sequence[Property[int]]:
+        return (Property("NotAtOne", lambda s: s != 1),)
+
+
+CLI_VIEW = WithView(tuple(REQUESTS), (0,), CLI_FAIR.live, name="view")
+CLI_BROKEN = Broken(tuple(REQUESTS), (0,), CLI_FAIR.live, name="broken")
 CLI_CHOICE = GraphModel(tuple(CHOICE), (0,), one(
     "ReachesGoal", Eventually(at(2)), WF("A"), WF("B")), name="choice")
 
@@ -449,6 +470,8 @@ def test_cli_writes_a_cycle_with_its_loop_index(tmp_path: Path) -> None:
     [
         (["--model", "toy-counter"], "declares no liveness properties"),
         (["--model", _spec("CLI_FAIR"), "--max-depth", "2"], "needs every reachable state"),
+        (["--model", _spec("CLI_FAIR"), "--symmetry"], "cannot be combined with --symmetry"),
+        (["--model", _spec("CLI_VIEW")], "has a view"),
     ],
 )
 def test_cli_liveness_bad_input_is_one_line_with_exit_code_two(
@@ -457,3 +480,9 @@ def test_cli_liveness_bad_input_is_one_line_with_exit_code_two(
     code, out, err = _invoke("check", *args, "--liveness")
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and message in err
+
+
+def test_cli_liveness_after_a_failed_plain_check_says_it_was_not_run() -> None:
+    code, out, err = _invoke("check", "--model", _spec("CLI_BROKEN"), "--liveness")
+    assert code == 1 and "VIOLATION of NotAtOne" in out and "[liveness]" not in out
+    assert "temporal properties not checked" in err
