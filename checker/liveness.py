@@ -232,9 +232,11 @@ def build_graph(
                 values.append(1 if holds(state) else 0)
         return node
 
+    initial: set[int] = set()
     for state in model.init_states():
         node = add(state)
-        if node not in graph.initial:
+        if node not in initial:
+            initial.add(node)
             graph.initial.append(node)
     started = last = time.monotonic()
     target, label, start = graph.target, graph.label, graph.start
