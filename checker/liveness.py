@@ -50,8 +50,8 @@ from __future__ import annotations
 
 import time
 from array import array
-from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterator, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any, TypeVar
@@ -72,6 +72,10 @@ from isrlab.checker.report import INIT_ACTION, TraceStep, json_value
 from isrlab.checker.trace import text_trace
 
 S = TypeVar("S")
+
+DENSE_ROOTS = 8
+"""Tarjan's numbers go in arrays when ``DENSE_ROOTS`` times the roots reach the graph's
+size, else in dictionaries (the same components either way)."""
 
 STUTTERING = "Stuttering"
 """The ``loop_action`` of a lasso that ends by stuttering forever in its last state."""
@@ -308,21 +312,35 @@ class _Fair:
 # -- strongly connected components --------------------------------------------------------------
 
 
+def _minus_one() -> int:
+    return -1
+
+
 def _components(graph: BehaviourGraph, roots: Sequence[int], member: bytearray) -> list[list[int]]:
     """Tarjan's strongly connected components of the subgraph of nodes with ``member[i]``
-    reachable from ``roots`` (iterative; components in the order Tarjan closes them)."""
+    reachable from ``roots`` (iterative; components in the order Tarjan closes them).
+
+    Its per-node numbers live in arrays (16 bytes per node of the graph) when the roots are
+    a large part of it, else in dictionaries (the refinement's small components)."""
     start, target = graph.start, graph.target
-    index: dict[int, int] = {}
-    low: dict[int, int] = {}
+    index: MutableSequence[int] | defaultdict[int, int]
+    low: MutableSequence[int] | defaultdict[int, int]
+    on_stack: MutableSequence[int] | defaultdict[int, int]
+    if DENSE_ROOTS * len(roots) >= graph.size:
+        index, low = array("q", [-1]) * graph.size, array("q", [-1]) * graph.size
+        on_stack = bytearray(graph.size)
+    else:
+        index, low, on_stack = defaultdict(_minus_one), defaultdict(_minus_one), defaultdict(int)
     stack: list[int] = []
-    on_stack: set[int] = set()
     found: list[list[int]] = []
+    counter = 0
     for root in roots:
-        if root in index or not member[root]:
+        if index[root] >= 0 or not member[root]:
             continue
-        index[root] = low[root] = len(index)
+        index[root] = low[root] = counter
+        counter += 1
         stack.append(root)
-        on_stack.add(root)
+        on_stack[root] = 1
         work = [(root, start[root])]
         while work:
             v, e = work[-1]
@@ -333,15 +351,16 @@ def _components(graph: BehaviourGraph, roots: Sequence[int], member: bytearray) 
                 e += 1
                 if not member[w]:
                     continue
-                if w not in index:
+                if index[w] < 0:
                     work[-1] = (v, e)
-                    index[w] = low[w] = len(index)
+                    index[w] = low[w] = counter
+                    counter += 1
                     stack.append(w)
-                    on_stack.add(w)
+                    on_stack[w] = 1
                     work.append((w, start[w]))
                     descended = True
                     break
-                if w in on_stack and index[w] < low[v]:
+                if on_stack[w] and index[w] < low[v]:
                     low[v] = index[w]
             if descended:
                 continue
@@ -354,7 +373,7 @@ def _components(graph: BehaviourGraph, roots: Sequence[int], member: bytearray) 
                 component = []
                 while True:
                     w = stack.pop()
-                    on_stack.discard(w)
+                    on_stack[w] = 0
                     component.append(w)
                     if w == v:
                         break

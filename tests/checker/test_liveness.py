@@ -21,6 +21,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from isrlab.checker import liveness as liveness_module
 from isrlab.checker.liveness import STUTTERING, Lasso, LivenessResult, check_liveness
 from isrlab.checker.model import (
     AlwaysEventually,
@@ -390,6 +391,13 @@ def test_agrees_with_the_brute_force_reference(
     assert (not result.ok) == _reference_violated(edges, init, clause, fairness)
     for violation in result.violations:
         assert _valid_lasso(edges, init, clause, fairness, violation.lasso)
+    # Tarjan's numbers in dictionaries instead of arrays: the very same lassos
+    saved = liveness_module.DENSE_ROOTS
+    liveness_module.DENSE_ROOTS = 0
+    try:
+        assert check(edges, live, init).violations == result.violations
+    finally:
+        liveness_module.DENSE_ROOTS = saved
 
 
 def test_action_name_is_the_label_up_to_its_first_parenthesis() -> None:
