@@ -158,31 +158,33 @@ FORMATS: tuple[Format, ...] = (
        r"partition \[[^\]]+\] from (?P<old>" + _IDS + r") to (?P<new>" + _IDS + r"\d)",
        "0.10", "INFO", "kafka.cluster.Partition"),
     _f("shrink", r"(?:Partition " + _OLD_TP + r" on broker (?P<broker>\d+):|\[Partition "
-       r"(?P<tp>\S+) broker=(?P<broker2>\d+)\]) Shrinking ISR from (?P<old>" + _IDS
+       r"(?P<tp>\S+) broker=(?P<broker2>\d+)[^\]]*\]) Shrinking ISR from (?P<old>" + _IDS
        + r") to (?P<new>\d+(?:,\d+)*)(?:\. Leader: \(highWatermark: (?P<hw>\d+), endOffset: "
        r"(?P<leo>\d+)\)\. Out of sync replicas: (?P<oos>.*?)\.?\s*(?:\(kafka|$))?",
        "0.11-4.x", "INFO", "kafka.cluster.Partition"),
     _f("expand", r"(?:Partition " + _OLD_TP + r" on broker (?P<broker>\d+):|\[Partition "
-       r"(?P<tp>\S+) broker=(?P<broker2>\d+)\]) Expanding ISR from (?P<old>" + _IDS
+       r"(?P<tp>\S+) broker=(?P<broker2>\d+)[^\]]*\]) Expanding ISR from (?P<old>" + _IDS
        + r") to (?P<new>\d+(?:,\d+)*)", "0.11-4.x", "INFO", "kafka.cluster.Partition"),
     _f("isr_updated", r"(?:Partition " + _OLD_TP + r" on broker (?P<broker>\d+):|\[Partition "
-       r"(?P<tp>\S+) broker=(?P<broker2>\d+)\]) ISR updated (?:from AlterIsr )?to \[?"
+       r"(?P<tp>\S+) broker=(?P<broker2>\d+)[^\]]*\]) ISR updated (?:from AlterIsr )?to \[?"
        r"(?P<isr>\d+(?:,\d+)*)\]?\s*(?:\(under-min-isr\)\s*)?and (?:zkVersion|version) "
        r"updated to \[?(?P<version>\d+)\]?",
        "0.10-2.3 TRACE, 2.4-4.x INFO (2.7: 'from AlterIsr')", "INFO", "kafka.cluster.Partition"),
     _f("leader_start", r"(?:Partition " + _OLD_TP + r" on broker (?P<broker>\d+):|\[Partition "
-       r"(?P<tp>\S+) broker=(?P<broker2>\d+)\]) \S+ starts at Leader Epoch (?P<epoch>\d+) "
+       r"(?P<tp>\S+) broker=(?P<broker2>\d+)[^\]]*\]) \S+ starts at Leader Epoch (?P<epoch>\d+) "
        r"from offset (?P<offset>\d+)\. Previous Leader Epoch was: (?P<prev>-?\d+)",
        "0.11-2.6", "INFO", "kafka.cluster.Partition"),
     _f("leader_start", r"\[Broker id=(?P<broker>\d+)\] Leader (?P<tp>\S+?)(?: with topic id "
        r"\S+)? starts at leader epoch (?P<epoch>\d+) from offset (?P<offset>\d+) with "
        r"(?:partition epoch (?P<version>\d+), )?high watermark (?P<hw>\d+),? ISR "
-       r"\[(?P<isr>[\d,\s]*)\].*?Previous leader epoch was (?P<prev>-?\d+)",
+       r"\[(?P<isr>[\d,\s]*)\].*?[Pp]revious leader (?:(?:Some\((?P<prevleader>-?\d+)\)|None|"
+       r"(?P<prevleader2>-?\d+)) and previous leader )?epoch was (?P<prev>-?\d+)",
        "2.7-4.x", "INFO", "state.change.logger"),
     _f("follower_start", r"\[Broker id=(?P<broker>\d+)\] Follower (?P<tp>\S+?)(?: with topic "
        r"id \S+)? starts at leader epoch (?P<epoch>\d+) from offset (?P<offset>\d+) with "
        r"(?:partition epoch (?P<version>\d+) and )?high watermark (?P<hw>\d+)\."
-       r"(?: Current leader is (?P<leader>-?\d+)\.)?.*?[Pp]revious leader epoch was "
+       r"(?: Current leader is (?P<leader>-?\d+)\.)?.*?[Pp]revious leader (?:(?:Some\("
+       r"(?P<prevleader>-?\d+)\)|None|(?P<prevleader2>-?\d+)) and previous leader )?epoch was "
        r"(?P<prev>-?\d+)", "2.7-4.x", "INFO", "state.change.logger"),
     _f("leader_and_isr", r"(?:Broker (?P<broker>\d+) received|\[Broker id=(?P<broker2>\d+)"
        r"\] Received) LeaderAndIsr request (?P<state>\w*PartitionState\(.*?\)) correlation id "
@@ -197,14 +199,14 @@ FORMATS: tuple[Format, ...] = (
        r"(?:.*?for partition (?P<tp>\S+?)(?: since| as|$))?",
        "0.10-3.x (ZooKeeper mode)", "WARN", "state.change.logger"),
     _f("hw", r"(?:Partition " + _OLD_TP + r" on broker (?P<broker>\d+):|\[Partition "
-       r"(?P<tp>\S+) broker=(?P<broker2>\d+)\]) High watermark (?:for partition \S+ )?"
+       r"(?P<tp>\S+) broker=(?P<broker2>\d+)[^\]]*\]) High watermark (?:for partition \S+ )?"
        r"updated (?:from \S+(?: segment=\S+)? )?to \(?(?:offset=)?(?P<hw>\d+)",
        "0.10-4.x", "DEBUG", "kafka.cluster.Partition"),
     _f("log_loaded", r"\[Partition (?P<tp>\S+) broker=(?P<broker>\d+)\] Log loaded for "
        r"partition \S+ with initial high watermark (?P<hw>\d+)",
        "2.4-4.x", "INFO", "kafka.cluster.Partition"),
     _f("no_checkpoint", r"(?:Partition " + _OLD_TP + r" on broker (?P<broker>\d+):|\[Partition "
-       r"(?P<tp>\S+) broker=(?P<broker2>\d+)\]) No checkpointed highwatermark is found for "
+       r"(?P<tp>\S+) broker=(?P<broker2>\d+)[^\]]*\]) No checkpointed highwatermark is found for "
        r"partition", "0.10-4.x", "INFO", "kafka.cluster.Partition"),
     _f("truncate", r"Truncating log (?P<tp>\S+) to offset (?P<offset>\d+)\.",
        "0.10-1.0", "INFO", "kafka.log.Log"),
@@ -214,6 +216,32 @@ FORMATS: tuple[Format, ...] = (
     _f("truncate", r"\[ReplicaFetcher replicaId=(?P<broker>\d+), leaderId=\d+, fetcherId=\d+\]"
        r" Truncating (?P<tp>\S+) to offset (?P<offset>\d+) below high watermark (?P<hw>\d+)",
        "2.4-4.x", "WARN", "kafka.server.ReplicaFetcherThread"),
+    _f("zk_refused", r"(?:Partition " + _OLD_TP + r" on broker (?P<broker>\d+):|\[Partition "
+       r"(?P<tp>\S+) broker=(?P<broker2>\d+)[^\]]*\]) Cached zkVersion \[?(?P<version>\d+)\]? not "
+       r"equal to that in zookeeper, skip updating ISR", "0.10-2.6 (ZooKeeper ISR write)",
+       "INFO", "kafka.cluster.Partition"),
+    _f("fatal_truncation", r"(?:Exiting|Halting) because log truncation is not allowed for "
+       r"(?:partition |topic )(?P<tp>\[[^\]]+\]|[^\s,]+),\s*[Cc]urrent leader (?P<leader>\d+)'s "
+       r"latest offset (?P<leaderleo>\d+) is less than replica (?P<broker>\d+)'s latest offset "
+       r"(?P<leo>\d+)", "0.8-2.0 (ReplicaFetcherThread.handleOffsetOutOfRange)", "FATAL",
+       "kafka.server.ReplicaFetcherThread"),
+    _f("truncate", r"\[ReplicaFetcher replicaId=(?P<broker>\d+), leaderId=\d+, fetcherId=\d+\]"
+       r" Truncating partition (?P<tp>\S+) (?:to local high watermark (?P<offset>\d+)|with "
+       r"TruncationState\(offset=(?P<offset2>\d+), completed=\w+\))",
+       "2.0-4.x (AbstractFetcherThread)", "INFO", "kafka.server.ReplicaFetcherThread"),
+    _f("truncate_noop", r"\[(?:Unified)?Log partition=(?P<tp>[^,\s]+), dir=[^\]]*\] Truncating "
+       r"to (?:offset )?(?P<offset>\d+) has no effect as the largest offset in the log is "
+       r"(?P<last>-?\d+)", "1.1-4.x (Log/UnifiedLog.truncateTo)", "INFO",
+       "kafka.log.Log / kafka.log.UnifiedLog"),
+    _f("registration", r"(?:PartitionRegistration|PartitionChangeRecord|PartitionRecord)\("
+       r"(?P<state>[^()]*(?:\([^()]*\)[^()]*)*)\)", "KRaft 3.x-4.x (controller)", "DEBUG",
+       "kafka.controller"),
+    _f("leos", r"\[Partition (?P<tp>\S+) broker=(?P<broker>\d+)[^\]]*\] (?:Skipping update high "
+       r"watermark since new hw .*? is not larger than old value\. All current LEOs are |Progress "
+       r"awaiting ISR acks for offset \d+: acked: |Recorded replica (?P<replica>\d+) log end "
+       r"offset \(LEO\) position (?P<replicaleo>\d+))(?P<leotext>.*)",
+       "TRACE/DEBUG 2.4-4.x (maybeIncrementLeaderHW, checkEnoughReplicasReachOffset, "
+       "updateFollowerFetchState)", "TRACE", "kafka.cluster.Partition"),
     _f("started", r"(?:\[KafkaServer id=(?P<broker>\d+)\] started|\[Kafka Server "
        r"(?P<broker2>\d+)\], started|\[BrokerServer id=(?P<broker3>\d+)\] Transition from "
        r"STARTING to STARTED)", "0.10-0.11, 1.0-3.x, KRaft 3.x-4.x", "INFO",
@@ -279,7 +307,9 @@ def _group(m: re.Match[str], name: str) -> str | None:
 
 
 _KEYWORDS = re.compile(r"ISR|[Ll]eader [Ee]poch|LeaderAndIsr|High watermark|Log loaded|Truncat|"
-                       r"started|STARTED|highwatermark")
+                       r"started|STARTED|highwatermark|truncation|LEO|acks for|"
+                       r"Partition(?:Registration|ChangeRecord|"
+                       r"Record)\(")
 """A word every line of ``FORMATS`` has: other lines are skipped without trying each one."""
 
 
@@ -297,10 +327,13 @@ def parse_line(number: int, line: str, entry: Entry | None = None) -> LogEvent |
         if tp is None and _group(m, "topic"):
             tp = f"{m['topic']}-{m['part']}"
         fields = _fields(fmt.kind, m)
-        if fmt.kind == "leader_and_isr":
+        if fmt.kind in ("leader_and_isr", "registration"):
             state, named = _partition_state(m["state"])
             fields.update(state)
             tp = named or tp
+            if tp is None and fmt.kind == "registration":
+                said = re.search(r"(?:for (?:new )?partition|topicPartition=?) ?(\S+?)[ ,.:]", line)
+                tp = _tp(said.group(1)) if said else None
         era = fmt.versions
         return LogEvent(number, line, fmt.kind, int(broker_text) if broker_text else -1, tp,
                         fields, entry.time if entry else "", entry.source if entry else "",
@@ -311,15 +344,26 @@ def parse_line(number: int, line: str, entry: Entry | None = None) -> LogEvent |
 def _fields(kind: str, m: re.Match[str]) -> dict[str, Any]:
     """The figures a matched line carries, as ints and tuples of broker ids."""
     out: dict[str, Any] = {}
-    for key in ("epoch", "offset", "prev", "hw", "leo", "version", "cid", "leader"):
+    for key in ("epoch", "offset", "prev", "hw", "leo", "version", "cid", "leader", "leaderleo",
+                "last"):
         value = _group(m, key)
         if value is not None:
             out[key] = int(value)
     for key in ("old", "new", "isr"):
         if _group(m, key) is not None:
             out[key] = _ids(m[key])
+    for key, alias in (("offset", "offset2"), ("prevleader", "prevleader2")):
+        value = _group(m, key) or _group(m, alias)
+        if value is not None:
+            out[key] = int(value)
     if _group(m, "role"):
         out["role"] = m["role"]
+    if kind == "leos":
+        leos = [(int(b), int(o)) for b, o in re.findall(
+            r"(?:replica|broker) (\d+): \(?(?:offset=)?(\d+)", m["leotext"] or "")]
+        if _group(m, "replica"):
+            leos.append((int(m["replica"]), int(m["replicaleo"])))
+        out["leos"] = tuple(leos)
     oos = _group(m, "oos")
     if oos:
         out["out_of_sync"] = tuple(
@@ -611,7 +655,9 @@ class _Builder:
     # -- the kinds ------------------------------------------------------------------
     def add(self, e: LogEvent) -> None:
         """One event: a step, or values added to a step, or nothing (docs/oracle.md)."""
-        handler: Callable[[LogEvent], None] = getattr(self, f"_{e.kind}")
+        handler: Callable[[LogEvent], None] | None = getattr(self, f"_{e.kind}", None)
+        if handler is None:
+            return  # read by the oracle (isrlab.spec.oracle) only
         if e.broker < 0 and e.kind not in ("ignoring",):
             if e.kind in ("truncate",):
                 return  # a Log line in a file of several brokers: cannot tell whose
