@@ -126,7 +126,7 @@ def looks_like_kafka_log(text: str) -> bool:
 _OLD_TP = r"\[(?P<topic>[^,\]\s]+),(?P<part>\d+)\]"
 _IDS = r"[\d,\s]*"
 _WRITER = re.compile(
-    r"Partition \[[^\]]+\] on broker (\d+):|\[Partition \S+ broker=(\d+)\]|\[Broker id=(\d+)"
+    r"Partition \[[^\]]+\] on broker (\d+):|\[Partition \S+ broker=(\d+)[^\]]*\]|\[Broker id=(\d+)"
     r"|Broker (\d+) (?:received|completed|ignoring|handling)|\[KafkaServer id=(\d+)\]"
     r"|\[Kafka Server (\d+)\]|\[ReplicaFetcher replicaId=(\d+)|\[ReplicaManager broker=(\d+)\]"
     r"|\[BrokerServer id=(\d+)\]|\[KafkaRaftServer nodeId=(\d+)\]"
@@ -152,10 +152,10 @@ def _f(kind: str, pattern: str, versions: str, level: str, logger: str) -> Forma
 
 FORMATS: tuple[Format, ...] = (
     _f("shrink", r"Partition " + _OLD_TP + r" on broker (?P<broker>\d+): Shrinking ISR for "
-       r"partition \[[^\]]+\] from (?P<old>" + _IDS + r") to (?P<new>" + _IDS + r"\d)",
+       r"partition (?:\[[^\]]+\]|\S+) from (?P<old>" + _IDS + r") to (?P<new>" + _IDS + r"\d)",
        "0.10", "INFO", "kafka.cluster.Partition"),
     _f("expand", r"Partition " + _OLD_TP + r" on broker (?P<broker>\d+): Expanding ISR for "
-       r"partition \[[^\]]+\] from (?P<old>" + _IDS + r") to (?P<new>" + _IDS + r"\d)",
+       r"partition (?:\[[^\]]+\]|\S+) from (?P<old>" + _IDS + r") to (?P<new>" + _IDS + r"\d)",
        "0.10", "INFO", "kafka.cluster.Partition"),
     _f("shrink", r"(?:Partition " + _OLD_TP + r" on broker (?P<broker>\d+):|\[Partition "
        r"(?P<tp>\S+) broker=(?P<broker2>\d+)[^\]]*\]) Shrinking ISR from (?P<old>" + _IDS
@@ -200,7 +200,8 @@ FORMATS: tuple[Format, ...] = (
        "0.10-3.x (ZooKeeper mode)", "WARN", "state.change.logger"),
     _f("hw", r"(?:Partition " + _OLD_TP + r" on broker (?P<broker>\d+):|\[Partition "
        r"(?P<tp>\S+) broker=(?P<broker2>\d+)[^\]]*\]) High watermark (?:for partition \S+ )?"
-       r"updated (?:from \S+(?: segment=\S+)? )?to \(?(?:offset=)?(?P<hw>\d+)",
+       r"updated (?:from \(?(?:offset=)?(?P<hwfrom>\d+)\S*(?: segment=\S+)? )?to \(?(?:offset=)?"
+       r"(?P<hw>\d+)",
        "0.10-4.x", "DEBUG", "kafka.cluster.Partition"),
     _f("log_loaded", r"\[Partition (?P<tp>\S+) broker=(?P<broker>\d+)\] Log loaded for "
        r"partition \S+ with initial high watermark (?P<hw>\d+)",
@@ -220,19 +221,24 @@ FORMATS: tuple[Format, ...] = (
        r"(?P<tp>\S+) broker=(?P<broker2>\d+)[^\]]*\]) Cached zkVersion \[?(?P<version>\d+)\]? not "
        r"equal to that in zookeeper, skip updating ISR", "0.10-2.6 (ZooKeeper ISR write)",
        "INFO", "kafka.cluster.Partition"),
-    _f("fatal_truncation", r"(?:Exiting|Halting) because log truncation is not allowed for "
-       r"(?:partition |topic )(?P<tp>\[[^\]]+\]|[^\s,]+),\s*[Cc]urrent leader (?P<leader>\d+)'s "
-       r"latest offset (?P<leaderleo>\d+) is less than replica (?P<broker>\d+)'s latest offset "
-       r"(?P<leo>\d+)", "0.8-2.0 (ReplicaFetcherThread.handleOffsetOutOfRange)", "FATAL",
+    _f("fatal_truncation", r"(?:\[ReplicaFetcher replicaId=(?P<broker2>\d+), leaderId="
+       r"(?P<leader2>\d+)[^\]]*\] )?(?:Exiting|Halting) because log truncation is not allowed for "
+       r"(?:partition |topic )(?P<tp>\[[^\]]+\]|[^\s,]+),\s*[Cc]urrent leader(?: "
+       r"(?P<leader>\d+))?'s latest offset (?P<leaderleo>\d+) is less than replica(?: "
+       r"(?P<broker>\d+))?'s latest offset (?P<leo>\d+)",
+       "0.8-2.0 (ReplicaFetcherThread.handleOffsetOutOfRange)", "FATAL",
        "kafka.server.ReplicaFetcherThread"),
     _f("truncate", r"\[ReplicaFetcher replicaId=(?P<broker>\d+), leaderId=\d+, fetcherId=\d+\]"
        r" Truncating partition (?P<tp>\S+) (?:to local high watermark (?P<offset>\d+)|with "
        r"TruncationState\(offset=(?P<offset2>\d+), completed=\w+\))",
        "2.0-4.x (AbstractFetcherThread)", "INFO", "kafka.server.ReplicaFetcherThread"),
-    _f("truncate_noop", r"\[(?:Unified)?Log partition=(?P<tp>[^,\s]+), dir=[^\]]*\] Truncating "
-       r"to (?:offset )?(?P<offset>\d+) has no effect as the largest offset in the log is "
-       r"(?P<last>-?\d+)", "1.1-4.x (Log/UnifiedLog.truncateTo)", "INFO",
+    _f("truncate_noop", r"(?:\[(?:Unified)?Log partition=(?P<tp>[^,\s]+), dir=[^\]]*\] Truncating|"
+       r"Truncating (?P<tp2>\S+)) to (?:offset )?(?P<offset>\d+) has no effect as the largest "
+       r"offset in the log is (?P<last>-?\d+)", "0.11-4.x (Log/UnifiedLog.truncateTo)", "INFO",
        "kafka.log.Log / kafka.log.UnifiedLog"),
+    _f("registration", r"Sending become-(?:leader|follower) LeaderAndIsr request (?P<state>\w*"
+       r"PartitionState\(.*?\)) to broker \d+(?: for partition (?P<tp>\S+))?",
+       "2.4-3.x ZooKeeper (ControllerChannelManager)", "TRACE", "state.change.logger"),
     _f("registration", r"(?:PartitionRegistration|PartitionChangeRecord|PartitionRecord)\("
        r"(?P<state>[^()]*(?:\([^()]*\)[^()]*)*)\)", "KRaft 3.x-4.x (controller)", "DEBUG",
        "kafka.controller"),
@@ -323,7 +329,7 @@ def parse_line(number: int, line: str, entry: Entry | None = None) -> LogEvent |
             continue
         broker_text = next((_group(m, g) for g in ("broker", "broker2", "broker3")
                             if _group(m, g)), None)
-        tp = _tp(_group(m, "tp"))
+        tp = _tp(_group(m, "tp") or _group(m, "tp2"))
         if tp is None and _group(m, "topic"):
             tp = f"{m['topic']}-{m['part']}"
         fields = _fields(fmt.kind, m)
@@ -352,7 +358,8 @@ def _fields(kind: str, m: re.Match[str]) -> dict[str, Any]:
     for key in ("old", "new", "isr"):
         if _group(m, key) is not None:
             out[key] = _ids(m[key])
-    for key, alias in (("offset", "offset2"), ("prevleader", "prevleader2")):
+    for key, alias in (("offset", "offset2"), ("prevleader", "prevleader2"), ("leader", "leader2"),
+                       ("hwfrom", "hwfrom")):
         value = _group(m, key) or _group(m, alias)
         if value is not None:
             out[key] = int(value)

@@ -20,6 +20,7 @@ without a line in the broker's log).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -102,6 +103,9 @@ class Rejected(Exception):
         self.detail = detail
 
 
+_FETCHER = re.compile(r"\[ReplicaFetcher replicaId=(\d+), leaderId=(\d+)")
+
+
 def _ids(values: frozenset[int] | set[int] | tuple[int, ...]) -> str:
     return ",".join(str(x) for x in sorted(values))
 
@@ -141,6 +145,7 @@ class PartitionJudge:
             return True
         self.time = e.time
         self._name(e)
+        self._settle(e)
         try:
             if handler(e) is not False:
                 self.observations += 1
@@ -171,8 +176,11 @@ class PartitionJudge:
         f = e.fields
         for key in ("replicas", "isr", "old", "new"):
             self.named.update(f.get(key, ()))
-        for b, _ in f.get("out_of_sync", ()):
+        for b, _ in (*f.get("out_of_sync", ()), *f.get("leos", ())):
             self.named.add(b)
+        fetcher = _FETCHER.search(e.text)
+        if fetcher:
+            self.named.update(int(x) for x in fetcher.groups())
         if f.get("leader", -1) >= 0:
             self.named.add(f["leader"])
 
@@ -228,16 +236,16 @@ class PartitionJudge:
                            f"{_ids(self.replicas)}")
 
     def check_from(self, e: Any, old: tuple[int, ...]) -> None:
-        """``isr-change-from``: the ISR a change starts from is the leader's current one."""
+        """``isr-change-from-current``: the ISR a change starts from is the leader's current one."""
         isr = self.current_isr()
         start = frozenset(old)
         if not isr.must <= start:
-            raise Rejected("isr-change-from",
+            raise Rejected("isr-change-from-current",
                            f"the change starts from ISR {_ids(start)}, but "
                            f"{_ids(isr.must - start)} is in the ISR since line {isr.line} and "
                            f"no logged change removed it")
         if isr.may is not None and not start <= isr.may:
-            raise Rejected("isr-change-from",
+            raise Rejected("isr-change-from-current",
                            f"the change starts from ISR {_ids(start)}, but "
                            f"{_ids(start - isr.may)} is not in the ISR since line {isr.line} "
                            f"({_ids(isr.may)}) and no logged change added it")
@@ -307,6 +315,19 @@ class PartitionJudge:
                            f"applied epoch {known.epoch} at line {known.epoch_line}")
         known.epoch, known.epoch_line, known.restarted = epoch, e.line, False
 
+    @staticmethod
+    def check_previous(b: int, epoch: int, prev: int | None, *, strictly: bool) -> None:
+        """A transition's epoch against the previous one it names: never lower
+        (``epoch-monotonic``), and higher for a leader (``new-epoch-higher``)."""
+        if prev is None:
+            return
+        if epoch < prev:
+            raise Rejected("epoch-monotonic",
+                           f"broker {b} goes from leader epoch {prev} down to {epoch}")
+        if strictly and epoch == prev:
+            raise Rejected("new-epoch-higher",
+                           f"broker {b} starts leader epoch {epoch} while it holds epoch {prev}")
+
     def election(self, e: Any, leader: int, epoch: int, start: int | None) -> None:
         """A leader of a new epoch: ``leader-from-isr`` and ``elected-has-committed``."""
         if self.latest_epoch is not None and epoch <= self.latest_epoch:
@@ -339,16 +360,14 @@ class PartitionJudge:
         [...]]. Previous leader epoch was P`` (``Partition.makeLeader``)."""
         f, b = e.fields, e.broker
         epoch, start, prev = f["epoch"], f["offset"], f.get("prev")
-        if prev is not None and epoch <= prev:
-            raise Rejected("new-epoch-higher",
-                           f"broker {b} starts leader epoch {epoch} after epoch {prev}")
+        if "prevleader" in f and prev is not None:
+            self.leader_of(e, prev, f["prevleader"], "'Previous leader'")
+        self.leader_of(e, epoch, b, "the line")
+        self.check_previous(b, epoch, prev, strictly=True)
         if "hw" in f and f["hw"] > start:
             raise Rejected("hw-le-leo", f"broker {b}'s high watermark {f['hw']} is above its "
                                         f"log end offset {start}")
         self.check_version(e, b)
-        if "prevleader" in f and prev is not None:
-            self.leader_of(e, prev, f["prevleader"], "'Previous leader'")
-        self.leader_of(e, epoch, b, "the line")
         self.election(e, b, epoch, start)
         self.new_epoch(e, b, epoch, prev)
         self.set_leo(e, b, start)
@@ -367,17 +386,15 @@ class PartitionJudge:
         [Current leader is L.] Previous leader epoch was P`` (``Partition.makeFollower``)."""
         f, b = e.fields, e.broker
         epoch, start, prev = f["epoch"], f["offset"], f.get("prev")
-        if prev is not None and epoch < prev:
-            raise Rejected("new-epoch-higher",
-                           f"broker {b} follows leader epoch {epoch} after epoch {prev}")
-        if "hw" in f and f["hw"] > start:
-            raise Rejected("hw-le-leo", f"broker {b}'s high watermark {f['hw']} is above its "
-                                        f"log end offset {start}")
-        self.check_version(e, b)
         if "prevleader" in f and prev is not None:
             self.leader_of(e, prev, f["prevleader"], "'Previous leader'")
         leader = f.get("leader", -1)
         self.leader_of(e, epoch, leader, "the line")
+        self.check_previous(b, epoch, prev, strictly=False)
+        if "hw" in f and f["hw"] > start:
+            raise Rejected("hw-le-leo", f"broker {b}'s high watermark {f['hw']} is above its "
+                                        f"log end offset {start}")
+        self.check_version(e, b)
         if leader >= 0 and leader != b:
             self.election(e, leader, epoch, None)
             if self.isr.epoch != epoch:
@@ -484,6 +501,26 @@ class PartitionJudge:
         epoch = self.isr.epoch if self.isr.leader == b else known.epoch
         self.set_isr(e, b, epoch, e.fields["isr"], e.fields["isr"], self.isr.removed)
 
+    def _settle(self, e: Any) -> None:
+        """A ZooKeeper ISR write (0.10-2.6) succeeds or fails at once: a pending change is
+        applied when its broker's next line is neither its refusal nor its error."""
+        if (e.broker not in self.pending or self.options.mode != "zookeeper"
+                or self.options.family == "2.7+"
+                or e.kind in ("zk_refused", "isr_write_failed", "isr_updated")):
+            return
+        _, new, _ = self.pending.pop(e.broker)
+        if self.isr.leader == e.broker:
+            self.isr = Isr(frozenset(new), frozenset(new), self.isr.time, e.broker,
+                           self.isr.epoch, self.isr.line, self.isr.removed)
+
+    def _isr_write_failed(self, e: Any) -> bool | None:
+        """An ERROR of the ISR's ZooKeeper write (``Partition.updateIsr`` threw): the
+        proposed change of that broker is not applied."""
+        if e.broker not in self.pending:
+            return False
+        self._zk_refused(e)
+        return None
+
     def _zk_refused(self, e: Any) -> None:
         """``Cached zkVersion [V] not equal to that in zookeeper, skip updating ISR``
         (``Partition.updateIsr``, 0.10-2.6): the proposed change is not applied."""
@@ -509,8 +546,14 @@ class PartitionJudge:
     # ------------------------------------------------------------------ offsets
     def _hw(self, e: Any) -> None:
         """``High watermark updated [from X] to H`` (leader, ``maybeIncrementLeaderHW``)."""
+        f = e.fields
         self.lead(e, e.broker)
-        self.set_hw(e, e.broker, e.fields["hw"], leader=True)
+        if "hwfrom" in f and f["hw"] < f["hwfrom"]:
+            raise Rejected("hw-monotonic", f"leader {e.broker}'s high watermark goes from "
+                                           f"{f['hwfrom']:,} down to {f['hw']:,}")
+        if "hwfrom" in f:
+            self.set_hw(e, e.broker, f["hwfrom"], leader=True)
+        self.set_hw(e, e.broker, f["hw"], leader=True)
 
     def _leos(self, e: Any) -> None:
         """Followers' log end offsets as the leader records them (TRACE/DEBUG lines of
@@ -535,10 +578,24 @@ class PartitionJudge:
             raise Rejected("leader-no-truncate",
                            f"broker {b} truncates its log to {k} while it leads (line "
                            f"{known.leads_line}; no logged transition since)")
+        self._below_own_hw(e, b, k)
         self._isr_member_truncation(e, b, k)
         fetcher = "ReplicaFetcher" in e.text and "below high watermark" not in e.text
         if known.leo is None or known.leo > k or not fetcher:
             self.set_leo(e, b, k, truncation=True)
+
+    def _below_own_hw(self, e: Any, b: int, k: int) -> None:
+        """``leader-no-truncate-below-hw``: no truncation below the HW the replica held
+        (unless an unclean election or a power loss could have lost committed records)."""
+        known = self.broker(b)
+        if (self.options.unclean_election or self.options.crashes == "unclean"
+                or known.hw is None or k >= known.hw):
+            return
+        role = "leading" if known.leads else "holding"
+        raise Rejected("leader-no-truncate-below-hw",
+                       f"broker {b} truncates its log to {k:,}, below the high watermark "
+                       f"{known.hw:,} it was {role} (line {known.hw_line}): the records below "
+                       f"it are committed")
 
     def _isr_member_truncation(self, e: Any, b: int, k: int) -> None:
         """``isr-member-no-truncate-below-hw`` (KIP-279 with KAFKA-7415, 2.1+)."""

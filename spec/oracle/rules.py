@@ -53,7 +53,8 @@ _ALL = (
     Rule("isr-subset-replicas", "Partition.maybeExpandIsr / PartitionChangeBuilder", "0.9-4.x",
          "the ISR holds only assigned replicas: the leader tracks the fetch state of its "
          "assignment only, and the controller validates AlterPartition against it"),
-    Rule("isr-change-from", "Partition.maybeShrinkIsr / Partition.maybeExpandIsr", "0.9-4.x",
+    Rule("isr-change-from-current", "Partition.maybeShrinkIsr / Partition.maybeExpandIsr",
+         "0.9-4.x",
          "an ISR change starts from the leader's current ISR (a refused or failed ZooKeeper "
          "write or AlterPartition leaves it unchanged)"),
     Rule("leader-from-isr", "PartitionLeaderElectionAlgorithms.offlinePartitionLeaderElection / "
@@ -69,6 +70,11 @@ _ALL = (
     Rule("leader-no-truncate", "Partition.makeLeader / AbstractFetcherThread", "0.9-4.x",
          "a leader's log is not truncated while it leads: only the follower's fetcher "
          "truncates, and becoming leader removes the partition from the fetcher"),
+    Rule("leader-no-truncate-below-hw", "AbstractFetcherThread.truncate / "
+         "Partition.maybeIncrementLeaderHW", "0.9-4.x",
+         "a replica never truncates below a high watermark it held: the records below it are "
+         "on every ISR member, so on every leader elected cleanly, and a replica truncates "
+         "only where its log differs from its leader's (or, before KIP-101, to its own HW)"),
     Rule("isr-member-no-truncate-below-hw", "AbstractFetcherThread.truncate (KIP-279 with "
          "KAFKA-7415)", "2.1-4.x",
          "a follower in the leader's ISR never truncates below the leader's high watermark: "

@@ -43,16 +43,31 @@ WORST = ("accepted", "not-covered", "breaks-invariant", "rejected")
 """Verdicts from best to worst (``--partition all`` exits with the worst)."""
 
 _EVIDENCE = re.compile(r"Shrinking ISR|Expanding ISR|ISR updated|starts at [Ll]eader [Ee]poch|"
-                       r"High watermark updated|Truncating")
+                       r"High watermark updated|Truncating|truncation is not allowed")
 """Phrases of the lines that carry evidence: such a line the oracle cannot read makes the
 rest of its partition's log not covered."""
+_ISR_WRITE_FAILED = re.compile(r"scheduled task 'isr-expiration'|Partition\.updateIsr|"
+                               r"conditionalUpdatePath")
+"""An ERROR of the ISR's ZooKeeper write (0.10-2.6): the proposed change was not applied."""
 _NAMED_TP = re.compile(r"\[Partition (\S+) broker=|[Pp]artition (\[[^\]]+\]|\S+?)[ ,.:]")
 
 _ZOOKEEPER = re.compile(r"zkVersion|zookeeper|ZooKeeper|\[KafkaServer id=|\[Kafka Server \d+\]|"
                         r"LeaderAndIsr request")
+_LOG_IDENT_1_0 = re.compile(r"\[Partition \S+ broker=\d+")
+"""``Partition``'s log prefix from 1.0 on (0.10-0.11: ``Partition [t,0] on broker 1:``)."""
+_FROM_2_7 = re.compile(r"UnifiedLog|org\.apache\.kafka\.|offset=\d+, segment|TruncationState|"
+                       r"Recorded replica|topic id|AlterIsr|AlterPartition|lastCaughtUpTimeMs|"
+                       r"partition epoch|(?<!zkVersion )updated to \d+\s*$|and version updated")
+"""Phrases only 2.7+ brokers write (where leader transitions moved to the state-change log)."""
 _KRAFT = re.compile(r"BrokerServer|KafkaRaftServer|QuorumController|PartitionChangeRecord|"
                     r"PartitionRegistration|BrokerLifecycleManager|MetadataLoader|"
                     r"raft\.|KRaft")
+
+
+def partition_named(text: str) -> str | None:
+    """The partition a line names (``[Partition t-0 broker=1]``, ``partition t-0``), if any."""
+    named = _NAMED_TP.search(text)
+    return _tp(next(g for g in named.groups() if g)) if named else None
 
 
 # ---------------------------------------------------------------------------- reading
@@ -121,6 +136,8 @@ class Survey:
     kraft: bool = False
     kinds: set[tuple[str, str]] = field(default_factory=set)
     partitions: dict[str, int] = field(default_factory=dict)
+    ident_1_0: bool = False
+    from_2_7: bool = False
     stamped: list[bool] = field(default_factory=list)
     entries: int = 0
 
@@ -142,6 +159,8 @@ class Survey:
             return "2.7+"
         if any(k == "leader_start" for k, _ in kinds):
             return "0.11+"
+        if self.ident_1_0 and not self.from_2_7 and not self.kraft:
+            return "0.11+"  # 1.0-2.6: 'starts at Leader Epoch' would be in this server log
         return "0.10"
 
     def add(self, entry: Entry) -> LogEvent | None:
@@ -164,11 +183,18 @@ class Survey:
             self.zookeeper = True
         if not self.kraft and _KRAFT.search(text):
             self.kraft = True
+        if not self.ident_1_0 and _LOG_IDENT_1_0.search(text):
+            self.ident_1_0 = True
+        if not self.from_2_7 and _FROM_2_7.search(text):
+            self.from_2_7 = True
         event = parse_line(entry.line, text, entry)
+        tp = event.partition if event is not None else None
         if event is not None:
             self.kinds.add((event.kind, event.era))
-            if event.partition is not None:
-                self.partitions[event.partition] = self.partitions.get(event.partition, 0) + 1
+        elif _EVIDENCE.search(text):
+            tp = partition_named(text)
+        if tp is not None:
+            self.partitions[tp] = self.partitions.get(tp, 0) + 1
         return event
 
 
@@ -343,6 +369,10 @@ class Oracle:
     def feed(self, entry: Entry) -> None:
         """One entry: its event goes to its partition's judge (a start-up to every one)."""
         event = parse_line(entry.line, entry.text, entry)
+        if event is None and entry.level in ("ERROR", "FATAL") and \
+                _ISR_WRITE_FAILED.search(entry.text):
+            event = LogEvent(entry.line, entry.text, "isr_write_failed", -1, None, {},
+                             entry.time, entry.source, entry.level)
         if event is None:
             if _EVIDENCE.search(entry.text):
                 self._unread(entry)
@@ -355,7 +385,7 @@ class Oracle:
                              event.partition, event.fields, event.time, event.source,
                              event.level, event.era)
         if event.partition is None:
-            if event.kind == "started":
+            if event.kind in ("started", "isr_write_failed"):
                 for each in self.judges.values():
                     each.feed(event)
             return
@@ -365,8 +395,7 @@ class Oracle:
 
     def _unread(self, entry: Entry) -> None:
         """An evidence line no format reads: its partition is not covered from there on."""
-        named = _NAMED_TP.search(entry.text)
-        tp = _tp(next(g for g in named.groups() if g)) if named else None
+        tp = partition_named(entry.text)
         if tp is None and len(self.judges) == 1:
             tp = next(iter(self.judges))
         found = self.judges.get(tp or "")
@@ -418,10 +447,21 @@ def judge_logs(files: Sequence[LogFile], options: OracleOptions | None = None) -
     found = survey(files)
     if found.entries == 0:
         raise TraceFormatError("line 1", "not a Kafka log: no line")
+    if not found.partitions and options.partition in (None, "all"):
+        return [nothing_read(found)]
     oracle = Oracle(found, choose_partitions(found.partitions, options.partition), options)
     for entry in merged(files, found.stamped):
         oracle.feed(entry)
     return oracle.verdicts()
+
+
+def nothing_read(found: Survey) -> Verdict:
+    """The verdict of logs with no line about a partition's replication: not covered."""
+    brokers = sorted({b for src in found.sources.values() for b in src.brokers})
+    how = f"the brokers the log names: {_join(brokers)}" if brokers else "the log names none"
+    return Verdict("-", "not-covered", 0, len(brokers), how, found.mode,
+                   reason=f"none of the {found.entries:,} log entries is about a partition's "
+                          f"replication in a form the oracle reads (0 observations)")
 
 
 def worst(verdicts: Sequence[Verdict]) -> Verdict:

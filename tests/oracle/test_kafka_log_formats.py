@@ -121,6 +121,13 @@ SAMPLES: list[tuple[str, str, str, int, str | None, dict[str, Any]]] = [
      "removingReplicas=[], addingReplicas=[], elr=[], lastKnownElr=[], leader=1, "
      "leaderRecoveryState=RECOVERED, leaderEpoch=0, partitionEpoch=0).", "registration", -1,
      "t-0", {"replicas": (1, 2, 3), "isr": (1, 2, 3), "leader": 1, "leaderEpoch": 0}),
+    ("3.2", "[Controller id=1 epoch=1] Sending become-leader LeaderAndIsr request "
+     "LeaderAndIsrPartitionState(topicName='t', partitionIndex=0, controllerEpoch=1, leader=1, "
+     "leaderEpoch=0, isr=[1], zkVersion=0, replicas=[1], addingReplicas=[], removingReplicas=[], "
+     "isNew=true) to broker 1 for partition t-0", "registration", -1, "t-0",
+     {"replicas": (1,), "isr": (1,), "leader": 1, "leaderEpoch": 0}),
+    ("1.0", "Truncating t-0 to 2391 has no effect as the largest offset in the log is 2390.",
+     "truncate_noop", -1, "t-0", {"offset": 2391, "last": 2390}),
     ("4.1", "[Partition t-0 broker=1] Skipping update high watermark since new hw (offset=88, "
      "segment=[16:76938]) is not larger than old value. All current LEOs are Set(replica 2: "
      "(offset=88, segment=[16:76938]), replica 1: (offset=89, segment=[16:78032]))", "leos", 1,
