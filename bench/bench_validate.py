@@ -48,7 +48,7 @@ from isrlab.checker.validate import (  # noqa: E402
     validate,
 )
 from isrlab.cli_support import resolve_model  # noqa: E402
-from isrlab.validate_cmd import check_against_model, read_observations  # noqa: E402
+from isrlab.services.traces import check_against_model, read_observations  # noqa: E402
 
 TLA_PARAMS = ["replicas=3", "log_size=4", "max_records=6", "max_leader_epoch=8",
               "invariants=WeakIsr,StrongIsr"]

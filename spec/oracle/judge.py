@@ -53,20 +53,20 @@ class Broker:
     """What is known of one broker's replica (``None``: nothing yet)."""
 
     epoch: int | None = None
-    epoch_line: int = 0
+    epoch_line: str = ""
     leads: bool = False
     leo: int | None = None
     leo_time: str = ""
-    leo_line: int = 0
+    leo_line: str = ""
     hw: int | None = None
     hw_epoch: int | None = None
-    hw_line: int = 0
+    hw_line: str = ""
     entries: list[tuple[int, int]] = field(default_factory=list)
     restarted: bool = False
     leads_time: str = ""
-    leads_line: int = 0
+    leads_line: str = ""
     version: int | None = None
-    version_line: int = 0
+    version_line: str = ""
 
 
 @dataclass(slots=True)
@@ -79,7 +79,7 @@ class Isr:
     time: str = ""
     leader: int | None = None
     epoch: int | None = None
-    line: int = 0
+    line: str = ""
     removed: frozenset[int] = frozenset()
 
 
@@ -118,14 +118,14 @@ class PartitionJudge:
         self.options = options
         self.covers = covers
         self.brokers: dict[int, Broker] = {}
-        self.leaders: dict[int, tuple[int, int]] = {}
+        self.leaders: dict[int, tuple[int, str]] = {}
         self.replicas: frozenset[int] | None = None
-        self.replicas_line = 0
+        self.replicas_line = ""
         self.named: set[int] = set()
         self.isr = Isr()
         self.latest_epoch: int | None = None
-        self.committed = (0, -1, 0)  # the highest HW seen: value, epoch, line
-        self.pending: dict[int, tuple[tuple[int, ...], tuple[int, ...], int]] = {}
+        self.committed = (0, -1, "")  # the highest HW seen: value, epoch, line
+        self.pending: dict[int, tuple[tuple[int, ...], tuple[int, ...], str]] = {}
         self.pending_cid: dict[tuple[int, int], int] = {}
         self.observations = 0
         self.rejection: Rejection | None = None
@@ -217,21 +217,21 @@ class PartitionJudge:
             outside = members - self.replicas
             raise Rejected("isr-subset-replicas",
                            f"ISR {_ids(members)} holds broker(s) {_ids(outside)}, not among "
-                           f"the replicas {_ids(self.replicas)} (line {self.replicas_line})")
+                           f"the replicas {_ids(self.replicas)} ({self.replicas_line})")
         self.isr = Isr(frozenset(must), None if may is None else frozenset(may), e.time,
-                       leader, epoch, e.line, removed)
+                       leader, epoch, _where(e), removed)
 
     def set_replicas(self, e: Any, replicas: tuple[int, ...]) -> None:
         """The assigned replicas a line names (the ISR known must lie within them)."""
         if not replicas:
             return
         self.replicas = frozenset(replicas)
-        self.replicas_line = e.line
+        self.replicas_line = _where(e)
         isr = self.isr
         members = isr.may if isr.may is not None else isr.must
         if not members <= self.replicas:
             raise Rejected("isr-subset-replicas",
-                           f"the ISR {_ids(members)} (line {isr.line}) holds broker(s) "
+                           f"the ISR {_ids(members)} ({isr.line}) holds broker(s) "
                            f"{_ids(members - self.replicas)}, not among the replicas "
                            f"{_ids(self.replicas)}")
 
@@ -242,12 +242,12 @@ class PartitionJudge:
         if not isr.must <= start:
             raise Rejected("isr-change-from-current",
                            f"the change starts from ISR {_ids(start)}, but "
-                           f"{_ids(isr.must - start)} is in the ISR since line {isr.line} and "
+                           f"{_ids(isr.must - start)} is in the ISR since {isr.line} and "
                            f"no logged change removed it")
         if isr.may is not None and not start <= isr.may:
             raise Rejected("isr-change-from-current",
                            f"the change starts from ISR {_ids(start)}, but "
-                           f"{_ids(start - isr.may)} is not in the ISR since line {isr.line} "
+                           f"{_ids(start - isr.may)} is not in the ISR since {isr.line} "
                            f"({_ids(isr.may)}) and no logged change added it")
 
     def leader_of(self, e: Any, epoch: int, leader: int, how: str) -> None:
@@ -257,10 +257,10 @@ class PartitionJudge:
         known = self.leaders.get(epoch)
         if known is not None and known[0] != leader:
             raise Rejected("one-leader-per-epoch",
-                           f"{how} names broker {leader} leader of epoch {epoch}, but line "
+                           f"{how} names broker {leader} leader of epoch {epoch}, but "
                            f"{known[1]} names broker {known[0]}")
         if known is None:
-            self.leaders[epoch] = (leader, e.line)
+            self.leaders[epoch] = (leader, _where(e))
 
     def set_leo(self, e: Any, b: int, leo: int, *, truncation: bool = False) -> None:
         """Broker ``b``'s LEO is ``leo`` (``log-shrinks-by-truncation`` unless the line is a
@@ -271,14 +271,14 @@ class PartitionJudge:
                 and self.covers(b, "server", "INFO", known.leo_time)):
             raise Rejected("log-shrinks-by-truncation",
                            f"broker {b}'s log end offset is {leo}, below {known.leo} "
-                           f"(line {known.leo_line}), and its log shows no truncation")
-        known.leo, known.leo_time, known.leo_line = leo, e.time, e.line
+                           f"({known.leo_line}), and its log shows no truncation")
+        known.leo, known.leo_time, known.leo_line = leo, e.time, _where(e)
 
     def raise_leo(self, e: Any, b: int, at_least: int) -> None:
         """Broker ``b``'s LEO is at least ``at_least`` (a fetch offset, an HW)."""
         known = self.broker(b)
         if known.leo is None or known.leo < at_least:
-            known.leo, known.leo_time, known.leo_line = at_least, e.time, e.line
+            known.leo, known.leo_time, known.leo_line = at_least, e.time, _where(e)
 
     def set_hw(self, e: Any, b: int, hw: int, *, leader: bool) -> None:
         """Broker ``b``'s HW is ``hw``: ``hw-monotonic`` for a leader in one epoch."""
@@ -288,9 +288,9 @@ class PartitionJudge:
             raise Rejected("hw-monotonic",
                            f"leader {b}'s high watermark is {hw}, below {known.hw} (line "
                            f"{known.hw_line}) in the same leader epoch {known.epoch}")
-        known.hw, known.hw_epoch, known.hw_line = hw, known.epoch, e.line
+        known.hw, known.hw_epoch, known.hw_line = hw, known.epoch, _where(e)
         if hw > self.committed[0]:
-            self.committed = (hw, known.epoch if known.epoch is not None else -1, e.line)
+            self.committed = (hw, known.epoch if known.epoch is not None else -1, _where(e))
         self.raise_leo(e, b, hw)
 
     def lead(self, e: Any, b: int, leads: bool = True) -> None:
@@ -298,7 +298,7 @@ class PartitionJudge:
         known = self.broker(b)
         known.leads = leads
         if leads:
-            known.leads_time, known.leads_line = e.time, e.line
+            known.leads_time, known.leads_line = e.time, _where(e)
 
     # ------------------------------------------------------------------ transitions
     def new_epoch(self, e: Any, b: int, epoch: int, prev: int | None) -> None:
@@ -307,13 +307,13 @@ class PartitionJudge:
         if known.epoch is not None and epoch < known.epoch:
             raise Rejected("epoch-monotonic",
                            f"broker {b} applies leader epoch {epoch} after epoch {known.epoch} "
-                           f"(line {known.epoch_line}): the controller never issues a lower one")
+                           f"({known.epoch_line}): the controller never issues a lower one")
         if prev is not None and prev >= 0 and known.epoch is not None and prev < known.epoch \
                 and not known.restarted:
             raise Rejected("epoch-monotonic",
                            f"broker {b} says its previous leader epoch was {prev}, but it "
                            f"applied epoch {known.epoch} at line {known.epoch_line}")
-        known.epoch, known.epoch_line, known.restarted = epoch, e.line, False
+        known.epoch, known.epoch_line, known.restarted = epoch, _where(e), False
 
     @staticmethod
     def check_previous(b: int, epoch: int, prev: int | None, *, strictly: bool) -> None:
@@ -341,9 +341,9 @@ class PartitionJudge:
             if not self.options.unclean_election:
                 raise Rejected("leader-from-isr",
                                f"broker {leader} leads epoch {epoch}, but the ISR is "
-                               f"{_ids(eligible or frozenset())} since line {isr.line} and no "
+                               f"{_ids(eligible or frozenset())} since {isr.line} and no "
                                f"logged change added it")
-            self.notes.append(f"line {e.line}: an unclean election (broker {leader} was not "
+            self.notes.append(f"line {_where(e)}: an unclean election (broker {leader} was not "
                               f"in the ISR): allowed by unclean.leader.election.enable=true; "
                               f"committed records may be lost")
         hw, hw_epoch, hw_line = self.committed
@@ -352,7 +352,7 @@ class PartitionJudge:
                 and not self.options.unclean_election):
             raise Rejected("elected-has-committed",
                            f"broker {leader} starts leader epoch {epoch} from offset {start}, "
-                           f"below the high watermark {hw} of epoch {hw_epoch} (line {hw_line})")
+                           f"below the high watermark {hw} of epoch {hw_epoch} ({hw_line})")
         self.latest_epoch = epoch
 
     def _leader_start(self, e: Any) -> None:
@@ -379,7 +379,7 @@ class PartitionJudge:
         if f.get("isr"):
             self.set_isr(e, b, epoch, f["isr"], f["isr"])
         else:
-            self.isr = Isr(frozenset({b}), None, e.time, b, epoch, e.line)
+            self.isr = Isr(frozenset({b}), None, e.time, b, epoch, _where(e))
 
     def _follower_start(self, e: Any) -> None:
         """``Follower ... starts at leader epoch E from offset O with high watermark H.
@@ -398,7 +398,7 @@ class PartitionJudge:
         if leader >= 0 and leader != b:
             self.election(e, leader, epoch, None)
             if self.isr.epoch != epoch:
-                self.isr = Isr(frozenset({leader}), None, e.time, leader, epoch, e.line)
+                self.isr = Isr(frozenset({leader}), None, e.time, leader, epoch, _where(e))
         self.new_epoch(e, b, epoch, prev)
         self.set_leo(e, b, start)
         self.lead(e, b, False)
@@ -483,14 +483,14 @@ class PartitionJudge:
             outside = frozenset(new) - self.replicas
             raise Rejected("isr-subset-replicas",
                            f"leader {b} adds broker(s) {_ids(outside)} to the ISR, not among "
-                           f"the replicas {_ids(self.replicas)} (line {self.replicas_line})")
+                           f"the replicas {_ids(self.replicas)} ({self.replicas_line})")
         known = self.broker(b)
         self.lead(e, b)
         epoch = self.isr.epoch if self.isr.leader == b else known.epoch
         removed = self.isr.removed | (frozenset(old) - frozenset(new))
         self.set_isr(e, b, epoch, frozenset(old) & frozenset(new),
                      frozenset(old) | frozenset(new), removed)
-        self.pending[b] = (old, new, e.line)
+        self.pending[b] = (old, new, _where(e))
 
     def _isr_updated(self, e: Any) -> None:
         """``ISR updated to I and zkVersion/version updated to V``: the change is applied."""
@@ -540,8 +540,8 @@ class PartitionJudge:
         if known.version is not None and version < known.version and not known.restarted:
             raise Rejected("partition-epoch-monotonic",
                            f"broker {b} logs partition epoch (ZooKeeper version) {version} "
-                           f"after {known.version} (line {known.version_line})")
-        known.version, known.version_line = version, e.line
+                           f"after {known.version} ({known.version_line})")
+        known.version, known.version_line = version, _where(e)
 
     # ------------------------------------------------------------------ offsets
     def _hw(self, e: Any) -> None:
@@ -594,7 +594,7 @@ class PartitionJudge:
         role = "leading" if known.leads else "holding"
         raise Rejected("leader-no-truncate-below-hw",
                        f"broker {b} truncates its log to {k:,}, below the high watermark "
-                       f"{known.hw:,} it was {role} (line {known.hw_line}): the records below "
+                       f"{known.hw:,} it was {role} ({known.hw_line}): the records below "
                        f"it are committed")
 
     def _isr_member_truncation(self, e: Any, b: int, k: int) -> None:
@@ -613,7 +613,7 @@ class PartitionJudge:
             raise Rejected("isr-member-no-truncate-below-hw",
                            f"broker {b}, in leader {leader}'s ISR {_ids(isr.must)} since line "
                            f"{isr.line}, truncates to {k}, below the leader's high watermark "
-                           f"{lead.hw} (line {lead.hw_line})")
+                           f"{lead.hw} ({lead.hw_line})")
 
     def _truncate_noop(self, e: Any) -> None:
         """``Truncating to N has no effect as the largest offset in the log is M``: the

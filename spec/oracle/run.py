@@ -228,6 +228,11 @@ class Verdict:
     notes: list[str] = field(default_factory=list)
 
     @property
+    def accepted(self) -> bool:
+        """Whether every rule holds (the verdict is ``accepted``)."""
+        return self.verdict == "accepted"
+
+    @property
     def exit_code(self) -> int:
         """The exit status of this verdict (``EXIT``)."""
         return EXIT[self.verdict]
@@ -350,10 +355,16 @@ class Oracle:
             mode=survey.mode, family=survey.family)
         self.ids = _parse_brokers(options.brokers) if options.brokers else None
         self.count = params.get("brokers")
-        self.judges = {tp: PartitionJudge(tp, self.options, self.covers) for tp in partitions}
+        self.judges: dict[str, PartitionJudge] = {}
+        for tp in partitions:
+            self.add_judge(tp)
+
+    def add_judge(self, tp: str) -> PartitionJudge:
+        """A judge for partition ``tp`` (its replicas those of ``--brokers`` when given)."""
+        judge = self.judges[tp] = PartitionJudge(tp, self.options, self.covers)
         if self.ids is not None:
-            for judge in self.judges.values():
-                judge.replicas = frozenset(self.ids)
+            judge.replicas = frozenset(self.ids)
+        return judge
 
     def covers(self, broker: int, category: str, level: str, since: str) -> bool:
         """Whether a source holding ``broker``'s lines of ``category`` at ``level`` (or more
