@@ -236,6 +236,11 @@ FORMATS: tuple[Format, ...] = (
        r"Truncating (?P<tp2>\S+)) to (?:offset )?(?P<offset>\d+) has no effect as the largest "
        r"offset in the log is (?P<last>-?\d+)", "0.11-4.x (Log/UnifiedLog.truncateTo)", "INFO",
        "kafka.log.Log / kafka.log.UnifiedLog"),
+    _f("registration", r"(?:\[Broker id=(?P<broker>\d+)\] )?Skipped the become-(?:leader|follower) "
+       r"state change for (?P<tp>\S+?)"
+       r"(?: with topic id \S+)? and partition state (?P<state>\w*PartitionState\(.*?\))",
+       "3.x-4.x (Partition.makeLeader / makeFollower, same leader epoch)", "INFO",
+       "state.change.logger"),
     _f("registration", r"Sending become-(?:leader|follower) LeaderAndIsr request (?P<state>\w*"
        r"PartitionState\(.*?\)) to broker \d+(?: for partition (?P<tp>\S+))?",
        "2.4-3.x ZooKeeper (ControllerChannelManager)", "TRACE", "state.change.logger"),

@@ -150,6 +150,7 @@ class PartitionJudge:
             if handler(e) is not False:
                 self.observations += 1
         except Rejected as broken:
+            self.observations += 1
             self.rejection = Rejection(e.line, _where(e), e.text.strip(), broken.rule,
                                        broken.detail)
             return False

@@ -126,6 +126,12 @@ SAMPLES: list[tuple[str, str, str, int, str | None, dict[str, Any]]] = [
      "leaderEpoch=0, isr=[1], zkVersion=0, replicas=[1], addingReplicas=[], removingReplicas=[], "
      "isNew=true) to broker 1 for partition t-0", "registration", -1, "t-0",
      {"replicas": (1,), "isr": (1,), "leader": 1, "leaderEpoch": 0}),
+    ("3.9", "[Broker id=1] Skipped the become-follower state change for t-0 with topic id "
+     f"{TID} and partition state LeaderAndIsrPartitionState(topicName='t', partitionIndex=0, "
+     "controllerEpoch=-1, leader=3, leaderEpoch=134, isr=[3, 2], partitionEpoch=259, "
+     "replicas=[1, 2, 3], addingReplicas=[], removingReplicas=[], isNew=false, "
+     "leaderRecoveryState=0) since it is already a follower with leader epoch 134.",
+     "registration", 1, "t-0", {"replicas": (1, 2, 3), "isr": (3, 2), "leader": 3}),
     ("1.0", "Truncating t-0 to 2391 has no effect as the largest offset in the log is 2390.",
      "truncate_noop", -1, "t-0", {"offset": 2391, "last": 2390}),
     ("4.1", "[Partition t-0 broker=1] Skipping update high watermark since new hw (offset=88, "
