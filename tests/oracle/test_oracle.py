@@ -205,7 +205,7 @@ def test_the_fatal_truncation_exit_breaks_no_fatal_exit(tmp_path: Path) -> None:
 
 def test_truncation_lines_are_read(tmp_path: Path) -> None:
     fetcher = "INFO [ReplicaFetcher replicaId=2, leaderId=1, fetcherId=0]"
-    lines = [f"INFO [Broker id=2] Follower t-0 starts at leader epoch 3 from offset 10 with "
+    lines = ["INFO [Broker id=2] Follower t-0 starts at leader epoch 3 from offset 10 with "
              "high watermark 8. Previous leader epoch was 2. (state.change.logger)",
              f"{fetcher} Truncating partition t-0 to local high watermark 8",
              f"{fetcher} Truncating partition t-0 with TruncationState(offset=9, completed=true) "
@@ -304,3 +304,55 @@ def test_each_real_log_gets_the_verdict_its_source_argues(case: Path) -> None:
             assert report["rejected"]["where"].endswith(f"{expected['file']}:{expected['line']}")
     if want != "not-covered":
         assert report["observations"] > 0
+
+
+def test_follow_reads_a_growing_log_and_exits_at_the_first_rejection(tmp_path: Path) -> None:
+    """``--follow``: lines appended while it runs are judged; each verdict change is
+    printed; the first rejection ends it (exit 1)."""
+    from isrlab.services import traces
+
+    path = tmp_path / "server.log"
+    path.write_text("[2024-05-01 10:00:00,000] INFO [Partition t-0 broker=1] Expanding ISR "
+                    "from 1 to 1,2 (kafka.cluster.Partition)\n")
+    appended = [
+        # a line in two writes: the oracle waits for its end
+        "[2024-05-01 10:00:01,000] INFO [Partition t-0 broker=1] Shrinking ISR from 1,2 to 1. "
+        "Leader: (highWatermark: 9, endOffset: 9). ",
+        "Out of sync replicas: (brokerId: 2, endOffset: 9). (kafka.cluster.Partition)\n",
+        "[2024-05-01 10:00:02,000] INFO [Partition t-0 broker=1] Expanding ISR from 1 to 1,2 "
+        "(kafka.cluster.Partition)\n",
+        "[2024-05-01 10:00:03,000] INFO [Partition t-0 broker=1] Shrinking ISR from 1,2 to 1. "
+        "Leader: (highWatermark: 12, endOffset: 12). Out of sync replicas: (brokerId: 2, "
+        "endOffset: 10). (kafka.cluster.Partition)\n",
+        "[2024-05-01 10:00:04,000] INFO [Partition t-0 broker=1] Expanding ISR from 1 to 1,2 "
+        "(kafka.cluster.Partition)\n",
+        "[2024-05-01 10:00:05,000] INFO [Partition t-0 broker=1] Shrinking ISR from 1,2 to 1 "
+        "(kafka.cluster.Partition)\n",
+    ]
+    seen: list[tuple[str, int]] = []
+    polls = 0
+
+    def sleep(_: float) -> None:  # the cluster writes one chunk between two polls
+        nonlocal polls
+        polls += 1
+        if appended:
+            with path.open("a") as handle:
+                handle.write(appended.pop(0))
+
+    verdicts = traces.follow_kafka_logs(
+        [path], lambda v: seen.append((v.verdict, v.observations)), poll=0.0, sleep=sleep,
+        idle=5.0)
+    assert seen == [("accepted", 1), ("rejected", 4)]
+    assert verdicts[0].rejection is not None and verdicts[0].rejection.line == 4
+    # an entry is judged once the next one starts (a stack trace may continue it): the
+    # rejection at line 4 is seen when line 5 is written, and nothing after is read
+    assert len(appended) == 1 and "10:00:05" in appended[0]
+
+
+def test_follow_on_the_command_line(tmp_path: Path) -> None:
+    """The command prints each verdict change and exits with the last verdict when the log
+    stops growing (``--idle-exit``)."""
+    path = log(tmp_path, f"{P} Expanding ISR from 1 to 1,2")
+    code, text = run("--follow", "--idle-exit", "0.5", path)
+    assert code == 0, text
+    assert text.count("ACCEPTED") == 1
