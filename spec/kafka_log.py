@@ -143,6 +143,8 @@ class Format:
     versions: str
     level: str
     logger: str
+    needles: tuple[str, ...] = ()
+    """Words one of which every line of the format holds (tested before the pattern)."""
 
 
 def _f(kind: str, pattern: str, versions: str, level: str, logger: str) -> Format:
@@ -260,6 +262,22 @@ FORMATS: tuple[Format, ...] = (
 )
 """Every line format read (docs/oracle.md has the table)."""
 
+_NEEDLES: tuple[tuple[str, ...], ...] = (
+    ("Shrinking ISR",), ("Expanding ISR",), ("Shrinking ISR",), ("Expanding ISR",),
+    ("ISR updated",), ("starts at Leader Epoch",), ("starts at leader epoch",),
+    ("starts at leader epoch",), ("LeaderAndIsr request",), ("LeaderAndIsr request",),
+    ("LeaderAndIsr request",), ("High watermark",), ("Log loaded",), ("No checkpointed",),
+    ("Truncating log",), ("Truncating to offset",), ("below high watermark",),
+    ("Cached zkVersion",), ("truncation is not allowed",), ("Truncating partition",),
+    ("has no effect",), ("Skipped the become",), ("Sending become",),
+    ("Registration(", "ChangeRecord(", "PartitionRecord("),
+    ("Skipping update high watermark", "acks for offset", "Recorded replica"),
+    ("started", "STARTED"),
+)
+"""``Format.needles`` of each format of ``FORMATS``, in order."""
+FORMATS = tuple(Format(f.kind, f.pattern, f.versions, f.level, f.logger, needles)
+                for f, needles in zip(FORMATS, _NEEDLES, strict=True))
+
 
 @dataclass(frozen=True, slots=True)
 class LogEvent:
@@ -314,7 +332,8 @@ def _partition_state(text: str) -> tuple[dict[str, Any], str | None]:
 
 
 def _group(m: re.Match[str], name: str) -> str | None:
-    return m.groupdict().get(name)
+    """Group ``name`` of a match (``None``: not matched, or no such group)."""
+    return m.group(name) if name in m.re.groupindex else None
 
 
 _KEYWORDS = re.compile(r"ISR|[Ll]eader [Ee]poch|LeaderAndIsr|High watermark|Log loaded|Truncat|"
@@ -329,6 +348,8 @@ def parse_line(number: int, line: str, entry: Entry | None = None) -> LogEvent |
     if not _KEYWORDS.search(line):
         return None
     for fmt in FORMATS:
+        if fmt.needles and not any(needle in line for needle in fmt.needles):
+            continue
         m = fmt.pattern.search(line)
         if m is None:
             continue
