@@ -356,3 +356,34 @@ def test_follow_on_the_command_line(tmp_path: Path) -> None:
     code, text = run("--follow", "--idle-exit", "0.5", path)
     assert code == 0, text
     assert text.count("ACCEPTED") == 1
+
+
+WRITTEN = Path(__file__).parent.parent / "fixtures" / "oracle"
+
+
+@pytest.mark.parametrize(("name", "code", "rule"), [
+    ("broker-orders-0.log", 0, None), ("kafka-2.0", 0, None), ("kafka-2.4", 0, None),
+    ("kafka-2.7", 0, None), ("kafka-3.4-zk-compose", 0, None), ("kafka-4.0-kraft", 0, None),
+    ("scenarios/acks1-loss", 0, None), ("unclean-election", 1, "leader-from-isr"),
+    ("scenarios/kip101", 1, "isr-member-no-truncate-below-hw"),
+])
+def test_the_written_corpus_as_docs_oracle_md_says(name: str, code: int,
+                                                   rule: str | None) -> None:
+    path = WRITTEN / name
+    logs = [path] if path.is_file() else sorted(path.rglob("*.log"))
+    outcome = CliRunner().invoke(cli, ["validate", "--json", "--partition", "all",
+                                       *map(str, logs)])
+    assert outcome.exit_code == code, outcome.output
+    report = json.loads(outcome.output)
+    rows = report.get("partitions", [report])
+    assert all(row["observations"] > 0 for row in rows)
+    if rule is not None:
+        assert rule_of(report) == rule
+
+
+def test_docs_oracle_md_lists_every_rule_with_its_method() -> None:
+    from isrlab.spec.oracle.rules import RULES
+
+    text = (Path(__file__).parents[2] / "docs" / "oracle.md").read_text(encoding="utf-8")
+    for rule in RULES.values():
+        assert f"| `{rule.id}` | `{rule.method}` | {rule.versions} | {rule.statement} |" in text
