@@ -246,6 +246,15 @@ FORMATS: tuple[Format, ...] = (
     _f("registration", r"Sending become-(?:leader|follower) LeaderAndIsr request (?P<state>\w*"
        r"PartitionState\(.*?\)) to broker \d+(?: for partition (?P<tp>\S+))?",
        "2.4-3.x ZooKeeper (ControllerChannelManager)", "TRACE", "state.change.logger"),
+    _f("registration", r"Changed partition (?P<tp>\S+) from \w+ to \w+ with state "
+       r"(?P<state>LeaderAndIsr\((?:[^()]|\([^()]*\))*\))",
+       "1.1-3.x ZooKeeper (PartitionStateMachine)", "INFO", "state.change.logger"),
+    _f("registration", r"Partition (?P<tp>\S+) state changed to \(Leader:(?P<leader>-?\d+),ISR:"
+       r"(?P<isr>[\d,]*),LeaderEpoch:(?P<epoch>\d+)", "1.1-3.x ZooKeeper (ReplicaStateMachine)",
+       "INFO", "state.change.logger"),
+    _f("registration", r"Changed partition (?P<tp>\S+) state from NonExistentPartition to "
+       r"NewPartition with assigned replicas (?P<replicas>\d+(?:,\d+)*)",
+       "1.1-3.x ZooKeeper (PartitionStateMachine)", "INFO", "state.change.logger"),
     _f("registration", r"(?:PartitionRegistration|PartitionChangeRecord|PartitionRecord)\("
        r"(?P<state>[^()]*(?:\([^()]*\)[^()]*)*)\)", "KRaft 3.x-4.x (controller)", "DEBUG",
        "kafka.controller"),
@@ -270,6 +279,7 @@ _NEEDLES: tuple[tuple[str, ...], ...] = (
     ("Truncating log",), ("Truncating to offset",), ("below high watermark",),
     ("Cached zkVersion",), ("truncation is not allowed",), ("Truncating partition",),
     ("has no effect",), ("Skipped the become",), ("Sending become",),
+    ("with state LeaderAndIsr(",), ("state changed to (Leader:",), ("with assigned replicas",),
     ("Registration(", "ChangeRecord(", "PartitionRecord("),
     ("Skipping update high watermark", "acks for offset", "Recorded replica"),
     ("started", "STARTED"),
@@ -317,6 +327,8 @@ _FIELD = re.compile(r"(\w+)=(\[[^\]]*\]|'[^']*'|[^,)\s]+)")
 def _partition_state(text: str) -> tuple[dict[str, Any], str | None]:
     """The leader, leader epoch, ISR, replicas, version of a ``PartitionState(...)`` text,
     and the partition it names (newer formats carry topicName/partitionIndex)."""
+    text = re.sub(r"List\(([^)]*)\)", r"[\1]", text)  # the controller's Scala lists
+    text = re.sub(r"\b(isr|replicas)=(\d+(?:,\d+)*)", r"\1=[\2]", text)  # 0.11: no brackets
     values = dict(_FIELD.findall(text))
     fields: dict[str, Any] = {}
     for key in ("leader", "leaderEpoch", "controllerEpoch", "zkVersion", "partitionEpoch"):
@@ -338,8 +350,7 @@ def _group(m: re.Match[str], name: str) -> str | None:
 
 _KEYWORDS = re.compile(r"ISR|[Ll]eader [Ee]poch|LeaderAndIsr|High watermark|Log loaded|Truncat|"
                        r"started|STARTED|highwatermark|truncation|LEO|acks for|"
-                       r"Partition(?:Registration|ChangeRecord|"
-                       r"Record)\(")
+                       r"assigned replicas|Partition(?:Registration|ChangeRecord|Record)\(")
 """A word every line of ``FORMATS`` has: other lines are skipped without trying each one."""
 
 
@@ -359,7 +370,7 @@ def parse_line(number: int, line: str, entry: Entry | None = None) -> LogEvent |
         if tp is None and _group(m, "topic"):
             tp = f"{m['topic']}-{m['part']}"
         fields = _fields(fmt.kind, m)
-        if fmt.kind in ("leader_and_isr", "registration"):
+        if fmt.kind in ("leader_and_isr", "registration") and _group(m, "state"):
             state, named = _partition_state(m["state"])
             fields.update(state)
             tp = named or tp
@@ -381,7 +392,7 @@ def _fields(kind: str, m: re.Match[str]) -> dict[str, Any]:
         value = _group(m, key)
         if value is not None:
             out[key] = int(value)
-    for key in ("old", "new", "isr"):
+    for key in ("old", "new", "isr", "replicas"):
         if _group(m, key) is not None:
             out[key] = _ids(m[key])
     for key, alias in (("offset", "offset2"), ("prevleader", "prevleader2"), ("leader", "leader2"),

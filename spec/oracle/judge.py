@@ -436,7 +436,7 @@ class PartitionJudge:
         """A KRaft controller's partition record: replicas, ISR, leader, epoch."""
         f = e.fields
         self.set_replicas(e, f.get("replicas", ()))
-        epoch, leader = f.get("leaderEpoch", -1), f.get("leader", -1)
+        epoch, leader = f.get("leaderEpoch", f.get("epoch", -1)), f.get("leader", -1)
         self.leader_of(e, epoch, leader, "the partition record")
         if leader >= 0 and epoch >= 0:
             self.election(e, leader, epoch, None)
@@ -582,8 +582,8 @@ class PartitionJudge:
         self._below_own_hw(e, b, k)
         self._isr_member_truncation(e, b, k)
         fetcher = "ReplicaFetcher" in e.text and "below high watermark" not in e.text
-        if known.leo is None or known.leo > k or not fetcher:
-            self.set_leo(e, b, k, truncation=True)
+        if not fetcher or (known.leo is not None and known.leo > k):
+            self.set_leo(e, b, k, truncation=True)  # the fetcher's target: the LEO is at most k
 
     def _below_own_hw(self, e: Any, b: int, k: int) -> None:
         """``leader-no-truncate-below-hw``: no truncation below the HW the replica held

@@ -132,6 +132,20 @@ SAMPLES: list[tuple[str, str, str, int, str | None, dict[str, Any]]] = [
      "replicas=[1, 2, 3], addingReplicas=[], removingReplicas=[], isNew=false, "
      "leaderRecoveryState=0) since it is already a follower with leader epoch 134.",
      "registration", 1, "t-0", {"replicas": (1, 2, 3), "isr": (3, 2), "leader": 3}),
+    ("2.8", "[Controller id=1 epoch=4] Changed partition t-0 from NewPartition to OnlinePartition "
+     "with state LeaderAndIsr(leader=1, leaderEpoch=0, isr=List(1, 0, 2), zkVersion=0)",
+     "registration", -1, "t-0", {"leader": 1, "leaderEpoch": 0, "isr": (1, 0, 2)}),
+    ("2.4", "[Controller id=1 epoch=9] Partition t-0 state changed to (Leader:-1,ISR:3,"
+     "LeaderEpoch:1,ControllerEpoch:9) after removing replica 3 from the ISR as part of "
+     "transition to OfflineReplica", "registration", -1, "t-0",
+     {"leader": -1, "isr": (3,), "epoch": 1}),
+    ("2.8", "[Controller id=1 epoch=4] Changed partition t-0 state from NonExistentPartition to "
+     "NewPartition with assigned replicas 1,0,2", "registration", -1, "t-0",
+     {"replicas": (1, 0, 2)}),
+    ("0.11", "Broker 2 received LeaderAndIsr request PartitionState(controllerEpoch=1, leader=2, "
+     "leaderEpoch=0, isr=2,1, zkVersion=0, replicas=2,1) correlation id 7 from controller 1 "
+     "epoch 1 for partition [t,8]", "leader_and_isr", 2, "t-8",
+     {"isr": (2, 1), "replicas": (2, 1)}),
     ("1.0", "Truncating t-0 to 2391 has no effect as the largest offset in the log is 2390.",
      "truncate_noop", -1, "t-0", {"offset": 2391, "last": 2390}),
     ("4.1", "[Partition t-0 broker=1] Skipping update high watermark since new hw (offset=88, "

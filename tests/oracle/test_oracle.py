@@ -387,3 +387,13 @@ def test_docs_oracle_md_lists_every_rule_with_its_method() -> None:
     text = (Path(__file__).parents[2] / "docs" / "oracle.md").read_text(encoding="utf-8")
     for rule in RULES.values():
         assert f"| `{rule.id}` | `{rule.method}` | {rule.versions} | {rule.statement} |" in text
+
+
+def test_lines_pasted_without_timestamps_are_judged_in_file_order(tmp_path: Path) -> None:
+    path = tmp_path / "pasted.txt"
+    path.write_text(
+        "INFO [Partition t-0 broker=1] Expanding ISR from 1 to 1,2 (kafka.cluster.Partition)\n"
+        "INFO [Partition t-0 broker=1] Shrinking ISR from 1,3 to 1 (kafka.cluster.Partition)\n")
+    code, report = verdict(path)
+    assert (code, rule_of(report)) == (1, "isr-change-from-current")
+    assert report["rejected"]["line"] == 2  # type: ignore[index]  # JSON object
