@@ -260,6 +260,8 @@ def _read_new(tail: _Tail, flush: bool) -> None:
 
     try:
         with tail.path.open("rb") as handle:
+            if handle.seek(0, 2) < tail.offset:  # rotated or truncated: read it anew
+                tail.offset, tail.partial = 0, ""
             handle.seek(tail.offset)
             data = handle.read()
     except OSError as error:
