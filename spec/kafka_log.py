@@ -264,6 +264,9 @@ FORMATS: tuple[Format, ...] = (
        r"offset \(LEO\) position (?P<replicaleo>\d+))(?P<leotext>.*)",
        "TRACE/DEBUG 2.4-4.x (maybeIncrementLeaderHW, checkEnoughReplicasReachOffset, "
        "updateFollowerFetchState)", "TRACE", "kafka.cluster.Partition"),
+    _f("log_deleted", r"Deleted log for partition (?P<tp>\S+?)\.? in |Log for partition "
+       r"(?P<tp2>\S+) is renamed to \S+ and is scheduled for deletion",
+       "1.0-4.x (LogManager)", "INFO", "kafka.log.LogManager"),
     _f("started", r"(?:\[KafkaServer id=(?P<broker>\d+)\] started|\[Kafka Server "
        r"(?P<broker2>\d+)\], started|\[BrokerServer id=(?P<broker3>\d+)\] Transition from "
        r"STARTING to STARTED)", "0.10-0.11, 1.0-3.x, KRaft 3.x-4.x", "INFO",
@@ -282,6 +285,7 @@ _NEEDLES: tuple[tuple[str, ...], ...] = (
     ("with state LeaderAndIsr(",), ("state changed to (Leader:",), ("with assigned replicas",),
     ("Registration(", "ChangeRecord(", "PartitionRecord("),
     ("Skipping update high watermark", "acks for offset", "Recorded replica"),
+    ("Deleted log for partition", "scheduled for deletion"),
     ("started", "STARTED"),
 )
 """``Format.needles`` of each format of ``FORMATS``, in order."""
@@ -350,7 +354,8 @@ def _group(m: re.Match[str], name: str) -> str | None:
 
 _KEYWORDS = re.compile(r"ISR|[Ll]eader [Ee]poch|LeaderAndIsr|High watermark|Log loaded|Truncat|"
                        r"started|STARTED|highwatermark|truncation|LEO|acks for|"
-                       r"assigned replicas|Partition(?:Registration|ChangeRecord|Record)\(")
+                       r"assigned replicas|Partition(?:Registration|ChangeRecord|Record)\(|"
+                       r"Deleted log|scheduled for deletion")
 """A word every line of ``FORMATS`` has: other lines are skipped without trying each one."""
 
 

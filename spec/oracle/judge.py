@@ -61,6 +61,7 @@ class Broker:
     hw: int | None = None
     hw_epoch: int | None = None
     hw_line: str = ""
+    hw_time: str = ""
     entries: list[tuple[int, int]] = field(default_factory=list)
     restarted: bool = False
     leads_time: str = ""
@@ -284,12 +285,14 @@ class PartitionJudge:
     def set_hw(self, e: Any, b: int, hw: int, *, leader: bool) -> None:
         """Broker ``b``'s HW is ``hw``: ``hw-monotonic`` for a leader in one epoch."""
         known = self.broker(b)
-        if (leader and known.hw is not None and known.hw_epoch == known.epoch
-                and known.leads and hw < known.hw):
+        same_leadership = known.leads and known.hw_epoch == known.epoch and (
+            known.epoch is not None or self._transitions_logged(b, known.hw_time))
+        if leader and known.hw is not None and same_leadership and hw < known.hw:
             raise Rejected("hw-monotonic",
-                           f"leader {b}'s high watermark is {hw}, below {known.hw} (line "
-                           f"{known.hw_line}) in the same leader epoch {known.epoch}")
+                           f"leader {b}'s high watermark is {hw:,}, below {known.hw:,} "
+                           f"({known.hw_line}) while it leads the same leader epoch")
         known.hw, known.hw_epoch, known.hw_line = hw, known.epoch, _where(e)
+        known.hw_time = e.time
         if hw > self.committed[0]:
             self.committed = (hw, known.epoch if known.epoch is not None else -1, _where(e))
         self.raise_leo(e, b, hw)
@@ -577,7 +580,7 @@ class PartitionJudge:
         known = self.broker(b)
         if known.leads and self._transitions_logged(b, known.leads_time):
             raise Rejected("leader-no-truncate",
-                           f"broker {b} truncates its log to {k} while it leads (line "
+                           f"broker {b} truncates its log to {k} while it leads ("
                            f"{known.leads_line}; no logged transition since)")
         self._below_own_hw(e, b, k)
         self._isr_member_truncation(e, b, k)
@@ -635,6 +638,17 @@ class PartitionJudge:
             self.fatal = Rejection(e.line, _where(e), e.text.strip(), RULES["fatal-truncation"],
                                    f"broker {b} (LEO {f['leo']:,}) exits: its leader "
                                    f"{f['leader']}'s LEO is {f['leaderleo']:,}")
+
+    def _log_deleted(self, e: Any) -> None:
+        """The partition's log deleted (the topic deleted, or the replica moved away): what
+        was known of the partition no longer holds (a topic of the same name may be
+        created again, from leader epoch 0)."""
+        self.brokers.clear()
+        self.leaders.clear()
+        self.replicas, self.isr, self.latest_epoch = None, Isr(), None
+        self.committed = (0, -1, "")
+        self.pending.clear()
+        self.pending_cid.clear()
 
     def _started(self, e: Any) -> None:
         """A broker start-up: its in-memory leader epoch is gone (the log is kept)."""

@@ -388,7 +388,7 @@ class Oracle:
             if _EVIDENCE.search(entry.text):
                 self._unread(entry)
             return
-        if event.broker < 0 and event.kind not in ("registration", "ignoring"):
+        if event.broker < 0 and event.kind not in ("registration", "ignoring", "log_deleted"):
             owners = self.survey.sources.get(entry.source)
             if owners is None or len(owners.brokers) != 1:
                 return  # a line naming no broker in a file of several: cannot tell whose

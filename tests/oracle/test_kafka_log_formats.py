@@ -146,6 +146,8 @@ SAMPLES: list[tuple[str, str, str, int, str | None, dict[str, Any]]] = [
      "leaderEpoch=0, isr=2,1, zkVersion=0, replicas=2,1) correlation id 7 from controller 1 "
      "epoch 1 for partition [t,8]", "leader_and_isr", 2, "t-8",
      {"isr": (2, 1), "replicas": (2, 1)}),
+    ("2.4", "Deleted log for partition t-0 in /var/kafka/t-0.8f3a-delete.", "log_deleted", -1,
+     "t-0", {}),
     ("1.0", "Truncating t-0 to 2391 has no effect as the largest offset in the log is 2390.",
      "truncate_noop", -1, "t-0", {"offset": 2391, "last": 2390}),
     ("4.1", "[Partition t-0 broker=1] Skipping update high watermark since new hw (offset=88, "

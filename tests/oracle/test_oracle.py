@@ -397,3 +397,19 @@ def test_lines_pasted_without_timestamps_are_judged_in_file_order(tmp_path: Path
     code, report = verdict(path)
     assert (code, rule_of(report)) == (1, "isr-change-from-current")
     assert report["rejected"]["line"] == 2  # type: ignore[index]  # JSON object
+
+
+def test_a_topic_deleted_and_created_again_starts_afresh(tmp_path: Path) -> None:
+    leader = (f"INFO [Broker id=1] Leader t-0 {TID} starts at leader epoch {{epoch}} from offset "
+              "{offset} with partition epoch {epoch}, high watermark {offset}, ISR [1,2], adding "
+              "replicas [] and removing replicas [] . Previous leader None and previous leader "
+              "epoch was -1. (state.change.logger)")
+    lines = [leader.format(epoch=3, offset=500),
+             "INFO Deleted log for partition t-0 in /var/kafka/t-0.8f3a-delete. "
+             "(kafka.log.LogManager)",
+             leader.format(epoch=0, offset=0)]
+    code, report = verdict(log(tmp_path, *lines))
+    assert code == 0, report
+    del lines[1]  # without the deletion, epoch 0 after epoch 3 and offset 0 after 500
+    code, report = verdict(log(tmp_path, *lines))
+    assert code == 1, report
