@@ -82,6 +82,7 @@ class Isr:
     epoch: int | None = None
     line: str = ""
     removed: frozenset[int] = frozenset()
+    restarted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,13 +194,15 @@ class PartitionJudge:
                 or (family == "2.7+" and self.covers(b, "state-change", "INFO", since))
                 or (family == "0.11+" and self.covers(b, "server", "INFO", since)))
 
-    def current_isr(self) -> Isr:
+    def current_isr(self, asker: int | None = None) -> Isr:
         """The ISR knowledge aged to now: changes that could have gone unseen since it was
         learnt widen it (the leader's own, when its server log does not cover the time; the
-        controller's, when the mode lets it change an ISR without a logged transition)."""
+        controller's, when the mode lets it change an ISR without a logged transition).
+        Asked by broker ``asker`` about its own ISR, knowledge of another leader's is none
+        (its leadership began unseen)."""
         isr = self.isr
         leader = isr.leader
-        if leader is None:
+        if leader is None or (asker is not None and (asker != leader or isr.restarted)):
             return Isr(may=None)
         keep = frozenset({leader})
         if not self.covers(leader, "server", "INFO", isr.time):
@@ -239,7 +242,7 @@ class PartitionJudge:
 
     def check_from(self, e: Any, old: tuple[int, ...]) -> None:
         """``isr-change-from-current``: the ISR a change starts from is the leader's current one."""
-        isr = self.current_isr()
+        isr = self.current_isr(e.broker)
         start = frozenset(old)
         if not isr.must <= start:
             raise Rejected("isr-change-from-current",
@@ -337,6 +340,8 @@ class PartitionJudge:
         if self.latest_epoch is not None and epoch <= self.latest_epoch:
             return
         isr = self.current_isr()
+        if isr.epoch is None or epoch != isr.epoch + 1:
+            isr = Isr(may=None)  # epochs between unseen: their leaders may have changed it
         eligible = isr.may
         if eligible is not None and self.options.mode != "zookeeper":
             eligible = eligible | isr.removed  # KRaft 4.x: the ELR
@@ -611,7 +616,8 @@ class PartitionJudge:
             return
         lead = self.broker(leader)
         mine = self.broker(b)
-        if lead.hw is None or lead.hw_epoch != isr.epoch or mine.epoch != isr.epoch:
+        if (isr.epoch is None or lead.hw is None or lead.hw_epoch != isr.epoch
+                or mine.epoch != isr.epoch):
             return
         if k < lead.hw:
             raise Rejected("isr-member-no-truncate-below-hw",
@@ -656,6 +662,8 @@ class PartitionJudge:
         known.restarted = True
         known.leads = False
         known.version = None
+        if self.isr.leader == e.broker:
+            self.isr.restarted = True  # its own view of the ISR is gone with the crash
 
 
 def _where(e: Any) -> str:

@@ -413,3 +413,22 @@ def test_a_topic_deleted_and_created_again_starts_afresh(tmp_path: Path) -> None
     del lines[1]  # without the deletion, epoch 0 after epoch 3 and offset 0 after 500
     code, report = verdict(log(tmp_path, *lines))
     assert code == 1, report
+
+
+def test_an_election_after_unseen_epochs_is_not_judged_against_an_old_isr(
+        tmp_path: Path) -> None:
+    """Broker 1's log alone: it leads epoch 5 with ISR {1,2} and crashes (kill -9 writes
+    nothing).  Broker 2 may lead epoch 6 and add 3 to the ISR unseen, so broker 3 may lead
+    epoch 7; leading epoch 6 directly, it would have to be in {1,2}."""
+    lead = (f"INFO [Broker id=1] Leader t-0 {TID} starts at leader epoch 5 from offset 100 "
+            "with partition epoch 9, high watermark 100, ISR [1,2], adding replicas [] and "
+            "removing replicas [] . Previous leader Some(2) and previous leader epoch was 4. "
+            "(state.change.logger)")
+    follow = (f"INFO [Broker id=1] Follower t-0 {TID} starts at leader epoch {{epoch}} from "
+              "offset 100 with partition epoch 12 and high watermark 100. Current leader is 3. "
+              "Previous leader None and previous leader epoch was -1. (state.change.logger)")
+    started = "INFO [KafkaServer id=1] started (kafka.server.KafkaServer)"
+    code, report = verdict(log(tmp_path, lead, started, follow.format(epoch=7)))
+    assert code == 0, report
+    code, report = verdict(log(tmp_path, lead, started, follow.format(epoch=6)))
+    assert (code, rule_of(report)) == (1, "leader-from-isr")
