@@ -463,7 +463,8 @@ class PartitionJudge:
         for r, leo in f.get("out_of_sync", ()):
             if leo is None:
                 continue
-            if "hw" in f and r in old and f["hw"] > leo:
+            if ("hw" in f and r in old and f["hw"] > leo
+                    and self.options.crashes != "unclean"):
                 raise Rejected("hw-le-isr-leo",
                                f"leader {b}'s high watermark {f['hw']:,} is above the log end "
                                f"offset {leo:,} of broker {r}, a member of the ISR "

@@ -432,3 +432,13 @@ def test_an_election_after_unseen_epochs_is_not_judged_against_an_old_isr(
     assert code == 0, report
     code, report = verdict(log(tmp_path, lead, started, follow.format(epoch=6)))
     assert (code, rule_of(report)) == (1, "leader-from-isr")
+
+
+def test_power_loss_lets_an_isr_member_fall_below_the_hw(tmp_path: Path) -> None:
+    """With ``-p crashes=unclean`` a follower may lose fetched records and rejoin below the
+    HW while still in the ISR: the flap line is then possible."""
+    path = log(tmp_path, "INFO [Partition t-0 broker=1] Shrinking ISR from 1,2 to 1. Leader: "
+               "(highWatermark: 9, endOffset: 9). Out of sync replicas: (brokerId: 2, "
+               "endOffset: 5).")
+    assert run(path)[0] == 1
+    assert run("-p", "crashes=unclean", path)[0] == 0
