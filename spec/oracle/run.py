@@ -239,7 +239,7 @@ class Verdict:
 
     def assumed(self) -> str:
         """What the verdict assumed: brokers, mode."""
-        return f"{self.brokers} brokers ({self.brokers_how}), {self.mode} mode"
+        return f"assumed: {self.brokers} brokers, from {self.brokers_how}; {self.mode} mode"
 
     def summary(self, name: str = "kafka") -> str:
         """One line: the verdict, its line and rule, what it rests on and assumed."""
@@ -429,11 +429,11 @@ class Oracle:
             return len(self.ids), f"--brokers {_join(self.ids)}"
         if judge.replicas is not None:
             replicas = _join(sorted(judge.replicas))
-            return len(judge.replicas), f"the replicas the log names: {replicas}"
+            return len(judge.replicas), f"the replicas the log names ({replicas})"
         if self.count is not None:
             return int(self.count), f"-p brokers={self.count}"
-        return len(named), (f"the brokers the log names: {_join(named)}" if named
-                            else "the log names none")
+        return len(named), (f"the brokers the log names ({_join(named)})" if named
+                            else "the log, which names none")
 
     def verdicts(self) -> list[Verdict]:
         """One verdict per partition, in name order."""
@@ -469,7 +469,8 @@ def judge_logs(files: Sequence[LogFile], options: OracleOptions | None = None) -
 def nothing_read(found: Survey) -> Verdict:
     """The verdict of logs with no line about a partition's replication: not covered."""
     brokers = sorted({b for src in found.sources.values() for b in src.brokers})
-    how = f"the brokers the log names: {_join(brokers)}" if brokers else "the log names none"
+    how = (f"the brokers the log names ({_join(brokers)})" if brokers
+           else "the log, which names none")
     return Verdict("-", "not-covered", 0, len(brokers), how, found.mode,
                    reason=f"none of the {found.entries:,} log entries is about a partition's "
                           f"replication in a form the oracle reads (0 observations)")
