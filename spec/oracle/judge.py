@@ -514,13 +514,19 @@ class PartitionJudge:
     def _settle(self, e: Any) -> None:
         """A ZooKeeper ISR write (0.10-2.6) succeeds or fails at once: a pending change is
         applied when its broker's next line is neither its refusal nor its error."""
-        if (e.broker not in self.pending or self.options.mode != "zookeeper"
-                or self.options.family == "2.7+"
-                or e.kind in ("zk_refused", "isr_write_failed", "isr_updated")):
+        if e.kind not in ("zk_refused", "isr_write_failed", "isr_updated"):
+            self.settle(e.broker)
+
+    def settle(self, b: int) -> None:
+        """Broker ``b`` wrote another line after its ISR write (ZooKeeper mode before 2.7,
+        where the write is synchronous): its pending change was applied."""
+        if (b not in self.pending or self.options.mode != "zookeeper"
+                or self.options.family == "2.7+"):
             return
-        _, new, _ = self.pending.pop(e.broker)
-        if self.isr.leader == e.broker:
-            self.isr = Isr(frozenset(new), frozenset(new), self.isr.time, e.broker,
+        _, new, _ = self.pending.pop(b)
+        e_broker = b
+        if self.isr.leader == e_broker:
+            self.isr = Isr(frozenset(new), frozenset(new), self.isr.time, e_broker,
                            self.isr.epoch, self.isr.line, self.isr.removed)
 
     def _isr_write_failed(self, e: Any) -> bool | None:

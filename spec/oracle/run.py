@@ -356,6 +356,8 @@ class Oracle:
         self.ids = _parse_brokers(options.brokers) if options.brokers else None
         self.count = params.get("brokers")
         self.judges: dict[str, PartitionJudge] = {}
+        self.proposals: dict[int, str] = {}
+        """Each broker's latest ISR change line's partition (an ERROR of the write is its)."""
         for tp in partitions:
             self.add_judge(tp)
 
@@ -395,14 +397,33 @@ class Oracle:
             event = LogEvent(event.line, event.text, event.kind, next(iter(owners.brokers)),
                              event.partition, event.fields, event.time, event.source,
                              event.level, event.era)
+        self._settle_others(event)
+        if event.kind in ("shrink", "expand") and event.partition is not None:
+            self.proposals[event.broker] = event.partition
+        if event.kind == "isr_write_failed":  # the write of the broker's latest proposal
+            event = LogEvent(event.line, event.text, event.kind, event.broker,
+                             self.proposals.get(event.broker), event.fields, event.time,
+                             event.source, event.level, event.era)
         if event.partition is None:
-            if event.kind in ("started", "isr_write_failed"):
+            if event.kind == "started":
                 for each in self.judges.values():
                     each.feed(event)
             return
         judge = self.judges.get(event.partition)
         if judge is not None:
             judge.feed(event)
+
+    def _settle_others(self, event: LogEvent) -> None:
+        """A broker's line settles its ISR writes pending in other partitions (a ZooKeeper
+        write before 2.7 is synchronous: the next line comes after it), except the one an
+        ERROR of the write is about (its latest proposal's)."""
+        if event.broker < 0:
+            return
+        mine = (self.proposals.get(event.broker) if event.kind == "isr_write_failed"
+                else event.partition)
+        for tp, judge in self.judges.items():
+            if tp != mine:
+                judge.settle(event.broker)
 
     def _unread(self, entry: Entry) -> None:
         """An evidence line no format reads: its partition is not covered from there on."""

@@ -442,3 +442,22 @@ def test_power_loss_lets_an_isr_member_fall_below_the_hw(tmp_path: Path) -> None
                "endOffset: 5).")
     assert run(path)[0] == 1
     assert run("-p", "crashes=unclean", path)[0] == 0
+
+
+def test_a_failed_write_is_the_latest_proposals_and_settles_the_others(tmp_path: Path) -> None:
+    """ZooKeeper mode before 2.7: the isr-expiration task shrinks u-0 (written), then t-0,
+    whose write throws; a broker's next line comes after its write."""
+    path = tmp_path / "server.log"
+    path.write_text(
+        "[2018-07-14 04:38:25,000] INFO [KafkaServer id=1] started (kafka.server.KafkaServer)\n"
+        "[2018-07-14 04:38:25,954] INFO [Partition u-0 broker=1] Shrinking ISR from 1,2 to 1\n"
+        f"[2018-07-14 04:38:25,955] {P} Shrinking ISR from 1,3,4,2 to 1,4,2\n"
+        "[2018-07-14 04:38:26,559] ERROR Uncaught exception in scheduled task 'isr-expiration' "
+        "(kafka.utils.KafkaScheduler)\n"
+        f"[2018-07-14 04:38:45,938] {P} Shrinking ISR from 1,3,4,2 to 1\n"
+        "[2018-07-14 04:38:45,939] INFO [Partition u-0 broker=1] Shrinking ISR from 1,2 to 1\n")
+    code, text = run("--partition", "all", path)
+    assert code == 1, text
+    rows = [ln for ln in text.splitlines() if ln.startswith("kafka: ")]
+    assert "ACCEPTED" in rows[0] and "t-0" in rows[0]
+    assert "REJECTED" in rows[1] and "isr-change-from-current" in rows[1] and ":6:" in rows[1]
