@@ -347,11 +347,6 @@ def _partition_state(text: str) -> tuple[dict[str, Any], str | None]:
     return fields, tp
 
 
-def _group(m: re.Match[str], name: str) -> str | None:
-    """Group ``name`` of a match (``None``: not matched, or no such group)."""
-    return m.group(name) if name in m.re.groupindex else None
-
-
 _KEYWORDS = re.compile(r"ISR|[Ll]eader [Ee]poch|LeaderAndIsr|High watermark|Log loaded|Truncat|"
                        r"started|STARTED|highwatermark|truncation|LEO|acks for|"
                        r"assigned replicas|Partition(?:Registration|ChangeRecord|Record)\(|"
@@ -359,23 +354,39 @@ _KEYWORDS = re.compile(r"ISR|[Ll]eader [Ee]poch|LeaderAndIsr|High watermark|Log 
 """A word every line of ``FORMATS`` has: other lines are skipped without trying each one."""
 
 
+_NEEDLE = re.compile("|".join(sorted({re.escape(n) for f in FORMATS for n in f.needles},
+                                      key=len, reverse=True)))
+"""Every format's words: the formats a line may be are those whose words it holds."""
+_BY_NEEDLE: dict[str, tuple[int, ...]] = {}
+for _index, _fmt in enumerate(FORMATS):
+    for _needle in _fmt.needles:
+        _BY_NEEDLE[_needle] = (*_BY_NEEDLE.get(_needle, ()), _index)
+
+
+def _candidates(line: str) -> list[Format]:
+    """The formats whose words ``line`` holds, in ``FORMATS`` order (no word of a format
+    overlaps another's, so one scan finds them all)."""
+    found = set(_NEEDLE.findall(line))
+    if not found:
+        return []
+    return [FORMATS[i] for i in sorted({i for needle in found for i in _BY_NEEDLE[needle]})]
+
+
 def parse_line(number: int, line: str, entry: Entry | None = None) -> LogEvent | None:
     """The event of one log line (or entry), or ``None`` for a line of no interest."""
     if not _KEYWORDS.search(line):
         return None
-    for fmt in FORMATS:
-        if fmt.needles and not any(needle in line for needle in fmt.needles):
-            continue
+    for fmt in _candidates(line):
         m = fmt.pattern.search(line)
         if m is None:
             continue
-        broker_text = next((_group(m, g) for g in ("broker", "broker2", "broker3")
-                            if _group(m, g)), None)
-        tp = _tp(_group(m, "tp") or _group(m, "tp2"))
-        if tp is None and _group(m, "topic"):
+        groups = {k: v for k, v in m.groupdict().items() if v is not None}
+        broker_text = groups.get("broker") or groups.get("broker2") or groups.get("broker3")
+        tp = _tp(groups.get("tp") or groups.get("tp2"))
+        if tp is None and "topic" in groups:
             tp = f"{m['topic']}-{m['part']}"
-        fields = _fields(fmt.kind, m)
-        if fmt.kind in ("leader_and_isr", "registration") and _group(m, "state"):
+        fields = _fields(fmt.kind, groups)
+        if fmt.kind in ("leader_and_isr", "registration") and "state" in groups:
             state, named = _partition_state(m["state"])
             fields.update(state)
             tp = named or tp
@@ -389,31 +400,32 @@ def parse_line(number: int, line: str, entry: Entry | None = None) -> LogEvent |
     return None
 
 
-def _fields(kind: str, m: re.Match[str]) -> dict[str, Any]:
-    """The figures a matched line carries, as ints and tuples of broker ids."""
+_INTS = {"epoch": "epoch", "offset": "offset", "offset2": "offset", "prev": "prev", "hw": "hw",
+         "leo": "leo", "version": "version", "cid": "cid", "leader": "leader",
+         "leader2": "leader", "leaderleo": "leaderleo", "last": "last",
+         "prevleader": "prevleader", "prevleader2": "prevleader", "hwfrom": "hwfrom"}
+"""The groups that carry an integer, and the field each becomes."""
+
+
+def _fields(kind: str, groups: dict[str, str]) -> dict[str, Any]:
+    """The figures a matched line carries (its groups that matched), as ints and tuples of
+    broker ids."""
     out: dict[str, Any] = {}
-    for key in ("epoch", "offset", "prev", "hw", "leo", "version", "cid", "leader", "leaderleo",
-                "last"):
-        value = _group(m, key)
-        if value is not None:
-            out[key] = int(value)
-    for key in ("old", "new", "isr", "replicas"):
-        if _group(m, key) is not None:
-            out[key] = _ids(m[key])
-    for key, alias in (("offset", "offset2"), ("prevleader", "prevleader2"), ("leader", "leader2"),
-                       ("hwfrom", "hwfrom")):
-        value = _group(m, key) or _group(m, alias)
-        if value is not None:
-            out[key] = int(value)
-    if _group(m, "role"):
-        out["role"] = m["role"]
+    for key, value in groups.items():
+        field_name = _INTS.get(key)
+        if field_name is not None:
+            out[field_name] = int(value)
+        elif key in ("old", "new", "isr", "replicas"):
+            out[key] = _ids(value)
+    if "role" in groups:
+        out["role"] = groups["role"]
     if kind == "leos":
         leos = [(int(b), int(o)) for b, o in re.findall(
-            r"(?:replica|broker) (\d+): \(?(?:offset=)?(\d+)", m["leotext"] or "")]
-        if _group(m, "replica"):
-            leos.append((int(m["replica"]), int(m["replicaleo"])))
+            r"(?:replica|broker) (\d+): \(?(?:offset=)?(\d+)", groups.get("leotext", ""))]
+        if "replica" in groups:
+            leos.append((int(groups["replica"]), int(groups["replicaleo"])))
         out["leos"] = tuple(leos)
-    oos = _group(m, "oos")
+    oos = groups.get("oos")
     if oos:
         out["out_of_sync"] = tuple(
             (int(b), None if leo == "unknown" else int(leo))
