@@ -632,6 +632,12 @@ class PartitionJudge:
                            f"{isr.line}, truncates to {k}, below the leader's high watermark "
                            f"{lead.hw} ({lead.hw_line})")
 
+    def forget_leos(self) -> None:
+        """A truncation whose broker the log does not say (a ``Log`` line in a file of
+        several brokers): every LEO known may have fallen."""
+        for known in self.brokers.values():
+            known.leo = None
+
     def _truncate_noop(self, e: Any) -> None:
         """``Truncating to N has no effect as the largest offset in the log is M``: the
         LEO is M + 1 (at most N)."""

@@ -393,6 +393,8 @@ class Oracle:
         if event.broker < 0 and event.kind not in ("registration", "ignoring", "log_deleted"):
             owners = self.survey.sources.get(entry.source)
             if owners is None or len(owners.brokers) != 1:
+                if event.kind in ("truncate", "truncate_noop") and event.partition in self.judges:
+                    self.judges[event.partition].forget_leos()  # whose log? any broker's
                 return  # a line naming no broker in a file of several: cannot tell whose
             event = LogEvent(event.line, event.text, event.kind, next(iter(owners.brokers)),
                              event.partition, event.fields, event.time, event.source,

@@ -461,3 +461,18 @@ def test_a_failed_write_is_the_latest_proposals_and_settles_the_others(tmp_path:
     rows = [ln for ln in text.splitlines() if ln.startswith("kafka: ")]
     assert "ACCEPTED" in rows[0] and "t-0" in rows[0]
     assert "REJECTED" in rows[1] and "isr-change-from-current" in rows[1] and ":6:" in rows[1]
+
+
+def test_a_truncation_naming_no_broker_in_a_shared_file_forgets_the_leos(
+        tmp_path: Path) -> None:
+    """0.10's ``Truncating log t-0 to offset 2.`` names no broker: in a file of two brokers
+    it may be either's, so neither's LEO is known after it (no verdict rests on it)."""
+    lines = ["INFO Partition [t,0] on broker 1: Shrinking ISR for partition [t,0] from 1,2 to 1 "
+             "(kafka.cluster.Partition)",
+             "INFO Partition [t,0] on broker 2: Expanding ISR for partition [t,0] from 2 to 2,1 "
+             "(kafka.cluster.Partition)",
+             "INFO Truncating log t-0 to offset 2. (kafka.log.Log)"]
+    code, report = verdict(log(tmp_path, *lines))
+    assert code == 0 and report["observations"] == 2, report
+    code, report = verdict(log(tmp_path, lines[2]))
+    assert code == 4, report  # the only line: 0 observations
