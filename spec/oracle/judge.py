@@ -194,6 +194,14 @@ class PartitionJudge:
                 or (family == "2.7+" and self.covers(b, "state-change", "INFO", since))
                 or (family == "0.11+" and self.covers(b, "server", "INFO", since)))
 
+    def _loss_of_leadership_logged(self, b: int, since: str) -> bool:
+        """Whether broker ``b`` becoming a follower since ``since`` would show (2.7+:
+        ``Follower ... starts at`` at INFO; any version: LeaderAndIsr received at TRACE;
+        0.11-2.6 write only a new leader's line at INFO)."""
+        return (self.covers(b, "state-change", "TRACE", since)
+                or (self.options.family == "2.7+"
+                    and self.covers(b, "state-change", "INFO", since)))
+
     def current_isr(self, asker: int | None = None) -> Isr:
         """The ISR knowledge aged to now: changes that could have gone unseen since it was
         learnt widen it (the leader's own, when its server log does not cover the time; the
@@ -590,7 +598,7 @@ class PartitionJudge:
         """A truncation to offset ``k`` (``Log.truncateTo`` or the fetcher's line)."""
         b, k = e.broker, e.fields["offset"]
         known = self.broker(b)
-        if known.leads and self._transitions_logged(b, known.leads_time):
+        if known.leads and self._loss_of_leadership_logged(b, known.leads_time):
             raise Rejected("leader-no-truncate",
                            f"broker {b} truncates its log to {k} while it leads ("
                            f"{known.leads_line}; no logged transition since)")

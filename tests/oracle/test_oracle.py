@@ -476,3 +476,21 @@ def test_a_truncation_naming_no_broker_in_a_shared_file_forgets_the_leos(
     assert code == 0 and report["observations"] == 2, report
     code, report = verdict(log(tmp_path, lines[2]))
     assert code == 4, report  # the only line: 0 observations
+
+
+def test_a_leader_does_not_truncate_while_it_leads(tmp_path: Path) -> None:
+    """2.7+: becoming a follower is logged (state-change, INFO); without that line a leader
+    truncating its log (above its HW) is impossible; after it, the follower may."""
+    lead = (f"INFO [Broker id=1] Leader t-0 {TID} starts at leader epoch 3 from offset 20 with "
+            "partition epoch 3, high watermark 5, ISR [1,2], adding replicas [] and removing "
+            "replicas [] . Previous leader Some(2) and previous leader epoch was 2. "
+            "(state.change.logger)")
+    follow = (f"INFO [Broker id=1] Follower t-0 {TID} starts at leader epoch 4 from offset 20 "
+              "with partition epoch 4 and high watermark 5. Current leader is 2. Previous "
+              "leader Some(1) and previous leader epoch was 3. (state.change.logger)")
+    truncate = ("INFO [UnifiedLog partition=t-0, dir=/var/kafka] Truncating to offset 10 "
+                "(kafka.log.UnifiedLog)")
+    code, report = verdict(log(tmp_path, lead, truncate))
+    assert (code, rule_of(report)) == (1, "leader-no-truncate")
+    code, report = verdict(log(tmp_path, lead, follow, truncate))
+    assert code == 0, report
