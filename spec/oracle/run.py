@@ -49,7 +49,8 @@ rest of its partition's log not covered."""
 _ISR_WRITE_FAILED = re.compile(r"scheduled task 'isr-expiration'|Partition\.updateIsr|"
                                r"conditionalUpdatePath")
 """An ERROR of the ISR's ZooKeeper write (0.10-2.6): the proposed change was not applied."""
-_NAMED_TP = re.compile(r"\[Partition (\S+) broker=|[Pp]artition (\[[^\]]+\]|\S+?)(?=[,:]|\.?(?:\s|$))")
+_NAMED_TP = re.compile(r"\[Partition (\S+) broker=|[Pp]artition (\[[^\]]+\]|\S+?)"
+                       r"(?=[,:]|\.?(?:\s|$))")
 
 _ZOOKEEPER = re.compile(r"zkVersion|zookeeper|ZooKeeper|\[KafkaServer id=|\[Kafka Server \d+\]|"
                         r"LeaderAndIsr request")
