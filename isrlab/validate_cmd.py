@@ -197,6 +197,12 @@ def validate_command(
     except TraceFormatError as error:
         raise BadInput(f"{trace}: {error}") from error
     if fmt == "kafka-log" and model_name == "kafka" and engine == "oracle":
+        model_only = {"--witness": witness_path, "--emit-jsonl": emit_jsonl, "--svg": svg_path,
+                      "--log-level": log_level, "--hidden": hidden}
+        for option, value in model_only.items():
+            if value is not None:
+                raise BadInput(f"{option}: a Kafka log judged by the oracle has no model "
+                               f"behaviour or hidden steps; use --engine model")
         _judge(traces, params, partition, brokers, as_json, follow, idle_exit)
         return
     texts = [(path, text if path == trace else _read(path)) for path in traces]

@@ -494,3 +494,11 @@ def test_a_leader_does_not_truncate_while_it_leads(tmp_path: Path) -> None:
     assert (code, rule_of(report)) == (1, "leader-no-truncate")
     code, report = verdict(log(tmp_path, lead, follow, truncate))
     assert code == 0, report
+
+
+def test_model_only_options_with_the_oracle_are_bad_input(tmp_path: Path) -> None:
+    path = log(tmp_path, f"{P} Expanding ISR from 1 to 1,2")
+    code, text = run("--hidden", "3", path)
+    assert code == 2 and "--hidden" in text and "--engine model" in text
+    code, text = run("--witness", str(tmp_path / "w.json"), path)
+    assert code == 2 and not (tmp_path / "w.json").exists()
