@@ -26,7 +26,13 @@ from typing import Any
 import click
 
 from isrlab import __version__, api
-from isrlab.checker.atomic import atomic_output, write_text_atomically
+from isrlab.checker.atomic import (
+    OutputError,
+    atomic_output,
+    descriptor_of,
+    writable_problem,
+    write_text_atomically,
+)
 from isrlab.checker.model import Model
 from isrlab.checker.registry import ModelEntry, ParamValue
 from isrlab.checker.report import CheckResult
@@ -91,6 +97,9 @@ class OneLineErrors(click.Group):
             message = " ".join(error.format_message().split())
             click.echo(f"isrlab: error: {message}", err=True)
             sys.exit(2 if isinstance(error, click.UsageError) else error.exit_code)
+        except OutputError as error:  # an output the run could not write: the user's path
+            click.echo(f"isrlab: error: {' '.join(str(error).split())}", err=True)
+            sys.exit(2)
         except (click.Abort, KeyboardInterrupt):
             click.echo("isrlab: interrupted", err=True)
             sys.exit(INTERRUPTED)
@@ -144,6 +153,9 @@ def params_text(params: Mapping[str, ParamValue]) -> str:
 
 
 def _same_file(a: Path, b: Path) -> bool:
+    fd_a, fd_b = descriptor_of(a), descriptor_of(b)
+    if fd_a is not None or fd_b is not None:
+        return fd_a == fd_b
     if a.resolve() == b.resolve():
         return True
     try:
@@ -157,18 +169,15 @@ def check_outputs(
 ) -> None:
     """Refuse, before any work starts, outputs that could not be written or would destroy
     something: ``outputs`` and ``inputs`` map an option's name (``--json``, ``TRACE``) to its
-    path (``None``: not given).  ``BadInput`` (one line, exit 2) when an output's directory
-    is missing or not writable, the output is a directory, two outputs name one file, or an
-    output names an input."""
+    path (``None``: not given).  ``BadInput`` (one line, exit 2) when an output could not be
+    written (its directory missing, read-only or not a real directory, as under /proc; the
+    output a directory; a descriptor not open for writing: ``writable_problem``), two
+    outputs name one file, or an output names an input."""
     given = [(option, path) for option, path in outputs.items() if path is not None]
     for option, path in given:
-        parent = path.parent
-        if path.is_dir():
-            raise BadInput(f"{option}: {str(path)!r} is a directory")
-        if not parent.is_dir():
-            raise BadInput(f"{option}: directory {str(parent)!r} does not exist")
-        if not os.access(parent, os.W_OK | os.X_OK):
-            raise BadInput(f"{option}: cannot write into directory {str(parent)!r}")
+        problem = writable_problem(path)
+        if problem is not None:
+            raise BadInput(f"{option}: cannot write {str(path)!r}: {problem}")
     for index, (option, path) in enumerate(given):
         for other, other_path in given[index + 1:]:
             if _same_file(path, other_path):

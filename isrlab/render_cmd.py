@@ -17,7 +17,7 @@ from isrlab.checker.graph import DOT_LIMIT, GraphTooLarge, dot_text, state_graph
 from isrlab.checker.model import Model
 from isrlab.checker.report import TraceStep, Violation
 from isrlab.checker.trace import parse_itf
-from isrlab.cli_support import BadInput, write_text_atomically
+from isrlab.cli_support import BadInput, check_outputs, write_text_atomically
 from isrlab.models import registry
 from isrlab.spec.charts import chart_for
 
@@ -124,10 +124,7 @@ def render_command(trace: Path, out: Path, invariant: str | None) -> None:
     Brokers and the controller are lifelines; LeaderAndIsr, UpdateMetadata, fetches and ISR
     writes are arrows; each broker's log, LEO, HW, epoch and ISR are noted where they change.
     """
-    if out.resolve() == trace.resolve():
-        raise BadInput(f"refusing to overwrite the input trace {trace} with the SVG")
-    if not out.parent.resolve().is_dir():
-        raise BadInput(f"cannot write {out}: directory {out.parent} does not exist")
+    check_outputs({"-o": out}, {"TRACE": trace})
     try:
         document = json.loads(trace.read_text(encoding="utf-8"))
         steps = parse_itf(document)
