@@ -93,6 +93,7 @@ class Session:
 
     model: Model[Any]
     title: str
+    params: Mapping[str, Any] = field(default_factory=dict)
     path: list[tuple[str, Any]] = field(default_factory=list)
     cursor: int = 0
     check: dict[str, Any] = field(default_factory=dict)
@@ -245,7 +246,8 @@ def create_app(session: Session) -> Flask:
         with session.lock:
             trace = [TraceStep(label, session.model.variables(s)) for label, s in session.path]
             document = itf_document(trace, source=session.model.name,
-                                    description=f"a path explored by hand ({session.title})")
+                                    description=f"a path explored by hand ({session.title})",
+                                    parameters=session.params or None)
         return Response(json.dumps(document, indent=1) + "\n", mimetype="application/json",
                         headers={"Content-Disposition": "attachment; filename=path.itf.json"})
 

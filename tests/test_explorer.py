@@ -86,6 +86,42 @@ def test_explore_rejects_a_bad_trace_in_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 2 and result.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("model_args", [["--model", "kafka"], []])
+def test_explore_takes_the_parameters_the_trace_records(kip101_itf: Path,
+                                                        model_args: list[str]) -> None:
+    """The README's line, ``isrlab explore --model kafka --trace trace.itf.json``, with no
+    ``-p``: the model is rebuilt from the trace's recorded parameters (as validate does)."""
+    import json
+    import urllib.request
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "isrlab", "explore", *model_args, "--trace", str(kip101_itf),
+         "--port", "0"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        line = proc.stdout.readline()
+        if "serving" not in line:
+            proc.wait(timeout=60)
+            pytest.fail(f"explore did not start: {line!r} {proc.stderr.read()!r}")
+        url = line.split("serving ", 1)[1].split()[0]
+        with urllib.request.urlopen(url + "api/view", timeout=60) as response:
+            view = json.load(response)
+        assert len(view["path"]) == 10
+        with urllib.request.urlopen(url + "api/path.itf.json", timeout=60) as response:
+            saved = json.load(response)
+        recorded = json.loads(kip101_itf.read_text())["#meta"]["parameters"]
+        assert saved["#meta"]["parameters"] == recorded  # the saved path reopens the same way
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_explore_without_model_or_trace_is_one_line() -> None:
+    result = CliRunner().invoke(cli, ["explore"])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1
+    assert "--model" in result.stderr
+
+
 # ------------------------------------------------------------------------- in the browser
 def _free_port() -> int:
     with socket.socket() as s:
