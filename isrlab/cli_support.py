@@ -66,8 +66,29 @@ class BadInput(click.ClickException):
     exit_code = 2
 
 
+DEBUG_FLAG = "--debug"
+"""Anywhere on the command line: print the traceback of a user's property that raised."""
+
+
+def user_error(error: BaseException) -> str | None:
+    """The one line of a user's property that raised (``api.UserPropertyError``), directly
+    or reported from a worker process or a Spark task by its exception line, else ``None``."""
+    if isinstance(error, api.UserPropertyError):
+        return str(error)
+    marker = f"{api.UserPropertyError.__name__}: "
+    text = str(error)
+    return text.split(marker, 1)[1].strip() if marker in text else None
+
+
 class OneLineErrors(click.Group):
     """A click group whose errors are one line on stderr with exit code 2."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # shown in the help only: main() takes --debug off the command line wherever it is
+        self.params.append(click.Option(
+            [DEBUG_FLAG], is_flag=True, expose_value=False,
+            help="print the traceback when your own invariant raises (any position)"))
 
     def make_context(
         self, info_name: str | None, args: list[str], parent: click.Context | None = None,
@@ -86,10 +107,15 @@ class OneLineErrors(click.Group):
         complete_var: str | None = None, standalone_mode: bool = True, **extra: Any,
     ) -> Any:
         """Run the command line; in standalone mode turn click's errors into one line."""
+        words = list(sys.argv[1:] if args is None else args)
+        debug = DEBUG_FLAG in words[:words.index("--")] if "--" in words else (
+            DEBUG_FLAG in words)
+        if debug:
+            words.remove(DEBUG_FLAG)
         if not standalone_mode:
-            return super().main(args, prog_name, complete_var, False, **extra)
+            return super().main(words, prog_name, complete_var, False, **extra)
         try:
-            code = super().main(args, prog_name, complete_var, False, **extra)
+            code = super().main(words, prog_name, complete_var, False, **extra)
         except click.exceptions.NoArgsIsHelpError as error:
             click.echo(error.ctx.get_help())
             sys.exit(0)
@@ -103,7 +129,15 @@ class OneLineErrors(click.Group):
         except (click.Abort, KeyboardInterrupt):
             click.echo("isrlab: interrupted", err=True)
             sys.exit(INTERRUPTED)
-        except Exception as error:  # a model's (or isrlab's) bug: not a violation, not bad input
+        except Exception as error:
+            yours = user_error(error)
+            if yours is not None:  # the user's own invariant raised: their bug, one line
+                if debug:
+                    traceback.print_exc()
+                hint = "" if debug else f" ({DEBUG_FLAG} prints its traceback)"
+                click.echo(f"isrlab: error: {yours}{hint}", err=True)
+                sys.exit(2)
+            # a model's (or isrlab's) bug: not a violation, not bad input
             traceback.print_exc()
             summary = " ".join(f"{type(error).__name__}: {error}".split())
             click.echo(f"isrlab: error: {summary[:500]} (raised while running: a bug in the "

@@ -374,3 +374,45 @@ def test_a_model_that_raises_exits_70_with_its_traceback_not_as_a_violation(
     last = err.strip().splitlines()[-1]
     assert last.startswith("isrlab: error: ")  # with workers: "WorkerError: worker 0 failed: "
     assert "ZeroDivisionError: the model divided by zero at 2 (raised while running" in last
+
+
+# -- a user's invariant that raises: the user's error, one line, exit 2 (issue 34, finding 4) -
+
+_RAISING_INVARIANT = '''from isrlab.api import extend
+
+
+def hw_of_leader(v):
+    """Reads a variable the model does not have."""
+    return v["no_such_variable"] >= 0
+
+
+CHECKS = extend("toy-counter", invariants={"LeaderHw": hw_of_leader})
+'''
+
+
+@pytest.mark.parametrize("command", [["check", "--workers", "1"], ["check", "--workers", "2"],
+                                     ["simulate"]])
+def test_a_user_invariant_that_raises_is_the_users_error_in_one_line(
+    tmp_path: Path, command: list[str],
+) -> None:
+    checks = tmp_path / "my_checks.py"
+    checks.write_text(_RAISING_INVARIANT, encoding="utf-8")
+    code, out, err = _invoke(*command, "--model", f"{checks}:CHECKS", "--no-progress")
+    assert code == 2, (code, out, err)
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("isrlab: error: your invariant 'LeaderHw' raised KeyError: "
+                               "'no_such_variable'"), lines[0]
+    assert f"({checks}, line 6)" in lines[0]
+    assert "--debug" in lines[0]
+
+
+def test_debug_prints_the_traceback_of_a_user_invariant(tmp_path: Path) -> None:
+    checks = tmp_path / "my_checks.py"
+    checks.write_text(_RAISING_INVARIANT, encoding="utf-8")
+    code, out, err = _invoke("check", "--model", f"{checks}:CHECKS", "--no-progress",
+                             "--debug")
+    assert code == 2, (code, out, err)
+    assert "Traceback" in err and f'File "{checks}", line 6' in err
+    assert err.strip().splitlines()[-1].startswith("isrlab: error: your invariant 'LeaderHw'")
