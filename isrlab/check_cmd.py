@@ -232,8 +232,18 @@ def simulate_command(
 @click.option("--json", "as_json", is_flag=True,
               help="print a JSON list: each model's parameters (type, default, bounds), "
                    "invariants and sometimes properties")
-def models_command(as_json: bool) -> None:
+@click.option("--vars", "vars_of", metavar="MODEL", default=None,
+              help="list the variables of MODEL a user's invariant may read "
+                   "(v[\"name\"]...), with an example value and their meaning")
+@click.option("-p", "--param", "params", multiple=True,
+              help="with --vars: " + _PARAM_HELP)
+def models_command(as_json: bool, vars_of: str | None, params: tuple[str, ...]) -> None:
     """List the registered models and their parameters."""
+    if vars_of is not None:
+        _print_variables(vars_of, params)
+        return
+    if params:
+        raise BadInput("-p applies to --vars MODEL")
     if as_json:
         described = [describe(registry().entries[name]) for name in registry().names()]
         click.echo(json.dumps(described, indent=1))
@@ -246,3 +256,19 @@ def models_command(as_json: bool) -> None:
             fault = " [fault]" if param.fault else ""
             click.echo(f"    -p {param.name}=<{param.type.__name__}>{fault} "
                        f"(default {param.default}): {param.doc}")
+
+
+def _print_variables(spec: str, params: tuple[str, ...]) -> None:
+    """``models --vars``: each variable path, how an invariant reads it, an example value
+    (from the first reachable states) and its meaning."""
+    from isrlab.variables import access, variable_rows
+
+    entry, _, model = resolve_model(spec, params)
+    shown = " ".join(f"-p {p}" for p in params)
+    click.echo(f"Variables of {entry.name}{' ' + shown if shown else ''}: a user invariant "
+               "takes them as its argument v (see docs/api.md); broker0, r1 and p0 stand for "
+               "every broker, replica and process")
+    for path, example, meaning in variable_rows(entry.name, model):
+        click.echo(f"  {access(path)}  e.g. {example}")
+        if meaning:
+            click.echo(f"      {meaning}")
