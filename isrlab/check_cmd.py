@@ -74,13 +74,34 @@ class _Display:
             sys.stderr.flush()
 
 
+def declared_actions(model: Model[Any] | None) -> tuple[str, ...] | None:
+    """The actions a model declares, in its order, so that coverage can flag those never
+    enabled: a model's optional ``action_names()``, or a ``tla-*`` model's ``Next``
+    disjuncts; through an extended model to its base.  ``None`` when it declares none (the
+    ``kafka`` model: its actions depend on its parameters)."""
+    seen = 0
+    while model is not None and seen < 4:
+        names = getattr(model, "action_names", None)
+        if callable(names):
+            return tuple(names())
+        variant = getattr(model, "variant", None)
+        if callable(getattr(variant, "next_actions", None)):
+            return tuple(variant.next_actions())  # type: ignore[union-attr]  # checked above
+        model, seen = getattr(model, "base", None), seen + 1
+    return None
+
+
 def _report(
     result: CheckResult, json_path: Path | None, itf_path: Path | None,
     fail_on_incomplete: bool = False, svg_path: Path | None = None,
-    model: Model[Any] | None = None,
+    model: Model[Any] | None = None, coverage: bool = False,
 ) -> None:
     """Print the summary (and trace), write the requested files, exit 0, 1 or 4."""
     click.echo(result_text(result))
+    if coverage:
+        text = result.coverage_text(declared_actions(model))
+        if text:
+            click.echo(text)
     if json_path is not None:
         with_run_metadata(result).write_json(json_path)
     if itf_path is not None:
@@ -175,7 +196,7 @@ def check(
         raise BadInput(str(error)) from error
     finally:
         display.done()
-    _report(result, json_path, itf_path, fail_on_incomplete, svg_path, model)
+    _report(result, json_path, itf_path, fail_on_incomplete, svg_path, model, coverage=True)
 
 
 @click.command("simulate")
