@@ -248,3 +248,21 @@ def test_dot_follows_the_checks_bounds(tmp_path: Path) -> None:
     count, out = nodes("--max-states", "2")  # stops after the level reaching 2 states
     assert count == 2 and "2 distinct" in out
     assert nodes("-p", "bad=1", "--continue")[0] == 6  # goes on past the violation at x=1
+
+
+@pytest.mark.parametrize("name", ["NoSuch", "TypeOk"])
+def test_render_refuses_an_invariant_the_model_does_not_have(kip101_itf: Path, tmp_path: Path,
+                                                             name: str) -> None:
+    out = tmp_path / "o.svg"
+    code, stdout, err = _invoke("render", str(kip101_itf), "-o", str(out), "--invariant", name)
+    assert code == 2, (stdout, err)
+    assert err.count("\n") == 1 and name in err and "kafka" in err
+    assert not out.exists()
+
+
+def test_render_marks_an_invariant_the_model_has(kip101_itf: Path, tmp_path: Path) -> None:
+    out = tmp_path / "o.svg"
+    code, _, err = _invoke("render", str(kip101_itf), "-o", str(out),
+                           "--invariant", "NoCommittedRecordLost")
+    assert code == 0, err
+    assert "NoCommittedRecordLost" in out.read_text()
