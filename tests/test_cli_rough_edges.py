@@ -416,3 +416,15 @@ def test_debug_prints_the_traceback_of_a_user_invariant(tmp_path: Path) -> None:
     assert code == 2, (code, out, err)
     assert "Traceback" in err and f'File "{checks}", line 6' in err
     assert err.strip().splitlines()[-1].startswith("isrlab: error: your invariant 'LeaderHw'")
+
+
+def test_the_docs_name_exactly_the_models_bmc_takes() -> None:
+    """docs/api.md's limits say which models ``bmc`` takes; bmc's own refusal lists them."""
+    code, _, err = _invoke("bmc", "--model", "kafka")
+    assert code == 2 and "no symbolic encoding" in err
+    supported = err.split("bmc supports: ", 1)[1].rstrip(")\n").split(", ")
+    limits = (ROOT / "docs" / "api.md").read_text(encoding="utf-8").split("## Limits", 1)[1]
+    bullet = next(b for b in limits.split("\n* ") if "isrlab bmc" in b)
+    assert all(name.startswith("tla-") for name in supported)
+    assert "registered `tla-*` models" in bullet
+    assert "not `kafka`" in bullet
