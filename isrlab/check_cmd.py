@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -249,7 +250,29 @@ def simulate_command(
     _report(result, json_path, itf_path, False, svg_path, model)
 
 
+SHORT_DOC = 90
+"""``isrlab models`` cuts a parameter's text to its first clause, at most this long."""
+
+
+def short_doc(doc: str) -> str:
+    """A parameter's text cut to its first clause (before `` (`` or ``: ``), at most
+    ``SHORT_DOC`` characters; ``isrlab models NAME`` prints it whole."""
+    cut = min((i for i in (doc.find(" ("), doc.find(": ")) if i > 0), default=len(doc))
+    text = doc[:cut].rstrip(" ,;")
+    if len(text) > SHORT_DOC:
+        text = text[:SHORT_DOC - 3].rsplit(" ", 1)[0] + "..."
+    return text + (" ..." if cut < len(doc) and not text.endswith("...") else "")
+
+
+def _param_head(param: Any) -> str:
+    """``-p name=<type>`` (a choice: its values), ``[fault]`` and the default."""
+    kind = "|".join(param.choices) if param.choices else f"<{param.type.__name__}>"
+    fault = " [fault]" if param.fault else ""
+    return f"-p {param.name}={kind}{fault} (default {param.default})"
+
+
 @click.command("models")
+@click.argument("name", required=False)
 @click.option("--json", "as_json", is_flag=True,
               help="print a JSON list: each model's parameters (type, default, bounds), "
                    "invariants and sometimes properties")
@@ -258,25 +281,55 @@ def simulate_command(
                    "(v[\"name\"]...), with an example value and their meaning")
 @click.option("-p", "--param", "params", multiple=True,
               help="with --vars: " + _PARAM_HELP)
-def models_command(as_json: bool, vars_of: str | None, params: tuple[str, ...]) -> None:
-    """List the registered models and their parameters."""
+def models_command(name: str | None, as_json: bool, vars_of: str | None,
+                   params: tuple[str, ...]) -> None:
+    """List the registered models: parameters (in short), invariants, sometimes properties.
+
+    With NAME: that model's parameters and properties in full.
+    """
     if vars_of is not None:
         _print_variables(vars_of, params)
         return
     if params:
         raise BadInput("-p applies to --vars MODEL")
+    names = registry().names()
+    if name is not None:
+        if name not in registry().entries:
+            raise BadInput(f"unknown model {name!r} (models: {', '.join(names)})")
+        names = [name]
     if as_json:
-        described = [describe(registry().entries[name]) for name in registry().names()]
+        described = [describe(registry().entries[n]) for n in names]
         click.echo(json.dumps(described, indent=1))
         return
-    for name in registry().names():
-        entry = registry().entries[name]
-        symmetric = " (symmetric)" if entry.symmetric else ""
-        click.echo(f"{name}{symmetric}: {entry.doc}")
-        for param in entry.params:
-            fault = " [fault]" if param.fault else ""
-            click.echo(f"    -p {param.name}=<{param.type.__name__}>{fault} "
-                       f"(default {param.default}): {param.doc}")
+    for each in names:
+        _print_model(each, full=name is not None)
+    if name is None:
+        click.echo("\n`isrlab models NAME`: a model's texts in full; `isrlab models --vars "
+                   "NAME`: the variables your own invariants read")
+
+
+def _print_model(name: str, full: bool) -> None:
+    """One model: its line, its parameters (each cut to one clause unless ``full``), its
+    invariants and ``sometimes`` properties (with their texts when ``full``)."""
+    entry = registry().entries[name]
+    described = describe(entry)
+    symmetric = " (symmetric)" if entry.symmetric else ""
+    click.echo(f"{name}{symmetric}: {entry.doc}")
+    for param in entry.params:
+        click.echo(f"    {_param_head(param)}: {param.doc if full else short_doc(param.doc)}")
+    for kind in ("invariants", "sometimes"):
+        props = described[kind]
+        if not props:
+            continue
+        if full:
+            click.echo(f"    {kind}:")
+            for prop in props:
+                words = " ".join(str(prop["doc"]).split()).removeprefix(f"{prop['name']}:")
+                click.echo(f"      {prop['name']}: {words.strip()}")
+        else:
+            click.echo(textwrap.fill(", ".join(str(p["name"]) for p in props), width=100,
+                                     initial_indent=f"    {kind}: ",
+                                     subsequent_indent="        ", break_on_hyphens=False))
 
 
 def _print_variables(spec: str, params: tuple[str, ...]) -> None:

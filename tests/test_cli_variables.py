@@ -64,3 +64,32 @@ def test_models_vars_prints_paths_examples_and_meanings() -> None:
 def test_models_vars_of_an_unknown_model_is_one_line() -> None:
     result = CliRunner().invoke(cli, ["models", "--vars", "no-such-model"])
     assert result.exit_code == 2 and result.stderr.count("\n") == 1
+
+
+# -- isrlab models: short parameter texts, every model's properties (issue 34, finding 8) -----
+
+def test_models_lists_every_models_invariants_and_short_parameter_texts() -> None:
+    result = CliRunner().invoke(cli, ["models"])
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    blocks = re.split(r"^(?=\S)", out, flags=re.MULTILINE)
+    kafka = next(b for b in blocks if b.startswith("kafka:"))
+    invariants = re.search(r"invariants: (.*?)(?=\n    \S|\Z)", kafka, re.DOTALL)
+    assert invariants is not None
+    built = _model("kafka", [])
+    assert [n.strip() for n in invariants.group(1).replace("\n", " ").split(",")] == [
+        p.name for p in built.invariants()]
+    for line in out.splitlines():
+        if line.startswith("    -p "):
+            assert len(line) <= 160, line  # a parameter's text: one clause, not ten lines
+
+
+def test_models_name_prints_the_full_texts() -> None:
+    result = CliRunner().invoke(cli, ["models", "kafka"])
+    assert result.exit_code == 0, result.output
+    entry = registry().entries["kafka"]
+    truncation = next(p for p in entry.params if p.name == "truncation")
+    assert truncation.doc in result.stdout
+    assert "NoCommittedRecordLost: " in result.stdout
+    bad = CliRunner().invoke(cli, ["models", "nosuch"])
+    assert bad.exit_code == 2 and bad.stderr.count("\n") == 1
