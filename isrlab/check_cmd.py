@@ -64,9 +64,12 @@ class _Display:
 
     def bfs(self, p: Progress) -> None:
         rate = p.generated / p.elapsed_s if p.elapsed_s > 0 else 0.0
+        # with several workers a level's new states are counted only once merged, so an
+        # expanded level's queue is empty while the merge runs: say so, not "queue 0"
+        queue = f"queue {p.queue:,}" if p.queue else "merging the level's new states"
         self.show(
             f"depth {p.level}  distinct {p.distinct:,}  generated {p.generated:,}  "
-            f"queue {p.queue:,}  {rate:,.0f} states/s  {p.elapsed_s:,.0f} s"
+            f"{queue}  {rate:,.0f} states/s  {p.elapsed_s:,.0f} s"
         )
 
     def done(self) -> None:

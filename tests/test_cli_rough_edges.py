@@ -428,3 +428,17 @@ def test_the_docs_name_exactly_the_models_bmc_takes() -> None:
     assert all(name.startswith("tla-") for name in supported)
     assert "registered `tla-*` models" in bullet
     assert "not `kafka`" in bullet
+
+
+def test_progress_of_a_two_worker_run_never_shows_an_empty_queue_mid_run() -> None:
+    """With two workers an expanded level's queue is empty while its new states are merged:
+    the progress line says so instead of ``queue 0`` (issue 34, finding 8)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "isrlab", "check", "--model", "toy-symmetric", "-p", "procs=6",
+         "-p", "values=6", "--workers", "2", "--progress", "--progress-interval", "0.02"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("progress: ")]
+    assert len(lines) >= 3, done.stderr
+    assert not [line for line in lines if "queue 0 " in line]
+    assert any("merging the level's new states" in line for line in lines)
