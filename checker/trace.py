@@ -137,7 +137,7 @@ def parse_itf(document: Mapping[str, Any]) -> tuple[TraceStep, ...]:
 
 def read_itf(path: str | Path) -> tuple[TraceStep, ...]:
     """Read a trace written by ``write_itf`` (or any ITF trace)."""
-    return parse_itf(json.loads(Path(path).read_text(encoding="utf-8")))
+    return parse_itf(json.loads(Path(path).read_text(encoding="utf-8-sig")))
 
 
 def _show(value: Any) -> str:

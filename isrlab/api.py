@@ -339,7 +339,7 @@ def validate(
     """Whether a trace file (an ITF document or JSON Lines) is a behaviour of the model
     (``isrlab validate``; Kafka broker logs go through the command)."""
     built, _ = _resolve(spec, params or {})
-    text = Path(trace).read_text(encoding="utf-8")
+    text = Path(trace).read_text(encoding="utf-8-sig")  # a byte-order mark is no error
     try:
         document = json.loads(text)
     except ValueError:

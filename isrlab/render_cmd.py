@@ -139,7 +139,7 @@ def render_command(trace: Path, out: Path, invariant: str | None) -> None:
     """
     check_outputs({"-o": out}, {"TRACE": trace})
     try:
-        document = json.loads(trace.read_text(encoding="utf-8"))
+        document = json.loads(trace.read_text(encoding="utf-8-sig"))  # a BOM is no error
         steps = parse_itf(document)
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as e:
         raise BadInput(f"{trace}: not an ITF trace ({type(e).__name__}: {e})") from e

@@ -280,3 +280,16 @@ def test_the_path_downloads_as_the_itf_it_was_loaded_from(kip101_itf: Path) -> N
     assert client.post("/api/step/0").status_code == 403  # a cross-site form cannot add it
     assert client.get("/api/view", headers={"Host": "evil.example:80"}).status_code == 403
     assert client.post("/api/step/0", headers=header).status_code == 200
+
+
+def test_explore_reads_a_trace_with_a_byte_order_mark(kip101_itf: Path, tmp_path: Path) -> None:
+    marked = tmp_path / "bom.itf.json"
+    marked.write_bytes(b"\xef\xbb\xbf" + kip101_itf.read_bytes())
+    with socket.socket() as busy:  # the trace is read before the port: a busy port ends it
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = CliRunner().invoke(cli, ["explore", "--trace", str(marked),
+                                          "--port", str(port)])
+    assert result.exit_code == 2
+    assert "cannot listen" in result.stderr, result.stderr  # not "not an ITF trace"

@@ -266,3 +266,15 @@ def test_render_marks_an_invariant_the_model_has(kip101_itf: Path, tmp_path: Pat
                            "--invariant", "NoCommittedRecordLost")
     assert code == 0, err
     assert "NoCommittedRecordLost" in out.read_text()
+
+
+def test_a_byte_order_mark_does_not_make_a_trace_unreadable(kip101_itf: Path,
+                                                            tmp_path: Path) -> None:
+    """Editors on Windows save UTF-8 with a byte-order mark; the trace is still a trace."""
+    from isrlab.checker.trace import read_itf
+
+    marked = tmp_path / "bom.itf.json"
+    marked.write_bytes(b"\xef\xbb\xbf" + kip101_itf.read_bytes())
+    code, stdout, err = _invoke("render", str(marked), "-o", str(tmp_path / "o.svg"))
+    assert code == 0 and "10 states" in stdout, err
+    assert read_itf(marked) == read_itf(kip101_itf)
