@@ -305,18 +305,26 @@ def create_app(session: Session) -> Flask:
 
 def serve(app: Flask, port: int, ready: Any = None) -> None:
     """Serve ``app`` on 127.0.0.1:``port`` until interrupted (``ready(url)`` once listening);
-    ``OSError`` when the port cannot be bound."""
-    from werkzeug.serving import make_server
+    ``OSError`` when the port cannot be bound.  No access-log line per request; Ctrl-C
+    raises ``KeyboardInterrupt`` (werkzeug's own loop swallows it, which made the command
+    exit 0)."""
+    import socketserver
+
+    from werkzeug.serving import WSGIRequestHandler, make_server
+
+    class Quiet(WSGIRequestHandler):
+        def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+            """Nothing: a local tool's page is no web site with an access log."""
 
     if port:  # werkzeug reports a busy port in two lines and exits 1: find out first
         with socket.socket() as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             probe.bind(("127.0.0.1", port))
-    server = make_server("127.0.0.1", port, app, threaded=True)
+    server = make_server("127.0.0.1", port, app, threaded=True, request_handler=Quiet)
     url = f"http://127.0.0.1:{server.server_port}/"
     if ready is not None:
         ready(url)
     try:
-        server.serve_forever()
+        socketserver.BaseServer.serve_forever(server)
     finally:
         server.server_close()

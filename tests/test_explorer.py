@@ -9,6 +9,7 @@ the LeaderAndIsr of epoch 0, broker0 crashes, broker1 leads epoch 1 without m0.
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -293,3 +294,32 @@ def test_explore_reads_a_trace_with_a_byte_order_mark(kip101_itf: Path, tmp_path
                                           "--port", str(port)])
     assert result.exit_code == 2
     assert "cannot listen" in result.stderr, result.stderr  # not "not an ITF trace"
+
+
+def test_ctrl_c_on_explore_exits_130_and_no_request_is_logged() -> None:
+    import signal
+    import urllib.request
+
+    def as_from_a_terminal() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "isrlab", "explore", "--model", "toy-counter", "--port", "0"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True, preexec_fn=as_from_a_terminal)
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().split("serving ", 1)[1].split()[0]
+        for _ in range(3):  # three clicks' worth of requests
+            with urllib.request.urlopen(url + "api/view", timeout=60) as response:
+                assert response.status == 200
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 130, (out, err)
+    assert err.strip().splitlines() == ["isrlab: interrupted"], err
+    assert "GET /api/view" not in out + err
