@@ -442,3 +442,18 @@ def test_progress_of_a_two_worker_run_never_shows_an_empty_queue_mid_run() -> No
     assert len(lines) >= 3, done.stderr
     assert not [line for line in lines if "queue 0 " in line]
     assert any("merging the level's new states" in line for line in lines)
+
+
+@pytest.mark.parametrize("solver", ["z3", "yices"])
+def test_bmc_names_the_solver_that_answered(tmp_path: Path, solver: str) -> None:
+    from isrlab.checker.z3.solvers import SOLVERS
+
+    assert solver in SOLVERS
+    report = tmp_path / "r.json"
+    code, out, err = _invoke("bmc", "--model", "tla-kip101", "--depth", "3", "--solver",
+                             solver, "--json", str(report))
+    if code == 2 and "not installed" in err:
+        pytest.skip(f"{solver} is not installed")
+    assert code == 0, (out, err)
+    assert f"[{solver}-bmc]" in out.splitlines()[0]
+    assert json.loads(report.read_text())["engine"] == f"{solver}-bmc"
