@@ -15,6 +15,7 @@ import time
 import tomllib
 from importlib.metadata import packages_distributions
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -254,9 +255,12 @@ def test_prove_writes_to_out_and_leaves_the_recorded_results_alone(
     assert str(out) in stdout
 
 
-def test_prove_defaults_to_a_fresh_directory(
+def test_prove_defaults_to_a_fresh_directory_outside_the_current_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import shutil
+    import tempfile
+
     import isrlab.prove_cmd as prove_cmd
     from isrlab.proofs.obligations import load
 
@@ -266,11 +270,49 @@ def test_prove_defaults_to_a_fresh_directory(
     first = _invoke("prove", "--model", "tla-kip101")
     second = _invoke("prove", "--model", "tla-kip101")
     assert first[0] == second[0] == 0
-    made = sorted(p for p in tmp_path.iterdir() if p.is_dir())
-    assert len(made) == 2
-    for directory in made:
-        assert (directory / "results.json").exists()
-        assert (directory / "RESULTS.md").exists()
+    assert list(tmp_path.iterdir()) == []  # nothing left in the current directory
+    found = [re.search(r"results written to (\S+)/ ", out) for _, out, _ in (first, second)]
+    made = [Path(m.group(1)) for m in found if m is not None]
+    try:
+        assert len(set(made)) == 2
+        for directory in made:
+            assert directory.parent == Path(tempfile.gettempdir())
+            assert (directory / "results.json").exists()
+            assert (directory / "RESULTS.md").exists()
+    finally:
+        for directory in made:
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_prove_says_whether_each_outcome_is_the_recorded_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dataclasses import replace
+
+    import isrlab.prove_cmd as prove_cmd
+    from isrlab.proofs.obligations import load
+
+    recorded = [g for g in load() if g.model == "tla-kip101"]
+    assert len(recorded) >= 2
+    first_row = recorded[1].rows[0]
+    other = "unknown" if first_row.status != "unknown" else "proved"
+    changed = replace(recorded[1], rows=(replace(first_row, status=other),
+                                         *recorded[1].rows[1:]))
+
+    def run_all(selected: list[Any], timeout: int, progress: Any) -> list[Any]:
+        outcomes = [recorded[0], changed, *recorded[2:]]
+        for group, outcome in zip(selected, outcomes, strict=True):
+            progress(group, outcome)
+        return outcomes
+
+    monkeypatch.setattr(prove_cmd, "run_all", run_all)
+    code, out, err = _invoke("prove", "--model", "tla-kip101", "--out", str(tmp_path / "o"))
+    lines = out.splitlines()
+    assert lines[0].startswith("proving ") and "recorded run took" in lines[0]
+    assert lines[1].endswith("; as recorded")
+    assert f"{first_row.action} {other} (recorded: {first_row.status})" in lines[2]
+    assert "1 outcome(s) differ from the recorded ones" in out
+    assert code == (1 if first_row.status == "proved" else 0), (out, err)
 
 
 def test_prove_refuses_update_with_out(tmp_path: Path) -> None:
