@@ -140,6 +140,17 @@ def read_itf(path: str | Path) -> tuple[TraceStep, ...]:
     return parse_itf(json.loads(Path(path).read_text(encoding="utf-8-sig")))
 
 
+def value_text(value: Any) -> str:
+    """A value as every text trace prints it (docs/glossary.md): a tuple ``<<a, b>>``, a
+    list ``[a, b]``, a set ``{a, b}`` (sorted), a mapping ``{k: v}``, a string quoted."""
+    return _show(value)
+
+
+def entry_text(name: str, key: Any) -> str:
+    """An entry of a mapping-valued variable as a text trace names it: ``broker0['log']``."""
+    return f"{name}[{_show(key)}]"
+
+
 def _show(value: Any) -> str:
     if isinstance(value, frozenset | set):
         inner = ", ".join(sorted(_show(v) for v in value))

@@ -26,10 +26,10 @@ from typing import Any
 from flask import Flask, Response, jsonify, request
 
 from isrlab.checker.bfs import CheckOptions, explore
-from isrlab.checker.chart import plain_text, render_svg
+from isrlab.checker.chart import render_svg
 from isrlab.checker.model import Model, Property
 from isrlab.checker.report import TraceStep
-from isrlab.checker.trace import itf_document, parse_itf
+from isrlab.checker.trace import entry_text, itf_document, parse_itf, value_text
 from isrlab.explorer_page import PAGE
 from isrlab.render_cmd import invariant_words
 from isrlab.spec.charts import chart_for
@@ -77,13 +77,15 @@ class TraceMismatch(Exception):
 
 
 def flatten(variables: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """The state as table rows: one per variable, one per entry of a dictionary variable."""
+    """The state as table rows: one per variable, one per entry of a dictionary variable;
+    names and values in the notation of the text traces (``broker0['log']``, ``<<0, 1>>``,
+    docs/glossary.md)."""
     rows: list[tuple[str, str]] = []
     for name, value in variables.items():
         if isinstance(value, Mapping) and value:
-            rows.extend((f"{name}.{plain_text(k)}", plain_text(v)) for k, v in value.items())
+            rows.extend((entry_text(name, k), value_text(v)) for k, v in value.items())
         else:
-            rows.append((name, plain_text(value)))
+            rows.append((name, value_text(value)))
     return rows
 
 
