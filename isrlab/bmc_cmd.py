@@ -13,6 +13,7 @@ from isrlab.checker.trace import violation_text, write_itf
 from isrlab.checker.z3 import BmcResult, bmc
 from isrlab.checker.z3.solvers import SOLVERS, SolverError
 from isrlab.cli_support import (
+    CONFIG_OPTION,
     MODEL_HELP,
     BadInput,
     check_outputs,
@@ -55,6 +56,7 @@ def _summary(name: str, result: BmcResult[KState], depth: int) -> str:
 
 
 @click.command("bmc")
+@CONFIG_OPTION
 @click.option("--model", "model_name", required=True, help=MODEL_HELP)
 @click.option("-p", "--param", "params", multiple=True, help=_PARAM_HELP)
 @click.option("--depth", type=click.IntRange(0), default=12, show_default=True,

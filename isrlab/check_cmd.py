@@ -18,6 +18,7 @@ from isrlab.checker.report import CheckResult
 from isrlab.checker.simulate import SimulateOptions, simulate
 from isrlab.checker.trace import result_text, write_itf
 from isrlab.cli_support import (
+    CONFIG_OPTION,
     INCOMPLETE,
     MODEL_HELP,
     BadInput,
@@ -124,6 +125,7 @@ def _report(
 
 
 @click.command()
+@CONFIG_OPTION
 @click.option("--model", "model_name", required=True, help=MODEL_HELP)
 @click.option("-p", "--param", "params", multiple=True, help=_PARAM_HELP)
 @click.option("--symmetry", is_flag=True, help="reduce by the model's symmetry")
@@ -204,6 +206,7 @@ def check(
 
 
 @click.command("simulate")
+@CONFIG_OPTION
 @click.option("--model", "model_name", required=True, help=MODEL_HELP)
 @click.option("-p", "--param", "params", multiple=True, help=_PARAM_HELP)
 @click.option("--seed", type=int, default=0, show_default=True, help="random seed")

@@ -38,8 +38,8 @@ from isrlab.checker.registry import ModelEntry, ParamValue
 from isrlab.checker.report import CheckResult
 
 __all__ = [
-    "INCOMPLETE", "INTERRUPTED", "MODEL_HELP", "BadInput", "OneLineErrors", "atomic_output",
-    "check_outputs",
+    "CONFIG_OPTION", "INCOMPLETE", "INTERRUPTED", "MODEL_HELP", "BadInput", "OneLineErrors",
+    "atomic_output", "check_outputs", "config_params", "load_run_file",
     "params_text", "resolve_model", "run_metadata", "with_run_metadata",
     "write_text_atomically",
 ]
@@ -171,14 +171,106 @@ def resolve_model(
     name: str, assignments: Sequence[str]
 ) -> tuple[ModelEntry, dict[str, ParamValue], Model[Any]]:
     """The model ``name`` names (a registered name, ``path/to/file.py:NAME`` or
-    ``package.module:NAME``, see ``isrlab.api``) built with ``key=value`` parameters, or
-    ``BadInput``."""
+    ``package.module:NAME``, see ``isrlab.api``) built with ``key=value`` parameters (after
+    those of a ``--config`` run file, which they override), or ``BadInput``."""
+    assignments = [*config_params(), *assignments]
     try:
         found = api.entry(name)
         values = api.parse(found, assignments)
         return found, values, api.build(found, values)
     except api.ModelError as error:
         raise BadInput(str(error)) from error
+
+
+# -- run files (--config run.toml) ----------------------------------------------------------
+
+_CONFIG_PARAMS = "isrlab.config_params"
+RUN_FILE_COMMANDS = ("check", "simulate", "bmc", "explore")
+"""The commands taking ``--config``; a run file may hold a ``[name]`` table for each."""
+_COMMON_KEYS = ("model", "params", "invariants")
+
+
+def config_params() -> list[str]:
+    """The ``key=value`` parameters the current command's ``--config`` file sets (none
+    without one); ``resolve_model`` puts them before the command line's ``-p``."""
+    ctx = click.get_current_context(silent=True)
+    return list(ctx.meta.get(_CONFIG_PARAMS, [])) if ctx is not None else []
+
+
+def _value_text(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _option_keys(command: click.Command) -> dict[str, str]:
+    """A run file's key for each option of ``command`` (``max-depth`` or ``max_depth``) ->
+    the option's parameter name; not ``--config``, ``-p`` or ``--help``."""
+    keys: dict[str, str] = {}
+    for param in command.params:
+        if not isinstance(param, click.Option) or param.name in (None, "params", "config"):
+            continue
+        for opt in param.opts:
+            if opt.startswith("--"):
+                keys[opt[2:]] = keys[opt[2:].replace("-", "_")] = param.name
+    return keys
+
+
+def load_run_file(ctx: click.Context, path: Path) -> None:
+    """Apply run file ``path`` to ``ctx``'s command: its options become the command's
+    defaults (a flag on the command line overrides one), its ``params`` table and
+    ``invariants`` the first ``-p`` values.  ``BadInput`` on TOML that is not a run file."""
+    import tomllib
+
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise BadInput(f"{path}: not a TOML run file ({error})") from error
+    command = ctx.command
+    keys = _option_keys(command)
+    root = ctx.find_root().command
+    siblings = [root.commands[n] for n in RUN_FILE_COMMANDS
+                if isinstance(root, click.Group) and n in root.commands]
+    elsewhere = {k for other in siblings for k in _option_keys(other)}
+    # top-level keys: for every command that has them (another run command's are skipped);
+    # a [command] table: for that command only
+    entries = {k: v for k, v in data.items()
+               if k not in RUN_FILE_COMMANDS and (k in keys or k not in elsewhere)}
+    own = data.get(str(command.name), {})
+    if not isinstance(own, dict):
+        raise BadInput(f"{path}: [{command.name}] must be a table")
+    entries.update(own)
+    defaults: dict[str, Any] = {}
+    assignments: list[str] = []
+    for key, value in entries.items():
+        if key == "params":
+            if not isinstance(value, dict):
+                raise BadInput(f"{path}: params must be a table of key = value")
+            assignments += [f"{k}={_value_text(v)}" for k, v in value.items()]
+        elif key == "invariants":
+            names = value if isinstance(value, list) else [value]
+            assignments.append("invariants=" + ",".join(str(n) for n in names))
+        elif key == "model":
+            defaults["model_name"] = str(value)
+        elif key in keys:
+            defaults[keys[key]] = value
+        else:
+            known = sorted({*_COMMON_KEYS, *(k for k in keys if "_" not in k or "-" in k)})
+            raise BadInput(f"{path}: unknown key {key!r} for `isrlab {command.name}` "
+                           f"(known: {', '.join(known)})")
+    ctx.default_map = {**(ctx.default_map or {}), **defaults}
+    ctx.meta[_CONFIG_PARAMS] = assignments
+
+
+def _config_callback(ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
+    if value is not None:
+        load_run_file(ctx, value)
+
+
+CONFIG_OPTION = click.option(
+    "--config", type=click.Path(exists=True, dir_okay=False, path_type=Path), is_eager=True,
+    expose_value=False, callback=_config_callback,
+    help="a TOML run file: model, params, invariants and this command's options (docs/api.md); "
+         "a flag on the command line overrides it")
+"""The ``--config run.toml`` option of ``check``, ``simulate``, ``bmc`` and ``explore``."""
 
 
 def params_text(params: Mapping[str, ParamValue]) -> str:

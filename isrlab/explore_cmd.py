@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from isrlab.checker.trace import parse_itf
-from isrlab.cli_support import MODEL_HELP, BadInput, resolve_model
+from isrlab.cli_support import CONFIG_OPTION, MODEL_HELP, BadInput, resolve_model
 from isrlab.explorer import Session, TraceMismatch, create_app, serve
 
 _PARAM_HELP = "model parameter key=value (repeatable); see `isrlab models`"
@@ -44,6 +44,7 @@ def _read_document(path: Path) -> dict[str, Any]:
 
 
 @click.command("explore")
+@CONFIG_OPTION
 @click.option("--model", "model_name", default=None,
               help=MODEL_HELP + "; default: the model the --trace names")
 @click.option("-p", "--param", "params", multiple=True,
