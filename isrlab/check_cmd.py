@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from isrlab.api import describe
-from isrlab.checker.bfs import CheckOptions, Progress, RunDirError, explore
+from isrlab.checker.bfs import CheckOptions, Progress, RunDirError, WorkerError, explore
 from isrlab.checker.model import Model
 from isrlab.checker.report import CheckResult
 from isrlab.checker.simulate import SimulateOptions, simulate
@@ -200,6 +200,11 @@ def check(
             result = explore(model, options)
     except RunDirError as error:
         raise BadInput(str(error)) from error
+    except WorkerError as error:  # a worker's run-directory write failed (the disk full)
+        marker = f"{RunDirError.__name__}: "
+        if marker not in str(error):
+            raise
+        raise BadInput(str(error).split(marker, 1)[1]) from error
     finally:
         display.done()
     _report(result, json_path, itf_path, fail_on_incomplete, svg_path, model, coverage=True)
