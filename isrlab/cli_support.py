@@ -251,13 +251,29 @@ def load_run_file(ctx: click.Context, path: Path) -> None:
         elif key == "model":
             defaults["model_name"] = str(value)
         elif key in keys:
-            defaults[keys[key]] = value
+            defaults[keys[key]] = _converted(path, key, value, command, ctx, keys[key])
         else:
             known = sorted({*_COMMON_KEYS, *(k for k in keys if "_" not in k or "-" in k)})
             raise BadInput(f"{path}: unknown key {key!r} for `isrlab {command.name}` "
                            f"(known: {', '.join(known)})")
     ctx.default_map = {**(ctx.default_map or {}), **defaults}
     ctx.meta[_CONFIG_PARAMS] = assignments
+
+
+def _converted(path: Path, key: str, value: Any, command: click.Command, ctx: click.Context,
+               name: str) -> Any:
+    """``value`` as option ``name`` of ``command`` takes it, or ``BadInput`` naming the file
+    and the key (a number where a path belongs, text where a number does)."""
+    param = next(p for p in command.params if p.name == name)
+    try:
+        if isinstance(value, dict | list):
+            raise click.BadParameter(f"a {type(value).__name__} is not one value")
+        if isinstance(param.type, click.Path) and not isinstance(value, str):
+            raise click.BadParameter("a path must be text, in quotes")
+        return param.type.convert(value, param, ctx)
+    except (click.BadParameter, TypeError, ValueError) as error:
+        message = error.format_message() if isinstance(error, click.ClickException) else error
+        raise BadInput(f"{path}: {key} = {value!r}: {message}") from error
 
 
 def _config_callback(ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
