@@ -173,10 +173,18 @@ def resolve_model(
     """The model ``name`` names (a registered name, ``path/to/file.py:NAME`` or
     ``package.module:NAME``, see ``isrlab.api``) built with ``key=value`` parameters (after
     those of a ``--config`` run file, which they override), or ``BadInput``."""
-    assignments = [*config_params(), *assignments]
+    from_file = config_params()
     try:
         found = api.entry(name)
-        values = api.parse(found, assignments)
+    except api.ModelError as error:
+        raise BadInput(str(error)) from error
+    if from_file:
+        try:
+            api.parse(found, from_file)
+        except api.ModelError as error:  # the run file's parameters: name the file
+            raise BadInput(f"{_config_path()}: {error}") from error
+    try:
+        values = api.parse(found, [*from_file, *assignments])
         return found, values, api.build(found, values)
     except api.ModelError as error:
         raise BadInput(str(error)) from error
@@ -184,10 +192,15 @@ def resolve_model(
 
 # -- run files (--config run.toml) ----------------------------------------------------------
 
-_CONFIG_PARAMS = "isrlab.config_params"
+_CONFIG_PARAMS, _CONFIG_PATH = "isrlab.config_params", "isrlab.config_path"
 RUN_FILE_COMMANDS = ("check", "simulate", "bmc", "explore")
 """The commands taking ``--config``; a run file may hold a ``[name]`` table for each."""
 _COMMON_KEYS = ("model", "params", "invariants")
+
+
+def _config_path() -> str:
+    ctx = click.get_current_context(silent=True)
+    return str(ctx.meta.get(_CONFIG_PATH, "the run file")) if ctx is not None else ""
 
 
 def config_params() -> list[str]:
@@ -258,6 +271,7 @@ def load_run_file(ctx: click.Context, path: Path) -> None:
                            f"(known: {', '.join(known)})")
     ctx.default_map = {**(ctx.default_map or {}), **defaults}
     ctx.meta[_CONFIG_PARAMS] = assignments
+    ctx.meta[_CONFIG_PATH] = str(path)
 
 
 def _converted(path: Path, key: str, value: Any, command: click.Command, ctx: click.Context,

@@ -133,3 +133,11 @@ def test_the_docs_run_file_runs_as_the_docs_say(tmp_path: Path) -> None:
     assert _counts(from_file) == _counts(from_flags)
     code, out, _ = _invoke("simulate", "--config", str(path), "--no-progress")
     assert code in (0, 1) and "[simulate]" in out
+
+
+def test_an_unknown_parameter_in_the_file_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text('model = "tla-kip101"\n[params]\nreplica = 2\n', encoding="utf-8")
+    code, out, err = _invoke("check", "--config", str(path))
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert str(path) in err and "'replica'" in err
