@@ -429,20 +429,22 @@ def test_each_state_has_an_address_back_forward_keys_and_filter(server: str,
         page.browser.quit()
 
 
-def _three_broker_server(port: int) -> subprocess.Popen[str]:
+def _broker_server(port: int, brokers: int) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "isrlab", "explore", "--model", "kafka", "-p", "brokers=3",
-         "-p", "metadata=true", "--port", str(port)],
+        [sys.executable, "-m", "isrlab", "explore", "--model", "kafka", "-p",
+         f"brokers={brokers}", "-p", "metadata=true", "--port", str(port)],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-@pytest.mark.parametrize(("width", "height"), [(1024, 768), (1600, 1000)])
-def test_the_layout_at_1024_and_1600_px_with_three_brokers(tmp_path: Path, width: int,
-                                                           height: int) -> None:
+@pytest.mark.parametrize(("width", "height", "brokers"),
+                         [(1024, 768, 3), (1600, 1000, 3), (1024, 768, 6)])
+def test_the_layout_at_1024_and_1600_px_with_three_and_six_brokers(
+    tmp_path: Path, width: int, height: int, brokers: int,
+) -> None:
     """The chart keeps its own size (scrolled, never shrunk), the state table keeps room,
     the check result wraps inside its panel; screenshots kept in $ISRLAB_SCREENSHOTS."""
     port = _free_port()
-    proc = _three_broker_server(port)
+    proc = _broker_server(port, brokers)
     page = None
     try:
         assert proc.stdout is not None
@@ -478,11 +480,12 @@ def test_the_layout_at_1024_and_1600_px_with_three_brokers(tmp_path: Path, width
         assert measure["page"] <= width + 1  # no sideways scroll of the whole page
         assert measure["tall"] <= height + 1  # nor down: each panel scrolls on its own
         broker_words = page.browser.find_element("id", "table").text
-        assert "MetadataCache: alive brokers {0, 1, 2}" in broker_words
+        alive = "{" + ", ".join(str(b) for b in range(brokers)) + "}"
+        assert f"MetadataCache: alive brokers {alive}" in broker_words
         keep = os.environ.get("ISRLAB_SCREENSHOTS")
         folder = Path(keep) if keep else tmp_path
         folder.mkdir(parents=True, exist_ok=True)
-        page.browser.save_screenshot(str(folder / f"explore-{width}.png"))
+        page.browser.save_screenshot(str(folder / f"explore-{width}-{brokers}.png"))
     finally:
         if page is not None:
             page.browser.quit()
