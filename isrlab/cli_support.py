@@ -284,6 +284,9 @@ def _converted(path: Path, key: str, value: Any, command: click.Command, ctx: cl
             raise click.BadParameter(f"a {type(value).__name__} is not one value")
         if isinstance(param.type, click.Path) and not isinstance(value, str):
             raise click.BadParameter("a path must be text, in quotes")
+        flag = isinstance(param, click.Option) and (param.is_flag or param.is_bool_flag)
+        if flag and not isinstance(value, bool):
+            raise click.BadParameter("a flag is true or false")
         return param.type.convert(value, param, ctx)
     except (click.BadParameter, TypeError, ValueError) as error:
         message = error.format_message() if isinstance(error, click.ClickException) else error

@@ -141,3 +141,19 @@ def test_an_unknown_parameter_in_the_file_names_the_file(tmp_path: Path) -> None
     code, out, err = _invoke("check", "--config", str(path))
     assert code == 2 and out == "" and err.count("\n") == 1
     assert str(path) in err and "'replica'" in err
+
+
+@pytest.mark.parametrize(("line", "words"), [
+    ("json = 0", ["json = 0", "a path must be text"]),  # found by the fuzzer: exit 70 before
+    ("symmetry = 0", ["symmetry = 0", "true or false"]),  # likewise
+    ("max-depth = \"x\"", ["max-depth = 'x'"]),
+    ("workers = [1]", ["workers = [1]"]),
+])
+def test_an_ill_typed_option_in_the_file_is_one_line(tmp_path: Path, line: str,
+                                                     words: list[str]) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text(f'model = "toy-counter"\n{line}\n', encoding="utf-8")
+    code, out, err = _invoke("check", "--config", str(path))
+    assert code == 2 and out == "" and err.count("\n") == 1, (out, err)
+    for word in [str(path), *words]:
+        assert word in err, (word, err)
