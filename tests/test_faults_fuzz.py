@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import string
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,15 @@ FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
                                        HealthCheck.too_slow, HealthCheck.data_too_large])
 LOG = (ROOT / "tests" / "fixtures" / "oracle" / "broker-orders-0.log").read_text().splitlines()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _in_a_scratch_directory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Run files name outputs (``json = "x"``) relative to the current directory: keep
+    whatever a fuzzed input writes out of the checkout."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(tmp_path_factory.mktemp("cwd"))
+        yield
 
 
 def _ends_well(args: list[str], allowed: set[int]) -> None:
