@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -125,6 +125,27 @@ class CheckResult:
             f"{self.generated_states:,} generated states, diameter {self.diameter}, "
             f"{self.elapsed_s:.1f} s ({rate:,.0f} generated/s)"
         )
+
+    def coverage_text(self, declared: Sequence[str] | None = None) -> str:
+        """Action coverage as TLC prints it at the end of a run: one line per action with
+        its generated and new (distinct) states; with ``declared`` (the model's own list of
+        actions, when it has one) in that order, each action that never fired flagged
+        ``never enabled``.  ``""`` when the run kept no coverage."""
+        fired = {c.action: c for c in self.coverage}
+        if not fired and not declared:
+            return ""
+        order = [a for a in fired if a == INIT_ACTION]
+        order += [a for a in (declared or ()) if a not in order]
+        order += [a for a in sorted(fired) if a not in order]
+        width = max(len(a) for a in order)
+        lines = ["coverage (action: generated states, new states):"]
+        for action in order:
+            c = fired.get(action)
+            if c is None:
+                lines.append(f"  {action.ljust(width)}  {0:>12,}  {0:>12,}  never enabled")
+            else:
+                lines.append(f"  {action.ljust(width)}  {c.generated:>12,}  {c.distinct:>12,}")
+        return "\n".join(lines)
 
     def to_json(self) -> dict[str, JsonValue]:
         """The JSON report as a dictionary of plain JSON values."""

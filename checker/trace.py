@@ -151,7 +151,18 @@ def parse_itf(document: Mapping[str, Any]) -> tuple[TraceStep, ...]:
 
 def read_itf(path: str | Path) -> tuple[TraceStep, ...]:
     """Read a trace written by ``write_itf`` (or any ITF trace)."""
-    return parse_itf(json.loads(Path(path).read_text(encoding="utf-8")))
+    return parse_itf(json.loads(Path(path).read_text(encoding="utf-8-sig")))
+
+
+def value_text(value: Any) -> str:
+    """A value as every text trace prints it (docs/glossary.md): a tuple ``<<a, b>>``, a
+    list ``[a, b]``, a set ``{a, b}`` (sorted), a mapping ``{k: v}``, a string quoted."""
+    return _show(value)
+
+
+def entry_text(name: str, key: Any) -> str:
+    """An entry of a mapping-valued variable as a text trace names it: ``broker0['log']``."""
+    return f"{name}[{_show(key)}]"
 
 
 def read_lasso(path: str | Path) -> tuple[tuple[TraceStep, ...], int | None, str | None]:

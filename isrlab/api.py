@@ -21,6 +21,7 @@ import hashlib
 import importlib
 import importlib.util
 import sys
+import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,7 @@ from isrlab.spec.oracle.run import Verdict
 
 __all__ = [
     "CheckResult", "Model", "ModelEntry", "ModelError", "Param", "Predicate", "Property",
+    "UserPropertyError",
     "Verdict", "check", "describe", "entry", "extend", "judge_logs", "model", "simulate",
     "validate",
 ]
@@ -169,9 +171,35 @@ def describe(found: ModelEntry) -> dict[str, Any]:
 
 # -- extending models ---------------------------------------------------------------------------
 
-def _on_variables(base: Model[Any], name: str, predicate: Predicate) -> Property[Any]:
+class UserPropertyError(Exception):
+    """A property written by a user (``extend``) raised: ``str()`` is one line naming the
+    property, where in the user's file it raised, and the exception."""
+
+
+def user_error_line(kind: str, name: str, predicate: Predicate, error: BaseException) -> str:
+    """One line for ``error`` raised by the user's ``predicate``: its kind and name, the
+    exception, and the file and line in the user's code (the innermost frame of the
+    predicate's own file, else the innermost frame)."""
+    frames = traceback.extract_tb(error.__traceback__)
+    code = getattr(predicate, "__code__", None)
+    own = [f for f in frames if code is not None and f.filename == code.co_filename]
+    chosen = own or list(frames)
+    where = f" ({chosen[-1].filename}, line {chosen[-1].lineno})" if chosen else ""
+    message = " ".join(f"{type(error).__name__}: {error}".split())[:300]
+    return f"your {kind} {name!r} raised {message}{where}"
+
+
+def _on_variables(base: Model[Any], name: str, predicate: Predicate,
+                  kind: str = "invariant") -> Property[Any]:
     doc = (getattr(predicate, "__doc__", None) or "").strip()
-    return Property(name, lambda state: bool(predicate(base.variables(state))), doc)
+
+    def holds(state: Any) -> bool:
+        try:
+            return bool(predicate(base.variables(state)))
+        except Exception as error:  # the user's code: reported as theirs (UserPropertyError)
+            raise UserPropertyError(user_error_line(kind, name, predicate, error)) from error
+
+    return Property(name, holds, doc)
 
 
 @dataclass(frozen=True)
@@ -249,7 +277,8 @@ def extend(
         return Extended(
             inner, new_name,
             tuple(_on_variables(inner, n, p) for n, p in added_invariants.items()),
-            tuple(_on_variables(inner, n, p) for n, p in added_sometimes.items()),
+            tuple(_on_variables(inner, n, p, "sometimes property")
+                  for n, p in added_sometimes.items()),
             replace,
         )
 
@@ -304,7 +333,7 @@ def validate(
     only one when ``None``; ``judge_logs`` gives every partition's).  Both have
     ``.accepted`` and ``.verdict``.  ``TraceFormatError`` for unusable input."""
     paths = [Path(trace)] if isinstance(trace, str | Path) else [Path(t) for t in trace]
-    with paths[0].open(encoding="utf-8") as handle:
+    with paths[0].open(encoding="utf-8-sig") as handle:
         head = handle.read(1 << 20)
     if detect_format(head) == "kafka-log" if head.strip() else False:
         return judge_logs(paths, spec, params, partition=partition, brokers=brokers)[0]

@@ -13,6 +13,7 @@ from isrlab.checker.trace import violation_text, write_itf
 from isrlab.checker.z3 import BmcResult, bmc
 from isrlab.checker.z3.solvers import SOLVERS, SolverError
 from isrlab.cli_support import (
+    CONFIG_OPTION,
     MODEL_HELP,
     BadInput,
     check_outputs,
@@ -27,26 +28,35 @@ from isrlab.spec.symbolic.state import KState
 _PARAM_HELP = "model parameter key=value (repeatable); see `isrlab models`"
 
 
+def engine_name(solver: str) -> str:
+    """The engine a report names: the solver that answered (``yices 2.6.5`` -> ``yices-bmc``,
+    ``z3 4.13.0`` -> ``z3-bmc``); the formulas are Z3's either way."""
+    kind = solver.split()[0].lower() if solver.strip() else "z3"
+    return f"{kind}-bmc"
+
+
 def _summary(name: str, result: BmcResult[KState], depth: int) -> str:
+    engine = engine_name(result.solver)
     if result.trace is not None:
         return (
-            f"{name} [z3-bmc]: VIOLATION of {result.violated} (trace of {len(result.trace)} "
+            f"{name} [{engine}]: VIOLATION of {result.violated} (trace of {len(result.trace)} "
             f"states); no trace of {len(result.trace) - 1} or fewer states violates an "
             f"invariant; {result.seconds:.1f} s ({result.solver})"
         )
     if result.proved_steps < depth:
         return (
-            f"{name} [z3-bmc]: UNKNOWN at {result.proved_steps + 1} steps (solver gave up); "
+            f"{name} [{engine}]: UNKNOWN at {result.proved_steps + 1} steps (solver gave up); "
             f"no violation in traces of up to {result.proved_steps + 1} states; "
             f"{result.seconds:.1f} s ({result.solver})"
         )
     return (
-        f"{name} [z3-bmc]: no violation in any trace of up to {depth + 1} states "
+        f"{name} [{engine}]: no violation in any trace of up to {depth + 1} states "
         f"(bounded: deeper traces unchecked); {result.seconds:.1f} s ({result.solver})"
     )
 
 
 @click.command("bmc")
+@CONFIG_OPTION
 @click.option("--model", "model_name", required=True, help=MODEL_HELP)
 @click.option("-p", "--param", "params", multiple=True, help=_PARAM_HELP)
 @click.option("--depth", type=click.IntRange(0), default=12, show_default=True,
@@ -104,7 +114,7 @@ def bmc_command(
             raise click.ClickException(f"internal error: {error}") from error
         violation = Violation(result.violated or wanted[0], trace)
     report = CheckResult(
-        model=model_name, params=values, engine="z3-bmc", distinct_states=0,
+        model=model_name, params=values, engine=engine_name(result.solver), distinct_states=0,
         generated_states=0, diameter=len(result.depths), elapsed_s=result.seconds,
         violation=violation, complete=False,
         extra={"bmc": {
@@ -123,9 +133,11 @@ def bmc_command(
             click.echo(f"no counterexample: {itf_path} not written")
         else:
             write_itf(itf_path, violation.trace, source=model_name, parameters=values,
-                      description=f"{violation.invariant} violated (z3-bmc)")
+                      description=f"{violation.invariant} violated "
+                                  f"({engine_name(result.solver)})")
     if svg_path is not None:
-        write_violation_svg(svg_path, violation, model_name, model, "z3-bmc")
+        write_violation_svg(svg_path, violation, model_name, model,
+                            engine_name(result.solver))
     if violation is not None:
         sys.exit(1)
     sys.exit(3 if result.proved_steps < depth else 0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import textwrap
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -12,13 +13,14 @@ from typing import Any
 import click
 
 from isrlab.api import describe
-from isrlab.checker.bfs import CheckOptions, Progress, RunDirError, explore
+from isrlab.checker.bfs import CheckOptions, Progress, RunDirError, WorkerError, explore
 from isrlab.checker.liveness import check_liveness, declared_liveness, lasso_itf_meta
 from isrlab.checker.model import Model
 from isrlab.checker.report import CheckResult
 from isrlab.checker.simulate import SimulateOptions, simulate
 from isrlab.checker.trace import result_text, write_itf
 from isrlab.cli_support import (
+    CONFIG_OPTION,
     INCOMPLETE,
     MODEL_HELP,
     BadInput,
@@ -65,9 +67,12 @@ class _Display:
 
     def bfs(self, p: Progress) -> None:
         rate = p.generated / p.elapsed_s if p.elapsed_s > 0 else 0.0
+        # with several workers a level's new states are counted only once merged, so an
+        # expanded level's queue is empty while the merge runs: say so, not "queue 0"
+        queue = f"queue {p.queue:,}" if p.queue else "merging the level's new states"
         self.show(
             f"depth {p.level}  distinct {p.distinct:,}  generated {p.generated:,}  "
-            f"queue {p.queue:,}  {rate:,.0f} states/s  {p.elapsed_s:,.0f} s"
+            f"{queue}  {rate:,.0f} states/s  {p.elapsed_s:,.0f} s"
         )
 
     def done(self) -> None:
@@ -76,13 +81,34 @@ class _Display:
             sys.stderr.flush()
 
 
+def declared_actions(model: Model[Any] | None) -> tuple[str, ...] | None:
+    """The actions a model declares, in its order, so that coverage can flag those never
+    enabled: a model's optional ``action_names()``, or a ``tla-*`` model's ``Next``
+    disjuncts; through an extended model to its base.  ``None`` when it declares none (the
+    ``kafka`` model: its actions depend on its parameters)."""
+    seen = 0
+    while model is not None and seen < 4:
+        names = getattr(model, "action_names", None)
+        if callable(names):
+            return tuple(names())
+        variant = getattr(model, "variant", None)
+        if callable(getattr(variant, "next_actions", None)):
+            return tuple(variant.next_actions())  # type: ignore[union-attr]  # checked above
+        model, seen = getattr(model, "base", None), seen + 1
+    return None
+
+
 def _report(
     result: CheckResult, json_path: Path | None, itf_path: Path | None,
     fail_on_incomplete: bool = False, svg_path: Path | None = None,
-    model: Model[Any] | None = None,
+    model: Model[Any] | None = None, coverage: bool = False,
 ) -> None:
     """Print the summary (and trace), write the requested files, exit 0, 1 or 4."""
     click.echo(result_text(result))
+    if coverage:
+        text = result.coverage_text(declared_actions(model))
+        if text:
+            click.echo(text)
     if json_path is not None:
         with_run_metadata(result).write_json(json_path)
     if itf_path is not None:
@@ -101,6 +127,7 @@ def _report(
 
 
 @click.command()
+@CONFIG_OPTION
 @click.option("--model", "model_name", required=True, help=MODEL_HELP)
 @click.option("-p", "--param", "params", multiple=True, help=_PARAM_HELP)
 @click.option("--symmetry", is_flag=True, help="reduce by the model's symmetry")
@@ -181,6 +208,11 @@ def check(
             result = explore(model, options)
     except RunDirError as error:
         raise BadInput(str(error)) from error
+    except WorkerError as error:  # a worker's run-directory write failed (the disk full)
+        marker = f"{RunDirError.__name__}: "
+        if marker not in str(error):
+            raise
+        raise BadInput(str(error).split(marker, 1)[1]) from error
     finally:
         display.done()
     if liveness and result.ok:
@@ -188,7 +220,7 @@ def check(
     if liveness:
         click.echo("--liveness: temporal properties not checked (the plain check failed)",
                    err=True)
-    _report(result, json_path, itf_path, fail_on_incomplete, svg_path, model)
+    _report(result, json_path, itf_path, fail_on_incomplete, svg_path, model, coverage=True)
 
 
 def _liveness_preconditions(
@@ -239,6 +271,7 @@ def _report_liveness(
 
 
 @click.command("simulate")
+@CONFIG_OPTION
 @click.option("--model", "model_name", required=True, help=MODEL_HELP)
 @click.option("-p", "--param", "params", multiple=True, help=_PARAM_HELP)
 @click.option("--seed", type=int, default=0, show_default=True, help="random seed")
@@ -288,21 +321,99 @@ def simulate_command(
     _report(result, json_path, itf_path, False, svg_path, model)
 
 
+SHORT_DOC = 90
+"""``isrlab models`` cuts a parameter's text to its first clause, at most this long."""
+
+
+def short_doc(doc: str) -> str:
+    """A parameter's text cut to its first clause (before `` (`` or ``: ``), at most
+    ``SHORT_DOC`` characters; ``isrlab models NAME`` prints it whole."""
+    cut = min((i for i in (doc.find(" ("), doc.find(": ")) if i > 0), default=len(doc))
+    text = doc[:cut].rstrip(" ,;")
+    if len(text) > SHORT_DOC:
+        text = text[:SHORT_DOC - 3].rsplit(" ", 1)[0] + "..."
+    return text + (" ..." if cut < len(doc) and not text.endswith("...") else "")
+
+
+def _param_head(param: Any) -> str:
+    """``-p name=<type>`` (a choice: its values), ``[fault]`` and the default."""
+    kind = "|".join(param.choices) if param.choices else f"<{param.type.__name__}>"
+    fault = " [fault]" if param.fault else ""
+    return f"-p {param.name}={kind}{fault} (default {param.default})"
+
+
 @click.command("models")
+@click.argument("name", required=False)
 @click.option("--json", "as_json", is_flag=True,
               help="print a JSON list: each model's parameters (type, default, bounds), "
                    "invariants and sometimes properties")
-def models_command(as_json: bool) -> None:
-    """List the registered models and their parameters."""
+@click.option("--vars", "vars_of", metavar="MODEL", default=None,
+              help="list the variables of MODEL a user's invariant may read "
+                   "(v[\"name\"]...), with an example value and their meaning")
+@click.option("-p", "--param", "params", multiple=True,
+              help="with --vars: " + _PARAM_HELP)
+def models_command(name: str | None, as_json: bool, vars_of: str | None,
+                   params: tuple[str, ...]) -> None:
+    """List the registered models: parameters (in short), invariants, sometimes properties.
+
+    With NAME: that model's parameters and properties in full.
+    """
+    if vars_of is not None:
+        _print_variables(vars_of, params)
+        return
+    if params:
+        raise BadInput("-p applies to --vars MODEL")
+    names = registry().names()
+    if name is not None:
+        if name not in registry().entries:
+            raise BadInput(f"unknown model {name!r} (models: {', '.join(names)})")
+        names = [name]
     if as_json:
-        described = [describe(registry().entries[name]) for name in registry().names()]
+        described = [describe(registry().entries[n]) for n in names]
         click.echo(json.dumps(described, indent=1))
         return
-    for name in registry().names():
-        entry = registry().entries[name]
-        symmetric = " (symmetric)" if entry.symmetric else ""
-        click.echo(f"{name}{symmetric}: {entry.doc}")
-        for param in entry.params:
-            fault = " [fault]" if param.fault else ""
-            click.echo(f"    -p {param.name}=<{param.type.__name__}>{fault} "
-                       f"(default {param.default}): {param.doc}")
+    for each in names:
+        _print_model(each, full=name is not None)
+    if name is None:
+        click.echo("\n`isrlab models NAME`: a model's texts in full; `isrlab models --vars "
+                   "NAME`: the variables your own invariants read")
+
+
+def _print_model(name: str, full: bool) -> None:
+    """One model: its line, its parameters (each cut to one clause unless ``full``), its
+    invariants and ``sometimes`` properties (with their texts when ``full``)."""
+    entry = registry().entries[name]
+    described = describe(entry)
+    symmetric = " (symmetric)" if entry.symmetric else ""
+    click.echo(f"{name}{symmetric}: {entry.doc}")
+    for param in entry.params:
+        click.echo(f"    {_param_head(param)}: {param.doc if full else short_doc(param.doc)}")
+    for kind in ("invariants", "sometimes"):
+        props = described[kind]
+        if not props:
+            continue
+        if full:
+            click.echo(f"    {kind}:")
+            for prop in props:
+                words = " ".join(str(prop["doc"]).split()).removeprefix(f"{prop['name']}:")
+                click.echo(f"      {prop['name']}: {words.strip()}")
+        else:
+            click.echo(textwrap.fill(", ".join(str(p["name"]) for p in props), width=100,
+                                     initial_indent=f"    {kind}: ",
+                                     subsequent_indent="        ", break_on_hyphens=False))
+
+
+def _print_variables(spec: str, params: tuple[str, ...]) -> None:
+    """``models --vars``: each variable path, how an invariant reads it, an example value
+    (from the first reachable states) and its meaning."""
+    from isrlab.variables import access, variable_rows
+
+    entry, _, model = resolve_model(spec, params)
+    shown = " ".join(f"-p {p}" for p in params)
+    click.echo(f"Variables of {entry.name}{' ' + shown if shown else ''}: a user invariant "
+               "takes them as its argument v (see docs/api.md); broker0, r1 and p0 stand for "
+               "every broker, replica and process")
+    for path, example, meaning in variable_rows(entry.name, model):
+        click.echo(f"  {access(path)}  e.g. {example}")
+        if meaning:
+            click.echo(f"      {meaning}")

@@ -26,14 +26,20 @@ from typing import Any
 import click
 
 from isrlab import __version__, api
-from isrlab.checker.atomic import atomic_output, write_text_atomically
+from isrlab.checker.atomic import (
+    OutputError,
+    atomic_output,
+    descriptor_of,
+    writable_problem,
+    write_text_atomically,
+)
 from isrlab.checker.model import Model
 from isrlab.checker.registry import ModelEntry, ParamValue
 from isrlab.checker.report import CheckResult
 
 __all__ = [
-    "INCOMPLETE", "INTERRUPTED", "MODEL_HELP", "BadInput", "OneLineErrors", "atomic_output",
-    "check_outputs",
+    "CONFIG_OPTION", "INCOMPLETE", "INTERRUPTED", "MODEL_HELP", "BadInput", "OneLineErrors",
+    "atomic_output", "check_outputs", "config_params", "load_run_file",
     "params_text", "resolve_model", "run_metadata", "with_run_metadata",
     "write_text_atomically",
 ]
@@ -60,8 +66,29 @@ class BadInput(click.ClickException):
     exit_code = 2
 
 
+DEBUG_FLAG = "--debug"
+"""Anywhere on the command line: print the traceback of a user's property that raised."""
+
+
+def user_error(error: BaseException) -> str | None:
+    """The one line of a user's property that raised (``api.UserPropertyError``), directly
+    or reported from a worker process or a Spark task by its exception line, else ``None``."""
+    if isinstance(error, api.UserPropertyError):
+        return str(error)
+    marker = f"{api.UserPropertyError.__name__}: "
+    text = str(error)
+    return text.split(marker, 1)[1].strip() if marker in text else None
+
+
 class OneLineErrors(click.Group):
     """A click group whose errors are one line on stderr with exit code 2."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # shown in the help only: main() takes --debug off the command line wherever it is
+        self.params.append(click.Option(
+            [DEBUG_FLAG], is_flag=True, expose_value=False,
+            help="print the traceback when your own invariant raises (any position)"))
 
     def make_context(
         self, info_name: str | None, args: list[str], parent: click.Context | None = None,
@@ -80,10 +107,15 @@ class OneLineErrors(click.Group):
         complete_var: str | None = None, standalone_mode: bool = True, **extra: Any,
     ) -> Any:
         """Run the command line; in standalone mode turn click's errors into one line."""
+        words = list(sys.argv[1:] if args is None else args)
+        debug = DEBUG_FLAG in words[:words.index("--")] if "--" in words else (
+            DEBUG_FLAG in words)
+        if debug:
+            words.remove(DEBUG_FLAG)
         if not standalone_mode:
-            return super().main(args, prog_name, complete_var, False, **extra)
+            return super().main(words, prog_name, complete_var, False, **extra)
         try:
-            code = super().main(args, prog_name, complete_var, False, **extra)
+            code = super().main(words, prog_name, complete_var, False, **extra)
         except click.exceptions.NoArgsIsHelpError as error:
             click.echo(error.ctx.get_help())
             sys.exit(0)
@@ -91,10 +123,21 @@ class OneLineErrors(click.Group):
             message = " ".join(error.format_message().split())
             click.echo(f"isrlab: error: {message}", err=True)
             sys.exit(2 if isinstance(error, click.UsageError) else error.exit_code)
+        except OutputError as error:  # an output the run could not write: the user's path
+            click.echo(f"isrlab: error: {' '.join(str(error).split())}", err=True)
+            sys.exit(2)
         except (click.Abort, KeyboardInterrupt):
             click.echo("isrlab: interrupted", err=True)
             sys.exit(INTERRUPTED)
-        except Exception as error:  # a model's (or isrlab's) bug: not a violation, not bad input
+        except Exception as error:
+            yours = user_error(error)
+            if yours is not None:  # the user's own invariant raised: their bug, one line
+                if debug:
+                    traceback.print_exc()
+                hint = "" if debug else f" ({DEBUG_FLAG} prints its traceback)"
+                click.echo(f"isrlab: error: {yours}{hint}", err=True)
+                sys.exit(2)
+            # a model's (or isrlab's) bug: not a violation, not bad input
             traceback.print_exc()
             summary = " ".join(f"{type(error).__name__}: {error}".split())
             click.echo(f"isrlab: error: {summary[:500]} (raised while running: a bug in the "
@@ -128,14 +171,139 @@ def resolve_model(
     name: str, assignments: Sequence[str]
 ) -> tuple[ModelEntry, dict[str, ParamValue], Model[Any]]:
     """The model ``name`` names (a registered name, ``path/to/file.py:NAME`` or
-    ``package.module:NAME``, see ``isrlab.api``) built with ``key=value`` parameters, or
-    ``BadInput``."""
+    ``package.module:NAME``, see ``isrlab.api``) built with ``key=value`` parameters (after
+    those of a ``--config`` run file, which they override), or ``BadInput``."""
+    from_file = config_params()
     try:
         found = api.entry(name)
-        values = api.parse(found, assignments)
+    except api.ModelError as error:
+        raise BadInput(str(error)) from error
+    if from_file:
+        try:
+            api.parse(found, from_file)
+        except api.ModelError as error:  # the run file's parameters: name the file
+            raise BadInput(f"{_config_path()}: {error}") from error
+    try:
+        values = api.parse(found, [*from_file, *assignments])
         return found, values, api.build(found, values)
     except api.ModelError as error:
         raise BadInput(str(error)) from error
+
+
+# -- run files (--config run.toml) ----------------------------------------------------------
+
+_CONFIG_PARAMS, _CONFIG_PATH = "isrlab.config_params", "isrlab.config_path"
+RUN_FILE_COMMANDS = ("check", "simulate", "bmc", "explore")
+"""The commands taking ``--config``; a run file may hold a ``[name]`` table for each."""
+_COMMON_KEYS = ("model", "params", "invariants")
+
+
+def _config_path() -> str:
+    ctx = click.get_current_context(silent=True)
+    return str(ctx.meta.get(_CONFIG_PATH, "the run file")) if ctx is not None else ""
+
+
+def config_params() -> list[str]:
+    """The ``key=value`` parameters the current command's ``--config`` file sets (none
+    without one); ``resolve_model`` puts them before the command line's ``-p``."""
+    ctx = click.get_current_context(silent=True)
+    return list(ctx.meta.get(_CONFIG_PARAMS, [])) if ctx is not None else []
+
+
+def _value_text(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _option_keys(command: click.Command) -> dict[str, str]:
+    """A run file's key for each option of ``command`` (``max-depth`` or ``max_depth``) ->
+    the option's parameter name; not ``--config``, ``-p`` or ``--help``."""
+    keys: dict[str, str] = {}
+    for param in command.params:
+        if not isinstance(param, click.Option) or param.name in (None, "params", "config"):
+            continue
+        for opt in param.opts:
+            if opt.startswith("--"):
+                keys[opt[2:]] = keys[opt[2:].replace("-", "_")] = param.name
+    return keys
+
+
+def load_run_file(ctx: click.Context, path: Path) -> None:
+    """Apply run file ``path`` to ``ctx``'s command: its options become the command's
+    defaults (a flag on the command line overrides one), its ``params`` table and
+    ``invariants`` the first ``-p`` values.  ``BadInput`` on TOML that is not a run file."""
+    import tomllib
+
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise BadInput(f"{path}: not a TOML run file ({error})") from error
+    command = ctx.command
+    keys = _option_keys(command)
+    root = ctx.find_root().command
+    siblings = [root.commands[n] for n in RUN_FILE_COMMANDS
+                if isinstance(root, click.Group) and n in root.commands]
+    elsewhere = {k for other in siblings for k in _option_keys(other)}
+    # top-level keys: for every command that has them (another run command's are skipped);
+    # a [command] table: for that command only
+    entries = {k: v for k, v in data.items()
+               if k not in RUN_FILE_COMMANDS and (k in keys or k not in elsewhere)}
+    own = data.get(str(command.name), {})
+    if not isinstance(own, dict):
+        raise BadInput(f"{path}: [{command.name}] must be a table")
+    entries.update(own)
+    defaults: dict[str, Any] = {}
+    assignments: list[str] = []
+    for key, value in entries.items():
+        if key == "params":
+            if not isinstance(value, dict):
+                raise BadInput(f"{path}: params must be a table of key = value")
+            assignments += [f"{k}={_value_text(v)}" for k, v in value.items()]
+        elif key == "invariants":
+            names = value if isinstance(value, list) else [value]
+            assignments.append("invariants=" + ",".join(str(n) for n in names))
+        elif key == "model":
+            defaults["model_name"] = str(value)
+        elif key in keys:
+            defaults[keys[key]] = _converted(path, key, value, command, ctx, keys[key])
+        else:
+            known = sorted({*_COMMON_KEYS, *(k for k in keys if "_" not in k or "-" in k)})
+            raise BadInput(f"{path}: unknown key {key!r} for `isrlab {command.name}` "
+                           f"(known: {', '.join(known)})")
+    ctx.default_map = {**(ctx.default_map or {}), **defaults}
+    ctx.meta[_CONFIG_PARAMS] = assignments
+    ctx.meta[_CONFIG_PATH] = str(path)
+
+
+def _converted(path: Path, key: str, value: Any, command: click.Command, ctx: click.Context,
+               name: str) -> Any:
+    """``value`` as option ``name`` of ``command`` takes it, or ``BadInput`` naming the file
+    and the key (a number where a path belongs, text where a number does)."""
+    param = next(p for p in command.params if p.name == name)
+    try:
+        if isinstance(value, dict | list):
+            raise click.BadParameter(f"a {type(value).__name__} is not one value")
+        if isinstance(param.type, click.Path) and not isinstance(value, str):
+            raise click.BadParameter("a path must be text, in quotes")
+        flag = isinstance(param, click.Option) and (param.is_flag or param.is_bool_flag)
+        if flag and not isinstance(value, bool):
+            raise click.BadParameter("a flag is true or false")
+        return param.type.convert(value, param, ctx)
+    except (click.BadParameter, TypeError, ValueError) as error:
+        message = error.format_message() if isinstance(error, click.ClickException) else error
+        raise BadInput(f"{path}: {key} = {value!r}: {message}") from error
+
+
+def _config_callback(ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
+    if value is not None:
+        load_run_file(ctx, value)
+
+
+CONFIG_OPTION = click.option(
+    "--config", type=click.Path(exists=True, dir_okay=False, path_type=Path), is_eager=True,
+    expose_value=False, callback=_config_callback,
+    help="a TOML run file: model, params, invariants and this command's options (docs/api.md); "
+         "a flag on the command line overrides it")
+"""The ``--config run.toml`` option of ``check``, ``simulate``, ``bmc`` and ``explore``."""
 
 
 def params_text(params: Mapping[str, ParamValue]) -> str:
@@ -144,6 +312,9 @@ def params_text(params: Mapping[str, ParamValue]) -> str:
 
 
 def _same_file(a: Path, b: Path) -> bool:
+    fd_a, fd_b = descriptor_of(a), descriptor_of(b)
+    if fd_a is not None or fd_b is not None:
+        return fd_a == fd_b
     if a.resolve() == b.resolve():
         return True
     try:
@@ -157,18 +328,15 @@ def check_outputs(
 ) -> None:
     """Refuse, before any work starts, outputs that could not be written or would destroy
     something: ``outputs`` and ``inputs`` map an option's name (``--json``, ``TRACE``) to its
-    path (``None``: not given).  ``BadInput`` (one line, exit 2) when an output's directory
-    is missing or not writable, the output is a directory, two outputs name one file, or an
-    output names an input."""
+    path (``None``: not given).  ``BadInput`` (one line, exit 2) when an output could not be
+    written (its directory missing, read-only or not a real directory, as under /proc; the
+    output a directory; a descriptor not open for writing: ``writable_problem``), two
+    outputs name one file, or an output names an input."""
     given = [(option, path) for option, path in outputs.items() if path is not None]
     for option, path in given:
-        parent = path.parent
-        if path.is_dir():
-            raise BadInput(f"{option}: {str(path)!r} is a directory")
-        if not parent.is_dir():
-            raise BadInput(f"{option}: directory {str(parent)!r} does not exist")
-        if not os.access(parent, os.W_OK | os.X_OK):
-            raise BadInput(f"{option}: cannot write into directory {str(parent)!r}")
+        problem = writable_problem(path)
+        if problem is not None:
+            raise BadInput(f"{option}: cannot write {str(path)!r}: {problem}")
     for index, (option, path) in enumerate(given):
         for other, other_path in given[index + 1:]:
             if _same_file(path, other_path):

@@ -2,26 +2,60 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import click
 
-from isrlab.checker.trace import read_itf
-from isrlab.cli_support import BadInput, resolve_model
+from isrlab.checker.trace import parse_itf
+from isrlab.cli_support import CONFIG_OPTION, MODEL_HELP, BadInput, resolve_model
 from isrlab.explorer import Session, TraceMismatch, create_app, serve
 
 _PARAM_HELP = "model parameter key=value (repeatable); see `isrlab models`"
 
 
+def recorded_params(document: Any, model_name: str | None) -> tuple[str | None, list[str]]:
+    """The model an ITF document written by isrlab names (``#meta.model``) and, when it is
+    ``model_name`` (or no model was given), the parameters recorded with it as ``key=value``
+    strings: what ``isrlab validate`` rebuilds the model from."""
+    meta = document.get("#meta") if isinstance(document, dict) else None
+    if not isinstance(meta, dict):
+        return model_name, []
+    named = meta.get("model")
+    named = named if isinstance(named, str) and named else None
+    recorded = meta.get("parameters")
+    if named is None or (model_name is not None and model_name != named) or not isinstance(
+            recorded, dict):
+        return model_name or named, []
+    return named, [f"{k}={str(v).lower() if isinstance(v, bool) else v}"
+                   for k, v in recorded.items()]
+
+
+def _read_document(path: Path) -> dict[str, Any]:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise BadInput(f"{path}: not an ITF trace ({error})") from error
+    if not isinstance(document, dict):
+        raise BadInput(f"{path}: not an ITF trace (a JSON {type(document).__name__}, "
+                       "not an object)")
+    return document
+
+
 @click.command("explore")
-@click.option("--model", "model_name", required=True, help="registered model name")
-@click.option("-p", "--param", "params", multiple=True, help=_PARAM_HELP)
+@CONFIG_OPTION
+@click.option("--model", "model_name", default=None,
+              help=MODEL_HELP + "; default: the model the --trace names")
+@click.option("-p", "--param", "params", multiple=True,
+              help=_PARAM_HELP + "; with --trace, overrides the parameters it records")
 @click.option("--trace", "trace_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="start with this ITF trace (from `isrlab check --itf`) as the path")
+              help="start with this ITF trace (from `isrlab check --itf`) as the path; its "
+                   "recorded model and parameters are used")
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
               help="TCP port on 127.0.0.1 (0: any free port)")
 def explore_command(
-    model_name: str, params: tuple[str, ...], trace_path: Path | None, port: int
+    model_name: str | None, params: tuple[str, ...], trace_path: Path | None, port: int
 ) -> None:
     """Step through a model by hand in the browser, on http://127.0.0.1:PORT/.
 
@@ -29,14 +63,19 @@ def explore_command(
     as a table with what changed highlighted; load a counterexample (ITF) and step through it
     beside its sequence chart; run a bounded check from the current state.  Ctrl-C stops.
     """
-    _, _, model = resolve_model(model_name, params)
-    session = Session(model, " ".join((model_name, *params)))
-    if trace_path is not None:
+    document = _read_document(trace_path) if trace_path is not None else None
+    model_name, recorded = recorded_params(document, model_name)
+    if model_name is None:
+        raise BadInput("--model is required (no --trace naming its model)")
+    assignments = (*recorded, *params)
+    _, values, model = resolve_model(model_name, assignments)
+    session = Session(model, " ".join((model_name, *params)), values)
+    if document is not None:
         try:
-            session.load(read_itf(trace_path))
+            session.load(parse_itf(document))
         except TraceMismatch as error:
             raise BadInput(f"{trace_path}: {error}") from error
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
             raise BadInput(f"{trace_path}: not an ITF trace ({error})") from error
     try:
         serve(create_app(session), port,

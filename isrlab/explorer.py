@@ -26,10 +26,10 @@ from typing import Any
 from flask import Flask, Response, jsonify, request
 
 from isrlab.checker.bfs import CheckOptions, explore
-from isrlab.checker.chart import plain_text, render_svg
+from isrlab.checker.chart import render_svg
 from isrlab.checker.model import Model, Property
 from isrlab.checker.report import TraceStep
-from isrlab.checker.trace import itf_document, parse_itf
+from isrlab.checker.trace import entry_text, itf_document, parse_itf, value_text
 from isrlab.explorer_page import PAGE
 from isrlab.render_cmd import invariant_words
 from isrlab.spec.charts import chart_for
@@ -77,13 +77,57 @@ class TraceMismatch(Exception):
 
 
 def flatten(variables: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """The state as table rows: one per variable, one per entry of a dictionary variable."""
+    """The state as table rows: one per variable, one per entry of a dictionary variable;
+    names and values in the notation of the text traces (``broker0['log']``, ``<<0, 1>>``,
+    docs/glossary.md)."""
     rows: list[tuple[str, str]] = []
     for name, value in variables.items():
         if isinstance(value, Mapping) and value:
-            rows.extend((f"{name}.{plain_text(k)}", plain_text(v)) for k, v in value.items())
+            rows.extend((entry_text(name, k), value_text(v)) for k, v in value.items())
         else:
-            rows.append((name, plain_text(value)))
+            rows.append((name, value_text(value)))
+    return rows
+
+
+def _members(mask: int) -> str:
+    return "{" + ", ".join(str(i) for i in range(mask.bit_length()) if mask >> i & 1) + "}"
+
+
+def kafka_words(name: str, value: Any) -> str:
+    """A value in Kafka's words where its printed form hides them (``""`` elsewhere): a
+    MetadataCache entry's bit masks as broker sets, a leader of -1 as none, a remote LEO of
+    -1 as unknown, a log as its records' offsets and epochs, a down broker as down."""
+    field_names = getattr(value, "_fields", None)
+    if field_names == ("alive_brokers", "leader", "leader_epoch", "isr"):
+        alive, leader, epoch, isr = value
+        chosen = "no leader" if leader < 0 else f"leader {leader}"
+        return (f"MetadataCache: alive brokers {_members(alive)}; {chosen}, leader epoch "
+                f"{epoch}; ISR {_members(isr)}")
+    key = name.rsplit("[", 1)[-1].strip("]'\"")
+    if key == "leader" and value == -1:
+        return "no leader known"
+    if key == "alive" and value is False:
+        return "down"
+    if key == "remote_leo" and isinstance(value, Mapping):
+        return "; ".join(f"broker {b}: LEO {'unknown' if leo < 0 else leo}"
+                         for b, leo in value.items())
+    if key == "log" and isinstance(value, tuple) and value and all(
+            isinstance(r, str) and "@" in r for r in value):
+        return ", ".join(f"offset {i}: {r.split('@')[0]} (epoch {r.split('@')[1]})"
+                         for i, r in enumerate(value))
+    return ""
+
+
+def state_rows(variables: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """``flatten``'s rows, each with its value in Kafka's words (``kafka_words``)."""
+    rows: list[tuple[str, str, str]] = []
+    for name, value in variables.items():
+        if isinstance(value, Mapping) and value:
+            for k, v in value.items():
+                entry = entry_text(name, k)
+                rows.append((entry, value_text(v), kafka_words(entry, v)))
+        else:
+            rows.append((name, value_text(value), kafka_words(name, value)))
     return rows
 
 
@@ -93,10 +137,12 @@ class Session:
 
     model: Model[Any]
     title: str
+    params: Mapping[str, Any] = field(default_factory=dict)
     path: list[tuple[str, Any]] = field(default_factory=list)
     cursor: int = 0
     check: dict[str, Any] = field(default_factory=dict)
     pending: list[tuple[str, Any]] = field(default_factory=list)
+    init_index: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
@@ -107,6 +153,23 @@ class Session:
     def start(self, k: int) -> None:
         """Begin a new path at initial state ``k``."""
         self.path, self.cursor, self.check = [("Init", self.inits[k])], 0, {}
+        self.init_index = k
+
+    def restore(self, k: int, labels: Sequence[str], cursor: int) -> None:
+        """The path an address names (``view()["address"]``): initial state ``k``, then the
+        enabled step with each label in turn (the first, if several share a label), the
+        cursor on state ``cursor``; ``TraceMismatch`` when a label is not enabled."""
+        if not 0 <= k < len(self.inits):
+            raise TraceMismatch(f"no initial state {k + 1}")
+        path = [("Init", self.inits[k])]
+        for number, label in enumerate(labels, start=2):
+            found = [step for step in self.model.next_states(path[-1][1]) if step[0] == label]
+            if not found:
+                raise TraceMismatch(f"state {number}: {label!r} is not enabled in state "
+                                    f"{number - 1}")
+            path.append(found[0])
+        self.path, self.init_index, self.check = path, k, {}
+        self.goto(cursor)
 
     def enabled(self) -> list[tuple[str, Any]]:
         """Every enabled step from the state under the cursor."""
@@ -150,6 +213,7 @@ class Session:
             raise TraceMismatch("state 1 is no initial state of this model (other parameters?)")
         self.path = [("Init", starts[0]), *self._match(starts[0], steps[1:], 2)]
         self.cursor, self.check = 0, {}
+        self.init_index = next(i for i, s in enumerate(self.inits) if s is starts[0])
 
     def bounded_check(self, depth: int) -> None:
         """Breadth-first search of ``depth`` levels from the state under the cursor."""
@@ -178,20 +242,24 @@ class Session:
         return [p.name for p in self.model.invariants() if not p.holds(state)]
 
     def view(self) -> dict[str, Any]:
-        """Everything the page shows, as JSON."""
+        """Everything the page shows, as JSON: each changed row carries its value before the
+        step (``before``), each row its value in Kafka's words when they differ."""
         state = self.path[self.cursor][1]
-        rows = flatten(self.model.variables(state))
+        rows = state_rows(self.model.variables(state))
         before = dict(flatten(self.model.variables(self.path[self.cursor - 1][1]))) if (
             self.cursor) else {}
         broken = self.violated(state)
         return {
             "title": self.title,
             "inits": len(self.inits),
+            "init": self.init_index,
             "cursor": self.cursor,
             "path": [label for label, _ in self.path],
             "enabled": [label for label, _ in self.enabled()],
-            "table": [{"name": n, "value": v, "changed": bool(before) and before.get(n) != v}
-                      for n, v in rows],
+            "table": [{"name": n, "value": v, "words": w,
+                       "changed": bool(before) and before.get(n) != v,
+                       "before": before.get(n) if before and before.get(n) != v else None}
+                      for n, v, w in rows],
             "violated": [{"name": n, "words": invariant_words(self.model, n)} for n in broken],
             "check": self.check,
         }
@@ -245,7 +313,8 @@ def create_app(session: Session) -> Flask:
         with session.lock:
             trace = [TraceStep(label, session.model.variables(s)) for label, s in session.path]
             document = itf_document(trace, source=session.model.name,
-                                    description=f"a path explored by hand ({session.title})")
+                                    description=f"a path explored by hand ({session.title})",
+                                    parameters=session.params or None)
         return Response(json.dumps(document, indent=1) + "\n", mimetype="application/json",
                         headers={"Content-Disposition": "attachment; filename=path.itf.json"})
 
@@ -284,6 +353,22 @@ def create_app(session: Session) -> Flask:
                 return fail(str(error))
             return done()
 
+    @app.post("/api/restore")
+    def restore() -> Response | tuple[Response, int]:
+        body = request.get_json(force=True, silent=True)
+        if not isinstance(body, dict):
+            return fail("an address is {init, path, cursor}")
+        init, labels, cursor = body.get("init"), body.get("path"), body.get("cursor")
+        if not (isinstance(init, int) and isinstance(cursor, int) and isinstance(labels, list)
+                and all(isinstance(label, str) for label in labels)):
+            return fail("an address is {init: int, path: [labels], cursor: int}")
+        with session.lock:
+            try:
+                session.restore(init, labels, cursor)
+            except TraceMismatch as error:
+                return fail(f"this address names no path of this model: {error}")
+            return done()
+
     @app.post("/api/check/<int:depth>")
     def check(depth: int) -> Response | tuple[Response, int]:
         if not 1 <= depth <= 100:
@@ -303,18 +388,26 @@ def create_app(session: Session) -> Flask:
 
 def serve(app: Flask, port: int, ready: Any = None) -> None:
     """Serve ``app`` on 127.0.0.1:``port`` until interrupted (``ready(url)`` once listening);
-    ``OSError`` when the port cannot be bound."""
-    from werkzeug.serving import make_server
+    ``OSError`` when the port cannot be bound.  No access-log line per request; Ctrl-C
+    raises ``KeyboardInterrupt`` (werkzeug's own loop swallows it, which made the command
+    exit 0)."""
+    import socketserver
+
+    from werkzeug.serving import WSGIRequestHandler, make_server
+
+    class Quiet(WSGIRequestHandler):
+        def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+            """Nothing: a local tool's page is no web site with an access log."""
 
     if port:  # werkzeug reports a busy port in two lines and exits 1: find out first
         with socket.socket() as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             probe.bind(("127.0.0.1", port))
-    server = make_server("127.0.0.1", port, app, threaded=True)
+    server = make_server("127.0.0.1", port, app, threaded=True, request_handler=Quiet)
     url = f"http://127.0.0.1:{server.server_port}/"
     if ready is not None:
         ready(url)
     try:
-        server.serve_forever()
+        socketserver.BaseServer.serve_forever(server)
     finally:
         server.server_close()

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from returns.result import Failure
 
 from isrlab.checker.bfs import CheckOptions
 from isrlab.checker.chart import render_svg
@@ -17,7 +18,7 @@ from isrlab.checker.graph import DOT_LIMIT, GraphTooLarge, dot_text, state_graph
 from isrlab.checker.model import Model
 from isrlab.checker.report import TraceStep, Violation
 from isrlab.checker.trace import parse_itf
-from isrlab.cli_support import BadInput, write_text_atomically
+from isrlab.cli_support import BadInput, check_outputs, write_text_atomically
 from isrlab.models import registry
 from isrlab.spec.charts import chart_for
 
@@ -35,17 +36,29 @@ def invariant_words(model: Model[Any] | None, name: str) -> str:
 
 def _model_named(name: str, invariant: str | None) -> Model[Any] | None:
     """The registered model ``name`` with default parameters (checking ``invariant`` if the
-    model takes an ``invariants`` parameter), or ``None``."""
+    model takes an ``invariants`` parameter), or ``None`` when no model has that name.
+    ``BadInput`` when ``invariant`` is no property of that model."""
     entry = registry().entries.get(name)
     if entry is None:
         return None
     assignments = [f"invariants={invariant}"] if invariant and any(
         p.name == "invariants" for p in entry.params) else []
     parsed = registry().parse_params(entry, assignments)
+    if isinstance(parsed, Failure):
+        raise BadInput(f"--invariant {invariant!r}, model {name!r}: {parsed.failure()}")
     try:
-        return entry.build(parsed.unwrap())
+        model = entry.build(parsed.unwrap())
+    except ValueError as error:
+        if assignments:  # the model refuses the invariant's name (kafka: an unknown name)
+            raise BadInput(f"--invariant {invariant!r}, model {name!r}: {error}") from error
+        return None
     except Exception:  # a model that cannot be built with defaults: no words, still a chart
         return None
+    known = [p.name for p in (*model.invariants(), *model.sometimes())]
+    if invariant is not None and invariant not in known:
+        raise BadInput(f"--invariant {invariant!r} is no property of model {name!r} "
+                       f"(its properties: {', '.join(known) or 'none'})")
+    return model
 
 
 def trace_svg(
@@ -124,12 +137,9 @@ def render_command(trace: Path, out: Path, invariant: str | None) -> None:
     Brokers and the controller are lifelines; LeaderAndIsr, UpdateMetadata, fetches and ISR
     writes are arrows; each broker's log, LEO, HW, epoch and ISR are noted where they change.
     """
-    if out.resolve() == trace.resolve():
-        raise BadInput(f"refusing to overwrite the input trace {trace} with the SVG")
-    if not out.parent.resolve().is_dir():
-        raise BadInput(f"cannot write {out}: directory {out.parent} does not exist")
+    check_outputs({"-o": out}, {"TRACE": trace})
     try:
-        document = json.loads(trace.read_text(encoding="utf-8"))
+        document = json.loads(trace.read_text(encoding="utf-8-sig"))  # a BOM is no error
         steps = parse_itf(document)
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as e:
         raise BadInput(f"{trace}: not an ITF trace ({type(e).__name__}: {e})") from e

@@ -310,8 +310,8 @@ def _read(path: Path, *, head: bool = False) -> str:
     """A trace file's text (its first ``_HEAD`` characters with ``head``), else bad input."""
     try:
         if head:
-            with path.open(encoding="utf-8") as handle:
+            with path.open(encoding="utf-8-sig") as handle:
                 return handle.read(_HEAD)
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as error:
         raise BadInput(f"cannot read {path}: {error}") from error

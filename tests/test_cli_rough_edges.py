@@ -15,6 +15,7 @@ import time
 import tomllib
 from importlib.metadata import packages_distributions
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -254,9 +255,12 @@ def test_prove_writes_to_out_and_leaves_the_recorded_results_alone(
     assert str(out) in stdout
 
 
-def test_prove_defaults_to_a_fresh_directory(
+def test_prove_defaults_to_a_fresh_directory_outside_the_current_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import shutil
+    import tempfile
+
     import isrlab.prove_cmd as prove_cmd
     from isrlab.proofs.obligations import load
 
@@ -266,11 +270,49 @@ def test_prove_defaults_to_a_fresh_directory(
     first = _invoke("prove", "--model", "tla-kip101")
     second = _invoke("prove", "--model", "tla-kip101")
     assert first[0] == second[0] == 0
-    made = sorted(p for p in tmp_path.iterdir() if p.is_dir())
-    assert len(made) == 2
-    for directory in made:
-        assert (directory / "results.json").exists()
-        assert (directory / "RESULTS.md").exists()
+    assert list(tmp_path.iterdir()) == []  # nothing left in the current directory
+    found = [re.search(r"results written to (\S+)/ ", out) for _, out, _ in (first, second)]
+    made = [Path(m.group(1)) for m in found if m is not None]
+    try:
+        assert len(set(made)) == 2
+        for directory in made:
+            assert directory.parent == Path(tempfile.gettempdir())
+            assert (directory / "results.json").exists()
+            assert (directory / "RESULTS.md").exists()
+    finally:
+        for directory in made:
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_prove_says_whether_each_outcome_is_the_recorded_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dataclasses import replace
+
+    import isrlab.prove_cmd as prove_cmd
+    from isrlab.proofs.obligations import load
+
+    recorded = [g for g in load() if g.model == "tla-kip101"]
+    assert len(recorded) >= 2
+    first_row = recorded[1].rows[0]
+    other = "unknown" if first_row.status != "unknown" else "proved"
+    changed = replace(recorded[1], rows=(replace(first_row, status=other),
+                                         *recorded[1].rows[1:]))
+
+    def run_all(selected: list[Any], timeout: int, progress: Any) -> list[Any]:
+        outcomes = [recorded[0], changed, *recorded[2:]]
+        for group, outcome in zip(selected, outcomes, strict=True):
+            progress(group, outcome)
+        return outcomes
+
+    monkeypatch.setattr(prove_cmd, "run_all", run_all)
+    code, out, err = _invoke("prove", "--model", "tla-kip101", "--out", str(tmp_path / "o"))
+    lines = out.splitlines()
+    assert lines[0].startswith("proving ") and "recorded run took" in lines[0]
+    assert lines[1].endswith("; as recorded")
+    assert f"{first_row.action} {other} (recorded: {first_row.status})" in lines[2]
+    assert "1 outcome(s) differ from the recorded ones" in out
+    assert code == (1 if first_row.status == "proved" else 0), (out, err)
 
 
 def test_prove_refuses_update_with_out(tmp_path: Path) -> None:
@@ -374,3 +416,86 @@ def test_a_model_that_raises_exits_70_with_its_traceback_not_as_a_violation(
     last = err.strip().splitlines()[-1]
     assert last.startswith("isrlab: error: ")  # with workers: "WorkerError: worker 0 failed: "
     assert "ZeroDivisionError: the model divided by zero at 2 (raised while running" in last
+
+
+# -- a user's invariant that raises: the user's error, one line, exit 2 (issue 34, finding 4) -
+
+_RAISING_INVARIANT = '''from isrlab.api import extend
+
+
+def hw_of_leader(v):
+    """Reads a variable the model does not have."""
+    return v["no_such_variable"] >= 0
+
+
+CHECKS = extend("toy-counter", invariants={"LeaderHw": hw_of_leader})
+'''
+
+
+@pytest.mark.parametrize("command", [["check", "--workers", "1"], ["check", "--workers", "2"],
+                                     ["simulate"]])
+def test_a_user_invariant_that_raises_is_the_users_error_in_one_line(
+    tmp_path: Path, command: list[str],
+) -> None:
+    checks = tmp_path / "my_checks.py"
+    checks.write_text(_RAISING_INVARIANT, encoding="utf-8")
+    code, out, err = _invoke(*command, "--model", f"{checks}:CHECKS", "--no-progress")
+    assert code == 2, (code, out, err)
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("isrlab: error: your invariant 'LeaderHw' raised KeyError: "
+                               "'no_such_variable'"), lines[0]
+    assert f"({checks}, line 6)" in lines[0]
+    assert "--debug" in lines[0]
+
+
+def test_debug_prints_the_traceback_of_a_user_invariant(tmp_path: Path) -> None:
+    checks = tmp_path / "my_checks.py"
+    checks.write_text(_RAISING_INVARIANT, encoding="utf-8")
+    code, out, err = _invoke("check", "--model", f"{checks}:CHECKS", "--no-progress",
+                             "--debug")
+    assert code == 2, (code, out, err)
+    assert "Traceback" in err and f'File "{checks}", line 6' in err
+    assert err.strip().splitlines()[-1].startswith("isrlab: error: your invariant 'LeaderHw'")
+
+
+def test_the_docs_name_exactly_the_models_bmc_takes() -> None:
+    """docs/api.md's limits say which models ``bmc`` takes; bmc's own refusal lists them."""
+    code, _, err = _invoke("bmc", "--model", "kafka")
+    assert code == 2 and "no symbolic encoding" in err
+    supported = err.split("bmc supports: ", 1)[1].rstrip(")\n").split(", ")
+    limits = (ROOT / "docs" / "api.md").read_text(encoding="utf-8").split("## Limits", 1)[1]
+    bullet = next(b for b in limits.split("\n* ") if "isrlab bmc" in b)
+    assert all(name.startswith("tla-") for name in supported)
+    assert "registered `tla-*` models" in bullet
+    assert "not `kafka`" in bullet
+
+
+def test_progress_of_a_two_worker_run_never_shows_an_empty_queue_mid_run() -> None:
+    """With two workers an expanded level's queue is empty while its new states are merged:
+    the progress line says so instead of ``queue 0`` (issue 34, finding 8)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "isrlab", "check", "--model", "toy-symmetric", "-p", "procs=6",
+         "-p", "values=6", "--workers", "2", "--progress", "--progress-interval", "0.02"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("progress: ")]
+    assert len(lines) >= 3, done.stderr
+    assert not [line for line in lines if "queue 0 " in line]
+    assert any("merging the level's new states" in line for line in lines)
+
+
+@pytest.mark.parametrize("solver", ["z3", "yices"])
+def test_bmc_names_the_solver_that_answered(tmp_path: Path, solver: str) -> None:
+    from isrlab.checker.z3.solvers import SOLVERS
+
+    assert solver in SOLVERS
+    report = tmp_path / "r.json"
+    code, out, err = _invoke("bmc", "--model", "tla-kip101", "--depth", "3", "--solver",
+                             solver, "--json", str(report))
+    if code == 2 and "not installed" in err:
+        pytest.skip(f"{solver} is not installed")
+    assert code == 0, (out, err)
+    assert f"[{solver}-bmc]" in out.splitlines()[0]
+    assert json.loads(report.read_text())["engine"] == f"{solver}-bmc"

@@ -9,6 +9,7 @@ the LeaderAndIsr of epoch 0, broker0 crashes, broker1 leads epoch 1 without m0.
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -53,7 +54,7 @@ def test_session_loads_steps_and_goes_back(kip101_itf: Path) -> None:
     view = session.view()
     assert [v["name"] for v in view["violated"]] == ["NoCommittedRecordLost"]
     assert {r["name"] for r in view["table"] if r["changed"]} >= {
-        "broker1.leader", "broker1.leader_epoch"}
+        "broker1['leader']", "broker1['leader_epoch']"}
     session.goto(8)  # ElectLeader: take another step, the path after the cursor is replaced
     labels = session.view()["enabled"]
     session.take(0)
@@ -84,6 +85,42 @@ def test_explore_rejects_a_bad_trace_in_one_line(tmp_path: Path) -> None:
     bad.write_text("[1, 2")
     result = CliRunner().invoke(cli, ["explore", "--model", "kafka", "--trace", str(bad)])
     assert result.exit_code == 2 and result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("model_args", [["--model", "kafka"], []])
+def test_explore_takes_the_parameters_the_trace_records(kip101_itf: Path,
+                                                        model_args: list[str]) -> None:
+    """The README's line, ``isrlab explore --model kafka --trace trace.itf.json``, with no
+    ``-p``: the model is rebuilt from the trace's recorded parameters (as validate does)."""
+    import json
+    import urllib.request
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "isrlab", "explore", *model_args, "--trace", str(kip101_itf),
+         "--port", "0"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        line = proc.stdout.readline()
+        if "serving" not in line:
+            proc.wait(timeout=60)
+            pytest.fail(f"explore did not start: {line!r} {proc.stderr.read()!r}")
+        url = line.split("serving ", 1)[1].split()[0]
+        with urllib.request.urlopen(url + "api/view", timeout=60) as response:
+            view = json.load(response)
+        assert len(view["path"]) == 10
+        with urllib.request.urlopen(url + "api/path.itf.json", timeout=60) as response:
+            saved = json.load(response)
+        recorded = json.loads(kip101_itf.read_text())["#meta"]["parameters"]
+        assert saved["#meta"]["parameters"] == recorded  # the saved path reopens the same way
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_explore_without_model_or_trace_is_one_line() -> None:
+    result = CliRunner().invoke(cli, ["explore"])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1
+    assert "--model" in result.stderr
 
 
 # ------------------------------------------------------------------------- in the browser
@@ -158,8 +195,8 @@ def test_click_through_the_kip101_counterexample(server: str, tmp_path: Path,
 
     def changed() -> dict[str, str]:
         rows = browser.find_elements(By.CSS_SELECTOR, "#table tr.changed")
-        return {r.find_elements(By.TAG_NAME, "td")[0].text: r.find_elements(
-            By.TAG_NAME, "td")[1].text for r in rows}
+        return {r.find_elements(By.TAG_NAME, "td")[0].text: r.find_element(
+            By.CSS_SELECTOR, "td .new").text for r in rows}
 
     try:
         browser.get(server)
@@ -173,12 +210,12 @@ def test_click_through_the_kip101_counterexample(server: str, tmp_path: Path,
             click("forward")
         assert ready() == "8/10"
         assert "Deliver(LeaderAndIsr(to=1" in browser.find_element(By.ID, "state-number").text
-        assert changed()["broker1.log"] == "[]"  # truncated to its HW
-        assert changed()["broker1.leader_epoch"] == "0"
+        assert changed()["broker1['log']"] == "<<>>"  # truncated to its HW
+        assert changed()["broker1['leader_epoch']"] == "0"
         click("forward")
         assert ready() == "9/10"
-        assert changed()["broker1.leader_epoch"] == "1"
-        assert changed()["broker1.isr"] == "[1]"
+        assert changed()["broker1['leader_epoch']"] == "1"
+        assert changed()["broker1['isr']"] == "<<1>>"
         banner = browser.find_element(By.ID, "violated").text
         assert "NoCommittedRecordLost" in banner and "every later leader's log" in banner
         chart = browser.find_element(By.ID, "chart")
@@ -190,7 +227,7 @@ def test_click_through_the_kip101_counterexample(server: str, tmp_path: Path,
         assert ready() == "8/10" and browser.find_element(By.ID, "violated").text == ""
         actions = browser.find_elements(By.CSS_SELECTOR, "#enabled button.action")
         assert actions
-        label = actions[0].text
+        label = actions[0].get_attribute("data-label")
         press(actions[0])
         assert ready() == "9/10"
         assert browser.find_elements(By.CSS_SELECTOR, "#path li")[-1].text == label
@@ -244,3 +281,213 @@ def test_the_path_downloads_as_the_itf_it_was_loaded_from(kip101_itf: Path) -> N
     assert client.post("/api/step/0").status_code == 403  # a cross-site form cannot add it
     assert client.get("/api/view", headers={"Host": "evil.example:80"}).status_code == 403
     assert client.post("/api/step/0", headers=header).status_code == 200
+
+
+def test_explore_reads_a_trace_with_a_byte_order_mark(kip101_itf: Path, tmp_path: Path) -> None:
+    marked = tmp_path / "bom.itf.json"
+    marked.write_bytes(b"\xef\xbb\xbf" + kip101_itf.read_bytes())
+    with socket.socket() as busy:  # the trace is read before the port: a busy port ends it
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = CliRunner().invoke(cli, ["explore", "--trace", str(marked),
+                                          "--port", str(port)])
+    assert result.exit_code == 2
+    assert "cannot listen" in result.stderr, result.stderr  # not "not an ITF trace"
+
+
+def test_ctrl_c_on_explore_exits_130_and_no_request_is_logged() -> None:
+    import signal
+    import urllib.request
+
+    def as_from_a_terminal() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "isrlab", "explore", "--model", "toy-counter", "--port", "0"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True, preexec_fn=as_from_a_terminal)
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().split("serving ", 1)[1].split()[0]
+        for _ in range(3):  # three clicks' worth of requests
+            with urllib.request.urlopen(url + "api/view", timeout=60) as response:
+                assert response.status == 200
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 130, (out, err)
+    assert err.strip().splitlines() == ["isrlab: interrupted"], err
+    assert "GET /api/view" not in out + err
+
+
+# ------------------------------------------------- addresses, keys, filter, layout (issue 34)
+class _Page:
+    """A browser on the explorer: waits for the page to draw each server answer."""
+
+    def __init__(self, width: int, height: int) -> None:
+        from selenium.webdriver.remote.webdriver import WebDriver
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        browser = _browser()
+        assert isinstance(browser, WebDriver)
+        browser.set_window_size(width, height)
+        self.browser, self.wait = browser, WebDriverWait(browser, 30)
+
+    def body(self, name: str) -> str:
+        from selenium.webdriver.common.by import By
+
+        body = self.browser.find_element(By.TAG_NAME, "body")
+        return str(body.get_attribute(f"data-{name}") or "")
+
+    def until_ready(self, ready: str) -> None:
+        self.wait.until(lambda _: self.body("ready") == ready)
+
+    def keys(self, *keys: str) -> None:
+        """Press keys on the page, each waiting for the page to redraw."""
+        from selenium.webdriver.common.action_chains import ActionChains
+
+        for key in keys:
+            before = self.body("shown")
+            ActionChains(self.browser).send_keys(key).perform()
+            self.redrawn_since(before)
+
+    def redrawn_since(self, before: str) -> None:
+        self.wait.until(lambda _: self.body("shown") != before)
+
+    def hash(self) -> str:
+        return str(self.browser.execute_script("return location.hash"))
+
+    def visible(self, selector: str) -> list[str]:
+        from selenium.webdriver.common.by import By
+
+        return [str(e.get_attribute("data-label"))
+                for e in self.browser.find_elements(By.CSS_SELECTOR, selector)
+                if e.is_displayed()]
+
+
+def test_each_state_has_an_address_back_forward_keys_and_filter(server: str,
+                                                                 kip101_itf: Path) -> None:
+    from urllib.parse import quote
+
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    page = _Page(1600, 1000)
+    try:
+        page.browser.get(server)
+        page.until_ready("0/10")
+        labels = [s.action for s in read_itf(kip101_itf)][1:]
+        assert page.hash().startswith("#i=0;at=0;p=")
+        # keyboard: Right three times, Left once
+        page.keys(Keys.ARROW_RIGHT, Keys.ARROW_RIGHT, Keys.ARROW_RIGHT, Keys.ARROW_LEFT)
+        assert page.body("ready") == "2/10" and ";at=2;" in page.hash()
+        page.keys(Keys.END)
+        assert page.body("ready") == "9/10"
+        # old -> new on a changed row: broker1 leads epoch 1 (was 0)
+        row = next(r for r in page.browser.find_elements(By.CSS_SELECTOR, "#table tr.changed")
+                   if r.find_element(By.TAG_NAME, "td").text == "broker1['leader_epoch']")
+        assert row.find_element(By.CSS_SELECTOR, ".old").text == "0"
+        assert row.find_element(By.CSS_SELECTOR, ".new").text == "1"
+        # the browser's Back and Forward step through the moves, not off the page
+        before = page.body("shown")
+        page.browser.back()
+        page.wait.until(lambda _: page.body("shown") != before)
+        assert page.body("ready") == "2/10"
+        before = page.body("shown")
+        page.browser.forward()
+        page.wait.until(lambda _: page.body("shown") != before)
+        assert page.body("ready") == "9/10"
+        assert page.browser.current_url.startswith(server)
+        # filter: '/' then text narrows the enabled actions and the path
+        page.keys(Keys.HOME)
+        ActionChains(page.browser).send_keys("/").perform()
+        assert page.browser.switch_to.active_element.get_attribute("id") == "filter"
+        page.browser.switch_to.active_element.send_keys("Crash")
+        shown_actions = page.visible("#enabled button.action")
+        assert shown_actions and all("Crash" in a for a in shown_actions)
+        shown_path = page.visible("#path li")
+        assert shown_path == [a for a in ["Init", *labels] if "Crash" in a]
+        page.browser.switch_to.active_element.send_keys(Keys.ESCAPE)
+        assert len(page.visible("#path li")) == 10
+        # a digit takes the n-th action shown: the path forks after state 1
+        first = page.visible("#enabled button.action")[0]
+        page.keys("1")
+        assert page.body("ready") == "1/2"
+        assert page.visible("#path li")[-1] == first
+        # a copied address opens the same path and state in a fresh page
+        shared = server + "?shared#i=0;at=5;p=" + "|".join(quote(a, safe="") for a in labels)
+        page.browser.get(shared)
+        page.until_ready("5/10")
+        assert page.visible("#path li")[1:] == labels
+    finally:
+        page.browser.quit()
+
+
+def _broker_server(port: int, brokers: int) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "isrlab", "explore", "--model", "kafka", "-p",
+         f"brokers={brokers}", "-p", "metadata=true", "--port", str(port)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+@pytest.mark.parametrize(("width", "height", "brokers"),
+                         [(1024, 768, 3), (1600, 1000, 3), (1024, 768, 6)])
+def test_the_layout_at_1024_and_1600_px_with_three_and_six_brokers(
+    tmp_path: Path, width: int, height: int, brokers: int,
+) -> None:
+    """The chart keeps its own size (scrolled, never shrunk), the state table keeps room,
+    the check result wraps inside its panel; screenshots kept in $ISRLAB_SCREENSHOTS."""
+    port = _free_port()
+    proc = _broker_server(port, brokers)
+    page = None
+    try:
+        assert proc.stdout is not None
+        assert "serving" in proc.stdout.readline()
+        page = _Page(width, height)
+        page.browser.get(f"http://127.0.0.1:{port}/")
+        page.until_ready("0/1")
+        for _ in range(6):  # a path of seven states: produce, fetch, ...
+            page.keys("1")
+        assert page.body("ready") == "6/7"
+        depth = page.browser.find_element("id", "depth")
+        depth.clear()
+        depth.send_keys("2")
+        before = page.body("shown")
+        page.browser.find_element("id", "run-check").click()
+        page.wait.until(lambda _: page.body("shown") != before)
+        measure = page.browser.execute_script("""
+          const svg = document.querySelector('#chart svg');
+          const r = svg.getBoundingClientRect();
+          const state = document.getElementById('state-section').getBoundingClientRect();
+          const check = document.getElementById('check-result');
+          const font = Math.min(...[...svg.querySelectorAll('text')].map(
+              t => t.getBoundingClientRect().height).filter(h => h > 0));
+          return {drawn: r.width, natural: Number(svg.getAttribute('width')),
+                  state: state.width, clipped: check.scrollWidth > check.clientWidth + 1,
+                  text: font, page: document.documentElement.scrollWidth,
+                  tall: document.documentElement.scrollHeight};
+        """)
+        assert measure["drawn"] >= 0.8 * measure["natural"] - 1  # shrunk at most to 80 %
+        assert measure["text"] >= 9  # readable (it was about 5 px at 1,024 with 3 brokers)
+        assert measure["state"] >= 380
+        assert not measure["clipped"]
+        assert measure["page"] <= width + 1  # no sideways scroll of the whole page
+        assert measure["tall"] <= height + 1  # nor down: each panel scrolls on its own
+        broker_words = page.browser.find_element("id", "table").text
+        alive = "{" + ", ".join(str(b) for b in range(brokers)) + "}"
+        assert f"MetadataCache: alive brokers {alive}" in broker_words
+        keep = os.environ.get("ISRLAB_SCREENSHOTS")
+        folder = Path(keep) if keep else tmp_path
+        folder.mkdir(parents=True, exist_ok=True)
+        page.browser.save_screenshot(str(folder / f"explore-{width}-{brokers}.png"))
+    finally:
+        if page is not None:
+            page.browser.quit()
+        proc.terminate()
+        proc.wait(timeout=30)

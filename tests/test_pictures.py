@@ -248,3 +248,33 @@ def test_dot_follows_the_checks_bounds(tmp_path: Path) -> None:
     count, out = nodes("--max-states", "2")  # stops after the level reaching 2 states
     assert count == 2 and "2 distinct" in out
     assert nodes("-p", "bad=1", "--continue")[0] == 6  # goes on past the violation at x=1
+
+
+@pytest.mark.parametrize("name", ["NoSuch", "TypeOk"])
+def test_render_refuses_an_invariant_the_model_does_not_have(kip101_itf: Path, tmp_path: Path,
+                                                             name: str) -> None:
+    out = tmp_path / "o.svg"
+    code, stdout, err = _invoke("render", str(kip101_itf), "-o", str(out), "--invariant", name)
+    assert code == 2, (stdout, err)
+    assert err.count("\n") == 1 and name in err and "kafka" in err
+    assert not out.exists()
+
+
+def test_render_marks_an_invariant_the_model_has(kip101_itf: Path, tmp_path: Path) -> None:
+    out = tmp_path / "o.svg"
+    code, _, err = _invoke("render", str(kip101_itf), "-o", str(out),
+                           "--invariant", "NoCommittedRecordLost")
+    assert code == 0, err
+    assert "NoCommittedRecordLost" in out.read_text()
+
+
+def test_a_byte_order_mark_does_not_make_a_trace_unreadable(kip101_itf: Path,
+                                                            tmp_path: Path) -> None:
+    """Editors on Windows save UTF-8 with a byte-order mark; the trace is still a trace."""
+    from isrlab.checker.trace import read_itf
+
+    marked = tmp_path / "bom.itf.json"
+    marked.write_bytes(b"\xef\xbb\xbf" + kip101_itf.read_bytes())
+    code, stdout, err = _invoke("render", str(marked), "-o", str(tmp_path / "o.svg"))
+    assert code == 0 and "10 states" in stdout, err
+    assert read_itf(marked) == read_itf(kip101_itf)

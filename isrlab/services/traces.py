@@ -86,7 +86,7 @@ def _is_json(text: str) -> bool:
 def read_text(path: Path) -> str:
     """A trace file's text (``TraceFormatError`` when it cannot be read)."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as error:
         raise TraceFormatError(str(path), f"cannot read it: {error}") from error
 

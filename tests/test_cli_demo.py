@@ -1,0 +1,26 @@
+"""``isrlab demo --scenario KEY`` (issue 34, finding 8): only that scenario, and its commands
+in the parameters' current spelling."""
+
+from __future__ import annotations
+
+import re
+
+from click.testing import CliRunner
+
+from isrlab.cli import cli
+from isrlab.models import registry
+
+
+def test_demo_scenario_runs_only_that_scenario_in_current_spelling() -> None:
+    result = CliRunner().invoke(cli, ["demo", "--scenario", "kip320"])
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "worked examples" not in out and "[ok]" not in out
+    assert out.lstrip().startswith("== ")
+    commands = [line for line in out.splitlines() if line.startswith("$ isrlab check")]
+    assert len(commands) == 2
+    aliases = {(p.name, alias) for p in registry().entries["kafka"].params
+               for alias, _ in p.aliases}
+    used = set(re.findall(r"-p (\w+)=(\S+)", " ".join(commands)))
+    assert aliases and not used & aliases  # no deprecated spelling, e.g. fetch_fencing=true
+    assert "-p fetch_fencing=final" in " ".join(commands)
