@@ -47,6 +47,16 @@ for folder in FOLDERS:
     packages += [f"isrlab.{name}" for name in find_packages(include=[folder, f"{folder}.*"])]
 
 KAFKA_COMPILED = {
+    "isrlab.spec.kafka.config": "spec/kafka/config.py",
+    "isrlab.spec.kafka.partition": "spec/kafka/partition.py",
+    "isrlab.spec.kafka.ghost": "spec/kafka/ghost.py",
+    "isrlab.spec.kafka.replica_manager": "spec/kafka/replica_manager.py",
+    "isrlab.spec.kafka.controller_channel": "spec/kafka/controller_channel.py",
+    "isrlab.spec.kafka.controller": "spec/kafka/controller.py",
+    "isrlab.spec.kafka.alter_partition": "spec/kafka/alter_partition.py",
+    "isrlab.spec.kafka.lifecycle": "spec/kafka/lifecycle.py",
+    "isrlab.spec.kafka.fetcher": "spec/kafka/fetcher.py",
+    "isrlab.spec.kafka.leader": "spec/kafka/leader.py",
     "isrlab.spec.kafka.model": "spec/kafka/model.py",
     "isrlab.spec.kafka.state": "spec/kafka/state.py",
     "isrlab.spec.kafka.memo": "spec/kafka/memo.py",

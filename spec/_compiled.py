@@ -31,6 +31,16 @@ HERE = Path(__file__).parent
 """The directory of ``isrlab.spec`` (spec/ in a checkout)."""
 
 COMPILED = {
+    "isrlab.spec.kafka.config": "kafka/config.py",
+    "isrlab.spec.kafka.partition": "kafka/partition.py",
+    "isrlab.spec.kafka.ghost": "kafka/ghost.py",
+    "isrlab.spec.kafka.replica_manager": "kafka/replica_manager.py",
+    "isrlab.spec.kafka.controller_channel": "kafka/controller_channel.py",
+    "isrlab.spec.kafka.controller": "kafka/controller.py",
+    "isrlab.spec.kafka.alter_partition": "kafka/alter_partition.py",
+    "isrlab.spec.kafka.lifecycle": "kafka/lifecycle.py",
+    "isrlab.spec.kafka.fetcher": "kafka/fetcher.py",
+    "isrlab.spec.kafka.leader": "kafka/leader.py",
     "isrlab.spec.kafka.model": "kafka/model.py",
     "isrlab.spec.kafka.state": "kafka/state.py",
     "isrlab.spec.kafka.memo": "kafka/memo.py",

@@ -15,13 +15,12 @@ The model itself is ``isrlab.spec.kafka.model``; its properties are ``isrlab.spe
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from isrlab.checker.registry import ModelEntry, Param, ParamValue, Registry
+from isrlab.spec.invariants import INVARIANT_NAMES
 from isrlab.spec.kafka import truncation_versions
-
-if TYPE_CHECKING:
-    from isrlab.spec.kafka.model import KafkaModel
+from isrlab.spec.kafka.config import KafkaConfig
+from isrlab.spec.kafka.model import KafkaModel
 
 PARAMS = (
     Param("brokers", int, 2, "brokers, all replicas of the one partition (1..6)", minimum=1),
@@ -165,8 +164,6 @@ PARAMS = (
 
 def build(params: Mapping[str, ParamValue]) -> KafkaModel:
     """The ``kafka`` model for parsed parameters (``ValueError`` when unusable)."""
-    from isrlab.spec.invariants import INVARIANT_NAMES
-    from isrlab.spec.kafka.model import KafkaConfig, KafkaModel
 
     values = {p.name: params.get(p.name, p.default) for p in PARAMS}
     text = str(values.pop("invariants"))

@@ -24,7 +24,8 @@ from isrlab.checker.bfs import CheckOptions, explore
 from isrlab.checker.fingerprint import PURE_PYTHON_ENV
 from isrlab.spec import _compiled
 from isrlab.spec.kafka import model as kafka_model
-from isrlab.spec.kafka.model import KafkaConfig, KafkaModel
+from isrlab.spec.kafka.config import KafkaConfig
+from isrlab.spec.kafka.model import KafkaModel
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from isrlab.core.elr import LogEnd, PartitionRegistration
+from isrlab.spec.kafka.config import KafkaConfig
 from isrlab.spec.kafka.elr import elect
-from isrlab.spec.kafka.model import KafkaConfig, KafkaModel
+from isrlab.spec.kafka.model import KafkaModel
 from isrlab.spec.kafka.state import F_UNCLEAN, NONE, KafkaState, members, to_plain
 from tests.spec.walks import walk
 

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from isrlab.spec.kafka import memo
-from isrlab.spec.kafka.model import KafkaConfig, KafkaModel
+from isrlab.spec.kafka.config import KafkaConfig
+from isrlab.spec.kafka.model import KafkaModel
 from isrlab.spec.kafka.state import KafkaState, to_plain
 
 LAYOUTS = {
