@@ -149,10 +149,10 @@ class KafkaModel(PartitionLeader):
         if cfg.reassignment:
             self._a_reassign(state, out)
         self._a_deliver(state, out)
-        if cfg.crashes != "none":
+        if self.crash_steps:
             self._a_crash(state, out)
             self._a_restart(state, out)
-            if cfg.crashes == "unclean":
+            if self.power_loss:
                 self._a_flush(state, out)
         if cfg.hw_checkpoint:
             self._a_checkpoint(state, out)
@@ -224,7 +224,7 @@ class KafkaModel(PartitionLeader):
             }
             if self.cfg.hw_checkpoint:
                 view["hw_checkpoint"] = br.hw_checkpoint
-            if self.cfg.crashes == "unclean":
+            if self.power_loss:
                 view["flushed"] = br.flushed
             if self.cfg.elr and br.unclean_shutdown:
                 view["unclean_shutdown"] = True
