@@ -22,7 +22,7 @@ from isrlab.core.produce import ACKS_ALL, ACKS_LEADER, ACKS_NONE
 from isrlab.core.state import TopicPartition
 from isrlab.core.truncation import Log
 from isrlab.spec.kafka.elr import UncleanRecovery
-from isrlab.spec.kafka.state import Encoder, EpochCodec, KafkaState
+from isrlab.spec.kafka.state import Encoder, EpochCodec, KafkaState, Layout, layout_flags
 from isrlab.spec.kafka.truncation_versions import BY_PARAM, TRUNCATION_VERSIONS, parameter_help
 
 State = KafkaState
@@ -419,8 +419,11 @@ class KafkaSetup:
         self.previous_fetch = config.kafka_4485
         # a remote's previous fetch, unknown (a new leader's UnknownLogReadResult)
         self.no_fetch: tuple[int, ...] = (0, self.sat) if config.kafka_4485 else ()
-        self._encoder = Encoder(self.previous_fetch, self.extended, self.alter,
-                                self.first_design)
+        self.layout = Layout(layout_flags(self.previous_fetch, self.extended, self.alter,
+                                          self.first_design))
+        self.state_layout = f"kafka-state {self.layout.version}"
+        """The state encoding's version, recorded in a run directory's metadata."""
+        self._encoder = Encoder(self.layout)
         self._memo: dict[str, dict[object, object]] = {}  # memoised methods' caches
 
     @staticmethod

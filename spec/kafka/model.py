@@ -80,7 +80,6 @@ from isrlab.spec.kafka.state import (
     MetadataView,
     RemoteReplicaView,
     ZkPartitionState,
-    from_plain,
     members,
 )
 
@@ -189,17 +188,18 @@ class KafkaModel(PartitionLeader):
         return (KafkaModel, (self.cfg, self._selected))
 
     def encode(self, state: State) -> bytes:
-        """``marshal`` version 2 of the state as plain tuples (``to_plain``: ``marshal``
-        refuses tuple subclasses; version 2 writes no back-references, so the bytes are
-        deterministic); ``isrlab.spec.kafka.state.Encoder`` assembles the same bytes from
-        memoised per-component bytes."""
+        """``marshal`` version 2 of the state as plain tuples (``self.layout.plain``, from
+        ``isrlab.spec.kafka.state.LAYOUT_TABLE``: ``marshal`` refuses tuple subclasses;
+        version 2 writes no back-references, so the bytes are deterministic);
+        ``isrlab.spec.kafka.state.Encoder`` assembles the same bytes from memoised
+        per-component bytes.  The layout's version is ``state_layout``."""
         return self._encoder(state)
 
     def decode(self, data: bytes) -> State:
         """The inverse of ``encode``."""
         value = marshal.loads(data)
         assert isinstance(value, tuple)
-        return from_plain(value)
+        return self.layout.from_plain(value)
 
     def variables(self, state: State) -> Mapping[str, Any]:
         """The state as named variables (logs as ``id@epoch`` strings)."""
