@@ -57,6 +57,7 @@ KAFKA_COMPILED = {
     "isrlab.spec.kafka.lifecycle": "spec/kafka/lifecycle.py",
     "isrlab.spec.kafka.fetcher": "spec/kafka/fetcher.py",
     "isrlab.spec.kafka.leader": "spec/kafka/leader.py",
+    "isrlab.spec.kafka.labels": "spec/kafka/labels.py",
     "isrlab.spec.kafka.model": "spec/kafka/model.py",
     "isrlab.spec.kafka.state": "spec/kafka/state.py",
     "isrlab.spec.kafka.memo": "spec/kafka/memo.py",

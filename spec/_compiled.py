@@ -41,6 +41,7 @@ COMPILED = {
     "isrlab.spec.kafka.lifecycle": "kafka/lifecycle.py",
     "isrlab.spec.kafka.fetcher": "kafka/fetcher.py",
     "isrlab.spec.kafka.leader": "kafka/leader.py",
+    "isrlab.spec.kafka.labels": "kafka/labels.py",
     "isrlab.spec.kafka.model": "kafka/model.py",
     "isrlab.spec.kafka.state": "kafka/state.py",
     "isrlab.spec.kafka.memo": "kafka/memo.py",

@@ -30,6 +30,7 @@ from isrlab.core.state import LeaderAndIsr, Partition
 from isrlab.spec.kafka import elr as kip966
 from isrlab.spec.kafka.config import Out, State
 from isrlab.spec.kafka.controller import KafkaController
+from isrlab.spec.kafka.labels import broker_step
 from isrlab.spec.kafka.memo import memoised
 from isrlab.spec.kafka.state import (
     ALTER_ACCEPTED,
@@ -79,7 +80,7 @@ class AlterPartitionManager(KafkaController):
         one)."""
         newbr = self._shrink_proposal(state.brokers[b], b)
         if newbr is not None:
-            out.append((self._label("ShrinkIsr", b), self._set_broker(state, b, newbr)))
+            out.append((broker_step("ShrinkIsr", b), self._set_broker(state, b, newbr)))
 
     @memoised
     def _shrink_proposal(self, br: BrokerPartition, b: int) -> BrokerPartition | None:
@@ -119,7 +120,7 @@ class AlterPartitionManager(KafkaController):
             s = self._set_broker(state, b, br._replace(alter_partition=answer))
             if answer == ALTER_ACCEPTED and br.pending_isr != ctrl.isr:
                 s = self._commit_alter_partition(s, br.pending_isr)
-            out.append((self._label("AlterPartition", b), s))
+            out.append((broker_step("AlterPartition", b), s))
 
     @memoised
     def _alter_answer(self, ctrl: ZkPartitionState, b: int, leader_epoch: int,
@@ -164,7 +165,7 @@ class AlterPartitionManager(KafkaController):
             if br.alter_partition in (ALTER_NONE, ALTER_SENT) or not br.alive:
                 continue
             s = self._set_broker(state, b, self._alter_response_handled(br, b))
-            out.append((self._label("AlterPartitionResponse", b), self._after_leader_step(s, b)))
+            out.append((broker_step("AlterPartitionResponse", b), self._after_leader_step(s, b)))
 
     @memoised
     def _alter_response_handled(self, br: BrokerPartition, b: int) -> BrokerPartition:

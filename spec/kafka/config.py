@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from enum import Enum, StrEnum
-from functools import cache
 from typing import Any
 
 from isrlab.core.alter_partition import HwIsr
@@ -425,9 +424,4 @@ class KafkaSetup:
         """The state encoding's version, recorded in a run directory's metadata."""
         self._encoder = Encoder(self.layout)
         self._memo: dict[str, dict[object, object]] = {}  # memoised methods' caches
-
-    @staticmethod
-    @cache
-    def _label(action: str, arg: object) -> str:
-        return f"{action}({arg})"
 

@@ -33,6 +33,14 @@ from isrlab.spec.kafka import elr as kip966
 from isrlab.spec.kafka.config import Out, State
 from isrlab.spec.kafka.controller_channel import ControllerChannelManager
 from isrlab.spec.kafka.elr import UncleanRecovery
+from isrlab.spec.kafka.labels import (
+    CONTROLLER_FAILOVER,
+    ELECT_LEADER,
+    PREFERRED_ELECTION,
+    PROPAGATE_ISR_CHANGES,
+    REMOVE_DEAD_FROM_ISR,
+    reassign,
+)
 from isrlab.spec.kafka.memo import memoised
 from isrlab.spec.kafka.state import (
     F_UNCLEAN,
@@ -122,12 +130,12 @@ class KafkaController(ControllerChannelManager):
         if self.cfg.elr:
             s = self._kraft_election(state, zl, False, (alive,))
             if s is not None and s != state:
-                out.append(("ElectLeader", s))
+                out.append((ELECT_LEADER, s))
             return
         selection = offline_partition_leader_selector(
             self._current(state), ctrl.assigned_replicas, alive, self.cfg.unclean_election
         )
-        self._apply_election(state, self._recover(state, selection), "ElectLeader", out)
+        self._apply_election(state, self._recover(state, selection), ELECT_LEADER, out)
 
     def _log_ends(self, state: State) -> dict[int, LogEnd]:
         """What each live replica reports to KIP-966's unclean recovery (``GetReplicaLogInfo``):
@@ -250,7 +258,7 @@ class KafkaController(ControllerChannelManager):
         live = [r for r in ctrl.assigned_replicas if state.brokers[r].alive]
         s = self._write_zk(state, lai, live)
         if s is not None:
-            out.append(("RemoveDeadFromIsr", s))
+            out.append((REMOVE_DEAD_FROM_ISR, s))
 
     def _a_preferred_election(self, state: State, out: Out) -> None:
         """``PreferredElection``: ``PreferredReplicaPartitionLeaderSelector`` gives leadership
@@ -260,7 +268,7 @@ class KafkaController(ControllerChannelManager):
         selection = preferred_replica_partition_leader_selector(
             self._current(state), ctrl.assigned_replicas, alive
         )
-        self._apply_election(state, selection, "PreferredElection", out)
+        self._apply_election(state, selection, PREFERRED_ELECTION, out)
 
     def _a_reassign(self, state: State, out: Out) -> None:
         """``Reassign(order)``: a new preference order of the same replicas, whose leader is
@@ -270,7 +278,7 @@ class KafkaController(ControllerChannelManager):
                 self._current(state), ctrl.assigned_replicas, self._alive_mask(state)):
             s = self._write_zk(state, election.leader_and_isr, election.receivers, order)
             if s is not None:
-                out.append((self._label("Reassign", "".join(map(str, order))), s))
+                out.append((reassign(order), s))
 
     @memoised
     def _reassignments(self, current: LeaderAndIsr, assigned_replicas: tuple[int, ...],
@@ -301,7 +309,7 @@ class KafkaController(ControllerChannelManager):
                        ctrl.isr, ctrl.assigned_replicas)
                for r in ctrl.assigned_replicas if state.brokers[r].alive]
         msgs = self._enqueue(state, new)
-        out.append(("ControllerFailover", KafkaState(ctrl, state.brokers, msgs, state.ghost)))
+        out.append((CONTROLLER_FAILOVER, KafkaState(ctrl, state.brokers, msgs, state.ghost)))
 
     def _a_propagate_isr_changes(self, state: State, out: Out) -> None:
         """``PropagateIsrChanges``: the ISR change notification reaches the controller, which
@@ -312,7 +320,7 @@ class KafkaController(ControllerChannelManager):
         msgs = self._enqueue(state, self._update_metadata_for_all(
             ctrl, ctrl.leader, ctrl.leader_epoch, ctrl.isr, ctrl.assigned_replicas))
         ctrl = ctrl._replace(isr_change_set=0)
-        out.append(("PropagateIsrChanges", KafkaState(ctrl, state.brokers, msgs, state.ghost)))
+        out.append((PROPAGATE_ISR_CHANGES, KafkaState(ctrl, state.brokers, msgs, state.ghost)))
 
 
 @cache

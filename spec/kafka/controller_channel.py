@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from isrlab.spec.kafka.config import Out, State
+from isrlab.spec.kafka.labels import request_step, request_text
 from isrlab.spec.kafka.memo import memoised
 from isrlab.spec.kafka.replica_manager import ReplicaManagerSteps
 from isrlab.spec.kafka.state import (
@@ -31,9 +32,9 @@ class ControllerChannelManager(ReplicaManagerSteps):
 
     @staticmethod
     def _msg_text(m: Request) -> str:
-        dest, kind, cep, leader, epoch, isr, *_ = m
-        name = "LeaderAndIsr" if kind == LEADER_AND_ISR else "UpdateMetadata"
-        return f"{name}(to={dest},cepoch={cep},leader={leader},epoch={epoch},isr={members(isr)})"
+        """A request as labels and traces show it (``isrlab.spec.kafka.labels``)."""
+        return request_text(m.kind, m.dest, m.controller_epoch, m.leader, m.leader_epoch,
+                            members(m.isr))
 
     def _update_metadata_for_all(
         self, ctrl: ZkPartitionState, leader: int, leader_epoch: int, isr: int,
@@ -115,7 +116,7 @@ class ControllerChannelManager(ReplicaManagerSteps):
         msgs = state.channels
         if self.cfg.lost_requests:
             for i, m in enumerate(msgs):
-                out.append((self._label("Lose", self._msg_text(m)),
+                out.append((request_step("Lose", self._msg_text(m)),
                             KafkaState(state.controller, state.brokers, msgs[:i] + msgs[i + 1:],
                                        state.ghost)))
         for i in self._deliverable(msgs):
@@ -128,12 +129,12 @@ class ControllerChannelManager(ReplicaManagerSteps):
             out.append((self._request_label("Deliver", m),
                         KafkaState(s.controller, s.brokers, msgs[:i] + msgs[i + 1:], s.ghost)))
             if self.cfg.duplicate_requests:
-                out.append((self._label("DeliverCopy", self._msg_text(m)), s))
+                out.append((request_step("DeliverCopy", self._msg_text(m)), s))
 
     @memoised
     def _request_label(self, action: str, m: Request) -> str:
         """``action(request text)`` (memoised)."""
-        return self._label(action, self._msg_text(m))
+        return request_step(action, self._msg_text(m))
 
     @memoised
     def _without_dest(self, channels: tuple[Request, ...], b: int) -> tuple[Request, ...]:

@@ -35,6 +35,7 @@ from isrlab.core.partition import raise_leader_hw, truncate_local_log
 from isrlab.core.produce import handle_offset_out_of_range, process_partition_data
 from isrlab.core.state import Partition
 from isrlab.spec.kafka.config import NO_FETCH, ExpandRule, Out, State
+from isrlab.spec.kafka.labels import broker_step
 from isrlab.spec.kafka.lifecycle import BrokerLifecycle
 from isrlab.spec.kafka.memo import memoised
 from isrlab.spec.kafka.state import F_HALTED, F_TRUNCATED, NONE, BrokerPartition, FetchResponse
@@ -79,12 +80,12 @@ class ReplicaFetcher(BrokerLifecycle):
                 continue  # NOT_LEADER_FOR_PARTITION: nothing changes
             if fb.truncating:
                 if not self.fenced or lb.leader_epoch == fb.leader_epoch:
-                    out.append((self._label("Truncate", f), self._truncate(state, f, lid)))
+                    out.append((broker_step("Truncate", f), self._truncate(state, f, lid)))
                 continue
             if self.fenced and lb.leader_epoch != fb.leader_epoch:
                 fenced = self._fenced_fetch(state, f, lid, lb.leader_epoch > fb.leader_epoch)
                 if fenced != state:
-                    out.append((self._label("FencedFetch", f), fenced))
+                    out.append((broker_step("FencedFetch", f), fenced))
                 continue
             decision = self._first_design(fb.log, lb.log) if self.first_design else None
             s = self._fetch(state, f, lid, decision)
@@ -92,7 +93,7 @@ class ReplicaFetcher(BrokerLifecycle):
                 label = ("FetchRequest" if self.split
                          else "FetchError" if decision is not None
                          and decision.error is not Errors.NONE else "Fetch")
-                out.append((self._label(label, f), s))
+                out.append((broker_step(label, f), s))
 
     def _first_design(self, log: tuple[int, ...], leader_log: tuple[int, ...]
                       ) -> FetchDecision | None:
@@ -292,10 +293,10 @@ class ReplicaFetcher(BrokerLifecycle):
                 continue
             cleared = self._set_broker(state, f, fb._replace(fetch_in_flight=NO_FETCH))
             if self.cfg.lost_requests:
-                out.append((self._label("LoseFetchResponse", f), cleared))
+                out.append((broker_step("LoseFetchResponse", f), cleared))
             stale = (fb.leader != r.leader or fb.leader_epoch != r.leader_epoch
                      or len(fb.log) != r.fetch_offset)
             s = cleared if stale else self._apply_response(cleared, f, r)
             if not (stale and self.cfg.lost_requests):
-                out.append((self._label("FetchResponse", f), s))
+                out.append((broker_step("FetchResponse", f), s))
 

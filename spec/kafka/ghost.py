@@ -11,6 +11,7 @@ from isrlab.core.errors import Errors
 from isrlab.core.produce import check_enough_replicas_reach_offset
 from isrlab.core.state import Partition
 from isrlab.spec.kafka.config import Out, State
+from isrlab.spec.kafka.labels import broker_step
 from isrlab.spec.kafka.memo import memoised
 from isrlab.spec.kafka.partition import PartitionBridge
 from isrlab.spec.kafka.state import F_TWO_LEADERS, NONE, BrokerPartition, Ghost, KafkaState
@@ -115,6 +116,6 @@ class GhostHistory(PartitionBridge):
             new = tuple(consumed)
             if new != ghost.consumed:
                 g = ghost._replace(consumed=new)
-                out.append((self._label("Consume", b),
+                out.append((broker_step("Consume", b),
                             KafkaState(state.controller, state.brokers, state.channels, g)))
 

@@ -18,6 +18,7 @@ from isrlab.core.produce import ACKS_ALL, ACKS_LEADER, append_records_to_leader
 from isrlab.core.state import Partition
 from isrlab.spec.kafka.config import Out, State
 from isrlab.spec.kafka.fetcher import ReplicaFetcher
+from isrlab.spec.kafka.labels import TICK, broker_step
 from isrlab.spec.kafka.memo import memoised
 from isrlab.spec.kafka.state import BrokerPartition, Ghost, KafkaState, RemoteReplicaView, members
 
@@ -53,7 +54,7 @@ class PartitionLeader(ReplicaFetcher):
             g = Ghost(rid + 1, origin, g.committed, acked, g.consumed, pending, g.flags,
                       g.epoch_leader)
             s = self._after_leader_step(KafkaState(s.controller, s.brokers, s.channels, g), b)
-            out.append((self._label("Produce", b), s))
+            out.append((broker_step("Produce", b), s))
 
     @memoised
     def _produced(self, br: BrokerPartition, b: int,
@@ -90,7 +91,7 @@ class PartitionLeader(ReplicaFetcher):
                     aged = list(brokers)
                 aged[b] = older
         if aged is not None:
-            out.append(("Tick", KafkaState(state.controller, tuple(aged), state.channels,
+            out.append((TICK, KafkaState(state.controller, tuple(aged), state.channels,
                                            state.ghost)))
 
     @memoised
@@ -131,7 +132,7 @@ class PartitionLeader(ReplicaFetcher):
             newbr, p = shrunk
             s = self._set_broker(state, b, newbr)
             s = self._after_leader_step(self._write_isr(s, b, p), b)
-            out.append((self._label("ShrinkIsr", b), s))
+            out.append((broker_step("ShrinkIsr", b), s))
 
     @memoised
     def _shrunk(self, br: BrokerPartition, b: int) -> tuple[BrokerPartition, Partition] | None:

@@ -25,6 +25,7 @@ from isrlab.core.log_recovery import (
 from isrlab.core.selectors import controlled_shutdown_leader_selector
 from isrlab.spec.kafka.alter_partition import AlterPartitionManager
 from isrlab.spec.kafka.config import NO_FETCH, TP, Out, State
+from isrlab.spec.kafka.labels import broker_step, power_loss
 from isrlab.spec.kafka.memo import memoised
 from isrlab.spec.kafka.state import (
     F_CHECKPOINT_LOST,
@@ -139,7 +140,7 @@ class BrokerLifecycle(AlterPartitionManager):
             if not br.alive:
                 continue
             clean = self._crashed(state, b, False)
-            out.append((self._label("Crash", b), clean))
+            out.append((broker_step("Crash", b), clean))
             if not self.power_loss:
                 continue
             all_flushed = br.flushed >= len(br.log)
@@ -163,10 +164,7 @@ class BrokerLifecycle(AlterPartitionManager):
                     if all_flushed and (down.high_watermark, down.hw_checkpoint) == (
                             kept.high_watermark, kept.hw_checkpoint):
                         continue  # the same restart as Crash(b)
-                    arg = str(b) if keep is None else f"{b},{keep}"
-                    if empty:
-                        arg += ",empty-hw-file"
-                    out.append((self._label("PowerLoss", arg), s))
+                    out.append((power_loss(b, keep, empty), s))
 
     def _a_controlled_shutdown(self, state: State, out: Out) -> None:
         """``ControlledShutdown(b)``: ``ControlledShutdownLeaderSelector`` moves leadership
@@ -185,7 +183,7 @@ class BrokerLifecycle(AlterPartitionManager):
             receivers = [r for r in election.receivers if r != b]
             s = self._write_zk(state, election.leader_and_isr, receivers)
             if s is not None:
-                out.append((self._label("ControlledShutdown", b), self._crashed(s, b, False)))
+                out.append((broker_step("ControlledShutdown", b), self._crashed(s, b, False)))
 
     def _a_restart(self, state: State, out: Out) -> None:
         """``Restart(b)``: ``b`` comes back; the controller (``onBrokerStartup``) sends it the
@@ -217,7 +215,7 @@ class BrokerLifecycle(AlterPartitionManager):
                 elected = self._restart_election(state, s, bool(br.unclean_shutdown))
                 if elected is None and self.cfg.elr:
                     continue  # KRaft's change past max_leader_epoch: not in the bounds
-                out.append((self._label("Restart", b), s if elected is None else elected))
+                out.append((broker_step("Restart", b), s if elected is None else elected))
                 continue
             if br.unclean_shutdown:
                 after = self._unclean_shutdown(s, b)
@@ -227,12 +225,12 @@ class BrokerLifecycle(AlterPartitionManager):
             c = s.controller
             if c.leader == NONE:
                 # KIP-966: an offline partition; ElectLeader runs next (handleBrokerUnfenced)
-                out.append((self._label("Restart", b), s))
+                out.append((broker_step("Restart", b), s))
                 continue
             msg = Request(b, LEADER_AND_ISR, c.controller_epoch, c.leader, c.leader_epoch, c.isr,
                           c.assigned_replicas)
             msgs = self._enqueue(s, [msg])
-            out.append((self._label("Restart", b),
+            out.append((broker_step("Restart", b),
                         KafkaState(s.controller, s.brokers, msgs, s.ghost)))
 
     def _a_flush(self, state: State, out: Out) -> None:
@@ -240,7 +238,7 @@ class BrokerLifecycle(AlterPartitionManager):
         for b in range(self.n):
             br = state.brokers[b]
             if br.alive and br.flushed < len(br.log):
-                out.append((self._label("Flush", b),
+                out.append((broker_step("Flush", b),
                             self._set_broker(state, b, br._replace(flushed=len(br.log)))))
 
     def _a_checkpoint(self, state: State, out: Out) -> None:
@@ -267,5 +265,5 @@ class BrokerLifecycle(AlterPartitionManager):
                 s = self._set_broker(state, b, new)
                 if lost:
                     s = self._flag(s, F_CHECKPOINT_LOST)
-                out.append((self._label("CheckpointHw", b), s))
+                out.append((broker_step("CheckpointHw", b), s))
 
