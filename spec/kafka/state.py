@@ -8,45 +8,13 @@ field is encoded under which configuration is one table, ``LAYOUT_TABLE``; ``Lay
 derives the rest from it.  Only this module indexes a state by position.  The layout:
 ``(ctrl, brokers, msgs, ghost)``.
 
-* ``ctrl = (controller_epoch, zk_leader, zk_epoch, zk_isr, ar, isr_changes, elr,
-  last_known_elr)``: the controller's epoch and the ZooKeeper partition state node (leader,
-  leader epoch, ISR as a bit mask over broker ids); ``ar`` the assigned replicas in
-  preference order; ``isr_changes`` the mask of brokers with an ISR change not yet
-  propagated (``isrChangeSet`` non-empty); with ``elr`` (KIP-966) the ELR and last-known
-  ELR masks (0 otherwise).
-* ``brokers[b] = (alive, log, hw, ckpt, flushed, epoch, leader, cepoch, isr, remotes, meta,
-  fetch, unclean, truncating, idle, pending_isr, alter)``:
-  the broker's ``Partition`` (leader epoch, leader or -1, known controller epoch, ISR mask
-  when it leads), its log (each record one int: ``id * EPOCHS + epoch``), high watermark, the
-  checkpointed HW, the flushed prefix length (only with unclean crashes), and while it leads
-  ``remotes``: one ``(leo, age)`` per broker id (its own entry unused), ``age`` being the
-  logical ticks since the follower last caught up, saturated at ``lag_ticks + 1``; with
-  ``kafka_4485`` also the follower's previous fetch, ``(leo, age, lf_leo, lf_age)``: the
-  leader's LEO then and the ticks since (``lf_age`` saturated likewise, ``lf_leo`` 0 once
-  saturated or unknown, since such a fetch can no longer date a catch-up); ``meta`` its
-  MetadataCache as ``(alive_mask, leader, epoch, isr)`` (``()`` when metadata is not modelled);
-  ``fetch`` the follower's fetch response in flight with ``fetch=split``, ``()`` when none
-  (always with ``fetch=atomic``): ``(leader, leader_epoch, fetch_offset, leader_leo, hw,
-  records)``, ``records`` a tuple of record ints, then ``error`` (1: KIP-320's first-design
-  epoch mismatch) only with ``fetch_fencing=first-design``; ``unclean`` 1 while down after a power
-  loss with ``elr``, ``truncating`` 1 while its fetcher waits for a down leader to answer
-  with ``unavailable_leader=fetcher``, ``idle`` 1 from a restart to its first LeaderAndIsr
-  with ``unavailable_leader=skip`` (all 0 otherwise, and encoded only with these);
-  ``pending_isr`` the ISR mask of a leader's AlterPartition proposal awaiting the controller
-  and ``alter`` its round trip (``ALTER_*``), with ``isr_changes=alter-partition`` (0
-  otherwise, and encoded only then).
-* ``msgs``: the in-flight controller requests, a tuple of ``(dest, kind, controller_epoch,
-  leader, epoch, isr, ar)``; ``kind`` 0 is LeaderAndIsr, 1 is UpdateMetadata.  By default
-  it is the concatenation of the channels, one per ``(controller_epoch, dest)`` (the queue
-  of that controller's ``ControllerChannelManager`` for that broker), sorted by that key,
-  each channel in FIFO order: only a channel's first request can be handled next.  With
-  ``reorder_requests`` it is a set instead (sorted, no duplicates: any may go next).
-* ``ghost = (next_id, origin, committed, acked, consumed, pending, flags, epoch_leader)``:
-  variables no broker has, kept only for the properties: how many records were produced,
-  the offset each record id was appended at, the leader epoch in which each record was
-  first below a leader's HW / acknowledged to its producer / read by a consumer (-1: not
-  yet), the acks=all requests waiting as ``(id, broker)`` pairs, event flags, and the broker
-  that first led each epoch.
+Each class below documents its fields, and ``LAYOUT_TABLE`` says which of them each
+configuration encodes; in every layout a broker's log is a tuple of record ints (``id *
+EPOCHS + epoch``, ``EpochCodec``), masks are ints over broker ids, ``remotes`` (while a
+broker leads) holds one view per broker id (its own entry unused), ``metadata_cache`` and
+``fetch_in_flight`` are ``()`` when absent, and ``msgs`` is by default the concatenation of
+the channels, one per ``(controller_epoch, dest)`` sorted by that key, each in FIFO order
+(a sorted set with ``reorder_requests``).  docs/kafka-model.md, "State", describes them.
 """
 
 from __future__ import annotations
