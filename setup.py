@@ -23,7 +23,7 @@ with setuptools >= 77; a virtualenv's own setuptools may be older).
 
 mypyc compiles the ``kafka`` model's hot modules (``KAFKA_COMPILED``) the same way: optional,
 built when mypy (a build requirement in pyproject.toml) accepts them and a C compiler is
-there, the Python source the reference (tests/spec/test_kafka_compiled.py compares whole
+there, the Python source the reference (tests/spec/kafka/test_compiled.py compares whole
 searches).  The build records the digest of each source it compiled; at run time
 ``isrlab.spec._compiled`` imports the sources instead when the record is missing, a source
 has changed since, or ``ISRLAB_PURE_PYTHON=1``.
@@ -47,6 +47,17 @@ for folder in FOLDERS:
     packages += [f"isrlab.{name}" for name in find_packages(include=[folder, f"{folder}.*"])]
 
 KAFKA_COMPILED = {
+    "isrlab.spec.kafka.config": "spec/kafka/config.py",
+    "isrlab.spec.kafka.partition": "spec/kafka/partition.py",
+    "isrlab.spec.kafka.ghost": "spec/kafka/ghost.py",
+    "isrlab.spec.kafka.replica_manager": "spec/kafka/replica_manager.py",
+    "isrlab.spec.kafka.controller_channel": "spec/kafka/controller_channel.py",
+    "isrlab.spec.kafka.controller": "spec/kafka/controller.py",
+    "isrlab.spec.kafka.alter_partition": "spec/kafka/alter_partition.py",
+    "isrlab.spec.kafka.lifecycle": "spec/kafka/lifecycle.py",
+    "isrlab.spec.kafka.fetcher": "spec/kafka/fetcher.py",
+    "isrlab.spec.kafka.leader": "spec/kafka/leader.py",
+    "isrlab.spec.kafka.labels": "spec/kafka/labels.py",
     "isrlab.spec.kafka.model": "spec/kafka/model.py",
     "isrlab.spec.kafka.state": "spec/kafka/state.py",
     "isrlab.spec.kafka.memo": "spec/kafka/memo.py",

@@ -58,9 +58,10 @@ print(json.dumps({"tops": tops, "scripts": scripts, "site": sys.path}))
 """
 
 KAFKA_COMPILED = """
+import importlib
 from isrlab.spec import _compiled
-from isrlab.spec.kafka import model
-print(_compiled.use_compiled() and _compiled.running_compiled(model))
+print(_compiled.use_compiled() and all(
+    _compiled.running_compiled(importlib.import_module(name)) for name in _compiled.COMPILED))
 """
 
 

@@ -9,7 +9,7 @@ not reach the source.  ``install`` puts a finder first on ``sys.meta_path`` that
 ``.py`` files instead, all of them or none (the compiled modules call each other natively),
 when ``ISRLAB_PURE_PYTHON=1``, when any of them or the record is missing, or when a source
 no longer has the digest it was compiled from.  The Python source is the reference; the
-compiled build gives identical results (tests/spec/test_kafka_compiled.py).
+compiled build gives identical results (tests/spec/kafka/test_compiled.py).
 """
 
 from __future__ import annotations
@@ -31,6 +31,17 @@ HERE = Path(__file__).parent
 """The directory of ``isrlab.spec`` (spec/ in a checkout)."""
 
 COMPILED = {
+    "isrlab.spec.kafka.config": "kafka/config.py",
+    "isrlab.spec.kafka.partition": "kafka/partition.py",
+    "isrlab.spec.kafka.ghost": "kafka/ghost.py",
+    "isrlab.spec.kafka.replica_manager": "kafka/replica_manager.py",
+    "isrlab.spec.kafka.controller_channel": "kafka/controller_channel.py",
+    "isrlab.spec.kafka.controller": "kafka/controller.py",
+    "isrlab.spec.kafka.alter_partition": "kafka/alter_partition.py",
+    "isrlab.spec.kafka.lifecycle": "kafka/lifecycle.py",
+    "isrlab.spec.kafka.fetcher": "kafka/fetcher.py",
+    "isrlab.spec.kafka.leader": "kafka/leader.py",
+    "isrlab.spec.kafka.labels": "kafka/labels.py",
     "isrlab.spec.kafka.model": "kafka/model.py",
     "isrlab.spec.kafka.state": "kafka/state.py",
     "isrlab.spec.kafka.memo": "kafka/memo.py",

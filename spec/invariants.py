@@ -24,9 +24,11 @@ from __future__ import annotations
 import ast
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from isrlab.checker.model import Property
+from isrlab.spec._compiled import COMPILED, HERE
+from isrlab.spec.kafka.config import Acks
+from isrlab.spec.kafka.partition import PartitionBridge
 from isrlab.spec.kafka.state import (
     F_CHECKPOINT_LOST,
     F_EPOCH_REGRESSED,
@@ -40,9 +42,6 @@ from isrlab.spec.kafka.state import (
     members,
 )
 from isrlab.spec.tla.model import TlaModel
-
-if TYPE_CHECKING:
-    from isrlab.spec.kafka.model import KafkaModel
 
 State = KafkaState
 
@@ -79,7 +78,7 @@ def hw_le_leo(s: State) -> bool:
     return all(br.high_watermark <= len(br.log) for br in s.brokers)
 
 
-def lso_le_hw(model: KafkaModel, s: State) -> bool:
+def lso_le_hw(model: PartitionBridge, s: State) -> bool:
     """LsoLeHw: the last stable offset (``isrlab.core.state.last_stable_offset``) is at most the HW.
 
     Violated: a read_committed consumer could read records that are not yet committed.
@@ -221,7 +220,7 @@ def log_matching(s: State) -> bool:
     return True
 
 
-def _held_by_later_leaders(model: KafkaModel, s: State, epochs: tuple[int, ...]) -> bool:
+def _held_by_later_leaders(model: PartitionBridge, s: State, epochs: tuple[int, ...]) -> bool:
     """Every record with a ghost epoch ``e >= 0`` is, at its original offset, in the log of
     every acting leader of epoch ``>= e``."""
     origin = s.ghost.origin
@@ -238,7 +237,7 @@ def _held_by_later_leaders(model: KafkaModel, s: State, epochs: tuple[int, ...])
     return True
 
 
-def no_committed_record_lost(model: KafkaModel, s: State) -> bool:
+def no_committed_record_lost(model: PartitionBridge, s: State) -> bool:
     """NoCommittedRecordLost: a record once below a leader's HW is in every later leader's
     log, as long as every election was clean.
 
@@ -253,7 +252,7 @@ def no_committed_record_lost(model: KafkaModel, s: State) -> bool:
     return _held_by_later_leaders(model, s, s.ghost.committed)
 
 
-def consumed_records_stay(model: KafkaModel, s: State) -> bool:
+def consumed_records_stay(model: PartitionBridge, s: State) -> bool:
     """ConsumedRecordsStay: a record a consumer read never disappears from, or changes at its
     offset in, the log of the leader it reads from next (of the same or a later epoch).
 
@@ -264,7 +263,7 @@ def consumed_records_stay(model: KafkaModel, s: State) -> bool:
     return _held_by_later_leaders(model, s, s.ghost.consumed)
 
 
-def acked_all_survives_clean_election(model: KafkaModel, s: State) -> bool:
+def acked_all_survives_clean_election(model: PartitionBridge, s: State) -> bool:
     """AckedAllSurvivesCleanElection: an acks=all write, acknowledged while the ISR had at
     least min.insync.replicas members, is in every later leader's log as long as every
     election was clean.
@@ -273,12 +272,12 @@ def acked_all_survives_clean_election(model: KafkaModel, s: State) -> bool:
     min.insync.replicas was told "written" and the record is gone without any unclean
     election.  (Vacuous for acks 0/1 and after an unclean election.)
     """
-    if model.cfg.acks != "all" or s.ghost.flags & F_UNCLEAN:
+    if model.cfg.acks != Acks.ALL or s.ghost.flags & F_UNCLEAN:
         return True
     return _held_by_later_leaders(model, s, s.ghost.acked)
 
 
-def acknowledged_writes_durable(model: KafkaModel, s: State) -> bool:
+def acknowledged_writes_durable(model: PartitionBridge, s: State) -> bool:
     """AcknowledgedWritesDurable: every write acknowledged to its producer (at the model's
     acks level: acks=1 on append, acks=all when the HW passed it with enough ISR members,
     acks=0 never) is in every later leader's log, whatever the elections were.
@@ -290,7 +289,7 @@ def acknowledged_writes_durable(model: KafkaModel, s: State) -> bool:
     return _held_by_later_leaders(model, s, s.ghost.acked)
 
 
-def elr_holds_committed(model: KafkaModel, s: State) -> bool:
+def elr_holds_committed(model: PartitionBridge, s: State) -> bool:
     """ElrHoldsCommitted: every eligible leader replica (KIP-966's ELR, ``elr``) holds every
     committed record at its offset, unless it lost power since (the controller takes it out
     of the ELR when it re-registers) or an unclean election happened.
@@ -379,7 +378,7 @@ _PLAIN: dict[str, Callable[[State], bool]] = {
     "NoFatalExit": no_fatal_exit,
     "NoHwCheckpointLost": no_hw_checkpoint_lost,
 }
-_WITH_MODEL: dict[str, Callable[[KafkaModel, State], bool]] = {
+_WITH_MODEL: dict[str, Callable[[PartitionBridge, State], bool]] = {
     "LsoLeHw": lso_le_hw,
     "NoCommittedRecordLost": no_committed_record_lost,
     "ConsumedRecordsStay": consumed_records_stay,
@@ -414,14 +413,12 @@ def _doc(f: Callable[..., bool]) -> str:
 def _source_docstrings() -> dict[str, str]:
     """Every top-level function's docstring, read from this module's source: compiled by
     mypyc (setup.py, isrlab.spec._compiled), the functions carry none."""
-    from isrlab.spec._compiled import COMPILED, HERE
-
     tree = ast.parse((HERE / COMPILED[__name__]).read_text(encoding="utf-8"))
     return {node.name: ast.get_docstring(node) or "" for node in tree.body
             if isinstance(node, ast.FunctionDef)}
 
 
-def kafka_invariants(model: KafkaModel) -> list[Property[State]]:
+def kafka_invariants(model: PartitionBridge) -> list[Property[State]]:
     """Every invariant of the catalogue bound to ``model``, in ``INVARIANT_NAMES`` order."""
     out: list[Property[State]] = []
     for name in INVARIANT_NAMES:
@@ -435,12 +432,12 @@ def kafka_invariants(model: KafkaModel) -> list[Property[State]]:
 
 
 def _bind(
-    g: Callable[[KafkaModel, State], bool], model: KafkaModel
+    g: Callable[[PartitionBridge, State], bool], model: PartitionBridge
 ) -> Callable[[State], bool]:
     return functools.partial(g, model)
 
 
-def kafka_sometimes(model: KafkaModel) -> list[Property[State]]:
+def kafka_sometimes(model: PartitionBridge) -> list[Property[State]]:
     """The ``sometimes`` witnesses (a committed write, an acknowledged write, a leader
     change, a truncation)."""
     return [Property(name, f, _doc(f)) for name, f in SOMETIMES.items()]

@@ -39,22 +39,6 @@ proofs state obligations over spec's encodings; the application layer (the ``isr
 package's own modules: cli, the ``*_cmd`` commands, api, demo, the explorer, the pytest
 plugin, the model registry) may import every layer and nothing imports it."""
 
-PENDING_SPLIT: frozenset[tuple[str, str]] = frozenset({
-    # Known, being removed on the `split` branch (spec/kafka as Kafka's components, issue 30);
-    # the lead deletes this list when merging it, so that every edge below is enforced.
-    # spec/invariants.py <-> spec/kafka/model.py: the catalogue names the model's type
-    # (under TYPE_CHECKING), the model reads the catalogue inside a method.
-    ("isrlab.spec.invariants", "isrlab.spec.kafka.model"),
-    ("isrlab.spec.kafka.model", "isrlab.spec.invariants"),
-    # spec/kafka/truncation_versions.py <-> spec/symbolic/core_kafka.py: each imports the
-    # other (truncation_versions inside a function).
-    ("isrlab.spec.kafka.truncation_versions", "isrlab.spec.symbolic.core_kafka"),
-    ("isrlab.spec.symbolic.core_kafka", "isrlab.spec.kafka.truncation_versions"),
-    # spec/kafka/scenarios.py -> isrlab/models.py: spec imports the application layer.
-    ("isrlab.spec.kafka.scenarios", "isrlab.models"),
-})
-"""Import edges tolerated until the `split` branch is merged, and no other."""
-
 CORE_THIRD_PARTY = frozenset({"returns"})
 """The one library core/ may import beside the standard library (errors as values)."""
 
@@ -211,30 +195,16 @@ def test_the_scan_sees_every_package() -> None:
 
 def test_every_import_respects_the_layers() -> None:
     wrong = [_show(i) for i in IMPORTS
-             if layer(i.target) not in ALLOWED[layer(i.source)]
-             and (i.source, i.target) not in PENDING_SPLIT]
+             if layer(i.target) not in ALLOWED[layer(i.source)]]
     assert not wrong, "imports against the layers (docs/architecture.md):\n" + "\n".join(wrong)
 
 
 def test_no_import_circle() -> None:
-    edges = {(i.source, i.target) for i in IMPORTS} - PENDING_SPLIT
+    edges = {(i.source, i.target) for i in IMPORTS}
     found = circles(edges)
     lines = [" <-> ".join(c) + "\n    " + "\n    ".join(
         _show(i) for i in IMPORTS if i.source in c and i.target in c) for c in found]
     assert not found, "import circles:\n" + "\n".join(lines)
-
-
-def test_the_known_circles_are_still_found_and_pending_split_is_not_stale() -> None:
-    # Without the allow-list the test sees exactly the circles the `split` branch removes;
-    # an edge of the list that no longer exists must leave the list (delete this test with
-    # PENDING_SPLIT when merging `split`).
-    edges = {(i.source, i.target) for i in IMPORTS}
-    stale = sorted(PENDING_SPLIT - edges)
-    assert not stale, f"remove from PENDING_SPLIT: {stale}"
-    assert circles(edges) == [
-        ["isrlab.spec.invariants", "isrlab.spec.kafka.model"],
-        ["isrlab.spec.kafka.truncation_versions", "isrlab.spec.symbolic.core_kafka"],
-    ]
 
 
 def test_the_circle_finder_finds_a_circle() -> None:
@@ -266,8 +236,7 @@ def test_core_imports_only_the_standard_library_and_returns() -> None:
 @pytest.mark.parametrize("source", ["core", "checker", "spec", "spark_explore", "proofs"])
 def test_a_layer_imports_no_application_module(source: str) -> None:
     # The rule ALLOWED states, spelled out per layer for a readable failure.
-    up = [_show(i) for i in IMPORTS if layer(i.source) == source and layer(i.target) == APP
-          and (i.source, i.target) not in PENDING_SPLIT]
+    up = [_show(i) for i in IMPORTS if layer(i.source) == source and layer(i.target) == APP]
     assert up == []
 
 

@@ -30,7 +30,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from isrlab.spec.kafka.model import KafkaConfig, KafkaModel
+from isrlab.spec.kafka.config import KafkaConfig
+from isrlab.spec.kafka.model import KafkaModel
 from isrlab.spec.kafka.state import NONE, KafkaState
 from isrlab.spec.tla import layout as tl
 from isrlab.spec.tla.model import TlaModel

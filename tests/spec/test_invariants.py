@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from isrlab.spec import invariants as inv
-from isrlab.spec.kafka.model import KafkaConfig, KafkaModel
+from isrlab.spec.kafka.config import KafkaConfig
+from isrlab.spec.kafka.model import KafkaModel
 from isrlab.spec.kafka.state import (
     F_EPOCH_REGRESSED,
     F_TWO_LEADERS,

@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from isrlab.checker.bfs import CheckOptions, explore
-from isrlab.spec.kafka.model import KafkaConfig, KafkaModel
+from isrlab.spec.kafka.config import KafkaConfig
+from isrlab.spec.kafka.model import KafkaModel
 from isrlab.spec.kafka.state import (
     ALTER_ACCEPTED,
     ALTER_FENCED,

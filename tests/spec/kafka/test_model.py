@@ -9,7 +9,8 @@ from click.testing import CliRunner
 from isrlab.cli import cli
 from isrlab.core.isr import leader_epoch_start_offset
 from isrlab.core.state import Partition, records
-from isrlab.spec.kafka.model import TP, KafkaConfig, KafkaModel
+from isrlab.spec.kafka.config import TP, KafkaConfig
+from isrlab.spec.kafka.model import KafkaModel
 from isrlab.spec.kafka.state import KafkaState
 
 State = KafkaState

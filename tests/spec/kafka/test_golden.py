@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from isrlab.checker.bfs import CheckOptions, explore
-from isrlab.spec.kafka.model import KafkaConfig, KafkaModel
+from isrlab.spec.kafka.config import KafkaConfig
+from isrlab.spec.kafka.model import KafkaModel
 
 Small = tuple[int, int, int, int, int]
 UNKNOWN = -1

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from isrlab.checker.bfs import CheckOptions, explore
-from isrlab.spec.kafka.model import KafkaConfig, KafkaModel
+from isrlab.spec.kafka.config import KafkaConfig
+from isrlab.spec.kafka.model import KafkaModel
 from isrlab.spec.kafka.state import LEADER_AND_ISR, KafkaState
 
 State = KafkaState

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from isrlab.core.elr import LogEnd, PartitionRegistration
+from isrlab.spec.kafka.config import KafkaConfig
 from isrlab.spec.kafka.elr import elect
-from isrlab.spec.kafka.model import KafkaConfig, KafkaModel
+from isrlab.spec.kafka.model import KafkaModel
 from isrlab.spec.kafka.state import F_UNCLEAN, NONE, KafkaState, members, to_plain
 from tests.spec.walks import walk
 
@@ -22,7 +23,7 @@ from tests.spec.walks import walk
 def model(**kw: Any) -> KafkaModel:
     """The model with ``kw``; the walks below spell one-step ISR writes (a shrink is
     ``ShrinkIsr(0)`` alone), so ``isr_changes`` is ``zookeeper`` unless given (KIP-966 with
-    AlterPartition's round trip: tests/spec/test_kafka_alter_partition.py)."""
+    AlterPartition's round trip: tests/spec/kafka/test_alter_partition.py)."""
     kw.setdefault("isr_changes", "zookeeper")
     return KafkaModel(KafkaConfig(**kw))
 

@@ -14,7 +14,8 @@ from isrlab.checker.bfs import CheckOptions, explore
 from isrlab.checker.report import CheckResult
 from isrlab.models import registry
 from isrlab.spec.invariants import INVARIANT_NAMES
-from isrlab.spec.kafka.model import KafkaConfig, KafkaModel
+from isrlab.spec.kafka.config import KafkaConfig
+from isrlab.spec.kafka.model import KafkaModel
 from isrlab.spec.kafka.scenarios import BY_KEY
 from isrlab.spec.kafka.state import KafkaState
 

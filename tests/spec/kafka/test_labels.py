@@ -1,0 +1,84 @@
+"""Step labels: every label the model builds is read back by ``labels.parse`` and written
+again the same by ``format_step``, over every step of the default space and of small spaces
+holding the rest of the grammar (PowerLoss's forms, Reassign, the controller's steps, split
+fetches, lost and copied requests, UpdateMetadata, KIP-320's first design)."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import pytest
+
+from isrlab.spec.kafka import labels
+from isrlab.spec.kafka.config import KafkaConfig
+from isrlab.spec.kafka.labels import RequestLabel, Step, format_step, parse
+from isrlab.spec.kafka.model import KafkaModel
+
+SMALL = {"max_records": 1, "max_leader_epoch": 1, "isr_shrink": False}
+SPACES: dict[str, dict[str, Any]] = {
+    "default": {},
+    "power loss": {**SMALL, "crashes": "unclean", "crash_loss": "tail", "hw_checkpoint": True,
+                   "hw_checkpoint_file": "no-fsync", "consumers": True},
+    "controller": {**SMALL, "max_leader_epoch": 2, "reassignment": True,
+                   "preferred_election": True, "controlled_shutdown": True,
+                   "max_controller_epoch": 1},
+    "channels": {**SMALL, "isr_shrink": True, "fetch": "split", "lost_requests": True,
+                 "duplicate_requests": True, "metadata": True, "isr_changes": "zookeeper",
+                 "elr": False, "crashes": "none"},
+    "kip-320": {"fetch_fencing": "first-design", "isr_changes": "zookeeper"},
+}
+"""The default space, and small ones holding the rest of the grammar."""
+
+
+@cache
+def labels_of(name: str) -> frozenset[str]:
+    """Every label of every step of the space ``name`` (a breadth-first search)."""
+    model = KafkaModel(KafkaConfig(**SPACES[name]))
+    seen = {model.encode(s) for s in model.init_states()}
+    frontier = list(model.init_states())
+    found: set[str] = set()
+    while frontier:
+        following = []
+        for state in frontier:
+            for label, successor in model.next_states(state):
+                found.add(label)
+                key = model.encode(successor)
+                if key not in seen:
+                    seen.add(key)
+                    following.append(successor)
+        frontier = following
+    return frozenset(found)
+
+
+@pytest.mark.parametrize("name", SPACES)
+def test_every_label_of_the_space_round_trips(name: str) -> None:
+    found = labels_of(name)
+    for label in found:
+        assert format_step(parse(label)) == label
+    actions = {parse(label).action for label in found}
+    assert actions <= {*labels.ACTIONS, *labels.BROKER_ACTIONS, *labels.REQUEST_ACTIONS,
+                       "PowerLoss", "Reassign"}
+
+
+def test_the_spaces_cover_every_action() -> None:
+    actions = {parse(label).action for name in SPACES for label in labels_of(name)}
+    assert actions == {*labels.ACTIONS, *labels.BROKER_ACTIONS, *labels.REQUEST_ACTIONS,
+                       "PowerLoss", "Reassign"}
+
+
+def test_parse_reads_the_arguments() -> None:
+    assert parse("Produce(0)") == Step("Produce", 0)
+    assert parse("PowerLoss(1,2,empty-hw-file)") == Step("PowerLoss", 1, 2, True)
+    assert parse("PowerLoss(1)") == Step("PowerLoss", 1)
+    assert parse("Reassign(102)") == Step("Reassign", order=(1, 0, 2))
+    assert parse("Deliver(LeaderAndIsr(to=1,cepoch=0,leader=-1,epoch=2,isr=(1,)))") == Step(
+        "Deliver", request=RequestLabel("LeaderAndIsr", 1, 0, -1, 2, (1,)))
+    assert parse("Tick") == Step("Tick")
+
+
+@pytest.mark.parametrize("label", ["Tock", "Produce(x)", "Produce(1", "Tick(1)",
+                                   "Deliver(LeaderAndIsr(to=1))", "PowerLoss(1,empty)"])
+def test_parse_refuses_what_is_not_a_label(label: str) -> None:
+    with pytest.raises(ValueError, match="not a kafka step label"):
+        parse(label)
