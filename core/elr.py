@@ -35,13 +35,22 @@ from isrlab.core.errors import ElectionError, ElectionFailed, InvalidInput, Prob
 from isrlab.core.state import NO_LEADER
 
 
+@unique
+class LeaderRecoveryState(Enum):
+    """KIP-704's ``LeaderRecoveryState`` (Kafka 3.2+); the values are Kafka's record values."""
+
+    RECOVERED = 0
+    RECOVERING = 1
+
+
 @dataclass(frozen=True, slots=True)
 class PartitionRegistration:
     """The controller's record of one partition (KRaft ``PartitionRegistration``).
 
     ``isr``, ``elr`` and ``last_known_elr`` are in assignment order; ``partition_epoch``
     counts every change, ``leader_epoch`` every leader change.  ``leader`` is
-    ``NO_LEADER`` when no replica leads.
+    ``NO_LEADER`` when no replica leads.  ``leader_recovery_state`` is RECOVERING after an
+    unclean election until the leader reports it recovered (KIP-704).
     """
 
     replicas: tuple[int, ...]
@@ -51,6 +60,7 @@ class PartitionRegistration:
     partition_epoch: int = 0
     elr: tuple[int, ...] = ()
     last_known_elr: tuple[int, ...] = ()
+    leader_recovery_state: LeaderRecoveryState = LeaderRecoveryState.RECOVERED
 
 
 def _ordered(replicas: tuple[int, ...], members: frozenset[int]) -> tuple[int, ...]:
@@ -58,7 +68,13 @@ def _ordered(replicas: tuple[int, ...], members: frozenset[int]) -> tuple[int, .
 
 
 def check_registration(reg: PartitionRegistration) -> Result[PartitionRegistration, InvalidInput]:
-    """ISR, ELR and last-known ELR within the replicas, pairwise disjoint; epochs ≥ 0."""
+    """ISR, ELR and last-known ELR within the replicas, ISR and ELR disjoint; epochs ≥ 0.
+
+    The last-known ELR may overlap the ELR: with ``useLastKnownLeaderInBalancedRecovery``
+    (every KRaft controller path, 3.7+) it holds the last leader, which is in the ELR when the
+    ISR emptied below min ISR (``PartitionChangeBuilderTest.testEligibleLeaderReplicas
+    _IsrCanShrinkToZero``: ELR [1, 2, 3, 4], last-known ELR [1]).
+    """
     assigned = frozenset(reg.replicas)
     isr, elr, lke = frozenset(reg.isr), frozenset(reg.elr), frozenset(reg.last_known_elr)
     if min(reg.leader_epoch, reg.partition_epoch) < 0 or any(r < 0 for r in reg.replicas):
@@ -67,7 +83,7 @@ def check_registration(reg: PartitionRegistration) -> Result[PartitionRegistrati
         return reject(Problem.DUPLICATE_REPLICA, f"replicas {list(reg.replicas)}")
     if not (isr | elr | lke) <= assigned:
         return reject(Problem.ISR_NOT_SUBSET_OF_AR, f"ISR/ELR outside {list(reg.replicas)}")
-    if isr & elr or lke & (isr | elr):
+    if isr & elr:
         return reject(Problem.DUPLICATE_REPLICA, f"ISR {reg.isr}, ELR {reg.elr}, "
                       f"last known ELR {reg.last_known_elr} overlap")
     if reg.leader != NO_LEADER and reg.leader not in isr:
