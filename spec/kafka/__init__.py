@@ -20,7 +20,9 @@ from isrlab.checker.registry import ModelEntry, Param, ParamValue, Registry
 from isrlab.spec.invariants import INVARIANT_NAMES
 from isrlab.spec.kafka import truncation_versions
 from isrlab.spec.kafka.config import KafkaConfig
+from isrlab.spec.kafka.kraft_params import KRAFT_PARAMS
 from isrlab.spec.kafka.model import KafkaModel
+from isrlab.spec.kafka.quorum_controller import KRaftModel
 
 PARAMS = (
     Param("brokers", int, 2, "brokers, all replicas of the one partition (1..6)", minimum=1),
@@ -159,6 +161,7 @@ PARAMS = (
           "last write, as Kafka's shutdown(checkpointHW = false) in its unit tests; the "
           "model before this parameter)",
           choices=("fsync", "no-fsync", "periodic"), fault=True),
+    *KRAFT_PARAMS,
 )
 
 
@@ -170,11 +173,14 @@ def build(params: Mapping[str, ParamValue]) -> KafkaModel:
     names: tuple[str, ...] | None = tuple(
         part.strip() for part in text.split(",") if part.strip()
     )
+    kraft = values["controller"] == "kraft"
     if names == ("all",):
-        names = INVARIANT_NAMES
+        names = None if kraft else INVARIANT_NAMES
     elif names == ("none",):
         names = ()
     config = KafkaConfig(**values)  # type: ignore[arg-type]  # PARAMS mirror KafkaConfig
+    if kraft:
+        return KRaftModel(config, names)
     return KafkaModel(config, names)
 
 

@@ -39,6 +39,9 @@ HW_CHECKPOINT_FILES = tuple(f.value for f in HwCheckpointFile)
 FETCH_FENCINGS = {f.value: f for f in FetchFencing}
 """``fetch_fencing``'s values (``none``, ``first-design``, ``final``)."""
 NO_FETCH: tuple[()] = ()
+CONTROLLERS = ("zookeeper", "kraft")
+UNCLEAN_DETECTIONS = ("none", "previous-epoch", "new-incarnation")
+KRAFT_EPOCH_BUMPS = ("isr-shrink", "leader-change")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +84,13 @@ class KafkaConfig:
     hw_isr: str = "maximal"
     fence_ineligible: bool = True
     hw_checkpoint_file: str = "fsync"
+    controller: str = "zookeeper"
+    kip903: bool = True
+    unclean_detection: str = "new-incarnation"
+    kraft_epoch_bump: str = "leader-change"
+    max_metadata_lag: int = 2
+    heartbeat_loss: bool = False
+    empty_disk: bool = False
 
     def __reduce__(self) -> tuple[type[KafkaConfig], tuple[object, ...]]:
         """Pickled as its field values in order: the class compiled by mypyc (setup.py) is
@@ -110,6 +120,7 @@ class KafkaConfig:
         ):
             if value not in allowed:
                 out.append(f"{name} must be one of {', '.join(allowed)}")
+        out.extend(self._kraft_problems())
         if self.fetch not in FETCH_MODES:
             out.append(f"fetch must be one of {', '.join(FETCH_MODES)}")
         if self.fetch_fencing not in FETCH_FENCINGS:
@@ -120,6 +131,35 @@ class KafkaConfig:
             out.append(f"min_isr {self.min_isr} exceeds the {self.brokers} replicas")
         if self.max_leader_epoch > 60 or self.max_records > 30:
             out.append("max_leader_epoch <= 60 and max_records <= 30, please")
+        return out
+
+    def _kraft_problems(self) -> list[str]:
+        """Why the KRaft parameters are unusable (``controller=kraft`` and its versions)."""
+        out = []
+        for name, value, allowed in (
+            ("controller", self.controller, CONTROLLERS),
+            ("unclean_detection", self.unclean_detection, UNCLEAN_DETECTIONS),
+            ("kraft_epoch_bump", self.kraft_epoch_bump, KRAFT_EPOCH_BUMPS),
+        ):
+            if value not in allowed:
+                out.append(f"{name} must be one of {', '.join(allowed)}")
+        if self.controller == "kraft":
+            if self.isr_changes != "alter-partition":
+                out.append("controller=kraft needs isr_changes=alter-partition (every KRaft "
+                           "leader proposes ISR changes through AlterPartition)")
+            for name in ("metadata", "reorder_requests", "lost_requests",
+                         "duplicate_requests", "controlled_shutdown", "preferred_election",
+                         "reassignment"):
+                if getattr(self, name):
+                    out.append(f"{name} is a ZooKeeper-mode parameter (controller=zookeeper)")
+            if self.max_controller_epoch:
+                out.append("max_controller_epoch is a ZooKeeper-mode parameter")
+            if self.fetch != "atomic" or self.fetch_fencing != "final":
+                out.append("controller=kraft needs fetch=atomic and fetch_fencing=final")
+            if self.unavailable_leader != "fetcher":
+                out.append("controller=kraft needs unavailable_leader=fetcher")
+            if not 1 <= self.max_metadata_lag <= 6:
+                out.append(f"max_metadata_lag must be in 1..6, got {self.max_metadata_lag}")
         return out
 
     @property

@@ -78,6 +78,12 @@ class ZkPartitionState(NamedTuple):
     last_known_elr: int = 0
     """KIP-966's last-known ELR (``PartitionRegistration.lastKnownElr``), a bit mask; 0
     unless ``elr``."""
+    kraft: tuple[Any, ...] = ()
+    """With ``controller=kraft``: the quorum's part of the state as plain nested tuples of
+    ints (the active controller's metadata log, each broker's metadata loader and
+    registration: ``isrlab.spec.kafka.kraft_state``), and the fields above then mirror the
+    active controller's ``PartitionRegistration``; ``()`` in ZooKeeper mode, and encoded
+    only in KRaft mode (by ``isrlab.spec.kafka.quorum_controller``)."""
 
 
 ControllerView = ZkPartitionState
@@ -240,7 +246,7 @@ def to_plain(state: KafkaState, previous_fetch: bool,
 
 
 def _plain_ctrl(ctrl: ZkPartitionState, extended: bool) -> tuple[object, ...]:
-    return tuple(ctrl) if extended else tuple(ctrl[:6])
+    return tuple(ctrl[:8]) if extended else tuple(ctrl[:6])
 
 
 def _plain_msgs(msgs: tuple[Request, ...], extended: bool) -> tuple[object, ...]:
@@ -318,7 +324,7 @@ def from_plain(value: tuple[Any, ...]) -> KafkaState:
     """The inverse of ``to_plain`` (fields it left out come back as 0)."""
     ctrl, brokers, msgs, ghost = value
     if len(ctrl) < len(ZkPartitionState._fields):
-        ctrl = (*ctrl, *(0,) * (len(ZkPartitionState._fields) - len(ctrl)))
+        ctrl = (*ctrl, *(0,) * (8 - len(ctrl)), ())[:len(ZkPartitionState._fields)]
     width = len(BrokerPartition._fields)
     out = []
     for br in brokers:
