@@ -8,8 +8,7 @@ which the leader records per follower (``Replica.brokerEpoch``) and sends in
 AlterPartition's ``NewIsrWithEpochs``.  The leader's own test before it proposes a
 follower is ``Partition.isReplicaIsrEligible`` (KIP-841, 3.3+: the follower is unfenced and
 not shutting down in the leader's metadata image; KIP-903: its fetch's broker epoch is the
-image's), and KIP-704's ``canAddReplicaToIsr`` (no expansion while the leader's partition
-is RECOVERING after an unclean election).
+image's).
 
 ``ReplaceDisk(b)`` (the ``empty_disk`` fault): a broker that is down gets an empty log
 directory, as an operator replacing a failed disk gives it: no log, no HW checkpoint, no
@@ -32,18 +31,15 @@ class BrokerLifecycleManager(MetadataLoader):
     """KIP-903's broker epochs on the broker side, ISR eligibility, and a broker going down."""
 
     def _isr_eligible(self, state: State, lid: int, f: int) -> bool:
-        """``Partition.isReplicaIsrEligible`` (3.5+) with ``canAddReplicaToIsr``: in leader
-        ``lid``'s published image ``f`` is registered and unfenced, and (``kip903``) the
-        broker epoch of ``f``'s fetch, its running incarnation's, is the image's; and the
-        partition is not RECOVERING (KIP-704).  With ``fence_ineligible=false`` (3.2 and
-        earlier leaders) only KIP-704's test."""
+        """``Partition.isReplicaIsrEligible`` (3.5+): in leader ``lid``'s published image
+        ``f`` is registered and unfenced, and (``kip903``) the broker epoch of ``f``'s fetch,
+        its running incarnation's, is the image's.  With ``fence_ineligible=false`` (3.2 and
+        earlier leaders) any follower.  (KIP-704: ``makeLeader`` marks a RECOVERING
+        partition RECOVERED at once, and its next AlterPartition tells the controller.)"""
         k = self._kraft(state)
-        part, brokers = replayed(k.base, k.batches[:max(0, k.applied[lid])], self.n)
-        if part[6]:
-            return False
         if not self.cfg.fence_ineligible:
             return True
-        epoch, fenced = brokers[f]
+        epoch, fenced = replayed(k.base, k.batches[:max(0, k.applied[lid])], self.n)[1][f]
         if epoch < 0 or fenced:
             return False
         return not self.cfg.kip903 or k.broker_epoch[f] == epoch

@@ -56,7 +56,7 @@ from isrlab.core.broker_heartbeat import (
     UncleanDetection,
     register_broker,
 )
-from isrlab.core.elr import PartitionRegistration
+from isrlab.core.elr import LeaderRecoveryState, PartitionRegistration
 from isrlab.core.errors import Errors
 from isrlab.core.kraft_alter_partition import (
     AlterPartitionConfig,
@@ -64,7 +64,7 @@ from isrlab.core.kraft_alter_partition import (
     KRaftAlterPartitionRequest,
     alter_partition,
 )
-from isrlab.core.kraft_metadata import active_brokers, broker, is_active
+from isrlab.core.kraft_metadata import NO_LEADER_CHANGE, active_brokers, broker, is_active
 from isrlab.core.partition_change_builder import (
     BuilderConfig,
     ChangeResult,
@@ -143,10 +143,12 @@ class QuorumController(BrokerLifecycleManager):
 
     @staticmethod
     def _unclean(before: PartitionRegistration, change: ChangeResult) -> bool:
-        after = change.registration
-        return (change.record is not None and after.leader != before.leader
-                and after.leader != NO_LEADER and after.leader not in before.isr
-                and after.leader not in before.elr)
+        """Whether ``change`` is an unclean election: ``PartitionChangeBuilder.tryElection``
+        marks one by putting the partition in KIP-704's RECOVERING state (an unclean
+        leader, or KIP-966's last-known leader, which it elects without checking it)."""
+        record = change.record
+        return (record is not None and record.leader not in (NO_LEADER_CHANGE, NO_LEADER)
+                and record.leader_recovery_state is LeaderRecoveryState.RECOVERING)
 
     def _a_fence(self, state: State, out: Out) -> None:
         """``FenceBroker(b)`` (see the module docstring)."""
