@@ -17,6 +17,11 @@ from isrlab.checker.model import Model
 
 ParamValue = int | bool | str
 
+USER_MODULE_PREFIX = "isrlab_user_"
+"""The start of the private module name a user's model file is imported under
+(``isrlab.api``): no other process can import such a module, so the Spark engine ships it by
+value."""
+
 MAX_DIGITS = 18
 """The longest integer parameter accepted (digits): every bound of a finite model is far
 smaller, and a longer one could only be a typing slip."""

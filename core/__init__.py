@@ -23,6 +23,15 @@ A guide to the modules (each function's docstring names the Kafka method it mirr
   the controller's ``alter_partition``, the leader's response handling (2.7+);
 * ``isrlab.core.elr`` -- KIP-966 Eligible Leader Replicas (3.7+/4.0): ELR bookkeeping, election,
   the HW gate, unclean recovery;
+* ``isrlab.core.kraft_metadata`` -- KRaft's metadata log records, ``merge`` (partition and leader
+  epochs), a broker's ``MetadataImage``, ``apply_commit`` (one delta per commit),
+  ``local_changes`` and KRaft's ``make_leader_kraft`` (3.5+);
+* ``isrlab.core.partition_change_builder`` -- KRaft's ``PartitionChangeBuilder.build``: election
+  (ISR, ELR, last known leader, unclean), ISR/ELR updates, leader-epoch bump versions, KIP-704;
+* ``isrlab.core.kraft_alter_partition`` -- the KRaft controller's AlterPartition validation
+  (partition epoch, KIP-841, KIP-903) and the leader's ISR eligibility;
+* ``isrlab.core.broker_heartbeat`` -- broker registration (incarnations, broker epochs, KIP-966
+  unclean-shutdown detection), heartbeats, fencing, controlled shutdown, the broker lifecycle;
 * ``isrlab.core.log_recovery`` -- flushes, log recovery after clean/unclean shutdown, the HW
   checkpoint read back, following a leader that is not alive;
 * ``isrlab.core.fencing`` -- fetch fencing by leader epoch: none, KIP-320's first design, final;

@@ -55,7 +55,8 @@ class UncleanDetection(Enum):
 @dataclass(frozen=True, slots=True)
 class BrokerRegistrationRequest:
     """``BrokerRegistrationRequest``: the broker, its incarnation, the previous broker epoch read
-    from the clean-shutdown file (-1: none, KIP-966, request version 2+ in 3.8)."""
+    from the clean-shutdown file (-1: none; KIP-966).  The field exists from request version 3
+    (a v2 request carries the default -1), though 3.8's check reads ``version < 2``."""
 
     broker_id: int
     incarnation_id: int

@@ -306,10 +306,10 @@ def local_changes(update: MetadataUpdate, broker_id: int) -> LocalReplicaChanges
     ``broker_id`` as leader goes to ``leaders`` -- whatever the leader was before the delta: a
     broker that leads before and after a delta in which the leader epoch moved on is told to
     ``makeLeader`` again (3.7.0 ``TopicDelta.localChanges``: ``entry.getValue().leader ==
-    brokerId`` and ``prevPartition.partitionEpoch != entry.getValue().partitionEpoch``; the
-    previous leader is not consulted).  A changed partition that lists the broker as a replica
-    but not as leader goes to ``followers``; one that no longer lists it (but did) to
-    ``deletes``.  Total.
+    brokerId`` and ``prevPartition.partitionEpoch != entry.getValue().partitionEpoch``, lines
+    143-145; 3.5.0 lines 140-142, trunk 2024-10 152-154; the previous leader is not
+    consulted).  A changed partition that lists the broker as a replica but not as leader goes
+    to ``followers``; one that no longer lists it (but did) to ``deletes``.  Total.
     """
     deletes: list[TopicPartition] = []
     leaders: list[tuple[TopicPartition, PartitionRegistration]] = []
@@ -351,9 +351,11 @@ def make_leader_flags(local: Partition, reg: PartitionRegistration) -> MakeLeade
     ``if (partitionState.partitionEpoch < partitionEpoch) ... return false``);
     ``is_new_leader = !isLeader`` -- the broker's own ``Partition`` object decides, so a broker
     that still believes it leads (it never applied the intermediate epoch) is NOT a new leader;
-    ``is_new_leader_epoch = partitionState.leaderEpoch > leaderEpoch``.  (3.5.0 Partition.scala
-    682-683, 3.7.0 718-719, trunk 2024-10 743-744.)  The partition epoch is ``local.zk_version``
-    (one int plays both).  Total.
+    ``is_new_leader_epoch = partitionState.leaderEpoch > leaderEpoch``, with ``isLeader =
+    leaderReplicaIdOpt.contains(localBrokerId)``.  (Partition.scala 3.5.0 lines 523, 682-683,
+    718, 740; 3.7.0 lines 543, 719-720, 755, 777; trunk 2024-10 lines 563, 743-744;
+    Replica.scala 3.7.0 line 163 ``if (isNewLeader)`` guards the LEO reset.)  The partition
+    epoch is ``local.zk_version`` (one int plays both).  Total.
     """
     return MakeLeaderFlags(reg.partition_epoch < local.zk_version, not is_leader(local),
                            reg.leader_epoch > local.leader_epoch)

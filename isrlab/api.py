@@ -31,7 +31,7 @@ from returns.result import Failure
 
 from isrlab.checker.bfs import CheckOptions, explore
 from isrlab.checker.model import Model, Property
-from isrlab.checker.registry import ModelEntry, Param, ParamValue
+from isrlab.checker.registry import USER_MODULE_PREFIX, ModelEntry, Param, ParamValue, Registry
 from isrlab.checker.report import CheckResult
 from isrlab.checker.simulate import SimulateOptions
 from isrlab.checker.simulate import simulate as simulate_walks
@@ -42,6 +42,7 @@ from isrlab.checker.validate import (
     parse_jsonl,
 )
 from isrlab.checker.validate import validate as validate_trace
+from isrlab.models import registry
 
 __all__ = [
     "CheckResult", "Model", "ModelEntry", "ModelError", "Param", "Predicate", "Property",
@@ -57,11 +58,6 @@ class ModelError(ValueError):
 
 
 # -- finding models -----------------------------------------------------------------------------
-
-USER_MODULE_PREFIX = "isrlab_user_"
-"""The start of the private module name a user's model file is imported under (no other
-process can import it: the Spark engine ships such modules by value)."""
-
 
 def _module_of_file(path: Path) -> Any:
     """Import a user's Python file under a stable private module name."""
@@ -105,8 +101,6 @@ def as_entry(obj: Any, where: str) -> ModelEntry:
 def entry(spec: str) -> ModelEntry:
     """The ``ModelEntry`` a model spec names (module docstring); ``ModelError`` if none."""
     if ":" not in spec:
-        from isrlab.models import registry  # the registry imports every model family
-
         found = registry().get(spec)
         if isinstance(found, Failure):
             raise ModelError(found.failure())
@@ -131,8 +125,6 @@ def _assignment(name: str, value: ParamValue | str) -> str:
 
 def parse(found: ModelEntry, assignments: Iterable[str]) -> dict[str, ParamValue]:
     """``key=value`` strings checked against ``found``'s parameters (``ModelError``)."""
-    from isrlab.checker.registry import Registry
-
     parsed = Registry().parse_params(found, assignments)
     if isinstance(parsed, Failure):
         raise ModelError(parsed.failure())

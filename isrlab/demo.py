@@ -15,6 +15,7 @@ from typing import TypeVar
 import click
 from returns.result import Result
 
+from isrlab.checker.trace import violation_text
 from isrlab.core.errors import ElectionFailed, InvalidInput
 from isrlab.core.isr import (
     isr_expiration_period_ms,
@@ -42,6 +43,7 @@ from isrlab.core.selectors import (
     offline_partition_leader_selector,
 )
 from isrlab.core.state import LeaderAndIsr, Partition, PartitionState, TopicPartition, records
+from isrlab.spec.kafka.scenarios import BY_KEY, DEFAULT_KEY, SCENARIOS, run
 from isrlab.spec.kafka.truncation_versions import TRUNCATION_RULES
 
 TP = TopicPartition("orders", 0)
@@ -259,9 +261,6 @@ def check_scenario(key: str) -> bool:
     Prints each command, its summary line and the buggy version's shortest counterexample;
     true when the bug is found and the fixing version holds in the same bounds.
     """
-    from isrlab.checker.trace import violation_text
-    from isrlab.spec.kafka.scenarios import BY_KEY, run
-
     scenario = BY_KEY[key]
     click.echo(f"\n== {scenario.title}: the buggy protocol version")
     click.echo(f"$ {scenario.command(fixed=False)}")
@@ -277,21 +276,15 @@ def check_scenario(key: str) -> bool:
 
 
 def _scenario_keys() -> list[str]:
-    from isrlab.spec.kafka.scenarios import BY_KEY
-
     return [*sorted(BY_KEY), "list"]
 
 
 def _default_key() -> str:
-    from isrlab.spec.kafka.scenarios import DEFAULT_KEY
-
     return DEFAULT_KEY
 
 
 def list_scenarios() -> None:
     """Print each ``--scenario`` name with its title, in docs/scenarios.md's order."""
-    from isrlab.spec.kafka.scenarios import SCENARIOS
-
     width = max(len(s.key) for s in SCENARIOS)
     for s in SCENARIOS:
         click.echo(f"{s.key:{width}}  {s.title}")

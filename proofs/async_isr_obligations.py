@@ -11,8 +11,6 @@ versions unbounded integers, the message sets arrays).  Groups:
 * ``valid-hw-current`` — the same conjunction with the high watermark over ``isr`` alone
   (message versions 0..3, see ``CTI_VERSIONS``): expected and recorded refuted, the
   counterexample to induction shown as a state pair.
-
-Imported lazily by ``isrlab.proofs.obligations.groups`` (this module imports that one).
 """
 
 from __future__ import annotations
@@ -22,7 +20,7 @@ from typing import Any
 import z3
 
 from isrlab.checker.z3 import Fresh, families, family_relation, make_frame
-from isrlab.proofs.obligations import Group, Row, inductive_rows
+from isrlab.proofs.group import Group, Row, inductive_rows
 from isrlab.spec.symbolic.async_isr import AsyncIsrSystem
 
 MODEL = "tla-async-isr"

@@ -21,8 +21,6 @@ record ids, times unbounded; every argument of every function existential).  Gro
 * ``async-isr-*``, ``elr``, ``no-elr``, ``elr-ungated`` — KIP-497's maximal ISR and
   KIP-966's ELR (``isrlab.proofs.mechanism_obligations``): proved for Kafka's rules, refuted with
   the shortest trace for the committed-ISR rule, no ELR, and ELR without the HW gate.
-
-Imported lazily by ``isrlab.proofs.obligations.groups`` (this module imports that one).
 """
 
 from __future__ import annotations
@@ -40,7 +38,9 @@ from isrlab.checker.z3 import (
     make_frame,
     step_obligation,
 )
-from isrlab.proofs.obligations import Group, Row, inductive_rows, outcome_row
+from isrlab.proofs.group import Group, Row, inductive_rows, outcome_row
+from isrlab.proofs.kraft_obligations import kraft_groups
+from isrlab.proofs.mechanism_obligations import mechanism_groups
 from isrlab.spec.symbolic.core_pair import PairSystem
 from isrlab.spec.symbolic.core_system import CoreKafkaSystem, CoreState, describe
 
@@ -121,8 +121,6 @@ def core_groups() -> list[Group]:
                                           system.magnitudes), "Step")
                      for fam in families(system) if "Follower[" in fam)
 
-    from isrlab.proofs.mechanism_obligations import mechanism_groups
-
     return [
         Group(CORE_MODEL, "structural", REPLICAS,
               "core's functions (broker 0's partition, ZooKeeper's LeaderAndIsr): the "
@@ -145,4 +143,5 @@ def core_groups() -> list[Group]:
               "are sorted (cross-broker facts, assumed not proved here)",
               conditional_rows, conditional_formulas),
         *mechanism_groups(),
+        *kraft_groups(),
     ]

@@ -13,6 +13,12 @@ Rows are of kind ``Valid`` (premise ⇒ claim, one step, no induction).  Groups:
   fetches) differs from its registered epoch is accepted: proved with KIP-903 (3.5+) at request
   version 3; refuted for 3.3-3.4 and for request versions below 3 (the epochs are -1) -- the
   KAFKA-14139 precondition;
+* ``kraft-kip903-system`` / ``kraft-no-kip903-system`` -- ``isrlab.spec.symbolic.core_kraft
+  .kip903_system``: a follower restarts with an empty disk (new broker epoch) while the
+  leader's AlterPartition adding it, built on the follower's old incarnation, is in flight.
+  With KIP-903 "every ISR member's log reaches the HW" is inductive (IndInit / IndNext per
+  action, with its supporting conjuncts); without it the controller admits the empty replica
+  and the BMC finds the 5-step KAFKA-14139 trace;
 * ``kraft-elr-update`` -- ``PartitionChangeBuilder.build`` with ELR on (ONLINE election), from
   a registration with ISR and ELR disjoint, the leader in the ISR, the last-known ELR empty while
   a leader exists (trunk clears it in every record of a led partition) and the callers' contract
@@ -35,8 +41,10 @@ from dataclasses import dataclass
 
 import z3
 
-from isrlab.proofs.obligations import Group, Row
+from isrlab.proofs.group import Group, Row
+from isrlab.proofs.mechanism_obligations import bmc_row, induction_rows
 from isrlab.spec.symbolic import core_kraft as sym
+from isrlab.spec.symbolic.core_mechanisms import System
 
 CORE_MODEL = "kafka-core"
 N = 3
@@ -269,6 +277,20 @@ def _group(key: str, make: Callable[[], list[Claim]], title: str) -> Group:
     return Group(CORE_MODEL, key, N, title, run, formulas)
 
 
+def _system_group(key: str, make: Callable[[], System], title: str) -> Group:
+    def run(group: Group, timeout_ms: int) -> tuple[Row, ...]:
+        system = make()
+        return (*induction_rows(system, timeout_ms), bmc_row(system, timeout_ms))
+
+    def formulas(group: Group) -> list[z3.ExprRef]:
+        system = make()
+        s, t = system.frame("s"), system.frame("t")
+        return [system.init(s), *[a(s, t) for _, a in system.actions],
+                *[inv(s) for _, inv in system.invariants]]
+
+    return Group(CORE_MODEL, key, N, title, run, formulas)
+
+
 def kraft_groups() -> list[Group]:
     """The KRaft groups, in a fixed order."""
     return [
@@ -278,6 +300,13 @@ def kraft_groups() -> list[Group]:
         _group("kraft-kip903", kip903_claims,
                "KIP-903: no ISR member with a stale broker epoch is accepted -- 3.5+ at v3 "
                "(expected proved), 3.3-3.4 and v2 requests (expected refuted: KAFKA-14139)"),
+        _system_group("kraft-kip903-system", lambda: sym.kip903_system(N, kip903=True),
+                      "KIP-903 (3.5+) as a system: a follower restarted with an empty disk while "
+                      "an AlterPartition adding it is in flight; every ISR member's log reaches "
+                      "the HW, inductive (expected proved)"),
+        _system_group("kraft-no-kip903-system", lambda: sym.kip903_system(N, kip903=False),
+                      "The same without KIP-903 (3.3-3.4): the shortest trace to an ISR member "
+                      "below the HW (KAFKA-14139, expected violated)"),
         _group("kraft-elr-update", elr_claims,
                "PartitionChangeBuilder with ELR on: disjoint ISR/ELR, leader in ISR, a clean "
                "change below min ISR keeps the electable replicas; the last known leader is "

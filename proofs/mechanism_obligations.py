@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import z3
 
-from isrlab.proofs.obligations import Group, Row
+from isrlab.proofs.group import Group, Row
 from isrlab.spec.symbolic.core_mechanisms import System, async_isr_system, elr_system
 
 CORE_MODEL = "kafka-core"

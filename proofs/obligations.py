@@ -25,25 +25,21 @@ it.  ``isrlab prove`` re-runs and flags regressions, writing to a directory of i
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import z3
 
 from isrlab.checker.z3 import (
     PROVED,
-    REFUTED,
     Fresh,
-    Magnitudes,
     Outcome,
     StepProperty,
     SymbolicProperty,
-    SymbolicSystem,
     bmc,
     families,
     family_relation,
@@ -51,17 +47,22 @@ from isrlab.checker.z3 import (
     ind_next,
     invariant_named,
     make_frame,
-    prove_inductive,
     step_obligation,
 )
-from isrlab.proofs import lemmas
+from isrlab.proofs import async_isr_obligations, lemmas
+from isrlab.proofs.core_obligations import CORE_MODEL, core_groups
+from isrlab.proofs.group import Group, GroupResult, Row, inductive_rows, outcome_row
 from isrlab.spec.symbolic.bridge import replay
 from isrlab.spec.symbolic.state import KState, describe
 from isrlab.spec.symbolic.tla import Bounds, TlaSystem
 from isrlab.spec.tla.model import TlaModel
-from isrlab.spec.variants import of_base, variants
+from isrlab.spec.variants import of_base
 
-C = TypeVar("C")
+__all__ = [
+    "BUGGY", "MODELS", "OWN_GROUPS", "PROVE_MODELS", "RESULTS_JSON", "RESULTS_MD", "Group",
+    "GroupResult", "Row", "groups", "inductive_rows", "load", "merge", "outcome_row",
+    "regressions", "render", "run_all", "save",
+]
 
 HERE = Path(__file__).resolve().parent
 RESULTS_JSON = HERE / "results.json"
@@ -70,9 +71,11 @@ RESULTS_MD = HERE / "RESULTS.md"
 MODELS = {v.name: v.key for v in of_base().values() if v.proofs is not None}
 """The ``tla-*`` models with the KafkaReplication proof groups (from ``isrlab.spec.variants``)."""
 BUGGY = tuple(v.name for v in of_base().values() if v.proofs == "strengthening-fails")
-OWN_GROUPS = {v.name: v.proof_groups for v in variants().values() if v.proof_groups}
-"""The variants that are modules of their own, with their own proof groups."""
-PROVE_MODELS = (*MODELS, *OWN_GROUPS, "kafka-core")
+OWN_GROUPS: dict[str, Callable[[], list[Group]]] = {
+    async_isr_obligations.MODEL: async_isr_obligations.async_isr_groups,
+}
+"""The variants that are modules of their own (``tla-async-isr``), with their own groups."""
+PROVE_MODELS = (*MODELS, *OWN_GROUPS, CORE_MODEL)
 """Every model with obligations: the ``tla-*`` models and ``kafka-core`` (core's functions,
 ``isrlab.proofs.core_obligations``)."""
 
@@ -96,37 +99,9 @@ BMC_DEPTH = 8
 BMC_ROUNDS = 3
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
-    """One obligation's outcome, as recorded."""
-
-    kind: str  # IndInit, IndNext, Step or BMC
-    target: str
-    action: str
-    status: str  # proved, refuted, unknown, violated, holds
-    seconds: float
-    detail: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class GroupResult:
-    """The recorded outcomes of one group of obligations."""
-
-    model: str
-    group: str
-    replicas: int
-    digest: str
-    rows: tuple[Row, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        """Plain JSON."""
-        return {**asdict(self), "rows": [asdict(r) for r in self.rows]}
-
-    @staticmethod
-    def from_json(data: dict[str, Any]) -> GroupResult:
-        """The inverse of ``to_json``."""
-        rows = tuple(Row(**r) for r in data["rows"])
-        return GroupResult(data["model"], data["group"], data["replicas"], data["digest"], rows)
+def _system(group: Group, bounds: Bounds | None = None) -> TlaSystem:
+    """The symbolic model a ``tla-*`` group speaks about."""
+    return TlaSystem(MODELS[group.model], group.replicas, bounds)
 
 
 def _conjunction(system: TlaSystem, with_strengthening: bool) -> list[SymbolicProperty]:
@@ -135,34 +110,6 @@ def _conjunction(system: TlaSystem, with_strengthening: bool) -> list[SymbolicPr
         props += [make(system) for make in STRENGTHENING]
         props += [invariant_named(system, "StrongIsr"), invariant_named(system, "WeakIsr")]
     return props
-
-
-@dataclass(frozen=True)
-class Group:
-    """A group of obligations for one model (see the module docstring)."""
-
-    model: str
-    key: str
-    replicas: int
-    title: str
-    run_group: Callable[[Group, int], tuple[Row, ...]] = field(repr=False)
-    formulas: Callable[[Group], Iterable[z3.ExprRef]] = field(repr=False)
-
-    def system(self, bounds: Bounds | None = None) -> TlaSystem:
-        """The symbolic model this group speaks about."""
-        return TlaSystem(MODELS[self.model], self.replicas, bounds)
-
-    def digest(self) -> str:
-        """SHA-256 of the group's identity and of the S-expressions of all its formulas."""
-        h = hashlib.sha256(f"{self.model}/{self.key}/{self.replicas}".encode())
-        for formula in self.formulas(self):
-            h.update(formula.sexpr().encode())
-        return h.hexdigest()
-
-    def run(self, timeout_ms: int) -> GroupResult:
-        """Discharge every obligation of the group."""
-        return GroupResult(self.model, self.key, self.replicas, self.digest(),
-                           self.run_group(self, timeout_ms))
 
 
 # ---------------------------------------------------------------- formulas (for digests)
@@ -182,28 +129,6 @@ def _property_formulas(system: TlaSystem, props: Sequence[SymbolicProperty]) -> 
 
 
 # ---------------------------------------------------------------- rows
-
-
-def outcome_row(outcome: Outcome[C], kind: str, show: Callable[[C], str]) -> Row:
-    """One recorded row; a refuted obligation shows its counterexample (to induction) as
-    ``from: <state>  to: <state>``, each state rendered by ``show``."""
-    detail = outcome.reason
-    if outcome.status == REFUTED:
-        pre = "" if outcome.pre is None else f"from: {show(outcome.pre)}  "
-        post = "" if outcome.post is None else f"to: {show(outcome.post)}"
-        detail = pre + post
-    return Row(kind, outcome.obligation.target, outcome.obligation.action or "Init",
-               outcome.status, round(outcome.seconds, 3), detail)
-
-
-def inductive_rows(
-    system: SymbolicSystem[C], conjuncts: Sequence[SymbolicProperty], timeout_ms: int,
-    magnitudes: Magnitudes | None, show: Callable[[C], str],
-) -> tuple[Row, ...]:
-    """The rows of ``conjuncts`` taken together as one candidate inductive invariant:
-    IndInit of each, then IndNext of each under all of them, action family by family."""
-    return tuple(outcome_row(o, o.obligation.kind, show)
-                 for o in prove_inductive(system, conjuncts, timeout_ms, magnitudes))
 
 
 def _row(outcome: Outcome[KState], kind: str) -> Row:
@@ -303,22 +228,22 @@ def _bmc_rows(model: str, system: TlaSystem) -> tuple[Row, ...]:
 def _structural_group(model: str) -> Group:
     return Group(
         model, "structural", 3, "Structural lemmas, inductive together",
-        lambda g, tmo: _inductive_rows(g.system(), lemmas.structural(g.system()), tmo),
-        lambda g: _transition_formulas(g.system())
-        + _property_formulas(g.system(), lemmas.structural(g.system())),
+        lambda g, tmo: _inductive_rows(_system(g), lemmas.structural(_system(g)), tmo),
+        lambda g: _transition_formulas(_system(g))
+        + _property_formulas(_system(g), lemmas.structural(_system(g))),
     )
 
 
 def _epochs_group(model: str) -> Group:
     def formulas(g: Group) -> list[z3.ExprRef]:
-        system = g.system()
+        system = _system(g)
         s = make_frame(system.signature(), 0, "d")
         t = make_frame(system.signature(), 1, "d")
         return [*_transition_formulas(system), lemmas.epochs_never_decrease(system).holds(s, t)]
 
     return Group(
         model, "epochs", 3, "Epochs never decrease (step property, under the structural lemmas)",
-        lambda g, tmo: _step_rows(g.system(), lemmas.epochs_never_decrease(g.system()), tmo),
+        lambda g, tmo: _step_rows(_system(g), lemmas.epochs_never_decrease(_system(g)), tmo),
         formulas,
     )
 
@@ -327,18 +252,18 @@ def _relative_group(model: str, invariant: str) -> Group:
     key = "weak-isr" if invariant == "WeakIsr" else "strong-isr"
     return Group(
         model, key, 2, f"{invariant} relative to the structural lemmas (is it inductive alone?)",
-        lambda g, tmo: _relative_rows(g.system(), invariant_named(g.system(), invariant), tmo),
-        lambda g: _transition_formulas(g.system()) + _property_formulas(
-            g.system(), [*lemmas.structural(g.system()), invariant_named(g.system(), invariant)]),
+        lambda g, tmo: _relative_rows(_system(g), invariant_named(_system(g), invariant), tmo),
+        lambda g: _transition_formulas(_system(g)) + _property_formulas(
+            _system(g), [*lemmas.structural(_system(g)), invariant_named(_system(g), invariant)]),
     )
 
 
 def _strengthened_group(model: str) -> Group:
     return Group(
         model, "strengthened", 2, "StrongIsr and WeakIsr with the strengthening lemmas",
-        lambda g, tmo: _inductive_rows(g.system(), _conjunction(g.system(), True), tmo),
-        lambda g: _transition_formulas(g.system())
-        + _property_formulas(g.system(), _conjunction(g.system(), True)),
+        lambda g, tmo: _inductive_rows(_system(g), _conjunction(_system(g), True), tmo),
+        lambda g: _transition_formulas(_system(g))
+        + _property_formulas(_system(g), _conjunction(_system(g), True)),
     )
 
 
@@ -347,16 +272,14 @@ def _strengthening_fails_group(model: str) -> Group:
         model, "strengthening-fails", 2,
         "The KIP-320 strengthening on this variant: shortest real traces breaking it "
         "(configuration A, bounded model checking)",
-        lambda g, tmo: _bmc_rows(g.model, g.system(CONFIG_A)),
-        lambda g: _transition_formulas(g.system(CONFIG_A))
-        + _property_formulas(g.system(CONFIG_A), _conjunction(g.system(CONFIG_A), True)),
+        lambda g, tmo: _bmc_rows(g.model, _system(g, CONFIG_A)),
+        lambda g: _transition_formulas(_system(g, CONFIG_A))
+        + _property_formulas(_system(g, CONFIG_A), _conjunction(_system(g, CONFIG_A), True)),
     )
 
 
 def groups(model: str | None = None) -> list[Group]:
     """The catalogue, for one model or all of them (``PROVE_MODELS``), in a fixed order."""
-    from isrlab.proofs.core_obligations import CORE_MODEL, core_groups  # it imports this module
-
     out = []
     for name in MODELS:
         if model is not None and name != model:

@@ -58,11 +58,11 @@ def isrlab_import_root() -> str:
     driver's working directory is not its checkout (a bench script, a notebook): the
     checkout or git worktree it imported (whose isrlab/core, isrlab/spec ... link to its own
     folders), not whichever checkout the virtualenv was installed from; from a wheel it is
-    site-packages.
+    site-packages.  (The package is this module's own top-level one, already imported: it is
+    looked up, not imported, so that the engine imports nothing of the application layer.)
     """
-    import isrlab
-
-    return str(Path(isrlab.__file__).resolve().parent.parent)
+    package = sys.modules[__name__.partition(".")[0]]
+    return str(Path(str(package.__file__)).resolve().parent.parent)
 
 
 def spark_conf(options: SparkOptions) -> dict[str, str]:

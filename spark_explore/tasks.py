@@ -59,10 +59,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from isrlab.api import USER_MODULE_PREFIX
 from isrlab.checker.fingerprint import compiled_columns, fingerprint
 from isrlab.checker.fingerprint import xxh3_64 as _xxh3
 from isrlab.checker.model import Model
+from isrlab.checker.registry import USER_MODULE_PREFIX
 from isrlab.checker.report import INIT_ACTION
 from isrlab.spark_explore.session import context_of
 

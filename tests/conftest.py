@@ -1,89 +1,109 @@
 """Scheduling of the whole suite on parallel workers (``./run test`` runs pytest-xdist with
-``--dist loadgroup``; see README.md, "Tests").
+``--dist loadgroup``; docs/testing.md), keyed on markers (registered in pyproject.toml).
 
 Two rules, both about where and when a test runs, never about what it checks:
 
-* tests that share an expensive per-process result go to one worker, so that it is computed
-  once: every Spark test (``tests/spark/``: one JVM and one ``local[2]`` session, the
-  ``spark_context`` fixture, and one standalone cluster per module), and the tests listed in
-  ``SHARED_RESULTS`` (they reuse one ``functools.cache``d search of their module);
+* tests that share an expensive per-process result run on one worker, so that it is computed
+  once: every test marked ``spark`` (one JVM and one ``local[2]`` session, the
+  ``spark_context`` fixture, and one standalone cluster per module) and the tests marked
+  ``same_worker(name)`` with the same name (they reuse one ``functools.cache``d search);
 * the long tests are collected first, so that the workers start on them and the short tests
-  fill in behind (the last test to finish is a short one): those of ``LONGEST`` in that order
-  (the Spark group among them), then the other ``heavy`` and ``slow`` ones (``./run test``
-  passes ``--no-loadscope-reorder``, so xdist hands out the work in this order; a group's
-  place is that of its first test).
+  fill in behind (the last test to finish is a short one): those marked ``start_first(place)``
+  in the order of their places (the Spark group at ``SPARK_PLACE``), then the other ``heavy``
+  and ``slow`` ones (``./run test`` passes ``--no-loadscope-reorder``, so xdist hands out the
+  work in this order; a group's place is that of its first test).
 
-The groups are computed from test ids by ``GroupScheduling``, not with ``xdist_group`` marks:
-pytest 9.2 builds node ids in a way that xdist 3.8's mark handling no longer changes, so the
-marks were silently ignored.  Without xdist (a plain ``pytest`` run) only the order changes.
+xdist's scheduler runs in the controller process, which collects no test and so sees no
+marker: each worker writes the groups of its collection (node id -> group) to a file in a
+directory the controller names in its ``workerinput``, and the scheduler reads them when it
+splits the work.  (xdist's own ``xdist_group`` marks are not used: pytest 9.2 builds node ids
+in a way that xdist 3.8's handling of them no longer changes, so they were silently ignored.)
+Without xdist (a plain ``pytest`` run) only the order changes.
 """
 
 from __future__ import annotations
 
+import json
+import shutil
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-SPARK_TESTS = "tests/spark/"
+SPARK_GROUP = "spark"
+SPARK_PLACE = 3
+"""The Spark group's place among the ``start_first`` tests: after the two 11-state BMC runs
+(places 1 and 2).  Handed out first, its JVM ran beside them and slowed them threefold;
+handed out with the other slow tests, it started late and ran on alone at the end
+(docs/testing.md)."""
 
-# Per module, the test functions that reuse one cached search (see the ``@cache`` in each):
-# the bug runs of the scenarios (each story test replays one), the expected result of the
-# resumed runs, and the pure-Python reports the compiled kafka model is compared with (a
-# module fixture: one child process).  Each module's listed tests form one group; its other
-# tests run anywhere.
-SHARED_RESULTS = {
-    "tests/spec/test_kafka_scenarios.py": (
-        "test_the_buggy_version_breaks_the_scenarios_invariant",
-        "test_kip101_scenario_1_is_the_ten_state_story",
-        "test_jepsen_loss_is_the_seven_state_story",
-        "test_acks1_loss_is_the_five_state_story",
-        "test_kafka7128_is_the_eleven_state_story",
-    ),
-    "tests/checker/test_resume.py": ("test_a_killed_run_resumes_to_the_same_result",),
-    "tests/spec/test_kafka_compiled.py": (
-        "test_the_compiled_model_reports_what_the_source_reports",),
-}
-
-# The longest work units of `./run test --durations` (seconds with Yices on an idle 2-core
-# machine, alone), longest first; SPARK_TESTS stands for the Spark group (all of tests/spark,
-# about 110 s alone since the engine exchanges files).  The group comes after the two
-# 11-state BMC runs: handed out first, its JVM ran beside them and slowed them threefold, and
-# handed out with the other slow tests, it started late and ran on alone at the end
-# (docs/testing.md).  Only an order: a renamed test falls back to its marks.
-LONGEST = (
-    "tests/z3/test_tla_bmc.py::test_kip101_strong_isr_needs_11_states_in_configuration_b",  # 73
-    "tests/z3/test_tla_bmc.py::test_kip279_strong_isr_needs_11_states_in_configuration_b",  # 51
-    SPARK_TESTS,
-    "tests/spec/test_kafka_channels.py::"
-    "test_scenario_7s_skipped_epoch_loss_is_gone_with_a_lagging_metadata_cache",  # 28-42
-    "tests/z3/test_tla_bmc.py::test_kip101_breaks_an_isr_invariant_in_12_states_in_configuration_a",
-)
+_GROUP_DIR = pytest.StashKey[Path]()
+_WORKERINPUT_KEY = "isrlab_group_dir"
 
 
-def group_of(nodeid: str) -> str:
-    """The xdist work unit of a test: its group's name, or the test's own id."""
-    if nodeid.startswith(SPARK_TESTS):
-        return "spark"
-    module, _, rest = nodeid.partition("::")
-    function = rest.split("[", 1)[0]
-    return module if function in SHARED_RESULTS.get(module, ()) else nodeid
+def group_of(item: pytest.Item) -> str | None:
+    """The name of the group a test runs in, if it has one."""
+    if item.get_closest_marker("spark") is not None:
+        return SPARK_GROUP
+    mark = item.get_closest_marker("same_worker")
+    return None if mark is None else str(mark.args[0])
 
 
 def _rank(item: pytest.Item) -> tuple[int, int]:
-    """The sort key: ``LONGEST`` in its order (the Spark group at ``SPARK_TESTS``'s place), then
+    """The sort key: ``start_first`` tests by place (the Spark group at ``SPARK_PLACE``), then
     heavy, slow and the rest (a stable sort keeps the collection order within each)."""
-    if item.nodeid.startswith(SPARK_TESTS):  # the whole group, in its collection order
-        return (0, LONGEST.index(SPARK_TESTS))
-    if item.nodeid in LONGEST:
-        return (0, LONGEST.index(item.nodeid))
+    if group_of(item) == SPARK_GROUP:
+        return (0, SPARK_PLACE)
+    first = item.get_closest_marker("start_first")
+    if first is not None:
+        return (0, int(first.args[0]))
     if item.get_closest_marker("heavy"):
         return (1, 0)
     return (2, 0) if item.get_closest_marker("slow") else (3, 0)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Put the long tests first (every xdist worker sorts its identical collection alike)."""
+def pytest_configure(config: pytest.Config) -> None:
+    """In the controller of a ``--dist loadgroup`` run: the directory of the groups files."""
+    if not hasattr(config, "workerinput") and config.getoption("dist", "no") == "loadgroup":
+        config.stash[_GROUP_DIR] = Path(tempfile.mkdtemp(prefix="isrlab-test-groups-"))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove the groups files."""
+    where = config.stash.get(_GROUP_DIR, None)
+    if where is not None:
+        shutil.rmtree(where, ignore_errors=True)
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: absent without the plugin
+def pytest_configure_node(node: Any) -> None:
+    """Tell each worker where to write the groups of its collection."""
+    where = node.config.stash.get(_GROUP_DIR, None)
+    if where is not None:
+        node.workerinput[_WORKERINPUT_KEY] = str(where)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Put the long tests first (every xdist worker sorts its identical collection alike);
+    on a worker, write the groups for the controller's scheduler."""
     items.sort(key=_rank)
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None or _WORKERINPUT_KEY not in workerinput:
+        return
+    groups = {item.nodeid: group for item in items if (group := group_of(item)) is not None}
+    target = Path(workerinput[_WORKERINPUT_KEY]) / f"{workerinput['workerid']}.json"
+    partial = target.with_suffix(".partial")
+    partial.write_text(json.dumps(groups), encoding="utf-8")
+    partial.replace(target)  # whole or absent: the controller reads it after collection
+
+
+def read_groups(where: Path) -> dict[str, str]:
+    """The groups every worker wrote (node id -> group name)."""
+    groups: dict[str, str] = {}
+    for path in sorted(where.glob("*.json")):
+        groups.update(json.loads(path.read_text(encoding="utf-8")))
+    return groups
 
 
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: absent without the plugin
@@ -93,12 +113,20 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         return None
     from xdist.scheduler import LoadGroupScheduling
 
+    where = config.stash[_GROUP_DIR]
+
     class GroupScheduling(LoadGroupScheduling):  # type: ignore[misc]  # xdist ships no types
-        """Work units by ``group_of`` (an ``@name`` suffix, if xdist added one, still wins)."""
+        """Work units by ``group_of`` (an ``@name`` suffix, if xdist added one, still wins);
+        a test of no group is a work unit of its own."""
+
+        groups: dict[str, str] | None = None
 
         def _split_scope(self, nodeid: str) -> str:
             if nodeid.rfind("@") > nodeid.rfind("]"):
                 return str(super()._split_scope(nodeid))
-            return group_of(nodeid)
+            if self.groups is None:  # every worker has collected when the work is split
+                self.groups = read_groups(where)
+            group = self.groups.get(nodeid)
+            return nodeid if group is None else f"group:{group}"
 
     return GroupScheduling(config, log)

@@ -1,9 +1,12 @@
-"""The docs stand alone (issue 18, item 7): nothing cites a file outside the repository or
-a machine's path, the README lists every ``--scenario``, and docs/conformance.md carries
-every TLC figure the conformance tests use."""
+"""The docs stand alone and stay true: nothing cites a file outside the repository or a
+machine's path, the README lists every ``--scenario`` and points to the docs, docs/conformance.md
+carries every TLC figure the conformance tests use, the default ``kafka`` space's counts are
+written in one doc and match their pin, docs/architecture.md states the layers
+tests/test_layers.py enforces, and the reference docs tell what is, not past work."""
 
 from __future__ import annotations
 
+import importlib
 import re
 import subprocess
 from pathlib import Path
@@ -81,3 +84,69 @@ def test_every_doc_the_docs_link_exists() -> None:
             assert (path.parent / target).exists(), f"{path.name} links {target}"
         for target in re.findall(r"\bdocs/[a-z0-9-]+\.md\b", text):
             assert (ROOT / target).exists(), f"{path.name} names {target}"
+
+
+def _docs() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def _pinned_default_space() -> tuple[int, int, int]:
+    """The default ``kafka`` space's distinct / generated / diameter as the golden test pins
+    them (``PINNED_SPACES["defaults"]``), wherever under tests/ that test lives."""
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        text = path.read_text(encoding="utf-8")
+        if "PINNED_SPACES" in text and "def test_the_default_space_is_pinned" in text:
+            module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            pinned = importlib.import_module(module).PINNED_SPACES
+            figures = tuple(int(n) for n in pinned["defaults"][1])
+            assert len(figures) == 3
+            return figures[0], figures[1], figures[2]
+    raise AssertionError("no test pins the default kafka space")
+
+
+def test_the_default_kafka_spaces_counts_are_written_in_one_doc_which_matches_the_pin() -> None:
+    # Each figure written once: every other doc points to docs/kafka-model.md.
+    distinct, generated, diameter = _pinned_default_space()
+    holding = [path.name for path in _docs()
+               if f"{distinct:,}" in path.read_text(encoding="utf-8")
+               or f"{generated:,}" in path.read_text(encoding="utf-8")]
+    assert holding == ["kafka-model.md"]
+    text = " ".join((ROOT / "docs" / "kafka-model.md").read_text(encoding="utf-8").split())
+    assert f"{distinct:,} distinct / {generated:,} generated, diameter {diameter}" in text
+
+
+def test_docs_architecture_states_the_layers_tests_test_layers_enforces() -> None:
+    from tests.test_layers import ALLOWED, APP, LAYERS
+
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("## The layers", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1:-1] for line in section.splitlines()
+            if line.startswith("| ") and not line.startswith("| layer ")]
+    stated = {cells[0].strip(): {w.strip() for w in cells[-1].split(",")} for cells in rows}
+    assert APP == "application"
+    assert stated == {layer: set(ALLOWED[layer]) for layer in LAYERS}
+
+
+def test_the_readme_is_a_front_door_pointing_to_the_docs() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    for command in ("./run demo", "./run test"):
+        assert f"\n{command} " in text
+    for doc in ("docs/architecture.md", "docs/testing.md"):
+        assert f"]({doc})" in text
+    # the test-timing history lives in docs/testing.md, not here
+    assert not re.search(r"\b\d{1,2}:\d\d\b", text), "a wall-clock time in the README"
+
+
+HISTORY = re.compile(r"\b([Ss]ince|[Bb]efore|[Uu]ntil) (commit|issue)\b|\bused to\b")
+"""Phrases that tell the history of past work instead of what is."""
+
+HISTORY_KEPT = {"testing.md": "the suite's measurements, kept with their commits",
+                "checker.md": "owned elsewhere; to be rewritten by its owner",
+                "kafka-model.md": "owned elsewhere; to be rewritten by its owner"}
+
+
+def test_reference_docs_describe_what_is_not_the_history_of_past_work() -> None:
+    found = [f"{path.name}: {m.group(0)!r}" for path in _docs()
+             if path.name not in HISTORY_KEPT
+             for m in HISTORY.finditer(path.read_text(encoding="utf-8"))]
+    assert found == []

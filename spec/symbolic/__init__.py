@@ -12,20 +12,17 @@ from typing import Any
 
 from isrlab.checker.registry import ParamValue
 from isrlab.spec.symbolic.tla import Bounds, TlaSystem, variant_keys
+from isrlab.spec.variants import variants
 
 
 def symbolic_models() -> tuple[str, ...]:
     """The models with a Z3 encoding (derived from ``isrlab.spec.variants``)."""
-    from isrlab.spec.variants import variants
-
     own = tuple(v.name for v in variants().values() if v.symbolic is not None)
     return (*(f"tla-{k}" for k in variant_keys()), *own)
 
 
 def symbolic_for(name: str, params: Mapping[str, ParamValue]) -> Any:
     """The bounded symbolic system of model ``name`` with parsed ``params``, if it has one."""
-    from isrlab.spec.variants import variants
-
     variant = variants().get(name)
     if variant is not None and variant.symbolic is not None:
         return variant.symbolic(params)

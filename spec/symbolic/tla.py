@@ -45,6 +45,7 @@ from isrlab.spec.symbolic.state import (
     ReplicaState,
     replica_name,
 )
+from isrlab.spec.variants import get, of_base
 
 Rel: TypeAlias = Callable[[Frame, Frame, Fresh], z3.BoolRef]
 Family: TypeAlias = list[tuple[tuple[int, ...], Rel]]
@@ -53,8 +54,6 @@ Family: TypeAlias = list[tuple[tuple[int, ...], Rel]]
 def variant_keys() -> tuple[str, ...]:
     """The variants with a Z3 encoding of KafkaReplication (``isrlab.spec.variants``), as keys
     without ``tla-``."""
-    from isrlab.spec.variants import of_base  # the variants import this module
-
     return tuple(v.key for v in of_base().values()
                  if all(a.symbolic is not None for a in v.actions().values()))
 
@@ -535,8 +534,6 @@ class TlaSystem:
 
     @cached_property
     def _actions(self) -> list[ActionInstance]:
-        from isrlab.spec.variants import get  # the variants import this module
-
         variant = get(f"tla-{self.variant}")
         own = variant.actions()
         acts: list[ActionInstance] = []
@@ -551,8 +548,6 @@ class TlaSystem:
     @property
     def solver_options(self) -> Mapping[str, bool | int]:
         """The variant's Z3 parameters for bounded model checking (``Variant.z3_options``)."""
-        from isrlab.spec.variants import get  # the variants import this module
-
         return get(f"tla-{self.variant}").z3_options
 
     def symmetric_first_step(self) -> tuple[str, ...]:

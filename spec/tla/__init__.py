@@ -11,14 +11,12 @@ parameters and builder.  ``VERSIONS`` is the table of KafkaReplication's variant
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from isrlab.checker.registry import ModelEntry, Param, ParamValue, Registry
 from isrlab.spec.tla.layout import MAX_REPLICAS
 from isrlab.spec.tla.model import INVARIANT_NAMES, TlaModel
-
-if TYPE_CHECKING:
-    from isrlab.spec.variants import Variant
+from isrlab.spec.variants import Variant, of_base, variants
 
 __all__ = ["INVARIANT_NAMES", "VERSIONS", "TlaModel", "build", "register"]
 
@@ -47,8 +45,6 @@ def __getattr__(name: str) -> Any:
     """``VERSIONS``: KafkaReplication's variants by name, derived from ``isrlab.spec.variants``
     (computed on first use: the variant modules import this package's model)."""
     if name == "VERSIONS":
-        from isrlab.spec.variants import of_base
-
         return of_base()
     raise AttributeError(name)
 
@@ -64,8 +60,6 @@ def build(version: Variant, params: Mapping[str, ParamValue]) -> TlaModel:
 
 def register(reg: Registry) -> None:
     """Add every ``tla-*`` variant of ``isrlab.spec.variants`` to the registry."""
-    from isrlab.spec.variants import variants
-
     for variant in variants().values():
         builder = variant.model
         reg.register(ModelEntry(

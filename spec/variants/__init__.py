@@ -9,7 +9,9 @@ obligations it gets.  Every module of this package defines one ``VARIANT``; ``va
 finds them all, so adding a protocol version is one new module here (and its conformance
 test): the registry of ``isrlab`` models, ``isrlab.spec.tla.VERSIONS``, the symbolic models of
 ``isrlab.spec.symbolic`` and the proof catalogue of ``isrlab.proofs.obligations`` are derived from
-it.
+it.  (A variant that is a module of its own, with proof groups of its own, is listed in
+``isrlab.proofs.obligations.OWN_GROUPS``: the proofs import the specification, never the
+other way.)
 """
 
 from __future__ import annotations
@@ -79,8 +81,6 @@ class Variant:
     model: Callable[[Mapping[str, ParamValue]], Any] | None = None
     symbolic: Callable[[Mapping[str, ParamValue]], Any] | None = None
     symmetric: bool = True
-    proof_groups: Callable[[], list[Any]] | None = None
-    """For a module of its own: its groups of proof obligations (``isrlab.proofs.obligations``)."""
     z3_options: Mapping[str, bool | int] = field(default_factory=dict)
     """Z3 solver parameters for bounded model checking of its encoding: how fast, never what
     the answer is (``isrlab.checker.z3.bmc.bmc``'s ``options``; docs/z3.md has the measurements)."""

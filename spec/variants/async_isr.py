@@ -279,15 +279,7 @@ VARIANT = Variant(
     doc="TLA+ AsyncIsr: ISR changes requested from the controller, HW over the maximal ISR "
         "(KIP-497)",
     params=PARAMS, model=build, symbolic=lambda params: _symbolic(params), proofs=None,
-    proof_groups=lambda: _proof_groups(),
 )
-
-
-def _proof_groups() -> list[Any]:
-    """ValidHighWatermark's induction (``isrlab.proofs.async_isr_obligations``, imported on use)."""
-    from isrlab.proofs.async_isr_obligations import async_isr_groups
-
-    return list(async_isr_groups())
 
 
 def _symbolic(params: Mapping[str, ParamValue]) -> Any:

@@ -73,6 +73,7 @@ def _expected() -> CheckResult:
     return run(Symmetric(6, 7, bad_sum=34))
 
 
+@pytest.mark.same_worker("resume-expected-result")
 @pytest.mark.parametrize(("first_workers", "second_workers"), [(1, 1), (2, 1), (1, 2)])
 def test_a_killed_run_resumes_to_the_same_result(
     tmp_path: Path, first_workers: int, second_workers: int

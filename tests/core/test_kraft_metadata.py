@@ -35,7 +35,21 @@ from isrlab.core.kraft_metadata import (
     replay,
     skipped_leader_epochs,
 )
-from isrlab.core.state import NO_LEADER, UNKNOWN_OFFSET, Partition, TopicPartition, remote
+from isrlab.core.partition_change_builder import (
+    BuilderConfig,
+    Election,
+    build,
+    generate_leader_and_isr_update,
+)
+from isrlab.core.state import (
+    NO_LEADER,
+    UNKNOWN_OFFSET,
+    Partition,
+    TopicPartition,
+    records,
+    remote,
+)
+from isrlab.core.truncation import kip279_truncation_offset
 from tests.core.helpers import TP, append, err, fetch, leader_partition, ok
 
 OTHER = TopicPartition("orders", 1)
@@ -196,3 +210,46 @@ def test_make_leader_kraft_rejects_bad_input() -> None:
     assert err(make_leader_kraft(p, replace(REG, leader=1), 0)).problem is Problem.WRONG_ROLE
     assert err(make_leader_kraft(p, replace(REG, isr=(1,)), 0)).problem is (
         Problem.LEADER_NOT_IN_ISR)
+
+
+def test_the_stale_leo_precondition_in_kraft_at_the_core_level() -> None:
+    # Issue 36 in KRaft, the core steps (not a model-checked trace).  Replicas [1, 0, 2]:
+    # broker 0 (B) leads epoch 1 with records r0 r1 r2; follower 1 (C) has fetched r0 only,
+    # follower 2 (F) all three, so B's HW is 1.  The controller elects the preferred C
+    # (epoch 2: C has r0 and appends c0), F follows C and truncates to 1 (KIP-279's agreement
+    # point); C dies and is fenced: B leads again (epoch 3, ISR {0, 2}).  B's metadata loader
+    # gets both records in one commit.
+    b = fetch(fetch(append(leader_partition((1, 0, 2)), 3), 1, 1, 10), 2, 3, 10)
+    b = replace(b, isr=frozenset({0, 1, 2}))
+    f_at_b = remote(b, 2)
+    assert f_at_b is not None and (b.high_watermark, f_at_b.log_end_offset) == (1, 3)
+    follower_log = records((0, 1, 2), 1)
+    c_log = (*records((0,), 1), *records((90,), 2))
+    f_log = (*follower_log[:kip279_truncation_offset(c_log, follower_log)], c_log[1])
+    assert f_log == c_log
+    reg = PartitionRegistration((1, 0, 2), (1, 0, 2), 0, leader_epoch=1, partition_epoch=1)
+    image = _image(*BROKERS, PartitionRecord(TP, reg))
+    # the controller's records: the preferred election, then C fenced
+    elect_c = ok(build(reg, TP, frozenset({0, 1, 2}), BuilderConfig(election=Election.PREFERRED)))
+    fence_c = ok(generate_leader_and_isr_update(elect_c.registration, TP, frozenset({0, 2}),
+                                                BuilderConfig(), broker_to_remove=1))
+    to_c, back_to_b = elect_c.record, fence_c.record
+    assert to_c == PartitionChangeRecord(TP, leader=1)
+    assert back_to_b == PartitionChangeRecord(TP, isr=(0, 2), leader=0)
+    merged = ok(apply_commit(image, [to_c, back_to_b]))
+    ((tp, after),) = local_changes(merged, 0).leaders
+    led, flags = ok(make_leader_kraft(b, after, 20))
+    assert (tp, after.leader_epoch, flags.is_new_leader) == (TP, 3, False)
+    # B's HW counts F's pre-truncation LEO: r1 and r2 are committed, F (in the ISR, the
+    # next clean leader) holds neither.
+    assert led.high_watermark == 3
+    committed = {r.id for r in led.log[:led.high_watermark]}
+    assert committed - {r.id for r in f_log} == {1, 2}
+    # Replayed one record per commit, B follows C in between and the LEOs are reset.
+    first = ok(apply_commit(image, [to_c]))
+    assert [t for t, _ in local_changes(first, 0).followers] == [TP]
+    following = replace(b, leader=1, remotes=(), isr=frozenset())
+    second = ok(apply_commit(first.after, [back_to_b]))
+    ((_, reg3),) = local_changes(second, 0).leaders
+    relead, flags3 = ok(make_leader_kraft(following, reg3, 20))
+    assert flags3.is_new_leader and relead.high_watermark == 1

@@ -144,6 +144,7 @@ SKIPPED_EPOCH: dict[str, Any] = dict(
 """Scenario 7's bounds (Kafka 2.1: the leader writes its ISR to ZooKeeper)."""
 
 
+@pytest.mark.start_first(4)  # 28-42 s
 @pytest.mark.skipif(bool(os.environ.get("ISRLAB_SKIP_HEAVY")), reason="about 40-90 s")
 def test_scenario_7s_skipped_epoch_loss_is_gone_with_a_lagging_metadata_cache() -> None:
     # docs/scenarios.md §7: the loss needed broker 0 to take makeFollowers' "new leader

@@ -85,6 +85,7 @@ built = pytest.mark.skipif(not _compiled.use_compiled(),
 
 
 @built
+@pytest.mark.same_worker("kafka-pure-reports")
 @pytest.mark.parametrize("name", CONFIGS)
 def test_the_compiled_model_reports_what_the_source_reports(
         name: str, pure_reports: dict[str, dict[str, Any]]) -> None:

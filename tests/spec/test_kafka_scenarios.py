@@ -23,6 +23,7 @@ def run(scenario: Scenario, fixed: bool) -> CheckResult:
     return run_scenario(scenario, fixed)
 
 
+@pytest.mark.same_worker("kafka-scenario-bug-runs")
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.key)
 def test_the_buggy_version_breaks_the_scenarios_invariant(scenario: object) -> None:
     assert isinstance(scenario, Scenario)
@@ -39,6 +40,7 @@ def test_the_fixing_version_finds_nothing_in_the_same_bounds(scenario: object) -
     assert result.complete
 
 
+@pytest.mark.same_worker("kafka-scenario-bug-runs")
 def test_kip101_scenario_1_is_the_ten_state_story() -> None:
     # docs/scenarios.md #1 with one record, counted by hand (each step is needed):
     #  1 Init (leader B=0, follower A=1, ISR {0,1})   2 Produce m0 on B
@@ -59,6 +61,7 @@ def test_kip101_scenario_1_is_the_ten_state_story() -> None:
     assert actions.count("Crash") == 2 and actions.count("Fetch") == 2
 
 
+@pytest.mark.same_worker("kafka-scenario-bug-runs")
 def test_jepsen_loss_is_the_seven_state_story() -> None:
     # docs/scenarios.md #5, counted by hand: 1 Init  2 time passes without n2 fetching
     # 3 n1 shrinks the ISR to {n1}  4 an acks=all write on n1: the HW passes it at once
@@ -71,6 +74,7 @@ def test_jepsen_loss_is_the_seven_state_story() -> None:
     assert len(result.violation.trace) == 7
 
 
+@pytest.mark.same_worker("kafka-scenario-bug-runs")
 def test_acks1_loss_is_the_five_state_story() -> None:
     # docs/scenarios.md #6: 1 Init  2 the leader appends and acknowledges m (acks=1)
     # 3 it dies before any fetch  4 clean election of the follower  5 it leads without m.
@@ -79,6 +83,7 @@ def test_acks1_loss_is_the_five_state_story() -> None:
     assert len(result.violation.trace) == 5
 
 
+@pytest.mark.same_worker("kafka-scenario-bug-runs")
 def test_kafka7128_is_the_eleven_state_story() -> None:
     # docs/scenarios.md #7 with A=0, B=1, C=2 (ISR {0,1}, C outside, empty), counted by hand:
     #  1 Init   2 Produce m0 on A   3 B's fetch request: A sends m0 (HW 0)

@@ -93,18 +93,21 @@ def test_truncate_to_hw_strong_isr_needs_9_states_in_configuration_b() -> None:
     assert shortest("tla-truncate-to-hw", ["StrongIsr"], 9, CONFIG_B) == (9, 7)
 
 
+@pytest.mark.start_first(5)
 @pytest.mark.heavy
 @heavy
 def test_kip101_breaks_an_isr_invariant_in_12_states_in_configuration_a() -> None:
     assert shortest("tla-kip101", ["WeakIsr", "StrongIsr"], 12) == (12, 10)
 
 
+@pytest.mark.start_first(1)  # 73 s alone with Yices on an idle 2-core machine
 @pytest.mark.heavy
 @heavy
 def test_kip101_strong_isr_needs_11_states_in_configuration_b() -> None:
     assert shortest("tla-kip101", ["StrongIsr"], 11, CONFIG_B) == (11, 9)
 
 
+@pytest.mark.start_first(2)  # 51 s
 @pytest.mark.heavy
 @heavy
 def test_kip279_strong_isr_needs_11_states_in_configuration_b() -> None:
