@@ -89,6 +89,7 @@ from isrlab.spec.kafka.kraft_state import (
     record_of,
     replayed,
 )
+from isrlab.spec.kafka.memo import remember
 from isrlab.spec.kafka.state import (
     ALTER_ACCEPTED,
     ALTER_FENCED,
@@ -98,9 +99,7 @@ from isrlab.spec.kafka.state import (
     NONE,
     KafkaState,
     ZkPartitionState,
-    from_plain,
     members,
-    to_plain,
 )
 
 DETECTIONS = {"none": UncleanDetection.NONE, "previous-epoch": UncleanDetection.PREVIOUS_EPOCH,
@@ -288,6 +287,8 @@ class KRaftModel(QuorumController):
     def __init__(self, config: KafkaConfig, invariants: Sequence[str] | None = None) -> None:
         super().__init__(config, ())
         self._selected = None if invariants is None else tuple(invariants)
+        self._kraft_bytes: dict[KRaftState, bytes] = {}
+        self.state_layout = f"kafka-kraft-state 1 {self.layout.version}"
         from isrlab.spec.invariants import kafka_invariants
         known = [*kafka_invariants(self), *kraft_invariants(self)]
         if invariants is None:
@@ -351,17 +352,22 @@ class KRaftModel(QuorumController):
         return (KRaftModel, (self.cfg, self._selected))
 
     def encode(self, state: State) -> bytes:
-        """``marshal`` version 2 of the ZooKeeper-mode layout (every optional field) and the
-        KRaft part as plain tuples."""
+        """The ZooKeeper-mode bytes of the state (``isrlab.spec.kafka.state.Encoder``, which
+        leaves the KRaft part out), prefixed by their length, then ``marshal`` version 2 of
+        the KRaft part as plain tuples."""
+        zk = self._encoder(state)
         k = self._kraft(state)
-        plain = to_plain(state, self.previous_fetch, True, True, False)
-        return marshal.dumps((plain, tuple(k)), 2)  # type: ignore[arg-type]  # nested tuples of ints
+        kb = self._kraft_bytes.get(k)
+        if kb is None:
+            kb = remember(self._kraft_bytes, k, marshal.dumps(tuple(k), 2))
+        return len(zk).to_bytes(4, "little") + zk + kb
 
     def decode(self, data: bytes) -> State:
         """The inverse of ``encode``."""
-        plain, kraft = marshal.loads(data)
-        s = from_plain(plain)
-        ctrl: ZkPartitionState = s.controller._replace(kraft=KRaftState(*kraft))
+        size = int.from_bytes(data[:4], "little")
+        s = self.layout.from_plain(marshal.loads(data[4:4 + size]))
+        kraft = KRaftState(*marshal.loads(data[4 + size:]))
+        ctrl: ZkPartitionState = s.controller._replace(kraft=kraft)
         return KafkaState(ctrl, s.brokers, s.channels, s.ghost)
 
     def variables(self, state: State) -> Mapping[str, Any]:
