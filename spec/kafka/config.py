@@ -110,6 +110,13 @@ class UncleanDetectionParam(StrEnum):
     NEW_INCARNATION = "new-incarnation"
 
 
+class EqualEpochDelta(StrEnum):
+    """What ``makeLeader`` does with a delta of the leader's own partition epoch."""
+
+    APPLY = "apply"
+    SKIP = "skip"
+
+
 class KRaftEpochBump(StrEnum):
     """When a KRaft ``PartitionChangeRecord`` bumps the leader epoch (``kraft_epoch_bump``)."""
 
@@ -345,6 +352,14 @@ class KafkaConfig:
         "isr-shrink (Kafka 3.0-3.5, and metadata versions below 3.6-IV0: also on every ISR "
         "shrink) or leader-change (3.6+, KAFKA-15021: only when the leader changes)",
         Kind.VERSION, kafka="3.6+", choices=KRaftEpochBump))
+    make_leader_equal_epoch: str = field(default=EqualEpochDelta.APPLY.value,
+                                         metadata=declare(
+        "with controller=kraft, what Partition.makeLeader does with a metadata delta whose "
+        "partition epoch equals the leader's own (learnt from its AlterPartition answer): "
+        "apply (every KRaft release, 3.3-4.0: only an older epoch is skipped, so the "
+        "leader's pending ISR change is replaced by the record's committed ISR) or skip "
+        "(no release: a candidate fix, the state is already that epoch's)", Kind.VERSION,
+        kafka="3.3+", choices=EqualEpochDelta))
     max_metadata_lag: int = field(default=2, metadata=declare(
         "with controller=kraft: the committed metadata batches the slowest live broker may "
         "lag behind the active controller (the controller writes a new batch only below "

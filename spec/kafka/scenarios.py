@@ -178,8 +178,8 @@ SCENARIOS = (
         "kafka14139", "KAFKA-14139: a broker back with an empty disk rejoins the ISR under its "
         "old identity, then is elected (KRaft 3.3-3.4, fixed by KIP-903 in 3.5)",
         "NoCommittedRecordLost",
-        (*KRAFT_3_4, "initial_isr=1", "max_records=1", "max_leader_epoch=1",
-         "isr_shrink=false", "empty_disk=true"),
+        (*KRAFT_3_4, "make_leader_equal_epoch=apply", "initial_isr=1", "max_records=1",
+         "max_leader_epoch=1", "isr_shrink=false", "empty_disk=true"),
         ("kip903=false",), ("kip903=true",),
     ),
     Scenario(
@@ -187,9 +187,20 @@ SCENARIOS = (
         "its unflushed tail and is elected cleanly (KRaft up to 3.6, fixed by ELR and unclean "
         "detection, 3.8+)",
         "NoCommittedRecordLost",
-        (*KRAFT_BASE, "kip903=true", "kraft_epoch_bump=leader-change", "crashes=unclean",
-         "initial_isr=1", "max_records=1", "max_leader_epoch=2", "isr_shrink=false"),
+        (*KRAFT_BASE, "kip903=true", "kraft_epoch_bump=leader-change",
+         "make_leader_equal_epoch=apply", "crashes=unclean", "initial_isr=1", "max_records=1",
+         "max_leader_epoch=2", "isr_shrink=false"),
         ("elr=false", "unclean_detection=none"), ("elr=true", "unclean_detection=previous-epoch"),
+    ),
+    Scenario(
+        "equal-epoch-delta", "A KRaft leader replays the record of its own accepted ISR change "
+        "after proposing the next one: makeLeader re-installs the older ISR (equal partition "
+        "epoch), the HW rises over it and a clean election loses the record (every KRaft "
+        "release, 3.3-4.0; a model finding, no JIRA; candidate fix in no release)",
+        "NoCommittedRecordLost",
+        (*KRAFT_BASE, "kip903=true", "kraft_epoch_bump=leader-change", "elr=true",
+         "unclean_detection=new-incarnation", "max_records=1", "max_leader_epoch=1"),
+        ("make_leader_equal_epoch=apply",), ("make_leader_equal_epoch=skip",),
     ),
 )
 """The scenarios of docs/scenarios.md, in its order."""
