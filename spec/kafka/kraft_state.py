@@ -133,6 +133,7 @@ def record_of(change: PartitionChangeRecord) -> Record:
             -1 if change.leader_recovery_state is None else change.leader_recovery_state.value)
 
 
+@lru_cache(maxsize=1 << 14)
 def core_image(image: Image, n: int) -> MetadataImage:
     """The plain ``image`` as core's ``MetadataImage`` (partition epochs plus one)."""
     (leader, le, pe, isr, elr, lke, rec), brokers = image
@@ -183,6 +184,7 @@ def broker_image(k: KRaftState, b: int, n: int) -> Image:
 
 
 # ---- keeping the state small ------------------------------------------------------------
+@lru_cache(maxsize=1 << 16)
 def compacted(k: KRaftState, n: int) -> KRaftState:
     """``k`` with the batches every live broker applied folded into ``base``, partition
     epochs shifted so that ``base``'s is 0 (requests older than it at -1), and each broker's

@@ -54,6 +54,7 @@ from isrlab.spec.kafka.state import (
     NONE,
     BrokerPartition,
     KafkaState,
+    ZkPartitionState,
     mask_of,
 )
 
@@ -68,11 +69,16 @@ class MetadataLoader(KafkaModel):
     def _with_kraft(self, state: State, k: KRaftState) -> State:
         """``state`` with KRaft part ``k`` (compacted: ``kraft_state.compacted``) and the
         controller fields mirroring the active controller's ``PartitionRegistration``."""
+        ctrl = self._kraft_controller(state.controller, k)
+        return KafkaState(ctrl, state.brokers, state.channels, state.ghost)
+
+    @memoised
+    def _kraft_controller(self, ctrl: ZkPartitionState, k: KRaftState) -> ZkPartitionState:
+        """``_with_kraft``'s controller tuple (memoised)."""
         k = compacted(k, self.n)
         leader, le, _, isr, elr, lke, _ = controller_image(k, self.n)[0]
-        ctrl = state.controller._replace(leader=leader, leader_epoch=le, isr=isr, elr=elr,
-                                         last_known_elr=lke, kraft=k)
-        return KafkaState(ctrl, state.brokers, state.channels, state.ghost)
+        return ctrl._replace(leader=leader, leader_epoch=le, isr=isr, elr=elr,
+                             last_known_elr=lke, kraft=k)
 
     def _a_handle_commit(self, state: State, out: Out) -> None:
         """``HandleCommit(b)`` / ``HandleCommit(b,j)``: live broker ``b`` publishes the next

@@ -81,6 +81,7 @@ from isrlab.spec.kafka.kraft_state import (
     REG,
     TP,
     Batch,
+    Image,
     KRaftState,
     core_image,
     initial,
@@ -89,7 +90,7 @@ from isrlab.spec.kafka.kraft_state import (
     record_of,
     replayed,
 )
-from isrlab.spec.kafka.memo import remember
+from isrlab.spec.kafka.memo import memoised, remember
 from isrlab.spec.kafka.state import (
     ALTER_ACCEPTED,
     ALTER_FENCED,
@@ -132,13 +133,21 @@ class QuorumController(BrokerLifecycleManager):
         s = self._with_kraft(state, k)
         return self._flag(s, F_UNCLEAN) if unclean else s
 
-    def _change(self, state: State, **kw: int) -> ChangeResult:
-        """``generateLeaderAndIsrUpdates`` for the partition in the controller's image."""
+    def _change(self, state: State, remove: int = NO_LEADER, add: int = NO_LEADER,
+                unclean: int = NO_LEADER) -> ChangeResult:
+        """``generateLeaderAndIsrUpdates`` for the partition in the controller's image
+        (``broker_to_remove``, ``broker_to_add``, ``broker_with_unclean_shutdown``)."""
         k = self._kraft(state)
-        image = core_image(replayed(k.base, k.batches, self.n), self.n)
-        reg = image.partitions[0][1]
-        return generate_leader_and_isr_update(reg, TP, active_brokers(image), self._builder(),
-                                              **kw).unwrap()
+        return self._change_of(replayed(k.base, k.batches, self.n), remove, add, unclean)
+
+    @memoised
+    def _change_of(self, image: Image, remove: int, add: int, unclean: int) -> ChangeResult:
+        """``_change`` for the controller's plain image (memoised)."""
+        core = core_image(image, self.n)
+        reg = core.partitions[0][1]
+        return generate_leader_and_isr_update(
+            reg, TP, active_brokers(core), self._builder(), broker_to_remove=remove,
+            broker_to_add=add, broker_with_unclean_shutdown=unclean).unwrap()
 
     @staticmethod
     def _unclean(before: PartitionRegistration, change: ChangeResult) -> bool:
@@ -165,7 +174,7 @@ class QuorumController(BrokerLifecycleManager):
             records: list[tuple[int, ...]] = []
             unclean = False
             if b in reg.isr:
-                change = self._change(state, broker_to_remove=b)
+                change = self._change(state, remove=b)
                 if change.record is not None:
                     records.append(record_of(change.record))
                     unclean = self._unclean(reg, change)
@@ -189,7 +198,7 @@ class QuorumController(BrokerLifecycleManager):
             records: list[tuple[int, ...]] = [(CHG, b, registered.epoch, -1)]
             unclean = False
             if reg.leader == NO_LEADER:
-                change = self._change(state, broker_to_add=b)
+                change = self._change(state, add=b)
                 if change.record is not None:
                     records.append(record_of(change.record))
                     unclean = self._unclean(reg, change)
@@ -218,7 +227,7 @@ class QuorumController(BrokerLifecycleManager):
             records: list[tuple[int, ...]] = []
             unclean = False
             if outcome.unclean_shutdown and self.cfg.elr and (b in reg.isr or b in reg.elr):
-                change = self._change(state, broker_with_unclean_shutdown=b)
+                change = self._change(state, unclean=b)
                 if change.record is not None:
                     records.append(record_of(change.record))
                     unclean = self._unclean(reg, change)
