@@ -13,6 +13,7 @@ from typing import Any
 from isrlab.checker.report import CheckResult
 from isrlab.spec.kafka.config import KafkaConfig
 from isrlab.spec.kafka.kraft_state import KRaftState
+from isrlab.spec.kafka.model import KafkaModel
 from isrlab.spec.kafka.quorum_controller import KRaftModel
 from isrlab.spec.kafka.scenarios import BY_KEY
 from isrlab.spec.kafka.scenarios import run as run_scenario
@@ -253,3 +254,22 @@ def test_equal_epoch_delta_is_the_fourteen_state_story() -> None:
     assert actions.count("AlterPartition(0)") == 2 and "FenceBroker(0)" in actions
     fix = scenario("equal-epoch-delta", True)
     assert fix.violation is None and fix.complete
+
+
+def test_zookeeper_mode_parameters_are_refused_in_kraft_mode() -> None:
+    assert KafkaConfig(controller="kraft").problems() == []
+    for bad in ({"isr_changes": "zookeeper"}, {"metadata": True}, {"max_controller_epoch": 1},
+                {"unavailable_leader": "follow"}, {"fetch": "split"}):
+        problems = KafkaConfig(controller="kraft", **bad).problems()
+        assert len(problems) == 1, (bad, problems)
+    assert KafkaConfig().controller == "zookeeper"  # the default stays ZooKeeper mode
+    (zk,) = KafkaModel(KafkaConfig()).init_states()
+    assert zk.controller.kraft == ()
+
+
+def test_states_survive_encoding() -> None:
+    m = model(max_records=1, max_metadata_lag=3)
+    s = walk(m, "Produce(0)", "Fetch(1)", "Crash(1)", "FenceBroker(1)", "RegisterBroker(1)")
+    for state in (s, *[n for _, n in m.next_states(s)]):
+        assert m.decode(m.encode(state)) == state
+        assert m.encode(m.decode(m.encode(state))) == m.encode(state)
