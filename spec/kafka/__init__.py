@@ -20,6 +20,7 @@ from isrlab.checker.registry import ModelEntry, Param, ParamValue, Registry
 from isrlab.spec.invariants import INVARIANT_NAMES
 from isrlab.spec.kafka.config import ParamInfo, config_of, declarations
 from isrlab.spec.kafka.model import KafkaModel
+from isrlab.spec.kafka.quorum_controller import KRaftModel
 
 
 def _param(name: str, kind: type, default: object, info: ParamInfo) -> Param:
@@ -46,11 +47,14 @@ def build(params: Mapping[str, ParamValue]) -> KafkaModel:
     names: tuple[str, ...] | None = tuple(
         part.strip() for part in text.split(",") if part.strip()
     )
+    kraft = values["controller"] == "kraft"
     if names == ("all",):
-        names = INVARIANT_NAMES
+        names = None if kraft else INVARIANT_NAMES
     elif names == ("none",):
         names = ()
     config = config_of(values)
+    if kraft:
+        return KRaftModel(config, names)
     return KafkaModel(config, names)
 
 

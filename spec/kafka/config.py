@@ -94,6 +94,35 @@ class IsrChanges(StrEnum):
     ALTER_PARTITION = "alter-partition"
 
 
+class Controller(StrEnum):
+    """The controller: ZooKeeper mode's ``KafkaController`` or KRaft's ``QuorumController``."""
+
+    ZOOKEEPER = "zookeeper"
+    KRAFT = "kraft"
+
+
+class UncleanDetectionParam(StrEnum):
+    """KIP-966's unclean-shutdown detection at registration (``unclean_detection``)."""
+
+    NONE = "none"
+    PREVIOUS_EPOCH = "previous-epoch"
+    NEW_INCARNATION = "new-incarnation"
+
+
+class EqualEpochDelta(StrEnum):
+    """What ``makeLeader`` does with a delta of the leader's own partition epoch."""
+
+    APPLY = "apply"
+    SKIP = "skip"
+
+
+class KRaftEpochBump(StrEnum):
+    """When a KRaft ``PartitionChangeRecord`` bumps the leader epoch (``kraft_epoch_bump``)."""
+
+    ISR_SHRINK = "isr-shrink"
+    LEADER_CHANGE = "leader-change"
+
+
 _ACKS = {Acks.NONE: ACKS_NONE, Acks.LEADER: ACKS_LEADER, Acks.ALL: ACKS_ALL}
 """``core``'s acks value of each ``acks`` choice."""
 
@@ -296,6 +325,52 @@ class KafkaConfig:
         "last write, as Kafka's shutdown(checkpointHW = false) in its unit tests; the "
         "model before this parameter)", Kind.VERSION, kafka="0.8.2+",
         choices=HwCheckpointFile, fault=True))
+    controller: str = field(default=Controller.ZOOKEEPER.value, metadata=declare(
+        "the controller: zookeeper (KafkaController: controller epochs, LeaderAndIsr "
+        "requests through ControllerChannelManager; Kafka up to 3.x in ZooKeeper mode) or "
+        "kraft (the QuorumController's __cluster_metadata log, replayed by each broker's "
+        "MetadataLoader at its own pace; broker registration, broker epochs, fencing; "
+        "Kafka 3.3+ KRaft, the only mode from 4.0)", Kind.VERSION, kafka="<= 3.x (ZooKeeper)",
+        choices=Controller))
+    kip903: bool = field(default=True, metadata=declare(
+        "with controller=kraft, KIP-903 (Kafka 3.5+): fetches carry the follower's broker "
+        "epoch, the leader sends it in AlterPartition's NewIsrWithEpochs and the controller "
+        "refuses a member whose broker epoch is not its registered one (INELIGIBLE_REPLICA); "
+        "off: Kafka 3.3-3.4 (KAFKA-14139)", Kind.VERSION, kafka="3.5+"))
+    unclean_detection: str = field(default=UncleanDetectionParam.NEW_INCARNATION.value,
+                                   metadata=declare(
+        "with controller=kraft and elr, KIP-966's unclean-shutdown detection at broker "
+        "registration (ClusterControlManager.registerBroker): none (3.7 and earlier: "
+        "computed, only logged), previous-epoch (3.8, KAFKA-15586: the previous broker "
+        "epoch from the clean-shutdown file must be the registered one) or new-incarnation "
+        "(3.9+, KAFKA-16952: every new incarnation); an unclean registration leaves the ISR "
+        "and the ELR (handleBrokerUncleanShutdown)", Kind.VERSION, kafka="3.9+",
+        choices=UncleanDetectionParam))
+    kraft_epoch_bump: str = field(default=KRaftEpochBump.LEADER_CHANGE.value, metadata=declare(
+        "with controller=kraft, when a PartitionChangeRecord bumps the leader epoch: "
+        "isr-shrink (Kafka 3.0-3.5, and metadata versions below 3.6-IV0: also on every ISR "
+        "shrink) or leader-change (3.6+, KAFKA-15021: only when the leader changes)",
+        Kind.VERSION, kafka="3.6+", choices=KRaftEpochBump))
+    make_leader_equal_epoch: str = field(default=EqualEpochDelta.APPLY.value,
+                                         metadata=declare(
+        "with controller=kraft, what Partition.makeLeader does with a metadata delta whose "
+        "partition epoch equals the leader's own (learnt from its AlterPartition answer): "
+        "apply (every KRaft release, 3.3-4.0: only an older epoch is skipped, so the "
+        "leader's pending ISR change is replaced by the record's committed ISR) or skip "
+        "(no release: a candidate fix, the state is already that epoch's)", Kind.VERSION,
+        kafka="3.3+", choices=EqualEpochDelta))
+    max_metadata_lag: int = field(default=2, metadata=declare(
+        "with controller=kraft: the committed metadata batches the slowest live broker may "
+        "lag behind the active controller (the controller writes a new batch only below "
+        "it); a bound of the search, not Kafka's", Kind.BOUND, minimum=1, maximum=6))
+    heartbeat_loss: bool = field(default=False, metadata=declare(
+        "with controller=kraft, a live broker's heartbeats may stop reaching the active "
+        "controller past broker.session.timeout.ms, so it is fenced while it runs (off: only "
+        "a broker that is down stops heartbeating)", Kind.FAULT, fault=True))
+    empty_disk: bool = field(default=False, metadata=declare(
+        "with controller=kraft, a broker that is down may come back with an empty log "
+        "directory (a replaced disk: no log, no clean-shutdown file) under its old broker "
+        "id: KAFKA-14139's precondition", Kind.FAULT, fault=True))
 
     def __reduce__(self) -> tuple[type[KafkaConfig], tuple[object, ...]]:
         """Pickled as its field values in order: the class compiled by mypyc (setup.py) is
@@ -323,6 +398,27 @@ class KafkaConfig:
             out.append(f"initial_isr {self.initial_isr} exceeds the {self.brokers} replicas")
         if self.min_isr > self.brokers:
             out.append(f"min_isr {self.min_isr} exceeds the {self.brokers} replicas")
+        if self.controller == Controller.KRAFT.value:
+            out.extend(self._kraft_problems())
+        return out
+
+    def _kraft_problems(self) -> list[str]:
+        """Why a ``controller=kraft`` configuration is unusable: ZooKeeper-mode parameters
+        set, or broker rules older than any KRaft release."""
+        out = []
+        if self.isr_changes != IsrChanges.ALTER_PARTITION.value:
+            out.append("controller=kraft needs isr_changes=alter-partition (every KRaft "
+                       "leader proposes ISR changes through AlterPartition)")
+        for name in ("metadata", "reorder_requests", "lost_requests", "duplicate_requests",
+                     "controlled_shutdown", "preferred_election", "reassignment"):
+            if getattr(self, name):
+                out.append(f"{name} is a ZooKeeper-mode parameter (controller=zookeeper)")
+        if self.max_controller_epoch:
+            out.append("max_controller_epoch is a ZooKeeper-mode parameter")
+        if self.fetch != FetchMode.ATOMIC.value or self.fetch_fencing != "final":
+            out.append("controller=kraft needs fetch=atomic and fetch_fencing=final")
+        if self.unavailable_leader != UnavailableLeader.FETCHER.value:
+            out.append("controller=kraft needs unavailable_leader=fetcher")
         return out
 
     @property

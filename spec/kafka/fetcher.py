@@ -95,6 +95,12 @@ class ReplicaFetcher(BrokerLifecycle):
                          and decision.error is not Errors.NONE else "Fetch")
                 out.append((broker_step(label, f), s))
 
+    def _isr_eligible(self, state: State, lid: int, f: int) -> bool:
+        """Whether leader ``lid`` may propose follower ``f`` for its ISR (a hook: always in
+        ZooKeeper mode; KRaft's ``Partition.isReplicaIsrEligible`` in
+        ``isrlab.spec.kafka.broker_lifecycle``)."""
+        return True
+
     def _first_design(self, log: tuple[int, ...], leader_log: tuple[int, ...]
                       ) -> FetchDecision | None:
         """KIP-320's first design: the leader's decision on a fetch from a follower with
@@ -175,7 +181,8 @@ class ReplicaFetcher(BrokerLifecycle):
         FirstNonMatchingOffsetFromTail), and takes no HW from the answer."""
         fb, lb = state.brokers[f], state.brokers[lid]
         at_leader = self._fetch_at_leader(lb, lid, f, len(fb.log), decision,
-                                          self._may_join(state, lid))
+                                          self._may_join(state, lid),
+                                          self._isr_eligible(state, lid, f))
         if at_leader is None:
             return None
         newlb, written, upkeep, response = at_leader
@@ -196,7 +203,7 @@ class ReplicaFetcher(BrokerLifecycle):
     @memoised
     def _fetch_at_leader(
         self, lb: BrokerPartition, lid: int, f: int, offset: int,
-        decision: FetchDecision | None, may_join: bool,
+        decision: FetchDecision | None, may_join: bool, eligible: bool = True,
     ) -> tuple[BrokerPartition, Partition | None, bool, FetchResponse] | None:
         """The leader's side of ``f``'s fetch at ``offset`` from leader ``lid`` holding
         ``lb`` (``_fetch``; ``may_join``: ``_may_join``): the leader's new tuple, the
@@ -224,11 +231,12 @@ class ReplicaFetcher(BrokerLifecycle):
             return None
         new_leader = update.partition
         written: Partition | None = None
-        if update.isr_changed and self.alter:
+        if update.isr_changed and self.alter and eligible:
             newlb = self._proposed_expand(lb, lid, leader, new_leader, f)
         else:
-            if update.isr_changed and not may_join:
-                # The conditional ZooKeeper write failed: the ISR stays, the fetch counts.
+            if update.isr_changed and (self.alter or not may_join):
+                # The conditional ZooKeeper write failed, or (KRaft) the leader may not
+                # propose the follower (``_isr_eligible``): the ISR stays, the fetch counts.
                 new_leader = raise_leader_hw(
                     replace(leader, remotes=new_leader.remotes), self.sat, self.hw_lag
                 ).partition

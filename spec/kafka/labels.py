@@ -37,7 +37,8 @@ ACTIONS = (TICK, ELECT_LEADER, REMOVE_DEAD_FROM_ISR, PREFERRED_ELECTION, CONTROL
 BROKER_ACTIONS = ("Produce", "Fetch", "FetchRequest", "FetchError", "FencedFetch", "Truncate",
                   "FetchResponse", "LoseFetchResponse", "ShrinkIsr", "AlterPartition",
                   "AlterPartitionResponse", "ControlledShutdown", "Crash", "Restart", "Flush",
-                  "CheckpointHw", "Consume")
+                  "CheckpointHw", "Consume", "FenceBroker", "UnfenceBroker", "RegisterBroker",
+                  "ReplaceDisk")
 """The steps of one broker (the broker the step acts on: a leader, a follower, or the broker
 that crashes, restarts, ...)."""
 
@@ -74,12 +75,20 @@ class Step(NamedTuple):
     """``Reassign``: the new preference order."""
     request: RequestLabel | None = None
     """``Deliver``, ``DeliverCopy``, ``Lose``: the request."""
+    batches: int = 1
+    """``HandleCommit``: the committed metadata batches published as one delta."""
 
 
 @cache
 def broker_step(action: str, broker: int) -> str:
     """``action(broker)`` for a step of ``BROKER_ACTIONS`` (memoised)."""
     return f"{action}({broker})"
+
+
+def handle_commit(broker: int, batches: int) -> str:
+    """``HandleCommit(b)`` (KRaft: broker ``b`` publishes the next committed batch) or
+    ``HandleCommit(b,j)`` (the next ``j`` batches as one delta, ``MetadataLoader.handleCommit``)."""
+    return f"HandleCommit({broker})" if batches == 1 else f"HandleCommit({broker},{batches})"
 
 
 def power_loss(broker: int, kept: int | None, empty_hw_file: bool) -> str:
@@ -111,6 +120,7 @@ def request_step(action: str, text: str) -> str:
 _INT = r"(-?\d+)"
 _REQUEST = re.compile(rf"({'|'.join(KINDS)})\(to={_INT},cepoch={_INT},leader={_INT},"
                       rf"epoch={_INT},isr=\(((?:\d+(?:, \d+)*,?)?)\)\)")
+_HANDLE_COMMIT = re.compile(rf"{_INT}(?:,{_INT})?")
 _POWER_LOSS = re.compile(rf"{_INT}(?:,{_INT})?(,{EMPTY_HW_FILE})?")
 
 
@@ -127,6 +137,8 @@ def parse(label: str) -> Step:
     if action == "PowerLoss" and (m := _POWER_LOSS.fullmatch(arg)):
         kept = None if m.group(2) is None else int(m.group(2))
         return Step(action, int(m.group(1)), kept, m.group(3) is not None)
+    if action == "HandleCommit" and (m := _HANDLE_COMMIT.fullmatch(arg)):
+        return Step(action, int(m.group(1)), batches=int(m.group(2) or 1))
     if action == "Reassign" and arg.isdigit():
         return Step(action, order=tuple(int(c) for c in arg))
     if action in REQUEST_ACTIONS and (m := _REQUEST.fullmatch(arg)):
@@ -145,6 +157,8 @@ def format_step(step: Step) -> str:
         return power_loss(step.broker, step.kept, step.empty_hw_file)
     if step.action == "Reassign":
         return reassign(step.order)
+    if step.action == "HandleCommit" and step.broker is not None:
+        return handle_commit(step.broker, step.batches)
     if step.request is not None:
         r = step.request
         return request_step(step.action, request_text(

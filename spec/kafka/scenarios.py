@@ -58,6 +58,7 @@ PINNED: dict[str, str] = {
     "crash_loss": "all-unflushed",
     "isr_changes": "zookeeper",
     "hw_checkpoint_file": "fsync",
+    "controller": "zookeeper",
 }
 """The parameters every scenario run names explicitly, with the value it takes when the
 scenario does not choose one: Kafka 2.1's (the model's defaults when the figures of
@@ -67,6 +68,13 @@ its ISR itself); ``hw_checkpoint_file`` only matters with ``hw_checkpoint``, whi
 scenario 12 has, and that scenario names its versions' own (0.8.1 wrote the file without
 fsync, 0.8.2 with it)."""
 
+
+KRAFT_BASE = ("controller=kraft", "isr_changes=alter-partition", "unavailable_leader=fetcher",
+              "fetch_fencing=final")
+"""What every KRaft scenario names: the KRaft mode and the broker rules it needs."""
+KRAFT_3_4 = (*KRAFT_BASE, "elr=false", "unclean_detection=none", "kraft_epoch_bump=isr-shrink")
+"""KRaft as Kafka 3.3-3.4 run it: no ELR, no unclean-shutdown detection, the leader epoch
+bumped on every ISR shrink."""
 
 SCENARIOS = (
     Scenario(
@@ -165,6 +173,34 @@ SCENARIOS = (
          "kafka_7414=false"),
         ("unavailable_leader=skip", "hw_checkpoint_file=no-fsync"),
         ("unavailable_leader=create-log", "hw_checkpoint_file=fsync"),
+    ),
+    Scenario(
+        "kafka14139", "KAFKA-14139: a broker back with an empty disk rejoins the ISR under its "
+        "old identity, then is elected (KRaft 3.3-3.4, fixed by KIP-903 in 3.5)",
+        "NoCommittedRecordLost",
+        (*KRAFT_3_4, "make_leader_equal_epoch=apply", "initial_isr=1", "max_records=1",
+         "max_leader_epoch=1", "isr_shrink=false", "empty_disk=true"),
+        ("kip903=false",), ("kip903=true",),
+    ),
+    Scenario(
+        "last-replica-standing", "KIP-966's last replica standing: the last ISR member loses "
+        "its unflushed tail and is elected cleanly (KRaft up to 3.6, fixed by ELR and unclean "
+        "detection, 3.8+)",
+        "NoCommittedRecordLost",
+        (*KRAFT_BASE, "kip903=true", "kraft_epoch_bump=leader-change",
+         "make_leader_equal_epoch=apply", "crashes=unclean", "initial_isr=1", "max_records=1",
+         "max_leader_epoch=2", "isr_shrink=false"),
+        ("elr=false", "unclean_detection=none"), ("elr=true", "unclean_detection=previous-epoch"),
+    ),
+    Scenario(
+        "equal-epoch-delta", "A KRaft leader replays the record of its own accepted ISR change "
+        "after proposing the next one: makeLeader re-installs the older ISR (equal partition "
+        "epoch), the HW rises over it and a clean election loses the record (every KRaft "
+        "release, 3.3-4.0; a model finding, no JIRA; candidate fix in no release)",
+        "NoCommittedRecordLost",
+        (*KRAFT_BASE, "kip903=true", "kraft_epoch_bump=leader-change", "elr=true",
+         "unclean_detection=new-incarnation", "max_records=1", "max_leader_epoch=1"),
+        ("make_leader_equal_epoch=apply",), ("make_leader_equal_epoch=skip",),
     ),
 )
 """The scenarios of docs/scenarios.md, in its order."""

@@ -49,6 +49,12 @@ class ZkPartitionState(NamedTuple):
     last_known_elr: int = 0
     """KIP-966's last-known ELR (``PartitionRegistration.lastKnownElr``), a bit mask; 0
     unless ``elr``."""
+    kraft: tuple[Any, ...] = ()
+    """With ``controller=kraft``: the quorum's part of the state as plain nested tuples of
+    ints (the active controller's metadata log, each broker's metadata loader and
+    registration: ``isrlab.spec.kafka.kraft_state``), and the fields above then mirror the
+    active controller's ``PartitionRegistration``; ``()`` in ZooKeeper mode, and encoded
+    only in KRaft mode (by ``isrlab.spec.kafka.quorum_controller``)."""
 
 
 ControllerView = ZkPartitionState
@@ -205,12 +211,16 @@ ALTER = 4
 """Layout flag: ``isr_changes=alter-partition``."""
 FETCH_ERROR = 8
 """Layout flag: ``fetch_fencing=first-design`` (a fetch response's error)."""
+KRAFT = 16
+"""Layout flag of ``controller=kraft``'s part of the controller tuple, never set by
+``layout_flags``: the KRaft mode encodes that part itself (``isrlab.spec.kafka.
+quorum_controller.KRaftModel.encode``) after the ZooKeeper-mode layout."""
 
 LAYOUT_TABLE: dict[str, tuple[tuple[str, int], ...]] = {
     "ZkPartitionState": (
         ("controller_epoch", ALWAYS), ("leader", ALWAYS), ("leader_epoch", ALWAYS),
         ("isr", ALWAYS), ("assigned_replicas", ALWAYS), ("isr_change_set", ALWAYS),
-        ("elr", EXTENDED), ("last_known_elr", EXTENDED)),
+        ("elr", EXTENDED), ("last_known_elr", EXTENDED), ("kraft", KRAFT)),
     "BrokerPartition": (
         ("alive", ALWAYS), ("log", ALWAYS), ("high_watermark", ALWAYS),
         ("hw_checkpoint", ALWAYS), ("flushed", ALWAYS), ("leader_epoch", ALWAYS),

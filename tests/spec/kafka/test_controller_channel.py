@@ -127,7 +127,7 @@ def test_isrlab_models_marks_every_fault_parameter_and_each_is_off_by_default() 
 
     faults = {p.name for p in PARAMS if p.fault}
     assert faults == {"reorder_requests", "lost_requests", "duplicate_requests", "hw_isr",
-                      "hw_checkpoint_file"}
+                      "hw_checkpoint_file", "heartbeat_loss", "empty_disk"}
     # a fault is off by default: a bool is false, a choice is a real release's behaviour
     # (its fault value: hw_isr=committed, hw_checkpoint_file=periodic)
     assert all(p.default is False for p in PARAMS if p.fault and p.type is bool)

@@ -14,6 +14,7 @@ from isrlab.spec.kafka import labels
 from isrlab.spec.kafka.config import KafkaConfig
 from isrlab.spec.kafka.labels import RequestLabel, Step, format_step, parse
 from isrlab.spec.kafka.model import KafkaModel
+from isrlab.spec.kafka.quorum_controller import KRaftModel
 
 SMALL = {"max_records": 1, "max_leader_epoch": 1, "isr_shrink": False}
 SPACES: dict[str, dict[str, Any]] = {
@@ -27,6 +28,8 @@ SPACES: dict[str, dict[str, Any]] = {
                  "duplicate_requests": True, "metadata": True, "isr_changes": "zookeeper",
                  "elr": False, "crashes": "none"},
     "kip-320": {"fetch_fencing": "first-design", "isr_changes": "zookeeper"},
+    "kraft": {**SMALL, "controller": "kraft", "isr_shrink": True, "empty_disk": True,
+              "kip903": False},
 }
 """The default space, and small ones holding the rest of the grammar."""
 
@@ -34,7 +37,8 @@ SPACES: dict[str, dict[str, Any]] = {
 @cache
 def labels_of(name: str) -> frozenset[str]:
     """Every label of every step of the space ``name`` (a breadth-first search)."""
-    model = KafkaModel(KafkaConfig(**SPACES[name]))
+    config = KafkaConfig(**SPACES[name])
+    model = KRaftModel(config) if config.controller == "kraft" else KafkaModel(config)
     seen = {model.encode(s) for s in model.init_states()}
     frontier = list(model.init_states())
     found: set[str] = set()
@@ -58,13 +62,13 @@ def test_every_label_of_the_space_round_trips(name: str) -> None:
         assert format_step(parse(label)) == label
     actions = {parse(label).action for label in found}
     assert actions <= {*labels.ACTIONS, *labels.BROKER_ACTIONS, *labels.REQUEST_ACTIONS,
-                       "PowerLoss", "Reassign"}
+                       "PowerLoss", "Reassign", "HandleCommit"}
 
 
 def test_the_spaces_cover_every_action() -> None:
     actions = {parse(label).action for name in SPACES for label in labels_of(name)}
     assert actions == {*labels.ACTIONS, *labels.BROKER_ACTIONS, *labels.REQUEST_ACTIONS,
-                       "PowerLoss", "Reassign"}
+                       "PowerLoss", "Reassign", "HandleCommit"}
 
 
 def test_parse_reads_the_arguments() -> None:
@@ -75,6 +79,8 @@ def test_parse_reads_the_arguments() -> None:
     assert parse("Deliver(LeaderAndIsr(to=1,cepoch=0,leader=-1,epoch=2,isr=(1,)))") == Step(
         "Deliver", request=RequestLabel("LeaderAndIsr", 1, 0, -1, 2, (1,)))
     assert parse("Tick") == Step("Tick")
+    assert parse("HandleCommit(1,3)") == Step("HandleCommit", 1, batches=3)
+    assert parse("HandleCommit(1)") == Step("HandleCommit", 1)
 
 
 @pytest.mark.parametrize("label", ["Tock", "Produce(x)", "Produce(1", "Tick(1)",

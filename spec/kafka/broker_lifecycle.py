@@ -1,0 +1,110 @@
+"""A KRaft broker's side of its lifecycle and of KIP-903 (``controller=kraft``).
+
+``BrokerLifecycleManager`` registers each incarnation (the controller's side,
+``QuorumController.registerBroker``, is ``isrlab.spec.kafka.quorum_controller``); what the
+broker keeps of it here is the broker epoch its running incarnation registered with, which
+its fetches carry (KIP-903, Kafka 3.5+: ``FetchRequest.ReplicaState.ReplicaEpoch``), and
+which the leader records per follower (``Replica.brokerEpoch``) and sends in
+AlterPartition's ``NewIsrWithEpochs``.  The leader's own test before it proposes a
+follower is ``Partition.isReplicaIsrEligible`` (KIP-841, 3.3+: the follower is unfenced and
+not shutting down in the leader's metadata image; KIP-903: its fetch's broker epoch is the
+image's).
+
+``ReplaceDisk(b)`` (the ``empty_disk`` fault): a broker that is down gets an empty log
+directory, as an operator replacing a failed disk gives it: no log, no HW checkpoint, no
+clean-shutdown file; it comes back under its old broker id (KAFKA-14139).
+
+Shortcuts: a broker's own partition-level KRaft fields (its partition epoch, the epochs of
+its proposal) are cleared when it goes down, and every start is a new incarnation.
+"""
+
+from __future__ import annotations
+
+from isrlab.core.fencing import FetchDecision
+from isrlab.spec.kafka.config import Out, State
+from isrlab.spec.kafka.kraft_state import KRaftState, put, replayed
+from isrlab.spec.kafka.labels import broker_step
+from isrlab.spec.kafka.metadata_loader import MetadataLoader
+from isrlab.spec.kafka.state import ALTER_ACCEPTED, ALTER_NONE, ALTER_SENT, members
+
+
+class BrokerLifecycleManager(MetadataLoader):
+    """KIP-903's broker epochs on the broker side, ISR eligibility, and a broker going down."""
+
+    def _isr_eligible(self, state: State, lid: int, f: int) -> bool:
+        """``Partition.isReplicaIsrEligible`` (3.5+): in leader ``lid``'s published image
+        ``f`` is registered and unfenced, and (``kip903``) the broker epoch of ``f``'s fetch,
+        its running incarnation's, is the image's.  With ``fence_ineligible=false`` (3.2 and
+        earlier leaders) any follower.  (KIP-704: ``makeLeader`` marks a RECOVERING
+        partition RECOVERED at once, and its next AlterPartition tells the controller.)"""
+        k = self._kraft(state)
+        if not self.cfg.fence_ineligible:
+            return True
+        epoch, fenced = replayed(k.base, k.batches[:max(0, k.applied[lid])], self.n)[1][f]
+        if epoch < 0 or fenced:
+            return False
+        return not self.cfg.kip903 or k.broker_epoch[f] == epoch
+
+    def _fetch(self, state: State, f: int, lid: int,
+               decision: FetchDecision | None = None) -> State | None:
+        """A fetch (``isrlab.spec.kafka.fetcher``), and with ``kip903`` the leader records the
+        broker epoch it carries (``Replica.updateFetchStateOrThrow``'s ``brokerEpoch``)."""
+        s = super()._fetch(state, f, lid, decision)
+        if s is None or not self.cfg.kip903:
+            return s
+        k = self._kraft(s)
+        row = k.fetch_epochs[lid]
+        if not row or row[f] == k.broker_epoch[f]:
+            return s
+        k = k._replace(fetch_epochs=put(k.fetch_epochs, lid, put(row, f, k.broker_epoch[f])))
+        return self._with_kraft(s, k)
+
+    def _upkeep(self, before: State, after: State) -> State:
+        """The KRaft fields a reused broker step changes implicitly: a broker that went down
+        forgets its partition epoch, proposal and fetch records and has no published image
+        until it restarts; a new AlterPartition proposal carries the proposer's partition
+        epoch and (``kip903``) the broker epochs it recorded (its own for itself, -1 for
+        members it has no fetch from); an accepted answer, once handled, gives the leader
+        the partition epoch the controller returned."""
+        k = self._kraft(after)
+        k0 = k
+        for b in range(self.n):
+            old, new = before.brokers[b], after.brokers[b]
+            if old.alive and not new.alive:
+                k = self._went_down(k, b)
+                continue
+            if new.alter_partition == ALTER_SENT and old.alter_partition != ALTER_SENT:
+                k = self._proposed(k, b, new.pending_isr)
+            elif old.alter_partition != ALTER_NONE and new.alter_partition == ALTER_NONE:
+                if old.alter_partition == ALTER_ACCEPTED:
+                    k = k._replace(partition_epoch=put(k.partition_epoch, b,
+                                                       k.alter_epoch[b]))
+                k = k._replace(alter_isr_epochs=put(k.alter_isr_epochs, b, ()))
+        return after if k is k0 else self._with_kraft(after, k)
+
+    def _went_down(self, k: KRaftState, b: int) -> KRaftState:
+        return k._replace(applied=put(k.applied, b, -1), partition_epoch=put(
+            k.partition_epoch, b, 0), alter_epoch=put(k.alter_epoch, b, 0),
+            fetch_epochs=put(k.fetch_epochs, b, ()),
+            alter_isr_epochs=put(k.alter_isr_epochs, b, ()),
+            broker_epoch=put(k.broker_epoch, b, -1))
+
+    def _proposed(self, k: KRaftState, b: int, isr: int) -> KRaftState:
+        row = k.fetch_epochs[b] or (-1,) * self.n
+        epochs = [-1] * self.n
+        if self.cfg.kip903:
+            for m in members(isr):
+                epochs[m] = k.broker_epoch[b] if m == b else row[m]
+        return k._replace(alter_epoch=put(k.alter_epoch, b, k.partition_epoch[b]),
+                          alter_isr_epochs=put(k.alter_isr_epochs, b, tuple(epochs)))
+
+    def _a_replace_disk(self, state: State, out: Out) -> None:
+        """``ReplaceDisk(b)`` (``empty_disk``, a fault): broker ``b``, down, gets an empty log
+        directory (no log, HW checkpoint or clean-shutdown file)."""
+        for b in range(self.n):
+            br = state.brokers[b]
+            empty = br._replace(log=(), high_watermark=0, hw_checkpoint=0, flushed=0,
+                                unclean_shutdown=int(self.cfg.elr))
+            if br.alive or empty == br:
+                continue
+            out.append((broker_step("ReplaceDisk", b), self._set_broker(state, b, empty)))

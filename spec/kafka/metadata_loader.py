@@ -1,0 +1,175 @@
+"""A KRaft broker's ``MetadataLoader`` and what its publisher does with a delta.
+
+``controller=kraft`` only.
+
+Each live broker replays the active controller's committed metadata log in order, at its
+own pace: ``HandleCommit(b)`` publishes the next committed batch, ``HandleCommit(b,j)`` the
+next ``j`` batches merged into ONE delta (``MetadataLoader.handleCommit`` replays every
+batch the Raft client hands it into one ``MetadataDelta`` and publishes it once:
+``isrlab.core.kraft_metadata.apply_commit``; 3.6+ ``MetadataBatchLoader`` likewise), so a
+broker may go from leader epoch ``e`` to ``e + 2`` without seeing ``e + 1`` (issue 36).
+``BrokerMetadataPublisher`` hands the delta to ``ReplicaManager.applyDelta``:
+``TopicDelta.localChanges`` (``local_changes``) says whether the broker now leads or
+follows, ``applyLocalLeadersDelta`` calls ``Partition.makeLeader``
+(``make_leader_kraft``: remote replicas reset only when the broker was not leading
+before, ``isNewLeader``) and ``applyLocalFollowersDelta`` ``Partition.makeFollower`` and
+restarts the fetcher in the new leader epoch, which truncates on the diverging epoch of
+its first fetch response (the ``Truncate`` step of ``isrlab.spec.kafka.fetcher``, against
+the leader in the same epoch).  Every broker acts only on its own published image.
+
+Shortcuts: the publisher runs with the loader (one step); a partition state replaced by a
+delta drops the leader's pending AlterPartition (its request, if still in flight, carries a
+partition epoch the controller has moved past, so ``INVALID_UPDATE_VERSION`` would refuse
+it, and its answer would be ignored: ``Partition.sendAlterPartitionRequest``'s callback
+checks the partition state); ``makeFollower`` with no leader starts no fetcher.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import cast
+
+from isrlab.core.elr import PartitionRegistration
+from isrlab.core.kraft_metadata import (
+    MetadataImage,
+    MetadataUpdate,
+    local_changes,
+    make_leader_kraft,
+)
+from isrlab.core.partition import raise_leader_hw
+from isrlab.spec.kafka.config import NO_FETCH, Out, State
+from isrlab.spec.kafka.kraft_state import (
+    Image,
+    KRaftState,
+    compacted,
+    controller_image,
+    core_image,
+    put,
+    replayed,
+)
+from isrlab.spec.kafka.labels import handle_commit
+from isrlab.spec.kafka.memo import memoised
+from isrlab.spec.kafka.model import KafkaModel
+from isrlab.spec.kafka.state import (
+    ALTER_NONE,
+    NONE,
+    BrokerPartition,
+    KafkaState,
+    ZkPartitionState,
+    mask_of,
+)
+
+
+class MetadataLoader(KafkaModel):
+    """Each broker's ``MetadataLoader`` and ``ReplicaManager.applyDelta``."""
+
+    def _kraft(self, state: State) -> KRaftState:
+        """The KRaft part of ``state``."""
+        return cast(KRaftState, state.controller.kraft)
+
+    def _with_kraft(self, state: State, k: KRaftState) -> State:
+        """``state`` with KRaft part ``k`` (compacted: ``kraft_state.compacted``) and the
+        controller fields mirroring the active controller's ``PartitionRegistration``."""
+        ctrl = self._kraft_controller(state.controller, k)
+        return KafkaState(ctrl, state.brokers, state.channels, state.ghost)
+
+    @memoised
+    def _kraft_controller(self, ctrl: ZkPartitionState, k: KRaftState) -> ZkPartitionState:
+        """``_with_kraft``'s controller tuple (memoised)."""
+        k = compacted(k, self.n)
+        leader, le, _, isr, elr, lke, _ = controller_image(k, self.n)[0]
+        return ctrl._replace(leader=leader, leader_epoch=le, isr=isr, elr=elr,
+                             last_known_elr=lke, kraft=k)
+
+    def _a_handle_commit(self, state: State, out: Out) -> None:
+        """``HandleCommit(b)`` / ``HandleCommit(b,j)``: live broker ``b`` publishes the next
+        ``j`` committed batches of the metadata log as one delta (the module docstring)."""
+        k = self._kraft(state)
+        total = len(k.batches)
+        for b in range(self.n):
+            a = k.applied[b]
+            if a < 0 or a >= total or not state.brokers[b].alive:
+                continue
+            for j in range(a + 1, total + 1):
+                out.append((handle_commit(b, j - a), self._published(state, b, j)))
+
+    def _published(self, state: State, b: int, upto: int, fresh: bool = False) -> State:
+        """``state`` once broker ``b`` published the batches up to ``upto`` as one delta
+        (``fresh``: its first publication after a start, a delta from the empty image)."""
+        k = self._kraft(state)
+        before = None if fresh else replayed(k.base, k.batches[:k.applied[b]], self.n)
+        after = replayed(k.base, k.batches[:upto], self.n)
+        br = state.brokers[b]
+        newbr, pe, row = self._apply_delta(br, b, before, after, k.partition_epoch[b],
+                                           k.fetch_epochs[b])
+        k = k._replace(applied=put(k.applied, b, upto), partition_epoch=put(
+            k.partition_epoch, b, pe), fetch_epochs=put(k.fetch_epochs, b, row))
+        if newbr.alter_partition == ALTER_NONE and br.alter_partition != ALTER_NONE:
+            k = k._replace(alter_isr_epochs=put(k.alter_isr_epochs, b, ()))
+        s = self._with_kraft(self._set_broker(state, b, newbr), k)
+        if newbr.leader == b and (br.leader != b or newbr.leader_epoch != br.leader_epoch):
+            s = self._note_epoch_leader(s, newbr.leader_epoch, b)
+        if br.leader == b and newbr.leader != b:
+            s = self._drop_pending(s, b)
+        if newbr.leader == b:
+            s = self._after_leader_step(s, b)
+        return s
+
+    @memoised
+    def _apply_delta(self, br: BrokerPartition, b: int, before: Image | None, after: Image,
+                     pe: int, row: tuple[int, ...]
+                     ) -> tuple[BrokerPartition, int, tuple[int, ...]]:
+        """Broker ``b`` holding ``br`` (partition epoch ``pe``, KIP-903 fetch epochs ``row``)
+        after its publisher applied the delta from image ``before`` to ``after``: its new
+        tuple, partition epoch and fetch epochs (``before`` ``None``: the empty image;
+        memoised)."""
+        n = self.n
+        old = MetadataImage() if before is None else core_image(before, n)
+        update = MetadataUpdate(old, core_image(after, n))
+        changes = local_changes(update, b)
+        if changes.leaders:
+            return self._make_leader(br, b, changes.leaders[0][1], pe, row)
+        if changes.followers:
+            reg = changes.followers[0][1]
+            if reg.partition_epoch - 1 < pe:
+                return br, pe, row  # makeFollower: an older partition epoch is ignored
+            leader = reg.leader
+            moved = leader != br.leader or reg.leader_epoch != br.leader_epoch
+            newbr = br._replace(leader=leader, leader_epoch=reg.leader_epoch,
+                                in_sync_replica_ids=0, remotes=(), pending_isr=0,
+                                alter_partition=ALTER_NONE)
+            if moved:
+                newbr = newbr._replace(truncating=int(leader != NONE and bool(br.log)),
+                                       fetch_in_flight=NO_FETCH)
+            return newbr, reg.partition_epoch - 1, ()
+        return br, pe, row
+
+    def _make_leader(self, br: BrokerPartition, b: int, reg: PartitionRegistration, pe: int,
+                     row: tuple[int, ...]) -> tuple[BrokerPartition, int, tuple[int, ...]]:
+        """``applyLocalLeadersDelta``: ``Partition.makeLeader`` (``make_leader_kraft``) on
+        the broker's committed partition state."""
+        committed = br._replace(pending_isr=0, alter_partition=ALTER_NONE)
+        p = replace(self.broker_partition(committed, b), zk_version=pe + 1)
+        if (reg.partition_epoch - 1 == pe and br.leader == b
+                and self.cfg.make_leader_equal_epoch == "skip"):
+            return br, pe, row  # the candidate fix: the leader already has this epoch
+        newp, flags = make_leader_kraft(p, reg, self.sat).unwrap()
+        if flags.skipped:
+            return br, pe, row
+        # maybeIncrementLeaderHW with KAFKA-4485's caught-up replicas (kafka_4485), which
+        # make_leader_kraft's ISR-only raise leaves out: raised again from the old HW
+        newp = raise_leader_hw(replace(newp, high_watermark=p.high_watermark), self.sat,
+                               self.hw_lag).partition
+        # the ISR the controller registered (makeLeader installs a committed state)
+        base = committed._replace(in_sync_replica_ids=mask_of(reg.isr)
+                                  if br.leader == b else 0, truncating=0)
+        newbr = self._with_partition(base, newp)._replace(
+            in_sync_replica_ids=mask_of(newp.isr), truncating=0, fetch_in_flight=NO_FETCH)
+        if flags.is_new_leader or not row:
+            row = (-1,) * self.n
+        return newbr, reg.partition_epoch - 1, row
+
+    def _leader_view(self, state: State, b: int) -> Image:
+        """Broker ``b``'s published image."""
+        k = self._kraft(state)
+        return replayed(k.base, k.batches[:max(0, k.applied[b])], self.n)
