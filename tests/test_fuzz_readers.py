@@ -360,6 +360,9 @@ def _small_logs() -> list[bytes]:
 
 
 _LOGS = _small_logs()
+KAFKA_VERDICTS = (0, 1, 3, 4)
+"""validate's verdicts on a Kafka log: accepted, rejected, breaks an invariant, and (the
+log oracle's) not covered."""
 
 
 @pytest.mark.slow
@@ -369,7 +372,7 @@ def test_validate_kafka_reads_mutated_real_logs_in_one_line_or_a_verdict(data: b
     SEEN["kafka-log"] += 1
     log = _file("server.log", data)
     code, out, err = _run(["validate", "--model", "kafka", "--format", "kafka-log", str(log)])
-    _one_line_or_verdict(code, out, err, (0, 1, 3))
+    _one_line_or_verdict(code, out, err, KAFKA_VERDICTS)
 
 
 _LOG_WORDS = (
@@ -431,7 +434,7 @@ def test_validate_kafka_reads_log_like_lines_in_one_line_or_a_verdict(
     SEEN["kafka-log"] += 1
     log = _file("broker.log", "\n".join(lines).encode())
     code, out, err = _run(["validate", "--model", "kafka", *more, str(log)])
-    _one_line_or_verdict(code, out, err, (0, 1, 3))
+    _one_line_or_verdict(code, out, err, KAFKA_VERDICTS)
 
 
 @fuzz(200)
@@ -440,7 +443,7 @@ def test_validate_kafka_reads_random_bytes_in_one_line_or_a_verdict(data: bytes)
     SEEN["kafka-log"] += 1
     log = _file("random.log", data)
     code, out, err = _run(["validate", "--model", "kafka", str(log)])
-    _one_line_or_verdict(code, out, err, (0, 1, 3))
+    _one_line_or_verdict(code, out, err, KAFKA_VERDICTS)
 
 
 # -- -p values: 5,000 + 3,000 + 2,000 inputs ----------------------------------------------------
@@ -529,7 +532,7 @@ _toml_lines = (st.builds(lambda k, v: f"{k} = {v}", _toml_keys, _toml_values)
 
 
 @needs_config
-@fuzz(5_000)
+@fuzz(300)
 @given(st.lists(_toml_lines, max_size=6))
 def test_run_files_are_read_in_one_line_or_a_verdict(lines: list[str]) -> None:
     SEEN["run-file"] += 1
@@ -543,7 +546,7 @@ _TOML_SEED = b'model = "toy-counter"\ninvariants = ["BelowBad"]\n[params]\nlimit
 
 
 @needs_config
-@fuzz(5_000)
+@fuzz(200)
 @given(_mutations(_TOML_SEED) | st.binary(max_size=120))
 def test_mutated_run_files_are_read_in_one_line_or_a_verdict(data: bytes) -> None:
     SEEN["run-file"] += 1
@@ -551,3 +554,44 @@ def test_mutated_run_files_are_read_in_one_line_or_a_verdict(data: bytes) -> Non
     code, out, err = _run(["check", "--config", str(config), "--max-depth", "2",
                            "--no-progress"])
     _one_line_or_verdict(code, out, err, (0, 1))
+
+
+_TOML_KEYS = ("model", "params", "invariants", "engine", "max-depth", "max_depth", "workers",
+              "seed", "walks", "depth", "symmetry", "json", "run-dir", "x", "limit")
+_TOML_VALUES = ('"toy-counter"', '"kafka"', "3", "-1", "true", '["Nope"]', "{limit = 2}",
+                '{limit = "x"}', "1.5", '"spark"', "[1, 2]", '"/proc/x"', "2024-01-01", "[[]]",
+                "{}", "'x'", "nan", "inf", "0x10", '"\\u0000"', "1979-05-27T07:32:00Z")
+
+
+def _random_toml(rng: random.Random) -> bytes:
+    if rng.random() < 0.5:
+        return mutate(rng, _TOML_SEED)
+    lines = ['model = "toy-counter"'] if rng.random() < 0.7 else []
+    for _ in range(rng.randrange(6)):
+        if rng.random() < 0.2:
+            lines.append(f"[{rng.choice((*_TOML_KEYS, 'check', 'simulate', 'bmc'))}]")
+        else:
+            lines.append(f"{rng.choice(_TOML_KEYS)} = {rng.choice(_TOML_VALUES)}")
+    return "\n".join(lines).encode()
+
+
+@needs_config
+@fuzz(240)
+@given(st.integers(0, 2**32))
+def test_a_batch_of_random_and_mutated_run_files_loads_or_fails_in_one_line(seed: int) -> None:
+    import click
+
+    from isrlab import cli_support
+    from isrlab.cli_support import BadInput
+
+    load = getattr(cli_support, "load_run_file")  # noqa: B009  # absent until run files merge
+    rng = random.Random(seed)
+    for _ in range(BATCH):
+        SEEN["run-file"] += 1
+        config = _file("batch.toml", _random_toml(rng))
+        command = cli.commands[rng.choice(["check", "simulate", "bmc", "explore"])]
+        ctx = click.Context(command, parent=click.Context(cli, info_name="isrlab"))
+        try:
+            load(ctx, config)
+        except BadInput as error:
+            assert "\n" not in error.format_message(), error.format_message()
