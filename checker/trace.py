@@ -156,8 +156,14 @@ def parse_itf(document: Mapping[str, Any]) -> tuple[TraceStep, ...]:
 
 
 def read_itf(path: str | Path) -> tuple[TraceStep, ...]:
-    """Read a trace written by ``write_itf`` (or any ITF trace)."""
-    return parse_itf(json.loads(Path(path).read_text(encoding="utf-8")))
+    """Read a trace written by ``write_itf`` (or any ITF trace); ``ValueError`` for text that
+    is not one (JSON nested too deeply for Python's parser included)."""
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        document = json.loads(text)
+    except RecursionError:
+        raise ValueError("malformed JSON: nested too deeply") from None
+    return parse_itf(document)
 
 
 def _show(value: Any) -> str:

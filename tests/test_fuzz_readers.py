@@ -176,6 +176,14 @@ def test_what_the_fuzzing_found_is_one_line_and_exit_2(text: str, words: str) ->
     assert words in err
 
 
+def test_explore_refuses_a_too_deeply_nested_itf_trace_in_one_line() -> None:
+    trace = _file("deep.itf.json", ('{"states": [{"x": ' + _VERY_DEEP + "}]}").encode())
+    code, out, err = _run(["explore", "--model", "toy-counter", "--trace", str(trace)])
+    assert code == 2, (code, out, err[-500:])
+    _one_line_or_verdict(code, out, err, ())
+    assert "nested too deeply" in err
+
+
 # -- JSON values ------------------------------------------------------------------------------
 
 _scalars = (st.none() | st.booleans() | st.integers(-(2**70), 2**70)
