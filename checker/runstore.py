@@ -134,6 +134,12 @@ class RunStore:
                 return
             holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
             os.close(fd)
+            if _dead(holder):  # its forked workers hold the lock until they notice
+                raise RunDirError(
+                    f"run directory {str(self.root)!r} is still locked by the worker "
+                    f"processes of a run that died (process {holder}, lock file "
+                    f"{str(path)!r}); they exit within seconds: try again"
+                ) from None
             raise RunDirError(
                 f"run directory {str(self.root)!r} is in use by another run (process "
                 f"{holder}, lock file {str(path)!r}); refusing to run two checks on it at once"
@@ -256,6 +262,17 @@ class RunStore:
         fps = array("Q")
         fps.frombytes(raw_fps)
         return fps, list(encodings)
+
+
+def _dead(pid: str) -> bool:
+    """Whether ``pid`` (as the lock file holds it) names no living process."""
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except (ValueError, OSError):
+        return False
+    return False
 
 
 def _write_sealed(path: Path, payload: bytes) -> None:

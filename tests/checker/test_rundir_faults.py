@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -193,6 +195,40 @@ def test_a_second_run_on_a_locked_directory_refuses_and_a_dead_holders_lock_is_t
     assert (run_dir / "lock").read_text() == ""  # released at the end
     again = explore(Symmetric(3, 4), _options(run_dir, 3, 4))  # and is free for the next run
     assert _counts(again) == _golden(3, 4)
+
+
+_FORKING_HOLDER = _HOLDER.replace('print("locked", flush=True)', """import os
+child = os.fork()
+if child == 0:
+    time.sleep(120)  # a worker process: it inherited the lock
+    os._exit(0)
+print(child, flush=True)""")
+
+
+def test_a_dead_runs_lingering_workers_are_named_and_then_the_lock_is_taken_over(
+    tmp_path: Path,
+) -> None:
+    run_dir = tmp_path / "run"
+    holder = subprocess.Popen([sys.executable, "-c", _FORKING_HOLDER, str(run_dir)], cwd=ROOT,
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None
+    worker = int(holder.stdout.readline())
+    try:
+        holder.kill()  # the coordinator dies; its worker still holds the lock
+        holder.wait()
+        with pytest.raises(RunDirError, match=f"worker processes of a run that died \\(process "
+                                              f"{holder.pid}.*try again"):
+            explore(Symmetric(3, 4), _options(run_dir, 3, 4))
+    finally:
+        os.kill(worker, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # the worker is reaped by init
+        try:
+            os.kill(worker, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    assert _counts(explore(Symmetric(3, 4), _options(run_dir, 3, 4))) == _golden(3, 4)
 
 
 def test_a_lock_is_released_when_the_run_is_refused(tmp_path: Path) -> None:
