@@ -136,6 +136,14 @@ def kill_group(driver: subprocess.Popen[str]) -> None:
         time.sleep(0.2)
 
 
+def committed(run_dir: Path) -> int:
+    """The level the run directory's ``commit.json`` names (0: none yet)."""
+    try:
+        return int(json.loads((run_dir / "commit.json").read_text())["level"])
+    except (OSError, ValueError, KeyError):
+        return 0
+
+
 def answers(report: Path) -> dict[str, Any]:
     """A finished run's report without the engine-specific fields."""
     found = json.loads(report.read_text())
@@ -157,6 +165,7 @@ def one_point(kind: str, level: int, delay: float, pick: int, base: Path,
         time.sleep(delay)
         if kind == "driver":
             kill_group(driver)
+            outcome["committed_level_at_fault"] = committed(run_dir)
             code = None
         else:
             workers = python_workers(driver)
@@ -164,6 +173,7 @@ def one_point(kind: str, level: int, delay: float, pick: int, base: Path,
             if workers:
                 victim = workers[pick % len(workers)]
                 os.kill(victim, signal.SIGKILL)
+            outcome["committed_level_at_fault"] = committed(run_dir)
             _, rest = driver.communicate(timeout=900)
             code = driver.returncode
             # Spark logs a lost task at ERROR (the engine's log level): did the kill hit one?
@@ -173,9 +183,6 @@ def one_point(kind: str, level: int, delay: float, pick: int, base: Path,
     finally:
         if driver.poll() is None:
             kill_group(driver)
-    commit = run_dir / "commit.json"
-    outcome["committed_level_at_fault"] = (
-        json.loads(commit.read_text())["level"] if commit.exists() else 0)
     outcome["run_exit"] = code
     resumes = 0
     while code not in (0, 1) and resumes < 3:  # killed, or the job failed: resume it
