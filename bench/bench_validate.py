@@ -1,6 +1,19 @@
-"""Benchmark trace validation (``isrlab validate``) on 10,000-step traces.
+"""Benchmark trace validation (``isrlab validate``) on 10,000-step traces and the log oracle
+on Kafka logs of up to 100,000 lines.
 
     .venv/bin/python bench/bench_validate.py [--steps 10000] [--seed 1] [--limit 10]
+    .venv/bin/python bench/bench_validate.py --log-only [--log-lines 100000] [--log-limit 30]
+
+**Kafka logs** (``--log-lines``, ``--log-only`` for these alone): a log of one partition
+written as a 4.x KRaft broker writes it at TRACE (``isrlab.spec.oracle`` reads each line):
+the leader's ``Skipping update high watermark ... All current LEOs`` and ``High watermark
+updated`` lines as its two followers fetch, an ISR shrink and expansion (with their ``ISR
+updated`` confirmations) every 1,000 lines, and a failover (the broker follows another
+leader for a while, then leads a new epoch) every 20,000 lines; offsets in the millions.
+Judged from the file (read as a stream) at 10 %, 50 % and 100 % of the length: wall and CPU
+time, and the peak of Python's allocations during the judging (``tracemalloc``, a second
+run: it slows Python) — flat in the log's length.  Exits 1 if the whole log takes more than
+``--log-limit`` wall seconds (the issue's bar: 30 s) or is not accepted.
 
 Two real behaviours of 10,000 steps are generated, written as ITF files and validated
 through the CLI's reading path (parse + type checks + constrained BFS), each with several
@@ -32,6 +45,7 @@ import random
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +62,11 @@ from isrlab.checker.validate import (  # noqa: E402
     validate,
 )
 from isrlab.cli_support import resolve_model  # noqa: E402
-from isrlab.validate_cmd import check_against_model, read_observations  # noqa: E402
+from isrlab.services.traces import (  # noqa: E402
+    check_against_model,
+    judge_kafka_logs,
+    read_observations,
+)
 
 TLA_PARAMS = ["replicas=3", "log_size=4", "max_records=6", "max_leader_epoch=8",
               "invariants=WeakIsr,StrongIsr"]
@@ -99,6 +117,77 @@ def timed(m: Model[Any], observations: list[Observation]) -> tuple[float, str, b
                      f"{result.max_frontier:,}, {result.generated:,} successors"), result.accepted
 
 
+def write_kafka_log(path: Path, lines: int) -> None:
+    """A one-partition 4.x leader log of ``lines`` lines (see the module docstring)."""
+    seg = "segment=[16:76938]"
+    p = "[Partition orders-0 broker=1]"
+    hw, epoch, version, second = 5_000_000, 7, 40, 0
+    written = 0
+    with path.open("w", encoding="utf-8") as out:
+        def emit(level: str, text: str, logger: str = "kafka.cluster.Partition") -> None:
+            nonlocal written, second
+            written += 1
+            second += 1
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(1_700_000_000 + second))
+            out.write(f"[{stamp},{written % 1000:03d}] {level} {text} ({logger})\n")
+
+        while written < lines:
+            if written % 20_000 == 19_990:  # a failover: follow broker 2, then lead again
+                epoch += 1
+                version += 1
+                emit("INFO", f"[Broker id=1] Follower orders-0 with topic id Some(abc) starts at "
+                     f"leader epoch {epoch} from offset {hw} with partition epoch {version} "
+                     f"and high watermark {hw}. Current leader is 2. Previous leader Some(1) "
+                     f"and previous leader epoch was {epoch - 1}.", "state.change.logger")
+                epoch += 1
+                version += 1
+                emit("INFO", f"[Broker id=1] Leader orders-0 with topic id Some(abc) starts at "
+                     f"leader epoch {epoch} from offset {hw} with partition epoch {version}, "
+                     f"high watermark {hw}, ISR [1,2,3], adding replicas [] and removing "
+                     f"replicas [] . Previous leader Some(2) and previous leader epoch was "
+                     f"{epoch - 1}.", "state.change.logger")
+            elif written % 1_000 == 500:  # the ISR flaps: 3 lags, is dropped, catches up
+                version += 1
+                emit("INFO", f"{p} Shrinking ISR from 1,2,3 to 1,2. Leader: (highWatermark: "
+                     f"{hw}, endOffset: {hw + 1}). Out of sync replicas: (brokerId: 3, "
+                     f"endOffset: {hw}, lastCaughtUpTimeMs: 1700000000000).")
+                emit("INFO", f"{p} ISR updated to 1,2 and version updated to {version}")
+                version += 1
+                emit("INFO", f"{p} Expanding ISR from 1,2 to 1,2,3")
+                emit("INFO", f"{p} ISR updated to 1,2,3 and version updated to {version}")
+            else:
+                emit("TRACE", f"{p} Skipping update high watermark since new hw (offset={hw}, "
+                     f"{seg}) is not larger than old value. All current LEOs are Set(replica "
+                     f"2: (offset={hw + 1}, {seg}), replica 3: (offset={hw}, {seg}), replica "
+                     f"1: (offset={hw + 1}, {seg}))")
+                emit("DEBUG", f"{p} High watermark updated from (offset={hw}, {seg}) to "
+                     f"(offset={hw + 1}, {seg})")
+                hw += 1
+
+
+def bench_kafka_log(lines: int, limit: float) -> bool:
+    """Judge logs of 10 %, 50 % and 100 % of ``lines`` lines; print the figures."""
+    ok = True
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in (lines // 10, lines // 2, lines):
+            path = Path(tmp) / f"server-{size}.log"
+            write_kafka_log(path, size)
+            started, cpu = time.perf_counter(), time.process_time()
+            verdicts = judge_kafka_logs([(path.name, path)])
+            elapsed, used = time.perf_counter() - started, time.process_time() - cpu
+            tracemalloc.start()
+            judge_kafka_logs([(path.name, path)])
+            _, peak = tracemalloc.get_traced_memory()
+            tracemalloc.stop()
+            verdict = verdicts[0]
+            print(f"kafka log of {size:,} lines ({path.stat().st_size / 1e6:.1f} MB): "
+                  f"{verdict.verdict.upper()} ({verdict.observations:,} lines judged) in "
+                  f"{elapsed:.2f} s (CPU {used:.2f} s), {size / elapsed:,.0f} lines/s, peak "
+                  f"allocations {peak / 1e6:.2f} MB", flush=True)
+            ok &= verdict.accepted and (size < lines or elapsed <= limit)
+    return ok
+
+
 def main() -> int:
     """Generate, write, read back and validate the traces; print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -107,8 +196,13 @@ def main() -> int:
     parser.add_argument("--limit", type=float, default=10.0)
     parser.add_argument("--partial-steps", type=int, default=200,
                         help="steps of the one-variable validation (its frontier is large)")
+    parser.add_argument("--log-lines", type=int, default=100_000)
+    parser.add_argument("--log-limit", type=float, default=30.0)
+    parser.add_argument("--log-only", action="store_true", help="only the Kafka-log benchmark")
     args = parser.parse_args()
-    failed = False
+    failed = not bench_kafka_log(args.log_lines, args.log_limit)
+    if args.log_only:
+        return 1 if failed else 0
     runs = (("tla-kip279", TLA_PARAMS, isr_flapping_walk),
             ("kafka", KAFKA_PARAMS, novelty_walk))
     with tempfile.TemporaryDirectory() as tmp:

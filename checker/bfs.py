@@ -82,6 +82,20 @@ CPython's defaults (700, 10, 10) the collector rescans every stored state over a
 
 _first, _second = itemgetter(0), itemgetter(1)
 
+KEY_BYTES = 4
+"""Under a view: the bytes of one successor index in a discovery key."""
+
+
+def _join_key(key: bytes, encoding: bytes) -> bytes:
+    """A frontier state's discovery key and encoding as one run-directory record."""
+    return len(key).to_bytes(2, "big") + key + encoding
+
+
+def _split_key(record: bytes) -> tuple[bytes, bytes]:
+    """The inverse of ``_join_key``."""
+    size = int.from_bytes(record[:2], "big")
+    return record[2:2 + size], record[2 + size:]
+
 __all__ = ["CheckOptions", "Progress", "RunDirError", "explore", "replay_path"]
 
 
@@ -181,12 +195,23 @@ class _Worker(Generic[S]):
         # encode and decode the identity) is never asked to encode or decode, and its
         # candidates double as their encodings.
         self.identity = bool(getattr(model, "identity_encoding", False))
+        # TLC's VIEW: a model's optional ``view(state) -> bytes`` identifies states (the
+        # fingerprint is the view's); the state kept for a view is the first one found.
+        self.view: Callable[[S], bytes] | None = getattr(model, "view", None)
+        # Under a view, each frontier state and candidate carries its discovery key: its
+        # parent's key followed by its index among the parent's successors (4 bytes), so
+        # that keys order states as TLC's one-worker FIFO queue does, and the state kept for
+        # a view is the one of smallest key, whatever the partitioning into workers.
+        self.frontier_keys: list[bytes] = []
+        self.candidate_keys: list[bytes] = []
+        self.candidate_at: dict[int, int] = {}  # view: fingerprint -> index in candidates
+        self._pkey = b""  # view: the key of the state being expanded
         self.keep_encodings = (store is not None or workers > 1) and not self.identity
         self._owners: list[int] = []  # each candidate's owner, from _publish to merge
         # The compiled split and merge of the exchange (checker/_fpset.c), for models whose
         # states are their own encoding; this worker's own links and candidates, from
         # _publish to merge.
-        self._exchange = compiled_exchange() if self.identity else None
+        self._exchange = compiled_exchange() if self.identity and self.view is None else None
         self._own: tuple[dict[int, tuple[int, str]], list[S], bytes] | None = None
         self.report = _LevelReport()
         invariants = list(model.invariants())
@@ -208,17 +233,20 @@ class _Worker(Generic[S]):
         """Collect this worker's share of the initial states (partitioned by fingerprint)."""
         self.report = report = _LevelReport()
         symmetry, model = self.options.symmetry, self.model
-        for state in model.init_states():
+        for number, state in enumerate(model.init_states()):
             if self.index == 0:
                 report.generated += 1
                 report.cov_generated[INIT_ACTION] = report.cov_generated.get(INIT_ACTION, 0) + 1
             canonical = model.canonical(state) if symmetry else state
             encoding = model.encode(canonical)
-            fp = fingerprint(encoding)
+            fp = fingerprint(encoding if self.view is None else self.view(canonical))
             if fp % self.workers != self.index or fp in self.links:
                 continue
             self.links[fp] = (0, INIT_ACTION)
             self.candidates.append(canonical)
+            if self.view is not None:
+                self.candidate_at[fp] = len(self.candidate_keys)
+                self.candidate_keys.append(number.to_bytes(KEY_BYTES, "big"))
             if self.keep_encodings:
                 self.candidate_enc.append(encoding)
         self._publish(1)
@@ -242,6 +270,9 @@ class _Worker(Generic[S]):
             for fp, encoding in zip(f, encodings, strict=True):
                 if fp % self.workers == self.index:
                     self.frontier_fps.append(fp)
+                    if self.view is not None:
+                        key, encoding = _split_key(encoding)
+                        self.frontier_keys.append(key)
                     self.frontier.append(decode(encoding))
         self.pending_sometimes = [
             (i, h) for i, h in self.pending_sometimes if str(i) not in commit["sometimes"]
@@ -263,7 +294,7 @@ class _Worker(Generic[S]):
         identity = self.identity
         # The compiled loop (checker/_fpset.c: scan) does what _scan_python does, for
         # models whose states are their own encoding.
-        scan = compiled_scan() if identity else None
+        scan = compiled_scan() if identity and self.view is None else None
         candidates = self.candidates
         orbit = orbit_of if canonical is not None else None
         cov = report.cov_generated
@@ -287,7 +318,9 @@ class _Worker(Generic[S]):
                 if slots is not None:
                     slots.update(me, tick, generated, len(links))
             self.frontier_fps, self.frontier = [], []
-        for pfp, state in zip(self.frontier_fps, self.frontier, strict=True):
+        keys = self.frontier_keys if self.view is not None else repeat(b"")
+        for pfp, state, pkey in zip(self.frontier_fps, self.frontier, keys, strict=False):
+            self._pkey = pkey
             successors = next_states(state)
             if not isinstance(successors, list):
                 successors = list(successors)
@@ -307,7 +340,7 @@ class _Worker(Generic[S]):
         report.generated = generated
         if slots is not None:
             slots.update(me, tick, generated, len(links))
-        self.frontier_fps, self.frontier = [], []
+        self.frontier_fps, self.frontier, self.frontier_keys = [], [], []
         self._publish(level + 1)
 
     def _scan_python(
@@ -321,6 +354,10 @@ class _Worker(Generic[S]):
         successor (its representative's under symmetry), skip it when seen, else link it
         (the smallest link wins) and, when new in this level, make it a candidate."""
         identity, encode = self.identity, self.model.encode
+        if self.view is not None:
+            self._scan_view(successors, pfp, seen, links, canonical, add_candidate,
+                            add_encoding)
+            return
         for label, successor in successors:
             encoding: bytes = successor if identity else encode(successor)  # type: ignore[assignment]  # identity: S is bytes
             if canonical is None:
@@ -347,6 +384,41 @@ class _Worker(Generic[S]):
             add_candidate(successor)
             if add_encoding is not None:
                 add_encoding(encoding)
+
+    def _scan_view(
+        self, successors: list[tuple[str, S]], pfp: int, seen: FingerprintSet,
+        links: dict[int, tuple[int, str]], canonical: Callable[[S], S] | None,
+        add_candidate: Callable[[S], None], add_encoding: Callable[[bytes], None] | None,
+    ) -> None:
+        """``_scan_python`` for a model with a view: the fingerprint is the view's (of the
+        representative under symmetry); the first successor found for a view is the state
+        kept (TLC's VIEW), its link is the smallest as for every state."""
+        view, encode, identity = self.view, self.model.encode, self.identity
+        assert view is not None
+        pkey, at, keys = self._pkey, self.candidate_at, self.candidate_keys
+        candidates, encodings = self.candidates, self.candidate_enc
+        for index, (label, successor) in enumerate(successors):
+            if canonical is not None:
+                successor = canonical(successor)
+            fp = _xxh3(view(successor))
+            if fp in seen:
+                continue
+            key = pkey + index.to_bytes(KEY_BYTES, "big")
+            where = at.get(fp)
+            if where is not None:
+                if key < keys[where]:  # found earlier in TLC's order: this state is kept
+                    links[fp] = (pfp, label)
+                    keys[where] = key
+                    candidates[where] = successor
+                    if add_encoding is not None:
+                        encodings[where] = successor if identity else encode(successor)  # type: ignore[assignment]  # identity: S is bytes
+                continue
+            links[fp] = (pfp, label)
+            at[fp] = len(keys)
+            keys.append(key)
+            add_candidate(successor)
+            if add_encoding is not None:
+                add_encoding(successor if identity else encode(successor))  # type: ignore[arg-type]  # identity: S is bytes
 
     def _publish(self, level: int) -> None:
         """Send each other worker the candidates it owns (``fp % workers``) and every
@@ -379,6 +451,7 @@ class _Worker(Generic[S]):
                 list(map(_second, picked)),
                 list(compress(encodings, chosen)),
                 every,
+                list(compress(self.candidate_keys, chosen)) if self.view is not None else [],
             )
             (self.exchange / f"{level - 1}-{me}-{other}.bin").unlink(missing_ok=True)
             temporary = self.exchange / f"{level}-{me}-{other}.tmp"
@@ -410,11 +483,13 @@ class _Worker(Generic[S]):
             return self._finish_level(
                 level, self.links, self.candidates,
                 self.candidates if self.identity else self.candidate_enc,  # type: ignore[arg-type]  # identity: S is bytes
-                [])
+                [], self.candidate_keys)
         assert self.exchange is not None
         workers, me, decode = self.workers, self.index, self.model.decode
         if self._own is not None:
             return self._merge_compiled(level)
+        if self.view is not None:
+            return self._merge_view(level)
         mine = [owner == me for owner in self._owners]
         links: dict[int, tuple[int, str]] = dict(compress(self.links.items(), mine))
         states: list[S] = list(compress(self.candidates, mine))
@@ -426,7 +501,7 @@ class _Worker(Generic[S]):
         for other in range(workers):
             if other == me:
                 continue
-            fps_bytes, parents_bytes, labels, received, every = pickle.loads(
+            fps_bytes, parents_bytes, labels, received, every, _keys = pickle.loads(
                 (self.exchange / f"{level}-{other}-{me}.bin").read_bytes()
             )
             fps, parents, all_fps = array("Q"), array("Q"), array("Q")
@@ -452,6 +527,40 @@ class _Worker(Generic[S]):
                 encodings.extend(received)
         return self._finish_level(level, links, states, encodings, others)
 
+    def _merge_view(self, level: int) -> _LevelReport:
+        """``merge`` under a view: for a fingerprint found by several workers the state of
+        smallest discovery key is kept, with its link; the new states in key order."""
+        assert self.exchange is not None
+        me, decode = self.index, self.model.decode
+        mine = [owner == me for owner in self._owners]
+        found: dict[int, tuple[bytes, tuple[int, str], Any, bytes]] = {
+            fp: (key, link, state, encoding) for fp, link, state, encoding, key, own in zip(
+                self.links.keys(), self.links.values(), self.candidates, self.candidate_enc,
+                self.candidate_keys, mine, strict=True) if own}
+        others = [array("Q", self.links.keys())]
+        for other in range(self.workers):
+            if other == me:
+                continue
+            fps_bytes, parents_bytes, labels, received, every, keys = pickle.loads(
+                (self.exchange / f"{level}-{other}-{me}.bin").read_bytes())
+            fps, parents, all_fps = array("Q"), array("Q"), array("Q")
+            fps.frombytes(fps_bytes)
+            parents.frombytes(parents_bytes)
+            all_fps.frombytes(every)
+            others.append(all_fps)
+            for fp, parent, label, encoding, key in zip(
+                    fps, parents, labels, received, keys, strict=True):
+                known = found.get(fp)
+                if known is None or key < known[0]:
+                    found[fp] = (key, (parent, label), None, encoding)
+        ordered = sorted(found.items(), key=lambda item: item[1][0])
+        links = {fp: link for fp, (_key, link, _state, _enc) in ordered}
+        states = [decode(enc) if state is None else state
+                  for _fp, (_key, _link, state, enc) in ordered]
+        encodings = [enc for _fp, (_key, _link, _state, enc) in ordered]
+        keys = [key for _fp, (key, _link, _state, _enc) in ordered]
+        return self._finish_level(level, links, states, encodings, others, keys)
+
     def _merge_compiled(self, level: int) -> _LevelReport:
         """``merge`` with the compiled intake of the other workers' parts."""
         assert self.exchange is not None and self._exchange is not None and self._own
@@ -464,7 +573,7 @@ class _Worker(Generic[S]):
         for other in range(self.workers):
             if other == self.index:
                 continue
-            fps_bytes, parents_bytes, labels, received, every = pickle.loads(
+            fps_bytes, parents_bytes, labels, received, every, *_keys = pickle.loads(
                 (self.exchange / f"{level}-{other}-{self.index}.bin").read_bytes()
             )
             all_fps = array("Q")
@@ -477,7 +586,7 @@ class _Worker(Generic[S]):
 
     def _finish_level(
         self, level: int, links: dict[int, tuple[int, str]], states: list[S],
-        encodings: list[bytes], others: Sequence[array[int]],
+        encodings: list[bytes], others: Sequence[array[int]], keys: Sequence[bytes] = (),
     ) -> _LevelReport:
         """Check and link this worker's new states, persist them, make them the frontier."""
         report = self.report
@@ -502,11 +611,14 @@ class _Worker(Generic[S]):
                 self._check_sometimes(level, state)
             count_labels(distinct, map(_second, links.values()))
             frontier_fps, frontier = list(links), states
+            frontier_keys = list(keys)
             if self.store is not None:
                 frontier_enc = encodings
             links = {}  # the loop below has nothing left to do
-        for (fp, (parent, label)), state, encoding in zip(
-            links.items(), states, encodings or repeat(b""), strict=False
+        else:
+            frontier_keys = []
+        for (fp, (parent, label)), state, encoding, key in zip(
+            links.items(), states, encodings or repeat(b""), keys or repeat(b""), strict=False
         ):
             fps.append(fp)
             parents.append(parent)
@@ -519,6 +631,7 @@ class _Worker(Generic[S]):
                 distinct[label] = distinct.get(label, 0) + 1
                 frontier_fps.append(fp)
                 frontier.append(state)
+                frontier_keys.append(key)
                 if self.store is not None:
                     frontier_enc.append(encoding)
         self.levels.append((fps, parents))
@@ -529,7 +642,12 @@ class _Worker(Generic[S]):
         report.new = len(frontier_fps)  # TLC's distinct count: states within the CONSTRAINT
         report.violations = _least_per_property(report.violations)
         self.links, self.candidates, self.candidate_enc = {}, [], []
+        self.candidate_keys, self.candidate_at = [], {}
         self.frontier_fps, self.frontier = frontier_fps, frontier
+        self.frontier_keys = frontier_keys if self.view is not None else []
+        if self.view is not None and self.store is not None:
+            frontier_enc = [_join_key(k, e) for k, e in zip(frontier_keys, frontier_enc,
+                                                            strict=True)]
         report.frontier = len(frontier)
         if self.store is not None:
             self.store.write_level(
@@ -777,8 +895,11 @@ class _MultiProcess(_Driver[S]):
 
 
 def _key_of(model: Model[S], symmetry: bool) -> Callable[[S], int]:
+    view: Callable[[S], bytes] | None = getattr(model, "view", None)
+
     def key(state: S) -> int:
-        return fingerprint(model.encode(model.canonical(state) if symmetry else state))
+        chosen = model.canonical(state) if symmetry else state
+        return fingerprint(model.encode(chosen) if view is None else view(chosen))
 
     return key
 
@@ -791,6 +912,7 @@ def replay_path(
     At each step the successor with the next fingerprint and the smallest label is chosen.
     """
     key = _key_of(model, symmetry)
+    first = getattr(model, "view", None) is not None
     current = next(s for s in model.init_states() if key(s) == path[0])
     steps = [TraceStep(INIT_ACTION, model.variables(current))]
     for target in path[1:]:
@@ -798,6 +920,8 @@ def replay_path(
         for label, successor in model.next_states(current):
             if (best is None or label < best[0]) and key(successor) == target:
                 best = (label, successor)
+                if first:  # under a view: the state kept is the first one found
+                    break
         if best is None:
             raise RuntimeError("trace replay failed: next_states is not deterministic")
         current = best[1]

@@ -21,6 +21,12 @@ A model is a finite (or bounded) transition system:
 * ``variables(s)`` -- the state as named variables of plain values (``int``, ``bool``, ``str``,
   ``None``, ``tuple``/``list``, ``frozenset``, ``dict``), for traces and reports.
 
+* ``view(s)`` -- optional: TLC's VIEW, a byte string identifying ``s`` for the search.
+  When a model has it (and it is not ``None``), fingerprints are the view's, the full state
+  is kept for expansion and traces, and of the states sharing a view the one found first in
+  TLC's one-worker breadth-first order is the one expanded (in every engine and with any
+  number of workers: states carry their discovery order).
+
 Labels are plain strings such as ``"BecomeLeader(r1)"``; coverage groups them by the part
 before the first ``(``.  Models should build their labels once, not per step.
 
@@ -28,13 +34,21 @@ Two optional class attributes let the breadth-first checker take shortcuts (same
 ``identity_encoding = True`` says states are ``bytes`` and ``encode``/``decode`` are the
 identity (the checker then never calls them, and uses its compiled loops when built);
 ``has_boundary = False`` says ``within_boundary`` is always true.
+
+Liveness (optional): a model that also has ``liveness() -> Liveness[S]`` declares temporal
+properties (``AlwaysEventually`` ``[]<>P``, ``EventuallyAlways`` ``<>[]P``, ``Eventually``
+``<>P``, ``LeadsTo`` ``P ~> Q``, ``AlwaysEventuallyImplies`` ``[]<>P => []<>Q``, each a
+conjunction of such clauses under one name, as TLA+'s ``\\A b : P(b) ~> Q(b)``) and the
+weak or strong fairness of its actions (``Fairness``: which labels form which fair action).
+``isrlab check --liveness`` checks them (``isrlab.checker.liveness``); ``HasLiveness`` is the
+protocol such a model satisfies.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 S = TypeVar("S")
 
@@ -73,3 +87,115 @@ class Model(Protocol[S]):
     def decode(self, data: bytes) -> S: ...
 
     def variables(self, state: S) -> Mapping[str, Any]: ...
+
+
+# -- liveness declarations (optional) ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AlwaysEventually(Generic[S]):
+    """``[]<>P``: ``holds`` is true infinitely often (violated by a fair behaviour that ends
+    in states where it is false)."""
+
+    holds: Callable[[S], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class EventuallyAlways(Generic[S]):
+    """``<>[]P``: from some point on ``holds`` stays true (violated by a fair behaviour in
+    which it is false infinitely often)."""
+
+    holds: Callable[[S], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class Eventually(Generic[S]):
+    """``<>P``: every fair behaviour reaches a state where ``holds`` is true."""
+
+    holds: Callable[[S], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class LeadsTo(Generic[S]):
+    """``P ~> Q``: whenever ``premise`` is true, ``goal`` is then or later true."""
+
+    premise: Callable[[S], bool]
+    goal: Callable[[S], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class AlwaysEventuallyImplies(Generic[S]):
+    """``[]<>P => []<>Q`` (the same as ``[]<>(P ~> Q)``): if ``premise`` is true infinitely
+    often, so is ``goal``."""
+
+    premise: Callable[[S], bool]
+    goal: Callable[[S], bool]
+
+
+Clause = (
+    AlwaysEventually[S] | EventuallyAlways[S] | Eventually[S] | LeadsTo[S]
+    | AlwaysEventuallyImplies[S]
+)
+"""One temporal formula over state predicates."""
+
+
+@dataclass(frozen=True, slots=True)
+class TemporalProperty(Generic[S]):
+    """A named temporal property: the conjunction of its ``clauses`` (one per parameter
+    value for a TLA+ ``\\A b \\in Brokers : ...``); violated when one clause is."""
+
+    name: str
+    clauses: tuple[Clause[S], ...]
+    doc: str = ""
+
+
+def action_name(label: str) -> str:
+    """A label's action: the part before its first ``(`` (``UnfenceBroker(b1)`` ->
+    ``UnfenceBroker``)."""
+    return label.split("(", 1)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Fairness:
+    """Weak (``WF_vars(A)``) or strong (``SF_vars(A)``) fairness of a family of actions.
+
+    ``instance(label)`` names the fair action a step with this label belongs to, or
+    ``None`` when the label is not covered: every distinct name is one fair action.  A step
+    that leaves the state unchanged never counts as taking (or enabling) an action, as
+    ``<<A>>_vars`` in TLA+.  ``Fairness.of`` builds the usual forms."""
+
+    kind: Literal["weak", "strong"]
+    name: str
+    instance: Callable[[str], str | None]
+
+    @staticmethod
+    def of(
+        kind: Literal["weak", "strong"], *actions: str, per: Literal["label", "action"] = "label",
+    ) -> Fairness:
+        """Fairness of the named actions: ``per="label"`` makes each label its own fair
+        action (TLA+'s ``\\A b : WF_vars(A(b))`` when labels are ``A(b)``), ``per="action"``
+        one fair action per name (``WF_vars(\\E b : A(b))``)."""
+        wanted = frozenset(actions)
+
+        def instance(label: str) -> str | None:
+            action = action_name(label)
+            if action not in wanted:
+                return None
+            return label if per == "label" else action
+
+        return Fairness(kind, f"{kind[0].upper()}F({', '.join(actions)})", instance)
+
+
+@dataclass(frozen=True, slots=True)
+class Liveness(Generic[S]):
+    """What ``--liveness`` checks: ``properties`` under the conjunction of ``fairness``."""
+
+    properties: tuple[TemporalProperty[S], ...]
+    fairness: tuple[Fairness, ...] = ()
+
+
+@runtime_checkable
+class HasLiveness(Protocol[S]):
+    """A model that declares liveness properties (the optional extension of ``Model``)."""
+
+    def liveness(self) -> Liveness[S]: ...

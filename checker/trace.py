@@ -12,6 +12,11 @@ ITF (Informal Trace Format, Apalache ADR-015) is JSON: ``{"#meta": {...}, "vars"
 
 Each state's ``#meta`` also carries the ``action`` that produced it (``"Init"`` for the
 first), so ``read_itf`` gives back the very ``TraceStep``s that ``write_itf`` was handed.
+
+A lasso (a liveness counterexample, an infinite behaviour) is written with ITF's ``loop``:
+the index of the state that follows the last one; the top-level ``#meta`` then also names
+the ``loop_action``, the label of that closing step, or ``"Stuttering"`` when ``loop`` is
+the last index and the behaviour stays there forever.  ``read_lasso`` reads both back.
 """
 
 from __future__ import annotations
@@ -107,10 +112,13 @@ def from_itf_value(encoded: Any, depth: int = 0) -> Any:
 
 def itf_document(
     trace: Sequence[TraceStep], *, source: str = "", description: str = "",
-    parameters: Mapping[str, Any] | None = None,
+    parameters: Mapping[str, Any] | None = None, loop: int | None = None,
+    loop_meta: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The ITF JSON document of a trace; ``#meta`` names the model (``source``) and, when
-    given, the parameters it was built with (``isrlab validate`` rebuilds it from them)."""
+    given, the parameters it was built with (``isrlab validate`` rebuilds it from them).
+    A lasso gives ``loop`` (ITF's field) and ``loop_meta`` (merged into ``#meta``: at least
+    its ``loop_action``)."""
     variables: list[str] = []
     for step in trace:
         for name in step.state:
@@ -131,16 +139,22 @@ def itf_document(
     if parameters is not None:
         meta["model"] = source
         meta["parameters"] = {k: parameters[k] for k in sorted(parameters)}
-    return {"#meta": meta, "vars": variables, "states": states}
+    if loop is None:
+        return {"#meta": meta, "vars": variables, "states": states}
+    if not 0 <= loop < len(states):
+        raise ValueError(f"loop index {loop} is outside the trace of {len(states)} states")
+    meta.update(loop_meta or {})
+    return {"#meta": meta, "vars": variables, "states": states, "loop": loop}
 
 
 def write_itf(
     path: str | Path, trace: Sequence[TraceStep], *, source: str = "", description: str = "",
-    parameters: Mapping[str, Any] | None = None,
+    parameters: Mapping[str, Any] | None = None, loop: int | None = None,
+    loop_meta: Mapping[str, Any] | None = None,
 ) -> None:
-    """Write a trace as an ITF JSON file (``parameters``: see ``itf_document``)."""
+    """Write a trace as an ITF JSON file (``parameters``, ``loop``: see ``itf_document``)."""
     document = itf_document(trace, source=source, description=description,
-                            parameters=parameters)
+                            parameters=parameters, loop=loop, loop_meta=loop_meta)
     write_text_atomically(path, json.dumps(document, indent=1) + "\n")
 
 
@@ -164,6 +178,16 @@ def read_itf(path: str | Path) -> tuple[TraceStep, ...]:
     except RecursionError:
         raise ValueError("malformed JSON: nested too deeply") from None
     return parse_itf(document)
+
+
+def read_lasso(path: str | Path) -> tuple[tuple[TraceStep, ...], int | None, str | None]:
+    """A trace, its ITF ``loop`` index and ``#meta.loop_action`` (``None`` for a finite
+    trace)."""
+    document = json.loads(Path(path).read_text(encoding="utf-8"))
+    loop = document.get("loop")
+    action = document.get("#meta", {}).get("loop_action")
+    return (parse_itf(document), None if loop is None else int(loop),
+            None if action is None else str(action))
 
 
 def _show(value: Any) -> str:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
-import json
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,18 +34,16 @@ from isrlab.checker.registry import USER_MODULE_PREFIX, ModelEntry, Param, Param
 from isrlab.checker.report import CheckResult
 from isrlab.checker.simulate import SimulateOptions
 from isrlab.checker.simulate import simulate as simulate_walks
-from isrlab.checker.validate import (
-    ValidateOptions,
-    ValidationResult,
-    parse_itf_observations,
-    parse_jsonl,
-)
+from isrlab.checker.validate import TraceFormatError, ValidateOptions, ValidationResult
 from isrlab.checker.validate import validate as validate_trace
 from isrlab.models import registry
+from isrlab.services.traces import detect_format, judge_kafka_logs, observations_of_file
+from isrlab.spec.oracle.run import Verdict
 
 __all__ = [
     "CheckResult", "Model", "ModelEntry", "ModelError", "Param", "Predicate", "Property",
-    "check", "describe", "entry", "extend", "model", "simulate", "validate",
+    "Verdict", "check", "describe", "entry", "extend", "judge_logs", "model", "simulate",
+    "validate",
 ]
 
 Predicate = Callable[[Mapping[str, Any]], bool]
@@ -296,17 +293,46 @@ def simulate(
 
 
 def validate(
-    spec: str | ModelEntry | Model[Any], trace: str | Path,
+    spec: str | ModelEntry | Model[Any], trace: str | Path | Sequence[str | Path],
     params: Mapping[str, ParamValue] | None = None, *, closest: int = 3,
-) -> ValidationResult:
-    """Whether a trace file (an ITF document or JSON Lines) is a behaviour of the model
-    (``isrlab validate``; Kafka broker logs go through the command)."""
+    partition: str | None = None, brokers: str | None = None,
+) -> ValidationResult | Verdict:
+    """Whether a trace is allowed (``isrlab validate``).  An ITF document or JSON Lines file
+    is checked to be a behaviour of the model (a ``ValidationResult``); a Kafka broker log
+    (one file, or several of one cluster) is judged by the log oracle against the rules of
+    Kafka's code with the ``kafka`` model's parameters (a ``Verdict`` of ``partition``, the
+    only one when ``None``; ``judge_logs`` gives every partition's).  Both have
+    ``.accepted`` and ``.verdict``.  ``TraceFormatError`` for unusable input."""
+    paths = [Path(trace)] if isinstance(trace, str | Path) else [Path(t) for t in trace]
+    with paths[0].open(encoding="utf-8") as handle:
+        head = handle.read(1 << 20)
+    if detect_format(head) == "kafka-log" if head.strip() else False:
+        return judge_logs(paths, spec, params, partition=partition, brokers=brokers)[0]
+    if len(paths) > 1:
+        raise TraceFormatError("arguments", "several trace files are read only as Kafka logs")
     built, _ = _resolve(spec, params or {})
-    text = Path(trace).read_text(encoding="utf-8")
-    try:
-        document = json.loads(text)
-    except ValueError:
-        document = None  # not one JSON document: JSON Lines
-    observations = (parse_itf_observations(document)
-                    if isinstance(document, dict) and "states" in document else parse_jsonl(text))
+    observations = observations_of_file(paths[0])
     return validate_trace(built, observations, ValidateOptions(closest=closest))
+
+
+def judge_logs(
+    logs: Sequence[str | Path], spec: str | ModelEntry | Model[Any] = "kafka",
+    params: Mapping[str, ParamValue] | None = None, *, partition: str | None = None,
+    brokers: str | None = None,
+) -> list[Verdict]:
+    """The log oracle's verdict on each chosen partition of a cluster's Kafka broker logs
+    (``partition``: a name, ``None`` for the only one, ``"all"``), with the ``kafka``
+    model's parameters ``params`` (``unclean_election``, ``truncation``, ``crashes``,
+    ``brokers``); ``ModelError`` for another model, ``TraceFormatError`` for unusable
+    input (docs/oracle.md)."""
+    found = spec if isinstance(spec, ModelEntry) else (
+        entry(spec) if isinstance(spec, str) else as_entry(spec, repr(spec)))
+    if found.name != "kafka":
+        raise ModelError(f"a Kafka log is judged with the kafka model's rules, not {found.name}")
+    values = parse(found, [_assignment(k, v) for k, v in (params or {}).items()])
+    given: dict[str, ParamValue] = {key: values[key] for key in
+                                    ("unclean_election", "truncation", "crashes")}
+    if params and "brokers" in params:
+        given["brokers"] = values["brokers"]
+    return judge_kafka_logs([(str(p), Path(p)) for p in logs], partition=partition,
+                            brokers=brokers, params=given)

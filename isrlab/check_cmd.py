@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import click
 
 from isrlab.api import describe
 from isrlab.checker.bfs import CheckOptions, Progress, RunDirError, explore
+from isrlab.checker.liveness import check_liveness, declared_liveness, lasso_itf_meta
 from isrlab.checker.model import Model
 from isrlab.checker.report import CheckResult
 from isrlab.checker.simulate import SimulateOptions, simulate
@@ -111,6 +113,9 @@ def _report(
 @click.option("--continue", "keep_going", is_flag=True,
               help="go on after a violation; report one shortest trace per property")
 @click.option("--deadlock", is_flag=True, help="report states without successors")
+@click.option("--liveness", is_flag=True,
+              help="then check the model's temporal properties under its fairness "
+                   "(docs/checker.md, Liveness)")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
               help="write the JSON report here")
 @click.option("--itf", "itf_path", type=click.Path(dir_okay=False, path_type=Path),
@@ -139,19 +144,22 @@ def _report(
 def check(
     model_name: str, params: tuple[str, ...], symmetry: bool, workers: int,
     max_depth: int | None, max_states: int | None, keep_going: bool, deadlock: bool,
-    json_path: Path | None, itf_path: Path | None, run_dir: Path | None,
+    liveness: bool, json_path: Path | None, itf_path: Path | None, run_dir: Path | None,
     progress: bool | None, interval_s: float | None, fail_on_incomplete: bool, engine: str,
     master: str | None, buckets: int | None, svg_path: Path | None, dot_path: Path | None,
     dot_limit: int,
 ) -> None:
     """Explore a model breadth-first and check every invariant on every reachable state.
 
-    Exit status: 0 when every invariant holds, 1 on a violation, 2 on bad input, 4 with
-    --fail-on-incomplete when a bound stopped the search without a violation, 130 on Ctrl-C.
+    Exit status: 0 when every invariant (and with --liveness every temporal property)
+    holds, 1 on a violation, 2 on bad input, 4 with --fail-on-incomplete when a bound
+    stopped the search without a violation, 130 on Ctrl-C.
     """
     check_outputs({"--json": json_path, "--itf": itf_path, "--svg": svg_path,
                    "--dot": dot_path})
     entry, values, model = resolve_model(model_name, params)
+    if liveness:
+        _liveness_preconditions(model, symmetry, max_depth, max_states)
     if symmetry and not entry.symmetric:
         raise BadInput(f"model {model_name!r} has no symmetry to reduce by")
     if buckets is not None and engine != "spark" and master is None:
@@ -175,7 +183,59 @@ def check(
         raise BadInput(str(error)) from error
     finally:
         display.done()
+    if liveness and result.ok:
+        _report_liveness(result, model, display, json_path, itf_path)
+    if liveness:
+        click.echo("--liveness: temporal properties not checked (the plain check failed)",
+                   err=True)
     _report(result, json_path, itf_path, fail_on_incomplete, svg_path, model)
+
+
+def _liveness_preconditions(
+    model: Model[Any], symmetry: bool, max_depth: int | None, max_states: int | None
+) -> None:
+    """``BadInput`` unless the model declares liveness and the search covers every state."""
+    if declared_liveness(model) is None:
+        raise BadInput(f"model {model.name!r} declares no liveness properties (a liveness() "
+                       "method: see docs/checker.md, Liveness)")
+    if symmetry:
+        raise BadInput("--liveness cannot be combined with --symmetry (liveness under "
+                       "symmetry reduction is unsound in general)")
+    if getattr(model, "view", None) is not None:
+        raise BadInput(f"--liveness needs whole states: model {model.name!r} has a view "
+                       "(as TLC's VIEW, to be left out for liveness checking)")
+    if max_depth is not None or max_states is not None:
+        raise BadInput("--liveness needs every reachable state: drop --max-depth/--max-states")
+
+
+def _report_liveness(
+    result: CheckResult, model: Model[Any], display: _Display, json_path: Path | None,
+    itf_path: Path | None,
+) -> None:
+    """Check the temporal properties after a clean safety check; print both results, write
+    the files (the first lasso as ITF with its loop) and exit 0 or 1."""
+    def shown(states: int, steps: int, seconds: float) -> None:
+        display.show(f"liveness graph: {states:,} states  {steps:,} steps  {seconds:,.0f} s")
+
+    try:
+        live = check_liveness(model, progress=shown)
+    finally:
+        display.done()
+    click.echo(result_text(result))
+    click.echo(live.text())
+    if json_path is not None:
+        extra = {**result.extra, "liveness": live.to_json()}
+        with_run_metadata(replace(result, extra=extra)).write_json(json_path)
+    if itf_path is not None:
+        if live.ok:
+            click.echo(f"no counterexample: {itf_path} not written")
+        else:
+            first = live.violations[0]
+            write_itf(itf_path, first.lasso.trace, source=result.model,
+                      parameters=result.params, loop=first.lasso.loop,
+                      loop_meta=lasso_itf_meta(first),
+                      description=f"{first.property} violated (liveness lasso)")
+    sys.exit(0 if live.ok else 1)
 
 
 @click.command("simulate")

@@ -1,18 +1,21 @@
-"""``isrlab validate``: check that a trace (JSON Lines, ITF, or a Kafka broker log) is a
-behaviour of a model, by constrained breadth-first search (``isrlab.checker.validate``).
+"""``isrlab validate``: check that a trace (JSON Lines, ITF) is a behaviour of a model, by
+constrained breadth-first search (``isrlab.checker.validate``), or judge a Kafka cluster's
+broker logs with the log oracle (``isrlab.spec.oracle``); the reading is
+``isrlab.services.traces``'s.
 
 Exit status: 0 the trace is accepted (a behaviour of the model, every invariant holds),
-1 it is rejected (no behaviour of the model matches), 3 it is a behaviour of the model and
-every behaviour matching it breaks an invariant, 2 bad input (unreadable trace, not a log,
-unknown format, action or variable, ill-typed value, unknown model or parameter,
-contradictory ``--brokers``): one line, never a traceback.
+1 it is rejected (no behaviour of the model matches; a log line breaks a rule of Kafka's
+code), 3 it is a behaviour of the model and every behaviour matching it breaks an invariant,
+4 not covered (a Kafka log the oracle cannot judge: lines it does not read, no line about a
+partition's replication), 2 bad input (unreadable trace, not a log, unknown format, action
+or variable, ill-typed value, unknown model or parameter, contradictory ``--brokers``): one
+line, never a traceback.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,16 +24,11 @@ import click
 from isrlab.checker.model import Model
 from isrlab.checker.trace import itf_value, violation_text, write_itf
 from isrlab.checker.validate import (
-    Observation,
     TraceFormatError,
     ValidateOptions,
     ValidationResult,
     action_name,
-    check_observation,
     discover_action_names,
-    observation_of_json,
-    parse_itf_observations,
-    parse_jsonl,
     validate,
 )
 from isrlab.cli_support import (
@@ -38,138 +36,31 @@ from isrlab.cli_support import (
     BadInput,
     check_outputs,
     resolve_model,
-    write_text_atomically,
 )
 from isrlab.render_cmd import SVG_OPTION, write_svg, write_violation_svg
+from isrlab.services.traces import (
+    FORMATS,
+    check_against_model,
+    detect_format,
+    follow_kafka_logs,
+    judge_kafka_logs,
+    kafka_log_observations,
+    kafka_trace,
+    model_of,
+    read_observations,
+)
 
 if TYPE_CHECKING:
+    from isrlab.checker.validate import Observation
     from isrlab.spec.kafka_log import KafkaLogTrace
+    from isrlab.spec.oracle.run import Verdict
 
 _PARAM_HELP = "model parameter key=value (repeatable); see `isrlab models`"
-FORMATS = ("auto", "jsonl", "itf", "kafka-log")
 EXIT_ACCEPTED, EXIT_REJECTED, EXIT_BAD_INPUT, EXIT_BREAKS_INVARIANT = 0, 1, 2, 3
+EXIT_NOT_COVERED = 4
 """The exit statuses of ``isrlab validate`` (documented in docs/oracle.md)."""
 
-
-def detect_format(text: str) -> str:
-    """``itf`` for one JSON document with a ``states`` array; ``kafka-log`` when one of the
-    first lines carries a timestamp followed by a level, whatever precedes it (a log4j or
-    logback pattern, a docker-compose prefix); else ``jsonl``."""
-    from isrlab.spec.kafka_log import looks_like_kafka_log
-
-    stripped = text.lstrip()
-    first = stripped.split("\n", 1)[0]
-    if looks_like_kafka_log(text):
-        return "kafka-log"
-    if stripped.startswith("{"):
-        try:
-            json.loads(first)
-        except (json.JSONDecodeError, RecursionError):
-            return "itf"  # the first line is no whole JSON object: one multi-line document
-        return "itf" if '"states"' in first else "jsonl"
-    if stripped and not stripped.startswith(("{", "#", "[")) and not _is_json(first):
-        raise TraceFormatError("line 1", "not a trace: neither JSON (JSON Lines, ITF) nor a "
-                               "log whose lines start with a timestamp and a level")
-    return "jsonl"
-
-
-def _is_json(text: str) -> bool:
-    try:
-        json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
-        return False
-    return True
-
-
-def read_observations(
-    text: str, fmt: str, partition: str | None, brokers: str | None, hidden: int | None,
-    emit: Path | None, *, model: Model[Any] | None = None, level: str | None = None,
-    more: Sequence[tuple[str, str]] = (), name: str = "log",
-) -> list[Observation]:
-    """The observations of a trace file's text in format ``fmt`` (``TraceFormatError``);
-    ``hidden`` raises every step's allowance of unobserved steps before it.  A Kafka log
-    may come with ``more`` files (``(name, text)``), merged by timestamp; with the ``kafka``
-    ``model`` its hidden steps are restricted to those the logs would not show."""
-    if not text.strip():
-        raise TraceFormatError("line 1", "the trace file is empty")
-    if fmt == "auto":
-        fmt = detect_format(text)
-    if fmt == "kafka-log":
-        trace = _kafka_trace([(name, text), *more], partition, brokers, hidden, level)
-        return kafka_log_observations(trace, emit, model)
-    if more:
-        raise TraceFormatError("arguments", "several trace files are read only as Kafka logs")
-    observations = parse_jsonl(text) if fmt == "jsonl" else _read_itf(text)
-    if hidden is None:
-        return observations
-    return [o if o.initial else replace(o, hidden=max(o.hidden, hidden)) for o in observations]
-
-
-def _read_itf(text: str) -> list[Observation]:
-    """One ITF document's observations."""
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise TraceFormatError(f"line {error.lineno}", f"malformed JSON: {error.msg}") from error
-    except RecursionError:
-        raise TraceFormatError("line 1", "malformed JSON: nested too deeply") from None
-    return parse_itf_observations(document)
-
-
-def _kafka_trace(
-    files: Sequence[tuple[str, str]], partition: str | None, brokers: str | None,
-    hidden: int | None, level: str | None,
-) -> KafkaLogTrace:
-    """The steps of one partition in a cluster's Kafka logs (``isrlab.spec.kafka_log``)."""
-    from isrlab.spec.kafka_log import DEFAULT_HIDDEN, read_broker_logs  # Kafka-specific: on demand
-
-    for name, text in files:
-        if not text.strip():
-            raise TraceFormatError(name, "the log file is empty")
-    return read_broker_logs(files, partition=partition, brokers=brokers, level=level,
-                            hidden=DEFAULT_HIDDEN if hidden is None else hidden)
-
-
-def kafka_log_observations(
-    trace: KafkaLogTrace, emit: Path | None, model: Model[Any] | None,
-) -> list[Observation]:
-    """The observations of a Kafka log's steps (written to ``emit`` as JSON Lines if
-    given); with the ``kafka`` model each step's hidden steps follow ``hidden_rule``."""
-    from isrlab.spec.kafka_log import hidden_rule
-
-    steps = trace.steps
-    lines = [json.dumps(step) for step in steps]
-    if emit is not None:
-        write_text_atomically(emit, "\n".join(lines) + "\n")
-    out = []
-    for index, step in enumerate(steps):
-        where = str(step["#file"]) if "#file" in step else None
-        obs = observation_of_json(step, int(step.get("#line", index + 1)), first=index == 0,
-                                  text=str(step.get("#log", lines[index])),
-                                  where=where)
-        if where:
-            obs = replace(obs, place=where)
-        if model is not None and model.name == "kafka" and not obs.initial:
-            obs = replace(obs, hidden_ok=hidden_rule(model.variables, trace.covered[index],
-                                                     trace.family, trace.ids))
-        out.append(obs)
-    return out
-
-
-def check_against_model(model: Model[Any], observations: list[Observation]) -> set[str]:
-    """Reject unknown variables and ill-typed values (``TraceFormatError``); return the
-    action names the trace uses that a bounded search of the model did not meet."""
-    reference = model.variables(next(iter(model.init_states())))
-    checked: dict[tuple[str, int], Any] = {}
-    for obs in observations:
-        check_observation(obs, reference, obs.where, checked)
-    used = {obs.action for obs in observations if obs.action is not None}
-    used |= {action_name(obs.label) for obs in observations
-             if obs.label is not None and "*" not in obs.label and "?" not in obs.label}
-    if not used:
-        return set()
-    known = discover_action_names(model, max_states=2_000)
-    return used - known
+__all__ = ["EXIT_NOT_COVERED", "FORMATS", "detect_format", "validate_command"]
 
 
 def _unknown_action(model: Model[Any], obs: Observation, suspects: set[str]) -> None:
@@ -231,13 +122,20 @@ def _write_svg(path: Path, result: ValidationResult, model: Model[Any], trace: P
 
 @click.command("validate")
 @click.option("--model", "model_name", default=None,
-              help=MODEL_HELP + " (default: the model an isrlab ITF trace names)")
+              help=MODEL_HELP + " (default: the model an isrlab ITF trace names; kafka for a "
+                   "Kafka log)")
 @click.option("-p", "--param", "params", multiple=True, help=_PARAM_HELP)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
               help="trace format (auto: ITF document, JSON Lines, else a Kafka broker log)")
+@click.option("--engine", type=click.Choice(("oracle", "model")), default="oracle",
+              show_default=True,
+              help="Kafka log: judged by the log oracle (the rules of Kafka's code, any offset "
+                   "and epoch, logs from mid-history), or as a trace of the bounded kafka "
+                   "model from topic creation (model)")
 @click.option("--hidden", type=click.IntRange(0), default=None,
               help="allow up to N unobserved model steps before every step (default: as the "
-                   "trace says; Kafka logs: 4, of the kinds the logs would not show)")
+                   "trace says; Kafka logs with --engine model: 4, of the kinds the logs would "
+                   "not show)")
 @click.option("--closest", type=click.IntRange(1), default=3, show_default=True,
               help="closest model states shown on rejection")
 @click.option("--max-frontier", type=click.IntRange(0), default=0,
@@ -248,43 +146,71 @@ def _write_svg(path: Path, result: ValidationResult, model: Model[Any], trace: P
               help="print the verdict as one JSON object (verdict, matched length, the "
                    "step and line of a rejection, the invariant broken)")
 @click.option("--partition", default=None,
-              help="Kafka log: the topic partition, e.g. orders-0 (default: the only one)")
+              help="Kafka log: the topic partition, e.g. orders-0, or all (one verdict each; "
+                   "default: the only one)")
 @click.option("--brokers", default=None,
-              help="Kafka log: broker ids in model order, e.g. 1,2,3 (default: the first "
-                   "leader first, then ascending)")
+              help="Kafka log: the cluster's broker ids, e.g. 1,2,3 (with --engine model, in "
+                   "model order; default: the replicas the log names)")
 @click.option("--log-level", type=click.Choice(("TRACE", "DEBUG", "INFO")), default=None,
-              help="Kafka log: the level the logs were written at (default: the most verbose "
-                   "level of each file's lines)")
+              help="Kafka log, --engine model: the level the logs were written at (default: "
+                   "the most verbose level of each file's lines)")
 @click.option("--emit-jsonl", type=click.Path(dir_okay=False, path_type=Path),
-              help="Kafka log: also write the JSON Lines trace derived from it")
+              help="Kafka log, --engine model: also write the JSON Lines trace derived from it")
+@click.option("--follow", is_flag=True,
+              help="Kafka log: keep reading the files as the cluster writes them, print each "
+                   "verdict change, exit at the first rejection")
+@click.option("--idle-exit", type=click.FloatRange(0), default=None,
+              help="with --follow: exit when no line was written for this many seconds")
 @SVG_OPTION
 @click.argument("traces", nargs=-1, required=True,
                 type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def validate_command(
-    model_name: str | None, params: tuple[str, ...], fmt: str, hidden: int | None,
+    model_name: str | None, params: tuple[str, ...], fmt: str, engine: str, hidden: int | None,
     closest: int, max_frontier: int, witness_path: Path | None, as_json: bool,
     partition: str | None, brokers: str | None, log_level: str | None,
-    emit_jsonl: Path | None, svg_path: Path | None, traces: tuple[Path, ...],
+    emit_jsonl: Path | None, follow: bool, idle_exit: float | None, svg_path: Path | None,
+    traces: tuple[Path, ...],
 ) -> None:
-    """Check that TRACES are a behaviour of the model (unobserved values may be anything).
+    """Check that TRACES are a behaviour of the model (unobserved values may be anything),
+    or judge a Kafka cluster's logs by the rules of Kafka's code.
 
     Several TRACES are the Kafka logs of one cluster (server.log, state-change.log, one or
     more per broker), merged by timestamp.  Exit status: 0 accepted, 1 rejected, 3 a
-    behaviour of the model that breaks an invariant, 2 bad input.
+    behaviour that breaks an invariant, 4 not covered (a Kafka log the oracle cannot
+    judge), 2 bad input.
     """
     check_outputs({"--witness": witness_path, "--emit-jsonl": emit_jsonl, "--svg": svg_path},
                   {f"TRACE {path}": path for path in traces})
-    texts = [(path, _read(path)) for path in traces]
     trace = traces[0]
-    text = texts[0][1]
+    text = _read(trace, head=True)
     try:
         if fmt == "auto" and text.strip():
             fmt = detect_format(text)
-        model_name, params = _model_of(text, fmt, model_name, params, trace)
-        log: KafkaLogTrace | None = None
+        if fmt != "kafka-log" or engine == "model":
+            text = _read(trace)
+        model_name, params = model_of(text, fmt, model_name, params)
+        if fmt != "kafka-log" and len(traces) > 1:
+            raise TraceFormatError("arguments", "several trace files are read only as Kafka "
+                                   "logs")
+        if fmt != "kafka-log" and follow:
+            raise TraceFormatError("--follow", "follows Kafka logs only")
+    except TraceFormatError as error:
+        raise BadInput(f"{trace}: {error}") from error
+    if fmt == "kafka-log" and model_name == "kafka" and engine == "oracle":
+        model_only = {"--witness": witness_path, "--emit-jsonl": emit_jsonl, "--svg": svg_path,
+                      "--log-level": log_level, "--hidden": hidden}
+        for option, value in model_only.items():
+            if value is not None:
+                raise BadInput(f"{option}: a Kafka log judged by the oracle has no model "
+                               f"behaviour or hidden steps; use --engine model")
+        _judge(traces, params, partition, brokers, as_json, follow, idle_exit)
+        return
+    texts = [(path, text if path == trace else _read(path)) for path in traces]
+    log: KafkaLogTrace | None = None
+    try:
         if fmt == "kafka-log":
-            log = _kafka_trace([(str(p), t) for p, t in texts], partition, brokers, hidden,
-                               log_level)
+            log = kafka_trace([(str(p), t) for p, t in texts], partition, brokers, hidden,
+                              log_level)
             if model_name == "kafka" and not any(p.startswith("brokers=") for p in params):
                 params = (*params, f"brokers={max(len(log.ids), 1)}")
             if model_name == "kafka" and not any(p.startswith("isr_changes=")
@@ -294,9 +220,6 @@ def validate_command(
                 # trip is in the controller log, which is not read: one step, as the
                 # leader's own ZooKeeper write (docs/oracle.md).
                 params = (*params, "isr_changes=zookeeper")
-        elif len(texts) > 1:
-            raise TraceFormatError("arguments", "several trace files are read only as Kafka "
-                                   "logs")
     except TraceFormatError as error:
         raise BadInput(f"{trace}: {error}") from error
     _, values, model = resolve_model(model_name, params)
@@ -331,33 +254,64 @@ def validate_command(
         raise SystemExit(EXIT_BREAKS_INVARIANT)
 
 
-def _read(path: Path) -> str:
+def _judge(
+    paths: Sequence[Path], params: tuple[str, ...], partition: str | None,
+    brokers: str | None, as_json: bool, follow: bool, idle_exit: float | None,
+) -> None:
+    """A Kafka log judged by the oracle: one verdict per partition, exit the worst's."""
+    from isrlab.spec.oracle.run import worst
+
+    _, values, _ = resolve_model("kafka", params)
+    given = {key: values[key] for key in ("unclean_election", "truncation", "crashes")}
+    if any(p.startswith("brokers=") for p in params):
+        given["brokers"] = values["brokers"]
+    trace = paths[0]
     try:
+        if follow:
+            verdicts = follow_kafka_logs(paths, lambda v: _show(v, as_json),
+                                         partition=partition, brokers=brokers, params=given,
+                                         idle=idle_exit)
+        else:
+            verdicts = judge_kafka_logs([(str(p), p) for p in paths], partition=partition,
+                                        brokers=brokers, params=given)
+    except TraceFormatError as error:
+        raise BadInput(f"{trace}: {error}") from error
+    if not verdicts:
+        click.echo("kafka: NOT COVERED: no line about a partition's replication was written")
+        raise SystemExit(EXIT_NOT_COVERED)
+    if not follow:
+        if as_json and len(verdicts) > 1:
+            click.echo(json.dumps({"verdict": worst(verdicts).verdict,
+                                   "partitions": [v.to_json() for v in verdicts]},
+                                  sort_keys=True))
+        else:
+            for verdict in verdicts:
+                _show(verdict, as_json)
+    code = worst(verdicts).exit_code
+    if code:
+        raise SystemExit(code)
+
+
+def _show(verdict: Verdict, as_json: bool) -> None:
+    """Print one partition's verdict: its summary line and its report, or JSON."""
+    if as_json:
+        click.echo(json.dumps(verdict.to_json(), sort_keys=True))
+        return
+    click.echo(verdict.summary())
+    for line in verdict.report():
+        click.echo(f"  {line}")
+
+
+_HEAD = 1 << 20
+"""How much of a trace file format detection reads."""
+
+
+def _read(path: Path, *, head: bool = False) -> str:
+    """A trace file's text (its first ``_HEAD`` characters with ``head``), else bad input."""
+    try:
+        if head:
+            with path.open(encoding="utf-8") as handle:
+                return handle.read(_HEAD)
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise BadInput(f"cannot read {path}: {error}") from error
-
-
-def _model_of(
-    text: str, fmt: str, model_name: str | None, params: tuple[str, ...], trace: Path,
-) -> tuple[str, tuple[str, ...]]:
-    """The model and parameters to validate against: as given; for an ITF trace written by
-    isrlab, the model its ``#meta`` names, and its parameters when no ``-p`` is given."""
-    meta: dict[str, Any] = {}
-    if fmt == "itf":
-        try:
-            document = json.loads(text)
-        except (json.JSONDecodeError, RecursionError):
-            document = {}
-        if isinstance(document, dict) and isinstance(document.get("#meta"), dict):
-            meta = document["#meta"]
-    named = meta.get("model")
-    if model_name is None:
-        if not isinstance(named, str) or not named:
-            raise TraceFormatError("--model", "is required (the trace does not name its model)")
-        model_name = named
-    recorded = meta.get("parameters")
-    if not params and named == model_name and isinstance(recorded, dict):
-        params = tuple(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
-                       for k, v in recorded.items())
-    return model_name, params

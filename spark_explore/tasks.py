@@ -73,8 +73,19 @@ OFFSET = 1 << 63
 
 _CANDIDATE_TYPE = pa.schema([
     ("fp", pa.int64()), ("parent", pa.int64()), ("label", pa.string()), ("state", pa.binary()),
+    ("order", pa.binary()),
 ])
-"""Candidate rows: a successor's key, the smallest parent key and label seen, its encoding."""
+"""Candidate rows: a successor's key, the smallest parent key and label seen, its encoding,
+and, for a model with a view (TLC's VIEW), its discovery key (empty otherwise): the parent's
+followed by its index among the parent's successors, TLC's one-worker queue order."""
+
+ORDER_BYTES = 4
+"""The bytes of one successor index in a discovery key (``isrlab.checker.bfs.KEY_BYTES``)."""
+
+
+def _view_of(model: Model[S]) -> Callable[[S], bytes] | None:
+    view: Callable[[S], bytes] | None = getattr(model, "view", None)
+    return view
 
 STATE_TYPE = pa.schema([
     ("fp", pa.int64()), ("parent", pa.int64()), ("label", pa.string()),
@@ -276,14 +287,16 @@ def _remember(root: str, level: int, bucket: int, seen: Any, keys: Any) -> None:
 def write_initial(model: Model[S], root: str | Path, symmetry: bool, buckets: int) -> None:
     """Level 1's candidates, written by the driver: every initial state once (all share the
     link ``Init``)."""
-    best: dict[int, tuple[int, str, bytes]] = {}
+    best: dict[int, tuple[int, str, bytes, bytes]] = {}
     origin = to_key(0)
-    for state in model.init_states():
+    view = _view_of(model)
+    for number, state in enumerate(model.init_states()):
         representative = model.canonical(state) if symmetry else state
         encoding = model.encode(representative)
-        key = to_key(fingerprint(encoding))
+        key = to_key(fingerprint(encoding if view is None else view(representative)))
         if key not in best:
-            best[key] = (origin, INIT_ACTION, encoding)
+            order = b"" if view is None else number.to_bytes(ORDER_BYTES, "big")
+            best[key] = (origin, INIT_ACTION, encoding, order)
     send_parts(root, 1, 0, by_bucket(_best_table(best), buckets))
 
 
@@ -309,8 +322,9 @@ class LevelPlan:
 
 
 def settle(table: Any, seen: Any) -> Any:
-    """One row per fingerprint with the smallest ``(parent, label)``, minus the keys of
-    ``seen`` (ascending).
+    """One row per fingerprint with the smallest ``(order, parent, label)`` (the order is
+    empty but for a model with a view, whose state found first in TLC's order is kept),
+    minus the keys of ``seen`` (ascending).
 
     ``table`` holds candidate rows; the result is sorted by key.  Arrow compares strings by
     their UTF-8 bytes, which is Python's code-point order.
@@ -318,8 +332,9 @@ def settle(table: Any, seen: Any) -> Any:
     if table.num_rows == 0:
         return table
     order = pc.sort_indices(
-        table.select(["fp", "parent", "label"]),
-        sort_keys=[("fp", "ascending"), ("parent", "ascending"), ("label", "ascending")],
+        table.select(["fp", "order", "parent", "label"]),
+        sort_keys=[("fp", "ascending"), ("order", "ascending"), ("parent", "ascending"),
+                   ("label", "ascending")],
     )
     keys = table.column("fp").take(order).to_numpy()
     first = np.empty(len(keys), np.bool_)
@@ -347,7 +362,8 @@ def bucket_task(ref: ModelRef[S], plan: LevelPlan) -> BucketTask:
         _remember(plan.root, plan.level, bucket, seen, new.column("fp").to_numpy())
         del seen
         keys: list[int] = new.column("fp").to_pylist()
-        outcome = _check_and_expand(model, plan, keys, new.column("state").to_pylist())
+        outcome = _check_and_expand(model, plan, keys, new.column("state").to_pylist(),
+                                    new.column("order").to_pylist())
         summary = outcome.summary(new)
         send_parts(plan.root, plan.level + 1, bucket, outcome.following)
         outcome.following = []
@@ -409,6 +425,7 @@ class _Outcome:
 
 def _check_and_expand(
     model: Model[S], plan: LevelPlan, keys: list[int], encodings: list[bytes],
+    orders: list[bytes],
 ) -> _Outcome:
     """Verdicts of each new state and its successors; ``keys`` ascend, so do the parents."""
     identity = bool(getattr(model, "identity_encoding", False))
@@ -416,16 +433,17 @@ def _check_and_expand(
     out = _Outcome([], [], [], [None] * plan.buckets, {}, {}, 0, 0, 0, None)
     if getattr(model, "has_boundary", True):
         growing_keys, growing = _check_one_by_one(model, plan, keys, states, out)
+        growing_orders = [o for o, inside in zip(orders, out.expand, strict=True) if inside]
     else:
         _check_column_by_column(model, plan, keys, states, out)
-        growing_keys, growing = keys, states
+        growing_keys, growing, growing_orders = keys, states, orders
     if not plan.expand:
-        growing_keys, growing = [], []
-    columns = compiled_columns() if identity else None
+        growing_keys, growing, growing_orders = [], [], []
+    columns = compiled_columns() if identity and _view_of(model) is None else None
     if columns is not None:
         _expand_compiled(columns, model, plan, growing_keys, growing, out)
     else:
-        _expand_python(model, plan, growing_keys, growing, out)
+        _expand_python(model, plan, growing_keys, growing, growing_orders, out)
     return out
 
 
@@ -502,13 +520,19 @@ def _masks(
 
 
 def _expand_python(
-    model: Model[S], plan: LevelPlan, keys: list[int], states: list[S], out: _Outcome,
+    model: Model[S], plan: LevelPlan, keys: list[int], states: list[S], orders: list[bytes],
+    out: _Outcome,
 ) -> None:
     """The successors of ``states`` (parents ``keys``, ascending) into ``out.following``,
-    with their coverage, count and the smallest deadlocked parent."""
+    with their coverage, count and the smallest deadlocked parent.  Under a view a
+    successor's fingerprint is its view's and the one of smallest discovery key is kept."""
     next_states, encode = model.next_states, model.encode
     canonical = model.canonical if plan.symmetry else None
-    best: dict[int, tuple[int, str, bytes]] = {}
+    view = _view_of(model)
+    if view is not None:
+        _expand_view(view, model, plan, keys, states, orders, out)
+        return
+    best: dict[int, tuple[int, str, bytes, bytes]] = {}
     coverage = out.coverage
     first = itemgetter(0)
     for parent, state in zip(keys, states, strict=True):
@@ -527,7 +551,33 @@ def _expand_python(
             old = best.get(key)
             # Parents ascend, so an older link has a smaller or equal parent.
             if old is None or (old[0] == parent and label < old[1]):
-                best[key] = (parent, label, encoding)
+                best[key] = (parent, label, encoding, b"")
+    out.following = by_bucket(_best_table(best), plan.buckets)
+
+
+def _expand_view(
+    view: Callable[[S], bytes], model: Model[S], plan: LevelPlan, keys: list[int],
+    states: list[S], orders: list[bytes], out: _Outcome,
+) -> None:
+    """``_expand_python`` for a model with a view."""
+    canonical = model.canonical if plan.symmetry else None
+    best: dict[int, tuple[int, str, bytes, bytes]] = {}
+    coverage = out.coverage
+    first = itemgetter(0)
+    for parent, state, parent_order in zip(keys, states, orders, strict=True):
+        successors = list(model.next_states(state))
+        count_labels(coverage, map(first, successors))
+        out.generated += len(successors)
+        if not successors and plan.check_deadlock and out.deadlock is None:
+            out.deadlock = parent
+        for index, (label, successor) in enumerate(successors):
+            if canonical is not None:
+                successor = canonical(successor)
+            key = _xxh3(view(successor)) - OFFSET
+            order = parent_order + index.to_bytes(ORDER_BYTES, "big")
+            old = best.get(key)
+            if old is None or order < old[3]:
+                best[key] = (parent, label, model.encode(successor), order)
     out.following = by_bucket(_best_table(best), plan.buckets)
 
 
@@ -556,7 +606,8 @@ def _expand_compiled(
     encodings = pa.Array.from_buffers(
         pa.binary(), rows, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
     table = pa.Table.from_arrays(
-        [pa.array(_keys(fps)), pa.array(_keys(links)), labels.cast(pa.string()), encodings],
+        [pa.array(_keys(fps)), pa.array(_keys(links)), labels.cast(pa.string()), encodings,
+         _empty_binaries(rows)],
         schema=_CANDIDATE_TYPE)
     out.following = by_bucket(table, plan.buckets)
 
@@ -566,18 +617,29 @@ def _keys(fingerprints: bytes) -> Any:
     return (np.frombuffer(fingerprints, np.uint64) ^ np.uint64(OFFSET)).view(np.int64)
 
 
-def _best_table(best: dict[int, tuple[int, str, bytes]]) -> Any:
-    """Candidate rows from a dict of key -> (parent key, label, encoding)."""
+def _empty_binaries(rows: int) -> Any:
+    """A binary column of ``rows`` empty values, built from buffers."""
+    offsets = np.zeros(rows + 1, np.int32).tobytes()
+    return pa.Array.from_buffers(pa.binary(), rows, [None, pa.py_buffer(offsets),
+                                                     pa.py_buffer(b"")])
+
+
+def _best_table(best: dict[int, tuple[int, str, bytes, bytes]]) -> Any:
+    """Candidate rows from a dict of key -> (parent key, label, encoding, order)."""
     links = best.values()
     return candidate_table(list(best), [link[0] for link in links],
-                           [link[1] for link in links], [link[2] for link in links])
+                           [link[1] for link in links], [link[2] for link in links],
+                           [link[3] for link in links])
 
 
-def candidate_table(keys: Any, parents: Any, labels: Any, encodings: Any) -> Any:
-    """Candidate rows (``_CANDIDATE_TYPE``) from four columns (lists or numpy arrays)."""
+def candidate_table(keys: Any, parents: Any, labels: Any, encodings: Any,
+                    orders: Any = None) -> Any:
+    """Candidate rows (``_CANDIDATE_TYPE``) from five columns (lists or numpy arrays; no
+    orders: all empty)."""
     return pa.Table.from_arrays(
         [pa.array(keys, pa.int64()), pa.array(parents, pa.int64()),
-         pa.array(labels, pa.string()), pa.array(encodings, pa.binary())],
+         pa.array(labels, pa.string()), pa.array(encodings, pa.binary()),
+         _empty_binaries(len(keys)) if orders is None else pa.array(orders, pa.binary())],
         schema=_CANDIDATE_TYPE,
     )
 

@@ -126,7 +126,7 @@ def looks_like_kafka_log(text: str) -> bool:
 _OLD_TP = r"\[(?P<topic>[^,\]\s]+),(?P<part>\d+)\]"
 _IDS = r"[\d,\s]*"
 _WRITER = re.compile(
-    r"Partition \[[^\]]+\] on broker (\d+):|\[Partition \S+ broker=(\d+)\]|\[Broker id=(\d+)"
+    r"Partition \[[^\]]+\] on broker (\d+):|\[Partition \S+ broker=(\d+)[^\]]*\]|\[Broker id=(\d+)"
     r"|Broker (\d+) (?:received|completed|ignoring|handling)|\[KafkaServer id=(\d+)\]"
     r"|\[Kafka Server (\d+)\]|\[ReplicaFetcher replicaId=(\d+)|\[ReplicaManager broker=(\d+)\]"
     r"|\[BrokerServer id=(\d+)\]|\[KafkaRaftServer nodeId=(\d+)\]"
@@ -143,6 +143,8 @@ class Format:
     versions: str
     level: str
     logger: str
+    needles: tuple[str, ...] = ()
+    """Words one of which every line of the format holds (tested before the pattern)."""
 
 
 def _f(kind: str, pattern: str, versions: str, level: str, logger: str) -> Format:
@@ -152,37 +154,39 @@ def _f(kind: str, pattern: str, versions: str, level: str, logger: str) -> Forma
 
 FORMATS: tuple[Format, ...] = (
     _f("shrink", r"Partition " + _OLD_TP + r" on broker (?P<broker>\d+): Shrinking ISR for "
-       r"partition \[[^\]]+\] from (?P<old>" + _IDS + r") to (?P<new>" + _IDS + r"\d)",
+       r"partition (?:\[[^\]]+\]|\S+) from (?P<old>" + _IDS + r") to (?P<new>" + _IDS + r"\d)",
        "0.10", "INFO", "kafka.cluster.Partition"),
     _f("expand", r"Partition " + _OLD_TP + r" on broker (?P<broker>\d+): Expanding ISR for "
-       r"partition \[[^\]]+\] from (?P<old>" + _IDS + r") to (?P<new>" + _IDS + r"\d)",
+       r"partition (?:\[[^\]]+\]|\S+) from (?P<old>" + _IDS + r") to (?P<new>" + _IDS + r"\d)",
        "0.10", "INFO", "kafka.cluster.Partition"),
     _f("shrink", r"(?:Partition " + _OLD_TP + r" on broker (?P<broker>\d+):|\[Partition "
-       r"(?P<tp>\S+) broker=(?P<broker2>\d+)\]) Shrinking ISR from (?P<old>" + _IDS
+       r"(?P<tp>\S+) broker=(?P<broker2>\d+)[^\]]*\]) Shrinking ISR from (?P<old>" + _IDS
        + r") to (?P<new>\d+(?:,\d+)*)(?:\. Leader: \(highWatermark: (?P<hw>\d+), endOffset: "
        r"(?P<leo>\d+)\)\. Out of sync replicas: (?P<oos>.*?)\.?\s*(?:\(kafka|$))?",
        "0.11-4.x", "INFO", "kafka.cluster.Partition"),
     _f("expand", r"(?:Partition " + _OLD_TP + r" on broker (?P<broker>\d+):|\[Partition "
-       r"(?P<tp>\S+) broker=(?P<broker2>\d+)\]) Expanding ISR from (?P<old>" + _IDS
+       r"(?P<tp>\S+) broker=(?P<broker2>\d+)[^\]]*\]) Expanding ISR from (?P<old>" + _IDS
        + r") to (?P<new>\d+(?:,\d+)*)", "0.11-4.x", "INFO", "kafka.cluster.Partition"),
     _f("isr_updated", r"(?:Partition " + _OLD_TP + r" on broker (?P<broker>\d+):|\[Partition "
-       r"(?P<tp>\S+) broker=(?P<broker2>\d+)\]) ISR updated (?:from AlterIsr )?to \[?"
+       r"(?P<tp>\S+) broker=(?P<broker2>\d+)[^\]]*\]) ISR updated (?:from AlterIsr )?to \[?"
        r"(?P<isr>\d+(?:,\d+)*)\]?\s*(?:\(under-min-isr\)\s*)?and (?:zkVersion|version) "
        r"updated to \[?(?P<version>\d+)\]?",
        "0.10-2.3 TRACE, 2.4-4.x INFO (2.7: 'from AlterIsr')", "INFO", "kafka.cluster.Partition"),
     _f("leader_start", r"(?:Partition " + _OLD_TP + r" on broker (?P<broker>\d+):|\[Partition "
-       r"(?P<tp>\S+) broker=(?P<broker2>\d+)\]) \S+ starts at Leader Epoch (?P<epoch>\d+) "
+       r"(?P<tp>\S+) broker=(?P<broker2>\d+)[^\]]*\]) \S+ starts at Leader Epoch (?P<epoch>\d+) "
        r"from offset (?P<offset>\d+)\. Previous Leader Epoch was: (?P<prev>-?\d+)",
        "0.11-2.6", "INFO", "kafka.cluster.Partition"),
     _f("leader_start", r"\[Broker id=(?P<broker>\d+)\] Leader (?P<tp>\S+?)(?: with topic id "
        r"\S+)? starts at leader epoch (?P<epoch>\d+) from offset (?P<offset>\d+) with "
        r"(?:partition epoch (?P<version>\d+), )?high watermark (?P<hw>\d+),? ISR "
-       r"\[(?P<isr>[\d,\s]*)\].*?Previous leader epoch was (?P<prev>-?\d+)",
+       r"\[(?P<isr>[\d,\s]*)\].*?[Pp]revious leader (?:(?:Some\((?P<prevleader>-?\d+)\)|None|"
+       r"(?P<prevleader2>-?\d+)) and previous leader )?epoch was (?P<prev>-?\d+)",
        "2.7-4.x", "INFO", "state.change.logger"),
     _f("follower_start", r"\[Broker id=(?P<broker>\d+)\] Follower (?P<tp>\S+?)(?: with topic "
        r"id \S+)? starts at leader epoch (?P<epoch>\d+) from offset (?P<offset>\d+) with "
        r"(?:partition epoch (?P<version>\d+) and )?high watermark (?P<hw>\d+)\."
-       r"(?: Current leader is (?P<leader>-?\d+)\.)?.*?[Pp]revious leader epoch was "
+       r"(?: Current leader is (?P<leader>-?\d+)\.)?.*?[Pp]revious leader (?:(?:Some\("
+       r"(?P<prevleader>-?\d+)\)|None|(?P<prevleader2>-?\d+)) and previous leader )?epoch was "
        r"(?P<prev>-?\d+)", "2.7-4.x", "INFO", "state.change.logger"),
     _f("leader_and_isr", r"(?:Broker (?P<broker>\d+) received|\[Broker id=(?P<broker2>\d+)"
        r"\] Received) LeaderAndIsr request (?P<state>\w*PartitionState\(.*?\)) correlation id "
@@ -197,14 +201,15 @@ FORMATS: tuple[Format, ...] = (
        r"(?:.*?for partition (?P<tp>\S+?)(?: since| as|$))?",
        "0.10-3.x (ZooKeeper mode)", "WARN", "state.change.logger"),
     _f("hw", r"(?:Partition " + _OLD_TP + r" on broker (?P<broker>\d+):|\[Partition "
-       r"(?P<tp>\S+) broker=(?P<broker2>\d+)\]) High watermark (?:for partition \S+ )?"
-       r"updated (?:from \S+(?: segment=\S+)? )?to \(?(?:offset=)?(?P<hw>\d+)",
+       r"(?P<tp>\S+) broker=(?P<broker2>\d+)[^\]]*\]) High watermark (?:for partition \S+ )?"
+       r"updated (?:from \(?(?:offset=)?(?P<hwfrom>\d+)\S*(?: segment=\S+)? )?to \(?(?:offset=)?"
+       r"(?P<hw>\d+)",
        "0.10-4.x", "DEBUG", "kafka.cluster.Partition"),
     _f("log_loaded", r"\[Partition (?P<tp>\S+) broker=(?P<broker>\d+)\] Log loaded for "
        r"partition \S+ with initial high watermark (?P<hw>\d+)",
        "2.4-4.x", "INFO", "kafka.cluster.Partition"),
     _f("no_checkpoint", r"(?:Partition " + _OLD_TP + r" on broker (?P<broker>\d+):|\[Partition "
-       r"(?P<tp>\S+) broker=(?P<broker2>\d+)\]) No checkpointed highwatermark is found for "
+       r"(?P<tp>\S+) broker=(?P<broker2>\d+)[^\]]*\]) No checkpointed highwatermark is found for "
        r"partition", "0.10-4.x", "INFO", "kafka.cluster.Partition"),
     _f("truncate", r"Truncating log (?P<tp>\S+) to offset (?P<offset>\d+)\.",
        "0.10-1.0", "INFO", "kafka.log.Log"),
@@ -214,12 +219,78 @@ FORMATS: tuple[Format, ...] = (
     _f("truncate", r"\[ReplicaFetcher replicaId=(?P<broker>\d+), leaderId=\d+, fetcherId=\d+\]"
        r" Truncating (?P<tp>\S+) to offset (?P<offset>\d+) below high watermark (?P<hw>\d+)",
        "2.4-4.x", "WARN", "kafka.server.ReplicaFetcherThread"),
+    _f("zk_refused", r"(?:Partition " + _OLD_TP + r" on broker (?P<broker>\d+):|\[Partition "
+       r"(?P<tp>\S+) broker=(?P<broker2>\d+)[^\]]*\]) Cached zkVersion \[?(?P<version>\d+)\]? not "
+       r"equal to that in zookeeper, skip updating ISR", "0.10-2.6 (ZooKeeper ISR write)",
+       "INFO", "kafka.cluster.Partition"),
+    _f("fatal_truncation", r"(?:\[ReplicaFetcher replicaId=(?P<broker2>\d+), leaderId="
+       r"(?P<leader2>\d+)[^\]]*\] )?(?:Exiting|Halting) because log truncation is not allowed for "
+       r"(?:partition |topic )(?P<tp>\[[^\]]+\]|[^\s,]+),\s*[Cc]urrent leader(?: "
+       r"(?P<leader>\d+))?'s latest offset (?P<leaderleo>\d+) is less than replica(?: "
+       r"(?P<broker>\d+))?'s latest offset (?P<leo>\d+)",
+       "0.8-2.0 (ReplicaFetcherThread.handleOffsetOutOfRange)", "FATAL",
+       "kafka.server.ReplicaFetcherThread"),
+    _f("truncate", r"\[ReplicaFetcher replicaId=(?P<broker>\d+), leaderId=\d+, fetcherId=\d+\]"
+       r" Truncating partition (?P<tp>\S+) (?:to local high watermark (?P<offset>\d+)|with "
+       r"TruncationState\(offset=(?P<offset2>\d+), completed=\w+\))",
+       "2.0-4.x (AbstractFetcherThread)", "INFO", "kafka.server.ReplicaFetcherThread"),
+    _f("truncate_noop", r"(?:\[(?:Unified)?Log partition=(?P<tp>[^,\s]+), dir=[^\]]*\] Truncating|"
+       r"Truncating (?P<tp2>\S+)) to (?:offset )?(?P<offset>\d+) has no effect as the largest "
+       r"offset in the log is (?P<last>-?\d+)", "0.11-4.x (Log/UnifiedLog.truncateTo)", "INFO",
+       "kafka.log.Log / kafka.log.UnifiedLog"),
+    _f("registration", r"(?:\[Broker id=(?P<broker>\d+)\] )?Skipped the become-(?:leader|follower) "
+       r"state change for (?P<tp>\S+?)"
+       r"(?: with topic id \S+)? and partition state (?P<state>\w*PartitionState\(.*?\))",
+       "3.x-4.x (Partition.makeLeader / makeFollower, same leader epoch)", "INFO",
+       "state.change.logger"),
+    _f("registration", r"Sending become-(?:leader|follower) LeaderAndIsr request (?P<state>\w*"
+       r"PartitionState\(.*?\)) to broker \d+(?: for partition (?P<tp>\S+))?",
+       "2.4-3.x ZooKeeper (ControllerChannelManager)", "TRACE", "state.change.logger"),
+    _f("registration", r"Changed partition (?P<tp>\S+) from \w+ to \w+ with state "
+       r"(?P<state>LeaderAndIsr\((?:[^()]|\([^()]*\))*\))",
+       "1.1-3.x ZooKeeper (PartitionStateMachine)", "INFO", "state.change.logger"),
+    _f("registration", r"Partition (?P<tp>\S+) state changed to \(Leader:(?P<leader>-?\d+),ISR:"
+       r"(?P<isr>[\d,]*),LeaderEpoch:(?P<epoch>\d+)", "1.1-3.x ZooKeeper (ReplicaStateMachine)",
+       "INFO", "state.change.logger"),
+    _f("registration", r"Changed partition (?P<tp>\S+) state from NonExistentPartition to "
+       r"NewPartition with assigned replicas (?P<replicas>\d+(?:,\d+)*)",
+       "1.1-3.x ZooKeeper (PartitionStateMachine)", "INFO", "state.change.logger"),
+    _f("registration", r"(?:PartitionRegistration|PartitionChangeRecord|PartitionRecord)\("
+       r"(?P<state>[^()]*(?:\([^()]*\)[^()]*)*)\)", "KRaft 3.x-4.x (controller)", "DEBUG",
+       "kafka.controller"),
+    _f("leos", r"\[Partition (?P<tp>\S+) broker=(?P<broker>\d+)[^\]]*\] (?:Skipping update high "
+       r"watermark since new hw .*? is not larger than old value\. All current LEOs are |Progress "
+       r"awaiting ISR acks for offset \d+: acked: |Recorded replica (?P<replica>\d+) log end "
+       r"offset \(LEO\) position (?P<replicaleo>\d+))(?P<leotext>.*)",
+       "TRACE/DEBUG 2.4-4.x (maybeIncrementLeaderHW, checkEnoughReplicasReachOffset, "
+       "updateFollowerFetchState)", "TRACE", "kafka.cluster.Partition"),
+    _f("log_deleted", r"Deleted log for partition (?P<tp>\S+?)\.? in |Log for partition "
+       r"(?P<tp2>\S+) is renamed to \S+ and is scheduled for deletion",
+       "1.0-4.x (LogManager)", "INFO", "kafka.log.LogManager"),
     _f("started", r"(?:\[KafkaServer id=(?P<broker>\d+)\] started|\[Kafka Server "
        r"(?P<broker2>\d+)\], started|\[BrokerServer id=(?P<broker3>\d+)\] Transition from "
        r"STARTING to STARTED)", "0.10-0.11, 1.0-3.x, KRaft 3.x-4.x", "INFO",
        "kafka.server.KafkaServer / BrokerServer"),
 )
 """Every line format read (docs/oracle.md has the table)."""
+
+_NEEDLES: tuple[tuple[str, ...], ...] = (
+    ("Shrinking ISR",), ("Expanding ISR",), ("Shrinking ISR",), ("Expanding ISR",),
+    ("ISR updated",), ("starts at Leader Epoch",), ("starts at leader epoch",),
+    ("starts at leader epoch",), ("LeaderAndIsr request",), ("LeaderAndIsr request",),
+    ("LeaderAndIsr request",), ("High watermark",), ("Log loaded",), ("No checkpointed",),
+    ("Truncating log",), ("Truncating to offset",), ("below high watermark",),
+    ("Cached zkVersion",), ("truncation is not allowed",), ("Truncating partition",),
+    ("has no effect",), ("Skipped the become",), ("Sending become",),
+    ("with state LeaderAndIsr(",), ("state changed to (Leader:",), ("with assigned replicas",),
+    ("Registration(", "ChangeRecord(", "PartitionRecord("),
+    ("Skipping update high watermark", "acks for offset", "Recorded replica"),
+    ("Deleted log for partition", "scheduled for deletion"),
+    ("started", "STARTED"),
+)
+"""``Format.needles`` of each format of ``FORMATS``, in order."""
+FORMATS = tuple(Format(f.kind, f.pattern, f.versions, f.level, f.logger, needles)
+                for f, needles in zip(FORMATS, _NEEDLES, strict=True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,6 +331,8 @@ _FIELD = re.compile(r"(\w+)=(\[[^\]]*\]|'[^']*'|[^,)\s]+)")
 def _partition_state(text: str) -> tuple[dict[str, Any], str | None]:
     """The leader, leader epoch, ISR, replicas, version of a ``PartitionState(...)`` text,
     and the partition it names (newer formats carry topicName/partitionIndex)."""
+    text = re.sub(r"List\(([^)]*)\)", r"[\1]", text)  # the controller's Scala lists
+    text = re.sub(r"\b(isr|replicas)=(\d+(?:,\d+)*)", r"\1=[\2]", text)  # 0.11: no brackets
     values = dict(_FIELD.findall(text))
     fields: dict[str, Any] = {}
     for key in ("leader", "leaderEpoch", "controllerEpoch", "zkVersion", "partitionEpoch"):
@@ -274,33 +347,52 @@ def _partition_state(text: str) -> tuple[dict[str, Any], str | None]:
     return fields, tp
 
 
-def _group(m: re.Match[str], name: str) -> str | None:
-    return m.groupdict().get(name)
-
-
 _KEYWORDS = re.compile(r"ISR|[Ll]eader [Ee]poch|LeaderAndIsr|High watermark|Log loaded|Truncat|"
-                       r"started|STARTED|highwatermark")
+                       r"started|STARTED|highwatermark|truncation|LEO|acks for|"
+                       r"assigned replicas|Partition(?:Registration|ChangeRecord|Record)\(|"
+                       r"Deleted log|scheduled for deletion")
 """A word every line of ``FORMATS`` has: other lines are skipped without trying each one."""
+
+
+_NEEDLE = re.compile("|".join(sorted({re.escape(n) for f in FORMATS for n in f.needles},
+                                      key=len, reverse=True)))
+"""Every format's words: the formats a line may be are those whose words it holds."""
+_BY_NEEDLE: dict[str, tuple[int, ...]] = {}
+for _index, _fmt in enumerate(FORMATS):
+    for _needle in _fmt.needles:
+        _BY_NEEDLE[_needle] = (*_BY_NEEDLE.get(_needle, ()), _index)
+
+
+def _candidates(line: str) -> list[Format]:
+    """The formats whose words ``line`` holds, in ``FORMATS`` order (no word of a format
+    overlaps another's, so one scan finds them all)."""
+    found = set(_NEEDLE.findall(line))
+    if not found:
+        return []
+    return [FORMATS[i] for i in sorted({i for needle in found for i in _BY_NEEDLE[needle]})]
 
 
 def parse_line(number: int, line: str, entry: Entry | None = None) -> LogEvent | None:
     """The event of one log line (or entry), or ``None`` for a line of no interest."""
     if not _KEYWORDS.search(line):
         return None
-    for fmt in FORMATS:
+    for fmt in _candidates(line):
         m = fmt.pattern.search(line)
         if m is None:
             continue
-        broker_text = next((_group(m, g) for g in ("broker", "broker2", "broker3")
-                            if _group(m, g)), None)
-        tp = _tp(_group(m, "tp"))
-        if tp is None and _group(m, "topic"):
+        groups = {k: v for k, v in m.groupdict().items() if v is not None}
+        broker_text = groups.get("broker") or groups.get("broker2") or groups.get("broker3")
+        tp = _tp(groups.get("tp") or groups.get("tp2"))
+        if tp is None and "topic" in groups:
             tp = f"{m['topic']}-{m['part']}"
-        fields = _fields(fmt.kind, m)
-        if fmt.kind == "leader_and_isr":
+        fields = _fields(fmt.kind, groups)
+        if fmt.kind in ("leader_and_isr", "registration") and "state" in groups:
             state, named = _partition_state(m["state"])
             fields.update(state)
             tp = named or tp
+            if tp is None and fmt.kind == "registration":
+                said = re.search(r"(?:for (?:new )?partition|topicPartition=?) ?(\S+?)[ ,.:]", line)
+                tp = _tp(said.group(1)) if said else None
         era = fmt.versions
         return LogEvent(number, line, fmt.kind, int(broker_text) if broker_text else -1, tp,
                         fields, entry.time if entry else "", entry.source if entry else "",
@@ -308,19 +400,32 @@ def parse_line(number: int, line: str, entry: Entry | None = None) -> LogEvent |
     return None
 
 
-def _fields(kind: str, m: re.Match[str]) -> dict[str, Any]:
-    """The figures a matched line carries, as ints and tuples of broker ids."""
+_INTS = {"epoch": "epoch", "offset": "offset", "offset2": "offset", "prev": "prev", "hw": "hw",
+         "leo": "leo", "version": "version", "cid": "cid", "leader": "leader",
+         "leader2": "leader", "leaderleo": "leaderleo", "last": "last",
+         "prevleader": "prevleader", "prevleader2": "prevleader", "hwfrom": "hwfrom"}
+"""The groups that carry an integer, and the field each becomes."""
+
+
+def _fields(kind: str, groups: dict[str, str]) -> dict[str, Any]:
+    """The figures a matched line carries (its groups that matched), as ints and tuples of
+    broker ids."""
     out: dict[str, Any] = {}
-    for key in ("epoch", "offset", "prev", "hw", "leo", "version", "cid", "leader"):
-        value = _group(m, key)
-        if value is not None:
-            out[key] = int(value)
-    for key in ("old", "new", "isr"):
-        if _group(m, key) is not None:
-            out[key] = _ids(m[key])
-    if _group(m, "role"):
-        out["role"] = m["role"]
-    oos = _group(m, "oos")
+    for key, value in groups.items():
+        field_name = _INTS.get(key)
+        if field_name is not None:
+            out[field_name] = int(value)
+        elif key in ("old", "new", "isr", "replicas"):
+            out[key] = _ids(value)
+    if "role" in groups:
+        out["role"] = groups["role"]
+    if kind == "leos":
+        leos = [(int(b), int(o)) for b, o in re.findall(
+            r"(?:replica|broker) (\d+): \(?(?:offset=)?(\d+)", groups.get("leotext", ""))]
+        if "replica" in groups:
+            leos.append((int(groups["replica"]), int(groups["replicaleo"])))
+        out["leos"] = tuple(leos)
+    oos = groups.get("oos")
     if oos:
         out["out_of_sync"] = tuple(
             (int(b), None if leo == "unknown" else int(leo))
@@ -611,7 +716,9 @@ class _Builder:
     # -- the kinds ------------------------------------------------------------------
     def add(self, e: LogEvent) -> None:
         """One event: a step, or values added to a step, or nothing (docs/oracle.md)."""
-        handler: Callable[[LogEvent], None] = getattr(self, f"_{e.kind}")
+        handler: Callable[[LogEvent], None] | None = getattr(self, f"_{e.kind}", None)
+        if handler is None:
+            return  # read by the oracle (isrlab.spec.oracle) only
         if e.broker < 0 and e.kind not in ("ignoring",):
             if e.kind in ("truncate",):
                 return  # a Log line in a file of several brokers: cannot tell whose

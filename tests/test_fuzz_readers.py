@@ -35,7 +35,7 @@ from isrlab.checker.report import TraceStep
 from isrlab.checker.trace import itf_document
 from isrlab.checker.validate import TraceFormatError, parse_itf_observations, parse_jsonl
 from isrlab.cli import cli
-from isrlab.validate_cmd import read_observations
+from isrlab.services.traces import read_observations
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "oracle"

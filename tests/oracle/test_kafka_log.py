@@ -16,7 +16,8 @@ FIXTURE = Path(__file__).parent.parent / "fixtures" / "oracle" / "broker-orders-
 
 def validate_log(path: Path, *extra: str) -> tuple[int, str]:
     outcome = CliRunner().invoke(
-        cli, ["validate", "--model", "kafka", "--partition", "orders-0", *extra, str(path)]
+        cli, ["validate", "--model", "kafka", "--engine", "model", "--partition", "orders-0",
+              *extra, str(path)]
     )
     return outcome.exit_code, outcome.output
 

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from isrlab.cli import cli
-from isrlab.validate_cmd import detect_format
+from isrlab.services.traces import detect_format
 
 CORPUS = Path(__file__).parent.parent / "fixtures" / "oracle"
 VERSIONS = {  # directory -> steps, counted by hand from the files (see each file's header)
@@ -29,7 +29,7 @@ def files(name: str) -> list[Path]:
 
 
 def run(*args: str | Path) -> tuple[int, str]:
-    outcome = CliRunner().invoke(cli, ["validate", *map(str, args)])
+    outcome = CliRunner().invoke(cli, ["validate", "--engine", "model", *map(str, args)])
     return outcome.exit_code, outcome.output
 
 

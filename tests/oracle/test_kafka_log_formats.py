@@ -92,6 +92,70 @@ SAMPLES: list[tuple[str, str, str, int, str | None, dict[str, Any]]] = [
      {"offset": 2}),
     ("2.4", "[ReplicaFetcher replicaId=2, leaderId=1, fetcherId=0] Truncating t-0 to offset 1 "
      "below high watermark 3", "truncate", 2, "t-0", {"offset": 1, "hw": 3}),
+    ("1.1", "[Partition t-0 broker=1] Cached zkVersion [5] not equal to that in zookeeper, skip "
+     "updating ISR (kafka.cluster.Partition)", "zk_refused", 1, "t-0", {"version": 5}),
+    ("0.10", "Partition [t,0] on broker 1: Cached zkVersion [5] not equal to that in zookeeper, "
+     "skip updating ISR", "zk_refused", 1, "t-0", {"version": 5}),
+    ("3.6", f"[Broker id=1] Leader t-0 with topic id {TID} starts at leader epoch 1 from offset 5 "
+     "with partition epoch 2, high watermark 5, ISR [1,2], adding replicas [] and removing "
+     "replicas [] . Previous leader None and previous leader epoch was -1.", "leader_start", 1,
+     "t-0", {"epoch": 1, "offset": 5, "prev": -1, "hw": 5, "version": 2, "isr": (1, 2)}),
+    ("3.6", f"[Broker id=1] Leader t-0 with topic id {TID} starts at leader epoch 3 from offset 5 "
+     "with partition epoch 4, high watermark 5, ISR [1,2], adding replicas [] and removing "
+     "replicas [] . Previous leader Some(2) and previous leader epoch was 2.", "leader_start", 1,
+     "t-0", {"epoch": 3, "prev": 2, "prevleader": 2}),
+    ("1.0", "[ReplicaFetcher replicaId=2, leaderId=1, fetcherId=0] Exiting because log truncation "
+     "is not allowed for partition t-0, current leader 1's latest offset 5 is less than replica "
+     "2's latest offset 7", "fatal_truncation", 2, "t-0", {"leader": 1, "leaderleo": 5, "leo": 7}),
+    ("2.2", "[ReplicaFetcher replicaId=2, leaderId=1, fetcherId=0] Truncating partition t-0 to "
+     "local high watermark 4", "truncate", 2, "t-0", {"offset": 4}),
+    ("4.1", "[ReplicaFetcher replicaId=1, leaderId=3, fetcherId=0] Truncating partition t-0 with "
+     "TruncationState(offset=768982, completed=true) due to leader epoch and offset "
+     "EpochEndOffset(errorCode=0, partition=1, leaderEpoch=5, endOffset=768982)", "truncate", 1,
+     "t-0", {"offset": 768982}),
+    ("4.1", "[UnifiedLog partition=t-0, dir=/tmp/kafka-logs-1] Truncating to 768982 has no effect "
+     "as the largest offset in the log is 768981", "truncate_noop", -1, "t-0",
+     {"offset": 768982, "last": 768981}),
+    ("3.7", "[QuorumController id=1] Replayed PartitionRecord for new partition t-0 and "
+     "PartitionRegistration(replicas=[1, 2, 3], directories=[A, B, C], isr=[1, 2, 3], "
+     "removingReplicas=[], addingReplicas=[], elr=[], lastKnownElr=[], leader=1, "
+     "leaderRecoveryState=RECOVERED, leaderEpoch=0, partitionEpoch=0).", "registration", -1,
+     "t-0", {"replicas": (1, 2, 3), "isr": (1, 2, 3), "leader": 1, "leaderEpoch": 0}),
+    ("3.2", "[Controller id=1 epoch=1] Sending become-leader LeaderAndIsr request "
+     "LeaderAndIsrPartitionState(topicName='t', partitionIndex=0, controllerEpoch=1, leader=1, "
+     "leaderEpoch=0, isr=[1], zkVersion=0, replicas=[1], addingReplicas=[], removingReplicas=[], "
+     "isNew=true) to broker 1 for partition t-0", "registration", -1, "t-0",
+     {"replicas": (1,), "isr": (1,), "leader": 1, "leaderEpoch": 0}),
+    ("3.9", "[Broker id=1] Skipped the become-follower state change for t-0 with topic id "
+     f"{TID} and partition state LeaderAndIsrPartitionState(topicName='t', partitionIndex=0, "
+     "controllerEpoch=-1, leader=3, leaderEpoch=134, isr=[3, 2], partitionEpoch=259, "
+     "replicas=[1, 2, 3], addingReplicas=[], removingReplicas=[], isNew=false, "
+     "leaderRecoveryState=0) since it is already a follower with leader epoch 134.",
+     "registration", 1, "t-0", {"replicas": (1, 2, 3), "isr": (3, 2), "leader": 3}),
+    ("2.8", "[Controller id=1 epoch=4] Changed partition t-0 from NewPartition to OnlinePartition "
+     "with state LeaderAndIsr(leader=1, leaderEpoch=0, isr=List(1, 0, 2), zkVersion=0)",
+     "registration", -1, "t-0", {"leader": 1, "leaderEpoch": 0, "isr": (1, 0, 2)}),
+    ("2.4", "[Controller id=1 epoch=9] Partition t-0 state changed to (Leader:-1,ISR:3,"
+     "LeaderEpoch:1,ControllerEpoch:9) after removing replica 3 from the ISR as part of "
+     "transition to OfflineReplica", "registration", -1, "t-0",
+     {"leader": -1, "isr": (3,), "epoch": 1}),
+    ("2.8", "[Controller id=1 epoch=4] Changed partition t-0 state from NonExistentPartition to "
+     "NewPartition with assigned replicas 1,0,2", "registration", -1, "t-0",
+     {"replicas": (1, 0, 2)}),
+    ("0.11", "Broker 2 received LeaderAndIsr request PartitionState(controllerEpoch=1, leader=2, "
+     "leaderEpoch=0, isr=2,1, zkVersion=0, replicas=2,1) correlation id 7 from controller 1 "
+     "epoch 1 for partition [t,8]", "leader_and_isr", 2, "t-8",
+     {"isr": (2, 1), "replicas": (2, 1)}),
+    ("2.4", "Deleted log for partition t-0 in /var/kafka/t-0.8f3a-delete.", "log_deleted", -1,
+     "t-0", {}),
+    ("1.0", "Truncating t-0 to 2391 has no effect as the largest offset in the log is 2390.",
+     "truncate_noop", -1, "t-0", {"offset": 2391, "last": 2390}),
+    ("4.1", "[Partition t-0 broker=1] Skipping update high watermark since new hw (offset=88, "
+     "segment=[16:76938]) is not larger than old value. All current LEOs are Set(replica 2: "
+     "(offset=88, segment=[16:76938]), replica 1: (offset=89, segment=[16:78032]))", "leos", 1,
+     "t-0", {"leos": ((2, 88), (1, 89))}),
+    ("4.1", "[Partition t-0 broker=2] Recorded replica 1 log end offset (LEO) position 771005 and "
+     "log start offset 0.", "leos", 2, "t-0", {"leos": ((1, 771005),)}),
     ("0.10", "[Kafka Server 3], started (kafka.server.KafkaServer)", "started", 3, None, {}),
     ("2.0", "[KafkaServer id=3] started (kafka.server.KafkaServer)", "started", 3, None, {}),
     ("3.7", "[BrokerServer id=3] Transition from STARTING to STARTED", "started", 3, None, {}),

@@ -93,8 +93,8 @@ def test_json_of_a_rejection_names_step_and_line(tmp_path: Path) -> None:
 def test_the_witness_of_a_log_records_its_model_and_validates_again(tmp_path: Path) -> None:
     logs = sorted((Path(__file__).parent.parent / "fixtures" / "oracle" / "kafka-2.0").glob("*"))
     witness = tmp_path / "w.itf.json"
-    outcome = CliRunner().invoke(cli, ["validate", "--model", "kafka", "--witness",
-                                       str(witness), *map(str, logs)])
+    outcome = CliRunner().invoke(cli, ["validate", "--model", "kafka", "--engine", "model",
+                                       "--witness", str(witness), *map(str, logs)])
     assert outcome.exit_code == 0, outcome.output
     meta = json.loads(witness.read_text())["#meta"]
     assert (meta["model"], meta["parameters"]["brokers"]) == ("kafka", 2)

@@ -1,0 +1,95 @@
+"""Per-level growth of a `tla-kraft-*` configuration, level by level through a run directory,
+optionally beside TLC for the same wall time.
+
+    .venv/bin/python bench/bench_kraft_published.py --model tla-kraft-3.5 \\
+        -p brokers=3 -p replication_factor=3 -p min_isr=2 -p init_isr_size=2 \\
+        -p unclean_shutdown_limit=1 -p fence_broker_limit=1 --run-dir RUN --budget 600 \\
+        [--tlc-jar JAR --tlc-dir DIR --tlc-module kafka_replication_v3_5]
+
+Each level is one ``explore`` with ``max_depth`` one more than the last, resumed from
+``--run-dir``; it prints, per level, the new and total distinct states, the generated
+states, the seconds the level took, the run directory's size and this process's peak RSS,
+and stops after the level that ends past ``--budget`` seconds (rerun to go on).  With
+``--tlc-jar`` and ``--tlc-dir`` (a directory holding the module, the modules it extends
+and a cfg of the same name: never committed here) it then runs ``java -cp JAR tlc2.TLC
+-workers 1 -deadlock`` there for the same wall time and prints TLC's last progress line:
+the two rates side by side.  A script, not a timed test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from isrlab.checker.bfs import CheckOptions, explore  # noqa: E402
+from isrlab.cli_support import resolve_model  # noqa: E402
+
+
+def _disk(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def ours(model_name: str, params: list[str], run_dir: Path, budget: float) -> float:
+    """Grow the search one level at a time; returns the wall seconds spent."""
+    _, parsed, model = resolve_model(model_name, params)
+    started = time.monotonic()
+    depth, last = 0, (0, 0)
+    print("level  new distinct  total distinct  generated  seconds  disk MiB  peak RSS MiB")
+    while time.monotonic() - started < budget:
+        depth += 1
+        before = time.monotonic()
+        result = explore(model, CheckOptions(params=parsed, run_dir=run_dir,
+                                             max_depth=depth))
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"{depth:5d}  {result.distinct_states - last[0]:12,d}  "
+              f"{result.distinct_states:14,d}  {result.generated_states:9,d}  "
+              f"{time.monotonic() - before:7.1f}  {_disk(run_dir) / 2**20:8.1f}  {rss:12.0f}",
+              flush=True)
+        if result.complete or result.violation is not None:
+            print(f"finished: {result.distinct_states:,d} distinct / "
+                  f"{result.generated_states:,d} generated, diameter {result.diameter}; "
+                  f"violation {result.violation.invariant if result.violation else None}")
+            break
+        last = (result.distinct_states, result.generated_states)
+    return time.monotonic() - started
+
+
+def tlc(jar: str, directory: Path, module: str, seconds: float) -> None:
+    """TLC on the same configuration for ``seconds`` of wall time; its last progress line."""
+    command = ["java", "-XX:+UseParallelGC", "-cp", jar, "tlc2.TLC", "-workers", "1",
+               "-deadlock", "-config", f"{module}.cfg", f"{module}.tla"]
+    try:
+        out = subprocess.run(command, cwd=directory, capture_output=True, text=True,
+                             timeout=seconds).stdout
+    except subprocess.TimeoutExpired as stopped:
+        raw = stopped.stdout or b""
+        out = raw.decode() if isinstance(raw, bytes) else raw
+    lines = [line for line in out.splitlines() if re.match(r"Progress\(|\d[\d,]* states gen", line)]
+    print(f"TLC after {seconds:.0f} s: {lines[-1] if lines else 'no progress line'}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", required=True)
+    parser.add_argument("-p", dest="params", action="append", default=[])
+    parser.add_argument("--run-dir", required=True, type=Path)
+    parser.add_argument("--budget", type=float, default=600.0)
+    parser.add_argument("--tlc-jar")
+    parser.add_argument("--tlc-dir", type=Path)
+    parser.add_argument("--tlc-module")
+    args = parser.parse_args()
+    spent = ours(args.model, args.params, args.run_dir, args.budget)
+    if args.tlc_jar and args.tlc_dir and args.tlc_module:
+        tlc(args.tlc_jar, args.tlc_dir, args.tlc_module, spent)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,343 @@
+"""Traces and their formats: the service below ``isrlab validate`` and ``isrlab.api.validate``.
+
+A trace file is an ITF document, JSON Lines, or a Kafka broker log (``detect_format``).  The
+first two become observations of ``isrlab.checker.validate`` against any model
+(``read_observations``); a Kafka log is judged by the log oracle (``judge_kafka_logs``,
+``isrlab.spec.oracle``), or, on request, turned into a partial trace of the bounded
+``kafka`` model (``kafka_trace`` and ``kafka_log_observations``: the model's search).
+``follow_kafka_logs`` judges logs as a running cluster writes them.  No printing, no exit
+statuses: errors are ``TraceFormatError``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from isrlab.checker.atomic import write_text_atomically
+from isrlab.checker.model import Model
+from isrlab.checker.validate import (
+    Observation,
+    TraceFormatError,
+    action_name,
+    check_observation,
+    discover_action_names,
+    observation_of_json,
+    parse_itf_observations,
+    parse_jsonl,
+)
+
+if TYPE_CHECKING:
+    from isrlab.spec.kafka_log import Entry, KafkaLogTrace
+    from isrlab.spec.oracle.run import Verdict
+
+FORMATS = ("auto", "jsonl", "itf", "kafka-log")
+"""The trace formats (``auto``: detected)."""
+
+
+# ---------------------------------------------------------------------------- formats
+def detect_format(text: str) -> str:
+    """``itf`` for one JSON document with a ``states`` array; ``kafka-log`` when one of the
+    first lines carries a timestamp followed by a level, whatever precedes it (a log4j or
+    logback pattern, a docker-compose prefix), or, without timestamps, a line of Kafka's
+    own (a logger ``kafka.`` / ``org.apache.kafka``, or a replication phrase of its format
+    strings); else ``jsonl``."""
+    from isrlab.spec.kafka_log import looks_like_kafka_log  # Kafka-specific: on demand
+
+    stripped = text.lstrip()
+    first = stripped.split("\n", 1)[0]
+    if looks_like_kafka_log(text):
+        return "kafka-log"
+    if stripped.startswith("{"):
+        try:
+            json.loads(first)
+        except (json.JSONDecodeError, RecursionError):
+            return "itf"  # the first line is no whole JSON object: one multi-line document
+        return "itf" if '"states"' in first else "jsonl"
+    if stripped and not stripped.startswith(("{", "#", "[")) and not _is_json(first):
+        if _kafka_phrases(text):
+            return "kafka-log"
+        raise TraceFormatError("line 1", "not a trace: neither JSON (JSON Lines, ITF) nor a "
+                               "log whose lines start with a timestamp and a level")
+    return "jsonl"
+
+
+def _kafka_phrases(text: str) -> bool:
+    """Whether a text without timestamps is lines pasted from a Kafka log."""
+    from isrlab.spec.oracle.run import _EVIDENCE
+
+    head = text.splitlines()[:50]
+    return any("(kafka." in ln or "org.apache.kafka" in ln or _EVIDENCE.search(ln)
+               for ln in head)
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return False
+    return True
+
+
+def read_text(path: Path) -> str:
+    """A trace file's text (``TraceFormatError`` when it cannot be read)."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise TraceFormatError(str(path), f"cannot read it: {error}") from error
+
+
+# ---------------------------------------------------------------------------- JSON Lines, ITF
+def read_observations(
+    text: str, fmt: str, partition: str | None, brokers: str | None, hidden: int | None,
+    emit: Path | None, *, model: Model[Any] | None = None, level: str | None = None,
+    more: Sequence[tuple[str, str]] = (), name: str = "log",
+) -> list[Observation]:
+    """The observations of a trace file's text in format ``fmt`` (``TraceFormatError``);
+    ``hidden`` raises every step's allowance of unobserved steps before it.  A Kafka log
+    (the bounded model's search, not the oracle) may come with ``more`` files, merged by
+    timestamp; with the ``kafka`` ``model`` its hidden steps are those the logs would not
+    show."""
+    if not text.strip():
+        raise TraceFormatError("line 1", "the trace file is empty")
+    if fmt == "auto":
+        fmt = detect_format(text)
+    if fmt == "kafka-log":
+        trace = kafka_trace([(name, text), *more], partition, brokers, hidden, level)
+        return kafka_log_observations(trace, emit, model)
+    if more:
+        raise TraceFormatError("arguments", "several trace files are read only as Kafka logs")
+    observations = parse_jsonl(text) if fmt == "jsonl" else read_itf(text)
+    if hidden is None:
+        return observations
+    return [o if o.initial else replace(o, hidden=max(o.hidden, hidden)) for o in observations]
+
+
+def read_itf(text: str) -> list[Observation]:
+    """One ITF document's observations."""
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise TraceFormatError(f"line {error.lineno}", f"malformed JSON: {error.msg}") from error
+    except RecursionError:
+        raise TraceFormatError("line 1", "malformed JSON: nested too deeply") from None
+    return parse_itf_observations(document)
+
+
+def model_of(
+    text: str, fmt: str, model_name: str | None, params: tuple[str, ...],
+) -> tuple[str, tuple[str, ...]]:
+    """The model and parameters to validate against: as given; for an ITF trace written by
+    isrlab, the model its ``#meta`` names, and its parameters when no ``-p`` is given; for
+    a Kafka log, ``kafka``."""
+    meta: dict[str, Any] = {}
+    if fmt == "itf":
+        try:
+            document = json.loads(text)
+        except (json.JSONDecodeError, RecursionError):
+            document = {}
+        if isinstance(document, dict) and isinstance(document.get("#meta"), dict):
+            meta = document["#meta"]
+    named = meta.get("model")
+    if model_name is None and fmt == "kafka-log":
+        return "kafka", params
+    if model_name is None:
+        if not isinstance(named, str) or not named:
+            raise TraceFormatError("--model", "is required (the trace does not name its model)")
+        model_name = named
+    recorded = meta.get("parameters")
+    if not params and named == model_name and isinstance(recorded, dict):
+        params = tuple(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
+                       for k, v in recorded.items())
+    return model_name, params
+
+
+def check_against_model(model: Model[Any], observations: list[Observation]) -> set[str]:
+    """Reject unknown variables and ill-typed values (``TraceFormatError``); return the
+    action names the trace uses that a bounded search of the model did not meet."""
+    reference = model.variables(next(iter(model.init_states())))
+    checked: dict[tuple[str, int], Any] = {}
+    for obs in observations:
+        check_observation(obs, reference, obs.where, checked)
+    used = {obs.action for obs in observations if obs.action is not None}
+    used |= {action_name(obs.label) for obs in observations
+             if obs.label is not None and "*" not in obs.label and "?" not in obs.label}
+    if not used:
+        return set()
+    known = discover_action_names(model, max_states=2_000)
+    return used - known
+
+
+def observations_of_file(path: Path, fmt: str = "auto") -> list[Observation]:
+    """The observations of a JSON Lines or ITF file (``isrlab.api.validate``)."""
+    text = read_text(path)
+    if fmt == "auto":
+        fmt = detect_format(text)
+    if fmt == "kafka-log":
+        raise TraceFormatError(str(path), "a Kafka log: judge it with judge_kafka_logs")
+    return read_observations(text, fmt, None, None, None, None)
+
+
+# ------------------------------------------------------------------ Kafka logs: the model
+def kafka_trace(
+    files: Sequence[tuple[str, str]], partition: str | None, brokers: str | None,
+    hidden: int | None, level: str | None,
+) -> KafkaLogTrace:
+    """The steps of one partition in a cluster's Kafka logs as a partial trace of the
+    bounded ``kafka`` model (``isrlab.spec.kafka_log``; logs from topic creation only)."""
+    from isrlab.spec.kafka_log import DEFAULT_HIDDEN, read_broker_logs  # Kafka-specific
+
+    for name, text in files:
+        if not text.strip():
+            raise TraceFormatError(name, "the log file is empty")
+    return read_broker_logs(files, partition=partition, brokers=brokers, level=level,
+                            hidden=DEFAULT_HIDDEN if hidden is None else hidden)
+
+
+def kafka_log_observations(
+    trace: KafkaLogTrace, emit: Path | None, model: Model[Any] | None,
+) -> list[Observation]:
+    """The observations of a Kafka log's steps (written to ``emit`` as JSON Lines if
+    given); with the ``kafka`` model each step's hidden steps follow ``hidden_rule``."""
+    from isrlab.spec.kafka_log import hidden_rule
+
+    steps = trace.steps
+    lines = [json.dumps(step) for step in steps]
+    if emit is not None:
+        write_text_atomically(emit, "\n".join(lines) + "\n")
+    out = []
+    for index, step in enumerate(steps):
+        where = str(step["#file"]) if "#file" in step else None
+        obs = observation_of_json(step, int(step.get("#line", index + 1)), first=index == 0,
+                                  text=str(step.get("#log", lines[index])),
+                                  where=where)
+        if where:
+            obs = replace(obs, place=where)
+        if model is not None and model.name == "kafka" and not obs.initial:
+            obs = replace(obs, hidden_ok=hidden_rule(model.variables, trace.covered[index],
+                                                     trace.family, trace.ids))
+        out.append(obs)
+    return out
+
+
+# ------------------------------------------------------------------ Kafka logs: the oracle
+def judge_kafka_logs(
+    files: Sequence[tuple[str, str | Path]], *, partition: str | None = None,
+    brokers: str | None = None, params: Mapping[str, Any] | None = None,
+) -> list[Verdict]:
+    """The log oracle's verdict on each chosen partition (``partition``: a name, ``None``
+    for the only one, ``"all"``) of a cluster's Kafka logs, with the ``kafka`` model's
+    parameters ``params`` (``unclean_election``, ``truncation``, ``crashes``, ``brokers``)."""
+    from isrlab.spec.oracle.run import OracleOptions, judge_logs
+
+    for name, src in files:
+        if isinstance(src, str) and not src.strip():
+            raise TraceFormatError(name, "the log file is empty")
+        if isinstance(src, Path) and src.stat().st_size == 0:
+            raise TraceFormatError(name, "the log file is empty")
+    return judge_logs(files, OracleOptions(partition, brokers, dict(params or {})))
+
+
+@dataclass
+class _Tail:
+    """One followed file: where it was read up to, the incomplete last line, the entry
+    still open to continuation lines."""
+
+    path: Path
+    index: int
+    offset: int = 0
+    partial: str = ""
+    number: int = 0
+    held: Entry | None = None
+    entries: list[Entry] = field(default_factory=list)
+
+
+def _read_new(tail: _Tail, flush: bool) -> None:
+    """Append the entries of the lines written to ``tail.path`` since the last read."""
+    from isrlab.spec.oracle.run import file_entries
+
+    try:
+        with tail.path.open("rb") as handle:
+            if handle.seek(0, 2) < tail.offset:  # rotated or truncated: read it anew
+                tail.offset, tail.partial = 0, ""
+            handle.seek(tail.offset)
+            data = handle.read()
+    except OSError as error:
+        raise TraceFormatError(str(tail.path), f"cannot read it: {error}") from error
+    tail.offset += len(data)
+    text = tail.partial + data.decode("utf-8", errors="replace")
+    lines = text.split("\n")
+    tail.partial = lines.pop()
+    for raw in lines:
+        tail.number += 1
+        for entry in file_entries(str(tail.path), raw + "\n"):
+            entry.line = tail.number
+            if tail.held is not None:
+                tail.entries.append(tail.held)
+            tail.held = entry
+            break
+        else:
+            if tail.held is not None and raw.strip():
+                tail.held.text += " " + raw.strip()
+    if flush and tail.held is not None:
+        tail.entries.append(tail.held)
+        tail.held = None
+
+
+def follow_kafka_logs(
+    paths: Sequence[Path], on_change: Callable[[Verdict], None], *,
+    partition: str | None = None, brokers: str | None = None,
+    params: Mapping[str, Any] | None = None, poll: float = 0.2, idle: float | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> list[Verdict]:
+    """Judge Kafka logs as they grow: every ``poll`` seconds the lines written since are
+    judged (each batch in timestamp order), ``on_change`` gets every partition's verdict
+    when it changes, and the run ends at the first rejection, or when no line was written
+    for ``idle`` seconds (``None``: never).  Returns the last verdicts."""
+    from isrlab.spec.oracle.judge import JudgeOptions
+    from isrlab.spec.oracle.run import Oracle, OracleOptions, Survey, verdict_of
+
+    survey = Survey()
+    oracle = Oracle(survey, [], OracleOptions(partition, brokers, dict(params or {})))
+    wanted = None if partition in (None, "all") else partition
+    tails = [_Tail(path, index) for index, path in enumerate(paths)]
+    shown: dict[str, str] = {}
+    quiet = 0.0
+    while True:
+        for tail in tails:
+            _read_new(tail, flush=quiet > 0)
+        batch = [k[3] for k in sorted(((e.time, t.index, e.line, e)
+                                       for t in tails for e in t.entries), key=lambda k: k[:3])]
+        for tail in tails:
+            tail.entries.clear()
+        quiet = quiet + poll if not batch else 0.0
+        for entry in batch:
+            event = survey.add(entry)
+            tp = event.partition if event is not None else None
+            if tp is not None and tp not in oracle.judges and wanted in (None, tp):
+                oracle.add_judge(tp)
+            options = JudgeOptions(oracle.options.unclean_election, oracle.options.truncation,
+                                   oracle.options.crashes, survey.mode, survey.family)
+            if options != oracle.options:
+                oracle.options = options
+                for judge in oracle.judges.values():
+                    judge.options = options
+            oracle.feed(entry)
+        verdicts = []
+        for tp, judge in sorted(oracle.judges.items()):
+            count, how = oracle.brokers_of(judge)
+            verdict = verdict_of(judge, count, how)
+            verdicts.append(verdict)
+            if judge.observations and shown.get(tp) != verdict.verdict:
+                shown[tp] = verdict.verdict
+                on_change(verdict)
+        if any(v.verdict == "rejected" for v in verdicts):
+            return verdicts
+        if idle is not None and quiet >= idle:
+            return verdicts
+        sleep(poll)
+

@@ -1,0 +1,691 @@
+"""The log oracle's engine: one partition's log lines judged against an abstract cluster state.
+
+The state is what the protocol reads of each replica, with unbounded integers: per broker
+the leader epoch it applied and whether it leads, its log end offset (LEO), its high
+watermark (HW), the leader-epoch cache entries ``(epoch, start offset)`` its transitions
+show; per partition the controller's leader of each epoch, the assigned replicas and the
+ISR.  Nothing is known before a line says it (a log that starts mid-history is taken "as
+found"); each fact is then either exact or a lower bound, because the steps a log does not
+show (a produce, a fetch, an HW increment: ``isrlab.spec.oracle.cluster``'s jumps) only
+raise offsets, and the steps that lower them or change leaders and ISRs are logged by a
+broker whose log covers the time.  Each line is checked against ``isrlab.spec.oracle.rules``
+before it updates the state, so a rejection names the line, the rule, and the values.
+
+Which changes could go unseen is decided per broker by the logs given (the sources: which
+brokers' server and state-change logs cover the time since a fact was learnt, at which
+level), and by the mode (ZooKeeper: the controller's ISR changes bump the leader epoch and
+reach the leader as a logged transition; KRaft or unknown: the controller may shrink an ISR
+without a line in the broker's log).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from isrlab.spec.oracle.rules import RULES, Rule
+
+Ids = tuple[int, ...] | frozenset[int]
+"""Broker ids as a line gives them or as a set."""
+
+Covers = Callable[[int, str, str, str], bool]
+"""``covers(broker, category, level, since)``: whether that broker's log of that category
+(``server`` / ``state-change``) at that level or more verbose covers the time since ``since``."""
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeOptions:
+    """What the judge assumes of the cluster: the ``kafka`` model's parameters it uses
+    (``unclean_election``, ``truncation``, ``crashes``) and the mode of the logs
+    (``zookeeper``, ``kraft``, or ``unknown``)."""
+
+    unclean_election: bool = False
+    truncation: str = "kip279"
+    crashes: str = "clean"
+    mode: str = "unknown"
+    family: str = "0.10"
+
+
+@dataclass(slots=True)
+class Broker:
+    """What is known of one broker's replica (``None``: nothing yet)."""
+
+    epoch: int | None = None
+    epoch_line: str = ""
+    leads: bool = False
+    leo: int | None = None
+    leo_time: str = ""
+    leo_line: str = ""
+    hw: int | None = None
+    hw_epoch: int | None = None
+    hw_line: str = ""
+    hw_time: str = ""
+    entries: list[tuple[int, int]] = field(default_factory=list)
+    restarted: bool = False
+    leads_time: str = ""
+    leads_line: str = ""
+    version: int | None = None
+    version_line: str = ""
+
+
+@dataclass(slots=True)
+class Isr:
+    """The ISR as far as it is known: every member of ``must`` is in it and every member is
+    in ``may`` (``None``: anyone), learnt at ``time`` for leader ``leader`` of ``epoch``."""
+
+    must: frozenset[int] = frozenset()
+    may: frozenset[int] | None = None
+    time: str = ""
+    leader: int | None = None
+    epoch: int | None = None
+    line: str = ""
+    removed: frozenset[int] = frozenset()
+    restarted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """A line that breaks a rule: the rule and the values that break it."""
+
+    line: int
+    where: str
+    text: str
+    rule: Rule
+    detail: str
+
+
+class Rejected(Exception):
+    """Raised inside the judge when a line breaks a rule (caught by ``PartitionJudge.feed``)."""
+
+    def __init__(self, rule: str, detail: str) -> None:
+        super().__init__(detail)
+        self.rule = RULES[rule]
+        self.detail = detail
+
+
+_FETCHER = re.compile(r"\[ReplicaFetcher replicaId=(\d+), leaderId=(\d+)")
+
+
+def _ids(values: frozenset[int] | set[int] | tuple[int, ...]) -> str:
+    return ",".join(str(x) for x in sorted(values))
+
+
+class PartitionJudge:
+    """Judges one partition's events (``isrlab.spec.kafka_log.LogEvent``) in log order."""
+
+    def __init__(self, partition: str, options: JudgeOptions, covers: Covers) -> None:
+        self.partition = partition
+        self.options = options
+        self.covers = covers
+        self.brokers: dict[int, Broker] = {}
+        self.leaders: dict[int, tuple[int, str]] = {}
+        self.replicas: frozenset[int] | None = None
+        self.replicas_line = ""
+        self.named: set[int] = set()
+        self.isr = Isr()
+        self.latest_epoch: int | None = None
+        self.committed = (0, -1, "")  # the highest HW seen: value, epoch, line
+        self.pending: dict[int, tuple[tuple[int, ...], tuple[int, ...], str]] = {}
+        self.pending_cid: dict[tuple[int, int], int] = {}
+        self.observations = 0
+        self.rejection: Rejection | None = None
+        self.fatal: Rejection | None = None
+        self.uncovered: tuple[int, str, str] | None = None
+        self.notes: list[str] = []
+        self.time = ""
+
+    # ------------------------------------------------------------------ entry points
+    def feed(self, e: Any) -> bool:
+        """Judge one event; ``False`` once judging has stopped (a rejection, or a line the
+        oracle cannot read after which nothing can be judged)."""
+        if self.rejection is not None or self.uncovered is not None:
+            return False
+        handler = getattr(self, f"_{e.kind}", None)
+        if handler is None:
+            return True
+        self.time = e.time
+        self._name(e)
+        self._settle(e)
+        try:
+            if handler(e) is not False:
+                self.observations += 1
+        except Rejected as broken:
+            self.observations += 1
+            self.rejection = Rejection(e.line, _where(e), e.text.strip(), broken.rule,
+                                       broken.detail)
+            return False
+        return True
+
+    def not_covered(self, e: Any, why: str) -> None:
+        """A line of this partition that carries evidence the oracle does not read: nothing
+        after it can be judged (unless a rule was already broken)."""
+        if self.rejection is None and self.uncovered is None:
+            self.uncovered = (e.line, _where(e), f"{why}: {e.text.strip()}")
+
+    # ------------------------------------------------------------------ helpers
+    def broker(self, b: int) -> Broker:
+        """The knowledge of broker ``b`` (created empty: as found)."""
+        known = self.brokers.get(b)
+        if known is None:
+            known = self.brokers[b] = Broker()
+        return known
+
+    def _name(self, e: Any) -> None:
+        """Every broker id a line names (the cluster's size when no replicas are given)."""
+        if e.broker >= 0 and e.kind not in ("started",):
+            self.named.add(e.broker)
+        f = e.fields
+        for key in ("replicas", "isr", "old", "new"):
+            self.named.update(f.get(key, ()))
+        for b, _ in (*f.get("out_of_sync", ()), *f.get("leos", ())):
+            self.named.add(b)
+        fetcher = _FETCHER.search(e.text)
+        if fetcher:
+            self.named.update(int(x) for x in fetcher.groups())
+        if f.get("leader", -1) >= 0:
+            self.named.add(f["leader"])
+
+    def _transitions_logged(self, b: int, since: str) -> bool:
+        """Whether broker ``b``'s leader/follower transitions since ``since`` would show."""
+        family = self.options.family
+        return (self.covers(b, "state-change", "TRACE", since)
+                or (family == "2.7+" and self.covers(b, "state-change", "INFO", since))
+                or (family == "0.11+" and self.covers(b, "server", "INFO", since)))
+
+    def _loss_of_leadership_logged(self, b: int, since: str) -> bool:
+        """Whether broker ``b`` becoming a follower since ``since`` would show (2.7+:
+        ``Follower ... starts at`` at INFO; any version: LeaderAndIsr received at TRACE;
+        0.11-2.6 write only a new leader's line at INFO)."""
+        return (self.covers(b, "state-change", "TRACE", since)
+                or (self.options.family == "2.7+"
+                    and self.covers(b, "state-change", "INFO", since)))
+
+    def current_isr(self, asker: int | None = None) -> Isr:
+        """The ISR knowledge aged to now: changes that could have gone unseen since it was
+        learnt widen it (the leader's own, when its server log does not cover the time; the
+        controller's, when the mode lets it change an ISR without a logged transition).
+        Asked by broker ``asker`` about its own ISR, knowledge of another leader's is none
+        (its leadership began unseen)."""
+        isr = self.isr
+        leader = isr.leader
+        if leader is None or (asker is not None and (asker != leader or isr.restarted)):
+            return Isr(may=None)
+        keep = frozenset({leader})
+        if not self.covers(leader, "server", "INFO", isr.time):
+            isr = Isr(isr.must & keep, None, isr.time, leader, isr.epoch, isr.line, isr.removed)
+        controller_silent = (self.options.mode != "zookeeper"
+                             or not self._transitions_logged(leader, isr.time))
+        if controller_silent:
+            isr = Isr(isr.must & keep, isr.may, isr.time, leader, isr.epoch, isr.line,
+                      isr.removed)
+        return isr
+
+    def set_isr(self, e: Any, leader: int, epoch: int | None, must: Ids, may: Ids | None,
+                removed: frozenset[int] = frozenset()) -> None:
+        """New ISR knowledge from line ``e`` (members outside the replicas are rejected)."""
+        members = frozenset(may) if may is not None else frozenset(must)
+        if self.replicas is not None and not members <= self.replicas:
+            outside = members - self.replicas
+            raise Rejected("isr-subset-replicas",
+                           f"ISR {_ids(members)} holds broker(s) {_ids(outside)}, not among "
+                           f"the replicas {_ids(self.replicas)} ({self.replicas_line})")
+        self.isr = Isr(frozenset(must), None if may is None else frozenset(may), e.time,
+                       leader, epoch, _where(e), removed)
+
+    def set_replicas(self, e: Any, replicas: tuple[int, ...]) -> None:
+        """The assigned replicas a line names (the ISR known must lie within them)."""
+        if not replicas:
+            return
+        self.replicas = frozenset(replicas)
+        self.replicas_line = _where(e)
+        isr = self.isr
+        members = isr.may if isr.may is not None else isr.must
+        if not members <= self.replicas:
+            raise Rejected("isr-subset-replicas",
+                           f"the ISR {_ids(members)} ({isr.line}) holds broker(s) "
+                           f"{_ids(members - self.replicas)}, not among the replicas "
+                           f"{_ids(self.replicas)}")
+
+    def check_from(self, e: Any, old: tuple[int, ...]) -> None:
+        """``isr-change-from-current``: the ISR a change starts from is the leader's current one."""
+        isr = self.current_isr(e.broker)
+        start = frozenset(old)
+        if not isr.must <= start:
+            raise Rejected("isr-change-from-current",
+                           f"the change starts from ISR {_ids(start)}, but "
+                           f"{_ids(isr.must - start)} is in the ISR since {isr.line} and "
+                           f"no logged change removed it")
+        if isr.may is not None and not start <= isr.may:
+            raise Rejected("isr-change-from-current",
+                           f"the change starts from ISR {_ids(start)}, but "
+                           f"{_ids(start - isr.may)} is not in the ISR since {isr.line} "
+                           f"({_ids(isr.may)}) and no logged change added it")
+
+    def leader_of(self, e: Any, epoch: int, leader: int, how: str) -> None:
+        """``one-leader-per-epoch``: record ``leader`` as epoch ``epoch``'s."""
+        if epoch < 0 or leader < 0:
+            return
+        known = self.leaders.get(epoch)
+        if known is not None and known[0] != leader:
+            raise Rejected("one-leader-per-epoch",
+                           f"{how} names broker {leader} leader of epoch {epoch}, but "
+                           f"{known[1]} names broker {known[0]}")
+        if known is None:
+            self.leaders[epoch] = (leader, _where(e))
+
+    def set_leo(self, e: Any, b: int, leo: int, *, truncation: bool = False) -> None:
+        """Broker ``b``'s LEO is ``leo`` (``log-shrinks-by-truncation`` unless the line is a
+        truncation, a restart intervened with unclean crashes, or its log did not cover)."""
+        known = self.broker(b)
+        if (not truncation and known.leo is not None and leo < known.leo
+                and self.options.crashes != "unclean"
+                and self.covers(b, "server", "INFO", known.leo_time)):
+            raise Rejected("log-shrinks-by-truncation",
+                           f"broker {b}'s log end offset is {leo}, below {known.leo} "
+                           f"({known.leo_line}), and its log shows no truncation")
+        known.leo, known.leo_time, known.leo_line = leo, e.time, _where(e)
+
+    def raise_leo(self, e: Any, b: int, at_least: int) -> None:
+        """Broker ``b``'s LEO is at least ``at_least`` (a fetch offset, an HW)."""
+        known = self.broker(b)
+        if known.leo is None or known.leo < at_least:
+            known.leo, known.leo_time, known.leo_line = at_least, e.time, _where(e)
+
+    def set_hw(self, e: Any, b: int, hw: int, *, leader: bool) -> None:
+        """Broker ``b``'s HW is ``hw``: ``hw-monotonic`` for a leader in one epoch."""
+        known = self.broker(b)
+        same_leadership = known.leads and known.hw_epoch == known.epoch and (
+            known.epoch is not None or self._transitions_logged(b, known.hw_time))
+        if leader and known.hw is not None and same_leadership and hw < known.hw:
+            raise Rejected("hw-monotonic",
+                           f"leader {b}'s high watermark is {hw:,}, below {known.hw:,} "
+                           f"({known.hw_line}) while it leads the same leader epoch")
+        known.hw, known.hw_epoch, known.hw_line = hw, known.epoch, _where(e)
+        known.hw_time = e.time
+        if hw > self.committed[0]:
+            self.committed = (hw, known.epoch if known.epoch is not None else -1, _where(e))
+        self.raise_leo(e, b, hw)
+
+    def lead(self, e: Any, b: int, leads: bool = True) -> None:
+        """Broker ``b`` leads (or follows) as of line ``e``."""
+        known = self.broker(b)
+        known.leads = leads
+        if leads:
+            known.leads_time, known.leads_line = e.time, _where(e)
+
+    # ------------------------------------------------------------------ transitions
+    def new_epoch(self, e: Any, b: int, epoch: int, prev: int | None) -> None:
+        """Broker ``b`` applies leader epoch ``epoch`` (``epoch-monotonic``)."""
+        known = self.broker(b)
+        if known.epoch is not None and epoch < known.epoch:
+            raise Rejected("epoch-monotonic",
+                           f"broker {b} applies leader epoch {epoch} after epoch {known.epoch} "
+                           f"({known.epoch_line}): the controller never issues a lower one")
+        if prev is not None and prev >= 0 and known.epoch is not None and prev < known.epoch \
+                and not known.restarted:
+            raise Rejected("epoch-monotonic",
+                           f"broker {b} says its previous leader epoch was {prev}, but it "
+                           f"applied epoch {known.epoch} at line {known.epoch_line}")
+        known.epoch, known.epoch_line, known.restarted = epoch, _where(e), False
+
+    @staticmethod
+    def check_previous(b: int, epoch: int, prev: int | None, *, strictly: bool) -> None:
+        """A transition's epoch against the previous one it names: never lower
+        (``epoch-monotonic``), and higher for a leader (``new-epoch-higher``)."""
+        if prev is None:
+            return
+        if epoch < prev:
+            raise Rejected("epoch-monotonic",
+                           f"broker {b} goes from leader epoch {prev} down to {epoch}")
+        if strictly and epoch == prev:
+            raise Rejected("new-epoch-higher",
+                           f"broker {b} starts leader epoch {epoch} while it holds epoch {prev}")
+
+    def election(self, e: Any, leader: int, epoch: int, start: int | None) -> None:
+        """A leader of a new epoch: ``leader-from-isr`` and ``elected-has-committed``."""
+        if self.latest_epoch is not None and epoch <= self.latest_epoch:
+            return
+        isr = self.current_isr()
+        if isr.epoch is None or epoch != isr.epoch + 1:
+            isr = Isr(may=None)  # epochs between unseen: their leaders may have changed it
+        eligible = isr.may
+        if eligible is not None and self.options.mode != "zookeeper":
+            eligible = eligible | isr.removed  # KRaft 4.x: the ELR
+        clean = eligible is None or leader in eligible
+        if not clean:
+            if not self.options.unclean_election:
+                raise Rejected("leader-from-isr",
+                               f"broker {leader} leads epoch {epoch}, but the ISR is "
+                               f"{_ids(eligible or frozenset())} since {isr.line} and no "
+                               f"logged change added it")
+            self.notes.append(f"line {_where(e)}: an unclean election (broker {leader} was not "
+                              f"in the ISR): allowed by unclean.leader.election.enable=true; "
+                              f"committed records may be lost")
+        hw, hw_epoch, hw_line = self.committed
+        if (clean and start is not None and start < hw and hw_epoch < epoch
+                and self.options.truncation == "kip279" and self.options.crashes != "unclean"
+                and not self.options.unclean_election):
+            raise Rejected("elected-has-committed",
+                           f"broker {leader} starts leader epoch {epoch} from offset {start}, "
+                           f"below the high watermark {hw} of epoch {hw_epoch} ({hw_line})")
+        self.latest_epoch = epoch
+
+    def _leader_start(self, e: Any) -> None:
+        """``Leader ... starts at leader epoch E from offset O [with high watermark H ISR
+        [...]]. Previous leader epoch was P`` (``Partition.makeLeader``)."""
+        f, b = e.fields, e.broker
+        epoch, start, prev = f["epoch"], f["offset"], f.get("prev")
+        if "prevleader" in f and prev is not None:
+            self.leader_of(e, prev, f["prevleader"], "'Previous leader'")
+        self.leader_of(e, epoch, b, "the line")
+        self.check_previous(b, epoch, prev, strictly=True)
+        if "hw" in f and f["hw"] > start:
+            raise Rejected("hw-le-leo", f"broker {b}'s high watermark {f['hw']} is above its "
+                                        f"log end offset {start}")
+        self.check_version(e, b)
+        self.election(e, b, epoch, start)
+        self.new_epoch(e, b, epoch, prev)
+        self.set_leo(e, b, start)
+        known = self.broker(b)
+        self.lead(e, b)
+        known.entries.append((epoch, start))
+        if "hw" in f:
+            self.set_hw(e, b, f["hw"], leader=True)
+        if f.get("isr"):
+            self.set_isr(e, b, epoch, f["isr"], f["isr"])
+        else:
+            self.isr = Isr(frozenset({b}), None, e.time, b, epoch, _where(e))
+
+    def _follower_start(self, e: Any) -> None:
+        """``Follower ... starts at leader epoch E from offset O with high watermark H.
+        [Current leader is L.] Previous leader epoch was P`` (``Partition.makeFollower``)."""
+        f, b = e.fields, e.broker
+        epoch, start, prev = f["epoch"], f["offset"], f.get("prev")
+        if "prevleader" in f and prev is not None:
+            self.leader_of(e, prev, f["prevleader"], "'Previous leader'")
+        leader = f.get("leader", -1)
+        self.leader_of(e, epoch, leader, "the line")
+        self.check_previous(b, epoch, prev, strictly=False)
+        if "hw" in f and f["hw"] > start:
+            raise Rejected("hw-le-leo", f"broker {b}'s high watermark {f['hw']} is above its "
+                                        f"log end offset {start}")
+        self.check_version(e, b)
+        if leader >= 0 and leader != b:
+            self.election(e, leader, epoch, None)
+            if self.isr.epoch != epoch:
+                self.isr = Isr(frozenset({leader}), None, e.time, leader, epoch, _where(e))
+        self.new_epoch(e, b, epoch, prev)
+        self.set_leo(e, b, start)
+        self.lead(e, b, False)
+        if "hw" in f:
+            self.set_hw(e, b, f["hw"], leader=False)
+
+    def _leader_and_isr(self, e: Any) -> None:
+        """A LeaderAndIsr request received (TRACE): the controller's leader, epoch, ISR and
+        replicas (the broker applies it when it completes it)."""
+        f = e.fields
+        epoch, leader = f.get("leaderEpoch", -1), f.get("leader", -1)
+        self.set_replicas(e, f.get("replicas", ()))
+        self.leader_of(e, epoch, leader, "the LeaderAndIsr request")
+        if leader >= 0:
+            self.election(e, leader, epoch, None)
+        if f.get("isr") and (self.isr.epoch is None or epoch >= self.isr.epoch):
+            self.set_isr(e, leader, epoch, f["isr"], f["isr"])
+        self.pending_cid[(e.broker, f.get("cid", -1))] = epoch
+
+    def _completed(self, e: Any) -> bool | None:
+        """The broker completed a LeaderAndIsr request: it now holds that epoch."""
+        epoch = self.pending_cid.pop((e.broker, e.fields.get("cid", -1)), None)
+        if epoch is None or e.broker < 0:
+            return False  # no evidence: not counted
+        self.new_epoch(e, e.broker, epoch, None)
+        self.lead(e, e.broker, e.fields.get("role") == "leader")
+        return None
+
+    def _ignoring(self, e: Any) -> bool | None:
+        """A stale request ignored: nothing changes."""
+        return False
+
+    def _registration(self, e: Any) -> None:
+        """A KRaft controller's partition record: replicas, ISR, leader, epoch."""
+        f = e.fields
+        self.set_replicas(e, f.get("replicas", ()))
+        epoch, leader = f.get("leaderEpoch", f.get("epoch", -1)), f.get("leader", -1)
+        self.leader_of(e, epoch, leader, "the partition record")
+        if leader >= 0 and epoch >= 0:
+            self.election(e, leader, epoch, None)
+        if f.get("isr") and leader >= 0:
+            self.set_isr(e, leader, epoch if epoch >= 0 else self.isr.epoch, f["isr"], f["isr"])
+
+    # ------------------------------------------------------------------ ISR changes
+    def _shrink(self, e: Any) -> None:
+        """``Shrinking ISR from F to T[. Leader: (highWatermark: H, endOffset: L). Out of
+        sync replicas: (brokerId: r, endOffset: o)...]`` (``Partition.maybeShrinkIsr``)."""
+        f, b = e.fields, e.broker
+        old, new = f["old"], f["new"]
+        if "hw" in f and "leo" in f and f["hw"] > f["leo"]:
+            raise Rejected("hw-le-leo", f"leader {b}'s high watermark {f['hw']} is above its "
+                                        f"log end offset {f['leo']}")
+        for r, leo in f.get("out_of_sync", ()):
+            if leo is None:
+                continue
+            if ("hw" in f and r in old and f["hw"] > leo
+                    and self.options.crashes != "unclean"):
+                raise Rejected("hw-le-isr-leo",
+                               f"leader {b}'s high watermark {f['hw']:,} is above the log end "
+                               f"offset {leo:,} of broker {r}, a member of the ISR "
+                               f"{_ids(frozenset(old))} it is removing")
+            if "leo" in f and leo > f["leo"]:
+                raise Rejected("fetch-le-leader-leo",
+                               f"broker {r}'s log end offset {leo:,} as leader {b} records it "
+                               f"is above the leader's own {f['leo']:,}")
+        self._change(e, b, old, new)
+        if "leo" in f:
+            self.set_leo(e, b, f["leo"])
+        if "hw" in f:
+            self.set_hw(e, b, f["hw"], leader=True)
+        for r, leo in f.get("out_of_sync", ()):
+            if leo is not None:
+                self.raise_leo(e, r, leo)
+
+    def _expand(self, e: Any) -> None:
+        """``Expanding ISR from F to T`` (``Partition.maybeExpandIsr``)."""
+        self._change(e, e.broker, e.fields["old"], e.fields["new"])
+
+    def _change(self, e: Any, b: int, old: tuple[int, ...], new: tuple[int, ...]) -> None:
+        """A proposed ISR change of leader ``b``: until confirmed, the ISR is either."""
+        self.check_from(e, old)
+        if self.replicas is not None and not frozenset(new) <= self.replicas:
+            outside = frozenset(new) - self.replicas
+            raise Rejected("isr-subset-replicas",
+                           f"leader {b} adds broker(s) {_ids(outside)} to the ISR, not among "
+                           f"the replicas {_ids(self.replicas)} ({self.replicas_line})")
+        known = self.broker(b)
+        self.lead(e, b)
+        epoch = self.isr.epoch if self.isr.leader == b else known.epoch
+        removed = self.isr.removed | (frozenset(old) - frozenset(new))
+        self.set_isr(e, b, epoch, frozenset(old) & frozenset(new),
+                     frozenset(old) | frozenset(new), removed)
+        self.pending[b] = (old, new, _where(e))
+
+    def _isr_updated(self, e: Any) -> None:
+        """``ISR updated to I and zkVersion/version updated to V``: the change is applied."""
+        b = e.broker
+        self.check_version(e, b)
+        self.pending.pop(b, None)
+        known = self.broker(b)
+        epoch = self.isr.epoch if self.isr.leader == b else known.epoch
+        self.set_isr(e, b, epoch, e.fields["isr"], e.fields["isr"], self.isr.removed)
+
+    def _settle(self, e: Any) -> None:
+        """A ZooKeeper ISR write (0.10-2.6) succeeds or fails at once: a pending change is
+        applied when its broker's next line is neither its refusal nor its error."""
+        if e.kind not in ("zk_refused", "isr_write_failed", "isr_updated"):
+            self.settle(e.broker)
+
+    def settle(self, b: int) -> None:
+        """Broker ``b`` wrote another line after its ISR write (ZooKeeper mode before 2.7,
+        where the write is synchronous): its pending change was applied."""
+        if (b not in self.pending or self.options.mode != "zookeeper"
+                or self.options.family == "2.7+"):
+            return
+        _, new, _ = self.pending.pop(b)
+        e_broker = b
+        if self.isr.leader == e_broker:
+            self.isr = Isr(frozenset(new), frozenset(new), self.isr.time, e_broker,
+                           self.isr.epoch, self.isr.line, self.isr.removed)
+
+    def _isr_write_failed(self, e: Any) -> bool | None:
+        """An ERROR of the ISR's ZooKeeper write (``Partition.updateIsr`` threw): the
+        proposed change of that broker is not applied."""
+        if e.broker not in self.pending:
+            return False
+        self._zk_refused(e)
+        return None
+
+    def _zk_refused(self, e: Any) -> None:
+        """``Cached zkVersion [V] not equal to that in zookeeper, skip updating ISR``
+        (``Partition.updateIsr``, 0.10-2.6): the proposed change is not applied."""
+        b = e.broker
+        proposal = self.pending.pop(b, None)
+        if proposal is None:
+            return
+        old = proposal[0]
+        self.set_isr(e, b, self.isr.epoch, old, old, self.isr.removed)
+
+    def check_version(self, e: Any, b: int) -> None:
+        """``partition-epoch-monotonic``: the version a broker logs never decreases."""
+        version = e.fields.get("version")
+        if version is None or b < 0:
+            return
+        known = self.broker(b)
+        if known.version is not None and version < known.version and not known.restarted:
+            raise Rejected("partition-epoch-monotonic",
+                           f"broker {b} logs partition epoch (ZooKeeper version) {version} "
+                           f"after {known.version} ({known.version_line})")
+        known.version, known.version_line = version, _where(e)
+
+    # ------------------------------------------------------------------ offsets
+    def _hw(self, e: Any) -> None:
+        """``High watermark updated [from X] to H`` (leader, ``maybeIncrementLeaderHW``)."""
+        f = e.fields
+        self.lead(e, e.broker)
+        if "hwfrom" in f and f["hw"] < f["hwfrom"]:
+            raise Rejected("hw-monotonic", f"leader {e.broker}'s high watermark goes from "
+                                           f"{f['hwfrom']:,} down to {f['hw']:,}")
+        if "hwfrom" in f:
+            self.set_hw(e, e.broker, f["hwfrom"], leader=True)
+        self.set_hw(e, e.broker, f["hw"], leader=True)
+
+    def _leos(self, e: Any) -> None:
+        """Followers' log end offsets as the leader records them (TRACE/DEBUG lines of
+        ``maybeIncrementLeaderHW``, ``checkEnoughReplicasReachOffset``,
+        ``updateFollowerFetchState``): each is a lower bound of that replica's LEO."""
+        for r, leo in e.fields.get("leos", ()):
+            self.raise_leo(e, r, leo)
+
+    def _log_loaded(self, e: Any) -> None:
+        """``Log loaded ... with initial high watermark H``: the checkpointed HW."""
+        self.set_hw(e, e.broker, e.fields["hw"], leader=False)
+
+    def _no_checkpoint(self, e: Any) -> None:
+        """No HW checkpoint: the HW starts at 0."""
+        self.broker(e.broker).hw = 0
+
+    def _truncate(self, e: Any) -> None:
+        """A truncation to offset ``k`` (``Log.truncateTo`` or the fetcher's line)."""
+        b, k = e.broker, e.fields["offset"]
+        known = self.broker(b)
+        if known.leads and self._loss_of_leadership_logged(b, known.leads_time):
+            raise Rejected("leader-no-truncate",
+                           f"broker {b} truncates its log to {k} while it leads ("
+                           f"{known.leads_line}; no logged transition since)")
+        self._below_own_hw(e, b, k)
+        self._isr_member_truncation(e, b, k)
+        fetcher = "ReplicaFetcher" in e.text and "below high watermark" not in e.text
+        if not fetcher or (known.leo is not None and known.leo > k):
+            self.set_leo(e, b, k, truncation=True)  # the fetcher's target: the LEO is at most k
+
+    def _below_own_hw(self, e: Any, b: int, k: int) -> None:
+        """``leader-no-truncate-below-hw``: no truncation below the HW the replica held
+        (unless an unclean election or a power loss could have lost committed records)."""
+        known = self.broker(b)
+        if (self.options.unclean_election or self.options.crashes == "unclean"
+                or known.hw is None or k >= known.hw):
+            return
+        role = "leading" if known.leads else "holding"
+        raise Rejected("leader-no-truncate-below-hw",
+                       f"broker {b} truncates its log to {k:,}, below the high watermark "
+                       f"{known.hw:,} it was {role} ({known.hw_line}): the records below "
+                       f"it are committed")
+
+    def _isr_member_truncation(self, e: Any, b: int, k: int) -> None:
+        """``isr-member-no-truncate-below-hw`` (KIP-279 with KAFKA-7415, 2.1+)."""
+        if self.options.truncation != "kip279" or self.options.crashes == "unclean":
+            return
+        isr = self.current_isr()
+        leader = isr.leader
+        if leader is None or leader == b or b not in isr.must:
+            return
+        lead = self.broker(leader)
+        mine = self.broker(b)
+        if (isr.epoch is None or lead.hw is None or lead.hw_epoch != isr.epoch
+                or mine.epoch != isr.epoch):
+            return
+        if k < lead.hw:
+            raise Rejected("isr-member-no-truncate-below-hw",
+                           f"broker {b}, in leader {leader}'s ISR {_ids(isr.must)} since line "
+                           f"{isr.line}, truncates to {k}, below the leader's high watermark "
+                           f"{lead.hw} ({lead.hw_line})")
+
+    def forget_leos(self) -> None:
+        """A truncation whose broker the log does not say (a ``Log`` line in a file of
+        several brokers): every LEO known may have fallen."""
+        for known in self.brokers.values():
+            known.leo = None
+
+    def _truncate_noop(self, e: Any) -> None:
+        """``Truncating to N has no effect as the largest offset in the log is M``: the
+        LEO is M + 1 (at most N)."""
+        self.set_leo(e, e.broker, e.fields["last"] + 1)
+
+    def _fatal_truncation(self, e: Any) -> None:
+        """``Exiting because log truncation is not allowed ... current leader L's latest
+        offset N is less than replica R's latest offset M`` (FATAL, 0.8-2.0)."""
+        f, b = e.fields, e.broker
+        if self.options.unclean_election:
+            raise Rejected("fatal-truncation",
+                           f"broker {b} exits rather than truncate, which it does only with "
+                           f"unclean.leader.election.enable=false (given: true)")
+        self.set_leo(e, b, f["leo"])
+        self.set_leo(e, f["leader"], f["leaderleo"])
+        if self.fatal is None:
+            self.fatal = Rejection(e.line, _where(e), e.text.strip(), RULES["fatal-truncation"],
+                                   f"broker {b} (LEO {f['leo']:,}) exits: its leader "
+                                   f"{f['leader']}'s LEO is {f['leaderleo']:,}")
+
+    def _log_deleted(self, e: Any) -> None:
+        """The partition's log deleted (the topic deleted, or the replica moved away): what
+        was known of the partition no longer holds (a topic of the same name may be
+        created again, from leader epoch 0)."""
+        self.brokers.clear()
+        self.leaders.clear()
+        self.replicas, self.isr, self.latest_epoch = None, Isr(), None
+        self.committed = (0, -1, "")
+        self.pending.clear()
+        self.pending_cid.clear()
+
+    def _started(self, e: Any) -> None:
+        """A broker start-up: its in-memory leader epoch is gone (the log is kept)."""
+        known = self.broker(e.broker)
+        known.restarted = True
+        known.leads = False
+        known.version = None
+        if self.isr.leader == e.broker:
+            self.isr.restarted = True  # its own view of the ISR is gone with the crash
+
+
+def _where(e: Any) -> str:
+    return f"{e.source}:{e.line}" if e.source else f"line {e.line}"

@@ -1,0 +1,504 @@
+"""The log oracle (``isrlab validate`` on Kafka logs, ``isrlab.spec.oracle``): issue 31's named
+cases, each rule broken by one line, the verdicts and their exit statuses, the cluster size
+it assumes, ``--partition all``, the API, and the corpus of real logs with the verdict each
+SOURCE.md argues (tests/fixtures/oracle/real/*/expected.json).
+
+The log lines are written from Kafka's format strings (the version is in each test); the
+figures of the ISR-flap line are the published ones (issue 31)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from isrlab import api
+from isrlab.cli import cli
+
+REAL = Path(__file__).parent.parent / "fixtures" / "oracle" / "real"
+
+
+def log(tmp_path: Path, *lines: str, name: str = "server.log") -> Path:
+    """A log file of ``lines``, each stamped one second after the previous."""
+    path = tmp_path / name
+    path.write_text("".join(f"[2024-05-01 10:00:{i:02d},000] {line}\n"
+                            for i, line in enumerate(lines)))
+    return path
+
+
+def run(*args: str | Path) -> tuple[int, str]:
+    outcome = CliRunner().invoke(cli, ["validate", *map(str, args)])
+    return outcome.exit_code, outcome.output
+
+
+def verdict(*args: str | Path) -> tuple[int, dict[str, object]]:
+    code, output = run("--json", *args)
+    return code, json.loads(output)
+
+
+def rule_of(report: dict[str, object]) -> object:
+    rejected = report.get("rejected")
+    return rejected.get("rule") if isinstance(rejected, dict) else None
+
+
+P = "INFO [Partition t-0 broker=1]"
+TID = "with topic id Some(q3ZbN0d-TJ6l3lBQcrpLaw)"
+
+
+def test_the_isr_flap_is_rejected_at_line_1_by_the_hw_rule(tmp_path: Path) -> None:
+    """Leader HW 884,213 above the LEO 883,740 of the ISR member it removes: impossible in
+    every release (``Partition.maybeIncrementLeaderHW``), whatever the offsets' size."""
+    path = log(tmp_path,
+               "INFO [Partition topic-0 broker=1] Shrinking ISR from 1,2,3 to 1,2. Leader: "
+               "(highWatermark: 884213, endOffset: 884221). Out of sync replicas: (brokerId: 3, "
+               "endOffset: 883740, lastCaughtUpTimeMs: 1719669700912). (kafka.cluster.Partition)",
+               "INFO [Partition topic-0 broker=1] ISR updated to 1,2 and version updated to 47")
+    code, report = verdict(path)
+    assert code == 1
+    rejected = report["rejected"]
+    assert isinstance(rejected, dict)
+    assert (rejected["line"], rejected["rule"]) == (1, "hw-le-isr-leo")
+    assert rejected["method"] == "Partition.maybeIncrementLeaderHW"
+    assert "884,213" in str(rejected["detail"]) and "883,740" in str(rejected["detail"])
+    code, text = run(path)
+    assert "Partition.maybeIncrementLeaderHW" in text and "breaks hw-le-isr-leo" in text
+    # the same line with the HW at the removed member's LEO is a shrink like any other
+    path.write_text(path.read_text().replace("884213", "883740"))
+    assert run(path)[0] == 0
+
+
+def test_a_leaders_hw_rising_as_followers_fetch_is_accepted_at_any_offset(
+        tmp_path: Path) -> None:
+    """Kafka 4.1 at TRACE: HW 88 -> 89 -> 90 as the followers' LEOs reach it."""
+    seg = "segment=[16:76938]"
+    path = log(tmp_path,
+               f"TRACE [Partition t-0 broker=1] Skipping update high watermark since new hw "
+               f"(offset=88, {seg}) is not larger than old value. All current LEOs are "
+               f"Set(replica 2: (offset=88, {seg}), replica 3: (offset=88, {seg}), replica 1: "
+               f"(offset=89, {seg}))",
+               f"DEBUG [Partition t-0 broker=1] High watermark updated from (offset=88, {seg}) "
+               f"to (offset=89, {seg})",
+               f"DEBUG [Partition t-0 broker=1] High watermark updated from (offset=89, {seg}) "
+               f"to (offset=90, {seg})")
+    code, report = verdict(path)
+    assert code == 0, report
+    assert report["observations"] == 3 and report["brokers"] == 3
+    # the HW going back on the leader is not
+    path.write_text(path.read_text().replace("from (offset=89", "from (offset=91"))
+    code, report = verdict(path)
+    assert (code, rule_of(report)) == (1, "hw-monotonic")
+
+
+FAILOVER = (
+    f"INFO [Broker id=2] Follower t-0 {TID} starts at leader epoch 5 from offset 700 with "
+    "partition epoch 9 and high watermark 690. Current leader is 1. Previous leader Some(3) and "
+    "previous leader epoch was 4. (state.change.logger)",
+    f"INFO [Broker id=2] Leader t-0 {TID} starts at leader epoch 6 from offset 760 with "
+    "partition epoch 11, high watermark 750, ISR [2,3], adding replicas [] and removing "
+    "replicas [] . Previous leader Some(1) and previous leader epoch was 5. "
+    "(state.change.logger)",
+)
+
+
+def test_a_mid_history_failover_seen_from_one_broker_of_three_is_accepted(
+        tmp_path: Path) -> None:
+    code, report = verdict(log(tmp_path, *FAILOVER))
+    assert code == 0, report
+    assert (report["observations"], report["brokers"]) == (2, 3)
+    assert "1,2,3" in str(report["brokers_from"])
+
+
+def test_a_new_leader_without_a_committed_record_is_rejected(tmp_path: Path) -> None:
+    """Broker 2 saw HW 690 in epoch 5; leading epoch 6 from offset 600 means a cleanly
+    elected leader lacks committed records."""
+    lines = (FAILOVER[0], FAILOVER[1].replace("from offset 760", "from offset 600")
+             .replace("high watermark 750", "high watermark 600"))
+    code, report = verdict(log(tmp_path, *lines))
+    assert (code, rule_of(report)) == (1, "elected-has-committed")
+    # with unclean election on, it is a possible (unclean) history
+    code, report = verdict("-p", "unclean_election=true", log(tmp_path, *lines))
+    assert code == 0, report
+
+
+def test_refused_zookeeper_isr_writes_leave_the_isr_unchanged(tmp_path: Path) -> None:
+    """KAFKA-7165 (1.1): each shrink's "from" is the ISR the refused write left."""
+    refused = f"{P} Cached zkVersion [0] not equal to that in zookeeper, skip updating ISR"
+    lines = [f"{P} Shrinking ISR from 1,3,4,2 to 1,4,2", refused,
+             f"{P} Shrinking ISR from 1,3,4,2 to 1", refused]
+    code, report = verdict(log(tmp_path, *lines))
+    assert code == 0, report
+    assert report["brokers"] == 4
+    # had the first write been applied, the second shrink would start from 1,4,2
+    lines[2] = f"{P} Shrinking ISR from 1,4,2 to 1"
+    code, report = verdict(log(tmp_path, *lines))
+    assert (code, rule_of(report)) == (1, "isr-change-from-current")
+    # ... and an applied write (no refusal, ZooKeeper mode: the write is synchronous) makes
+    # "from 1,3,4,2" the wrong one
+    started = "INFO [KafkaServer id=1] started (kafka.server.KafkaServer)"
+    code, report = verdict(log(tmp_path, started, lines[0],
+                               f"{P} Shrinking ISR from 1,3,4,2 to 1"))
+    assert (code, rule_of(report)) == (1, "isr-change-from-current")
+
+
+def test_an_exception_in_the_zookeeper_write_leaves_the_isr_unchanged(tmp_path: Path) -> None:
+    path = tmp_path / "server.log"
+    path.write_text(
+        f"[2018-07-14 04:38:25,954] {P} Shrinking ISR from 1,3,4,2 to 1,4,2\n"
+        "[2018-07-14 04:38:26,559] ERROR Uncaught exception in scheduled task 'isr-expiration' "
+        "(kafka.utils.KafkaScheduler)\n"
+        "org.apache.zookeeper.KeeperException$SessionExpiredException: KeeperErrorCode = "
+        "Session expired\n"
+        f"[2018-07-14 04:38:45,938] {P} Shrinking ISR from 1,3,4,2 to 1\n")
+    assert run(path)[0] == 0
+
+
+def test_the_3_6_wording_is_read_and_two_leaders_of_one_epoch_are_rejected(
+        tmp_path: Path) -> None:
+    """Kafka 3.6+: 'Previous leader None and previous leader epoch was -1.'"""
+    leader = (f"INFO [Broker id={{b}}] Leader t-0 {TID} starts at leader epoch 0 from offset 0 "
+              "with partition epoch 0, high watermark 0, ISR [1,2], adding replicas [] and "
+              "removing replicas [] . Previous leader None and previous leader epoch was -1. "
+              "(state.change.logger)")
+    code, report = verdict(log(tmp_path, leader.format(b=1)))
+    assert code == 0 and report["observations"] == 1, report
+    code, report = verdict(log(tmp_path, leader.format(b=1), leader.format(b=2)))
+    assert (code, rule_of(report)) == (1, "one-leader-per-epoch")
+    assert report["rejected"]["line"] == 2  # type: ignore[index]  # JSON object
+
+
+def test_a_non_replica_in_the_isr_is_rejected(tmp_path: Path) -> None:
+    request = ("TRACE [Broker id=1] Received LeaderAndIsr request LeaderAndIsrPartitionState("
+               "topicName='t', partitionIndex=0, controllerEpoch=1, leader=1, leaderEpoch=0, "
+               "isr={isr}, zkVersion=0, replicas=[1, 2], addingReplicas=[], removingReplicas=[], "
+               "isNew=true) correlation id 1 from controller 1 epoch 1 (state.change.logger)")
+    code, report = verdict(log(tmp_path, request.format(isr="[1, 2, 3]")))
+    assert (code, rule_of(report)) == (1, "isr-subset-replicas")
+    code, report = verdict(log(tmp_path, request.format(isr="[1]"),
+                               f"{P} Expanding ISR from 1 to 1,3"))
+    assert (code, rule_of(report)) == (1, "isr-subset-replicas")
+    assert report["rejected"]["line"] == 2  # type: ignore[index]  # JSON object
+    code, report = verdict(log(tmp_path, request.format(isr="[1]"),
+                               f"{P} Expanding ISR from 1 to 1,2"))
+    assert code == 0 and report["brokers"] == 2, report
+
+
+def test_the_fatal_truncation_exit_breaks_no_fatal_exit(tmp_path: Path) -> None:
+    """1.0: a follower past its leader's LEO exits rather than truncate (FatalExitError)."""
+    lines = ("INFO Truncating t-0 to 2391 has no effect as the largest offset in the log is "
+             "2390. (kafka.log.Log)",
+             "FATAL [ReplicaFetcher replicaId=2, leaderId=1, fetcherId=0] Exiting because log "
+             "truncation is not allowed for partition t-0, current leader's latest offset 2051 "
+             "is less than replica's latest offset 2391 (kafka.server.ReplicaFetcherThread)")
+    path = log(tmp_path, *lines)
+    code, report = verdict(path)
+    assert code == 3, report
+    assert report["verdict"] == "breaks-invariant" and report["invariant"] == "NoFatalExit"
+    assert report["at"]["line"] == 2  # type: ignore[index]  # JSON object
+    code, text = run(path)
+    assert "BREAKS NoFatalExit" in text and "handleOffsetOutOfRange" in text
+    # a broker with unclean election enabled truncates instead
+    code, report = verdict("-p", "unclean_election=true", path)
+    assert (code, rule_of(report)) == (1, "fatal-truncation")
+
+
+def test_truncation_lines_are_read(tmp_path: Path) -> None:
+    fetcher = "INFO [ReplicaFetcher replicaId=2, leaderId=1, fetcherId=0]"
+    lines = ["INFO [Broker id=2] Follower t-0 starts at leader epoch 3 from offset 10 with "
+             "high watermark 8. Previous leader epoch was 2. (state.change.logger)",
+             f"{fetcher} Truncating partition t-0 to local high watermark 8",
+             f"{fetcher} Truncating partition t-0 with TruncationState(offset=9, completed=true) "
+             "due to leader epoch and offset EpochEndOffset(errorCode=0, partition=0, "
+             "leaderEpoch=3, endOffset=9)"]
+    code, report = verdict(log(tmp_path, *lines))
+    assert code == 0 and report["observations"] == 3, report
+    # truncating below the HW the replica held: its committed records lost
+    lines[2] = lines[2].replace("offset=9", "offset=7")
+    code, report = verdict(log(tmp_path, *lines))
+    assert (code, rule_of(report)) == (1, "leader-no-truncate-below-hw")
+
+
+def test_a_log_without_replication_lines_is_not_covered(tmp_path: Path) -> None:
+    path = log(tmp_path, "INFO [KafkaServer id=1] started (kafka.server.KafkaServer)",
+               "INFO [GroupCoordinator 1]: Preparing to rebalance group g (kafka.coordinator)")
+    code, text = run(path)
+    assert code == 4, text
+    assert "NOT COVERED" in text and "0 observations" in text
+
+
+def test_a_replication_line_the_oracle_cannot_read_makes_the_rest_not_covered(
+        tmp_path: Path) -> None:
+    path = log(tmp_path, f"{P} Expanding ISR from 1 to 1,2",
+               f"{P} Shrinking ISR for a reason no release writes: 1,2 -> 1")
+    code, report = verdict(path)
+    assert code == 4, report
+    assert "server.log:2" in str(report["reason"])
+
+
+def test_partition_all_prints_one_row_each_and_exits_with_the_worst(tmp_path: Path) -> None:
+    path = log(tmp_path, f"{P} Expanding ISR from 1 to 1,2",
+               "INFO [Partition u-0 broker=1] Shrinking ISR from 1,2 to 1. Leader: "
+               "(highWatermark: 9, endOffset: 9). Out of sync replicas: (brokerId: 2, "
+               "endOffset: 5).")
+    code, text = run("--partition", "all", path)
+    assert code == 1, text
+    rows = [ln for ln in text.splitlines() if ln.startswith("kafka: ")]
+    assert [r.split(":")[1].strip() for r in rows] == ["t-0", "u-0"]
+    assert "ACCEPTED" in rows[0] and "REJECTED" in rows[1]
+    code, text = run(path)  # two partitions, none chosen
+    assert code == 2 and "choose one, or all" in text
+
+
+def test_the_cluster_size_comes_from_the_replicas_else_the_parameters(tmp_path: Path) -> None:
+    path = log(tmp_path, f"{P} Expanding ISR from 1 to 1,2")
+    assert verdict(path)[1]["brokers"] == 2
+    code, report = verdict("-p", "brokers=5", path)
+    assert (code, report["brokers"], report["brokers_from"]) == (0, 5, "-p brokers=5")
+    code, report = verdict("--brokers", "1,2,3", path)
+    assert (code, report["brokers"]) == (0, 3)
+    code, text = run("-p", "brokers=1", path)
+    assert code == 2 and "names 2 brokers" in text
+    code, text = run("--brokers", "1", path)
+    assert code == 2 and "not in --brokers" in text
+
+
+def test_the_api_judges_a_kafka_log(tmp_path: Path) -> None:
+    path = log(tmp_path, *FAILOVER)
+    result = api.validate("kafka", path)
+    assert result.accepted and result.verdict == "accepted"
+    flap = log(tmp_path, "INFO [Partition t-0 broker=1] Shrinking ISR from 1,2 to 1. Leader: "
+               "(highWatermark: 9, endOffset: 9). Out of sync replicas: (brokerId: 2, "
+               "endOffset: 5).", name="flap.log")
+    assert [v.verdict for v in api.judge_logs([flap, path], partition="all")] == ["rejected"]
+    with pytest.raises(api.ModelError):
+        api.judge_logs([path], "tla-kip320")
+
+
+def real_cases() -> list[Path]:
+    return sorted(p.parent for p in REAL.rglob("expected.json")) if REAL.is_dir() else []
+
+
+@pytest.mark.skipif(not real_cases(), reason="the corpus of real logs is not in this checkout")
+@pytest.mark.parametrize("case", real_cases(), ids=lambda p: p.name)
+def test_each_real_log_gets_the_verdict_its_source_argues(case: Path) -> None:
+    """Every excerpt of tests/fixtures/oracle/real: the verdict, and for a rejection its
+    line and rule, as expected.json (argued in SOURCE.md) says; ACCEPTED with a FATAL exit
+    is this oracle's BREAKS NoFatalExit."""
+    expected = json.loads((case / "expected.json").read_text())
+    logs = sorted(case.rglob("*.log"))
+    outcome = CliRunner().invoke(cli, ["validate", "--json", "--format", "kafka-log",
+                                       *map(str, logs)])
+    report = json.loads(outcome.output)
+    want = expected["verdict"]
+    if expected.get("breaks"):
+        assert (report["verdict"], report.get("invariant")) == ("breaks-invariant",
+                                                                 expected["breaks"]), report
+        assert report["at"]["line"] == expected["breaks_line"]
+        return
+    assert report["verdict"] == want, report
+    if want == "rejected":
+        assert (report["rejected"]["line"], report["rejected"]["rule"]) == (
+            expected["line"], expected["rule"]), report
+        if expected.get("file"):
+            assert report["rejected"]["where"].endswith(f"{expected['file']}:{expected['line']}")
+    if want != "not-covered":
+        assert report["observations"] > 0
+
+
+def test_follow_reads_a_growing_log_and_exits_at_the_first_rejection(tmp_path: Path) -> None:
+    """``--follow``: lines appended while it runs are judged; each verdict change is
+    printed; the first rejection ends it (exit 1)."""
+    from isrlab.services import traces
+
+    path = tmp_path / "server.log"
+    path.write_text("[2024-05-01 10:00:00,000] INFO [Partition t-0 broker=1] Expanding ISR "
+                    "from 1 to 1,2 (kafka.cluster.Partition)\n")
+    appended = [
+        # a line in two writes: the oracle waits for its end
+        "[2024-05-01 10:00:01,000] INFO [Partition t-0 broker=1] Shrinking ISR from 1,2 to 1. "
+        "Leader: (highWatermark: 9, endOffset: 9). ",
+        "Out of sync replicas: (brokerId: 2, endOffset: 9). (kafka.cluster.Partition)\n",
+        "[2024-05-01 10:00:02,000] INFO [Partition t-0 broker=1] Expanding ISR from 1 to 1,2 "
+        "(kafka.cluster.Partition)\n",
+        "[2024-05-01 10:00:03,000] INFO [Partition t-0 broker=1] Shrinking ISR from 1,2 to 1. "
+        "Leader: (highWatermark: 12, endOffset: 12). Out of sync replicas: (brokerId: 2, "
+        "endOffset: 10). (kafka.cluster.Partition)\n",
+        "[2024-05-01 10:00:04,000] INFO [Partition t-0 broker=1] Expanding ISR from 1 to 1,2 "
+        "(kafka.cluster.Partition)\n",
+        "[2024-05-01 10:00:05,000] INFO [Partition t-0 broker=1] Shrinking ISR from 1,2 to 1 "
+        "(kafka.cluster.Partition)\n",
+    ]
+    seen: list[tuple[str, int]] = []
+    polls = 0
+
+    def sleep(_: float) -> None:  # the cluster writes one chunk between two polls
+        nonlocal polls
+        polls += 1
+        if appended:
+            with path.open("a") as handle:
+                handle.write(appended.pop(0))
+
+    verdicts = traces.follow_kafka_logs(
+        [path], lambda v: seen.append((v.verdict, v.observations)), poll=0.0, sleep=sleep,
+        idle=5.0)
+    assert seen == [("accepted", 1), ("rejected", 4)]
+    assert verdicts[0].rejection is not None and verdicts[0].rejection.line == 4
+    # an entry is judged once the next one starts (a stack trace may continue it): the
+    # rejection at line 4 is seen when line 5 is written, and nothing after is read
+    assert len(appended) == 1 and "10:00:05" in appended[0]
+
+
+def test_follow_on_the_command_line(tmp_path: Path) -> None:
+    """The command prints each verdict change and exits with the last verdict when the log
+    stops growing (``--idle-exit``)."""
+    path = log(tmp_path, f"{P} Expanding ISR from 1 to 1,2")
+    code, text = run("--follow", "--idle-exit", "0.5", path)
+    assert code == 0, text
+    assert text.count("ACCEPTED") == 1
+
+
+WRITTEN = Path(__file__).parent.parent / "fixtures" / "oracle"
+
+
+@pytest.mark.parametrize(("name", "code", "rule"), [
+    ("broker-orders-0.log", 0, None), ("kafka-2.0", 0, None), ("kafka-2.4", 0, None),
+    ("kafka-2.7", 0, None), ("kafka-3.4-zk-compose", 0, None), ("kafka-4.0-kraft", 0, None),
+    ("scenarios/acks1-loss", 0, None), ("unclean-election", 1, "leader-from-isr"),
+    ("scenarios/kip101", 1, "isr-member-no-truncate-below-hw"),
+])
+def test_the_written_corpus_as_docs_oracle_md_says(name: str, code: int,
+                                                   rule: str | None) -> None:
+    path = WRITTEN / name
+    logs = [path] if path.is_file() else sorted(path.rglob("*.log"))
+    outcome = CliRunner().invoke(cli, ["validate", "--json", "--partition", "all",
+                                       *map(str, logs)])
+    assert outcome.exit_code == code, outcome.output
+    report = json.loads(outcome.output)
+    rows = report.get("partitions", [report])
+    assert all(row["observations"] > 0 for row in rows)
+    if rule is not None:
+        assert rule_of(report) == rule
+
+
+def test_docs_oracle_md_lists_every_rule_with_its_method() -> None:
+    from isrlab.spec.oracle.rules import RULES
+
+    text = (Path(__file__).parents[2] / "docs" / "oracle.md").read_text(encoding="utf-8")
+    for rule in RULES.values():
+        assert f"| `{rule.id}` | `{rule.method}` | {rule.versions} | {rule.statement} |" in text
+
+
+def test_lines_pasted_without_timestamps_are_judged_in_file_order(tmp_path: Path) -> None:
+    path = tmp_path / "pasted.txt"
+    path.write_text(
+        "INFO [Partition t-0 broker=1] Expanding ISR from 1 to 1,2 (kafka.cluster.Partition)\n"
+        "INFO [Partition t-0 broker=1] Shrinking ISR from 1,3 to 1 (kafka.cluster.Partition)\n")
+    code, report = verdict(path)
+    assert (code, rule_of(report)) == (1, "isr-change-from-current")
+    assert report["rejected"]["line"] == 2  # type: ignore[index]  # JSON object
+
+
+def test_a_topic_deleted_and_created_again_starts_afresh(tmp_path: Path) -> None:
+    leader = (f"INFO [Broker id=1] Leader t-0 {TID} starts at leader epoch {{epoch}} from offset "
+              "{offset} with partition epoch {epoch}, high watermark {offset}, ISR [1,2], adding "
+              "replicas [] and removing replicas [] . Previous leader None and previous leader "
+              "epoch was -1. (state.change.logger)")
+    lines = [leader.format(epoch=3, offset=500),
+             "INFO Deleted log for partition t-0 in /var/kafka/t-0.8f3a-delete. "
+             "(kafka.log.LogManager)",
+             leader.format(epoch=0, offset=0)]
+    code, report = verdict(log(tmp_path, *lines))
+    assert code == 0, report
+    del lines[1]  # without the deletion, epoch 0 after epoch 3 and offset 0 after 500
+    code, report = verdict(log(tmp_path, *lines))
+    assert code == 1, report
+
+
+def test_an_election_after_unseen_epochs_is_not_judged_against_an_old_isr(
+        tmp_path: Path) -> None:
+    """Broker 1's log alone: it leads epoch 5 with ISR {1,2} and crashes (kill -9 writes
+    nothing).  Broker 2 may lead epoch 6 and add 3 to the ISR unseen, so broker 3 may lead
+    epoch 7; leading epoch 6 directly, it would have to be in {1,2}."""
+    lead = (f"INFO [Broker id=1] Leader t-0 {TID} starts at leader epoch 5 from offset 100 "
+            "with partition epoch 9, high watermark 100, ISR [1,2], adding replicas [] and "
+            "removing replicas [] . Previous leader Some(2) and previous leader epoch was 4. "
+            "(state.change.logger)")
+    follow = (f"INFO [Broker id=1] Follower t-0 {TID} starts at leader epoch {{epoch}} from "
+              "offset 100 with partition epoch 12 and high watermark 100. Current leader is 3. "
+              "Previous leader None and previous leader epoch was -1. (state.change.logger)")
+    started = "INFO [KafkaServer id=1] started (kafka.server.KafkaServer)"
+    code, report = verdict(log(tmp_path, lead, started, follow.format(epoch=7)))
+    assert code == 0, report
+    code, report = verdict(log(tmp_path, lead, started, follow.format(epoch=6)))
+    assert (code, rule_of(report)) == (1, "leader-from-isr")
+
+
+def test_power_loss_lets_an_isr_member_fall_below_the_hw(tmp_path: Path) -> None:
+    """With ``-p crashes=unclean`` a follower may lose fetched records and rejoin below the
+    HW while still in the ISR: the flap line is then possible."""
+    path = log(tmp_path, "INFO [Partition t-0 broker=1] Shrinking ISR from 1,2 to 1. Leader: "
+               "(highWatermark: 9, endOffset: 9). Out of sync replicas: (brokerId: 2, "
+               "endOffset: 5).")
+    assert run(path)[0] == 1
+    assert run("-p", "crashes=unclean", path)[0] == 0
+
+
+def test_a_failed_write_is_the_latest_proposals_and_settles_the_others(tmp_path: Path) -> None:
+    """ZooKeeper mode before 2.7: the isr-expiration task shrinks u-0 (written), then t-0,
+    whose write throws; a broker's next line comes after its write."""
+    path = tmp_path / "server.log"
+    path.write_text(
+        "[2018-07-14 04:38:25,000] INFO [KafkaServer id=1] started (kafka.server.KafkaServer)\n"
+        "[2018-07-14 04:38:25,954] INFO [Partition u-0 broker=1] Shrinking ISR from 1,2 to 1\n"
+        f"[2018-07-14 04:38:25,955] {P} Shrinking ISR from 1,3,4,2 to 1,4,2\n"
+        "[2018-07-14 04:38:26,559] ERROR Uncaught exception in scheduled task 'isr-expiration' "
+        "(kafka.utils.KafkaScheduler)\n"
+        f"[2018-07-14 04:38:45,938] {P} Shrinking ISR from 1,3,4,2 to 1\n"
+        "[2018-07-14 04:38:45,939] INFO [Partition u-0 broker=1] Shrinking ISR from 1,2 to 1\n")
+    code, text = run("--partition", "all", path)
+    assert code == 1, text
+    rows = [ln for ln in text.splitlines() if ln.startswith("kafka: ")]
+    assert "ACCEPTED" in rows[0] and "t-0" in rows[0]
+    assert "REJECTED" in rows[1] and "isr-change-from-current" in rows[1] and ":6:" in rows[1]
+
+
+def test_a_truncation_naming_no_broker_in_a_shared_file_forgets_the_leos(
+        tmp_path: Path) -> None:
+    """0.10's ``Truncating log t-0 to offset 2.`` names no broker: in a file of two brokers
+    it may be either's, so neither's LEO is known after it (no verdict rests on it)."""
+    lines = ["INFO Partition [t,0] on broker 1: Shrinking ISR for partition [t,0] from 1,2 to 1 "
+             "(kafka.cluster.Partition)",
+             "INFO Partition [t,0] on broker 2: Expanding ISR for partition [t,0] from 2 to 2,1 "
+             "(kafka.cluster.Partition)",
+             "INFO Truncating log t-0 to offset 2. (kafka.log.Log)"]
+    code, report = verdict(log(tmp_path, *lines))
+    assert code == 0 and report["observations"] == 2, report
+    code, report = verdict(log(tmp_path, lines[2]))
+    assert code == 4, report  # the only line: 0 observations
+
+
+def test_a_leader_does_not_truncate_while_it_leads(tmp_path: Path) -> None:
+    """2.7+: becoming a follower is logged (state-change, INFO); without that line a leader
+    truncating its log (above its HW) is impossible; after it, the follower may."""
+    lead = (f"INFO [Broker id=1] Leader t-0 {TID} starts at leader epoch 3 from offset 20 with "
+            "partition epoch 3, high watermark 5, ISR [1,2], adding replicas [] and removing "
+            "replicas [] . Previous leader Some(2) and previous leader epoch was 2. "
+            "(state.change.logger)")
+    follow = (f"INFO [Broker id=1] Follower t-0 {TID} starts at leader epoch 4 from offset 20 "
+              "with partition epoch 4 and high watermark 5. Current leader is 2. Previous "
+              "leader Some(1) and previous leader epoch was 3. (state.change.logger)")
+    truncate = ("INFO [UnifiedLog partition=t-0, dir=/var/kafka] Truncating to offset 10 "
+                "(kafka.log.UnifiedLog)")
+    code, report = verdict(log(tmp_path, lead, truncate))
+    assert (code, rule_of(report)) == (1, "leader-no-truncate")
+    code, report = verdict(log(tmp_path, lead, follow, truncate))
+    assert code == 0, report
+
+
+def test_model_only_options_with_the_oracle_are_bad_input(tmp_path: Path) -> None:
+    path = log(tmp_path, f"{P} Expanding ISR from 1 to 1,2")
+    code, text = run("--hidden", "3", path)
+    assert code == 2 and "--hidden" in text and "--engine model" in text
+    code, text = run("--witness", str(tmp_path / "w.json"), path)
+    assert code == 2 and not (tmp_path / "w.json").exists()

@@ -1,0 +1,71 @@
+"""``tla-kraft-*``: the spec's action names as labels (the raw material of fairness), the
+VIEW's variables, the ASSUMEs as one-line errors."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from isrlab.cli import cli
+from isrlab.cli_support import resolve_model
+from isrlab.spec.tla_kraft import build_v35
+from isrlab.spec.tla_kraft.model import AUX_CTRS, MESSAGES_DISCARD, P_DATA, VARIABLES
+
+NEXT_V35 = {
+    "BrokerStart", "ReceiveBrokerRegResponse", "ReceiveMetadataUpdate",
+    "SendAlterPartitionRequest", "ReceiveAlterPartitionResponse", "SendFetchRequest",
+    "ReceiveFetchRequest", "ReceiveFetchResponse", "WriteRecordToLeader", "UncleanShutdown",
+    "CleanShutdown", "ReceiveBrokerRegRequest", "ReceiveAlterPartitionRequest", "FenceBroker",
+    "UnfenceBroker", "PerformPartitionReassignment",
+}
+NEXT_KIP966 = NEXT_V35 - {"UncleanShutdown", "CleanShutdown"} | {
+    "DataLossShutdown", "NoDataLossShutdown"}
+
+
+def _labels(name: str, params: list[str]) -> set[str]:
+    """Every label of every state reachable within 7 steps."""
+    _, _, model = resolve_model(name, params)
+    frontier, seen, labels = list(model.init_states()), set(), set()
+    for _ in range(7):
+        following = []
+        for state in frontier:
+            for label, successor in model.next_states(state):
+                labels.add(label)
+                if successor not in seen:
+                    seen.add(successor)
+                    following.append(successor)
+        frontier = following
+    return labels
+
+
+def test_labels_are_the_next_disjuncts_with_their_broker() -> None:
+    every = ["fence_broker_limit=1", "reassignment_limit=1", "leader_shrink_isr_limit=1",
+             "view=none"]
+    v35 = _labels("tla-kraft-3.5", [*every, "clean_shutdown_limit=1",
+                                    "unclean_shutdown_limit=1"])
+    kip966 = _labels("tla-kraft-kip966", [*every, "no_data_loss_shutdown_limit=1",
+                                          "data_loss_shutdown_limit=1"])
+    for labels, names in ((v35, NEXT_V35), (kip966, NEXT_KIP966)):
+        assert {label.partition("(")[0] for label in labels} == names
+        assert all(label == "PerformPartitionReassignment" or label.endswith(("(1)", "(2)"))
+                   for label in labels)
+
+
+def test_the_view_leaves_out_discarded_messages_and_the_aux_variables() -> None:
+    model = build_v35(resolve_model("tla-kraft-3.5", [])[1])
+    state = next(iter(model.init_states()))
+    changed = list(state)
+    changed[MESSAGES_DISCARD] = ((9,),)
+    changed[AUX_CTRS] = (0, 0, 0, 1, 0, 0)
+    assert model.view(tuple(changed)) == model.view(state)
+    changed[P_DATA] = ((), 2, 1)
+    assert model.view(tuple(changed)) != model.view(state)
+    assert len(VARIABLES) == len(state) == 23
+
+
+def test_an_assume_that_fails_is_a_one_line_error() -> None:
+    result = CliRunner().invoke(cli, ["check", "--model", "tla-kraft-kip966", "-p", "min_isr=3",
+                                      "--no-progress"])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        "isrlab: error: model 'tla-kraft-kip966': ASSUME MinISR <= InitIsrSize <= "
+        "InitReplicationFactor fails"]
