@@ -15,9 +15,11 @@ docs/reliability.md; ``ISRLAB_FUZZ_REPORT=1`` prints the inputs each reader actu
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import random
+import shutil
 import string
 import tempfile
 from collections import Counter
@@ -62,6 +64,7 @@ def _report() -> Iterator[None]:
 
 
 _WORK = Path(tempfile.mkdtemp(prefix="isrlab-fuzz-"))
+atexit.register(shutil.rmtree, _WORK, True)  # the inputs' files: gone with the process
 
 
 def _file(name: str, data: bytes) -> Path:
