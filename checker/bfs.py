@@ -767,6 +767,8 @@ def _serve(
                 connection.send(("ok", _obey(worker, command, argument)))
             except (OSError, EOFError):
                 raise
+            except RunDirError as error:  # a damaged run directory or a full disk: one line
+                connection.send(("run-dir", str(error)))
             except Exception:
                 connection.send(("error", traceback.format_exc()))
 
@@ -843,6 +845,8 @@ class _MultiProcess(_Driver[S]):
             status, value = self.connections[index].recv()
         except EOFError as error:
             raise WorkerError(f"worker {index} died") from error
+        if status == "run-dir":
+            raise RunDirError(str(value))
         if status == "error":
             failure = WorkerError(f"worker {index} failed: {exception_line(str(value))}")
             failure.add_note(f"worker {index}'s traceback:\n{str(value).rstrip()}")
@@ -1078,10 +1082,15 @@ def explore(model: Model[S], options: CheckOptions | None = None) -> CheckResult
         store = RunStore(Path(options.run_dir))
         store.open(_identity(model, options))
     workers = max(1, options.workers)
-    driver: _Driver[S] = (
-        _InProcess(model, options, store) if workers == 1
-        else _MultiProcess(model, options, store, workers)
-    )
+    try:
+        driver: _Driver[S] = (
+            _InProcess(model, options, store) if workers == 1
+            else _MultiProcess(model, options, store, workers)
+        )
+    except BaseException:
+        if store is not None:
+            store.close()
+        raise
     # In this process too, the search's millions of tracked tuples (links) would make the
     # cyclic collector rescan them over and over: its worker thresholds, restored after.
     thresholds = gc.get_threshold()
@@ -1092,6 +1101,8 @@ def explore(model: Model[S], options: CheckOptions | None = None) -> CheckResult
     finally:
         gc.set_threshold(*thresholds)
         driver.close()
+        if store is not None:
+            store.close()
 
 
 def _search(

@@ -67,26 +67,46 @@ def _freeze(value: Any) -> Any:
     return value
 
 
-def from_itf_value(encoded: Any) -> Any:
-    """The plain value of one ITF-encoded value (the inverse of ``itf_value``)."""
+MAX_ITF_DEPTH = 100
+"""How deeply an ITF value may nest (a state of the ``kafka`` model nests 6 deep): a deeper
+value is refused (``ValueError``) rather than exhausting Python's stack."""
+
+
+def _bigint(text: Any) -> int:
+    """``#bigint``'s integer: a decimal string (or, leniently, a JSON integer)."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        return text
+    if not isinstance(text, str):
+        raise ValueError(f"'#bigint' must be a decimal string, got {text!r}")
+    return int(text)
+
+
+def from_itf_value(encoded: Any, depth: int = 0) -> Any:
+    """The plain value of one ITF-encoded value (the inverse of ``itf_value``); ``ValueError``
+    (or ``TypeError``, ``KeyError``) for what is not one, including a value nested deeper
+    than ``MAX_ITF_DEPTH``."""
     if isinstance(encoded, bool | str):
         return encoded
     if isinstance(encoded, int):
         return encoded
+    if depth >= MAX_ITF_DEPTH:
+        raise ValueError(f"the value nests deeper than {MAX_ITF_DEPTH} levels")
+    inner = depth + 1
     if isinstance(encoded, list):
-        return [from_itf_value(v) for v in encoded]
+        return [from_itf_value(v, inner) for v in encoded]
     if isinstance(encoded, dict):
         if "#bigint" in encoded:
-            return int(encoded["#bigint"])
+            return _bigint(encoded["#bigint"])
         if "#tup" in encoded:
-            return tuple(from_itf_value(v) for v in encoded["#tup"])
+            return tuple(from_itf_value(v, inner) for v in encoded["#tup"])
         if "#set" in encoded:
-            return frozenset(_freeze(from_itf_value(v)) for v in encoded["#set"])
+            return frozenset(_freeze(from_itf_value(v, inner)) for v in encoded["#set"])
         if "#map" in encoded:
-            return {_freeze(from_itf_value(k)): from_itf_value(v) for k, v in encoded["#map"]}
+            return {_freeze(from_itf_value(k, inner)): from_itf_value(v, inner)
+                    for k, v in encoded["#map"]}
         if encoded.get("tag") == "None" and set(encoded) == {"tag", "value"}:
             return None
-        return {k: from_itf_value(v) for k, v in encoded.items()}
+        return {k: from_itf_value(v, inner) for k, v in encoded.items()}
     raise ValueError(f"not an ITF value: {encoded!r}")
 
 
@@ -150,8 +170,15 @@ def parse_itf(document: Mapping[str, Any]) -> tuple[TraceStep, ...]:
 
 
 def read_itf(path: str | Path) -> tuple[TraceStep, ...]:
-    """Read a trace written by ``write_itf`` (or any ITF trace)."""
-    return parse_itf(json.loads(Path(path).read_text(encoding="utf-8-sig")))
+    """Read a trace written by ``write_itf`` (or any ITF trace); ``ValueError`` for text that
+    is not one (JSON nested too deeply for Python's parser included)."""
+    text = Path(path).read_text(encoding="utf-8-sig")
+    try:
+        document = json.loads(text)
+    except RecursionError:
+        raise ValueError("malformed JSON: nested too deeply") from None
+    return parse_itf(document)
+
 
 
 def value_text(value: Any) -> str:

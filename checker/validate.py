@@ -876,6 +876,8 @@ def parse_jsonl(text: str) -> list[Observation]:
         except json.JSONDecodeError as error:
             raise TraceFormatError(f"line {number}", f"malformed JSON: {error.msg} "
                                    f"(column {error.colno})") from error
+        except RecursionError:
+            raise TraceFormatError(f"line {number}", "malformed JSON: nested too deeply") from None
         out.append(observation_of_json(step, number, first=not out, text=stripped))
     if not out:
         raise TraceFormatError("line 1", "the trace is empty (no step)")

@@ -288,7 +288,7 @@ def _converted(path: Path, key: str, value: Any, command: click.Command, ctx: cl
         if flag and not isinstance(value, bool):
             raise click.BadParameter("a flag is true or false")
         return param.type.convert(value, param, ctx)
-    except (click.BadParameter, TypeError, ValueError) as error:
+    except (click.BadParameter, TypeError, ValueError, OverflowError) as error:
         message = error.format_message() if isinstance(error, click.ClickException) else error
         raise BadInput(f"{path}: {key} = {value!r}: {message}") from error
 

@@ -141,7 +141,8 @@ def render_command(trace: Path, out: Path, invariant: str | None) -> None:
     try:
         document = json.loads(trace.read_text(encoding="utf-8-sig"))  # a BOM is no error
         steps = parse_itf(document)
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as e:
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError,
+            RecursionError) as e:
         raise BadInput(f"{trace}: not an ITF trace ({type(e).__name__}: {e})") from e
     if not steps:
         raise BadInput(f"{trace}: the trace has no states")

@@ -302,12 +302,13 @@ def explore(
     store = RunStore(root)
     store.open(_identity(model, options))
     created = False
-    if session is None:
-        session, created = start_session(spark)
     try:
+        if session is None:
+            session, created = start_session(spark)
         run = _Run(model, options, spark, session, root)
         return _search(run, store, started)
     finally:
+        store.close()
         if created:
             session.stop()
         if temporary:
