@@ -45,13 +45,16 @@ def detect_format(text: str) -> str:
     first lines carries a timestamp followed by a level, whatever precedes it (a log4j or
     logback pattern, a docker-compose prefix), or, without timestamps, a line of Kafka's
     own (a logger ``kafka.`` / ``org.apache.kafka``, or a replication phrase of its format
-    strings); else ``jsonl``."""
+    strings), even when the first opens with ``[`` (a logIdent such as ``[ReplicaFetcher
+    replicaId=2, ...]``, not JSON); else ``jsonl``."""
     from isrlab.spec.kafka_log import looks_like_kafka_log  # Kafka-specific: on demand
 
     stripped = text.lstrip()
     first = stripped.split("\n", 1)[0]
     if looks_like_kafka_log(text):
         return "kafka-log"
+    if stripped.startswith("[") and not _is_json(first) and _kafka_phrases(text):
+        return "kafka-log"  # pasted lines opening with a logIdent: "[ReplicaFetcher ...]"
     if stripped.startswith("{"):
         try:
             json.loads(first)

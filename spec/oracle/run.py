@@ -84,14 +84,24 @@ def _lines(source: str | Path) -> Iterator[str]:
 def file_entries(name: str, source: str | Path, *, timestamps: bool = True) -> Iterator[Entry]:
     """The entries of one file, streamed (``isrlab.spec.kafka_log.split_entries``'s rules):
     a line with a timestamp in its first characters starts one, a line without continues
-    it; ``timestamps=False`` (a file with none): each non-blank line is an entry."""
+    it; ``timestamps=False`` (a file with none): each non-blank line is an entry, but an
+    indented line without a level of its own continues the one above (a stack trace, or a
+    line wrapped by the page it was pasted from)."""
+    held: Entry | None = None
     if not timestamps:
         for number, raw in enumerate(_lines(source), start=1):
-            if raw.strip() and not raw.startswith("#"):
-                level = _LEVEL.search(raw)
-                yield Entry(name, number, "", level.group(1) if level else "INFO", raw)
+            if not raw.strip() or raw.startswith("#"):
+                continue
+            if held is not None and raw[:1].isspace() and not _LEVEL.search(raw[:40]):
+                held.text += " " + raw.strip()
+                continue
+            if held is not None:
+                yield held
+            level = _LEVEL.search(raw)
+            held = Entry(name, number, "", level.group(1) if level else "INFO", raw)
+        if held is not None:
+            yield held
         return
-    held: Entry | None = None
     for number, raw in enumerate(_lines(source), start=1):
         compose = _COMPOSE.match(raw)
         body = raw[compose.end():] if compose else raw

@@ -502,3 +502,35 @@ def test_model_only_options_with_the_oracle_are_bad_input(tmp_path: Path) -> Non
     assert code == 2 and "--hidden" in text and "--engine model" in text
     code, text = run("--witness", str(tmp_path / "w.json"), path)
     assert code == 2 and not (tmp_path / "w.json").exists()
+
+
+WRAPPED = ("[ReplicaFetcher replicaId=2, leaderId=3] Truncating partition seq-acks1-1-0 with\n"
+           "  TruncationState(offset=578385, completed=true) due to leader epoch and offset\n"
+           "  EpochEndOffset(errorCode=0, partition=0, leaderEpoch=0, endOffset=578385)\n"
+           "[UnifiedLog partition=seq-acks1-1-0] Truncating to offset 578385\n")
+
+
+def test_pasted_lines_starting_with_a_bracket_are_a_kafka_log_not_malformed_json(
+        tmp_path: Path) -> None:
+    """Lines pasted without timestamps whose first one starts with Kafka's ``[logIdent]``
+    (``[ReplicaFetcher replicaId=2, ...]``) are a Kafka log: detected as one, never
+    "malformed JSON" (tests/fixtures/oracle/real/kraft-4.x-acks1-wrapped-truncation)."""
+    from isrlab.services.traces import detect_format
+
+    path = tmp_path / "broker-2.log"
+    path.write_text(WRAPPED)
+    assert detect_format(WRAPPED) == "kafka-log"
+    code, report = verdict(path)
+    assert code == 0, report
+
+
+def test_indented_lines_of_a_log_without_timestamps_continue_the_line_above(
+        tmp_path: Path) -> None:
+    """A fetcher line wrapped over three lines by the page it was pasted from is one entry:
+    the indented lines (no level of their own) continue it, so its truncation is read,
+    not reported as a line the oracle does not read."""
+    path = tmp_path / "broker-2.log"
+    path.write_text(WRAPPED)
+    code, report = verdict("--format", "kafka-log", path)
+    assert (code, report["verdict"]) == (0, "accepted"), report
+    assert report["observations"] == 2
