@@ -35,10 +35,12 @@ it, given which brokers' logs are present (from their first line on), and at whi
 
 from __future__ import annotations
 
+import gzip
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
 from isrlab.checker.validate import LENGTH_KEY, HiddenRule, TraceFormatError
 
@@ -47,6 +49,20 @@ DEFAULT_HIDDEN = 4
 
 LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
 """log4j levels, most verbose first."""
+
+# ---------------------------------------------------------------------------- files
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def open_text(path: Path, errors: str = "strict") -> IO[str]:
+    """A log file opened for reading as UTF-8 text, decompressed when it is gzip'd (a log
+    rotated by logrotate: ``server.log.1.gz``); ``errors`` as for ``open``."""
+    with path.open("rb") as probe:
+        packed = probe.read(2) == _GZIP_MAGIC
+    if packed:
+        return gzip.open(path, "rt", encoding="utf-8", errors=errors)
+    return path.open(encoding="utf-8", errors=errors)
+
 
 # ---------------------------------------------------------------------------- entries
 _TS = re.compile(r"(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(?:[,.](\d{1,9}))?")

@@ -88,9 +88,12 @@ def _is_json(text: str) -> bool:
 
 def read_text(path: Path) -> str:
     """A trace file's text (``TraceFormatError`` when it cannot be read)."""
+    from isrlab.spec.kafka_log import open_text  # Kafka-specific: on demand
+
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
+        with open_text(path) as handle:  # a gzip'd log is read decompressed
+            return handle.read()
+    except (OSError, EOFError, UnicodeDecodeError) as error:
         raise TraceFormatError(str(path), f"cannot read it: {error}") from error
 
 
@@ -267,6 +270,9 @@ def _read_new(tail: _Tail, flush: bool) -> None:
                 tail.offset, tail.partial = 0, ""
             handle.seek(tail.offset)
             data = handle.read()
+            if tail.offset == 0 and data.startswith(b"\x1f\x8b"):
+                raise TraceFormatError(str(tail.path), "a gzip'd file is not a live log: "
+                                       "--follow reads files a running broker writes")
     except OSError as error:
         raise TraceFormatError(str(tail.path), f"cannot read it: {error}") from error
     tail.offset += len(data)

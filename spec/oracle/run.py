@@ -12,6 +12,7 @@ import heapq
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from isrlab.spec.kafka_log import (
     _parse_brokers,
     _tp,
     category_of,
+    open_text,
     parse_line,
     writer_of,
 )
@@ -53,7 +55,10 @@ _NAMED_TP = re.compile(r"\[Partition (\S+) broker=|[Pp]artition (\[[^\]]+\]|\S+?
                        r"(?=[,:]|\.?(?:\s|$))")
 
 _ZOOKEEPER = re.compile(r"zkVersion|zookeeper|ZooKeeper|\[KafkaServer id=|\[Kafka Server \d+\]|"
-                        r"LeaderAndIsr request")
+                        r"LeaderAndIsr request|Partition \[[^\]]+\] on broker \d+:|"
+                        r"starts at Leader Epoch \d+ from offset")
+"""Lines only ZooKeeper-mode brokers write, or formats older than KRaft (2.8): 0.10-0.11's
+``Partition [t,0] on broker 1:``, 0.11-2.6's ``starts at Leader Epoch``."""
 _LOG_IDENT_1_0 = re.compile(r"\[Partition \S+ broker=\d+")
 """``Partition``'s log prefix from 1.0 on (0.10-0.11: ``Partition [t,0] on broker 1:``)."""
 _FROM_2_7 = re.compile(r"UnifiedLog|org\.apache\.kafka\.|offset=\d+, segment|TruncationState|"
@@ -74,7 +79,7 @@ def partition_named(text: str) -> str | None:
 # ---------------------------------------------------------------------------- reading
 def _lines(source: str | Path) -> Iterator[str]:
     if isinstance(source, Path):
-        with source.open(encoding="utf-8", errors="replace") as handle:
+        with open_text(source, errors="replace") as handle:
             for raw in handle:
                 yield raw.rstrip("\r\n")
     else:
@@ -151,6 +156,9 @@ class Survey:
     from_2_7: bool = False
     stamped: list[bool] = field(default_factory=list)
     entries: int = 0
+    last: dict[str, str] = field(default_factory=dict)
+    backwards: str | None = None
+    """Where a file first goes back in time by more than a second (a note of the verdict)."""
 
     @property
     def mode(self) -> str:
@@ -174,6 +182,20 @@ class Survey:
             return "0.11+"  # 1.0-2.6: 'starts at Leader Epoch' would be in this server log
         return "0.10"
 
+    def _check_order(self, entry: Entry) -> None:
+        """Note the first line dated more than a second before the line above it in its
+        file (log4j writes in time order; an asynchronous appender within milliseconds)."""
+        before = self.last.get(entry.source)
+        if entry.time:
+            self.last[entry.source] = entry.time
+        if self.backwards is not None or not before or not entry.time:
+            return
+        gap = datetime.fromisoformat(before) - datetime.fromisoformat(entry.time)
+        if gap.total_seconds() > 1:
+            self.backwards = (f"{entry.source}:{entry.line} is dated {entry.time}, before the "
+                              f"line above it ({before}): the file is not in time order, "
+                              "and its lines are judged in file order")
+
     def add(self, entry: Entry) -> LogEvent | None:
         """Take one entry into account; its event, if any."""
         self.entries += 1
@@ -181,6 +203,7 @@ class Survey:
         if src is None:
             src = self.sources[entry.source] = Source(entry.source, first=entry.time)
         src.first = min(src.first, entry.time)
+        self._check_order(entry)
         cat = category_of(entry.text)
         level = entry.level if entry.level in LEVELS else "INFO"
         known = src.levels.get(cat, "FATAL")
@@ -375,6 +398,8 @@ class Oracle:
     def add_judge(self, tp: str) -> PartitionJudge:
         """A judge for partition ``tp`` (its replicas those of ``--brokers`` when given)."""
         judge = self.judges[tp] = PartitionJudge(tp, self.options, self.covers)
+        if self.survey.backwards is not None:
+            judge.notes.append(self.survey.backwards)
         if self.ids is not None:
             judge.replicas = frozenset(self.ids)
         return judge

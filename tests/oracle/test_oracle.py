@@ -534,3 +534,51 @@ def test_indented_lines_of_a_log_without_timestamps_continue_the_line_above(
     code, report = verdict("--format", "kafka-log", path)
     assert (code, report["verdict"]) == (0, "accepted"), report
     assert report["observations"] == 2
+
+
+def test_a_gzipped_log_is_read_as_the_log_it_holds(tmp_path: Path) -> None:
+    """A rotated log compressed by logrotate (``server.log.1.gz``) gets the verdict of its
+    text, never a decoding error."""
+    import gzip
+
+    plain = log(tmp_path, f"{P} Shrinking ISR from 1,2 to 1. Leader: (highWatermark: 9, "
+                "endOffset: 9). Out of sync replicas: (brokerId: 2, endOffset: 5).")
+    packed = tmp_path / "server.log.1.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert verdict(packed)[1]["verdict"] == verdict(plain)[1]["verdict"] == "rejected"
+
+
+def test_formats_older_than_kraft_say_zookeeper_mode(tmp_path: Path) -> None:
+    """``Partition [t,0] on broker 1:`` (0.10-0.11) and ``starts at Leader Epoch`` (0.11-2.6)
+    were written only by brokers older than KRaft (2.8): the mode is ZooKeeper."""
+    old = log(tmp_path, "INFO Partition [t,0] on broker 1: Expanding ISR from 1 to 1,0 "
+              "(kafka.cluster.Partition)", name="old.log")
+    epoch = log(tmp_path, "INFO [Partition t-0 broker=1] t-0 starts at Leader Epoch 1 from "
+                "offset 0. Previous Leader Epoch was: 0 (kafka.cluster.Partition)",
+                name="epoch.log")
+    assert verdict(old)[1]["mode"] == verdict(epoch)[1]["mode"] == "zookeeper"
+
+
+def test_follow_refuses_a_gzipped_file_in_one_line(tmp_path: Path) -> None:
+    """``--follow`` reads files a broker is writing; a gzip'd one is bad input (exit 2, one
+    line), not a log without replication lines."""
+    import gzip
+
+    packed = tmp_path / "server.log.gz"
+    packed.write_bytes(gzip.compress(b"[2024-05-01 10:00:00,000] INFO [Partition t-0 broker=1] "
+                                     b"Expanding ISR from 1 to 1,2 (kafka.cluster.Partition)\n"))
+    code, output = run("--follow", "--idle-exit", "0.3", packed)
+    assert code == 2 and "gzip" in output and len(output.strip().splitlines()) == 1, output
+
+
+def test_a_file_not_in_time_order_is_said_so(tmp_path: Path) -> None:
+    """log4j writes a file in time order; one whose line is dated more than a second before
+    the line above it (lines pasted in reverse, a bad merge) is judged in file order, and
+    the verdict says where the file goes back in time."""
+    path = tmp_path / "server.log"
+    path.write_text(f"[2024-05-01 10:00:09,000] {P} Expanding ISR from 1,0 to 1,0,2\n"
+                    f"[2024-05-01 10:00:01,000] {P} Expanding ISR from 1 to 1,0\n")
+    _, report = verdict(path)
+    notes = report["notes"]
+    assert isinstance(notes, list)
+    assert any("server.log:2" in n and "not in time order" in n for n in notes), report
