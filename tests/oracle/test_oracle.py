@@ -514,7 +514,7 @@ def test_pasted_lines_starting_with_a_bracket_are_a_kafka_log_not_malformed_json
         tmp_path: Path) -> None:
     """Lines pasted without timestamps whose first one starts with Kafka's ``[logIdent]``
     (``[ReplicaFetcher replicaId=2, ...]``) are a Kafka log: detected as one, never
-    "malformed JSON" (tests/fixtures/oracle/real/kraft-4.x-acks1-wrapped-truncation)."""
+    "malformed JSON" (tests/fixtures/oracle/real/unifiedlog-3.x-wrapped-acks1-truncation)."""
     from isrlab.services.traces import detect_format
 
     path = tmp_path / "broker-2.log"
