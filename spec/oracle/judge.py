@@ -134,6 +134,7 @@ class PartitionJudge:
         self.fatal: Rejection | None = None
         self.uncovered: tuple[int, str, str] | None = None
         self.notes: list[str] = []
+        self.notes_topic_only = False
         self.time = ""
 
     # ------------------------------------------------------------------ entry points
@@ -661,6 +662,11 @@ class PartitionJudge:
                            f"unclean.leader.election.enable=false (given: true)")
         self.set_leo(e, b, f["leo"])
         self.set_leo(e, f["leader"], f["leaderleo"])
+        if " for topic " in e.text and not self.notes_topic_only:
+            self.notes_topic_only = True
+            self.notes.append(f"line {_where(e)}: 0.8-0.9's FATAL names topic {self.partition}, "
+                              "not the partition: which of its partitions halted the broker "
+                              "the line does not say")
         if self.fatal is None:
             self.fatal = Rejection(e.line, _where(e), e.text.strip(), RULES["fatal-truncation"],
                                    f"broker {b} (LEO {f['leo']:,}) exits: its leader "

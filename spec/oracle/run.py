@@ -273,7 +273,8 @@ class Verdict:
 
     def assumed(self) -> str:
         """What the verdict assumed: brokers, mode."""
-        return f"assumed: {self.brokers} brokers, from {self.brokers_how}; {self.mode} mode"
+        noun = "broker" if self.brokers == 1 else "brokers"
+        return f"assumed: {self.brokers} {noun}, from {self.brokers_how}; {self.mode} mode"
 
     def summary(self, name: str = "kafka") -> str:
         """One line: the verdict, its line and rule, what it rests on and assumed."""

@@ -582,3 +582,19 @@ def test_a_file_not_in_time_order_is_said_so(tmp_path: Path) -> None:
     notes = report["notes"]
     assert isinstance(notes, list)
     assert any("server.log:2" in n and "not in time order" in n for n in notes), report
+
+
+def test_a_fatal_naming_only_its_topic_says_so_and_one_broker_is_singular(
+        tmp_path: Path) -> None:
+    """0.8.2-0.9's FATAL names the topic, not the partition (KAFKA-3997): the verdict is
+    BREAKS NoFatalExit, noting that the partition is not known; a one-broker cluster is
+    "1 broker"."""
+    fatal = log(tmp_path, "FATAL [ReplicaFetcherThread-0-1], Halting because log truncation is "
+                "not allowed for topic test, Current leader 1's latest offset 0 is less than "
+                "replica 2's latest offset 151 (kafka.server.ReplicaFetcherThread)")
+    code, report = verdict(fatal)
+    assert (code, report["verdict"]) == (3, "breaks-invariant")
+    assert any("topic test" in n and "partition" in n for n in report["notes"]), report
+    single = log(tmp_path, f"{P} t-0 starts at Leader Epoch 0 from offset 0. Previous Leader "
+                 "Epoch was: -1 (kafka.cluster.Partition)", name="single.log")
+    assert "assumed: 1 broker," in run(single)[1]
