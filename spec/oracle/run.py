@@ -334,7 +334,9 @@ def verdict_of(judge: PartitionJudge, brokers: int, how: str) -> Verdict:
         base.verdict, base.rejection, base.invariant = "breaks-invariant", fatal, "NoFatalExit"
     elif uncovered is not None:
         base.verdict = "not-covered"
-        base.reason = f"{uncovered[1]}: a line the oracle does not read ({uncovered[2]})"
+        base.reason = (f"{uncovered[1]}: a line the oracle does not read ({uncovered[2]})"
+                       if uncovered[2].startswith("not read by the oracle")
+                       else f"{uncovered[1]}: {uncovered[2]}")
     elif judge.observations == 0:
         base.verdict = "not-covered"
         base.reason = (f"no line of partition {judge.partition} carries evidence the oracle "

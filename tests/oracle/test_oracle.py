@@ -598,3 +598,24 @@ def test_a_fatal_naming_only_its_topic_says_so_and_one_broker_is_singular(
     single = log(tmp_path, f"{P} t-0 starts at Leader Epoch 0 from offset 0. Previous Leader "
                  "Epoch was: -1 (kafka.cluster.Partition)", name="single.log")
     assert "assumed: 1 broker," in run(single)[1]
+
+
+def test_a_replica_back_from_a_restart_with_a_shorter_log_is_not_covered(
+        tmp_path: Path) -> None:
+    """A broker whose transition after a restart ("Previous leader epoch was -1": a new
+    Partition object) starts below the log end offset it had, with no truncation, lost the
+    data on its disk (a wiped /tmp, a power failure without fsync): storage loss, not a
+    step of Kafka's protocol; NOT COVERED naming the line, not REJECTED
+    (tests/fixtures/oracle/real/zk-2.8-two-brokers-shared-logs-dir)."""
+    path = log(tmp_path,
+               "INFO [Broker id=1] Leader t-0 starts at leader epoch 4 from offset 51 with high "
+               "watermark 51 ISR [1] addingReplicas [] removingReplicas []. Previous leader "
+               "epoch was 3. (state.change.logger)",
+               "INFO [Broker id=1] Leader t-0 starts at leader epoch 9 from offset 0 with high "
+               "watermark 0 ISR [1] addingReplicas [] removingReplicas []. Previous leader "
+               "epoch was -1. (state.change.logger)")
+    code, report = verdict(path)
+    assert (code, report["verdict"]) == (4, "not-covered"), report
+    assert "server.log:2" in str(report["reason"]) and "disk" in str(report["reason"])
+    code, report = verdict("-p", "crashes=unclean", path)
+    assert report["verdict"] != "not-covered", report
