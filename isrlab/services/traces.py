@@ -258,6 +258,8 @@ class _Tail:
     number: int = 0
     held: Entry | None = None
     entries: list[Entry] = field(default_factory=list)
+    stamped: bool = False
+    """Whether a line with a timestamp was seen (else each line is an entry)."""
 
 
 def _read_new(tail: _Tail, flush: bool) -> None:
@@ -281,7 +283,14 @@ def _read_new(tail: _Tail, flush: bool) -> None:
     tail.partial = lines.pop()
     for raw in lines:
         tail.number += 1
-        for entry in file_entries(str(tail.path), raw + "\n"):
+        stamped = list(file_entries(str(tail.path), raw + "\n"))
+        if stamped:
+            tail.stamped = True
+        elif not tail.stamped and raw.strip() and not (
+                tail.held is not None and raw[:1].isspace()):
+            # a log written without dates: each line an entry, as the batch mode reads it
+            stamped = list(file_entries(str(tail.path), raw + "\n", timestamps=False))
+        for entry in stamped:
             entry.line = tail.number
             if tail.held is not None:
                 tail.entries.append(tail.held)

@@ -619,3 +619,15 @@ def test_a_replica_back_from_a_restart_with_a_shorter_log_is_not_covered(
     assert "server.log:2" in str(report["reason"]) and "disk" in str(report["reason"])
     code, report = verdict("-p", "crashes=unclean", path)
     assert report["verdict"] != "not-covered", report
+
+
+def test_follow_reads_a_log_whose_lines_have_no_timestamps(tmp_path: Path) -> None:
+    """``--follow`` on a log written without dates (a layout without ``%d``, as under a
+    journal that adds its own) judges its lines as the batch mode does, in file order."""
+    path = tmp_path / "b2.log"
+    path.write_text("INFO [ReplicaFetcher replicaId=2, leaderId=3, fetcherId=0] Truncating "
+                    "partition w21-acks1-0 with TruncationState(offset=100, completed=true)\n"
+                    "INFO [UnifiedLog partition=w21-acks1-0, dir=/tmp/kafka-logs] Truncating to "
+                    "offset 100\n")
+    code, output = run("--follow", "--idle-exit", "0.5", path)
+    assert code == 0 and "ACCEPTED" in output and "w21-acks1-0" in output, output
