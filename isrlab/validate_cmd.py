@@ -308,10 +308,10 @@ _HEAD = 1 << 20
 
 def _read(path: Path, *, head: bool = False) -> str:
     """A trace file's text (its first ``_HEAD`` characters with ``head``), else bad input."""
+    from isrlab.spec.kafka_log import open_text  # Kafka-specific: on demand
+
     try:
-        if head:
-            with path.open(encoding="utf-8-sig") as handle:
-                return handle.read(_HEAD)
-        return path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as error:
+        with open_text(path) as handle:  # a gzip'd log is read decompressed
+            return handle.read(_HEAD) if head else handle.read()
+    except (OSError, EOFError, UnicodeDecodeError) as error:
         raise BadInput(f"cannot read {path}: {error}") from error

@@ -35,10 +35,12 @@ it, given which brokers' logs are present (from their first line on), and at whi
 
 from __future__ import annotations
 
+import gzip
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
 from isrlab.checker.validate import LENGTH_KEY, HiddenRule, TraceFormatError
 
@@ -47,6 +49,20 @@ DEFAULT_HIDDEN = 4
 
 LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
 """log4j levels, most verbose first."""
+
+# ---------------------------------------------------------------------------- files
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def open_text(path: Path, errors: str = "strict") -> IO[str]:
+    """A log file opened for reading as UTF-8 text, decompressed when it is gzip'd (a log
+    rotated by logrotate: ``server.log.1.gz``); ``errors`` as for ``open``."""
+    with path.open("rb") as probe:
+        packed = probe.read(2) == _GZIP_MAGIC
+    if packed:
+        return gzip.open(path, "rt", encoding="utf-8-sig", errors=errors)
+    return path.open(encoding="utf-8-sig", errors=errors)
+
 
 # ---------------------------------------------------------------------------- entries
 _TS = re.compile(r"(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(?:[,.](\d{1,9}))?")
@@ -72,7 +88,9 @@ def split_entries(text: str, name: str) -> list[Entry]:
     starts one (whatever precedes it); a line without one continues the previous entry
     (a multi-line message, a stack trace).  A docker-compose prefix names the source
     (``name:service``), so one file of several containers makes several sources.  A file
-    with no timestamp at all (lines pasted from a log) has one entry per line, in order."""
+    with no timestamp at all (lines pasted from a log) has one entry per line, in order,
+    except that an indented line without a level of its own continues the line above (a
+    stack trace, or a line wrapped by the page it was pasted from)."""
     out: list[Entry] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         compose = _COMPOSE.match(raw)
@@ -91,9 +109,13 @@ def split_entries(text: str, name: str) -> list[Entry]:
                          "WARN" if found == "WARNING" else found, body))
     if not out:  # lines pasted without their timestamps: each line an entry, in file order
         for number, raw in enumerate(text.splitlines(), start=1):
-            if raw.strip() and not raw.startswith("#"):
-                level = _LEVEL.search(raw)
-                out.append(Entry(name, number, "", level.group(1) if level else "INFO", raw))
+            if not raw.strip() or raw.startswith("#"):
+                continue
+            if out and raw[:1].isspace() and not _LEVEL.search(raw[:40]):
+                out[-1].text += " " + raw.strip()  # wrapped by the page it was pasted from
+                continue
+            level = _LEVEL.search(raw)
+            out.append(Entry(name, number, "", level.group(1) if level else "INFO", raw))
     return out
 
 
@@ -213,10 +235,11 @@ FORMATS: tuple[Format, ...] = (
        r"partition", "0.10-4.x", "INFO", "kafka.cluster.Partition"),
     _f("truncate", r"Truncating log (?P<tp>\S+) to offset (?P<offset>\d+)\.",
        "0.10-1.0", "INFO", "kafka.log.Log"),
-    _f("truncate", r"\[(?:Unified)?Log partition=(?P<tp>[^,\s]+), dir=[^\]]*\] Truncating to "
+    _f("truncate", r"\[(?:Unified)?Log partition=(?P<tp>[^,\s\]]+)(?:, dir=[^\]]*)?\] "
+       r"Truncating to "
        r"offset (?P<offset>\d+)", "1.1-3.0 Log, 3.1-4.x UnifiedLog", "INFO",
        "kafka.log.Log / kafka.log.UnifiedLog"),
-    _f("truncate", r"\[ReplicaFetcher replicaId=(?P<broker>\d+), leaderId=\d+, fetcherId=\d+\]"
+    _f("truncate", r"\[ReplicaFetcher replicaId=(?P<broker>\d+), leaderId=\d+(?:, fetcherId=\d+)?\]"
        r" Truncating (?P<tp>\S+) to offset (?P<offset>\d+) below high watermark (?P<hw>\d+)",
        "2.4-4.x", "WARN", "kafka.server.ReplicaFetcherThread"),
     _f("zk_refused", r"(?:Partition " + _OLD_TP + r" on broker (?P<broker>\d+):|\[Partition "
@@ -230,11 +253,12 @@ FORMATS: tuple[Format, ...] = (
        r"(?P<broker>\d+))?'s latest offset (?P<leo>\d+)",
        "0.8-2.0 (ReplicaFetcherThread.handleOffsetOutOfRange)", "FATAL",
        "kafka.server.ReplicaFetcherThread"),
-    _f("truncate", r"\[ReplicaFetcher replicaId=(?P<broker>\d+), leaderId=\d+, fetcherId=\d+\]"
+    _f("truncate", r"\[ReplicaFetcher replicaId=(?P<broker>\d+), leaderId=\d+(?:, fetcherId=\d+)?\]"
        r" Truncating partition (?P<tp>\S+) (?:to local high watermark (?P<offset>\d+)|with "
        r"TruncationState\(offset=(?P<offset2>\d+), completed=\w+\))",
        "2.0-4.x (AbstractFetcherThread)", "INFO", "kafka.server.ReplicaFetcherThread"),
-    _f("truncate_noop", r"(?:\[(?:Unified)?Log partition=(?P<tp>[^,\s]+), dir=[^\]]*\] Truncating|"
+    _f("truncate_noop", r"(?:\[(?:Unified)?Log partition=(?P<tp>[^,\s\]]+)(?:, dir=[^\]]*)?\] "
+       r"Truncating|"
        r"Truncating (?P<tp2>\S+)) to (?:offset )?(?P<offset>\d+) has no effect as the largest "
        r"offset in the log is (?P<last>-?\d+)", "0.11-4.x (Log/UnifiedLog.truncateTo)", "INFO",
        "kafka.log.Log / kafka.log.UnifiedLog"),

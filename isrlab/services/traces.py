@@ -45,17 +45,20 @@ def detect_format(text: str) -> str:
     first lines carries a timestamp followed by a level, whatever precedes it (a log4j or
     logback pattern, a docker-compose prefix), or, without timestamps, a line of Kafka's
     own (a logger ``kafka.`` / ``org.apache.kafka``, or a replication phrase of its format
-    strings); else ``jsonl``."""
+    strings), even when the first opens with ``[`` (a logIdent such as ``[ReplicaFetcher
+    replicaId=2, ...]``, not JSON); else ``jsonl``."""
     from isrlab.spec.kafka_log import looks_like_kafka_log  # Kafka-specific: on demand
 
     stripped = text.lstrip()
     first = stripped.split("\n", 1)[0]
     if looks_like_kafka_log(text):
         return "kafka-log"
+    if stripped.startswith("[") and not _is_json(first) and _kafka_phrases(text):
+        return "kafka-log"  # pasted lines opening with a logIdent: "[ReplicaFetcher ...]"
     if stripped.startswith("{"):
         try:
             json.loads(first)
-        except (json.JSONDecodeError, RecursionError):
+        except json.JSONDecodeError:
             return "itf"  # the first line is no whole JSON object: one multi-line document
         return "itf" if '"states"' in first else "jsonl"
     if stripped and not stripped.startswith(("{", "#", "[")) and not _is_json(first):
@@ -78,16 +81,19 @@ def _kafka_phrases(text: str) -> bool:
 def _is_json(text: str) -> bool:
     try:
         json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+    except json.JSONDecodeError:
         return False
     return True
 
 
 def read_text(path: Path) -> str:
     """A trace file's text (``TraceFormatError`` when it cannot be read)."""
+    from isrlab.spec.kafka_log import open_text  # Kafka-specific: on demand
+
     try:
-        return path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as error:
+        with open_text(path) as handle:  # a gzip'd log is read decompressed
+            return handle.read()
+    except (OSError, EOFError, UnicodeDecodeError) as error:
         raise TraceFormatError(str(path), f"cannot read it: {error}") from error
 
 
@@ -123,8 +129,6 @@ def read_itf(text: str) -> list[Observation]:
         document = json.loads(text)
     except json.JSONDecodeError as error:
         raise TraceFormatError(f"line {error.lineno}", f"malformed JSON: {error.msg}") from error
-    except RecursionError:
-        raise TraceFormatError("line 1", "malformed JSON: nested too deeply") from None
     return parse_itf_observations(document)
 
 
@@ -138,7 +142,7 @@ def model_of(
     if fmt == "itf":
         try:
             document = json.loads(text)
-        except (json.JSONDecodeError, RecursionError):
+        except json.JSONDecodeError:
             document = {}
         if isinstance(document, dict) and isinstance(document.get("#meta"), dict):
             meta = document["#meta"]
@@ -254,6 +258,8 @@ class _Tail:
     number: int = 0
     held: Entry | None = None
     entries: list[Entry] = field(default_factory=list)
+    stamped: bool = False
+    """Whether a line with a timestamp was seen (else each line is an entry)."""
 
 
 def _read_new(tail: _Tail, flush: bool) -> None:
@@ -266,6 +272,9 @@ def _read_new(tail: _Tail, flush: bool) -> None:
                 tail.offset, tail.partial = 0, ""
             handle.seek(tail.offset)
             data = handle.read()
+            if tail.offset == 0 and data.startswith(b"\x1f\x8b"):
+                raise TraceFormatError(str(tail.path), "a gzip'd file is not a live log: "
+                                       "--follow reads files a running broker writes")
     except OSError as error:
         raise TraceFormatError(str(tail.path), f"cannot read it: {error}") from error
     tail.offset += len(data)
@@ -274,7 +283,14 @@ def _read_new(tail: _Tail, flush: bool) -> None:
     tail.partial = lines.pop()
     for raw in lines:
         tail.number += 1
-        for entry in file_entries(str(tail.path), raw + "\n"):
+        stamped = list(file_entries(str(tail.path), raw + "\n"))
+        if stamped:
+            tail.stamped = True
+        elif not tail.stamped and raw.strip() and not (
+                tail.held is not None and raw[:1].isspace()):
+            # a log written without dates: each line an entry, as the batch mode reads it
+            stamped = list(file_entries(str(tail.path), raw + "\n", timestamps=False))
+        for entry in stamped:
             entry.line = tail.number
             if tail.held is not None:
                 tail.entries.append(tail.held)

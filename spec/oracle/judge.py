@@ -134,6 +134,7 @@ class PartitionJudge:
         self.fatal: Rejection | None = None
         self.uncovered: tuple[int, str, str] | None = None
         self.notes: list[str] = []
+        self.notes_topic_only = False
         self.time = ""
 
     # ------------------------------------------------------------------ entry points
@@ -372,11 +373,32 @@ class PartitionJudge:
                            f"below the high watermark {hw} of epoch {hw_epoch} ({hw_line})")
         self.latest_epoch = epoch
 
-    def _leader_start(self, e: Any) -> None:
+    def storage_lost(self, e: Any, b: int, epoch: int, start: int, prev: int | None) -> bool:
+        """Whether broker ``b`` came back from a restart (``Previous leader epoch was -1``:
+        a new ``Partition`` object) with a log shorter than it had and no truncation: the
+        data on its disk was lost (a wiped log directory, a power failure without fsync),
+        which the model has only with ``crashes=unclean``; the partition is not covered
+        from this line on (``set_leo`` lets the LEO fall with ``crashes=unclean``).  Only
+        for an epoch not below every one seen: a lower one is for the epoch rules."""
+        known = self.brokers.get(b)
+        if (prev != -1 or known is None or known.leo is None or start >= known.leo
+                or self.options.crashes == "unclean"
+                or (self.latest_epoch is not None and epoch < self.latest_epoch)):
+            return False  # an epoch that does not move on is the epoch rules' business
+        self.not_covered(e, f"broker {b} restarted with log end offset {start:,}, below the "
+                            f"{known.leo:,} it had ({known.leo_line}) and with no truncation: "
+                            "its disk lost data (a wiped log directory, a power failure "
+                            "without fsync), which the oracle judges only with "
+                            "-p crashes=unclean")
+        return True
+
+    def _leader_start(self, e: Any) -> Any:
         """``Leader ... starts at leader epoch E from offset O [with high watermark H ISR
         [...]]. Previous leader epoch was P`` (``Partition.makeLeader``)."""
         f, b = e.fields, e.broker
         epoch, start, prev = f["epoch"], f["offset"], f.get("prev")
+        if self.storage_lost(e, b, epoch, start, prev):
+            return False
         if "prevleader" in f and prev is not None:
             self.leader_of(e, prev, f["prevleader"], "'Previous leader'")
         self.leader_of(e, epoch, b, "the line")
@@ -398,11 +420,13 @@ class PartitionJudge:
         else:
             self.isr = Isr(frozenset({b}), None, e.time, b, epoch, _where(e))
 
-    def _follower_start(self, e: Any) -> None:
+    def _follower_start(self, e: Any) -> Any:
         """``Follower ... starts at leader epoch E from offset O with high watermark H.
         [Current leader is L.] Previous leader epoch was P`` (``Partition.makeFollower``)."""
         f, b = e.fields, e.broker
         epoch, start, prev = f["epoch"], f["offset"], f.get("prev")
+        if self.storage_lost(e, b, epoch, start, prev):
+            return False
         if "prevleader" in f and prev is not None:
             self.leader_of(e, prev, f["prevleader"], "'Previous leader'")
         leader = f.get("leader", -1)
@@ -661,6 +685,11 @@ class PartitionJudge:
                            f"unclean.leader.election.enable=false (given: true)")
         self.set_leo(e, b, f["leo"])
         self.set_leo(e, f["leader"], f["leaderleo"])
+        if " for topic " in e.text and not self.notes_topic_only:
+            self.notes_topic_only = True
+            self.notes.append(f"line {_where(e)}: 0.8-0.9's FATAL names topic {self.partition}, "
+                              "not the partition: which of its partitions halted the broker "
+                              "the line does not say")
         if self.fatal is None:
             self.fatal = Rejection(e.line, _where(e), e.text.strip(), RULES["fatal-truncation"],
                                    f"broker {b} (LEO {f['leo']:,}) exits: its leader "

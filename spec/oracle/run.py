@@ -12,6 +12,7 @@ import heapq
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from isrlab.spec.kafka_log import (
     _parse_brokers,
     _tp,
     category_of,
+    open_text,
     parse_line,
     writer_of,
 )
@@ -53,7 +55,10 @@ _NAMED_TP = re.compile(r"\[Partition (\S+) broker=|[Pp]artition (\[[^\]]+\]|\S+?
                        r"(?=[,:]|\.?(?:\s|$))")
 
 _ZOOKEEPER = re.compile(r"zkVersion|zookeeper|ZooKeeper|\[KafkaServer id=|\[Kafka Server \d+\]|"
-                        r"LeaderAndIsr request")
+                        r"LeaderAndIsr request|Partition \[[^\]]+\] on broker \d+:|"
+                        r"starts at Leader Epoch \d+ from offset")
+"""Lines only ZooKeeper-mode brokers write, or formats older than KRaft (2.8): 0.10-0.11's
+``Partition [t,0] on broker 1:``, 0.11-2.6's ``starts at Leader Epoch``."""
 _LOG_IDENT_1_0 = re.compile(r"\[Partition \S+ broker=\d+")
 """``Partition``'s log prefix from 1.0 on (0.10-0.11: ``Partition [t,0] on broker 1:``)."""
 _FROM_2_7 = re.compile(r"UnifiedLog|org\.apache\.kafka\.|offset=\d+, segment|TruncationState|"
@@ -74,7 +79,7 @@ def partition_named(text: str) -> str | None:
 # ---------------------------------------------------------------------------- reading
 def _lines(source: str | Path) -> Iterator[str]:
     if isinstance(source, Path):
-        with source.open(encoding="utf-8", errors="replace") as handle:
+        with open_text(source, errors="replace") as handle:
             for raw in handle:
                 yield raw.rstrip("\r\n")
     else:
@@ -84,14 +89,24 @@ def _lines(source: str | Path) -> Iterator[str]:
 def file_entries(name: str, source: str | Path, *, timestamps: bool = True) -> Iterator[Entry]:
     """The entries of one file, streamed (``isrlab.spec.kafka_log.split_entries``'s rules):
     a line with a timestamp in its first characters starts one, a line without continues
-    it; ``timestamps=False`` (a file with none): each non-blank line is an entry."""
+    it; ``timestamps=False`` (a file with none): each non-blank line is an entry, but an
+    indented line without a level of its own continues the one above (a stack trace, or a
+    line wrapped by the page it was pasted from)."""
+    held: Entry | None = None
     if not timestamps:
         for number, raw in enumerate(_lines(source), start=1):
-            if raw.strip() and not raw.startswith("#"):
-                level = _LEVEL.search(raw)
-                yield Entry(name, number, "", level.group(1) if level else "INFO", raw)
+            if not raw.strip() or raw.startswith("#"):
+                continue
+            if held is not None and raw[:1].isspace() and not _LEVEL.search(raw[:40]):
+                held.text += " " + raw.strip()
+                continue
+            if held is not None:
+                yield held
+            level = _LEVEL.search(raw)
+            held = Entry(name, number, "", level.group(1) if level else "INFO", raw)
+        if held is not None:
+            yield held
         return
-    held: Entry | None = None
     for number, raw in enumerate(_lines(source), start=1):
         compose = _COMPOSE.match(raw)
         body = raw[compose.end():] if compose else raw
@@ -141,6 +156,9 @@ class Survey:
     from_2_7: bool = False
     stamped: list[bool] = field(default_factory=list)
     entries: int = 0
+    last: dict[str, str] = field(default_factory=dict)
+    backwards: str | None = None
+    """Where a file first goes back in time by more than a second (a note of the verdict)."""
 
     @property
     def mode(self) -> str:
@@ -164,6 +182,20 @@ class Survey:
             return "0.11+"  # 1.0-2.6: 'starts at Leader Epoch' would be in this server log
         return "0.10"
 
+    def _check_order(self, entry: Entry) -> None:
+        """Note the first line dated more than a second before the line above it in its
+        file (log4j writes in time order; an asynchronous appender within milliseconds)."""
+        before = self.last.get(entry.source)
+        if entry.time:
+            self.last[entry.source] = entry.time
+        if self.backwards is not None or not before or not entry.time:
+            return
+        gap = datetime.fromisoformat(before) - datetime.fromisoformat(entry.time)
+        if gap.total_seconds() > 1:
+            self.backwards = (f"{entry.source}:{entry.line} is dated {entry.time}, before the "
+                              f"line above it ({before}): the file is not in time order, "
+                              "and its lines are judged in file order")
+
     def add(self, entry: Entry) -> LogEvent | None:
         """Take one entry into account; its event, if any."""
         self.entries += 1
@@ -171,6 +203,7 @@ class Survey:
         if src is None:
             src = self.sources[entry.source] = Source(entry.source, first=entry.time)
         src.first = min(src.first, entry.time)
+        self._check_order(entry)
         cat = category_of(entry.text)
         level = entry.level if entry.level in LEVELS else "INFO"
         known = src.levels.get(cat, "FATAL")
@@ -240,7 +273,8 @@ class Verdict:
 
     def assumed(self) -> str:
         """What the verdict assumed: brokers, mode."""
-        return f"assumed: {self.brokers} brokers, from {self.brokers_how}; {self.mode} mode"
+        noun = "broker" if self.brokers == 1 else "brokers"
+        return f"assumed: {self.brokers} {noun}, from {self.brokers_how}; {self.mode} mode"
 
     def summary(self, name: str = "kafka") -> str:
         """One line: the verdict, its line and rule, what it rests on and assumed."""
@@ -300,7 +334,9 @@ def verdict_of(judge: PartitionJudge, brokers: int, how: str) -> Verdict:
         base.verdict, base.rejection, base.invariant = "breaks-invariant", fatal, "NoFatalExit"
     elif uncovered is not None:
         base.verdict = "not-covered"
-        base.reason = f"{uncovered[1]}: a line the oracle does not read ({uncovered[2]})"
+        base.reason = (f"{uncovered[1]}: a line the oracle does not read ({uncovered[2]})"
+                       if uncovered[2].startswith("not read by the oracle")
+                       else f"{uncovered[1]}: {uncovered[2]}")
     elif judge.observations == 0:
         base.verdict = "not-covered"
         base.reason = (f"no line of partition {judge.partition} carries evidence the oracle "
@@ -365,6 +401,8 @@ class Oracle:
     def add_judge(self, tp: str) -> PartitionJudge:
         """A judge for partition ``tp`` (its replicas those of ``--brokers`` when given)."""
         judge = self.judges[tp] = PartitionJudge(tp, self.options, self.covers)
+        if self.survey.backwards is not None:
+            judge.notes.append(self.survey.backwards)
         if self.ids is not None:
             judge.replicas = frozenset(self.ids)
         return judge

@@ -502,3 +502,132 @@ def test_model_only_options_with_the_oracle_are_bad_input(tmp_path: Path) -> Non
     assert code == 2 and "--hidden" in text and "--engine model" in text
     code, text = run("--witness", str(tmp_path / "w.json"), path)
     assert code == 2 and not (tmp_path / "w.json").exists()
+
+
+WRAPPED = ("[ReplicaFetcher replicaId=2, leaderId=3] Truncating partition seq-acks1-1-0 with\n"
+           "  TruncationState(offset=578385, completed=true) due to leader epoch and offset\n"
+           "  EpochEndOffset(errorCode=0, partition=0, leaderEpoch=0, endOffset=578385)\n"
+           "[UnifiedLog partition=seq-acks1-1-0] Truncating to offset 578385\n")
+
+
+def test_pasted_lines_starting_with_a_bracket_are_a_kafka_log_not_malformed_json(
+        tmp_path: Path) -> None:
+    """Lines pasted without timestamps whose first one starts with Kafka's ``[logIdent]``
+    (``[ReplicaFetcher replicaId=2, ...]``) are a Kafka log: detected as one, never
+    "malformed JSON" (tests/fixtures/oracle/real/unifiedlog-3.x-wrapped-acks1-truncation)."""
+    from isrlab.services.traces import detect_format
+
+    path = tmp_path / "broker-2.log"
+    path.write_text(WRAPPED)
+    assert detect_format(WRAPPED) == "kafka-log"
+    code, report = verdict(path)
+    assert code == 0, report
+
+
+def test_indented_lines_of_a_log_without_timestamps_continue_the_line_above(
+        tmp_path: Path) -> None:
+    """A fetcher line wrapped over three lines by the page it was pasted from is one entry:
+    the indented lines (no level of their own) continue it, so its truncation is read,
+    not reported as a line the oracle does not read."""
+    path = tmp_path / "broker-2.log"
+    path.write_text(WRAPPED)
+    code, report = verdict("--format", "kafka-log", path)
+    assert (code, report["verdict"]) == (0, "accepted"), report
+    assert report["observations"] == 2
+
+
+def test_a_gzipped_log_is_read_as_the_log_it_holds(tmp_path: Path) -> None:
+    """A rotated log compressed by logrotate (``server.log.1.gz``) gets the verdict of its
+    text, never a decoding error."""
+    import gzip
+
+    plain = log(tmp_path, f"{P} Shrinking ISR from 1,2 to 1. Leader: (highWatermark: 9, "
+                "endOffset: 9). Out of sync replicas: (brokerId: 2, endOffset: 5).")
+    packed = tmp_path / "server.log.1.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert verdict(packed)[1]["verdict"] == verdict(plain)[1]["verdict"] == "rejected"
+
+
+def test_formats_older_than_kraft_say_zookeeper_mode(tmp_path: Path) -> None:
+    """``Partition [t,0] on broker 1:`` (0.10-0.11) and ``starts at Leader Epoch`` (0.11-2.6)
+    were written only by brokers older than KRaft (2.8): the mode is ZooKeeper."""
+    old = log(tmp_path, "INFO Partition [t,0] on broker 1: Expanding ISR from 1 to 1,0 "
+              "(kafka.cluster.Partition)", name="old.log")
+    epoch = log(tmp_path, "INFO [Partition t-0 broker=1] t-0 starts at Leader Epoch 1 from "
+                "offset 0. Previous Leader Epoch was: 0 (kafka.cluster.Partition)",
+                name="epoch.log")
+    assert verdict(old)[1]["mode"] == verdict(epoch)[1]["mode"] == "zookeeper"
+
+
+def test_follow_refuses_a_gzipped_file_in_one_line(tmp_path: Path) -> None:
+    """``--follow`` reads files a broker is writing; a gzip'd one is bad input (exit 2, one
+    line), not a log without replication lines."""
+    import gzip
+
+    packed = tmp_path / "server.log.gz"
+    packed.write_bytes(gzip.compress(b"[2024-05-01 10:00:00,000] INFO [Partition t-0 broker=1] "
+                                     b"Expanding ISR from 1 to 1,2 (kafka.cluster.Partition)\n"))
+    code, output = run("--follow", "--idle-exit", "0.3", packed)
+    assert code == 2 and "gzip" in output and len(output.strip().splitlines()) == 1, output
+
+
+def test_a_file_not_in_time_order_is_said_so(tmp_path: Path) -> None:
+    """log4j writes a file in time order; one whose line is dated more than a second before
+    the line above it (lines pasted in reverse, a bad merge) is judged in file order, and
+    the verdict says where the file goes back in time."""
+    path = tmp_path / "server.log"
+    path.write_text(f"[2024-05-01 10:00:09,000] {P} Expanding ISR from 1,0 to 1,0,2\n"
+                    f"[2024-05-01 10:00:01,000] {P} Expanding ISR from 1 to 1,0\n")
+    _, report = verdict(path)
+    notes = report["notes"]
+    assert isinstance(notes, list)
+    assert any("server.log:2" in n and "not in time order" in n for n in notes), report
+
+
+def test_a_fatal_naming_only_its_topic_says_so_and_one_broker_is_singular(
+        tmp_path: Path) -> None:
+    """0.8.2-0.9's FATAL names the topic, not the partition (KAFKA-3997): the verdict is
+    BREAKS NoFatalExit, noting that the partition is not known; a one-broker cluster is
+    "1 broker"."""
+    fatal = log(tmp_path, "FATAL [ReplicaFetcherThread-0-1], Halting because log truncation is "
+                "not allowed for topic test, Current leader 1's latest offset 0 is less than "
+                "replica 2's latest offset 151 (kafka.server.ReplicaFetcherThread)")
+    code, report = verdict(fatal)
+    assert (code, report["verdict"]) == (3, "breaks-invariant")
+    assert any("topic test" in n and "partition" in n for n in report["notes"]), report
+    single = log(tmp_path, f"{P} t-0 starts at Leader Epoch 0 from offset 0. Previous Leader "
+                 "Epoch was: -1 (kafka.cluster.Partition)", name="single.log")
+    assert "assumed: 1 broker," in run(single)[1]
+
+
+def test_a_replica_back_from_a_restart_with_a_shorter_log_is_not_covered(
+        tmp_path: Path) -> None:
+    """A broker whose transition after a restart ("Previous leader epoch was -1": a new
+    Partition object) starts below the log end offset it had, with no truncation, lost the
+    data on its disk (a wiped /tmp, a power failure without fsync): storage loss, not a
+    step of Kafka's protocol; NOT COVERED naming the line, not REJECTED
+    (tests/fixtures/oracle/real/zk-2.8-two-brokers-shared-logs-dir)."""
+    path = log(tmp_path,
+               "INFO [Broker id=1] Leader t-0 starts at leader epoch 4 from offset 51 with high "
+               "watermark 51 ISR [1] addingReplicas [] removingReplicas []. Previous leader "
+               "epoch was 3. (state.change.logger)",
+               "INFO [Broker id=1] Leader t-0 starts at leader epoch 9 from offset 0 with high "
+               "watermark 0 ISR [1] addingReplicas [] removingReplicas []. Previous leader "
+               "epoch was -1. (state.change.logger)")
+    code, report = verdict(path)
+    assert (code, report["verdict"]) == (4, "not-covered"), report
+    assert "server.log:2" in str(report["reason"]) and "disk" in str(report["reason"])
+    code, report = verdict("-p", "crashes=unclean", path)
+    assert report["verdict"] != "not-covered", report
+
+
+def test_follow_reads_a_log_whose_lines_have_no_timestamps(tmp_path: Path) -> None:
+    """``--follow`` on a log written without dates (a layout without ``%d``, as under a
+    journal that adds its own) judges its lines as the batch mode does, in file order."""
+    path = tmp_path / "b2.log"
+    path.write_text("INFO [ReplicaFetcher replicaId=2, leaderId=3, fetcherId=0] Truncating "
+                    "partition w21-acks1-0 with TruncationState(offset=100, completed=true)\n"
+                    "INFO [UnifiedLog partition=w21-acks1-0, dir=/tmp/kafka-logs] Truncating to "
+                    "offset 100\n")
+    code, output = run("--follow", "--idle-exit", "0.5", path)
+    assert code == 0 and "ACCEPTED" in output and "w21-acks1-0" in output, output
