@@ -324,22 +324,33 @@ def simulate_command(
 SHORT_DOC = 90
 """``isrlab models`` cuts a parameter's text to its first clause, at most this long."""
 
+SHORT_LINE = 160
+"""... and its whole line (name, choices, default and text) to at most this long."""
 
-def short_doc(doc: str) -> str:
+
+def short_doc(doc: str, room: int = SHORT_DOC) -> str:
     """A parameter's text cut to its first clause (before `` (`` or ``: ``), at most
-    ``SHORT_DOC`` characters; ``isrlab models NAME`` prints it whole."""
+    ``room`` characters (``SHORT_DOC`` by default); ``isrlab models NAME`` prints it whole."""
     cut = min((i for i in (doc.find(" ("), doc.find(": ")) if i > 0), default=len(doc))
     text = doc[:cut].rstrip(" ,;")
-    if len(text) > SHORT_DOC:
-        text = text[:SHORT_DOC - 3].rsplit(" ", 1)[0] + "..."
+    if len(text) > room:
+        text = text[:room - 3].rsplit(" ", 1)[0] + "..."
     return text + (" ..." if cut < len(doc) and not text.endswith("...") else "")
 
 
-def _param_head(param: Any) -> str:
-    """``-p name=<type>`` (a choice: its values), ``[fault]`` and the default."""
+SHORT_DEFAULT = 40
+"""A default longer than this (a list of invariants) is cut in ``isrlab models``' list."""
+
+
+def _param_head(param: Any, full: bool = True) -> str:
+    """``-p name=<type>`` (a choice: its values), ``[fault]`` and the default (cut to
+    ``SHORT_DEFAULT`` characters unless ``full``)."""
     kind = "|".join(param.choices) if param.choices else f"<{param.type.__name__}>"
     fault = " [fault]" if param.fault else ""
-    return f"-p {param.name}={kind}{fault} (default {param.default})"
+    default = str(param.default)
+    if not full and len(default) > SHORT_DEFAULT:
+        default = default[:SHORT_DEFAULT].rsplit(",", 1)[0] + ",..."
+    return f"-p {param.name}={kind}{fault} (default {default})"
 
 
 @click.command("models")
@@ -387,7 +398,9 @@ def _print_model(name: str, full: bool) -> None:
     symmetric = " (symmetric)" if entry.symmetric else ""
     click.echo(f"{name}{symmetric}: {entry.doc}")
     for param in entry.params:
-        click.echo(f"    {_param_head(param)}: {param.doc if full else short_doc(param.doc)}")
+        head = f"    {_param_head(param, full)}: "
+        room = max(30, min(SHORT_DOC, SHORT_LINE - len(head) - 4))
+        click.echo(head + (param.doc if full else short_doc(param.doc, room)))
     for kind in ("invariants", "sometimes"):
         props = described[kind]
         if not props:

@@ -36,6 +36,17 @@ KAFKA = {
     "zk.elr": "KIP-966's Eligible Leader Replicas (with -p elr=true): replicas that left the "
               "ISR below min.insync.replicas yet hold every committed record",
     "zk.last_known_elr": "KIP-966's last-known ELR: ELR members that went down",
+    "brokerN.metadata_applied": "KRaft: the offset of the metadata log broker N has "
+                                "published (MetadataLoader)",
+    "brokerN.broker_epoch": "KRaft: the broker epoch of broker N's running incarnation "
+                            "(its registration)",
+    "brokerN.partition_epoch": "KRaft: the partition epoch broker N knows (from its metadata "
+                               "image or its AlterPartition answer)",
+    "controller": "KRaft: the active controller's PartitionRegistration (leader, leader "
+                  "epoch, ISR, replicas, ELR, last-known ELR, partition epoch, leader "
+                  "recovery state) and each broker's registration (epoch, fenced)",
+    "metadata_log": "KRaft: the controller's metadata log not yet published by every live "
+                    "broker, one batch per commit",
     "brokerN.alive": "whether broker N is up (False after Crash/PowerLoss, until Restart)",
     "brokerN.log": "broker N's log of the partition, oldest first, each record as "
                    "mID@EPOCH (record id, the leader epoch it was appended in)",
@@ -106,13 +117,59 @@ TLA_ASYNC_ISR = {
     "updates": "the controller's answers (ISR updates) on their way to the leader",
 }
 
+TLA_KRAFT = {
+    "con_unfenced": "the controller's unfenced brokers (BrokerHeartbeatManager)",
+    "con_broker_reg": "the controller's broker registrations: each broker's incarnation, "
+                      "broker epoch and status (ClusterControlManager)",
+    "con_partition_metadata": "the controller's PartitionRegistration: replicas, ISR, leader, "
+                              "leader epoch, partition epoch (and with KIP-966 the ELR and "
+                              "last-known ELR), adding and removing replicas",
+    "con_metadata_log": "the controller's committed metadata log: one partition record per "
+                        "partition change",
+    "broker_state": "each broker's state: status (RUNNING, STARTING, OFFLINE_CLEAN, "
+                    "OFFLINE_DIRTY), broker epoch, incarnation, registered, the clean-shutdown "
+                    "broker epoch on disk (KIP-966)",
+    "broker_fetchers": "each broker's fetcher: the fetch in flight to each leader (partition, "
+                       "fetch offset, last fetched epoch) and whether a response is pending",
+    "broker_metadata_log": "each broker's copy of the metadata log: a prefix of the "
+                           "controller's, as far as it has replayed",
+    "partition_status": "each broker's role for the partition: Leader, Follower or Nil",
+    "partition_metadata": "each broker's view of the partition (from its metadata log and "
+                          "AlterPartition responses): replicas, ISR, maximal ISR, leader, "
+                          "leader epoch, partition epoch",
+    "partition_data": "each broker's log of the partition: its records (value, leader epoch), "
+                      "log end offset and high watermark",
+    "partition_leso": "each broker's leader epoch start offset (-1 if none)",
+    "partition_replica_state": "while a broker leads: each follower's fetch offset and broker "
+                               "epoch as the leader knows them (Replica state)",
+    "partition_pending_ap": "each leader's AlterPartition request in flight (a request id and "
+                            "the proposed ISR with broker epochs)",
+    "messages": "the requests and responses in flight (registration, AlterPartition, fetch), "
+                "as a bag",
+    "messages_discard": "messages already processed (kept so that a message is consumed once; "
+                        "outside the published view)",
+    "aux_broker_epoch": "the next broker epoch the controller hands out",
+    "aux_ctrs": "counters bounding the search: incarnations, clean and unclean shutdowns, "
+                "fencings, leader ISR shrinks, reassignments",
+    "aux_flo": "each broker's first offset written in its current leadership (10000: none "
+               "yet); only records from there on are acknowledged by it",
+    "inv_sent": "the values the producer sent",
+    "inv_pos_acked": "the values acknowledged to the producer (committed with acks=all)",
+    "inv_neg_acked": "the values refused to the producer",
+    "inv_true_hwm": "the true high watermark: the offset below which every record is on "
+                    "every ISR member, for the properties",
+    "inv_consumed": "what consumers read: (broker, offset, value) records, for "
+                    "ConsistentReadProperty",
+}
+
 TOYS = {
     "x": "the counter", "hour": "the hour", "minute": "the minute",
     "node": "the current node of the graph", "value.P": "process P's value",
 }
 
 FAMILIES: tuple[tuple[str, Mapping[str, str]], ...] = (
-    ("kafka", KAFKA), ("tla-async-isr", TLA_ASYNC_ISR), ("tla-", TLA), ("toy-", TOYS),
+    ("kafka", KAFKA), ("tla-async-isr", TLA_ASYNC_ISR), ("tla-kraft-", TLA_KRAFT),
+    ("tla-", TLA), ("toy-", TOYS),
 )
 
 
