@@ -159,6 +159,13 @@ PARAMS = (
           "last write, as Kafka's shutdown(checkpointHW = false) in its unit tests; the "
           "model before this parameter)",
           choices=("fsync", "no-fsync", "periodic"), fault=True),
+    Param("leader_state_reset", str, "on-leadership",
+          "when makeLeader resets the remote replicas' state (LEO, log start, last fetch) to "
+          "unknown: on-leadership (every release, 0.8 through 4.x: only when the broker did "
+          "not already lead, isNewLeader; a leader that skipped an epoch keeps LEOs from "
+          "before it, docs/findings/stale-leo-failover.md) or on-epoch (a fix in no "
+          "release: also when the leader epoch changes)",
+          choices=("on-leadership", "on-epoch")),
 )
 
 

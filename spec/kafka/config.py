@@ -35,6 +35,7 @@ UNAVAILABLE_LEADERS = ("follow", "fetcher", "create-log", "skip")
 CRASH_LOSSES = ("all-unflushed", "tail")
 ISR_CHANGES = ("zookeeper", "alter-partition")
 HW_ISRS = ("maximal", "committed")
+LEADER_STATE_RESETS = ("on-leadership", "on-epoch")
 HW_CHECKPOINT_FILES = tuple(f.value for f in HwCheckpointFile)
 FETCH_FENCINGS = {f.value: f for f in FetchFencing}
 """``fetch_fencing``'s values (``none``, ``first-design``, ``final``)."""
@@ -81,6 +82,7 @@ class KafkaConfig:
     hw_isr: str = "maximal"
     fence_ineligible: bool = True
     hw_checkpoint_file: str = "fsync"
+    leader_state_reset: str = "on-leadership"
 
     def __reduce__(self) -> tuple[type[KafkaConfig], tuple[object, ...]]:
         """Pickled as its field values in order: the class compiled by mypyc (setup.py) is
@@ -107,6 +109,7 @@ class KafkaConfig:
             ("isr_changes", self.isr_changes, ISR_CHANGES),
             ("hw_isr", self.hw_isr, HW_ISRS),
             ("hw_checkpoint_file", self.hw_checkpoint_file, HW_CHECKPOINT_FILES),
+            ("leader_state_reset", self.leader_state_reset, LEADER_STATE_RESETS),
         ):
             if value not in allowed:
                 out.append(f"{name} must be one of {', '.join(allowed)}")
@@ -168,6 +171,8 @@ class KafkaSetup:
         # KAFKA-4485 (0.10.2+): caught-up replicas count for the HW, within lag_ticks
         self.hw_lag: int | None = config.lag_ticks if config.kafka_4485 else None
         self.previous_fetch = config.kafka_4485
+        # makeLeader resets the remotes on an epoch change too (a fix in no release)
+        self.reset_on_epoch = config.leader_state_reset == "on-epoch"
         # a remote's previous fetch, unknown (a new leader's UnknownLogReadResult)
         self.no_fetch: tuple[int, ...] = (0, self.sat) if config.kafka_4485 else ()
         self._encoder = Encoder(self.previous_fetch, self.extended, self.alter,
