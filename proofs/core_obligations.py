@@ -122,6 +122,7 @@ def core_groups() -> list[Group]:
                      for fam in families(system) if "Follower[" in fam)
 
     from isrlab.proofs.mechanism_obligations import mechanism_groups
+    from isrlab.proofs.stale_leo_obligations import stale_leo_groups
 
     return [
         Group(CORE_MODEL, "structural", REPLICAS,
@@ -145,4 +146,5 @@ def core_groups() -> list[Group]:
               "are sorted (cross-broker facts, assumed not proved here)",
               conditional_rows, conditional_formulas),
         *mechanism_groups(),
+        *stale_leo_groups(),
     ]
