@@ -23,7 +23,7 @@ with setuptools >= 77; a virtualenv's own setuptools may be older).
 
 mypyc compiles the ``kafka`` model's hot modules (``KAFKA_COMPILED``) the same way: optional,
 built when mypy (a build requirement in pyproject.toml) accepts them and a C compiler is
-there, the Python source the reference (tests/spec/test_kafka_compiled.py compares whole
+there, the Python source the reference (tests/spec/kafka/test_compiled.py compares whole
 searches).  The build records the digest of each source it compiled; at run time
 ``isrlab.spec._compiled`` imports the sources instead when the record is missing, a source
 has changed since, or ``ISRLAB_PURE_PYTHON=1``.

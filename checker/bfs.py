@@ -57,7 +57,7 @@ from isrlab.checker.fingerprint import (
     fingerprint_set,
 )
 from isrlab.checker.fingerprint import xxh3_64 as _xxh3
-from isrlab.checker.model import Model
+from isrlab.checker.model import Model, state_layout
 from isrlab.checker.report import (
     DEADLOCK,
     INIT_ACTION,
@@ -810,6 +810,7 @@ def _identity(model: Model[S], options: CheckOptions) -> dict[str, Any]:
         "params": {k: options.params[k] for k in sorted(options.params)},
         "symmetry": options.symmetry,
         "check_deadlock": options.check_deadlock,
+        **state_layout(model),
     }
 
 

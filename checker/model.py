@@ -73,3 +73,11 @@ class Model(Protocol[S]):
     def decode(self, data: bytes) -> S: ...
 
     def variables(self, state: S) -> Mapping[str, Any]: ...
+
+
+def state_layout(model: object) -> dict[str, str]:
+    """What a run directory records of a model's state encoding: ``{"state_layout": v}``
+    when the model has a ``state_layout`` string (the version of its ``encode``), so that
+    a run is never resumed under another encoding; nothing for a model without one."""
+    layout = getattr(model, "state_layout", None)
+    return {"state_layout": layout} if isinstance(layout, str) else {}

@@ -43,7 +43,7 @@ from isrlab.checker.bfs import (
     replay_path,
     stop_verdict,
 )
-from isrlab.checker.model import Model
+from isrlab.checker.model import Model, state_layout
 from isrlab.checker.report import (
     DEADLOCK,
     INIT_ACTION,
@@ -322,6 +322,7 @@ def _identity(model: Model[Any], options: CheckOptions) -> dict[str, Any]:
         "params": {k: options.params[k] for k in sorted(options.params)},
         "symmetry": options.symmetry,
         "check_deadlock": options.check_deadlock,
+        **state_layout(model),
     }
 
 

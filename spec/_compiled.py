@@ -9,7 +9,7 @@ not reach the source.  ``install`` puts a finder first on ``sys.meta_path`` that
 ``.py`` files instead, all of them or none (the compiled modules call each other natively),
 when ``ISRLAB_PURE_PYTHON=1``, when any of them or the record is missing, or when a source
 no longer has the digest it was compiled from.  The Python source is the reference; the
-compiled build gives identical results (tests/spec/test_kafka_compiled.py).
+compiled build gives identical results (tests/spec/kafka/test_compiled.py).
 """
 
 from __future__ import annotations

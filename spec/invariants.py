@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 from isrlab.checker.model import Property
 from isrlab.spec._compiled import COMPILED, HERE
+from isrlab.spec.kafka.config import Acks
 from isrlab.spec.kafka.partition import PartitionBridge
 from isrlab.spec.kafka.state import (
     F_CHECKPOINT_LOST,
@@ -271,7 +272,7 @@ def acked_all_survives_clean_election(model: PartitionBridge, s: State) -> bool:
     min.insync.replicas was told "written" and the record is gone without any unclean
     election.  (Vacuous for acks 0/1 and after an unclean election.)
     """
-    if model.cfg.acks != "all" or s.ghost.flags & F_UNCLEAN:
+    if model.cfg.acks != Acks.ALL or s.ghost.flags & F_UNCLEAN:
         return True
     return _held_by_later_leaders(model, s, s.ghost.acked)
 

@@ -32,7 +32,7 @@ SPARK_TESTS = "tests/spark/"
 # module fixture: one child process).  Each module's listed tests form one group; its other
 # tests run anywhere.
 SHARED_RESULTS = {
-    "tests/spec/test_kafka_scenarios.py": (
+    "tests/spec/kafka/test_scenarios.py": (
         "test_the_buggy_version_breaks_the_scenarios_invariant",
         "test_kip101_scenario_1_is_the_ten_state_story",
         "test_jepsen_loss_is_the_seven_state_story",
@@ -40,7 +40,7 @@ SHARED_RESULTS = {
         "test_kafka7128_is_the_eleven_state_story",
     ),
     "tests/checker/test_resume.py": ("test_a_killed_run_resumes_to_the_same_result",),
-    "tests/spec/test_kafka_compiled.py": (
+    "tests/spec/kafka/test_compiled.py": (
         "test_the_compiled_model_reports_what_the_source_reports",),
 }
 
@@ -54,7 +54,7 @@ LONGEST = (
     "tests/z3/test_tla_bmc.py::test_kip101_strong_isr_needs_11_states_in_configuration_b",  # 73
     "tests/z3/test_tla_bmc.py::test_kip279_strong_isr_needs_11_states_in_configuration_b",  # 51
     SPARK_TESTS,
-    "tests/spec/test_kafka_channels.py::"
+    "tests/spec/kafka/test_controller_channel.py::"
     "test_scenario_7s_skipped_epoch_loss_is_gone_with_a_lagging_metadata_cache",  # 28-42
     "tests/z3/test_tla_bmc.py::test_kip101_breaks_an_isr_invariant_in_12_states_in_configuration_a",
 )

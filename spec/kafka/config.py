@@ -8,81 +8,311 @@ layout) and holds the caches of the memoised helpers (``isrlab.spec.kafka.memo``
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from enum import Enum, StrEnum
 from functools import cache
+from typing import Any
 
 from isrlab.core.alter_partition import HwIsr
 from isrlab.core.fencing import FetchFencing
-from isrlab.core.log_recovery import HwCheckpointFile
+from isrlab.core.log_recovery import CrashLoss, HwCheckpointFile
 from isrlab.core.partition import TruncationRule
 from isrlab.core.produce import ACKS_ALL, ACKS_LEADER, ACKS_NONE
 from isrlab.core.state import TopicPartition
 from isrlab.core.truncation import Log
-from isrlab.spec.kafka.elr import UNCLEAN_RECOVERIES
-from isrlab.spec.kafka.state import Encoder, EpochCodec, KafkaState
-from isrlab.spec.kafka.truncation_versions import BY_PARAM
+from isrlab.spec.kafka.elr import UncleanRecovery
+from isrlab.spec.kafka.state import Encoder, EpochCodec, KafkaState, Layout, layout_flags
+from isrlab.spec.kafka.truncation_versions import BY_PARAM, TRUNCATION_VERSIONS, parameter_help
 
 State = KafkaState
 Out = list[tuple[str, State]]
 
 TP = TopicPartition("t", 0)
-TRUNCATIONS = BY_PARAM
-ACKS = {"0": ACKS_NONE, "1": ACKS_LEADER, "all": ACKS_ALL}
-CRASHES = ("none", "clean", "unclean")
-EXPAND_RULES = ("hw", "epoch-start")
-FETCH_MODES = ("atomic", "split")
-UNAVAILABLE_LEADERS = ("follow", "fetcher", "create-log", "skip")
-CRASH_LOSSES = ("all-unflushed", "tail")
-ISR_CHANGES = ("zookeeper", "alter-partition")
-HW_ISRS = ("maximal", "committed")
-LEADER_STATE_RESETS = ("on-leadership", "on-epoch")
-HW_CHECKPOINT_FILES = tuple(f.value for f in HwCheckpointFile)
-FETCH_FENCINGS = {f.value: f for f in FetchFencing}
-"""``fetch_fencing``'s values (``none``, ``first-design``, ``final``)."""
 NO_FETCH: tuple[()] = ()
+
+
+class Kind(StrEnum):
+    """What a parameter selects, as docs/kafka-model.md's audit classes it."""
+
+    BOUND = "bound"
+    """A bound of the search or the initial state."""
+    VERSION = "version"
+    """A protocol version: exact per version."""
+    CONFIGURATION = "configuration"
+    """A Kafka configuration: exact."""
+    FAILURE = "failure"
+    """Which real failures happen."""
+    DETAIL = "detail"
+    """Which behaviours are modelled (off removes behaviour or detail: an abstraction)."""
+    FAULT = "fault"
+    """A freedom beyond Kafka's code, off by default."""
+
+
+class Acks(StrEnum):
+    """The producer's ``acks``."""
+
+    NONE = "0"
+    LEADER = "1"
+    ALL = "all"
+
+
+class Crashes(StrEnum):
+    """Broker crashes: none, clean shutdowns, or also power losses."""
+
+    NONE = "none"
+    CLEAN = "clean"
+    UNCLEAN = "unclean"
+
+
+class ExpandRule(StrEnum):
+    """The ISR expansion rule (KAFKA-7128)."""
+
+    HW = "hw"
+    EPOCH_START = "epoch-start"
+
+
+class FetchMode(StrEnum):
+    """A follower fetch as one step or as request and response."""
+
+    ATOMIC = "atomic"
+    SPLIT = "split"
+
+
+class UnavailableLeader(StrEnum):
+    """What a follower told to follow a down leader does."""
+
+    FOLLOW = "follow"
+    FETCHER = "fetcher"
+    CREATE_LOG = "create-log"
+    SKIP = "skip"
+
+
+class LeaderStateReset(StrEnum):
+    """When ``makeLeader`` resets the remote replicas: on a leadership change (every
+    release) or on every leader epoch change (issue 36's fix, no release)."""
+
+    ON_LEADERSHIP = "on-leadership"
+    ON_EPOCH = "on-epoch"
+
+
+class IsrChanges(StrEnum):
+    """How a leader changes the ISR: ZooKeeper writes or KIP-497's AlterPartition."""
+
+    ZOOKEEPER = "zookeeper"
+    ALTER_PARTITION = "alter-partition"
+
+
+_ACKS = {Acks.NONE: ACKS_NONE, Acks.LEADER: ACKS_LEADER, Acks.ALL: ACKS_ALL}
+"""``core``'s acks value of each ``acks`` choice."""
+
+PARAM = "isrlab.param"
+"""The key of a ``KafkaConfig`` field's ``ParamInfo`` in its metadata."""
+
+
+Choices = type[Enum] | tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ParamInfo:
+    """A ``KafkaConfig`` field's declaration (its metadata): everything ``PARAMS``, validation,
+    ``isrlab models`` and docs/kafka-model.md's table say of it besides name and default."""
+
+    help: str
+    kind: Kind
+    kafka: str = ""
+    """The Kafka versions of the default (``""``: not a version parameter)."""
+    choices: tuple[str, ...] | None = None
+    minimum: int | None = None
+    maximum: int | None = None
+    fault: bool = False
+    aliases: tuple[tuple[str, str], ...] = ()
+
+
+def declare(help: str, kind: Kind, *, kafka: str = "", choices: Choices | None = None,
+            minimum: int | None = None, maximum: int | None = None, fault: bool = False,
+            aliases: tuple[tuple[str, str], ...] = ()) -> dict[str, ParamInfo]:
+    """A ``KafkaConfig`` field's metadata: its declaration (``ParamInfo``); ``choices`` an
+    enum of strings (each member's value is a choice) or the choices themselves."""
+    values = None if choices is None else (
+        choices if isinstance(choices, tuple) else tuple(str(c.value) for c in choices))
+    return {PARAM: ParamInfo(help, kind, kafka, values, minimum, maximum, fault, aliases)}
 
 
 @dataclass(frozen=True, slots=True)
 class KafkaConfig:
-    """Every parameter of the ``kafka`` model (see ``isrlab.spec.kafka.PARAMS`` for their
-    meaning)."""
+    """Every parameter of the ``kafka`` model, each declared once here: its type, default
+    and ``ParamInfo`` (help, Kafka versions, choices, bounds, ``[fault]``).  ``PARAMS``
+    (``isrlab.spec.kafka``), ``problems``, ``isrlab models`` and docs/kafka-model.md's
+    parameter table (``parameter_table``) are derived from these fields."""
 
-    brokers: int = 2
-    max_records: int = 2
-    max_leader_epoch: int = 2
-    truncation: str = "kip279"
-    fetch_fencing: str = "final"
-    expand_rule: str = "epoch-start"
-    unclean_election: bool = False
-    min_isr: int = 1
-    acks: str = "all"
-    lag_ticks: int = 0
-    isr_shrink: bool = True
-    crashes: str = "clean"
-    hw_checkpoint: bool = False
-    reorder_requests: bool = False
-    lost_requests: bool = False
-    duplicate_requests: bool = False
-    controlled_shutdown: bool = False
-    preferred_election: bool = False
-    reassignment: bool = False
-    remove_dead_from_isr: bool = True
-    max_controller_epoch: int = 0
-    metadata: bool = False
-    consumers: bool = False
-    initial_isr: int = 0
-    fetch: str = "atomic"
-    kafka_4485: bool = True
-    kafka_7414: bool = True
-    elr: bool = True
-    unclean_recovery: str = "first-alive"
-    unavailable_leader: str = "fetcher"
-    crash_loss: str = "all-unflushed"
-    isr_changes: str = "alter-partition"
-    hw_isr: str = "maximal"
-    fence_ineligible: bool = True
-    hw_checkpoint_file: str = "fsync"
-    leader_state_reset: str = "on-leadership"
+    brokers: int = field(default=2, metadata=declare(
+        "brokers, all replicas of the one partition", Kind.BOUND,
+        minimum=1, maximum=6))
+    max_records: int = field(default=2, metadata=declare(
+        "records producers may write in total", Kind.BOUND,
+        minimum=0, maximum=30))
+    max_leader_epoch: int = field(default=2, metadata=declare(
+        "leader epochs 0..max_leader_epoch (bounds elections)", Kind.BOUND,
+        minimum=0, maximum=60))
+    truncation: str = field(default="kip279", metadata=declare(
+        parameter_help(), Kind.VERSION, kafka="2.1+",
+        choices=tuple(t.param for t in TRUNCATION_VERSIONS)))
+    fetch_fencing: str = field(default=FetchFencing.FINAL.value, metadata=declare(
+        "leader-epoch fencing of follower fetches: none (Kafka <= 2.0: a fetch carries no "
+        "epoch; the follower truncates when it becomes follower), first-design (KIP-320's "
+        "first design, never released: no truncation on becoming follower; a fetch carries "
+        "the epoch of the follower's last record, the leader records it for the HW and the "
+        "ISR, then answers a mismatch with its record at that offset with an error, on "
+        "which the follower truncates), final (KIP-320 as released, "
+        "Kafka 2.1+: fetches and truncation carry the leader epoch, a leader in another "
+        "epoch refuses them and records the follower's LEO as unknown); true and false "
+        "are the older spellings of final and none", Kind.VERSION, kafka="2.1+",
+        choices=(FetchFencing.NONE.value, FetchFencing.FIRST_DESIGN.value,
+                 FetchFencing.FINAL.value),
+        aliases=(("true", "final"), ("false", "none"))))
+    expand_rule: str = field(default=ExpandRule.EPOCH_START.value, metadata=declare(
+        "ISR expansion: hw (follower LEO >= HW, Kafka <= 2.0) or epoch-start (also >= the "
+        "start offset of the leader's epoch, KAFKA-7128: 2.1+)", Kind.VERSION, kafka="2.1+",
+        choices=ExpandRule))
+    kafka_4485: bool = field(default=True, metadata=declare(
+        "KAFKA-4485's lag rules together (Kafka 0.10.2+): a fetch reaching the leader's LEO "
+        "of the previous fetch counts as caught up then, and the HW waits for replicas "
+        "caught up within lag_ticks as well as the ISR; off: Kafka <= 0.10.1 (the ISR "
+        "only, caught up only at the current LEO)", Kind.VERSION, kafka="0.10.2+"))
+    kafka_7414: bool = field(default=True, metadata=declare(
+        "KAFKA-7414: a follower past its leader's LEO truncates to it (Kafka 2.1+); off: "
+        "Kafka 0.10.2-2.0, whose broker then exits (FatalExitError, flag broker_halted, "
+        "invariant NoFatalExit) unless unclean election is enabled", Kind.VERSION,
+        kafka="2.1+"))
+    unclean_election: bool = field(default=False, metadata=declare(
+        "unclean.leader.election.enable",
+        Kind.CONFIGURATION))
+    min_isr: int = field(default=1, metadata=declare(
+        "min.insync.replicas (acks=all only)", Kind.CONFIGURATION,
+        minimum=1))
+    acks: str = field(default=Acks.ALL.value, metadata=declare(
+        "producer acks", Kind.CONFIGURATION, choices=Acks))
+    lag_ticks: int = field(default=0, metadata=declare(
+        "replica.lag.time.max.ms in logical ticks: a follower leaves the ISR once it has "
+        "not caught up for more ticks than this", Kind.CONFIGURATION, minimum=0))
+    isr_shrink: bool = field(default=True, metadata=declare(
+        "the isr-expiration task (Tick and ShrinkIsr steps)",
+        Kind.DETAIL))
+    crashes: str = field(default=Crashes.CLEAN.value, metadata=declare(
+        "broker crash/restart: none, clean (log kept), unclean (unflushed tail lost, "
+        "Flush steps)", Kind.FAILURE, choices=Crashes))
+    hw_checkpoint: bool = field(default=False, metadata=declare(
+        "HW checkpoint file written by its own step (restart reloads it; see "
+        "hw_checkpoint_file); off: the HW survives a restart as it was, exact for a clean "
+        "shutdown (every release writes the file then), a shortcut for a power loss",
+        Kind.DETAIL))
+    reorder_requests: bool = field(default=False, metadata=declare(
+        "controller requests to a broker may be handled in any order (off: in queue "
+        "order per controller epoch and broker, as ControllerChannelManager's one "
+        "RequestSendThread per broker sends them)", Kind.FAULT, fault=True))
+    lost_requests: bool = field(default=False, metadata=declare(
+        "any one controller request may be lost while its connection lives (off: only "
+        "a broker crash or a controller failover loses requests); with fetch=split, "
+        "fetch responses too", Kind.FAULT, fault=True))
+    duplicate_requests: bool = field(default=False, metadata=declare(
+        "a controller request may be handled twice",
+        Kind.FAULT, fault=True))
+    controlled_shutdown: bool = field(default=False, metadata=declare(
+        "ControlledShutdown steps (ControlledShutdownLeaderSelector)", Kind.DETAIL))
+    preferred_election: bool = field(default=False, metadata=declare(
+        "PreferredElection steps (PreferredReplicaPartitionLeaderSelector)",
+        Kind.DETAIL))
+    reassignment: bool = field(default=False, metadata=declare(
+        "Reassign steps: new preference order, ReassignedPartitionLeaderSelector",
+        Kind.DETAIL))
+    remove_dead_from_isr: bool = field(default=True, metadata=declare(
+        "the controller removes dead followers from the ISR (OfflineReplica)",
+        Kind.DETAIL))
+    max_controller_epoch: int = field(default=0, metadata=declare(
+        "controller failovers allowed (stale controller epochs)", Kind.BOUND, minimum=0))
+    metadata: bool = field(default=False, metadata=declare(
+        "MetadataCache per broker, UpdateMetadata requests, ISR change propagation",
+        Kind.DETAIL))
+    consumers: bool = field(default=False, metadata=declare(
+        "Consume steps (reads below a leader's HW)", Kind.DETAIL))
+    initial_isr: int = field(default=0, metadata=declare(
+        "brokers 0..k-1 form the initial ISR (0: every broker)", Kind.BOUND, minimum=0))
+    fetch: str = field(default=FetchMode.ATOMIC.value, metadata=declare(
+        "follower fetches: atomic (one round-trip step) or split (FetchRequest handled "
+        "by the leader, then FetchResponse on the follower, which may be lost or stale)",
+        Kind.DETAIL, choices=FetchMode))
+    elr: bool = field(default=True, metadata=declare(
+        "KIP-966 Eligible Leader Replicas (Kafka 3.7+ with the eligible.leader.replicas "
+        "feature, KRaft; 4.0+): the controller keeps an ELR and a last-known ELR, a "
+        "replica leaving an ISR below min_isr joins the ELR, one back from a power loss "
+        "leaves it, the ISR may empty and an ELR member is elected cleanly, and the HW "
+        "waits while the ISR is below min_isr; off: Kafka <= 3.6 and ZooKeeper mode",
+        Kind.VERSION, kafka="4.0+"))
+    unclean_recovery: str = field(default=UncleanRecovery.FIRST_ALIVE.value, metadata=declare(
+        "which replica an unclean election picks (with unclean_election): first-alive "
+        "(the first live replica in assignment order: every Kafka release, ZooKeeper's "
+        "OfflinePartitionLeaderSelector and KRaft's PartitionChangeBuilder), or KIP-966's "
+        "unclean recovery, the longest log (last epoch, LEO) among the live replicas once "
+        "balanced (every last-known ELR member back, else a majority) or aggressive (any "
+        "one) replicas reported: designed in KIP-966, not in a release the model covers",
+        Kind.VERSION, kafka="every release", choices=UncleanRecovery))
+    unavailable_leader: str = field(default=UnavailableLeader.FETCHER.value, metadata=declare(
+        "a follower told to follow a leader that is down when it handles the "
+        "LeaderAndIsr (without metadata): follow (the model's shortcut: it truncates at "
+        "once against the down leader's log), fetcher (Kafka 0.11+: makeFollower, and "
+        "the fetcher truncates only once that leader is back and answers "
+        "OffsetsForLeaderEpoch: a Truncate step; with truncation=hw as follow, since "
+        "<= 0.10 truncate to the HW at once), create-log (makeFollowers when its "
+        "cache already knows the leader is down, 0.8.2+, KAFKA-1647, and KRaft's "
+        "applyLocalFollowersDelta: only the log is created, the partition state is not "
+        "changed), or skip (before 0.8.2: not even the log is created, so the HW "
+        "checkpoint thread, started by that first request, writes a file without the "
+        "partition: KAFKA-1647, flag hw_checkpoint_lost, invariant NoHwCheckpointLost)",
+        Kind.VERSION, kafka="0.11+", choices=UnavailableLeader))
+    crash_loss: str = field(default=CrashLoss.ALL_UNFLUSHED.value, metadata=declare(
+        "what a power loss (crashes=unclean) leaves of the unflushed tail: all-unflushed "
+        "(nothing of it: the worst case) or tail (any prefix of it, as the OS wrote an "
+        "unknown part; LogLoader.load, Kafka 3.0+, and Log.recoverLog before, recover "
+        "what is there; keeping all of it is a process kill, still an unclean shutdown)",
+        Kind.FAILURE, choices=(CrashLoss.ALL_UNFLUSHED.value, CrashLoss.TAIL.value)))
+    isr_changes: str = field(default=IsrChanges.ALTER_PARTITION.value, metadata=declare(
+        "how a leader changes the ISR: zookeeper (it writes ZooKeeper itself, a write "
+        "conditional on its epoch: Kafka <= 2.6, and 2.7+ below inter.broker.protocol "
+        "2.7-IV2) or alter-partition (KIP-497: it proposes the change to the controller, "
+        "one at a time, and commits it when the answer comes back: AlterIsr, Kafka 2.7+, "
+        "AlterPartition 3.2+, every KRaft release)", Kind.VERSION, kafka="2.7+",
+        choices=IsrChanges))
+    hw_isr: str = field(default=HwIsr.MAXIMAL.value, metadata=declare(
+        "with isr_changes=alter-partition, the ISR a leader with a pending change counts "
+        "for the HW and acks=all: maximal (the committed ISR plus a pending joiner, Kafka "
+        "2.7+) or committed (the committed ISR only: the rule KIP-497 rejected, in no "
+        "release)", Kind.VERSION, kafka="2.7+",
+        choices=(HwIsr.MAXIMAL.value, HwIsr.COMMITTED.value), fault=True))
+    fence_ineligible: bool = field(default=True, metadata=declare(
+        "with isr_changes=alter-partition, KIP-841 (Kafka 3.3+): the controller refuses "
+        "a proposed ISR holding a broker that is down (INELIGIBLE_REPLICA) and the leader "
+        "goes back to its committed ISR; off: Kafka 2.7-3.2 accept it", Kind.VERSION,
+        kafka="3.3+"))
+    hw_checkpoint_file: str = field(default=HwCheckpointFile.FSYNC.value, metadata=declare(
+        "the HW checkpoint file (replication-offset-checkpoint), with hw_checkpoint: fsync "
+        "(Kafka 0.8.2 through 4.0: written by the checkpoint thread and by a clean "
+        "shutdown, ReplicaManager.shutdown(checkpointHW = true), so Crash keeps the HW; "
+        "fsynced before its rename, KAFKA-1539, so a power loss leaves the thread's last "
+        "write), no-fsync (0.8.0-0.8.1: the same writes without the fsync: a power loss "
+        "may also leave the file empty, every HW reading back 0: PowerLoss(b,empty-hw-file)) "
+        "or periodic (no release: only the thread writes it, a clean shutdown leaves its "
+        "last write, as Kafka's shutdown(checkpointHW = false) in its unit tests; the "
+        "model before this parameter)", Kind.VERSION, kafka="0.8.2+",
+        choices=HwCheckpointFile, fault=True))
+    leader_state_reset: str = field(default=LeaderStateReset.ON_LEADERSHIP.value,
+                                    metadata=declare(
+        "when makeLeader resets the remote replicas' state (LEO, log start, last fetch) to "
+        "unknown: on-leadership (every release, 0.8 through 4.x: only when the broker did "
+        "not already lead, isNewLeader; a leader that skipped an epoch keeps LEOs from "
+        "before it, docs/findings/stale-leo-failover.md) or on-epoch (a fix in no "
+        "release: also when the leader epoch changes)", Kind.VERSION, kafka="0.8+",
+        choices=LeaderStateReset))
 
     def __reduce__(self) -> tuple[type[KafkaConfig], tuple[object, ...]]:
         """Pickled as its field values in order: the class compiled by mypyc (setup.py) is
@@ -90,45 +320,73 @@ class KafkaConfig:
         return (KafkaConfig, tuple(getattr(self, f.name) for f in fields(self)))
 
     def problems(self) -> list[str]:
-        """Why this configuration is unusable (empty when it is fine)."""
+        """Why this configuration is unusable (empty when it is fine): each field against
+        its declaration (choices, bounds), then the bounds between fields."""
         out = []
-        if not 1 <= self.brokers <= 6:
-            out.append(f"brokers must be in 1..6, got {self.brokers}")
-        if self.truncation not in TRUNCATIONS:
-            out.append(f"truncation must be one of {', '.join(TRUNCATIONS)}")
-        if self.acks not in ACKS:
-            out.append(f"acks must be one of {', '.join(ACKS)}")
-        if self.crashes not in CRASHES:
-            out.append(f"crashes must be one of {', '.join(CRASHES)}")
-        if self.expand_rule not in EXPAND_RULES:
-            out.append(f"expand_rule must be one of {', '.join(EXPAND_RULES)}")
-        for name, value, allowed in (
-            ("unclean_recovery", self.unclean_recovery, UNCLEAN_RECOVERIES),
-            ("unavailable_leader", self.unavailable_leader, UNAVAILABLE_LEADERS),
-            ("crash_loss", self.crash_loss, CRASH_LOSSES),
-            ("isr_changes", self.isr_changes, ISR_CHANGES),
-            ("hw_isr", self.hw_isr, HW_ISRS),
-            ("hw_checkpoint_file", self.hw_checkpoint_file, HW_CHECKPOINT_FILES),
-            ("leader_state_reset", self.leader_state_reset, LEADER_STATE_RESETS),
-        ):
-            if value not in allowed:
-                out.append(f"{name} must be one of {', '.join(allowed)}")
-        if self.fetch not in FETCH_MODES:
-            out.append(f"fetch must be one of {', '.join(FETCH_MODES)}")
-        if self.fetch_fencing not in FETCH_FENCINGS:
-            out.append(f"fetch_fencing must be one of {', '.join(FETCH_FENCINGS)}")
+        for f in fields(self):
+            info: ParamInfo = f.metadata[PARAM]
+            value = getattr(self, f.name)
+            if info.choices is not None and value not in info.choices:
+                out.append(f"{f.name} must be one of {', '.join(info.choices)}")
+            elif isinstance(value, bool):
+                continue
+            elif isinstance(value, int) and not (
+                    (info.minimum is None or value >= info.minimum)
+                    and (info.maximum is None or value <= info.maximum)):
+                low = "" if info.minimum is None else info.minimum
+                high = "" if info.maximum is None else info.maximum
+                out.append(f"{f.name} must be in {low}..{high}, got {value}")
         if self.initial_isr > self.brokers:
             out.append(f"initial_isr {self.initial_isr} exceeds the {self.brokers} replicas")
         if self.min_isr > self.brokers:
             out.append(f"min_isr {self.min_isr} exceeds the {self.brokers} replicas")
-        if self.max_leader_epoch > 60 or self.max_records > 30:
-            out.append("max_leader_epoch <= 60 and max_records <= 30, please")
         return out
 
     @property
     def fencing(self) -> FetchFencing:
         """``fetch_fencing`` as ``isrlab.core.fencing.FetchFencing`` (a valid value only)."""
-        return FETCH_FENCINGS[self.fetch_fencing]
+        return FetchFencing(self.fetch_fencing)
+
+
+def declarations() -> tuple[tuple[str, type, object, ParamInfo], ...]:
+    """Each ``KafkaConfig`` field in order as (name, type, default, declaration)."""
+    types: dict[object, type] = {"int": int, "bool": bool, "str": str, int: int, bool: bool,
+                                 str: str}
+    return tuple((f.name, types[f.type], f.default, f.metadata[PARAM])
+                 for f in fields(KafkaConfig))
+
+
+def config_of(values: Mapping[str, object]) -> KafkaConfig:
+    """The configuration of parameter values by name (a missing one takes its default);
+    ``ValueError`` naming the first value of the wrong type or unknown name."""
+    unknown = sorted(set(values) - {name for name, *_ in declarations()})
+    if unknown:
+        raise ValueError(f"unknown kafka parameter {unknown[0]!r}")
+    checked: dict[str, Any] = {}
+    for name, kind, default, _ in declarations():
+        value = values.get(name, default)
+        if type(value) is not kind:
+            raise ValueError(f"{name} must be of type {kind.__name__}, got {value!r}")
+        checked[name] = value
+    return KafkaConfig(**checked)
+
+
+def parameter_table() -> str:
+    """docs/kafka-model.md's parameter table (Markdown), from the declarations."""
+    rows = ["| parameter | type | default | choices | Kafka (default) | kind | meaning |",
+            "|---|---|---|---|---|---|---|"]
+    for name, kind, default, info in declarations():
+        shown = str(default).lower() if kind is bool else str(default)
+        choices = ", ".join(f"`{c}`" for c in info.choices) if info.choices else ""
+        if info.minimum is not None or info.maximum is not None:
+            low = "" if info.minimum is None else info.minimum
+            high = "" if info.maximum is None else info.maximum
+            choices = f"{low}..{high}"
+        marker = f"{info.kind} [fault]" if info.fault else str(info.kind)
+        text = info.help.replace("|", "\\|")
+        rows.append(f"| `{name}` | {kind.__name__} | `{shown}` | {choices} | {info.kafka} "
+                    f"| {marker} | {text} |")
+    return "\n".join(rows) + "\n"
 
 
 def _keep_log(follower_log: Log, follower_hw: int, leader_log: Log) -> int:
@@ -151,32 +409,39 @@ class KafkaSetup:
         self.n = config.brokers
         self.codec = EpochCodec(config.max_leader_epoch + 1)
         self.sat = config.lag_ticks + 1
-        self.rule: TruncationRule = TRUNCATIONS[config.truncation].explicit
-        self.acks = ACKS[config.acks]
+        self.rule: TruncationRule = BY_PARAM[config.truncation].explicit
+        self.acks = _ACKS[Acks(config.acks)]
         self.all_mask = (1 << self.n) - 1
-        self.split = config.fetch == "split"
+        self.split = config.fetch == FetchMode.SPLIT
         # KIP-320: final (2.1+) fences fetches and truncation by leader epoch; the first
         # design records a fetch first and truncates lazily, never in make_follower
         self.fenced = config.fencing is FetchFencing.FINAL
         self.first_design = config.fencing is FetchFencing.FIRST_DESIGN
         self.follow_rule: TruncationRule = _keep_log if self.first_design else self.rule
         # the fetcher's pending truncation when a follower's leader is down (0.11+ rules)
-        self.deferred_truncation = (config.unavailable_leader == "fetcher"
+        self.deferred_truncation = (config.unavailable_leader == UnavailableLeader.FETCHER
                                     and config.truncation != "hw" and not self.first_design)
-        self.extended = config.elr or config.unavailable_leader in ("fetcher", "skip")
-        self.skip = config.unavailable_leader == "skip"
+        self.extended = config.elr or config.unavailable_leader in (
+            UnavailableLeader.FETCHER, UnavailableLeader.SKIP)
+        self.skip = config.unavailable_leader == UnavailableLeader.SKIP
         # KIP-497: the leader proposes ISR changes to the controller (AlterPartition)
-        self.alter = config.isr_changes == "alter-partition"
+        self.alter = config.isr_changes == IsrChanges.ALTER_PARTITION
+        # crashes: any (Crash, Restart steps); power losses too (PowerLoss, Flush, flushed)
+        self.crash_steps = config.crashes != Crashes.NONE
+        self.power_loss = config.crashes == Crashes.UNCLEAN
         self.hw_rule = HwIsr(config.hw_isr)
         # KAFKA-4485 (0.10.2+): caught-up replicas count for the HW, within lag_ticks
         self.hw_lag: int | None = config.lag_ticks if config.kafka_4485 else None
         self.previous_fetch = config.kafka_4485
         # makeLeader resets the remotes on an epoch change too (a fix in no release)
-        self.reset_on_epoch = config.leader_state_reset == "on-epoch"
+        self.reset_on_epoch = config.leader_state_reset == LeaderStateReset.ON_EPOCH.value
         # a remote's previous fetch, unknown (a new leader's UnknownLogReadResult)
         self.no_fetch: tuple[int, ...] = (0, self.sat) if config.kafka_4485 else ()
-        self._encoder = Encoder(self.previous_fetch, self.extended, self.alter,
-                                self.first_design)
+        self.layout = Layout(layout_flags(self.previous_fetch, self.extended, self.alter,
+                                          self.first_design))
+        self.state_layout = f"kafka-state {self.layout.version}"
+        """The state encoding's version, recorded in a run directory's metadata."""
+        self._encoder = Encoder(self.layout)
         self._memo: dict[str, dict[object, object]] = {}  # memoised methods' caches
 
     @staticmethod

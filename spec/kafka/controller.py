@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 from functools import cache
+from itertools import permutations
 
 from returns.result import Failure, Success
 
@@ -31,6 +32,7 @@ from isrlab.core.state import NO_LEADER, LeaderAndIsr, Partition
 from isrlab.spec.kafka import elr as kip966
 from isrlab.spec.kafka.config import Out, State
 from isrlab.spec.kafka.controller_channel import ControllerChannelManager
+from isrlab.spec.kafka.elr import UncleanRecovery
 from isrlab.spec.kafka.memo import memoised
 from isrlab.spec.kafka.state import (
     F_UNCLEAN,
@@ -139,7 +141,8 @@ class KafkaController(ControllerChannelManager):
         ``OfflinePartitionLeaderSelector`` (the first live replica) is replaced by KIP-966's
         unclean recovery (the longest log, once enough replicas reported), or dropped while
         it would still wait."""
-        if self.cfg.unclean_recovery == "first-alive" or isinstance(selection, Failure):
+        if (self.cfg.unclean_recovery == UncleanRecovery.FIRST_ALIVE
+                or isinstance(selection, Failure)):
             return selection
         chosen = selection.unwrap()
         ctrl = state.controller
@@ -170,7 +173,7 @@ class KafkaController(ControllerChannelManager):
         live replica's return elects.  ``None`` past ``max_leader_epoch``."""
         ctrl = state.controller
         # (the replicas' log ends matter only to KIP-966's unclean recovery)
-        log_ends = (() if self.cfg.unclean_recovery == "first-alive"
+        log_ends = (() if self.cfg.unclean_recovery == UncleanRecovery.FIRST_ALIVE
                     else tuple(self._log_ends(state).items()))
         elected = self._fence_and_elect(ctrl, fenced, dirty, passes, log_ends)
         if elected.leader == NONE:
@@ -314,6 +317,4 @@ class KafkaController(ControllerChannelManager):
 
 @cache
 def _permutations(n: int) -> tuple[tuple[int, ...], ...]:
-    from itertools import permutations
-
     return tuple(permutations(range(n)))

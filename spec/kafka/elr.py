@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import replace
+from enum import StrEnum
 from typing import NamedTuple
 
 from returns.result import Success
@@ -45,12 +46,18 @@ from isrlab.core.elr import (
 from isrlab.core.state import NO_LEADER
 from isrlab.spec.kafka.state import NONE, ZkPartitionState, mask_of
 
-UNCLEAN_RECOVERIES = ("first-alive", "balanced", "aggressive")
-"""The ``unclean_recovery`` parameter's values: today's unclean election (the first live
-replica in assignment order) or KIP-966's two waiting strategies."""
 
-_STRATEGY = {"balanced": UncleanRecoveryStrategy.BALANCED,
-             "aggressive": UncleanRecoveryStrategy.AGGRESSIVE}
+class UncleanRecovery(StrEnum):
+    """The ``unclean_recovery`` parameter's values: today's unclean election (the first live
+    replica in assignment order) or KIP-966's two waiting strategies."""
+
+    FIRST_ALIVE = "first-alive"
+    BALANCED = "balanced"
+    AGGRESSIVE = "aggressive"
+
+
+_STRATEGY = {UncleanRecovery.BALANCED: UncleanRecoveryStrategy.BALANCED,
+             UncleanRecovery.AGGRESSIVE: UncleanRecoveryStrategy.AGGRESSIVE}
 
 
 def _ordered(ar: tuple[int, ...], mask: int) -> tuple[int, ...]:
@@ -105,14 +112,15 @@ def elect(reg: PartitionRegistration, acceptable: frozenset[int], min_isr: int,
     first acceptable replica (``recovery="first-alive"``, Kafka's unclean election) or
     KIP-966's unclean recovery (``balanced`` / ``aggressive``: the longest log among the
     acceptable replicas, which report ``log_ends``).  ``None``: nobody may lead yet."""
-    first_alive = unclean_election and recovery == "first-alive"
+    first_alive = unclean_election and recovery == UncleanRecovery.FIRST_ALIVE
     result = elect_leader(reg, acceptable, True, first_alive, min_isr)
     if isinstance(result, Success):
         return _elected(result.unwrap())
-    if not unclean_election or recovery == "first-alive":
+    if not unclean_election or recovery == UncleanRecovery.FIRST_ALIVE:
         return None
+    strategy = _STRATEGY[UncleanRecovery(recovery)]
     leader = unclean_recovery_leader(
-        reg, {r: log_ends[r] for r in acceptable if r in log_ends}, _STRATEGY[recovery])
+        reg, {r: log_ends[r] for r in acceptable if r in log_ends}, strategy)
     if leader is None:
         return None
     return _elected(ElectionResult(replace(reg, leader=leader, isr=(leader,), elr=(),

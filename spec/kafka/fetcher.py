@@ -34,7 +34,7 @@ from isrlab.core.isr import (
 from isrlab.core.partition import raise_leader_hw, truncate_local_log
 from isrlab.core.produce import handle_offset_out_of_range, process_partition_data
 from isrlab.core.state import Partition
-from isrlab.spec.kafka.config import NO_FETCH, Out, State
+from isrlab.spec.kafka.config import NO_FETCH, ExpandRule, Out, State
 from isrlab.spec.kafka.lifecycle import BrokerLifecycle
 from isrlab.spec.kafka.memo import memoised
 from isrlab.spec.kafka.state import F_HALTED, F_TRUNCATED, NONE, BrokerPartition, FetchResponse
@@ -212,7 +212,7 @@ class ReplicaFetcher(BrokerLifecycle):
                     FetchResponse(lid, leader.leader_epoch, offset, leader_leo,
                                   leader.high_watermark, ()))
         start = (leader_epoch_start_offset(leader)
-                 if self.cfg.expand_rule == "epoch-start" else None)
+                 if self.cfg.expand_rule == ExpandRule.EPOCH_START else None)
         answer = read if decision is None else fenced_read(read, decision)
         recorded = read if decision is None or decision.record_fetch else answer
         update = update_follower_fetch(

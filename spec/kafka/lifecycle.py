@@ -115,7 +115,7 @@ class BrokerLifecycle(AlterPartitionManager):
         meta: MetadataView | tuple[()] = (
             MetadataView(0, NONE, NONE, 0) if self.cfg.metadata else ()
         )
-        flushed = len(log) if self.cfg.crashes == "unclean" else 0
+        flushed = len(log) if self.power_loss else 0
         new = BrokerPartition(0, log, hw, ckpt, flushed, NONE, NONE, 0, 0, (), meta, NO_FETCH,
                               int(unclean and self.cfg.elr))
         return new, lost
@@ -140,13 +140,13 @@ class BrokerLifecycle(AlterPartitionManager):
                 continue
             clean = self._crashed(state, b, False)
             out.append((self._label("Crash", b), clean))
-            if self.cfg.crashes != "unclean":
+            if not self.power_loss:
                 continue
             all_flushed = br.flushed >= len(br.log)
             if all_flushed and not writes:
                 continue
             keeps: tuple[int | None, ...] = (None,)
-            if self.cfg.crash_loss != "all-unflushed":
+            if self.cfg.crash_loss != CrashLoss.ALL_UNFLUSHED.value:
                 # crash_loss=tail: the OS wrote an unknown part of the tail (LogLoader.load
                 # recovers the surviving prefix: isrlab.core.log_recovery)
                 durable = DurableLog(self.log_records(br.log), br.flushed)

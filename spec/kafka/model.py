@@ -80,7 +80,6 @@ from isrlab.spec.kafka.state import (
     MetadataView,
     RemoteReplicaView,
     ZkPartitionState,
-    from_plain,
     members,
 )
 
@@ -149,10 +148,10 @@ class KafkaModel(PartitionLeader):
         if cfg.reassignment:
             self._a_reassign(state, out)
         self._a_deliver(state, out)
-        if cfg.crashes != "none":
+        if self.crash_steps:
             self._a_crash(state, out)
             self._a_restart(state, out)
-            if cfg.crashes == "unclean":
+            if self.power_loss:
                 self._a_flush(state, out)
         if cfg.hw_checkpoint:
             self._a_checkpoint(state, out)
@@ -189,17 +188,18 @@ class KafkaModel(PartitionLeader):
         return (KafkaModel, (self.cfg, self._selected))
 
     def encode(self, state: State) -> bytes:
-        """``marshal`` version 2 of the state as plain tuples (``to_plain``: ``marshal``
-        refuses tuple subclasses; version 2 writes no back-references, so the bytes are
-        deterministic); ``isrlab.spec.kafka.state.Encoder`` assembles the same bytes from
-        memoised per-component bytes."""
+        """``marshal`` version 2 of the state as plain tuples (``self.layout.plain``, from
+        ``isrlab.spec.kafka.state.LAYOUT_TABLE``: ``marshal`` refuses tuple subclasses;
+        version 2 writes no back-references, so the bytes are deterministic);
+        ``isrlab.spec.kafka.state.Encoder`` assembles the same bytes from memoised
+        per-component bytes.  The layout's version is ``state_layout``."""
         return self._encoder(state)
 
     def decode(self, data: bytes) -> State:
         """The inverse of ``encode``."""
         value = marshal.loads(data)
         assert isinstance(value, tuple)
-        return from_plain(value)
+        return self.layout.from_plain(value)
 
     def variables(self, state: State) -> Mapping[str, Any]:
         """The state as named variables (logs as ``id@epoch`` strings)."""
@@ -224,7 +224,7 @@ class KafkaModel(PartitionLeader):
             }
             if self.cfg.hw_checkpoint:
                 view["hw_checkpoint"] = br.hw_checkpoint
-            if self.cfg.crashes == "unclean":
+            if self.power_loss:
                 view["flushed"] = br.flushed
             if self.cfg.elr and br.unclean_shutdown:
                 view["unclean_shutdown"] = True

@@ -128,7 +128,7 @@ class PartitionBridge(KafkaSetup):
                 and p.leader_epoch == br.leader_epoch and br.alive):
             isr, pending, alter = br.in_sync_replica_ids, br.pending_isr, br.alter_partition
         flushed = br.flushed
-        if self.cfg.crashes == "unclean":
+        if self.power_loss:
             flushed = min(flushed, len(log))
         ckpt = br.hw_checkpoint if self.cfg.hw_checkpoint else 0
         hw = p.high_watermark

@@ -27,7 +27,7 @@ from isrlab.core.replica_manager import (
 )
 from isrlab.core.state import Partition, PartitionState, TopicPartition
 from isrlab.core.truncation import Log
-from isrlab.spec.kafka.config import NO_FETCH, TP, State
+from isrlab.spec.kafka.config import NO_FETCH, TP, State, UnavailableLeader
 from isrlab.spec.kafka.ghost import GhostHistory
 from isrlab.spec.kafka.memo import memoised
 from isrlab.spec.kafka.partition import _snapshot
@@ -67,7 +67,7 @@ class ReplicaManagerSteps(GhostHistory):
         meta = state.brokers[b].metadata_cache
         if isinstance(meta, MetadataView):
             return meta.alive_brokers
-        if self.cfg.unavailable_leader == "create-log":
+        if self.cfg.unavailable_leader == UnavailableLeader.CREATE_LOG:
             return self._alive_mask(state)
         return self.all_mask
 

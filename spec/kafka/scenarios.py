@@ -15,7 +15,9 @@ import sys
 from dataclasses import dataclass
 
 from isrlab.checker.bfs import CheckOptions, explore
+from isrlab.checker.registry import Registry
 from isrlab.checker.report import CheckResult
+from isrlab.spec.kafka import register
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,9 +196,8 @@ def readme_table() -> str:
 
 def run(scenario: Scenario, fixed: bool) -> CheckResult:
     """Explore the scenario's buggy or fixed version (stops at the first violation)."""
-    from isrlab.models import registry
-
-    reg = registry()
+    reg = Registry()
+    register(reg)
     entry = reg.get("kafka").unwrap()
     params = reg.parse_params(entry, scenario.params(fixed)).unwrap()
     return explore(entry.build(params), CheckOptions(params=params))

@@ -1,10 +1,12 @@
 """The state of the ``kafka`` cluster model: named tuples (``KafkaState`` and the classes
 below) whose leaves are ints and tuples of ints, so states hash and compare as tuples.
 
-``to_plain`` / ``from_plain`` convert to and from the compact positional layout described
-here, which ``KafkaModel.encode`` writes with ``marshal`` version 2 (no back-references:
-byte-for-byte deterministic; ``marshal`` refuses tuple subclasses).  Only this module
-indexes a state by position.  The layout: ``(ctrl, brokers, msgs, ghost)``.
+``Layout.plain`` / ``Layout.from_plain`` convert to and from the compact positional layout
+described here, which ``KafkaModel.encode`` writes with ``marshal`` version 2 (no
+back-references: byte-for-byte deterministic; ``marshal`` refuses tuple subclasses).  Which
+field is encoded under which configuration is one table, ``LAYOUT_TABLE``; ``Layout``
+derives the rest from it.  Only this module indexes a state by position.  The layout:
+``(ctrl, brokers, msgs, ghost)``.
 
 * ``ctrl = (controller_epoch, zk_leader, zk_epoch, zk_isr, ar, isr_changes, elr,
   last_known_elr)``: the controller's epoch and the ZooKeeper partition state node (leader,
@@ -49,6 +51,7 @@ indexes a state by position.  The layout: ``(ctrl, brokers, msgs, ghost)``.
 
 from __future__ import annotations
 
+import hashlib
 import marshal
 from collections.abc import Iterable
 from typing import Any, NamedTuple
@@ -223,39 +226,174 @@ class KafkaState(NamedTuple):
 LEADER_AND_ISR, UPDATE_METADATA = 0, 1
 
 
+# ---- the encoding, from one table ---------------------------------------------------
+ALWAYS = 0
+"""A field encoded in every layout."""
+PREVIOUS_FETCH = 1
+"""Layout flag: ``kafka_4485`` (a remote's previous fetch)."""
+EXTENDED = 2
+"""Layout flag: ``elr`` or ``unavailable_leader`` ``fetcher`` / ``skip``."""
+ALTER = 4
+"""Layout flag: ``isr_changes=alter-partition``."""
+FETCH_ERROR = 8
+"""Layout flag: ``fetch_fencing=first-design`` (a fetch response's error)."""
+
+LAYOUT_TABLE: dict[str, tuple[tuple[str, int], ...]] = {
+    "ZkPartitionState": (
+        ("controller_epoch", ALWAYS), ("leader", ALWAYS), ("leader_epoch", ALWAYS),
+        ("isr", ALWAYS), ("assigned_replicas", ALWAYS), ("isr_change_set", ALWAYS),
+        ("elr", EXTENDED), ("last_known_elr", EXTENDED)),
+    "BrokerPartition": (
+        ("alive", ALWAYS), ("log", ALWAYS), ("high_watermark", ALWAYS),
+        ("hw_checkpoint", ALWAYS), ("flushed", ALWAYS), ("leader_epoch", ALWAYS),
+        ("leader", ALWAYS), ("controller_epoch", ALWAYS), ("in_sync_replica_ids", ALWAYS),
+        ("remotes", ALWAYS), ("metadata_cache", ALWAYS), ("fetch_in_flight", ALWAYS),
+        ("unclean_shutdown", EXTENDED | ALTER), ("truncating", EXTENDED | ALTER),
+        ("awaiting_first_leader_and_isr", EXTENDED | ALTER),
+        ("pending_isr", ALTER), ("alter_partition", ALTER)),
+    "RemoteReplicaView": (
+        ("log_end_offset", ALWAYS), ("age", ALWAYS),
+        ("last_fetch_leader_leo", PREVIOUS_FETCH), ("last_fetch_age", PREVIOUS_FETCH)),
+    "MetadataView": (
+        ("alive_brokers", ALWAYS), ("leader", ALWAYS), ("leader_epoch", ALWAYS),
+        ("isr", ALWAYS)),
+    "FetchResponse": (
+        ("leader", ALWAYS), ("leader_epoch", ALWAYS), ("fetch_offset", ALWAYS),
+        ("leader_leo", ALWAYS), ("high_watermark", ALWAYS), ("records", ALWAYS),
+        ("error", FETCH_ERROR)),
+    "Request": (
+        ("dest", ALWAYS), ("kind", ALWAYS), ("controller_epoch", ALWAYS), ("leader", ALWAYS),
+        ("leader_epoch", ALWAYS), ("isr", ALWAYS), ("assigned_replicas", ALWAYS),
+        ("leader_alive", EXTENDED)),
+    "Ghost": tuple((name, ALWAYS) for name in Ghost._fields),
+}
+"""The state's encoding: for each tuple class, each field in order with the layout flags
+under which it is encoded (``ALWAYS``: in every layout; otherwise when any of its flags is
+the layout's).  A field left out decodes as its class's default.  ``Layout`` derives the
+encoded width of each class from it; the encoded fields of a class are always a prefix of
+its fields (``Layout`` checks), so encoding slices and decoding pads with the defaults.  A
+new field is one entry here, with the flag of the parameter that uses it."""
+
+LAYOUT_VERSION = 1
+"""The version of the encoding's scheme (``Layout.version`` adds the table's digest):
+recorded in a run directory's metadata (``KafkaModel.state_layout``), so that a run is
+never resumed, nor its states decoded, under another encoding."""
+
+_CLASSES: dict[str, Any] = {
+    "ZkPartitionState": ZkPartitionState, "BrokerPartition": BrokerPartition,
+    "RemoteReplicaView": RemoteReplicaView, "MetadataView": MetadataView,
+    "FetchResponse": FetchResponse, "Request": Request, "Ghost": Ghost,
+}
+_REMOTES = BrokerPartition._fields.index("remotes")
+_META = BrokerPartition._fields.index("metadata_cache")
+_FETCH = BrokerPartition._fields.index("fetch_in_flight")
+_TAIL = _FETCH + 1
+"""The broker's nested fields (remotes, its metadata cache, its fetch response in flight),
+encoded as tuples of their own layouts; the fields from ``_TAIL`` on are ints."""
+
+
+def _width(name: str, flags: int) -> int:
+    """How many leading fields of class ``name`` are encoded under ``flags`` (the encoded
+    fields must be a prefix: ``ValueError`` otherwise)."""
+    table = LAYOUT_TABLE[name]
+    if tuple(field for field, _ in table) != _CLASSES[name]._fields:
+        raise ValueError(f"the layout table of {name} does not list its fields in order")
+    encoded = [when == ALWAYS or bool(when & flags) for _, when in table]
+    width = encoded.index(False) if False in encoded else len(encoded)
+    if any(encoded[width:]):
+        raise ValueError(f"{name}'s encoded fields are not a prefix under flags {flags}")
+    return width
+
+
+def _pad(name: str, width: int) -> tuple[object, ...]:
+    """The defaults of class ``name``'s fields from ``width`` on (what decoding appends)."""
+    cls = _CLASSES[name]
+    return tuple(cls._field_defaults[field] for field in cls._fields[width:])
+
+
+class Layout:
+    """The encoding of one model configuration, derived from ``LAYOUT_TABLE``: each class's
+    encoded width and what decoding pads it with."""
+
+    def __init__(self, flags: int) -> None:
+        self.flags = flags
+        self.ctrl = _width("ZkPartitionState", flags)
+        self.broker = _width("BrokerPartition", flags)
+        self.remote = _width("RemoteReplicaView", flags)
+        self.fetch = _width("FetchResponse", flags)
+        self.request = _width("Request", flags)
+        if (_width("MetadataView", flags) != len(MetadataView._fields)
+                or _width("Ghost", flags) != len(Ghost._fields) or self.broker < _TAIL):
+            raise ValueError("the metadata cache, the ghost and a broker's nested fields "
+                             "are encoded whole")
+        self.ctrl_pad = _pad("ZkPartitionState", self.ctrl)
+        self.broker_pad = _pad("BrokerPartition", self.broker)
+        self.remote_pad = _pad("RemoteReplicaView", self.remote)
+        self.fetch_pad = _pad("FetchResponse", self.fetch)
+        self.request_pad = _pad("Request", self.request)
+
+    @property
+    def version(self) -> str:
+        """``LAYOUT_VERSION`` and a digest of ``LAYOUT_TABLE`` (a changed table is another
+        layout even if the version was not bumped)."""
+        digest = hashlib.sha256(repr(sorted(LAYOUT_TABLE.items())).encode()).hexdigest()
+        return f"{LAYOUT_VERSION}:{digest[:12]}"
+
+    def plain_ctrl(self, ctrl: ZkPartitionState) -> tuple[object, ...]:
+        """The controller's plain form."""
+        return tuple(ctrl[:self.ctrl])
+
+    def plain_msgs(self, msgs: tuple[Request, ...]) -> tuple[object, ...]:
+        """The requests' plain form."""
+        width = self.request
+        return tuple([tuple(m[:width]) for m in msgs])
+
+    def plain_broker(self, br: BrokerPartition) -> tuple[object, ...]:
+        """A broker's plain form: its fields, its remotes, cache and fetch response as
+        plain tuples of their own widths."""
+        width = self.remote
+        rem = tuple([tuple(r[:width]) for r in br.remotes])
+        fetch = tuple(br.fetch_in_flight[:self.fetch])
+        return (*br[:_REMOTES], rem, tuple(br.metadata_cache), fetch, *br[_TAIL:self.broker])
+
+    def plain(self, state: KafkaState) -> tuple[object, ...]:
+        """The state as plain nested tuples of ints (what ``marshal`` accepts)."""
+        ctrl, brokers, msgs, ghost = state
+        return (self.plain_ctrl(ctrl), tuple([self.plain_broker(br) for br in brokers]),
+                self.plain_msgs(msgs), tuple(ghost))
+
+    def from_plain(self, value: tuple[Any, ...]) -> KafkaState:
+        """The inverse of ``plain``: the named tuples, each left-out field its default."""
+        ctrl, brokers, msgs, ghost = value
+        remote_pad, fetch_pad, broker_pad = self.remote_pad, self.fetch_pad, self.broker_pad
+        out = []
+        for br in brokers:
+            meta, fetch = br[_META], br[_FETCH]
+            out.append(_new(BrokerPartition, (
+                *br[:_REMOTES],
+                tuple([_new(RemoteReplicaView, (*r, *remote_pad)) for r in br[_REMOTES]]),
+                _new(MetadataView, meta) if meta else (),
+                _new(FetchResponse, (*fetch, *fetch_pad)) if fetch else (),
+                *br[_TAIL:], *broker_pad,
+            )))
+        request_pad = self.request_pad
+        return _new(KafkaState, (_new(ZkPartitionState, (*ctrl, *self.ctrl_pad)), tuple(out),
+                                 tuple([_new(Request, (*m, *request_pad)) for m in msgs]),
+                                 _new(Ghost, ghost)))
+
+
+def layout_flags(previous_fetch: bool, extended: bool = False, alter: bool = False,
+                 fetch_error: bool = False) -> int:
+    """The layout flags of a configuration's derived flags."""
+    return ((PREVIOUS_FETCH if previous_fetch else 0) | (EXTENDED if extended else 0)
+            | (ALTER if alter else 0) | (FETCH_ERROR if fetch_error else 0))
+
+
 def to_plain(state: KafkaState, previous_fetch: bool,
              extended: bool = False, alter: bool = False,
              fetch_error: bool = False) -> tuple[object, ...]:
-    """The state as plain nested tuples (what ``marshal`` accepts), the compact layout the
-    module docstring describes: remotes are ``(leo, age)`` pairs unless ``previous_fetch``
-    (kafka_4485); the ELR masks, the unclean-shutdown and truncating bits only when
-    ``extended`` (``elr`` or ``unavailable_leader=fetcher``), the AlterPartition fields
-    (``pending_isr``, ``alter_partition``) only when ``alter``; a fetch response's ``error``
-    only when ``fetch_error`` (``fetch_fencing=first-design``).  Without them the bytes are
-    the same as before the state was typed."""
-    ctrl, brokers, msgs, ghost = state
-    out = tuple([_plain_broker(br, previous_fetch, extended, alter, fetch_error)
-                 for br in brokers])
-    return (_plain_ctrl(ctrl, extended), out, _plain_msgs(msgs, extended), tuple(ghost))
-
-
-def _plain_ctrl(ctrl: ZkPartitionState, extended: bool) -> tuple[object, ...]:
-    return tuple(ctrl) if extended else tuple(ctrl[:6])
-
-
-def _plain_msgs(msgs: tuple[Request, ...], extended: bool) -> tuple[object, ...]:
-    return tuple(map(tuple, msgs)) if extended else tuple([tuple(m[:7]) for m in msgs])
-
-
-def _plain_broker(br: BrokerPartition, previous_fetch: bool, extended: bool, alter: bool,
-                  fetch_error: bool) -> tuple[object, ...]:
-    rem: tuple[tuple[int, ...], ...] = br[9]
-    if rem:
-        rem = (tuple(map(tuple, rem)) if previous_fetch
-               else tuple([(r[0], r[1]) for r in rem]))
-    extra = br[12:] if alter else br[12:15] if extended else ()
-    fetch = tuple(br[11]) if fetch_error else tuple(br[11][:6])
-    return (*br[:9], rem, tuple(br[10]), fetch, *extra)
+    """The state as plain nested tuples under the layout of these flags (``Layout.plain``)."""
+    return Layout(layout_flags(previous_fetch, extended, alter, fetch_error)).plain(state)
 
 
 _FOUR = b"(" + (4).to_bytes(4, "little")
@@ -263,7 +401,7 @@ _FOUR = b"(" + (4).to_bytes(4, "little")
 
 
 class Encoder:
-    """``marshal.dumps(to_plain(state, ...), 2)``, the model's ``encode``, assembled from
+    """``marshal.dumps(layout.plain(state), 2)``, the model's ``encode``, assembled from
     the bytes of each component (the controller, each broker, the requests, the ghost),
     memoised per component: a component takes few values over a search.
 
@@ -272,9 +410,8 @@ class Encoder:
     bytes of its items, each written alone.  The caches are dicts keyed on the component
     values (compared by equality); each is bounded by ``memo.remember``."""
 
-    def __init__(self, previous_fetch: bool, extended: bool = False, alter: bool = False,
-                 fetch_error: bool = False) -> None:
-        self.flags = (previous_fetch, extended, alter, fetch_error)
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
         self._ctrl: dict[ZkPartitionState, bytes] = {}
         self._brokers: dict[BrokerPartition, bytes] = {}
         self._msgs: dict[tuple[Request, ...], bytes] = {}
@@ -282,20 +419,20 @@ class Encoder:
 
     def __call__(self, state: KafkaState) -> bytes:
         ctrl, brokers, msgs, ghost = state
-        extended = self.flags[1]
+        layout = self.layout
         c = self._ctrl.get(ctrl)
         if c is None:
-            c = self._store(self._ctrl, ctrl, _plain_ctrl(ctrl, extended))
+            c = self._store(self._ctrl, ctrl, layout.plain_ctrl(ctrl))
         parts = [_FOUR, c, b"(" + len(brokers).to_bytes(4, "little")]
         cache = self._brokers
         for br in brokers:
             e = cache.get(br)
             if e is None:
-                e = self._store(cache, br, _plain_broker(br, *self.flags))
+                e = self._store(cache, br, layout.plain_broker(br))
             parts.append(e)
         m = self._msgs.get(msgs)
         if m is None:
-            m = self._store(self._msgs, msgs, _plain_msgs(msgs, extended))
+            m = self._store(self._msgs, msgs, layout.plain_msgs(msgs))
         g = self._ghost.get(ghost)
         if g is None:
             g = self._store(self._ghost, ghost, tuple(ghost))
@@ -312,27 +449,6 @@ class Encoder:
 _new = tuple.__new__
 """``tuple.__new__(Cls, values)``: a NamedTuple built in C, without its Python ``__new__``
 (decoding builds several per state on the checker's hot path)."""
-
-
-def from_plain(value: tuple[Any, ...]) -> KafkaState:
-    """The inverse of ``to_plain`` (fields it left out come back as 0)."""
-    ctrl, brokers, msgs, ghost = value
-    if len(ctrl) < len(ZkPartitionState._fields):
-        ctrl = (*ctrl, *(0,) * (len(ZkPartitionState._fields) - len(ctrl)))
-    width = len(BrokerPartition._fields)
-    out = []
-    for br in brokers:
-        meta, fetch = br[10], br[11]
-        out.append(_new(BrokerPartition, (
-            *br[:9], tuple([_new(RemoteReplicaView, r if len(r) == 4 else (*r, 0, 0))
-                            for r in br[9]]),
-            _new(MetadataView, meta) if meta else (),
-            _new(FetchResponse, fetch if len(fetch) == 7 else (*fetch, 0)) if fetch else (),
-            *br[12:], *(0,) * (width - len(br)),
-        )))
-    return _new(KafkaState, (_new(ZkPartitionState, ctrl), tuple(out),
-                             tuple([_new(Request, m if len(m) == 8 else (*m, 1))
-                                    for m in msgs]), _new(Ghost, ghost)))
 
 
 # ghost flags

@@ -6,20 +6,17 @@ history (``ReplicaManager.makeFollowers`` to Kafka 0.10.2, then
 KIP-279 in 2.0, KAFKA-7415 in 2.1).  A ``TruncationVersion`` is one of them: the value of the
 ``kafka`` model's ``truncation`` parameter, the rule's name (used by ``core``'s tests, the Z3
 encodings' action labels ``MakeFollower[name]`` and the recorded proofs), the Kafka versions
-that run it, and its two forms: the pure ``isrlab.core.partition`` function the explicit model calls
-and the Z3 relation of ``isrlab.spec.symbolic.core_kafka``.  ``TRUNCATION_VERSIONS`` is the one
-list;
-the parameter's choices and help (``isrlab.spec.kafka.PARAMS``), the model's dispatch
-(``isrlab.spec.kafka.model``), ``TRUNCATION_RULES`` and the symbolic ``RULES`` are derived from it,
-so a new rule is its two functions plus one entry here.
+that run it, and the pure ``isrlab.core.partition`` function the explicit model calls; its Z3
+relation is ``isrlab.spec.symbolic.core_kafka.RULES[name]`` (that module imports this one, never
+the reverse).  ``TRUNCATION_VERSIONS`` is the one list; the parameter's choices and help
+(``isrlab.spec.kafka.config.KafkaConfig``), the model's dispatch (``isrlab.spec.kafka.config``),
+``TRUNCATION_RULES`` and the symbolic ``RULES`` are derived from it, so a new rule is its two
+functions plus one entry here (and its name in ``core_kafka``'s table).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from types import ModuleType
-from typing import Any
 
 from isrlab.core.partition import (
     TruncationRule,
@@ -30,42 +27,33 @@ from isrlab.core.partition import (
 )
 
 
-def _z3() -> ModuleType:
-    """``isrlab.spec.symbolic.core_kafka``, imported only when a symbolic rule is asked for (it
-    imports Z3, which the explicit model never needs)."""
-    import isrlab.spec.symbolic.core_kafka as module
-
-    return module
-
-
 @dataclass(frozen=True, slots=True)
 class TruncationVersion:
     """One follower truncation rule of the ``kafka`` model.
 
     ``param`` is the ``truncation`` parameter's value, ``name`` the rule's name elsewhere
-    (``core`` tests, Z3 action labels, proofs); ``help`` says what it does and which Kafka
-    versions run it; ``explicit`` is the ``isrlab.core.partition`` rule and ``symbolic`` returns the
-    ``isrlab.spec.symbolic.core_kafka`` rule (a thunk: the Z3 module is imported on demand).
+    (``core`` tests, Z3 action labels, proofs, and the key of its Z3 form in
+    ``isrlab.spec.symbolic.core_kafka.RULES``); ``help`` says what it does and which Kafka
+    versions run it; ``explicit`` is the ``isrlab.core.partition`` rule.
     """
 
     param: str
     name: str
     help: str
     explicit: TruncationRule
-    symbolic: Callable[[], Any]
 
 
 TRUNCATION_VERSIONS: tuple[TruncationVersion, ...] = (
     TruncationVersion("hw", "truncate-to-hw", "to its own HW: Kafka <= 0.10.2",
-                      truncate_to_high_watermark, lambda: _z3().truncate_to_hw_rule),
+                      truncate_to_high_watermark),
     TruncationVersion("kip101", "kip101",
                       "OffsetsForLeaderEpoch v0, HW when UNDEFINED: 0.11-1.1",
-                      truncate_by_leader_epoch_kip101, lambda: _z3().kip101_rule),
+                      truncate_by_leader_epoch_kip101),
     TruncationVersion("kip279-2.0", "kip279-2.0", "KIP-279, HW when UNDEFINED: 2.0",
-                      truncate_by_leader_epoch_kip279_2_0, lambda: _z3().kip279_2_0_rule),
+                      truncate_by_leader_epoch_kip279_2_0),
     TruncationVersion("kip279", "kip279",
                       "to the last offset both logs agree on: KIP-279 with KAFKA-7415, 2.1+",
-                      truncate_by_leader_epoch_kip279, lambda: _z3().kip279_rule),
+                      truncate_by_leader_epoch_kip279),
 )
 """Every truncation rule, oldest first (the parameter lists its choices in this order)."""
 

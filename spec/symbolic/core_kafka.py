@@ -389,9 +389,14 @@ def kip279_2_0_rule(s: BrokerState, leader_log: SymLog, w: Witness,
     return z3.If(s.end == 0, 0, z3.If(undefined, s.hw, answer)), side
 
 
-RULES: dict[str, TruncationRule] = {t.name: t.symbolic() for t in TRUNCATION_VERSIONS}
-"""The symbolic truncation rules by name, derived from
-``isrlab.spec.kafka.truncation_versions.TRUNCATION_VERSIONS`` (each entry names its rule above)."""
+_BY_NAME: dict[str, TruncationRule] = {
+    "truncate-to-hw": truncate_to_hw_rule, "kip101": kip101_rule,
+    "kip279-2.0": kip279_2_0_rule, "kip279": kip279_rule,
+}
+RULES: dict[str, TruncationRule] = {t.name: _BY_NAME[t.name] for t in TRUNCATION_VERSIONS}
+"""The symbolic truncation rules by name, one per entry of
+``isrlab.spec.kafka.truncation_versions.TRUNCATION_VERSIONS`` (in its order; a version
+without its rule above fails at import)."""
 
 
 def make_follower(s: BrokerState, t: BrokerState, req: Request, leader: int, rule: str,

@@ -1,7 +1,7 @@
 """The ``kafka`` model's caching layers (issue 19): ``isrlab.spec.kafka.memo.memoised`` and
 ``isrlab.spec.kafka.state.Encoder`` give what the uncached code gives.
 
-The whole-space regression pins are tests/spec/test_kafka_golden.py; here: the encoder's
+The whole-space regression pins are tests/spec/kafka/test_golden.py; here: the encoder's
 bytes against ``marshal.dumps(to_plain(...), 2)`` on every state of small spaces of each
 encoding layout, a model whose caches are emptied at every call against a cached one
 (every successor of every state), and the decorator's own rules.

@@ -268,7 +268,7 @@ def test_kafka1647_is_the_ten_state_story() -> None:
 @pytest.mark.skipif(bool(os.environ.get("ISRLAB_SKIP_HEAVY")), reason="about 2 million states")
 def test_stale_leo_failover_is_the_thirteen_state_story() -> None:
     # docs/findings/stale-leo-failover.md, counted by hand against Kafka's code (the walk is
-    # tests/spec/test_kafka_stale_leo.py's STORY): 1 Init  2 Produce m0 on broker 0
+    # tests/spec/kafka/test_stale_leo.py's STORY): 1 Init  2 Produce m0 on broker 0
     # 3 broker 2 fetches m0 (joins the ISR)  4 preferred election of broker 1 (epoch 1)
     # 5 broker 1 leads epoch 1  6 broker 2 fetches again from broker 0 (LEO 1 recorded)
     # 7 broker 2 follows broker 1, truncates m0  8 broker 1's controlled shutdown: epoch 2,

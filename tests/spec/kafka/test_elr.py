@@ -23,7 +23,7 @@ from tests.spec.walks import walk
 def model(**kw: Any) -> KafkaModel:
     """The model with ``kw``; the walks below spell one-step ISR writes (a shrink is
     ``ShrinkIsr(0)`` alone), so ``isr_changes`` is ``zookeeper`` unless given (KIP-966 with
-    AlterPartition's round trip: tests/spec/test_kafka_alter_partition.py)."""
+    AlterPartition's round trip: tests/spec/kafka/test_alter_partition.py)."""
     kw.setdefault("isr_changes", "zookeeper")
     return KafkaModel(KafkaConfig(**kw))
 

@@ -27,7 +27,7 @@ from isrlab.spec.kafka import model as kafka_model
 from isrlab.spec.kafka.config import KafkaConfig
 from isrlab.spec.kafka.model import KafkaModel
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 CONFIGS: dict[str, dict[str, Any]] = {
     "default": {},
@@ -70,7 +70,7 @@ def report(params: dict[str, Any]) -> dict[str, Any]:
 def pure_reports() -> dict[str, dict[str, Any]]:
     """``report`` of every configuration, in one child process running the Python source."""
     code = ("import json\n"
-            "from tests.spec.test_kafka_compiled import CONFIGS, report\n"
+            "from tests.spec.kafka.test_compiled import CONFIGS, report\n"
             "print(json.dumps({name: report(p) for name, p in CONFIGS.items()}))\n")
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
