@@ -203,9 +203,9 @@ def _check_role_change(
 
 def _reset_remote(
     old: RemoteReplica | None, broker_id: int, in_isr: bool, leader_leo: int, now_ms: int,
-    is_new_leader: bool,
+    reset: bool,
 ) -> RemoteReplica:
-    if is_new_leader:
+    if reset:
         # resetLastCaughtUpTime, then updateLogReadResult(UnknownLogReadResult): every
         # remote LEO, log start and last fetch become unknown (-1).
         return RemoteReplica(broker_id, UNKNOWN_OFFSET, UNKNOWN_OFFSET,
@@ -220,14 +220,16 @@ def _reset_remote(
 
 
 def _make_leader(
-    p: Partition, state: PartitionState, now_ms: int, hw_lag_ms: int | None
+    p: Partition, state: PartitionState, now_ms: int, hw_lag_ms: int | None,
+    reset_on_epoch: bool,
 ) -> MakeLeaderResult:
     local = p.local_broker_id
     is_new_leader = p.leader != local
+    reset = is_new_leader or (reset_on_epoch and p.leader_epoch != state.leader_epoch)
     old = {r.broker_id: r for r in p.remotes}
     leo = len(p.log)
     remotes = tuple(
-        _reset_remote(old.get(b), b, b in state.isr, leo, now_ms, is_new_leader)
+        _reset_remote(old.get(b), b, b in state.isr, leo, now_ms, reset)
         for b in sorted(state.replicas)
         if b != local
     )
@@ -247,7 +249,8 @@ def _make_leader(
 
 
 def make_leader(
-    partition: Partition, state: PartitionState, now_ms: int, hw_lag_ms: int | None = None
+    partition: Partition, state: PartitionState, now_ms: int, hw_lag_ms: int | None = None,
+    reset_on_epoch: bool = False,
 ) -> Result[MakeLeaderResult, InvalidInput]:
     """``Partition.makeLeader``: adopt the controller's decision with this broker as leader.
 
@@ -263,13 +266,21 @@ def make_leader(
     ``LogOffsetMetadata`` conversion (Kafka's ``convertHWToLocalOffsetMetadata`` of an HW
     above the LEO, possible after a truncation, cannot happen: see ``truncate_local_log``);
     the caller completes delayed requests when ``hw_incremented``.
+
+    ``reset_on_epoch`` is a fix no release has (docs/findings/stale-leo-failover.md): the
+    remote replicas are also reset when this broker already led but the leader epoch
+    changed, so that a leader that skipped an epoch (a LeaderAndIsr lost across a
+    controller failover) never counts a follower LEO recorded in an earlier epoch; Kafka
+    (``isNewLeader`` at 2.1, ``resetReplicaState(..., isNewLeader, ...)`` at 3.x) resets
+    only on a leadership change (``reset_on_epoch=False``).  ``is_new_leader`` stays
+    Kafka's either way.
     """
     if now_ms < 0 or (hw_lag_ms is not None and hw_lag_ms < 0):
         return reject(Problem.NEGATIVE_VALUE, f"now_ms {now_ms}, lag {hw_lag_ms}")
     return (
         check_partition_state(state)
         .bind(lambda s: _check_role_change(partition, s, to_leader=True))
-        .map(lambda p: _make_leader(p, state, now_ms, hw_lag_ms))
+        .map(lambda p: _make_leader(p, state, now_ms, hw_lag_ms, reset_on_epoch))
     )
 
 

@@ -180,9 +180,11 @@ def _set_fetcher(manager: ReplicaManager, tp: TopicPartition, entry: FetcherEntr
 
 
 def _become_leader(
-    step: _Step, p: Partition, state: PartitionState, now_ms: int, hw_lag_ms: int | None
+    step: _Step, p: Partition, state: PartitionState, now_ms: int, hw_lag_ms: int | None,
+    reset_on_epoch: bool,
 ) -> None:
-    result = make_leader(p, state, now_ms, hw_lag_ms).unwrap()  # inputs checked by the caller
+    # inputs checked by the caller
+    result = make_leader(p, state, now_ms, hw_lag_ms, reset_on_epoch).unwrap()
     step.manager = _set_fetcher(put_partition(step.manager, result.partition), p.tp, None)
     if result.is_new_leader:
         step.leaders.append(p.tp)
@@ -243,6 +245,7 @@ def become_leader_or_follower(
     leader_logs: LeaderLogs = _no_leader_logs,
     authorized: bool = True,
     hw_lag_ms: int | None = None,
+    reset_on_epoch: bool = False,
 ) -> Result[BecomeLeaderOrFollowerResult, InvalidInput]:
     """``KafkaApis.handleLeaderAndIsrRequest`` + ``ReplicaManager.becomeLeaderOrFollower``.
 
@@ -258,7 +261,8 @@ def become_leader_or_follower(
     new leader at ``fetch_offset`` (not when shutting down).  The HW checkpoint thread is
     started.  Shortcuts: ``authorized`` is the ACL check's result; local logs never turn
     out missing (the markPartitionOffline step); leader-epoch truncation reads
-    ``leader_logs`` atomically.  ``hw_lag_ms`` is ``make_leader``'s (KAFKA-4485's HW rule).
+    ``leader_logs`` atomically.  ``hw_lag_ms`` is ``make_leader``'s (KAFKA-4485's HW rule),
+    ``reset_on_epoch`` too (a fix no release has: reset the remotes on an epoch change).
     """
     if hw_lag_ms is not None and hw_lag_ms < 0:
         return reject(Problem.NEGATIVE_VALUE, f"lag {hw_lag_ms}")
@@ -278,7 +282,7 @@ def become_leader_or_follower(
     local = manager.local_broker_id
     for partition, state in accepted:
         if state.leader == local:
-            _become_leader(step, partition, state, now_ms, hw_lag_ms)
+            _become_leader(step, partition, state, now_ms, hw_lag_ms, reset_on_epoch)
     for partition, state in accepted:
         if state.leader != local:
             _become_follower(step, partition, state, alive, rule, leader_logs)

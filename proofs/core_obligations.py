@@ -41,6 +41,7 @@ from isrlab.checker.z3 import (
 from isrlab.proofs.group import Group, Row, inductive_rows, outcome_row
 from isrlab.proofs.kraft_obligations import kraft_groups
 from isrlab.proofs.mechanism_obligations import mechanism_groups
+from isrlab.proofs.stale_leo_obligations import stale_leo_groups
 from isrlab.spec.symbolic.core_pair import PairSystem
 from isrlab.spec.symbolic.core_system import CoreKafkaSystem, CoreState, describe
 
@@ -144,4 +145,5 @@ def core_groups() -> list[Group]:
               conditional_rows, conditional_formulas),
         *mechanism_groups(),
         *kraft_groups(),
+        *stale_leo_groups(),
     ]

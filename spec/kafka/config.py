@@ -87,6 +87,14 @@ class UnavailableLeader(StrEnum):
     SKIP = "skip"
 
 
+class LeaderStateReset(StrEnum):
+    """When ``makeLeader`` resets the remote replicas: on a leadership change (every
+    release) or on every leader epoch change (issue 36's fix, no release)."""
+
+    ON_LEADERSHIP = "on-leadership"
+    ON_EPOCH = "on-epoch"
+
+
 class IsrChanges(StrEnum):
     """How a leader changes the ISR: ZooKeeper writes or KIP-497's AlterPartition."""
 
@@ -371,6 +379,14 @@ class KafkaConfig:
         "with controller=kraft, a broker that is down may come back with an empty log "
         "directory (a replaced disk: no log, no clean-shutdown file) under its old broker "
         "id: KAFKA-14139's precondition", Kind.FAULT, fault=True))
+    leader_state_reset: str = field(default=LeaderStateReset.ON_LEADERSHIP.value,
+                                    metadata=declare(
+        "when makeLeader resets the remote replicas' state (LEO, log start, last fetch) to "
+        "unknown: on-leadership (every release, 0.8 through 4.x: only when the broker did "
+        "not already lead, isNewLeader; a leader that skipped an epoch keeps LEOs from "
+        "before it, docs/findings/stale-leo-failover.md) or on-epoch (a fix in no "
+        "release: also when the leader epoch changes)", Kind.VERSION, kafka="0.8+",
+        choices=LeaderStateReset))
 
     def __reduce__(self) -> tuple[type[KafkaConfig], tuple[object, ...]]:
         """Pickled as its field values in order: the class compiled by mypyc (setup.py) is
@@ -512,6 +528,8 @@ class KafkaSetup:
         # KAFKA-4485 (0.10.2+): caught-up replicas count for the HW, within lag_ticks
         self.hw_lag: int | None = config.lag_ticks if config.kafka_4485 else None
         self.previous_fetch = config.kafka_4485
+        # makeLeader resets the remotes on an epoch change too (a fix in no release)
+        self.reset_on_epoch = config.leader_state_reset == LeaderStateReset.ON_EPOCH.value
         # a remote's previous fetch, unknown (a new leader's UnknownLogReadResult)
         self.no_fetch: tuple[int, ...] = (0, self.sat) if config.kafka_4485 else ()
         self.layout = Layout(layout_flags(self.previous_fetch, self.extended, self.alter,

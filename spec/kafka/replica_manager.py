@@ -127,6 +127,7 @@ class ReplicaManagerSteps(GhostHistory):
         result = become_leader_or_follower(
             manager, request, _snapshot(alive), self.sat,
             self.follow_rule, leader_logs, hw_lag_ms=self.hw_lag,
+            reset_on_epoch=self.reset_on_epoch,
         ).unwrap()
         mgr = result.manager
         newp = mgr.partitions[0]

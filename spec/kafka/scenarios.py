@@ -175,6 +175,15 @@ SCENARIOS = (
         ("unavailable_leader=create-log", "hw_checkpoint_file=fsync"),
     ),
     Scenario(
+        "stale-leo-failover", "A leader re-elected across a controller failover skips an "
+        "epoch and counts a follower's stale LEO (ZooKeeper mode, 2.1 to 3.9, not fixed)",
+        "NoCommittedRecordLost",
+        ("brokers=3", "initial_isr=2", "max_records=1", "max_leader_epoch=3",
+         "isr_shrink=false", "crashes=none", "controlled_shutdown=true", "reassignment=true",
+         "max_controller_epoch=1", "unavailable_leader=fetcher"),
+        ("leader_state_reset=on-leadership",), ("leader_state_reset=on-epoch",),
+    ),
+    Scenario(
         "kafka14139", "KAFKA-14139: a broker back with an empty disk rejoins the ISR under its "
         "old identity, then is elected (KRaft 3.3-3.4, fixed by KIP-903 in 3.5)",
         "NoCommittedRecordLost",

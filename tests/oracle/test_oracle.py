@@ -594,7 +594,9 @@ def test_a_fatal_naming_only_its_topic_says_so_and_one_broker_is_singular(
                 "replica 2's latest offset 151 (kafka.server.ReplicaFetcherThread)")
     code, report = verdict(fatal)
     assert (code, report["verdict"]) == (3, "breaks-invariant")
-    assert any("topic test" in n and "partition" in n for n in report["notes"]), report
+    notes = report["notes"]
+    assert isinstance(notes, list)
+    assert any("topic test" in n and "partition" in n for n in notes), report
     single = log(tmp_path, f"{P} t-0 starts at Leader Epoch 0 from offset 0. Previous Leader "
                  "Epoch was: -1 (kafka.cluster.Partition)", name="single.log")
     assert "assumed: 1 broker," in run(single)[1]
