@@ -14,8 +14,8 @@ records are tuples.  Modelling shortcut: ``broker_metadata_log[b]`` is kept as i
 since a broker's copy is always a prefix of the controller's log (it only ever copies
 ``SubSeq(con_metadata_log, 1, k)``), so the length determines it.  The actions and
 invariants work on these tuples; the checker holds states packed into ``bytes``
-(``KraftModel.pack``: ``marshal`` format 2, which writes ints, bools and tuples without
-back-references, so equal states pack equal), their own encoding.
+(``KraftModel.pack``: a pickle, protocol 2, written without its memo, so with no
+back-references and equal states pack equal; small ints take 2 bytes), their own encoding.
 
 TLC's ``VIEW view`` (both cfgs) is ``view``: every variable but ``messages_discard``,
 ``aux_broker_epoch``, ``aux_ctrs`` and ``aux_flo``.
@@ -26,9 +26,10 @@ from __future__ import annotations
 from bisect import insort
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from marshal import dumps as _dumps
-from marshal import loads as _loads
+from io import BytesIO
 from operator import itemgetter
+from pickle import Pickler
+from pickle import loads as _loads
 from typing import Any
 
 from isrlab.checker.model import Liveness, Property
@@ -55,6 +56,15 @@ VARIABLES = (
 NOT_IN_VIEW = (MESSAGES_DISCARD, AUX_BROKER_EPOCH, AUX_CTRS, AUX_FLO)
 _VIEW_PART = itemgetter(*(i for i in range(len(VARIABLES)) if i not in NOT_IN_VIEW))
 _REST_PART = itemgetter(*NOT_IN_VIEW)
+
+
+def _dumps(value: tuple[Any, ...]) -> bytes:
+    """``value``'s pickle (protocol 2) without the memo: equal values give equal bytes."""
+    out = BytesIO()
+    pickler = Pickler(out, 2)
+    pickler.fast = True  # no memo: no back-references that depend on object identity
+    pickler.dump(value)
+    return out.getvalue()
 
 # -- constants ------------------------------------------------------------------------------
 NIL = -1
@@ -234,10 +244,10 @@ class KraftModel:
 
     # -- the Model protocol -------------------------------------------------------------------
     def pack(self, state: State) -> Packed:
-        """A state as the checker stores it: a 4-byte length, the ``marshal`` (format 2) of
-        the view's variables, then that of the four outside the view."""
-        inside = _dumps(_VIEW_PART(state), 2)
-        return len(inside).to_bytes(4, "big") + inside + _dumps(_REST_PART(state), 2)
+        """A state as the checker stores it: a 4-byte length, the memo-less pickle of the
+        view's variables, then that of the four outside the view."""
+        inside = _dumps(_VIEW_PART(state))
+        return len(inside).to_bytes(4, "big") + inside + _dumps(_REST_PART(state))
 
     def unpack(self, data: Packed) -> State:
         """The state tuple of a packed state (the last one unpacked is kept: the checker
