@@ -182,7 +182,7 @@ def kraft_liveness(model: KraftModel, unfair: Iterable[str] = ()) -> Liveness[Pa
     def per_broker(clause: Callable[[int], Clause[State]]) -> tuple[Clause[State], ...]:
         return tuple(clause(b) for b in brokers)
 
-    properties = (
+    properties: tuple[tuple[Clause[State], ...], ...] = (
         per_broker(lambda b: LeadsTo(_status_is(b, STARTING), _runs_unfenced(b))),
         per_broker(lambda b: LeadsTo(_registration_is(b, FENCED),
                                      _registration_is(b, UNFENCED))),
