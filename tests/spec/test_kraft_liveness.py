@@ -3,8 +3,10 @@
 of issue 33: kraft/v3.5 without the view, 2 brokers, replication factor 2, min ISR 1, ISR 2
 (TLC 2.15: all seven hold in 19 distinct / 21 generated states, depth 11; with
 FenceBrokerLimit 1, all seven hold in 14,613 states; the same without the weak fairness of
-UnfenceBroker, a violation whose lasso has 10 states and then stutters).  docs/conformance.md
-has the rows with their cfg and command.
+UnfenceBroker, a violation whose lasso has 10 states and then stutters), and rows measured
+for this repository with TLC 2.15 (``SPECIFICATION LivenessSpec``, the seven properties as
+PROPERTY, no VIEW, ``-workers 1 -deadlock -lncheck final``).  docs/conformance.md has the
+rows with their cfg and command.
 """
 
 from __future__ import annotations
@@ -67,3 +69,11 @@ def test_the_cli_checks_them_without_the_view_and_refuses_the_published_view() -
     assert refused.output.strip().splitlines() == [
         "isrlab: error: --liveness needs whole states: model 'tla-kraft-3.5' has a view (as "
         "TLC's VIEW, to be left out for liveness checking)"]
+
+
+def test_kip966_all_seven_hold_with_one_fencing() -> None:
+    """TLC 2.15 on kip-966, FenceBrokerLimit 1: no error, 14,613 distinct / 35,234
+    generated."""
+    model = _model("fence_broker_limit=1", name="tla-kraft-kip966")
+    result = check_liveness(model)
+    assert result.ok and result.states == 14_613 and result.edges == 35_234 - 1
