@@ -77,3 +77,15 @@ def test_kip966_all_seven_hold_with_one_fencing() -> None:
     model = _model("fence_broker_limit=1", name="tla-kraft-kip966")
     result = check_liveness(model)
     assert result.ok and result.states == 14_613 and result.edges == 35_234 - 1
+
+
+def test_without_fair_fetching_a_write_is_never_answered() -> None:
+    """TLC 2.15 on v3.5 without WF_vars(SendFetchRequest(b)): temporal properties violated,
+    a lasso (5 states) ending in stuttering with A sent and neither acknowledged nor
+    rejected; ours is the shortest such lasso."""
+    result = check_liveness(_model("unfair=SendFetchRequest"))
+    (violation,) = result.violations
+    assert violation.property == "EventuallyWriteIsAcceptedOrRejected"
+    assert violation.lasso.stutters and len(violation.lasso.trace) <= 5
+    last = violation.lasso.trace[-1].state
+    assert last["inv_sent"] == ["A"] and last["inv_pos_acked"] == last["inv_neg_acked"] == []
