@@ -89,3 +89,10 @@ def test_without_fair_fetching_a_write_is_never_answered() -> None:
     assert violation.lasso.stutters and len(violation.lasso.trace) <= 5
     last = violation.lasso.trace[-1].state
     assert last["inv_sent"] == ["A"] and last["inv_pos_acked"] == last["inv_neg_acked"] == []
+
+
+def test_all_seven_hold_with_one_clean_shutdown() -> None:
+    """TLC 2.15 on v3.5, CleanShutdownLimit 1: no error, 13,348 distinct / 28,673
+    generated."""
+    result = check_liveness(_model("clean_shutdown_limit=1"))
+    assert result.ok and result.states == 13_348 and result.edges == 28_673 - 1
