@@ -13,7 +13,16 @@ and stops after the level that ends past ``--budget`` seconds (rerun to go on). 
 ``--tlc-jar`` and ``--tlc-dir`` (a directory holding the module, the modules it extends
 and a cfg of the same name: never committed here) it then runs ``java -cp JAR tlc2.TLC
 -workers 1 -deadlock`` there for the same wall time and prints TLC's last progress line:
-the two rates side by side.  A script, not a timed test.
+the two rates side by side.
+
+With ``--levels N`` it runs one ``explore`` to ``N`` levels (in memory, or through a fresh
+``--run-dir`` when given, where the checker also keeps each new state's encoding) and
+prints the counts, wall and CPU seconds, states per CPU second, peak RSS, and the bytes one
+stored state takes: ``sys.getsizeof`` of a ``bytes`` state, or for a tuple state the deep
+size of its objects counted once (what a state decoded from a run directory takes; states
+found in one run share unchanged parts with their parent), averaged over the first 2,000
+states of level ``N``'s breadth-first walk.
+A script, not a timed test.
 """
 
 from __future__ import annotations
@@ -62,6 +71,42 @@ def ours(model_name: str, params: list[str], run_dir: Path, budget: float) -> fl
     return time.monotonic() - started
 
 
+def _deep(obj: object, counted: set[int]) -> int:
+    if id(obj) in counted:
+        return 0
+    counted.add(id(obj))
+    size = sys.getsizeof(obj)
+    if isinstance(obj, tuple):
+        size += sum(_deep(item, counted) for item in obj)
+    return size
+
+
+def stored_bytes(model: object, levels: int, sample: int = 2_000) -> float:
+    """The mean bytes of a stored state over ``sample`` states ``levels - 1`` steps deep."""
+    frontier = list(model.init_states())  # type: ignore[attr-defined]  # a registry model
+    for _ in range(levels - 1):
+        frontier = [t for s in frontier[:sample]
+                    for _, t in model.next_states(s)]  # type: ignore[attr-defined]
+    chosen = frontier[:sample]
+    small = set(range(-5, 257))  # CPython's cached small ints are shared by every state
+    return sum(_deep(s, {id(i) for i in small}) for s in chosen) / len(chosen)
+
+
+def in_memory(model_name: str, params: list[str], levels: int, run_dir: Path | None) -> None:
+    """One ``explore`` to ``levels`` levels (through ``run_dir`` when given): counts, times,
+    rate, peak RSS, state size."""
+    _, parsed, model = resolve_model(model_name, params)
+    wall, cpu = time.monotonic(), time.process_time()
+    result = explore(model, CheckOptions(params=parsed, max_depth=levels, run_dir=run_dir))
+    wall, cpu = time.monotonic() - wall, time.process_time() - cpu
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"{result.distinct_states:,d} distinct / {result.generated_states:,d} generated, "
+          f"diameter {result.diameter}, complete {result.complete}; {wall:.1f} s wall, "
+          f"{cpu:.1f} s CPU, {result.distinct_states / cpu:,.0f} distinct states per CPU s; "
+          f"peak RSS {rss:,.0f} MiB; {stored_bytes(model, levels):,.0f} bytes per stored "
+          f"state", flush=True)
+
+
 def tlc(jar: str, directory: Path, module: str, seconds: float) -> None:
     """TLC on the same configuration for ``seconds`` of wall time; its last progress line."""
     command = ["java", "-XX:+UseParallelGC", "-cp", jar, "tlc2.TLC", "-workers", "1",
@@ -80,12 +125,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True)
     parser.add_argument("-p", dest="params", action="append", default=[])
-    parser.add_argument("--run-dir", required=True, type=Path)
+    parser.add_argument("--run-dir", type=Path)
+    parser.add_argument("--levels", type=int)
     parser.add_argument("--budget", type=float, default=600.0)
     parser.add_argument("--tlc-jar")
     parser.add_argument("--tlc-dir", type=Path)
     parser.add_argument("--tlc-module")
     args = parser.parse_args()
+    if args.levels is not None:
+        in_memory(args.model, args.params, args.levels, args.run_dir)
+        return
+    if args.run_dir is None:
+        parser.error("--run-dir or --levels is required")
     spent = ours(args.model, args.params, args.run_dir, args.budget)
     if args.tlc_jar and args.tlc_dir and args.tlc_module:
         tlc(args.tlc_jar, args.tlc_dir, args.tlc_module, spent)

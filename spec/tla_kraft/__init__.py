@@ -5,7 +5,9 @@
 KIP-966 changes (ELR, last-known ELR, the broker epoch on disk, the HW gate at min ISR).
 ``PARAMS_V35`` / ``PARAMS_KIP966`` are the registry parameters (the specs' constants, their
 invariants, the mechanism checks that can be removed, and TLC's VIEW); ``build_v35`` /
-``build_kip966`` build a model from parsed parameters.  docs/tla-models.md describes them.
+``build_kip966`` build a model from parsed parameters; a model's ``liveness()`` declares the
+specs' seven liveness properties and fairness (``liveness``).  docs/tla-models.md describes
+them.
 """
 
 from __future__ import annotations

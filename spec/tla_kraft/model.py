@@ -12,8 +12,10 @@ immutable values: broker sets are bit masks (broker ``b`` is bit ``b - 1``), per
 functions are tuples indexed ``b - 1``, the message bag is a sorted tuple of message tuples,
 records are tuples.  Modelling shortcut: ``broker_metadata_log[b]`` is kept as its length,
 since a broker's copy is always a prefix of the controller's log (it only ever copies
-``SubSeq(con_metadata_log, 1, k)``), so the length determines it.  Encodings are the
-``repr`` of the tuple (deterministic: ints, bools and tuples only).
+``SubSeq(con_metadata_log, 1, k)``), so the length determines it.  The actions and
+invariants work on these tuples; the checker holds states packed into ``bytes``
+(``KraftModel.pack``: a pickle, protocol 2, written without its memo, so with no
+back-references and equal states pack equal; small ints take 2 bytes), their own encoding.
 
 TLC's ``VIEW view`` (both cfgs) is ``view``: every variable but ``messages_discard``,
 ``aux_broker_epoch``, ``aux_ctrs`` and ``aux_flo``.
@@ -21,15 +23,20 @@ TLC's ``VIEW view`` (both cfgs) is ``view``: every variable but ``messages_disca
 
 from __future__ import annotations
 
-import ast
 from bisect import insort
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from io import BytesIO
+from operator import itemgetter
+from pickle import Pickler
+from pickle import loads as _loads
 from typing import Any
 
-from isrlab.checker.model import Property
+from isrlab.checker.model import Liveness, Property
 
 State = tuple[Any, ...]
+Packed = bytes
+"""A state as the checker holds it (``KraftModel.pack``)."""
 Draft = list[Any]
 
 # -- variables (indices into a state) ----------------------------------------------------------
@@ -47,6 +54,17 @@ VARIABLES = (
     "aux_flo", "inv_sent", "inv_pos_acked", "inv_neg_acked", "inv_true_hwm", "inv_consumed",
 )
 NOT_IN_VIEW = (MESSAGES_DISCARD, AUX_BROKER_EPOCH, AUX_CTRS, AUX_FLO)
+_VIEW_PART = itemgetter(*(i for i in range(len(VARIABLES)) if i not in NOT_IN_VIEW))
+_REST_PART = itemgetter(*NOT_IN_VIEW)
+
+
+def _dumps(value: tuple[Any, ...]) -> bytes:
+    """``value``'s pickle (protocol 2) without the memo: equal values give equal bytes."""
+    out = BytesIO()
+    pickler = Pickler(out, 2)
+    pickler.fast = True  # no memo: no back-references that depend on object identity
+    pickler.dump(value)
+    return out.getvalue()
 
 # -- constants ------------------------------------------------------------------------------
 NIL = -1
@@ -86,6 +104,13 @@ INVARIANTS_V35 = (
 INVARIANTS_KIP966 = (*INVARIANTS_V35[:6], "MinIsrRecoveryQuorum",
                      "NoCommittedRecordLostGlobally")
 """The INVARIANTs of kafka_replication_kip_966.cfg, in its order."""
+FAIR_ACTIONS = (
+    "BrokerStart", "ReceiveBrokerRegResponse", "ReceiveMetadataUpdate",
+    "SendAlterPartitionRequest", "ReceiveAlterPartitionResponse", "SendFetchRequest",
+    "ReceiveFetchRequest", "ReceiveFetchResponse", "ReceiveBrokerRegRequest",
+    "ReceiveAlterPartitionRequest", "UnfenceBroker",
+)
+"""The actions of both modules' ``Liveness``, in its order (each weakly fair per broker)."""
 
 
 class SpecError(RuntimeError):
@@ -139,6 +164,7 @@ class KraftConfig:
     or NoDataLossShutdownLimit / DataLossShutdownLimit (kip-966).  Each ``*_check`` (and
     ``hw_min_isr_gate``) is one mechanism of the spec marked ``\\* CHECK`` (or, for the
     gate, KIP-966's SafeToAdvanceHwm); ``False`` removes it, a fault for research.
+    ``unfair`` names actions of ``FAIR_ACTIONS`` whose weak fairness ``liveness()`` drops.
     """
 
     kip966: bool
@@ -164,12 +190,14 @@ class KraftConfig:
     kip903_check: bool = True
     partition_epoch_check: bool = True
     hw_min_isr_gate: bool = True
+    unfair: tuple[str, ...] = ()
 
 
 class KraftModel:
     """Vanlightly's kafka_replication_v3_5 or kafka_replication_kip_966 module."""
 
-    identity_encoding = False
+    identity_encoding = True
+    """States are packed ``bytes``, their own encoding (``pack`` / ``unpack``)."""
     has_boundary = False
 
     def __init__(self, config: KraftConfig) -> None:
@@ -193,15 +221,48 @@ class KraftModel:
         for name in c.invariants:
             if name not in allowed:
                 raise ValueError(f"unknown invariant {name!r} (known: {', '.join(allowed)})")
+        unknown = sorted(set(c.unfair) - set(FAIR_ACTIONS))
+        if unknown:
+            raise ValueError(f"unfair: {', '.join(unknown)} not among the fair actions "
+                             f"({', '.join(FAIR_ACTIONS)})")
+        self._last_packed: Packed = b""
+        self._last_state: State = ()
         self._invariants = tuple(
-            Property(name, getattr(self, "inv_" + name)) for name in c.invariants)
+            Property(name, self._on_packed(getattr(self, "inv_" + name)))
+            for name in c.invariants)
         if not c.view:
             self.view = None  # type: ignore[assignment]  # no VIEW: states are themselves
         self._subsets = [m for m in range(1 << c.brokers)]
         self.actions = self._action_table()
+        self._steps = tuple((f"{name}({b})", action, b) for b in self.brokers
+                            for name, action in self.actions)
+
+    def _on_packed(self, predicate: Callable[[State], bool]) -> Callable[[Packed], bool]:
+        """A predicate of state tuples as one of packed states."""
+        unpack = self.unpack
+        return lambda data: predicate(unpack(data))
 
     # -- the Model protocol -------------------------------------------------------------------
-    def init_states(self) -> Iterable[State]:
+    def pack(self, state: State) -> Packed:
+        """A state as the checker stores it: a 4-byte length, the memo-less pickle of the
+        view's variables, then that of the four outside the view."""
+        inside = _dumps(_VIEW_PART(state))
+        return len(inside).to_bytes(4, "big") + inside + _dumps(_REST_PART(state))
+
+    def unpack(self, data: Packed) -> State:
+        """The state tuple of a packed state (the last one unpacked is kept: the checker
+        asks every invariant, and ``--liveness`` every predicate, of one state in turn)."""
+        if data is self._last_packed:
+            return self._last_state
+        size = int.from_bytes(data[:4], "big")
+        view = memoryview(data)
+        inside: State = _loads(view[4:4 + size])
+        outside: State = _loads(view[4 + size:])
+        state = inside[:MESSAGES_DISCARD] + outside + inside[MESSAGES_DISCARD:]
+        self._last_packed, self._last_state = data, state
+        return state
+
+    def init_states(self) -> Iterable[Packed]:
         """Init: broker 1 leads; replicas {1..RF}, ISR {1..InitIsrSize} (TLC's CHOOSE picks
         the first subset in its enumeration order, the lowest broker ids)."""
         c, n = self.config, self.n
@@ -241,46 +302,56 @@ class KraftModel:
         state[INV_SENT] = state[INV_POS_ACKED] = state[INV_NEG_ACKED] = 0
         state[INV_TRUE_HWM] = 1
         state[INV_CONSUMED] = ()
-        return [tuple(state)]
+        return [self.pack(tuple(state))]
 
-    def next_states(self, state: State) -> list[tuple[str, State]]:
+    def next_states(self, state: Packed) -> list[tuple[str, Packed]]:
         """Next: for each broker b in 1..BrokerCount every broker and controller action in
         the module's order, then PerformPartitionReassignment."""
-        out: list[tuple[str, State]] = []
-        for b in self.brokers:
-            for name, action in self.actions:
-                label = f"{name}({b})"
-                out.extend((label, s) for s in action(state, b))
-        out.extend(("PerformPartitionReassignment", s)
-                   for s in self.perform_partition_reassignment(state))
+        s, pack = self.unpack(state), self.pack
+        out: list[tuple[str, Packed]] = []
+        for label, action, b in self._steps:
+            out.extend((label, pack(t)) for t in action(s, b))
+        out.extend(("PerformPartitionReassignment", pack(t))
+                   for t in self.perform_partition_reassignment(s))
         return out
 
-    def invariants(self) -> Sequence[Property[State]]:
+    def invariants(self) -> Sequence[Property[Packed]]:
         return self._invariants
 
-    def sometimes(self) -> Sequence[Property[State]]:
+    def sometimes(self) -> Sequence[Property[Packed]]:
         return ()
 
-    def within_boundary(self, state: State) -> bool:
+    def within_boundary(self, state: Packed) -> bool:
         return True
 
-    def canonical(self, state: State) -> State:
+    def liveness(self) -> Liveness[Packed]:
+        """The spec's seven liveness properties under its ``Liveness`` (weak fairness of
+        ``FAIR_ACTIONS`` per broker), less the fairness of ``config.unfair``
+        (``isrlab.spec.tla_kraft.liveness``)."""
+        from isrlab.spec.tla_kraft.liveness import kraft_liveness  # it imports this module
+
+        return kraft_liveness(self, self.config.unfair)
+
+    def canonical(self, state: Packed) -> Packed:
         return state
 
-    def encode(self, state: State) -> bytes:
-        return repr(state).encode()
+    def encode(self, state: Packed) -> bytes:
+        """States are their own encoding."""
+        return state
 
-    def decode(self, data: bytes) -> State:
-        return tuple(ast.literal_eval(data.decode()))
+    def decode(self, data: bytes) -> Packed:
+        """States are their own encoding."""
+        return bytes(data)
 
-    def view(self, state: State) -> bytes:
-        """TLC's VIEW ``view``: the state without messages_discard and the aux variables."""
-        return repr(tuple(v for i, v in enumerate(state) if i not in NOT_IN_VIEW)).encode()
+    def view(self, state: Packed) -> bytes:
+        """TLC's VIEW ``view``: the state without messages_discard and the aux variables
+        (the packed state's first part)."""
+        return state[4:4 + int.from_bytes(state[:4], "big")]
 
-    def variables(self, state: State) -> Mapping[str, Any]:
+    def variables(self, state: Packed) -> Mapping[str, Any]:
         """The spec's variables with sets as sorted lists of broker ids."""
         return {name: _plain(i, value, self) for i, (name, value)
-                in enumerate(zip(VARIABLES, state, strict=True))}
+                in enumerate(zip(VARIABLES, self.unpack(state), strict=True))}
 
     def members(self, mask: int) -> list[int]:
         return [b for b in self.brokers if mask >> (b - 1) & 1]

@@ -48,6 +48,8 @@ _CHECKS = (
     Param("partition_epoch_check", bool, True, "[fault] false: AlterPartition ignores a stale "
           "partition epoch", fault=True),
 )
+_UNFAIR = Param("unfair", str, "", "comma-separated actions of the spec's Liveness whose weak "
+                "fairness --liveness drops (e.g. UnfenceBroker); empty: all eleven fair")
 _VIEW = Param("view", str, "published", "published: TLC's VIEW view of the cfg (states "
               "identified without messages_discard and the aux variables; the first state "
               "found for a view is expanded); none: every variable", choices=("published", "none"))
@@ -61,7 +63,7 @@ PARAMS_V35 = (
           "last ISR member from shutting down uncleanly (FALSE exposes the flaw)"),
     Param("invariants", str, ",".join(INVARIANTS_V35), "comma-separated INVARIANTs among "
           + ", ".join(INVARIANTS_V35) + "; or none"),
-    _VIEW, *_CHECKS,
+    _VIEW, _UNFAIR, *_CHECKS,
 )
 PARAMS_KIP966 = (
     *_SIZES,
@@ -71,7 +73,7 @@ PARAMS_KIP966 = (
     *_LIMITS,
     Param("invariants", str, ",".join(INVARIANTS_KIP966), "comma-separated INVARIANTs among "
           + ", ".join(INVARIANTS_KIP966) + ", ValidControllerIsrAndElr; or none"),
-    _VIEW, *_CHECKS,
+    _VIEW, _UNFAIR, *_CHECKS,
     Param("hw_min_isr_gate", bool, True, "[fault] false: the HW advances with an ISR below "
           "MinISR (KIP-966's SafeToAdvanceHwm removed)", fault=True),
 )
@@ -96,7 +98,8 @@ def _config(kip966: bool, p: Mapping[str, ParamValue]) -> KraftConfig:
         leader_shrink_isr_limit=int(p["leader_shrink_isr_limit"]),
         reassignment_limit=int(p["reassignment_limit"]),
         avoid_last_replica_standing=bool(p.get("avoid_last_replica_standing", True)),
-        invariants=_invariants(str(p["invariants"])), view=p["view"] == "published", **checks,
+        invariants=_invariants(str(p["invariants"])), view=p["view"] == "published",
+        unfair=tuple(a.strip() for a in str(p["unfair"]).split(",") if a.strip()), **checks,
     )
 
 

@@ -52,14 +52,27 @@ def test_labels_are_the_next_disjuncts_with_their_broker() -> None:
 
 def test_the_view_leaves_out_discarded_messages_and_the_aux_variables() -> None:
     model = build_v35(resolve_model("tla-kraft-3.5", [])[1])
-    state = next(iter(model.init_states()))
+    packed = next(iter(model.init_states()))
+    state = model.unpack(packed)
     changed = list(state)
     changed[MESSAGES_DISCARD] = ((9,),)
     changed[AUX_CTRS] = (0, 0, 0, 1, 0, 0)
-    assert model.view(tuple(changed)) == model.view(state)
+    assert model.view(model.pack(tuple(changed))) == model.view(packed)
+    assert model.pack(tuple(changed)) != packed
     changed[P_DATA] = ((), 2, 1)
-    assert model.view(tuple(changed)) != model.view(state)
+    assert model.view(model.pack(tuple(changed))) != model.view(packed)
     assert len(VARIABLES) == len(state) == 23
+
+
+def test_a_packed_state_unpacks_to_itself() -> None:
+    model = build_v35(resolve_model("tla-kraft-3.5", ["fence_broker_limit=1"])[1])
+    frontier = list(model.init_states())
+    for _ in range(6):
+        frontier = [t for s in frontier for _, t in model.next_states(s)]
+    for packed in frontier:
+        state = model.unpack(packed)
+        model.unpack(frontier[0])  # another state in between: no stale cache
+        assert model.pack(model.unpack(bytes(packed))) == packed and model.unpack(packed) == state
 
 
 def test_an_assume_that_fails_is_a_one_line_error() -> None:

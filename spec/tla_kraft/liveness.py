@@ -4,14 +4,14 @@ r"""The liveness properties and fairness of Vanlightly's KRaft specifications, d
 Vanlightly/kafka-tlaplus, ``kafka_data_replication/kraft/v3.5/v3_5_properties.tla`` and
 ``kraft/kip-966/kip_966_properties.tla``, define the same seven liveness properties, and both
 modules' ``Liveness`` is ``\A b \in Brokers`` weak fairness of eleven actions of ``b``
-(``LivenessSpec == Init /\ [][Next]_vars /\ Liveness``).  ``KraftLiveness`` is a KRaft model
-with a ``liveness()`` declaring them; ``V35`` and ``KIP966`` are its model entries:
+(``LivenessSpec == Init /\ [][Next]_vars /\ Liveness``).  ``KraftModel.liveness()`` declares
+them through ``kraft_liveness``:
 
-    isrlab check --model isrlab.spec.kraft_liveness:V35 -p fence_broker_limit=1 --liveness
+    isrlab check --model tla-kraft-3.5 -p view=none -p fence_broker_limit=1 --liveness
 
-Their parameters are the ported models' without ``view``: the cfgs say to comment the VIEW
-out for liveness checking, so states are whole.  ``unfair`` names actions whose weak
-fairness is dropped (``-p unfair=UnfenceBroker``).  The port's labels are ``Action(b)``, so
+The cfgs say to comment the VIEW out for liveness checking, so ``--liveness`` wants
+``view=none`` (states whole).  The parameter ``unfair`` names actions whose weak fairness is
+dropped (``-p unfair=UnfenceBroker``).  The port's labels are ``Action(b)``, so
 ``Fairness.of("weak", ..., per="label")`` is exactly ``\A b : WF_vars(Action(b))``.
 
 How each property is declared (docs/checker.md, "Vanlightly's KRaft properties in these
@@ -25,8 +25,8 @@ false in the initial state (checked when the declaration is built), so it is tha
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from isrlab.checker.model import (
     AlwaysEventually,
@@ -35,17 +35,15 @@ from isrlab.checker.model import (
     Fairness,
     LeadsTo,
     Liveness,
-    Property,
     TemporalProperty,
 )
-from isrlab.checker.registry import ModelEntry, Param, ParamValue
-from isrlab.spec.tla_kraft import PARAMS_KIP966, PARAMS_V35, KraftModel, build_kip966, build_v35
 from isrlab.spec.tla_kraft.model import (
     BROKER_MD_LOG,
     BROKER_STATE,
     CON_BROKER_REG,
     CON_LOG,
     CON_PM,
+    FAIR_ACTIONS,
     FENCED,
     FOLLOWER,
     INV_NEG_ACKED,
@@ -61,16 +59,12 @@ from isrlab.spec.tla_kraft.model import (
     STARTING,
     UNFENCED,
     VALUES,
+    Packed,
     State,
 )
 
-FAIR_ACTIONS = (
-    "BrokerStart", "ReceiveBrokerRegResponse", "ReceiveMetadataUpdate",
-    "SendAlterPartitionRequest", "ReceiveAlterPartitionResponse", "SendFetchRequest",
-    "ReceiveFetchRequest", "ReceiveFetchResponse", "ReceiveBrokerRegRequest",
-    "ReceiveAlterPartitionRequest", "UnfenceBroker",
-)
-"""The actions of both modules' ``Liveness``, in its order (each weakly fair per broker)."""
+if TYPE_CHECKING:  # model.py imports this module when a model's liveness() is asked for
+    from isrlab.spec.tla_kraft.model import KraftModel
 
 PROPERTIES = (
     "EventuallyRuns", "EventuallyUnfenced", "AlterPartitionEpochEventuallyReachedOrZero",
@@ -167,16 +161,28 @@ def _no_reassignment(s: State) -> bool:
     return not s[CON_PM][7] and not s[CON_PM][8]
 
 
-def kraft_liveness(model: KraftModel, unfair: Iterable[str] = ()) -> Liveness[State]:
-    """The seven properties and ``Liveness`` (without the weak fairness of ``unfair``)."""
-    if any(s[CON_PM][7] for s in model.init_states()):
+def kraft_liveness(model: KraftModel, unfair: Iterable[str] = ()) -> Liveness[Packed]:
+    """The seven properties and ``Liveness`` (without the weak fairness of ``unfair``), over
+    the model's packed states."""
+    if any(model.unpack(s)[CON_PM][7] for s in model.init_states()):
         raise ValueError("EventuallyReassignmentCompletes: an initial state is reassigning")
-    brokers = model.brokers
+    brokers, unpack = model.brokers, model.unpack
+
+    def on_packed(predicate: Predicate) -> Callable[[Packed], bool]:
+        return lambda data: predicate(unpack(data))
+
+    def packed(clause: Clause[State]) -> Clause[Packed]:
+        if isinstance(clause, LeadsTo):
+            return LeadsTo(on_packed(clause.premise), on_packed(clause.goal))
+        if isinstance(clause, AlwaysEventuallyImplies):
+            return AlwaysEventuallyImplies(on_packed(clause.premise), on_packed(clause.goal))
+        assert isinstance(clause, AlwaysEventually)
+        return AlwaysEventually(on_packed(clause.holds))
 
     def per_broker(clause: Callable[[int], Clause[State]]) -> tuple[Clause[State], ...]:
         return tuple(clause(b) for b in brokers)
 
-    properties = (
+    properties: tuple[tuple[Clause[State], ...], ...] = (
         per_broker(lambda b: LeadsTo(_status_is(b, STARTING), _runs_unfenced(b))),
         per_broker(lambda b: LeadsTo(_registration_is(b, FENCED),
                                      _registration_is(b, UNFENCED))),
@@ -187,85 +193,9 @@ def kraft_liveness(model: KraftModel, unfair: Iterable[str] = ()) -> Liveness[St
         (LeadsTo(_removing, _no_reassignment),),
     )
     dropped = frozenset(unfair)
-    unknown = dropped - frozenset(FAIR_ACTIONS)
-    if unknown:
-        raise ValueError(f"unfair: {', '.join(sorted(unknown))} not among the fair actions "
-                         f"({', '.join(FAIR_ACTIONS)})")
     fair = [a for a in FAIR_ACTIONS if a not in dropped]
     return Liveness(
-        tuple(TemporalProperty(name, clauses) for name, clauses
+        tuple(TemporalProperty(name, tuple(map(packed, clauses))) for name, clauses
               in zip(PROPERTIES, properties, strict=True)),
         (Fairness.of("weak", *fair),) if fair else (),
     )
-
-
-class KraftLiveness:
-    """A ``tla-kraft-*`` model (without a view) that declares the specs' liveness."""
-
-    def __init__(self, inner: KraftModel, unfair: Iterable[str] = ()) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.identity_encoding = inner.identity_encoding
-        self.has_boundary = inner.has_boundary
-        self._liveness = kraft_liveness(inner, unfair)
-
-    def init_states(self) -> Iterable[State]:
-        """The port's Init."""
-        return self.inner.init_states()
-
-    def next_states(self, state: State) -> Iterable[tuple[str, State]]:
-        """The port's Next (labels ``Action(b)``)."""
-        return self.inner.next_states(state)
-
-    def invariants(self) -> Sequence[Property[State]]:
-        """The port's invariants."""
-        return self.inner.invariants()
-
-    def sometimes(self) -> Sequence[Property[State]]:
-        """The port's sometimes properties."""
-        return self.inner.sometimes()
-
-    def within_boundary(self, state: State) -> bool:
-        """No boundary."""
-        return True
-
-    def canonical(self, state: State) -> State:
-        """No symmetry."""
-        return state
-
-    def encode(self, state: State) -> bytes:
-        """The port's encoding (the whole state: no view)."""
-        return self.inner.encode(state)
-
-    def decode(self, data: bytes) -> State:
-        """The port's decoding."""
-        return self.inner.decode(data)
-
-    def variables(self, state: State) -> Mapping[str, Any]:
-        """The spec's variables."""
-        return self.inner.variables(state)
-
-    def liveness(self) -> Liveness[State]:
-        """The seven properties under ``Liveness``'s weak fairness."""
-        return self._liveness
-
-
-_UNFAIR = Param("unfair", str, "", "comma-separated actions of Liveness whose weak fairness is "
-                "dropped (e.g. UnfenceBroker)")
-
-
-def _entry(name: str, params: tuple[Param, ...],
-           build: Callable[[Mapping[str, ParamValue]], KraftModel]) -> ModelEntry:
-    def live(values: Mapping[str, ParamValue]) -> KraftLiveness:
-        unfair = [a.strip() for a in str(values["unfair"]).split(",") if a.strip()]
-        return KraftLiveness(build({**values, "view": "none"}), unfair)
-
-    kept = tuple(p for p in params if p.name != "view")
-    return ModelEntry(name, f"{name} with Vanlightly's seven liveness properties and Liveness "
-                      "fairness (no view)", (*kept, _UNFAIR), live)
-
-
-V35 = _entry("tla-kraft-3.5", PARAMS_V35, build_v35)
-"""``tla-kraft-3.5`` declaring its liveness (``--model isrlab.spec.kraft_liveness:V35``)."""
-KIP966 = _entry("tla-kraft-kip966", PARAMS_KIP966, build_kip966)
-"""``tla-kraft-kip966`` declaring its liveness."""
