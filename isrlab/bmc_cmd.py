@@ -90,7 +90,8 @@ def bmc_command(
     try:
         result = bmc(system, wanted, depth, timeout_s * 1000, logic="QF_LIA",
                      first_step=system.symmetric_first_step(),
-                     options=getattr(system, "solver_options", None), solver=solver)
+                     options=getattr(system, "solver_options", None), solver=solver,
+                     symmetries=getattr(system, "label_symmetries", list)())
     except ValueError as error:  # the solver asked for is not installed
         raise BadInput(str(error)) from error
     except SolverError as error:

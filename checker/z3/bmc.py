@@ -13,6 +13,11 @@ many steps violates an invariant.  Once depth ``k`` is refuted, ``Inv(sk)`` is a
 
 Each step carries an integer selector that says which ``ActionInstance`` fired, so the trace
 comes back labelled.
+
+Symmetry breaking on labels (``symmetries``): for each given permutation π of the action
+labels under which the system is symmetric, the sequence of labels must be lexicographically
+no greater than its image under π (labels ordered as in ``actions()``).  While every step so
+far took a label that π fixes, the next step may not take a label whose image comes earlier.
 """
 
 from __future__ import annotations
@@ -82,8 +87,10 @@ class Unrolling(Generic[C]):
     solver: IncrementalSolver | z3.Solver
     tag: str = "u"
     first_step: Collection[str] | None = None
+    symmetries: Sequence[Mapping[str, str]] = ()
     frames: list[Frame] = field(default_factory=list)
     selectors: list[z3.ArithRef] = field(default_factory=list)
+    unbroken: list[z3.BoolRef] = field(default_factory=list)
 
     def start(self) -> Frame:
         """Create ``s0`` and assert ``Init(s0)``."""
@@ -105,9 +112,29 @@ class Unrolling(Generic[C]):
             if restrict is None or action.label in restrict
         ]
         self.solver.add(z3.Or(disjuncts))
+        self._break_symmetries(selector, t.step)
         self.frames.append(t)
         self.selectors.append(selector)
         return t
+
+    def _break_symmetries(self, selector: z3.ArithRef, step: int) -> None:
+        """The lex-leader constraint of each permutation in ``symmetries`` for this step:
+        while π fixed every earlier label (``unbroken``), this step's label is not one whose
+        image under π comes earlier in ``actions()``."""
+        labels = [a.label for a in self.system.actions()]
+        index = {label: k for k, label in enumerate(labels)}
+        if not self.unbroken:
+            self.unbroken = [z3.BoolVal(True) for _ in self.symmetries]
+        for p, perm in enumerate(self.symmetries):
+            image = [index[perm.get(label, label)] for label in labels]
+            later = [k for k in range(len(labels)) if image[k] < k]
+            fixed = [k for k in range(len(labels)) if image[k] == k]
+            still = z3.Bool(f"unbroken@{self.tag}.{p}.{step}")
+            self.solver.add(z3.Implies(self.unbroken[p],
+                                       z3.And([selector != k for k in later])))
+            self.solver.add(still == z3.And(self.unbroken[p],
+                                            z3.Or([selector == k for k in fixed])))
+            self.unbroken[p] = still
 
     def trace(self, model: z3.ModelRef) -> tuple[Transition[C], ...]:
         """The labelled concrete trace that ``model`` assigns to the frames."""
@@ -128,6 +155,7 @@ def bmc(
     first_step: Collection[str] | None = None,
     options: Mapping[str, bool | int] | None = None,
     solver: str = "auto",
+    symmetries: Sequence[Mapping[str, str]] = (),
 ) -> BmcResult[C]:
     """Search for a shortest trace of at most ``depth`` steps that violates an invariant.
 
@@ -138,6 +166,9 @@ def bmc(
     ``first_step`` is symmetry breaking: it restricts the first step to the actions with these
     labels.  It is sound only if every trace has a symmetric image (same length, same
     invariant verdicts) whose first step is one of them — the caller's claim to make.
+    ``symmetries`` are label permutations for the lex-leader constraint (module docstring):
+    sound when each is induced by a renaming under which Init, Next and the invariants are
+    symmetric and which fixes every label of ``first_step`` — again the caller's claim.
 
     ``options`` are Z3 solver parameters (e.g. ``ARITH_OPTIONS``): they change how fast the
     answer comes, never the answer.  ``solver`` (``solvers.SOLVERS``) picks who answers the
@@ -150,8 +181,8 @@ def bmc(
         raise ValueError(f"system {system.name!r} has no invariant(s) {sorted(missing)}")
     backend = open_solver(solver, logic, options, timeout_ms)
     try:
-        return _deepen(system, chosen, depth, Unrolling(system, backend, first_step=first_step),
-                       backend)
+        unrolling = Unrolling(system, backend, first_step=first_step, symmetries=symmetries)
+        return _deepen(system, chosen, depth, unrolling, backend)
     finally:
         backend.close()
 

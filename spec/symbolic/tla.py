@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, partial
+from itertools import permutations
 from typing import TypeAlias
 
 import z3
@@ -533,17 +534,25 @@ class TlaSystem:
         return self._actions
 
     @cached_property
-    def _actions(self) -> list[ActionInstance]:
+    def _instances(self) -> list[tuple[str, tuple[int, ...], Rel]]:
+        """(family, replica arguments, relation) of each instance, in Next's order."""
         variant = get(f"tla-{self.variant}")
         own = variant.actions()
-        acts: list[ActionInstance] = []
+        found: list[tuple[str, tuple[int, ...], Rel]] = []
         for family in variant.next_actions():
             encode = own[family].symbolic if family in own else None
             instances = encode(self) if encode is not None else self._base_family(family)
-            for args, rel in instances:
-                label = f"{family}({', '.join(replica_name(a) for a in args)})"
-                acts.append(ActionInstance(family, label, rel))
-        return acts
+            found += [(family, args, rel) for args, rel in instances]
+        return found
+
+    @staticmethod
+    def _label(family: str, args: Sequence[int]) -> str:
+        return f"{family}({', '.join(replica_name(a) for a in args)})"
+
+    @cached_property
+    def _actions(self) -> list[ActionInstance]:
+        return [ActionInstance(family, self._label(family, args), rel)
+                for family, args, rel in self._instances]
 
     @property
     def solver_options(self) -> Mapping[str, bool | int]:
@@ -559,6 +568,19 @@ class TlaSystem:
         with ControllerElectLeader(r1) or ControllerShrinkIsr(r1)."""
         first = replica_name(0)
         return (f"ControllerElectLeader({first})", f"ControllerShrinkIsr({first})")
+
+    def label_symmetries(self) -> list[dict[str, str]]:
+        """Symmetry breaking for BMC beyond the first step: every renaming of the replicas
+        that fixes ``r1``, as a map of action labels (``bmc``'s lex-leader ``symmetries``).
+
+        Init, Next, WeakIsr and StrongIsr are symmetric under any renaming of the replicas, so
+        the image of a trace under one is a trace of the same length and verdicts; these
+        renamings fix ``symmetric_first_step``'s labels, so together they keep, of each class
+        of renamed traces, the ones whose labels come first (docs/z3.md argues it)."""
+        renamings = [(0, *rest) for rest in permutations(range(1, self.replicas))][1:]
+        return [{self._label(family, args): self._label(family, [perm[a] for a in args])
+                 for family, args, _ in self._instances}
+                for perm in renamings]
 
     # ----------------------------------------------------------------- invariants
 

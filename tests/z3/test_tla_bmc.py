@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import z3
 from click.testing import CliRunner
 
 from isrlab.checker.trace import read_itf
 from isrlab.checker.z3 import bmc
-from isrlab.checker.z3.bmc import ARITH_OPTIONS
+from isrlab.checker.z3.bmc import ARITH_OPTIONS, Unrolling
 from isrlab.cli import cli
 from isrlab.spec.symbolic.bridge import concrete, replay
 from isrlab.spec.symbolic.state import KState, from_variables
@@ -32,7 +33,7 @@ def shortest(name: str, invariants: list[str], depth: int,
     model, system = build_pair(name, **(params or {}))
     result = bmc(system, invariants, depth, logic="QF_LIA",
                  first_step=system.symmetric_first_step(), options=system.solver_options,
-                 solver=solver)
+                 solver=solver, symmetries=system.label_symmetries())
     assert result.trace is not None
     replay(model, result.trace, system.replicas)  # a real trace of the explicit model
     return len(result.trace), result.proved_steps
@@ -146,3 +147,39 @@ def test_solver_options_change_the_speed_not_the_answer() -> None:
         assert result.trace is not None
         answers.append((len(result.trace), result.proved_steps, result.violated))
     assert answers == [(9, 7, "WeakIsr")] * 2
+
+
+def test_label_symmetries_rename_the_replicas_other_than_r1() -> None:
+    _, system = build_pair("tla-kip320-first-try", **CONFIG_B)
+    (swap,) = system.label_symmetries()  # 3 replicas: only r2 <-> r3 fixes r1
+    assert swap["BecomeFollower(r1, r3)"] == "BecomeFollower(r1, r2)"
+    assert swap["FollowerFetch(r3, r2)"] == "FollowerFetch(r2, r3)"
+    assert all(swap[label] == label for label in system.symmetric_first_step())
+    _, two = build_pair("tla-kip320-first-try")
+    assert two.label_symmetries() == []
+
+
+@pytest.mark.parametrize("symmetric", [False, True])
+def test_lex_leader_keeps_r2_before_r3_until_the_symmetry_is_broken(symmetric: bool) -> None:
+    # After ControllerElectLeader(r1) (the state still symmetric in r2, r3), r2 or r3 may
+    # become r1's follower; with the lex-leader constraint only r2's is left, and r3's again
+    # once r2's has broken the symmetry.
+    _, system = build_pair("tla-kip320-first-try", **CONFIG_B)
+    labels = [a.label for a in system.actions()]
+
+    def possible(*steps: str) -> bool:
+        solver = z3.Solver()
+        unrolling = Unrolling(system, solver, first_step=system.symmetric_first_step(),
+                              symmetries=system.label_symmetries() if symmetric else ())
+        unrolling.start()
+        for _ in steps:
+            unrolling.extend()
+        solver.add([sel == labels.index(step)
+                    for sel, step in zip(unrolling.selectors, steps, strict=True)])
+        return bool(solver.check() == z3.sat)
+
+    elect = "ControllerElectLeader(r1)"
+    assert possible(elect, "BecomeFollower(r1, r2)")
+    assert possible(elect, "BecomeFollower(r1, r3)") is not symmetric
+    assert possible(elect, "BecomeLeader(r1)", "BecomeFollower(r1, r3)") is not symmetric
+    assert possible(elect, "BecomeFollower(r1, r2)", "BecomeFollower(r1, r3)")
