@@ -23,7 +23,7 @@ far took a label that π fixes, the next step may not take a label whose image c
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic
 
@@ -156,6 +156,7 @@ def bmc(
     options: Mapping[str, bool | int] | None = None,
     solver: str = "auto",
     symmetries: Sequence[Mapping[str, str]] = (),
+    violation: Callable[[Frame], z3.BoolRef] | None = None,
 ) -> BmcResult[C]:
     """Search for a shortest trace of at most ``depth`` steps that violates an invariant.
 
@@ -169,6 +170,11 @@ def bmc(
     ``symmetries`` are label permutations for the lex-leader constraint (module docstring):
     sound when each is induced by a renaming under which Init, Next and the invariants are
     symmetric and which fixes every label of ``first_step`` — again the caller's claim.
+    ``violation`` replaces "some chosen invariant fails" in each depth's query by a stronger
+    predicate of the last state (symmetry breaking on the violation): sound only if every
+    violating trace has an image of the same length whose last state satisfies it, and it
+    implies that a chosen invariant fails — the caller's claim; it does not combine with
+    symmetry breaking on the steps unless the caller argues that too.
 
     ``options`` are Z3 solver parameters (e.g. ``ARITH_OPTIONS``): they change how fast the
     answer comes, never the answer.  ``solver`` (``solvers.SOLVERS``) picks who answers the
@@ -182,13 +188,14 @@ def bmc(
     backend = open_solver(solver, logic, options, timeout_ms)
     try:
         unrolling = Unrolling(system, backend, first_step=first_step, symmetries=symmetries)
-        return _deepen(system, chosen, depth, unrolling, backend)
+        return _deepen(system, chosen, depth, unrolling, backend, violation)
     finally:
         backend.close()
 
 
 def _deepen(system: SymbolicSystem[C], chosen: Sequence[SymbolicProperty], depth: int,
-            unrolling: Unrolling[C], solver: IncrementalSolver) -> BmcResult[C]:
+            unrolling: Unrolling[C], solver: IncrementalSolver,
+            violation: Callable[[Frame], z3.BoolRef] | None = None) -> BmcResult[C]:
     """``bmc``'s loop: one more step per depth, each depth's negated invariants in a scope."""
     names = tuple(p.name for p in chosen)
     frame = unrolling.start()
@@ -205,7 +212,7 @@ def _deepen(system: SymbolicSystem[C], chosen: Sequence[SymbolicProperty], depth
             frame = unrolling.extend()
         holds = [p.holds(frame) for p in chosen]
         solver.push()
-        solver.add(z3.Not(z3.And(holds)))
+        solver.add(z3.Not(z3.And(holds)) if violation is None else violation(frame))
         started = time.perf_counter()
         verdict = solver.check()
         outcomes.append(DepthOutcome(k, str(verdict), time.perf_counter() - started))
