@@ -596,25 +596,26 @@ class TlaSystem:
 
     def symmetric_violation(self, names: Collection[str]) -> Callable[[Frame], Bool]:
         """Symmetry breaking for BMC on the last state: one of the invariants ``names``
-        (WeakIsr, StrongIsr) fails for leader ``r1`` and member ``r2``.
+        (WeakIsr, StrongIsr) fails for leader ``r1`` and member ``r2`` (or ``r1`` itself).
 
-        A reachable state that breaks either invariant has a presumed leader ``i`` and a
-        member ``j`` of its (or the quorum's) ISR lacking a record below ``i``'s HW, and
-        ``j ≠ i`` since a leader's HW never exceeds its end offset (HW ≤ LEO, proved in the
-        structural group of ``proofs/``); renaming ``i`` to ``r1`` and ``j`` to ``r2`` maps
-        the trace to one of the same length (Init and Next are symmetric) whose last state
-        breaks the same invariant for ``r1`` and ``r2``.  It uses every renaming, so it
-        replaces ``symmetric_first_step`` and ``label_symmetries``."""
-        members = {"WeakIsr": lambda s: s["isr.0.1"], "StrongIsr": lambda s: s["qIsr.1"]}
-        unknown = sorted(set(names) - set(members))
+        A state that breaks either invariant has a presumed leader ``i`` and a member ``j``
+        of its (or the quorum's) ISR lacking a record below ``i``'s HW; renaming ``i`` to
+        ``r1`` and, if ``j ≠ i``, ``j`` to ``r2`` maps the trace to one of the same length
+        (Init and Next are symmetric) whose last state breaks the same invariant for ``r1``
+        and ``r2`` (or ``r1``).  It uses every renaming, so it replaces
+        ``symmetric_first_step`` and ``label_symmetries``."""
+        member: dict[str, Callable[[Frame, int], Bool]] = {
+            "WeakIsr": lambda s, j: s[f"isr.0.{j}"], "StrongIsr": lambda s, j: s[f"qIsr.{j}"]}
+        unknown = sorted(set(names) - set(member))
         if unknown or self.replicas < 2:
             raise ValueError(f"no symmetric violation for {unknown or 'one replica'}")
 
         def fails(s: Frame) -> Bool:
             hw = s["hw.0"]
-            held = self._ranged(0, hw, partial(self._same_entry, s, 0, 1))
-            return z3.And(self._presumes(s, 0), hw != 0,
-                          z3.Or([z3.And(members[n](s), z3.Not(held)) for n in names]))
+            lacking = [z3.And(member[n](s, j),
+                              z3.Not(self._ranged(0, hw, partial(self._same_entry, s, 0, j))))
+                       for n in names for j in (0, 1)]
+            return z3.And(self._presumes(s, 0), hw != 0, z3.Or(lacking))
         return fails
 
     def symmetry_breaking(self, names: Collection[str]) -> SymmetryBreaking:
