@@ -1,8 +1,8 @@
 """Benchmark Z3 bounded model checking against breadth-first search on docs/conformance.md's
 counterexamples (TLC's shortest lengths: configuration A truncate-to-hw 9 and Kip101 12
-states; configuration B truncate-to-hw 9, Kip101 11 and Kip279 11 states).
+states; configuration B truncate-to-hw 9, Kip101 11, Kip279 11 and Kip320FirstTry 13 states).
 
-    .venv/bin/python bench/bench_bmc.py [--only NAME] [--solvers z3,yices]
+    .venv/bin/python bench/bench_bmc.py [--only NAME] [--solvers z3,yices] [--symmetry MODE]
 
 For each case: BFS (``isrlab.checker.bfs.explore``, one worker, stop at the first violation) and BMC
 (``isrlab.checker.z3.bmc`` on the bounded symbolic twin) with each solver in turn, the trace
@@ -35,6 +35,7 @@ CASES = (
     ("B truncate-to-hw", "tla-truncate-to-hw", B, "StrongIsr", 9),
     ("B kip101", "tla-kip101", B, "StrongIsr", 11),
     ("B kip279", "tla-kip279", B, "StrongIsr", 11),
+    ("B kip320-first-try", "tla-kip320-first-try", B, "StrongIsr", 13),
 )
 
 
@@ -44,6 +45,10 @@ def main() -> None:
     parser.add_argument("--only", help="run only the case whose label contains this")
     parser.add_argument("--solvers", default="z3,yices",
                         help="comma-separated bmc solvers to run, in this order")
+    parser.add_argument("--symmetry", choices=("default", "first-step", "labels"),
+                        default="default",
+                        help="symmetry breaking: TlaSystem.symmetry_breaking (default), the "
+                             "first step only, or the first step and the lex-leader labels")
     args = parser.parse_args()
     for label, name, params, invariants, tlc in CASES:
         if args.only and args.only not in label:
@@ -61,9 +66,13 @@ def main() -> None:
         walls: dict[str, float] = {}
         for solver in args.solvers.split(","):
             before = os.times()
-            result = bmc(system, invariants.split(","), tlc, logic="QF_LIA",
-                         first_step=system.symmetric_first_step(),
-                         options=system.solver_options, solver=solver)
+            names = invariants.split(",")
+            breaking = (system.symmetry_breaking(names) if args.symmetry == "default" else
+                        {"first_step": system.symmetric_first_step(), "symmetries":
+                         system.label_symmetries() if args.symmetry == "labels" else [],
+                         "violation": None})
+            result = bmc(system, names, tlc, logic="QF_LIA", options=system.solver_options,
+                         solver=solver, **breaking)
             after = os.times()
             cpu = sum(after[:4]) - sum(before[:4])  # user + system, self and waited children
             walls[solver] = result.seconds

@@ -98,9 +98,11 @@ def bmc_command(
     if not wanted:
         raise BadInput("no invariant to check (set -p invariants=...)")
     try:
+        breaking = getattr(system, "symmetry_breaking", None)
         result = bmc(system, wanted, depth, timeout_s * 1000, logic="QF_LIA",
-                     first_step=system.symmetric_first_step(),
-                     options=getattr(system, "solver_options", None), solver=solver)
+                     options=getattr(system, "solver_options", None), solver=solver,
+                     **(breaking(wanted) if breaking is not None
+                        else {"first_step": system.symmetric_first_step()}))
     except ValueError as error:  # the solver asked for is not installed
         raise BadInput(str(error)) from error
     except SolverError as error:

@@ -13,12 +13,17 @@ many steps violates an invariant.  Once depth ``k`` is refuted, ``Inv(sk)`` is a
 
 Each step carries an integer selector that says which ``ActionInstance`` fired, so the trace
 comes back labelled.
+
+Symmetry breaking on labels (``symmetries``): for each given permutation π of the action
+labels under which the system is symmetric, the sequence of labels must be lexicographically
+no greater than its image under π (labels ordered as in ``actions()``).  While every step so
+far took a label that π fixes, the next step may not take a label whose image comes earlier.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic
 
@@ -82,8 +87,10 @@ class Unrolling(Generic[C]):
     solver: IncrementalSolver | z3.Solver
     tag: str = "u"
     first_step: Collection[str] | None = None
+    symmetries: Sequence[Mapping[str, str]] = ()
     frames: list[Frame] = field(default_factory=list)
     selectors: list[z3.ArithRef] = field(default_factory=list)
+    unbroken: list[z3.BoolRef] = field(default_factory=list)
 
     def start(self) -> Frame:
         """Create ``s0`` and assert ``Init(s0)``."""
@@ -105,9 +112,29 @@ class Unrolling(Generic[C]):
             if restrict is None or action.label in restrict
         ]
         self.solver.add(z3.Or(disjuncts))
+        self._break_symmetries(selector, t.step)
         self.frames.append(t)
         self.selectors.append(selector)
         return t
+
+    def _break_symmetries(self, selector: z3.ArithRef, step: int) -> None:
+        """The lex-leader constraint of each permutation in ``symmetries`` for this step:
+        while π fixed every earlier label (``unbroken``), this step's label is not one whose
+        image under π comes earlier in ``actions()``."""
+        labels = [a.label for a in self.system.actions()]
+        index = {label: k for k, label in enumerate(labels)}
+        if not self.unbroken:
+            self.unbroken = [z3.BoolVal(True) for _ in self.symmetries]
+        for p, perm in enumerate(self.symmetries):
+            image = [index[perm.get(label, label)] for label in labels]
+            later = [k for k in range(len(labels)) if image[k] < k]
+            fixed = [k for k in range(len(labels)) if image[k] == k]
+            still = z3.Bool(f"unbroken@{self.tag}.{p}.{step}")
+            self.solver.add(z3.Implies(self.unbroken[p],
+                                       z3.And([selector != k for k in later])))
+            self.solver.add(still == z3.And(self.unbroken[p],
+                                            z3.Or([selector == k for k in fixed])))
+            self.unbroken[p] = still
 
     def trace(self, model: z3.ModelRef) -> tuple[Transition[C], ...]:
         """The labelled concrete trace that ``model`` assigns to the frames."""
@@ -128,6 +155,8 @@ def bmc(
     first_step: Collection[str] | None = None,
     options: Mapping[str, bool | int] | None = None,
     solver: str = "auto",
+    symmetries: Sequence[Mapping[str, str]] = (),
+    violation: Callable[[Frame], z3.BoolRef] | None = None,
 ) -> BmcResult[C]:
     """Search for a shortest trace of at most ``depth`` steps that violates an invariant.
 
@@ -138,6 +167,14 @@ def bmc(
     ``first_step`` is symmetry breaking: it restricts the first step to the actions with these
     labels.  It is sound only if every trace has a symmetric image (same length, same
     invariant verdicts) whose first step is one of them — the caller's claim to make.
+    ``symmetries`` are label permutations for the lex-leader constraint (module docstring):
+    sound when each is induced by a renaming under which Init, Next and the invariants are
+    symmetric and which fixes every label of ``first_step`` — again the caller's claim.
+    ``violation`` replaces "some chosen invariant fails" in each depth's query by a stronger
+    predicate of the last state (symmetry breaking on the violation): sound only if every
+    violating trace has an image of the same length whose last state satisfies it, and it
+    implies that a chosen invariant fails — the caller's claim; it does not combine with
+    symmetry breaking on the steps unless the caller argues that too.
 
     ``options`` are Z3 solver parameters (e.g. ``ARITH_OPTIONS``): they change how fast the
     answer comes, never the answer.  ``solver`` (``solvers.SOLVERS``) picks who answers the
@@ -150,14 +187,15 @@ def bmc(
         raise ValueError(f"system {system.name!r} has no invariant(s) {sorted(missing)}")
     backend = open_solver(solver, logic, options, timeout_ms)
     try:
-        return _deepen(system, chosen, depth, Unrolling(system, backend, first_step=first_step),
-                       backend)
+        unrolling = Unrolling(system, backend, first_step=first_step, symmetries=symmetries)
+        return _deepen(system, chosen, depth, unrolling, backend, violation)
     finally:
         backend.close()
 
 
 def _deepen(system: SymbolicSystem[C], chosen: Sequence[SymbolicProperty], depth: int,
-            unrolling: Unrolling[C], solver: IncrementalSolver) -> BmcResult[C]:
+            unrolling: Unrolling[C], solver: IncrementalSolver,
+            violation: Callable[[Frame], z3.BoolRef] | None = None) -> BmcResult[C]:
     """``bmc``'s loop: one more step per depth, each depth's negated invariants in a scope."""
     names = tuple(p.name for p in chosen)
     frame = unrolling.start()
@@ -174,7 +212,7 @@ def _deepen(system: SymbolicSystem[C], chosen: Sequence[SymbolicProperty], depth
             frame = unrolling.extend()
         holds = [p.holds(frame) for p in chosen]
         solver.push()
-        solver.add(z3.Not(z3.And(holds)))
+        solver.add(z3.Not(z3.And(holds)) if violation is None else violation(frame))
         started = time.perf_counter()
         verdict = solver.check()
         outcomes.append(DepthOutcome(k, str(verdict), time.perf_counter() - started))

@@ -30,10 +30,11 @@ replicating from oneself is disabled in the specification (the end offset is nev
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, partial
-from typing import TypeAlias
+from itertools import permutations
+from typing import TypeAlias, TypedDict
 
 import z3
 
@@ -59,6 +60,14 @@ def variant_keys() -> tuple[str, ...]:
 
 Int: TypeAlias = z3.ArithRef
 Bool: TypeAlias = z3.BoolRef
+
+
+class SymmetryBreaking(TypedDict):
+    """The symmetry-breaking keyword arguments of ``isrlab.checker.z3.bmc``."""
+
+    first_step: tuple[str, ...] | None
+    symmetries: list[dict[str, str]]
+    violation: Callable[[Frame], Bool] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -533,17 +542,25 @@ class TlaSystem:
         return self._actions
 
     @cached_property
-    def _actions(self) -> list[ActionInstance]:
+    def _instances(self) -> list[tuple[str, tuple[int, ...], Rel]]:
+        """(family, replica arguments, relation) of each instance, in Next's order."""
         variant = get(f"tla-{self.variant}")
         own = variant.actions()
-        acts: list[ActionInstance] = []
+        found: list[tuple[str, tuple[int, ...], Rel]] = []
         for family in variant.next_actions():
             encode = own[family].symbolic if family in own else None
             instances = encode(self) if encode is not None else self._base_family(family)
-            for args, rel in instances:
-                label = f"{family}({', '.join(replica_name(a) for a in args)})"
-                acts.append(ActionInstance(family, label, rel))
-        return acts
+            found += [(family, args, rel) for args, rel in instances]
+        return found
+
+    @staticmethod
+    def _label(family: str, args: Sequence[int]) -> str:
+        return f"{family}({', '.join(replica_name(a) for a in args)})"
+
+    @cached_property
+    def _actions(self) -> list[ActionInstance]:
+        return [ActionInstance(family, self._label(family, args), rel)
+                for family, args, rel in self._instances]
 
     @property
     def solver_options(self) -> Mapping[str, bool | int]:
@@ -559,6 +576,58 @@ class TlaSystem:
         with ControllerElectLeader(r1) or ControllerShrinkIsr(r1)."""
         first = replica_name(0)
         return (f"ControllerElectLeader({first})", f"ControllerShrinkIsr({first})")
+
+    def label_symmetries(self, fixing: int = 1) -> list[dict[str, str]]:
+        """Symmetry breaking for BMC beyond the first step: every renaming of the replicas
+        that fixes ``r1`` … ``r<fixing>``, as a map of action labels (``bmc``'s lex-leader
+        ``symmetries``).
+
+        Init, Next, WeakIsr and StrongIsr are symmetric under any renaming of the replicas, so
+        the image of a trace under one is a trace of the same length and verdicts; renamings
+        that fix ``r1`` fix ``symmetric_first_step``'s labels, and those that fix ``r1`` and
+        ``r2`` keep ``symmetric_violation``, so together they keep, of each class of renamed
+        traces, the ones whose labels come first (docs/z3.md argues it)."""
+        fixed = tuple(range(min(fixing, self.replicas)))
+        renamings = [(*fixed, *rest) for rest in permutations(range(len(fixed),
+                                                                    self.replicas))][1:]
+        return [{self._label(family, args): self._label(family, [perm[a] for a in args])
+                 for family, args, _ in self._instances}
+                for perm in renamings]
+
+    def symmetric_violation(self, names: Collection[str]) -> Callable[[Frame], Bool]:
+        """Symmetry breaking for BMC on the last state: one of the invariants ``names``
+        (WeakIsr, StrongIsr) fails for leader ``r1`` and member ``r2`` (or ``r1`` itself).
+
+        A state that breaks either invariant has a presumed leader ``i`` and a member ``j``
+        of its (or the quorum's) ISR lacking a record below ``i``'s HW; renaming ``i`` to
+        ``r1`` and, if ``j ≠ i``, ``j`` to ``r2`` maps the trace to one of the same length
+        (Init and Next are symmetric) whose last state breaks the same invariant for ``r1``
+        and ``r2`` (or ``r1``).  It uses every renaming, so it replaces
+        ``symmetric_first_step`` and ``label_symmetries``."""
+        member: dict[str, Callable[[Frame, int], Bool]] = {
+            "WeakIsr": lambda s, j: s[f"isr.0.{j}"], "StrongIsr": lambda s, j: s[f"qIsr.{j}"]}
+        unknown = sorted(set(names) - set(member))
+        if unknown or self.replicas < 2:
+            raise ValueError(f"no symmetric violation for {unknown or 'one replica'}")
+
+        def fails(s: Frame) -> Bool:
+            hw = s["hw.0"]
+            lacking = [z3.And(member[n](s, j),
+                              z3.Not(self._ranged(0, hw, partial(self._same_entry, s, 0, j))))
+                       for n in names for j in (0, 1)]
+            return z3.And(self._presumes(s, 0), hw != 0, z3.Or(lacking))
+        return fails
+
+    def symmetry_breaking(self, names: Collection[str]) -> SymmetryBreaking:
+        """``bmc``'s symmetry-breaking arguments for the invariants ``names``: with 3 or more
+        replicas the violation pinned to ``r1`` and ``r2`` (``symmetric_violation``) and the
+        lex-leader constraint for the renamings of the other replicas; with 2, the first
+        step (docs/z3.md measures both)."""
+        if self.replicas >= 3:
+            return {"first_step": None, "symmetries": self.label_symmetries(fixing=2),
+                    "violation": self.symmetric_violation(names)}
+        return {"first_step": self.symmetric_first_step(), "symmetries": [],
+                "violation": None}
 
     # ----------------------------------------------------------------- invariants
 
