@@ -380,6 +380,18 @@ def _broker(v: Vars, b: int) -> Mapping[str, Any]:
     return view
 
 
+def controller_view(v: Vars) -> Mapping[str, Any]:
+    """The controller's view of the partition: ``zk`` (ZooKeeper mode) or ``controller``
+    (KRaft mode: the active controller's replayed metadata log)."""
+    view: Mapping[str, Any] = v["zk"] if "zk" in v else v["controller"]
+    return view
+
+
+def controller_name(v: Vars) -> str:
+    """Who keeps the partition's state: ``ZooKeeper`` or ``the controller`` (KRaft)."""
+    return "ZooKeeper" if "zk" in v else "the controller"
+
+
 def _log_text(log: Sequence[str]) -> str:
     return "[" + ", ".join(log) + "]" if log else "[] (empty)"
 
@@ -426,8 +438,8 @@ def _explain_isr(v: Vars, quorum: bool) -> str:
         hw, log = br["hw"], br["log"]
         if hw == 0:
             continue
-        isr = v["zk"]["isr"] if quorum else br.get("isr", ())
-        whose = "ZooKeeper's ISR" if quorum else f"the ISR broker{b} tracks"
+        isr = controller_view(v)["isr"] if quorum else br.get("isr", ())
+        whose = f"{controller_name(v)}'s ISR" if quorum else f"the ISR broker{b} tracks"
         for m in isr:
             other = _broker(v, m)["log"]
             if tuple(other[:hw]) == tuple(log[:hw]):
@@ -514,14 +526,14 @@ def explain_acked_writes(v: Vars) -> str:
 
 def explain_leader_in_isr(v: Vars) -> str:
     """Which leader is outside which ISR, or which ISR member is not an assigned replica."""
-    zk, out = v["zk"], []
+    zk, out = controller_view(v), []
     isr, replicas = tuple(zk["isr"]), tuple(zk["replicas"])
     outside = [m for m in isr if m not in replicas]
     if outside:
-        out.append(f"ZooKeeper's ISR {_ids_text(isr)} has {_ids_text(outside)}, not among "
-                   f"the assigned replicas {_ids_text(replicas)}")
+        out.append(f"{controller_name(v)}'s ISR {_ids_text(isr)} has {_ids_text(outside)}, "
+                   f"not among the assigned replicas {_ids_text(replicas)}")
     if zk["leader"] != NONE and zk["leader"] not in isr:
-        out.append(f"ZooKeeper names broker{zk['leader']} leader (epoch "
+        out.append(f"{controller_name(v)} names broker{zk['leader']} leader (epoch "
                    f"{zk['leader_epoch']}) but its ISR is {_ids_text(isr)}")
     for b in _leaders(v):
         own = tuple(_broker(v, b).get("isr", ()))
@@ -537,9 +549,10 @@ def explain_leader_in_isr(v: Vars) -> str:
 def explain_isr_non_empty(v: Vars) -> str:
     """Whose ISR is empty."""
     out = []
-    if not v["zk"]["isr"]:
-        out.append(f"ZooKeeper's ISR is empty (leader {v['zk']['leader']}, epoch "
-                   f"{v['zk']['leader_epoch']})")
+    zk = controller_view(v)
+    if not zk["isr"]:
+        out.append(f"{controller_name(v)}'s ISR is empty (leader {zk['leader']}, epoch "
+                   f"{zk['leader_epoch']})")
     out.extend(f"broker{b} acts as leader with an empty ISR" for b in _leaders(v)
                if not _broker(v, b).get("isr", ()))
     return "; ".join(out)
@@ -559,7 +572,7 @@ def explain_one_leader_per_epoch(v: Vars) -> str:
 
 def explain_elr_holds_committed(v: Vars) -> str:
     """Which ELR member lacks which committed record."""
-    zk, out = v["zk"], []
+    zk, out = controller_view(v), []
     committed: Mapping[str, int] = v.get("committed", {})
     for b in zk.get("elr", ()):
         br = _broker(v, b)
@@ -580,8 +593,8 @@ def explain_epochs_never_decrease(v: Vars) -> str:
     epochs = ", ".join(f"broker{b} {_broker(v, b)['leader_epoch']}" for b in _broker_ids(v)
                        if _broker(v, b).get("alive"))
     return (f"in the last step a live broker adopted a smaller leader epoch than it had "
-            f"(a stale LeaderAndIsr request); leader epochs now: {epochs}; ZooKeeper's "
-            f"{v['zk']['leader_epoch']}")
+            f"(a stale LeaderAndIsr request); leader epochs now: {epochs}; the controller's "
+            f"{controller_view(v)['leader_epoch']}")
 
 
 def explain_no_fatal_exit(v: Vars) -> str:
@@ -593,12 +606,21 @@ def explain_no_fatal_exit(v: Vars) -> str:
 
 
 def explain_no_hw_checkpoint_lost(v: Vars) -> str:
-    """Which broker wrote a checkpoint without the partition's HW."""
-    lost = [f"broker{b} (log {_log_text(_broker(v, b)['log'])})" for b in _broker_ids(v)
-            if _broker(v, b).get("hw_checkpoint", 0) in (None, NONE)]
-    where = ", ".join(lost) if lost else "a broker"
-    return (f"{where} wrote its replication-offset-checkpoint file without this "
-            "partition's high watermark: after a restart it starts at HW 0")
+    """Which live broker checkpointed HW 0 for a partition whose log holds committed
+    records."""
+    committed: Mapping[str, int] = v.get("committed", {})
+    lost = []
+    for b in _broker_ids(v):
+        br = _broker(v, b)
+        held = [e.split("@", 1)[0] for e in br["log"]]
+        kept = [rid for rid in held if rid in committed]
+        if br.get("alive") and br.get("hw_checkpoint") == 0 and kept:
+            lost.append(f"broker{b} wrote its replication-offset-checkpoint file with HW 0 "
+                        f"(in memory {br['hw']}) although its log {_log_text(br['log'])} "
+                        f"holds committed record(s) {', '.join(kept)}")
+    return "; ".join(lost or ["a broker wrote its replication-offset-checkpoint file "
+                              "without this partition's high watermark"]) + (
+        ": after its next restart it starts the partition at HW 0 (KAFKA-1647)")
 
 
 def explain_lso_le_hw(v: Vars) -> str:

@@ -13,6 +13,8 @@ from isrlab.checker.model import Property
 from isrlab.checker.report import TraceStep, Violation, explained, violation_json
 from isrlab.checker.trace import violation_text
 from isrlab.cli import cli
+from isrlab.explorer import Session
+from isrlab.models import registry
 from isrlab.spec.kafka.scenarios import BY_KEY, run
 
 KIP101 = BY_KEY["kip101-1"]
@@ -81,3 +83,44 @@ def test_an_explain_that_raises_keeps_the_counterexample() -> None:
     got = explained(v, [Property("P", bool, "", broken)])
     assert got.trace == v.trace
     assert got.explanation.startswith("(no explanation: P's explain raised KeyError")
+
+
+def _kip101_session() -> Session:
+    entry = registry().entries["kafka"]
+    params = registry().parse_params(entry, list(KIP101.params(fixed=False))).unwrap()
+    return Session(entry.build(params), "kafka")
+
+
+def test_the_explorer_explains_its_check_result_and_the_violated_state() -> None:
+    session = _kip101_session()
+    session.bounded_check(10)
+    assert session.check["violation"] == "NoCommittedRecordLost"
+    assert "record m0" in session.check["explanation"]
+    session.append_counterexample()
+    session.goto(len(session.path) - 1)
+    (violated,) = session.view()["violated"]
+    assert violated["name"] == "NoCommittedRecordLost"
+    assert "broker1, which leads epoch 1" in violated["why"]
+    assert "Why: record m0" in session.chart()
+
+
+def test_the_svg_note_says_why(tmp_path: Path) -> None:
+    svg = tmp_path / "c.svg"
+    out = CliRunner().invoke(cli, [
+        "check", "--model", "kafka", *_args(KIP101.params(fixed=False)), "--no-progress",
+        "--svg", str(svg)])
+    assert out.exit_code == 1, out.output
+    text = svg.read_text()
+    assert "VIOLATED in state 10: NoCommittedRecordLost" in text
+    assert "Why: record m0, committed in leader epoch 0" in text
+
+
+def test_kraft_replication_quorum_superset_names_the_uncounted_replica() -> None:
+    # docs/kafka-model.md: with controller=kraft and every other default,
+    # ReplicationQuorumSuperset breaks in 8 states (the equal-epoch-delta finding).
+    out = CliRunner().invoke(cli, [
+        "check", "--model", "kafka", "-p", "controller=kraft", "--no-progress"])
+    assert out.exit_code == 1, out.output
+    (why,) = [line for line in out.output.splitlines() if line.startswith("Why State")]
+    assert why.startswith("Why State 8 breaks ReplicationQuorumSuperset: the controller's ISR "
+                          "{broker0, broker1} has {broker1}, which the leader broker0")
