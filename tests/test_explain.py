@@ -124,3 +124,24 @@ def test_kraft_replication_quorum_superset_names_the_uncounted_replica() -> None
     (why,) = [line for line in out.output.splitlines() if line.startswith("Why State")]
     assert why.startswith("Why State 8 breaks ReplicationQuorumSuperset: the controller's ISR "
                           "{broker0, broker1} has {broker1}, which the leader broker0")
+
+
+def test_validate_explains_the_invariant_a_trace_breaks(tmp_path: Path) -> None:
+    itf_path = tmp_path / "t.itf.json"
+    args = _args(KIP101.params(fixed=False))
+    CliRunner().invoke(cli, ["check", "--model", "kafka", *args, "--no-progress",
+                             "--itf", str(itf_path)])
+    out = CliRunner().invoke(cli, ["validate", "--model", "kafka", *args, str(itf_path)])
+    assert out.exit_code == 3, out.output  # validate: a behaviour that breaks an invariant
+    assert "Why State 10 breaks NoCommittedRecordLost: record m0" in out.output
+
+
+def test_async_isr_current_hw_names_the_replica_behind_the_hw() -> None:
+    # HW over the current ISR only (not KIP-497's maximal ISR): the controller's ISR can hold
+    # a replica below the HW.
+    out = CliRunner().invoke(cli, [
+        "check", "--model", "tla-async-isr", "-p", "hw_isr=current", "--no-progress"])
+    assert out.exit_code == 1, out.output
+    (why,) = [line for line in out.output.splitlines() if line.startswith("Why State")]
+    assert "breaks ValidHighWatermark: the leader's high watermark is 1" in why
+    assert "r3 at offset 0" in why
