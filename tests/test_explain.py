@@ -145,3 +145,15 @@ def test_async_isr_current_hw_names_the_replica_behind_the_hw() -> None:
     (why,) = [line for line in out.output.splitlines() if line.startswith("Why State")]
     assert "breaks ValidHighWatermark: the leader's high watermark is 1" in why
     assert "r3 at offset 0" in why
+
+
+def test_bmc_explains_its_counterexample(tmp_path: Path) -> None:
+    # docs/conformance.md, configuration A: KafkaTruncateToHighWatermark breaks WeakIsr in
+    # 9 states.
+    itf_path = tmp_path / "t.itf.json"
+    out = CliRunner().invoke(cli, ["bmc", "--model", "tla-truncate-to-hw", "--depth", "10",
+                                   "--itf", str(itf_path)])
+    assert out.exit_code == 1, out.output
+    (why,) = [line for line in out.output.splitlines() if line.startswith("Why State")]
+    assert why.startswith("Why State 9 breaks WeakIsr: r")
+    assert json.loads(itf_path.read_text())["#meta"]["explanation"] == why.split(": ", 1)[1]
