@@ -480,13 +480,14 @@ def explain_log_matching(v: Vars) -> str:
 
 
 def _where(v: Vars, rid: str) -> str:
-    """Where record ``rid`` still is: ``broker0 offset 1, broker2 offset 1`` or nowhere."""
+    """Where record ``rid`` still is (``it is still on broker0 at offset 1, ...``), or that
+    no broker has it any more."""
     spots = []
     for b in _broker_ids(v):
         for o, entry in enumerate(_broker(v, b)["log"]):
             if entry.split("@", 1)[0] == rid:
                 spots.append(f"broker{b} at offset {o}")
-    return ", ".join(spots) if spots else "no broker"
+    return "it is still on " + ", ".join(spots) if spots else "no broker has it any more"
 
 
 def _explain_lost(v: Vars, ghost: str, what: str) -> str:
@@ -505,7 +506,7 @@ def _explain_lost(v: Vars, ghost: str, what: str) -> str:
                 continue
             out.append(f"record {rid}, {what} in leader epoch {e}, is missing from the log "
                        f"of broker{b}, which leads epoch {epoch} (log {_log_text(log)}, "
-                       f"high watermark {br['hw']}); it is still on {_where(v, rid)}")
+                       f"high watermark {br['hw']}); {_where(v, rid)}")
     return "; ".join(out)
 
 
@@ -582,7 +583,7 @@ def explain_elr_holds_committed(v: Vars) -> str:
         for rid in committed:
             if rid not in held:
                 out.append(f"broker{b} is in the ELR {_ids_text(zk['elr'])} but lacks "
-                           f"committed record {rid} (log {_log_text(br['log'])}); it is on "
+                           f"committed record {rid} (log {_log_text(br['log'])}); "
                            f"{_where(v, rid)}")
     return "; ".join(out)
 

@@ -157,3 +157,11 @@ def test_bmc_explains_its_counterexample(tmp_path: Path) -> None:
     (why,) = [line for line in out.output.splitlines() if line.startswith("Why State")]
     assert why.startswith("Why State 9 breaks WeakIsr: r")
     assert json.loads(itf_path.read_text())["#meta"]["explanation"] == why.split(": ", 1)[1]
+
+
+def test_docs_scenarios_quotes_kip101s_explanation_as_printed() -> None:
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "scenarios.md").read_text("utf-8")
+    block = doc.split(f"$ {KIP101.command(False)}\n", 1)[1].split("```", 1)[0]
+    violation = run(KIP101, fixed=False).violation
+    assert violation is not None
+    assert block.endswith(violation_text(violation).splitlines()[-1] + "\n")
