@@ -343,8 +343,9 @@ def render_svg(chart: Chart, current: int | None = None) -> str:
     if chart.violation is not None:
         name, words = chart.violation
         words = words.removeprefix(f"{name}:").strip()
-        text = [f"VIOLATED in state {last}: {name}",
-                *(_wrap(words, lay.width - 2 * _MARGIN - 16) if words else [])]
+        text = [f"VIOLATED in state {last}: {name}"]
+        for paragraph in words.split("\n"):  # the property's words, then why (if known)
+            text.extend(_wrap(paragraph, lay.width - 2 * _MARGIN - 16) if paragraph else [])
         h = len(text) * LINE_H + 12
         box_w = lay.width - 2 * _MARGIN
         rows_svg.append(f'<rect x="{_MARGIN:.1f}" y="{y:.1f}" width="{box_w:.1f}" '

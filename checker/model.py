@@ -55,11 +55,17 @@ S = TypeVar("S")
 
 @dataclass(frozen=True, slots=True)
 class Property(Generic[S]):
-    """A named state predicate: an invariant (must always hold) or a ``sometimes`` property."""
+    """A named state predicate: an invariant (must always hold) or a ``sometimes`` property.
+
+    ``explain`` (optional) says, for a state's *variables* (``Model.variables``) in which the
+    predicate is false, why: in the model's own words, naming the values.  The checker only
+    prints what it returns (under a counterexample, in the JSON report, the ITF ``#meta``);
+    ``""`` means it has nothing to add."""
 
     name: str
     holds: Callable[[S], bool]
     doc: str = ""
+    explain: Callable[[Mapping[str, Any]], str] | None = None
 
 
 class Model(Protocol[S]):

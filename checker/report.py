@@ -17,11 +17,12 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from isrlab.checker.atomic import write_text_atomically
+from isrlab.checker.model import Property
 
 INIT_ACTION = "Init"
 """The action name of a trace's first step (an initial state)."""
@@ -42,10 +43,13 @@ class TraceStep:
 
 @dataclass(frozen=True, slots=True)
 class Violation:
-    """A property that failed, with a shortest trace from an initial state to the bad state."""
+    """A property that failed, with a shortest trace from an initial state to the bad state;
+    ``explanation`` says why the last state breaks it (the property's ``explain``, ``""``
+    when it has none; ``explained`` fills it in)."""
 
     invariant: str
     trace: tuple[TraceStep, ...]
+    explanation: str = ""
 
     @property
     def length(self) -> int:
@@ -186,15 +190,50 @@ def collision_probability(distinct: int, generated: int) -> float:
 
 
 def violation_json(violation: Violation) -> dict[str, JsonValue]:
-    """A violation as JSON: the property and its trace of ``{"action", "state"}`` steps."""
-    return {
-        "invariant": violation.invariant,
-        "length": violation.length,
-        "trace": [
-            {"action": step.action, "state": json_value(dict(step.state))}
-            for step in violation.trace
-        ],
-    }
+    """A violation as JSON: the property, its ``explanation`` (only when it has one) and its
+    trace of ``{"action", "state"}`` steps."""
+    out: dict[str, JsonValue] = {"invariant": violation.invariant, "length": violation.length}
+    if violation.explanation:
+        out["explanation"] = violation.explanation
+    out["trace"] = [
+        {"action": step.action, "state": json_value(dict(step.state))}
+        for step in violation.trace
+    ]
+    return out
+
+
+def explanation_of(prop: Property[Any], state: Mapping[str, Any]) -> str:
+    """What ``prop.explain`` says of the variables ``state`` (``""`` without an ``explain``);
+    an ``explain`` that fails says so in the text rather than losing the counterexample."""
+    if prop.explain is None:
+        return ""
+    try:
+        return prop.explain(state)
+    except Exception as error:  # the counterexample matters more than its explanation
+        return f"(no explanation: {prop.name}'s explain raised {type(error).__name__}: {error})"
+
+
+def explained(violation: Violation, properties: Sequence[Property[Any]]) -> Violation:
+    """``violation`` with its ``explanation`` filled from the property of its name among
+    ``properties`` (unchanged when none has an ``explain`` or it is already filled)."""
+    if violation.explanation or not violation.trace:
+        return violation
+    for prop in properties:
+        if prop.name == violation.invariant:
+            text = explanation_of(prop, violation.trace[-1].state)
+            return replace(violation, explanation=text) if text else violation
+    return violation
+
+
+def explained_result(result: CheckResult, properties: Sequence[Property[Any]]) -> CheckResult:
+    """``result`` with every counterexample ``explained`` by ``properties``."""
+    if result.violation is None and not result.violations:
+        return result
+    return replace(
+        result,
+        violation=None if result.violation is None else explained(result.violation, properties),
+        violations=tuple(explained(v, properties) for v in result.violations),
+    )
 
 
 def _sort_key(value: JsonValue) -> tuple[str, str]:

@@ -113,12 +113,13 @@ def from_itf_value(encoded: Any, depth: int = 0) -> Any:
 def itf_document(
     trace: Sequence[TraceStep], *, source: str = "", description: str = "",
     parameters: Mapping[str, Any] | None = None, loop: int | None = None,
-    loop_meta: Mapping[str, Any] | None = None,
+    loop_meta: Mapping[str, Any] | None = None, explanation: str = "",
 ) -> dict[str, Any]:
     """The ITF JSON document of a trace; ``#meta`` names the model (``source``) and, when
     given, the parameters it was built with (``isrlab validate`` rebuilds it from them).
     A lasso gives ``loop`` (ITF's field) and ``loop_meta`` (merged into ``#meta``: at least
-    its ``loop_action``)."""
+    its ``loop_action``).  ``explanation``, when given, is why the last state breaks the
+    violated property (``#meta.explanation``)."""
     variables: list[str] = []
     for step in trace:
         for name in step.state:
@@ -136,6 +137,8 @@ def itf_document(
         "source": source,
         "description": description,
     }
+    if explanation:
+        meta["explanation"] = explanation
     if parameters is not None:
         meta["model"] = source
         meta["parameters"] = {k: parameters[k] for k in sorted(parameters)}
@@ -150,11 +153,13 @@ def itf_document(
 def write_itf(
     path: str | Path, trace: Sequence[TraceStep], *, source: str = "", description: str = "",
     parameters: Mapping[str, Any] | None = None, loop: int | None = None,
-    loop_meta: Mapping[str, Any] | None = None,
+    loop_meta: Mapping[str, Any] | None = None, explanation: str = "",
 ) -> None:
-    """Write a trace as an ITF JSON file (``parameters``, ``loop``: see ``itf_document``)."""
+    """Write a trace as an ITF JSON file (``parameters``, ``loop``, ``explanation``: see
+    ``itf_document``)."""
     document = itf_document(trace, source=source, description=description,
-                            parameters=parameters, loop=loop, loop_meta=loop_meta)
+                            parameters=parameters, loop=loop, loop_meta=loop_meta,
+                            explanation=explanation)
     write_text_atomically(path, json.dumps(document, indent=1) + "\n")
 
 
@@ -245,9 +250,14 @@ def text_trace(trace: Sequence[TraceStep]) -> str:
 
 
 def violation_text(violation: Violation) -> str:
-    """A violation's heading and its readable trace."""
+    """A violation's heading, its readable trace and, when the property explains itself,
+    why the last state breaks it."""
     heading = f"{violation.invariant} is violated; trace of {violation.length} states:"
-    return heading + "\n" + text_trace(violation.trace)
+    text = heading + "\n" + text_trace(violation.trace)
+    if violation.explanation:
+        text += f"\nWhy State {violation.length} breaks {violation.invariant}: "
+        text += violation.explanation
+    return text
 
 
 def result_text(result: CheckResult) -> str:

@@ -32,7 +32,7 @@ from returns.result import Failure
 from isrlab.checker.bfs import CheckOptions, explore
 from isrlab.checker.model import Model, Property
 from isrlab.checker.registry import USER_MODULE_PREFIX, ModelEntry, Param, ParamValue, Registry
-from isrlab.checker.report import CheckResult
+from isrlab.checker.report import CheckResult, explained_result
 from isrlab.checker.simulate import SimulateOptions
 from isrlab.checker.simulate import simulate as simulate_walks
 from isrlab.checker.validate import TraceFormatError, ValidateOptions, ValidationResult
@@ -302,12 +302,13 @@ def check(
     symmetry: bool = False, deadlock: bool = False, keep_going: bool = False,
 ) -> CheckResult:
     """Explore a model breadth-first (``isrlab check``) and return the report: ``.ok``,
-    ``.violation`` (with its shortest trace), counts, ``.complete``."""
+    ``.violation`` (with its shortest trace and, when the invariant explains itself, its
+    ``explanation``), counts, ``.complete``."""
     built, values = _resolve(spec, params or {})
-    return explore(built, CheckOptions(
+    return explained_result(explore(built, CheckOptions(
         symmetry=symmetry, workers=workers, max_depth=max_depth, max_states=max_states,
         stop_at_first=not keep_going, check_deadlock=deadlock, params=values,
-    ))
+    )), built.invariants())
 
 
 def simulate(
@@ -316,9 +317,9 @@ def simulate(
 ) -> CheckResult:
     """Check every invariant along seeded random walks (``isrlab simulate``)."""
     built, values = _resolve(spec, params or {})
-    return simulate_walks(built, SimulateOptions(
+    return explained_result(simulate_walks(built, SimulateOptions(
         seed=seed, walks=walks, depth=depth, check_deadlock=deadlock, params=values,
-    ))
+    )), built.invariants())
 
 
 def validate(

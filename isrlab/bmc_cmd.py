@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from isrlab.checker.report import CheckResult, Violation
+from isrlab.checker.report import CheckResult, Violation, explained
 from isrlab.checker.trace import violation_text, write_itf
 from isrlab.checker.z3 import BmcResult, bmc
 from isrlab.checker.z3.solvers import SOLVERS, SolverError
@@ -114,7 +114,8 @@ def bmc_command(
                            getattr(system, "concrete", None))
         except DriftError as error:
             raise click.ClickException(f"internal error: {error}") from error
-        violation = Violation(result.violated or wanted[0], trace)
+        violation = explained(Violation(result.violated or wanted[0], trace),
+                              model.invariants())
     report = CheckResult(
         model=model_name, params=values, engine=engine_name(result.solver), distinct_states=0,
         generated_states=0, diameter=len(result.depths), elapsed_s=result.seconds,
@@ -136,7 +137,8 @@ def bmc_command(
         else:
             write_itf(itf_path, violation.trace, source=model_name, parameters=values,
                       description=f"{violation.invariant} violated "
-                                  f"({engine_name(result.solver)})")
+                                  f"({engine_name(result.solver)})",
+                      explanation=violation.explanation)
     if svg_path is not None:
         write_violation_svg(svg_path, violation, model_name, model,
                             engine_name(result.solver))

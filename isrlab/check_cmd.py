@@ -16,7 +16,7 @@ from isrlab.api import describe
 from isrlab.checker.bfs import CheckOptions, Progress, RunDirError, WorkerError, explore
 from isrlab.checker.liveness import check_liveness, declared_liveness, lasso_itf_meta
 from isrlab.checker.model import Model
-from isrlab.checker.report import CheckResult
+from isrlab.checker.report import CheckResult, explained_result
 from isrlab.checker.simulate import SimulateOptions, simulate
 from isrlab.checker.trace import result_text, write_itf
 from isrlab.cli_support import (
@@ -103,7 +103,10 @@ def _report(
     fail_on_incomplete: bool = False, svg_path: Path | None = None,
     model: Model[Any] | None = None, coverage: bool = False,
 ) -> None:
-    """Print the summary (and trace), write the requested files, exit 0, 1 or 4."""
+    """Print the summary (and trace, with why its last state breaks the property), write the
+    requested files, exit 0, 1 or 4."""
+    if model is not None:
+        result = explained_result(result, model.invariants())
     click.echo(result_text(result))
     if coverage:
         text = result.coverage_text(declared_actions(model))
@@ -118,6 +121,7 @@ def _report(
             write_itf(
                 itf_path, result.violation.trace, source=result.model, parameters=result.params,
                 description=f"{result.violation.invariant} violated ({result.engine})",
+                explanation=result.violation.explanation,
             )
     if svg_path is not None:
         write_violation_svg(svg_path, result.violation, result.model, model, result.engine)

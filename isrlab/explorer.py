@@ -28,10 +28,10 @@ from flask import Flask, Response, jsonify, request
 from isrlab.checker.bfs import CheckOptions, explore
 from isrlab.checker.chart import render_svg
 from isrlab.checker.model import Model, Property
-from isrlab.checker.report import TraceStep
+from isrlab.checker.report import TraceStep, explained
 from isrlab.checker.trace import entry_text, itf_document, parse_itf, value_text
 from isrlab.explorer_page import PAGE
-from isrlab.render_cmd import invariant_words
+from isrlab.render_cmd import explanation_words, invariant_words, note_words
 from isrlab.spec.charts import chart_for
 
 MAX_CHECK_STATES = 200_000
@@ -223,9 +223,12 @@ class Session:
         self.pending = []
         if result.violation is not None:
             self.pending = self._match(start, result.violation.trace[1:], 2)
+        violation = (None if result.violation is None
+                     else explained(result.violation, self.model.invariants()))
         self.check = {
             "summary": result.summary_line(),
-            "violation": result.violation.invariant if result.violation else None,
+            "violation": violation.invariant if violation else None,
+            "explanation": violation.explanation if violation else "",
             "steps": [s.action for s in result.violation.trace[1:]] if result.violation else [],
         }
 
@@ -260,7 +263,9 @@ class Session:
                        "changed": bool(before) and before.get(n) != v,
                        "before": before.get(n) if before and before.get(n) != v else None}
                       for n, v, w in rows],
-            "violated": [{"name": n, "words": invariant_words(self.model, n)} for n in broken],
+            "violated": [{"name": n, "words": invariant_words(self.model, n),
+                          "why": explanation_words(self.model, n, self.model.variables(state))}
+                         for n in broken],
             "check": self.check,
         }
 
@@ -268,7 +273,7 @@ class Session:
         """The path as a sequence chart, the state under the cursor shaded."""
         trace = [TraceStep(label, self.model.variables(s)) for label, s in self.path]
         last = self.violated(self.path[-1][1])
-        violation = (last[0], invariant_words(self.model, last[0])) if last else None
+        violation = (last[0], note_words(self.model, last[0], trace[-1].state)) if last else None
         return render_svg(chart_for(trace, self.title, violation), self.cursor + 1)
 
 

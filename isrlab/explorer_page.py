@@ -210,11 +210,14 @@ async function show(v, fromHistory) {
   const bad = $('violated'); bad.replaceChildren();
   for (const p of v.violated) {
     const d = el('div'); d.appendChild(el('b', 'Violated: ' + p.name));
-    d.appendChild(el('div', p.words)); bad.appendChild(d);
+    d.appendChild(el('div', p.words));
+    if (p.why) d.appendChild(el('div', 'Why: ' + p.why));
+    bad.appendChild(d);
   }
   const c = v.check;
   $('check-result').textContent = c.summary ? c.summary +
-      (c.violation ? '\\ncounterexample: ' + c.steps.join(' -> ') : '') : '';
+      (c.violation ? '\\ncounterexample: ' + c.steps.join(' -> ') : '') +
+      (c.explanation ? '\\nwhy: ' + c.explanation : '') : '';
   $('append').style.display = c.violation ? 'inline-block' : 'none';
   const hash = address(v);
   if (location.hash !== hash) {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ from isrlab.checker.bfs import CheckOptions
 from isrlab.checker.chart import render_svg
 from isrlab.checker.graph import DOT_LIMIT, GraphTooLarge, dot_text, state_graph
 from isrlab.checker.model import Model
-from isrlab.checker.report import TraceStep, Violation
+from isrlab.checker.report import TraceStep, Violation, explanation_of
 from isrlab.checker.trace import parse_itf
 from isrlab.cli_support import BadInput, check_outputs, write_text_atomically
 from isrlab.models import registry
@@ -32,6 +32,24 @@ def invariant_words(model: Model[Any] | None, name: str) -> str:
             words = " ".join(prop.doc.split("\n\n")[0].split())
             return words.removeprefix(f"{name}:").strip()
     return ""
+
+
+def explanation_words(model: Model[Any] | None, name: str, state: Mapping[str, Any]) -> str:
+    """Why the variables ``state`` break the invariant ``name`` (its ``Property.explain``),
+    ``""`` when the model has no such invariant or it does not explain itself."""
+    if model is None:
+        return ""
+    for prop in model.invariants():
+        if prop.name == name:
+            return explanation_of(prop, state)
+    return ""
+
+
+def note_words(model: Model[Any] | None, name: str, state: Mapping[str, Any]) -> str:
+    """The chart's VIOLATED note under its heading: the invariant's words, then (a paragraph
+    of its own) why ``state`` breaks it."""
+    words, why = invariant_words(model, name), explanation_words(model, name, state)
+    return f"{words}\nWhy: {why}" if why else words
 
 
 def _model_named(name: str, invariant: str | None) -> Model[Any] | None:
@@ -68,7 +86,8 @@ def trace_svg(
     """The SVG chart of ``trace``; the last state is marked violating ``invariant`` if given."""
     violation = None
     if invariant is not None:
-        violation = (invariant, invariant_words(model, invariant))
+        state = trace[-1].state if trace else {}
+        violation = (invariant, note_words(model, invariant, state))
     return render_svg(chart_for(trace, title, violation), current)
 
 

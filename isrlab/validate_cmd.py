@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from isrlab.checker.model import Model
+from isrlab.checker.report import explained
 from isrlab.checker.trace import itf_value, violation_text, write_itf
 from isrlab.checker.validate import (
     TraceFormatError,
@@ -233,6 +235,8 @@ def validate_command(
         raise BadInput(f"{trace}: {error}") from error
     result = validate(model, observations,
                       ValidateOptions(closest=closest, max_frontier=max_frontier))
+    if result.violation is not None:  # say why its last state breaks the invariant
+        result = replace(result, violation=explained(result.violation, model.invariants()))
     if result.verdict == "rejected" and result.failed is not None:
         _unknown_action(model, result.failed, suspects)
     if as_json:

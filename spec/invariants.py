@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from isrlab.checker.model import Property
 from isrlab.spec._compiled import COMPILED, HERE
@@ -363,6 +364,294 @@ def some_truncation(s: State) -> bool:
 
 
 # ---------------------------------------------------------------------------------------
+# Explanations: why a state's variables (``KafkaModel.variables``) break an invariant
+# ---------------------------------------------------------------------------------------
+
+Vars = Mapping[str, Any]
+
+
+def _broker_ids(v: Vars) -> list[int]:
+    """The broker ids of a state's variables (``broker0``, ``broker1``, ...)."""
+    return sorted(int(k[6:]) for k in v if k.startswith("broker") and k[6:].isdigit())
+
+
+def _broker(v: Vars, b: int) -> Mapping[str, Any]:
+    view: Mapping[str, Any] = v[f"broker{b}"]
+    return view
+
+
+def controller_view(v: Vars) -> Mapping[str, Any]:
+    """The controller's view of the partition: ``zk`` (ZooKeeper mode) or ``controller``
+    (KRaft mode: the active controller's replayed metadata log)."""
+    view: Mapping[str, Any] = v["zk"] if "zk" in v else v["controller"]
+    return view
+
+
+def controller_name(v: Vars) -> str:
+    """Who keeps the partition's state: ``ZooKeeper`` or ``the controller`` (KRaft)."""
+    return "ZooKeeper" if "zk" in v else "the controller"
+
+
+def _log_text(log: Sequence[str]) -> str:
+    return "[" + ", ".join(log) + "]" if log else "[] (empty)"
+
+
+def _ids_text(ids: Iterable[int]) -> str:
+    return "{" + ", ".join(f"broker{i}" for i in sorted(ids)) + "}"
+
+
+def _leaders(v: Vars) -> list[int]:
+    """The acting leaders: live brokers whose partition state names themselves leader."""
+    return [b for b in _broker_ids(v)
+            if _broker(v, b).get("alive") and _broker(v, b).get("leader") == b]
+
+
+def _first_difference(a: Sequence[str], b: Sequence[str], upto: int) -> int:
+    """The first offset below ``upto`` at which the two logs differ."""
+    for o in range(upto):
+        if o >= len(a) or o >= len(b) or a[o] != b[o]:
+            return o
+    return upto
+
+
+def _at(log: Sequence[str], o: int) -> str:
+    return log[o] if o < len(log) else "nothing (its log ends at offset " + str(len(log)) + ")"
+
+
+def explain_hw_le_leo(v: Vars) -> str:
+    """Which broker's high watermark is above its log end offset."""
+    out = []
+    for b in _broker_ids(v):
+        br = _broker(v, b)
+        log, hw = br["log"], br["hw"]
+        if hw > len(log):
+            out.append(f"broker{b}'s high watermark {hw} is above its log end offset "
+                       f"{len(log)} (log {_log_text(log)}): it would serve offsets up to "
+                       f"{hw} as committed without having the records from offset {len(log)}")
+    return "; ".join(out)
+
+
+def _explain_isr(v: Vars, quorum: bool) -> str:
+    out = []
+    for b in _leaders(v):
+        br = _broker(v, b)
+        hw, log = br["hw"], br["log"]
+        if hw == 0:
+            continue
+        isr = controller_view(v)["isr"] if quorum else br.get("isr", ())
+        whose = f"{controller_name(v)}'s ISR" if quorum else f"the ISR broker{b} tracks"
+        for m in isr:
+            other = _broker(v, m)["log"]
+            if tuple(other[:hw]) == tuple(log[:hw]):
+                continue
+            o = _first_difference(log, other, hw)
+            out.append(
+                f"broker{b} leads epoch {br['leader_epoch']} with high watermark {hw}, so its "
+                f"records {_log_text(log[:hw])} are committed; broker{m}, in {whose} "
+                f"{_ids_text(isr)}, has {_at(other, o)} at offset {o} where the leader has "
+                f"{_at(log, o)}: electing broker{m} would lose committed data")
+    return "; ".join(out)
+
+
+def explain_weak_isr(v: Vars) -> str:
+    """Which leader's committed record a member of its own ISR lacks."""
+    return _explain_isr(v, quorum=False)
+
+
+def explain_strong_isr(v: Vars) -> str:
+    """Which leader's committed record a member of ZooKeeper's ISR lacks."""
+    return _explain_isr(v, quorum=True)
+
+
+def explain_log_matching(v: Vars) -> str:
+    """Which two replicas hold different records below both their HWs."""
+    live = [b for b in _broker_ids(v)
+            if _broker(v, b).get("alive") and _broker(v, b).get("leader_epoch") != NONE]
+    for i, a in enumerate(live):
+        for c in live[i + 1:]:
+            la, lc = _broker(v, a)["log"], _broker(v, c)["log"]
+            h = min(_broker(v, a)["hw"], _broker(v, c)["hw"])
+            if h and tuple(la[:h]) != tuple(lc[:h]):
+                o = _first_difference(la, lc, h)
+                return (f"broker{a} and broker{c} both count offset {o} as committed (high "
+                        f"watermarks {_broker(v, a)['hw']} and {_broker(v, c)['hw']}) but "
+                        f"hold different records there: {_at(la, o)} and {_at(lc, o)}")
+    return ""
+
+
+def _where(v: Vars, rid: str) -> str:
+    """Where record ``rid`` still is (``it is still on broker0 at offset 1, ...``), or that
+    no broker has it any more."""
+    spots = []
+    for b in _broker_ids(v):
+        for o, entry in enumerate(_broker(v, b)["log"]):
+            if entry.split("@", 1)[0] == rid:
+                spots.append(f"broker{b} at offset {o}")
+    return "it is still on " + ", ".join(spots) if spots else "no broker has it any more"
+
+
+def _explain_lost(v: Vars, ghost: str, what: str) -> str:
+    """Which record of the ghost mapping ``ghost`` (record -> epoch) an acting leader of that
+    epoch or a later one lacks."""
+    records: Mapping[str, int] = v.get(ghost, {})
+    out = []
+    for b in _leaders(v):
+        br = _broker(v, b)
+        epoch, log = br["leader_epoch"], br["log"]
+        held = {entry.split("@", 1)[0] for entry in log}
+        for rid, e in records.items():
+            if e > epoch:
+                continue
+            if rid in held:
+                continue
+            out.append(f"record {rid}, {what} in leader epoch {e}, is missing from the log "
+                       f"of broker{b}, which leads epoch {epoch} (log {_log_text(log)}, "
+                       f"high watermark {br['hw']}); {_where(v, rid)}")
+    return "; ".join(out)
+
+
+def explain_no_committed_record_lost(v: Vars) -> str:
+    """Which committed record the leader lacks."""
+    return _explain_lost(v, "committed", "committed")
+
+
+def explain_consumed_records_stay(v: Vars) -> str:
+    """Which consumed record the leader lacks."""
+    return _explain_lost(v, "consumed", "read by a consumer")
+
+
+def explain_acked_writes(v: Vars) -> str:
+    """Which acknowledged write the leader lacks."""
+    return _explain_lost(v, "acknowledged", "acknowledged to its producer")
+
+
+def explain_leader_in_isr(v: Vars) -> str:
+    """Which leader is outside which ISR, or which ISR member is not an assigned replica."""
+    zk, out = controller_view(v), []
+    isr, replicas = tuple(zk["isr"]), tuple(zk["replicas"])
+    outside = [m for m in isr if m not in replicas]
+    if outside:
+        out.append(f"{controller_name(v)}'s ISR {_ids_text(isr)} has {_ids_text(outside)}, "
+                   f"not among the assigned replicas {_ids_text(replicas)}")
+    if zk["leader"] != NONE and zk["leader"] not in isr:
+        out.append(f"{controller_name(v)} names broker{zk['leader']} leader (epoch "
+                   f"{zk['leader_epoch']}) but its ISR is {_ids_text(isr)}")
+    for b in _leaders(v):
+        own = tuple(_broker(v, b).get("isr", ()))
+        if b not in own:
+            out.append(f"broker{b} acts as leader but its own ISR {_ids_text(own)} leaves "
+                       "it out")
+        elif any(m not in replicas for m in own):
+            out.append(f"broker{b}'s ISR {_ids_text(own)} is not within the assigned "
+                       f"replicas {_ids_text(replicas)}")
+    return "; ".join(out)
+
+
+def explain_isr_non_empty(v: Vars) -> str:
+    """Whose ISR is empty."""
+    out = []
+    zk = controller_view(v)
+    if not zk["isr"]:
+        out.append(f"{controller_name(v)}'s ISR is empty (leader {zk['leader']}, epoch "
+                   f"{zk['leader_epoch']})")
+    out.extend(f"broker{b} acts as leader with an empty ISR" for b in _leaders(v)
+               if not _broker(v, b).get("isr", ()))
+    return "; ".join(out)
+
+
+def explain_one_leader_per_epoch(v: Vars) -> str:
+    """Which brokers lead the same epoch (or that two did, earlier in the trace)."""
+    by_epoch: dict[int, list[int]] = {}
+    for b in _leaders(v):
+        by_epoch.setdefault(_broker(v, b)["leader_epoch"], []).append(b)
+    both = [(e, bs) for e, bs in sorted(by_epoch.items()) if len(bs) > 1]
+    if both:
+        return "; ".join(f"{_ids_text(bs)} all act as leader of epoch {e}" for e, bs in both)
+    return ("two brokers have led the same leader epoch during this trace (the model "
+            "remembers each epoch's first leader); the last step gave it a second one")
+
+
+def explain_elr_holds_committed(v: Vars) -> str:
+    """Which ELR member lacks which committed record."""
+    zk, out = controller_view(v), []
+    committed: Mapping[str, int] = v.get("committed", {})
+    for b in zk.get("elr", ()):
+        br = _broker(v, b)
+        if br.get("unclean_shutdown"):
+            continue
+        held = {entry.split("@", 1)[0] for entry in br["log"]}
+        for rid in committed:
+            if rid not in held:
+                out.append(f"broker{b} is in the ELR {_ids_text(zk['elr'])} but lacks "
+                           f"committed record {rid} (log {_log_text(br['log'])}); "
+                           f"{_where(v, rid)}")
+    return "; ".join(out)
+
+
+def explain_epochs_never_decrease(v: Vars) -> str:
+    """The leader epochs the live brokers now hold (the regression happened in the last
+    step)."""
+    epochs = ", ".join(f"broker{b} {_broker(v, b)['leader_epoch']}" for b in _broker_ids(v)
+                       if _broker(v, b).get("alive"))
+    return (f"in the last step a live broker adopted a smaller leader epoch than it had "
+            f"(a stale LeaderAndIsr request); leader epochs now: {epochs}; the controller's "
+            f"{controller_view(v)['leader_epoch']}")
+
+
+def explain_no_fatal_exit(v: Vars) -> str:
+    """The log end offsets when a follower found itself past its leader."""
+    leos = ", ".join(f"broker{b} {len(_broker(v, b)['log'])}" for b in _broker_ids(v))
+    return ("a follower found its log end offset above its leader's and exited its broker "
+            f"(FatalExitError, 'Exiting because log truncation is not allowed'); log end "
+            f"offsets: {leos}")
+
+
+def explain_no_hw_checkpoint_lost(v: Vars) -> str:
+    """Which live broker checkpointed HW 0 for a partition whose log holds committed
+    records."""
+    committed: Mapping[str, int] = v.get("committed", {})
+    lost = []
+    for b in _broker_ids(v):
+        br = _broker(v, b)
+        held = [e.split("@", 1)[0] for e in br["log"]]
+        kept = [rid for rid in held if rid in committed]
+        if br.get("alive") and br.get("hw_checkpoint") == 0 and kept:
+            lost.append(f"broker{b} wrote its replication-offset-checkpoint file with HW 0 "
+                        f"(in memory {br['hw']}) although its log {_log_text(br['log'])} "
+                        f"holds committed record(s) {', '.join(kept)}")
+    return "; ".join(lost or ["a broker wrote its replication-offset-checkpoint file "
+                              "without this partition's high watermark"]) + (
+        ": after its next restart it starts the partition at HW 0 (KAFKA-1647)")
+
+
+def explain_lso_le_hw(v: Vars) -> str:
+    """The HWs (the LSO equals the HW here: no transactions)."""
+    hws = ", ".join(f"broker{b} {_broker(v, b)['hw']}" for b in _broker_ids(v))
+    return f"a live replica's last stable offset is above its high watermark (HWs: {hws})"
+
+
+EXPLAIN: dict[str, Callable[[Vars], str]] = {
+    "HwLeLeo": explain_hw_le_leo,
+    "LsoLeHw": explain_lso_le_hw,
+    "LeaderInIsr": explain_leader_in_isr,
+    "IsrNonEmpty": explain_isr_non_empty,
+    "EpochsNeverDecrease": explain_epochs_never_decrease,
+    "OneLeaderPerEpoch": explain_one_leader_per_epoch,
+    "WeakIsr": explain_weak_isr,
+    "StrongIsr": explain_strong_isr,
+    "LogMatching": explain_log_matching,
+    "NoCommittedRecordLost": explain_no_committed_record_lost,
+    "ConsumedRecordsStay": explain_consumed_records_stay,
+    "AckedAllSurvivesCleanElection": explain_acked_writes,
+    "AcknowledgedWritesDurable": explain_acked_writes,
+    "NoFatalExit": explain_no_fatal_exit,
+    "ElrHoldsCommitted": explain_elr_holds_committed,
+    "NoHwCheckpointLost": explain_no_hw_checkpoint_lost,
+}
+"""Each invariant's ``Property.explain``: why a state's variables break it, in Kafka's words."""
+
+
+# ---------------------------------------------------------------------------------------
 # Catalogue
 # ---------------------------------------------------------------------------------------
 
@@ -424,10 +713,10 @@ def kafka_invariants(model: PartitionBridge) -> list[Property[State]]:
     for name in INVARIANT_NAMES:
         if name in _PLAIN:
             f = _PLAIN[name]
-            out.append(Property(name, f, _doc(f)))
+            out.append(Property(name, f, _doc(f), EXPLAIN[name]))
         else:
             g = _WITH_MODEL[name]
-            out.append(Property(name, _bind(g, model), _doc(g)))
+            out.append(Property(name, _bind(g, model), _doc(g), EXPLAIN[name]))
     return out
 
 

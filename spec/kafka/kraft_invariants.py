@@ -7,8 +7,8 @@ one exists; the docstring says what a violation means in a running cluster.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, cast
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, cast
 
 from isrlab.checker.model import Property
 from isrlab.spec.kafka.kraft_state import KRaftState, replayed
@@ -143,6 +143,81 @@ KRAFT_INVARIANTS: dict[str, Callable[[PartitionBridge, State], bool]] = {
 """The KRaft-era invariants in the order the checker tests them (after the catalogue's)."""
 
 
+def explain_metadata_log_matching(v: Mapping[str, Any]) -> str:
+    """The live brokers' published metadata beside the active controller's."""
+    c = v["controller"]
+    views = []
+    for b in _broker_ids(v):
+        br = v[f"broker{b}"]
+        if br.get("alive"):
+            views.append(f"broker{b} published offset {br.get('metadata_applied', -1)} and "
+                         f"acts on leader {br['leader']} epoch {br['leader_epoch']}"
+                         f" (partition epoch {br.get('partition_epoch', -1)})")
+    return (f"a live broker acts on metadata the active controller's committed log does not "
+            f"give it at its published offset: the controller says leader {c['leader']} "
+            f"epoch {c['leader_epoch']} (partition epoch {c.get('partition_epoch', -1)}); "
+            + "; ".join(views))
+
+
+def explain_replication_quorum_superset(v: Mapping[str, Any]) -> str:
+    """Which member of the controller's ISR the leader does not count."""
+    c = v["controller"]
+    lead = c["leader"]
+    br = v[f"broker{lead}"]
+    counted = set(br.get("isr", ())) | set(br.get("pending_isr", ()))
+    missing = [m for m in c["isr"] if m not in counted]
+    return (f"the controller's ISR {_ids(c['isr'])} has {_ids(missing)}, which the leader "
+            f"broker{lead} (epoch {br['leader_epoch']}) does not count for its HW (its ISR "
+            f"{_ids(br.get('isr', ()))}, pending {_ids(br.get('pending_isr', ()))}): the HW "
+            "can rise past records a replica the controller may elect lacks")
+
+
+def _lacking(v: Mapping[str, Any], b: int) -> list[str]:
+    """The committed records broker ``b``'s log lacks."""
+    held = {entry.split("@", 1)[0] for entry in v[f"broker{b}"]["log"]}
+    return [rid for rid in v.get("committed", {}) if rid not in held]
+
+
+def explain_leader_completeness(v: Mapping[str, Any]) -> str:
+    """Which committed records the elected leader lacks."""
+    lead = v["controller"]["leader"]
+    br = v[f"broker{lead}"]
+    return (f"the controller elected broker{lead} leader (epoch "
+            f"{v['controller']['leader_epoch']}) though its log {list(br['log'])} lacks "
+            f"committed record(s) {', '.join(_lacking(v, lead))}")
+
+
+def explain_min_isr_recovery_quorum(v: Mapping[str, Any]) -> str:
+    """Which ISR or ELR member lacks which committed records."""
+    c = v["controller"]
+    out = []
+    for b in sorted(set(c["isr"]) | set(c.get("elr", ()))):
+        lost = _lacking(v, b)
+        br = v[f"broker{b}"]
+        if lost and not (not br.get("alive") and br.get("unclean_shutdown")):
+            out.append(f"broker{b} (in the controller's ISR {_ids(c['isr'])} or ELR "
+                       f"{_ids(c.get('elr', ()))}) lacks committed record(s) "
+                       f"{', '.join(lost)} (log {list(br['log'])})")
+    return "; ".join(out)
+
+
+def _broker_ids(v: Mapping[str, Any]) -> list[int]:
+    return sorted(int(k[6:]) for k in v if k.startswith("broker") and k[6:].isdigit())
+
+
+def _ids(ids: Iterable[int]) -> str:
+    return "{" + ", ".join(f"broker{i}" for i in sorted(ids)) + "}"
+
+
+KRAFT_EXPLAIN: dict[str, Callable[[Mapping[str, Any]], str]] = {
+    "MetadataLogMatching": explain_metadata_log_matching,
+    "ReplicationQuorumSuperset": explain_replication_quorum_superset,
+    "LeaderCompleteness": explain_leader_completeness,
+    "MinIsrRecoveryQuorum": explain_min_isr_recovery_quorum,
+}
+"""Each KRaft invariant's ``Property.explain`` over the state's variables."""
+
+
 def kraft_invariants(model: PartitionBridge) -> list[Property[State]]:
     """The KRaft invariants bound to ``model``."""
     out: list[Property[State]] = []
@@ -152,5 +227,5 @@ def kraft_invariants(model: PartitionBridge) -> list[Property[State]]:
         def bound(s: State, f: Callable[[PartitionBridge, State], bool] = f) -> bool:
             return f(model, s)
 
-        out.append(Property(name, bound, doc))
+        out.append(Property(name, bound, doc, KRAFT_EXPLAIN[name]))
     return out

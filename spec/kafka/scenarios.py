@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from isrlab.checker.bfs import CheckOptions, explore
 from isrlab.checker.registry import Registry
-from isrlab.checker.report import CheckResult
+from isrlab.checker.report import CheckResult, explained_result
 from isrlab.spec.kafka import register
 
 
@@ -231,12 +231,14 @@ def readme_table() -> str:
 
 
 def run(scenario: Scenario, fixed: bool) -> CheckResult:
-    """Explore the scenario's buggy or fixed version (stops at the first violation)."""
+    """Explore the scenario's buggy or fixed version (stops at the first violation; the
+    counterexample explained)."""
     reg = Registry()
     register(reg)
     entry = reg.get("kafka").unwrap()
     params = reg.parse_params(entry, scenario.params(fixed)).unwrap()
-    return explore(entry.build(params), CheckOptions(params=params))
+    model = entry.build(params)
+    return explained_result(explore(model, CheckOptions(params=params)), model.invariants())
 
 
 def main() -> int:

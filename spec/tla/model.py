@@ -34,6 +34,7 @@ from isrlab.checker.fingerprint import pure_python_forced
 from isrlab.checker.model import Property
 from isrlab.core.partition import follower_high_watermark
 from isrlab.core.truncation import Log
+from isrlab.spec.tla.explain import explain_strong_isr, explain_weak_isr
 from isrlab.spec.tla.layout import END, EPOCH, HW, ISR, LEADER, LOG, RQ, Layout
 
 if TYPE_CHECKING:
@@ -295,9 +296,11 @@ class TlaModel:
     def invariants(self) -> Sequence[Property[State]]:
         """The invariants asked for (default WeakIsr and StrongIsr)."""
         table = {
-            "WeakIsr": Property("WeakIsr", self.weak_isr, TlaModel.weak_isr.__doc__ or ""),
+            "WeakIsr": Property("WeakIsr", self.weak_isr, TlaModel.weak_isr.__doc__ or "",
+                                explain_weak_isr),
             "StrongIsr": Property(
-                "StrongIsr", self.strong_isr, TlaModel.strong_isr.__doc__ or ""),
+                "StrongIsr", self.strong_isr, TlaModel.strong_isr.__doc__ or "",
+                explain_strong_isr),
             "LeaderInIsr": Property(
                 "LeaderInIsr", self.leader_in_isr, self.leader_in_isr.__doc__ or ""),
             "TypeOk": Property("TypeOk", self.type_ok, self.type_ok.__doc__ or ""),

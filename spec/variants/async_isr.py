@@ -191,7 +191,23 @@ class AsyncIsrModel:
         if "ValidHighWatermark" not in self.invariant_names:
             return ()
         return (Property("ValidHighWatermark", self.valid_high_watermark,
-                         self.valid_high_watermark.__doc__ or ""),)
+                         self.valid_high_watermark.__doc__ or "",
+                         self.explain_valid_high_watermark),)
+
+    def explain_valid_high_watermark(self, v: Mapping[str, Any]) -> str:
+        """Why ``ValidHighWatermark`` fails in the variables ``v``: which member of the
+        controller's ISR is behind the HW the leader computed over which replicas."""
+        leader = v["leaderState"]
+        counted = set(leader["isr"]) | (set(leader["pendingIsr"]) if self.maximal else set())
+        offsets = leader["offsets"]
+        hw = min(offsets[r] for r in counted)
+        behind = ", ".join(f"{r} at offset {offsets[r]}"
+                           for r in sorted(v["controllerState"]["isr"]) if offsets[r] < hw)
+        over = "isr ∪ pendingIsr" if self.maximal else "isr"
+        return (f"the leader's high watermark is {hw}, the least offset over its {over} "
+                f"{{{', '.join(sorted(counted))}}}; the controller's ISR "
+                f"{{{', '.join(sorted(v['controllerState']['isr']))}}} has {behind}: "
+                "electing it would lose the records below the HW")
 
     def sometimes(self) -> Sequence[Property[State]]:
         """Reachability witnesses: an ISR change accepted by the controller and adopted by the
