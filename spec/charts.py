@@ -21,6 +21,8 @@ from typing import Any
 
 from isrlab.checker.chart import Arrow, Chart, Note, Row, generic_chart
 from isrlab.checker.report import TraceStep
+from isrlab.spec.kafka import labels
+from isrlab.spec.kafka.labels import Step
 
 KINDS: dict[str, tuple[str, str]] = {
     "leader_and_isr": ("#1f5fbf", "LeaderAndIsr: controller tells a broker its leader, "
@@ -42,24 +44,35 @@ GLOSSARY = (
 )
 
 _LABEL = re.compile(r"^(\w+)(?:\((.*)\))?$")
-_MSG = re.compile(r"^(\w+)\(to=(-?\d+),cepoch=(-?\d+),leader=(-?\d+),epoch=(-?\d+),isr=(.*)\)$")
 
 
 def _split(label: str) -> tuple[str, str]:
-    """``Name(args)`` as ``(Name, args)``."""
+    """A ``tla-*`` model's ``Name(args)`` as ``(Name, args)``."""
     match = _LABEL.match(label)
     return (match.group(1), match.group(2) or "") if match else (label, "")
+
+
+def _kafka_step(label: str) -> Step:
+    """The ``kafka`` model's step a label names (``isrlab.spec.kafka.labels``); a label no
+    step of the model has (a hand-made trace) as an action without arguments."""
+    try:
+        return labels.parse(label)
+    except ValueError:
+        return Step(label.partition("(")[0])
+
+
+def _request(text: str) -> labels.RequestLabel | None:
+    """A controller request of the ``requests`` variable (``None``: not one)."""
+    try:
+        return labels.parse_request(text)
+    except ValueError:
+        return None
 
 
 def _set(items: Any) -> str:
     """An ISR or replica set as ``{b0, b1}`` (numbers) or ``{r1, r2}`` (names)."""
     names = sorted(f"b{i}" if isinstance(i, int) else str(i) for i in items)
     return "{" + ", ".join(names) + "}"
-
-
-def _members(text: str) -> str:
-    """The ``isr=(0, 1)`` text of a request as ``{b0, b1}``."""
-    return _set(int(x) for x in re.findall(r"-?\d+", text))
 
 
 def chart_for(
@@ -174,9 +187,9 @@ class _KafkaChart:
         rows = [self._row(i, i == last) for i in range(len(self.trace))]
         return Chart(title, self.lanes, tuple(rows), KINDS, GLOSSARY, violation)
 
-    def _broker_arg(self, name: str, arg: str) -> bool:
-        """Whether the action's argument is a broker id (``Reassign(102)`` is an order)."""
-        return arg.isdigit() and int(arg) < self.n and name != "Reassign"
+    def _broker_arg(self, step: Step) -> bool:
+        """Whether the step acts on one of the chart's brokers."""
+        return step.broker is not None and 0 <= step.broker < self.n
 
     def _leader_of(self, state: Mapping[str, Any], b: int) -> str:
         leader = state[f"broker{b}"].get("leader", -1)
@@ -188,7 +201,7 @@ class _KafkaChart:
         before = self.trace[i - 1].state if i else None
         notes = _Changes()
         arrows: list[Arrow] = []
-        name, arg = _split(step.action)
+        parsed = _kafka_step(step.action)
         for lane in self.brokers:
             if full and before is not None and before[lane].get("alive") != after[lane].get(
                     "alive"):
@@ -198,7 +211,7 @@ class _KafkaChart:
                 notes.add(lane, "(down)")
         self._controller_notes(notes, None if full else before, after)
         if before is not None:
-            arrows.extend(self._arrows(name, arg, before, after))
+            arrows.extend(self._arrows(parsed, before, after))
             for key in ("acknowledged", "committed", "consumed"):
                 new = sorted(set(after.get(key, {})) - set(before.get(key, {})))
                 if new:
@@ -212,10 +225,8 @@ class _KafkaChart:
                 notes.add("controller", "UNCLEAN election")
         down = frozenset(b for b in self.brokers if not after[b].get("alive", True))
         caption = step.action
-        if name in ("Deliver", "DeliverCopy", "Lose") and _MSG.match(arg):
-            match = _MSG.match(arg)
-            assert match is not None
-            caption = f"{name} {match.group(1)} to b{match.group(2)}"
+        if parsed.request is not None:
+            caption = f"{parsed.action} {parsed.request.kind} to b{parsed.request.dest}"
         return Row(i + 1, step.action, tuple(arrows), notes.notes(self.lanes), down, caption)
 
     def _broker_notes(
@@ -256,25 +267,23 @@ class _KafkaChart:
                 if m in sent:
                     sent.remove(m)
             for m in sent:
-                match = _MSG.match(m)
-                if match:
-                    notes.add("controller", f"sends {match.group(1)} -> b{match.group(2)}")
+                request = _request(m)
+                if request is not None:
+                    notes.add("controller", f"sends {request.kind} -> b{request.dest}")
 
     def _arrows(
-        self, name: str, arg: str, before: Mapping[str, Any], after: Mapping[str, Any],
+        self, step: Step, before: Mapping[str, Any], after: Mapping[str, Any],
     ) -> list[Arrow]:
         out: list[Arrow] = []
-        if name in ("Deliver", "DeliverCopy", "Lose"):
-            match = _MSG.match(arg)
-            if match:
-                kind, to, _, leader, epoch, isr = match.groups()
-                label = (f"{kind}(leader b{leader}, epoch {epoch}, ISR {_members(isr)})"
-                         + (" copy" if name == "DeliverCopy" else ""))
-                out.append(Arrow("controller", f"broker{to}", label,
-                                 "leader_and_isr" if kind == "LeaderAndIsr"
-                                 else "update_metadata", lost=name == "Lose"))
-        elif self._broker_arg(name, arg):
-            b = int(arg)
+        name, r = step.action, step.request
+        if r is not None:
+            label = (f"{r.kind}(leader b{r.leader}, epoch {r.leader_epoch}, ISR {_set(r.isr)})"
+                     + (" copy" if name == "DeliverCopy" else ""))
+            out.append(Arrow("controller", f"broker{r.dest}", label,
+                             "leader_and_isr" if r.kind == "LeaderAndIsr"
+                             else "update_metadata", lost=name == "Lose"))
+        elif step.broker is not None and self._broker_arg(step):
+            b = step.broker
             lane, leader = f"broker{b}", self._leader_of(before, b)
             if name == "Produce":
                 new = after[lane]["log"][len(before[lane]["log"]):]
@@ -291,12 +300,13 @@ class _KafkaChart:
                 text = (f"FetchResponse([{', '.join(records)}], HW {after[lane]['hw']})"
                         if name != "LoseFetchResponse" else "FetchResponse")
                 out.append(Arrow(leader, lane, text, "fetch", lost=name == "LoseFetchResponse"))
-        out.extend(self._alter_partition_arrows(name, arg, before, after))
+        out.extend(self._alter_partition_arrows(step, before, after))
         if name in ("AlterPartition", "AlterPartitionResponse"):
             return out
-        if before["zk"].get("isr") != after["zk"].get("isr") and self._broker_arg(name, arg):
-            writer = self._leader_of(before, int(arg)) if name.startswith("Fetch") else (
-                f"broker{arg}")
+        if (before["zk"].get("isr") != after["zk"].get("isr") and step.broker is not None
+                and self._broker_arg(step)):
+            writer = (self._leader_of(before, step.broker) if name.startswith("Fetch")
+                      else f"broker{step.broker}")
             if writer and name not in ("Restart", "Crash", "PowerLoss", "ControlledShutdown"):
                 out.append(Arrow(writer, "controller",
                                  f"AlterIsr(ISR {_set(after['zk']['isr'])})", "alter_isr"))
@@ -304,7 +314,7 @@ class _KafkaChart:
 
 
     def _alter_partition_arrows(
-        self, name: str, arg: str, before: Mapping[str, Any], after: Mapping[str, Any],
+        self, step: Step, before: Mapping[str, Any], after: Mapping[str, Any],
     ) -> list[Arrow]:
         """``isr_changes=alter-partition``: a leader's proposal leaving (its round trip
         becomes ``sent``) and the controller's answer (``AlterPartition(b)``)."""
@@ -315,9 +325,10 @@ class _KafkaChart:
                 out.append(Arrow(lane, "controller",
                                  f"AlterPartition(ISR {_set(after[lane]['pending_isr'])})",
                                  "alter_isr"))
-        if name == "AlterPartition" and self._broker_arg(name, arg):
-            answer = after[f"broker{arg}"].get("alter_partition")
-            out.append(Arrow("controller", f"broker{arg}", f"answer: {answer}", "alter_isr"))
+        if step.action == "AlterPartition" and self._broker_arg(step):
+            lane = f"broker{step.broker}"
+            answer = after[lane].get("alter_partition")
+            out.append(Arrow("controller", lane, f"answer: {answer}", "alter_isr"))
         return out
 
 
