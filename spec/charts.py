@@ -37,6 +37,25 @@ KINDS: dict[str, tuple[str, str]] = {
     "client": ("#555555", "produce / acknowledge / consume between a client and a broker"),
 }
 
+KRAFT_KINDS: dict[str, tuple[str, str]] = {
+    "metadata": ("#7b3fb0", "HandleCommit: a broker publishes committed batches of the "
+                            "metadata log (MetadataLoader.handleCommit, KRaft)"),
+    **{k: v for k, v in KINDS.items() if k in ("fetch", "alter_isr", "client")},
+}
+"""The arrow kinds of a ``controller=kraft`` trace (no controller requests: the brokers read
+the metadata log)."""
+
+_CONTROLLER_STEPS = {
+    "FenceBroker": "fences b{}: its session expired",
+    "UnfenceBroker": "unfences b{}: its heartbeat caught up",
+    "RegisterBroker": "registers b{}: a new incarnation, fenced",
+}
+"""KRaft's controller steps on a broker, as the note on the controller."""
+
+_NOT_ISR_WRITES = ("Restart", "Crash", "PowerLoss", "ControlledShutdown", "HandleCommit",
+                   "ReplaceDisk", *_CONTROLLER_STEPS)
+"""Broker steps that may change the ISR without the broker writing it."""
+
 GLOSSARY = (
     "Notation: mI@E = record I written in leader epoch E; LEO = log end offset (records in "
     "the log); HW = high watermark (records below it are committed); ISR = in-sync replicas; "
@@ -86,6 +105,8 @@ def chart_for(
     try:
         if "zk" in first and "broker0" in first:
             return _KafkaChart(trace).chart(title, violation)
+        if "controller" in first and "metadata_log" in first and "broker0" in first:
+            return _KafkaChart(trace, kraft=True).chart(title, violation)
         if "replicaLog" in first and "replicaState" in first:
             return _TlaChart(trace).chart(title, violation)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError):
@@ -159,6 +180,15 @@ def _extra_lines(key: str, value: Any) -> list[str]:
     return [f"{key.replace('_', ' ')} {value}"]
 
 
+def _overlap(old: Sequence[str], new: Sequence[str]) -> int:
+    """How many batches at the start of ``new`` are the end of ``old`` (the metadata log
+    before and after a step that may fold applied batches away and commit new ones)."""
+    for k in range(min(len(old), len(new)), 0, -1):
+        if tuple(old[len(old) - k:]) == tuple(new[:k]):
+            return k
+    return 0
+
+
 def _common(a: Sequence[str], b: Sequence[str]) -> list[str]:
     """The common prefix of two logs."""
     out = []
@@ -174,8 +204,10 @@ class _KafkaChart:
 
     _KNOWN = frozenset({"alive", "log", "hw", "leader", "leader_epoch", "isr"})
 
-    def __init__(self, trace: Sequence[TraceStep]) -> None:
+    def __init__(self, trace: Sequence[TraceStep], kraft: bool = False) -> None:
         self.trace = trace
+        self.kraft = kraft
+        self.ctrl = "controller" if kraft else "zk"
         first = trace[0].state
         self.n = sum(1 for k in first if re.fullmatch(r"broker\d+", k))
         self.brokers = tuple(f"broker{b}" for b in range(self.n))
@@ -185,7 +217,8 @@ class _KafkaChart:
         """Every row of the trace (the violating last state noted in full)."""
         last = len(self.trace) - 1 if violation is not None else -1
         rows = [self._row(i, i == last) for i in range(len(self.trace))]
-        return Chart(title, self.lanes, tuple(rows), KINDS, GLOSSARY, violation)
+        kinds = KRAFT_KINDS if self.kraft else KINDS
+        return Chart(title, self.lanes, tuple(rows), kinds, GLOSSARY, violation)
 
     def _broker_arg(self, step: Step) -> bool:
         """Whether the step acts on one of the chart's brokers."""
@@ -210,13 +243,15 @@ class _KafkaChart:
             if full and not after[lane].get("alive", True):
                 notes.add(lane, "(down)")
         self._controller_notes(notes, None if full else before, after)
+        if parsed.action in _CONTROLLER_STEPS and parsed.broker is not None:
+            notes.add("controller", _CONTROLLER_STEPS[parsed.action].format(parsed.broker))
         if before is not None:
             arrows.extend(self._arrows(parsed, before, after))
             for key in ("acknowledged", "committed", "consumed"):
                 new = sorted(set(after.get(key, {})) - set(before.get(key, {})))
                 if new:
                     notes.add("client", f"{key}: {', '.join(new)}")
-                leader = before["zk"].get("leader", -1)
+                leader = before[self.ctrl].get("leader", -1)
                 if key == "acknowledged" and new and 0 <= leader < self.n:
                     arrows.append(Arrow(f"broker{leader}", "client",
                                         f"ProduceResponse: acked {', '.join(new)}", "client"))
@@ -253,8 +288,10 @@ class _KafkaChart:
     def _controller_notes(
         self, notes: _Changes, before: Mapping[str, Any] | None, after: Mapping[str, Any],
     ) -> None:
-        zk, old = after["zk"], before["zk"] if before is not None else None
-        if old is None or old != zk:
+        zk, old = after[self.ctrl], before[self.ctrl] if before is not None else None
+        if self.kraft:
+            self._kraft_notes(notes, before, after)
+        elif old is None or old != zk:
             notes.add("controller", f"ZK: leader b{zk['leader']}, epoch {zk['leader_epoch']}")
             notes.add("controller", f"    ISR {_set(zk['isr'])}")
         if old is None or old.get("replicas") != zk.get("replicas"):
@@ -271,10 +308,49 @@ class _KafkaChart:
                 if request is not None:
                     notes.add("controller", f"sends {request.kind} -> b{request.dest}")
 
+    def _kraft_notes(
+        self, notes: _Changes, before: Mapping[str, Any] | None, after: Mapping[str, Any],
+    ) -> None:
+        """The active controller's partition registration, broker registrations and the
+        batches it commits to the metadata log."""
+        now = after["controller"]
+        old = before["controller"] if before is not None else None
+        if old is None or any(old.get(k) != now.get(k) for k in
+                              ("leader", "leader_epoch", "partition_epoch", "isr")):
+            notes.add("controller", f"leader b{now['leader']}, epoch {now['leader_epoch']}, "
+                                    f"partition epoch {now.get('partition_epoch')}")
+            notes.add("controller", f"    ISR {_set(now['isr'])}")
+        for b, reg in sorted(now.get("brokers", {}).items()):
+            was = (old or {}).get("brokers", {}).get(b)
+            if was != reg:
+                state = "fenced" if reg.get("fenced") else "unfenced"
+                notes.add("controller", f"b{b}: broker epoch {reg.get('epoch')}, {state}")
+        log = tuple(after.get("metadata_log", ()))
+        if before is not None:
+            old_log = tuple(before.get("metadata_log", ()))
+            # batches every live broker applied are folded away; new ones follow the rest
+            # (shortcut: a batch text equal to one folded away in the same step is missed)
+            for batch in log[_overlap(old_log, log):]:
+                notes.add("controller", f"commits {batch}")
+
+    def _metadata_arrow(self, step: Step, before: Mapping[str, Any]) -> Arrow | None:
+        """``HandleCommit(b[,j])``: broker ``b`` publishes the next ``j`` committed batches
+        (drawn as the metadata reaching it from the controller)."""
+        if step.broker is None or not self._broker_arg(step):
+            return None
+        lane = f"broker{step.broker}"
+        start = before[lane].get("metadata_applied", 0)
+        batches = tuple(before.get("metadata_log", ()))[start:start + step.batches]
+        text = " ".join(batches) if batches else f"{step.batches} batch(es)"
+        return Arrow("controller", lane, f"HandleCommit: {text}", "metadata")
+
     def _arrows(
         self, step: Step, before: Mapping[str, Any], after: Mapping[str, Any],
     ) -> list[Arrow]:
         out: list[Arrow] = []
+        if step.action == "HandleCommit":
+            arrow = self._metadata_arrow(step, before)
+            return [arrow] if arrow is not None else []
         name, r = step.action, step.request
         if r is not None:
             label = (f"{r.kind}(leader b{r.leader}, epoch {r.leader_epoch}, ISR {_set(r.isr)})"
@@ -303,13 +379,14 @@ class _KafkaChart:
         out.extend(self._alter_partition_arrows(step, before, after))
         if name in ("AlterPartition", "AlterPartitionResponse"):
             return out
-        if (before["zk"].get("isr") != after["zk"].get("isr") and step.broker is not None
+        isr = after[self.ctrl].get("isr")
+        if (before[self.ctrl].get("isr") != isr and step.broker is not None
                 and self._broker_arg(step)):
             writer = (self._leader_of(before, step.broker) if name.startswith("Fetch")
                       else f"broker{step.broker}")
-            if writer and name not in ("Restart", "Crash", "PowerLoss", "ControlledShutdown"):
-                out.append(Arrow(writer, "controller",
-                                 f"AlterIsr(ISR {_set(after['zk']['isr'])})", "alter_isr"))
+            if writer and name not in _NOT_ISR_WRITES:
+                out.append(Arrow(writer, "controller", f"AlterIsr(ISR {_set(isr)})",
+                                 "alter_isr"))
         return out
 
 
