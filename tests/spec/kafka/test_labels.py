@@ -135,3 +135,14 @@ def test_broker_patterns_match_the_actions_of_a_prefix() -> None:
 def test_parse_request_refuses_what_is_not_a_request() -> None:
     with pytest.raises(ValueError, match="not a kafka controller request"):
         labels.parse_request("LeaderAndIsr(to=1,cepoch=0)")
+
+
+@pytest.mark.parametrize("name", SPACES)
+def test_coverage_groups_labels_by_their_parsed_action(name: str) -> None:
+    # checker/ stays domain-free: coverage (checker.bfs.action_coverage, checker.simulate)
+    # groups a label by the generic name before its first '('; for every kafka label that
+    # name is the action labels.parse reads, so coverage's rows are the grammar's actions
+    from isrlab.checker.model import action_name
+
+    for label in labels_of(name):
+        assert action_name(label) == parse(label).action
