@@ -198,12 +198,13 @@ def request_pattern(action: str, kind: int, dest: int, *, controller_epoch: int 
                     isr: tuple[int, ...] | None = None) -> str:
     """A pattern of ``request_step`` labels: the request of ``kind`` (``state.LEADER_AND_ISR``
     / ``UPDATE_METADATA``) to ``dest``, an argument left ``None`` matching any value."""
+    return (f"{action}({KINDS[kind]}(to={dest},cepoch={_value(controller_epoch)},"
+            f"leader={_value(leader)},epoch={_value(leader_epoch)},isr={_value(isr)}))")
 
-    def value(v: object) -> str:
-        return ANY if v is None else str(v)
 
-    return (f"{action}({KINDS[kind]}(to={dest},cepoch={value(controller_epoch)},"
-            f"leader={value(leader)},epoch={value(leader_epoch)},isr={value(isr)}))")
+def _value(v: object) -> str:
+    """A pattern's argument: ``*`` for ``None``, else as ``request_text`` writes it."""
+    return ANY if v is None else str(v)
 
 
 def any_request_pattern(action: str, kind: int, dest: int) -> str:
