@@ -21,6 +21,8 @@ from typing import Any
 
 from isrlab.checker.chart import Arrow, Chart, Note, Row, generic_chart
 from isrlab.checker.report import TraceStep
+from isrlab.spec.kafka import labels
+from isrlab.spec.kafka.labels import Step
 
 KINDS: dict[str, tuple[str, str]] = {
     "leader_and_isr": ("#1f5fbf", "LeaderAndIsr: controller tells a broker its leader, "
@@ -35,6 +37,25 @@ KINDS: dict[str, tuple[str, str]] = {
     "client": ("#555555", "produce / acknowledge / consume between a client and a broker"),
 }
 
+KRAFT_KINDS: dict[str, tuple[str, str]] = {
+    "metadata": ("#7b3fb0", "HandleCommit: a broker publishes committed batches of the "
+                            "metadata log (MetadataLoader.handleCommit, KRaft)"),
+    **{k: v for k, v in KINDS.items() if k in ("fetch", "alter_isr", "client")},
+}
+"""The arrow kinds of a ``controller=kraft`` trace (no controller requests: the brokers read
+the metadata log)."""
+
+_CONTROLLER_STEPS = {
+    "FenceBroker": "fences b{}: its session expired",
+    "UnfenceBroker": "unfences b{}: its heartbeat caught up",
+    "RegisterBroker": "registers b{}: a new incarnation, fenced",
+}
+"""KRaft's controller steps on a broker, as the note on the controller."""
+
+_NOT_ISR_WRITES = ("Restart", "Crash", "PowerLoss", "ControlledShutdown", "HandleCommit",
+                   "ReplaceDisk", *_CONTROLLER_STEPS)
+"""Broker steps that may change the ISR without the broker writing it."""
+
 GLOSSARY = (
     "Notation: mI@E = record I written in leader epoch E; LEO = log end offset (records in "
     "the log); HW = high watermark (records below it are committed); ISR = in-sync replicas; "
@@ -42,24 +63,35 @@ GLOSSARY = (
 )
 
 _LABEL = re.compile(r"^(\w+)(?:\((.*)\))?$")
-_MSG = re.compile(r"^(\w+)\(to=(-?\d+),cepoch=(-?\d+),leader=(-?\d+),epoch=(-?\d+),isr=(.*)\)$")
 
 
 def _split(label: str) -> tuple[str, str]:
-    """``Name(args)`` as ``(Name, args)``."""
+    """A ``tla-*`` model's ``Name(args)`` as ``(Name, args)``."""
     match = _LABEL.match(label)
     return (match.group(1), match.group(2) or "") if match else (label, "")
+
+
+def _kafka_step(label: str) -> Step:
+    """The ``kafka`` model's step a label names (``isrlab.spec.kafka.labels``); a label no
+    step of the model has (a hand-made trace) as an action without arguments."""
+    try:
+        return labels.parse(label)
+    except ValueError:
+        return Step(label.partition("(")[0])
+
+
+def _request(text: str) -> labels.RequestLabel | None:
+    """A controller request of the ``requests`` variable (``None``: not one)."""
+    try:
+        return labels.parse_request(text)
+    except ValueError:
+        return None
 
 
 def _set(items: Any) -> str:
     """An ISR or replica set as ``{b0, b1}`` (numbers) or ``{r1, r2}`` (names)."""
     names = sorted(f"b{i}" if isinstance(i, int) else str(i) for i in items)
     return "{" + ", ".join(names) + "}"
-
-
-def _members(text: str) -> str:
-    """The ``isr=(0, 1)`` text of a request as ``{b0, b1}``."""
-    return _set(int(x) for x in re.findall(r"-?\d+", text))
 
 
 def chart_for(
@@ -73,6 +105,8 @@ def chart_for(
     try:
         if "zk" in first and "broker0" in first:
             return _KafkaChart(trace).chart(title, violation)
+        if "controller" in first and "metadata_log" in first and "broker0" in first:
+            return _KafkaChart(trace, kraft=True).chart(title, violation)
         if "replicaLog" in first and "replicaState" in first:
             return _TlaChart(trace).chart(title, violation)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError):
@@ -146,6 +180,15 @@ def _extra_lines(key: str, value: Any) -> list[str]:
     return [f"{key.replace('_', ' ')} {value}"]
 
 
+def _overlap(old: Sequence[str], new: Sequence[str]) -> int:
+    """How many batches at the start of ``new`` are the end of ``old`` (the metadata log
+    before and after a step that may fold applied batches away and commit new ones)."""
+    for k in range(min(len(old), len(new)), 0, -1):
+        if tuple(old[len(old) - k:]) == tuple(new[:k]):
+            return k
+    return 0
+
+
 def _common(a: Sequence[str], b: Sequence[str]) -> list[str]:
     """The common prefix of two logs."""
     out = []
@@ -161,8 +204,10 @@ class _KafkaChart:
 
     _KNOWN = frozenset({"alive", "log", "hw", "leader", "leader_epoch", "isr"})
 
-    def __init__(self, trace: Sequence[TraceStep]) -> None:
+    def __init__(self, trace: Sequence[TraceStep], kraft: bool = False) -> None:
         self.trace = trace
+        self.kraft = kraft
+        self.ctrl = "controller" if kraft else "zk"
         first = trace[0].state
         self.n = sum(1 for k in first if re.fullmatch(r"broker\d+", k))
         self.brokers = tuple(f"broker{b}" for b in range(self.n))
@@ -172,11 +217,12 @@ class _KafkaChart:
         """Every row of the trace (the violating last state noted in full)."""
         last = len(self.trace) - 1 if violation is not None else -1
         rows = [self._row(i, i == last) for i in range(len(self.trace))]
-        return Chart(title, self.lanes, tuple(rows), KINDS, GLOSSARY, violation)
+        kinds = KRAFT_KINDS if self.kraft else KINDS
+        return Chart(title, self.lanes, tuple(rows), kinds, GLOSSARY, violation)
 
-    def _broker_arg(self, name: str, arg: str) -> bool:
-        """Whether the action's argument is a broker id (``Reassign(102)`` is an order)."""
-        return arg.isdigit() and int(arg) < self.n and name != "Reassign"
+    def _broker_arg(self, step: Step) -> bool:
+        """Whether the step acts on one of the chart's brokers."""
+        return step.broker is not None and 0 <= step.broker < self.n
 
     def _leader_of(self, state: Mapping[str, Any], b: int) -> str:
         leader = state[f"broker{b}"].get("leader", -1)
@@ -188,7 +234,7 @@ class _KafkaChart:
         before = self.trace[i - 1].state if i else None
         notes = _Changes()
         arrows: list[Arrow] = []
-        name, arg = _split(step.action)
+        parsed = _kafka_step(step.action)
         for lane in self.brokers:
             if full and before is not None and before[lane].get("alive") != after[lane].get(
                     "alive"):
@@ -197,13 +243,15 @@ class _KafkaChart:
             if full and not after[lane].get("alive", True):
                 notes.add(lane, "(down)")
         self._controller_notes(notes, None if full else before, after)
+        if parsed.action in _CONTROLLER_STEPS and parsed.broker is not None:
+            notes.add("controller", _CONTROLLER_STEPS[parsed.action].format(parsed.broker))
         if before is not None:
-            arrows.extend(self._arrows(name, arg, before, after))
+            arrows.extend(self._arrows(parsed, before, after))
             for key in ("acknowledged", "committed", "consumed"):
                 new = sorted(set(after.get(key, {})) - set(before.get(key, {})))
                 if new:
                     notes.add("client", f"{key}: {', '.join(new)}")
-                leader = before["zk"].get("leader", -1)
+                leader = before[self.ctrl].get("leader", -1)
                 if key == "acknowledged" and new and 0 <= leader < self.n:
                     arrows.append(Arrow(f"broker{leader}", "client",
                                         f"ProduceResponse: acked {', '.join(new)}", "client"))
@@ -212,10 +260,8 @@ class _KafkaChart:
                 notes.add("controller", "UNCLEAN election")
         down = frozenset(b for b in self.brokers if not after[b].get("alive", True))
         caption = step.action
-        if name in ("Deliver", "DeliverCopy", "Lose") and _MSG.match(arg):
-            match = _MSG.match(arg)
-            assert match is not None
-            caption = f"{name} {match.group(1)} to b{match.group(2)}"
+        if parsed.request is not None:
+            caption = f"{parsed.action} {parsed.request.kind} to b{parsed.request.dest}"
         return Row(i + 1, step.action, tuple(arrows), notes.notes(self.lanes), down, caption)
 
     def _broker_notes(
@@ -242,8 +288,10 @@ class _KafkaChart:
     def _controller_notes(
         self, notes: _Changes, before: Mapping[str, Any] | None, after: Mapping[str, Any],
     ) -> None:
-        zk, old = after["zk"], before["zk"] if before is not None else None
-        if old is None or old != zk:
+        zk, old = after[self.ctrl], before[self.ctrl] if before is not None else None
+        if self.kraft:
+            self._kraft_notes(notes, before, after)
+        elif old is None or old != zk:
             notes.add("controller", f"ZK: leader b{zk['leader']}, epoch {zk['leader_epoch']}")
             notes.add("controller", f"    ISR {_set(zk['isr'])}")
         if old is None or old.get("replicas") != zk.get("replicas"):
@@ -256,25 +304,62 @@ class _KafkaChart:
                 if m in sent:
                     sent.remove(m)
             for m in sent:
-                match = _MSG.match(m)
-                if match:
-                    notes.add("controller", f"sends {match.group(1)} -> b{match.group(2)}")
+                request = _request(m)
+                if request is not None:
+                    notes.add("controller", f"sends {request.kind} -> b{request.dest}")
+
+    def _kraft_notes(
+        self, notes: _Changes, before: Mapping[str, Any] | None, after: Mapping[str, Any],
+    ) -> None:
+        """The active controller's partition registration, broker registrations and the
+        batches it commits to the metadata log."""
+        now = after["controller"]
+        old = before["controller"] if before is not None else None
+        if old is None or any(old.get(k) != now.get(k) for k in
+                              ("leader", "leader_epoch", "partition_epoch", "isr")):
+            notes.add("controller", f"leader b{now['leader']}, epoch {now['leader_epoch']}, "
+                                    f"partition epoch {now.get('partition_epoch')}")
+            notes.add("controller", f"    ISR {_set(now['isr'])}")
+        for b, reg in sorted(now.get("brokers", {}).items()):
+            was = (old or {}).get("brokers", {}).get(b)
+            if was != reg:
+                state = "fenced" if reg.get("fenced") else "unfenced"
+                notes.add("controller", f"b{b}: broker epoch {reg.get('epoch')}, {state}")
+        log = tuple(after.get("metadata_log", ()))
+        if before is not None:
+            old_log = tuple(before.get("metadata_log", ()))
+            # batches every live broker applied are folded away; new ones follow the rest
+            # (shortcut: a batch text equal to one folded away in the same step is missed)
+            for batch in log[_overlap(old_log, log):]:
+                notes.add("controller", f"commits {batch}")
+
+    def _metadata_arrow(self, step: Step, before: Mapping[str, Any]) -> Arrow | None:
+        """``HandleCommit(b[,j])``: broker ``b`` publishes the next ``j`` committed batches
+        (drawn as the metadata reaching it from the controller)."""
+        if step.broker is None or not self._broker_arg(step):
+            return None
+        lane = f"broker{step.broker}"
+        start = before[lane].get("metadata_applied", 0)
+        batches = tuple(before.get("metadata_log", ()))[start:start + step.batches]
+        text = " ".join(batches) if batches else f"{step.batches} batch(es)"
+        return Arrow("controller", lane, f"HandleCommit: {text}", "metadata")
 
     def _arrows(
-        self, name: str, arg: str, before: Mapping[str, Any], after: Mapping[str, Any],
+        self, step: Step, before: Mapping[str, Any], after: Mapping[str, Any],
     ) -> list[Arrow]:
         out: list[Arrow] = []
-        if name in ("Deliver", "DeliverCopy", "Lose"):
-            match = _MSG.match(arg)
-            if match:
-                kind, to, _, leader, epoch, isr = match.groups()
-                label = (f"{kind}(leader b{leader}, epoch {epoch}, ISR {_members(isr)})"
-                         + (" copy" if name == "DeliverCopy" else ""))
-                out.append(Arrow("controller", f"broker{to}", label,
-                                 "leader_and_isr" if kind == "LeaderAndIsr"
-                                 else "update_metadata", lost=name == "Lose"))
-        elif self._broker_arg(name, arg):
-            b = int(arg)
+        if step.action == "HandleCommit":
+            arrow = self._metadata_arrow(step, before)
+            return [arrow] if arrow is not None else []
+        name, r = step.action, step.request
+        if r is not None:
+            label = (f"{r.kind}(leader b{r.leader}, epoch {r.leader_epoch}, ISR {_set(r.isr)})"
+                     + (" copy" if name == "DeliverCopy" else ""))
+            out.append(Arrow("controller", f"broker{r.dest}", label,
+                             "leader_and_isr" if r.kind == "LeaderAndIsr"
+                             else "update_metadata", lost=name == "Lose"))
+        elif step.broker is not None and self._broker_arg(step):
+            b = step.broker
             lane, leader = f"broker{b}", self._leader_of(before, b)
             if name == "Produce":
                 new = after[lane]["log"][len(before[lane]["log"]):]
@@ -291,20 +376,22 @@ class _KafkaChart:
                 text = (f"FetchResponse([{', '.join(records)}], HW {after[lane]['hw']})"
                         if name != "LoseFetchResponse" else "FetchResponse")
                 out.append(Arrow(leader, lane, text, "fetch", lost=name == "LoseFetchResponse"))
-        out.extend(self._alter_partition_arrows(name, arg, before, after))
+        out.extend(self._alter_partition_arrows(step, before, after))
         if name in ("AlterPartition", "AlterPartitionResponse"):
             return out
-        if before["zk"].get("isr") != after["zk"].get("isr") and self._broker_arg(name, arg):
-            writer = self._leader_of(before, int(arg)) if name.startswith("Fetch") else (
-                f"broker{arg}")
-            if writer and name not in ("Restart", "Crash", "PowerLoss", "ControlledShutdown"):
-                out.append(Arrow(writer, "controller",
-                                 f"AlterIsr(ISR {_set(after['zk']['isr'])})", "alter_isr"))
+        isr = after[self.ctrl].get("isr")
+        if (before[self.ctrl].get("isr") != isr and step.broker is not None
+                and self._broker_arg(step)):
+            writer = (self._leader_of(before, step.broker) if name.startswith("Fetch")
+                      else f"broker{step.broker}")
+            if writer and name not in _NOT_ISR_WRITES:
+                out.append(Arrow(writer, "controller", f"AlterIsr(ISR {_set(isr)})",
+                                 "alter_isr"))
         return out
 
 
     def _alter_partition_arrows(
-        self, name: str, arg: str, before: Mapping[str, Any], after: Mapping[str, Any],
+        self, step: Step, before: Mapping[str, Any], after: Mapping[str, Any],
     ) -> list[Arrow]:
         """``isr_changes=alter-partition``: a leader's proposal leaving (its round trip
         becomes ``sent``) and the controller's answer (``AlterPartition(b)``)."""
@@ -315,9 +402,10 @@ class _KafkaChart:
                 out.append(Arrow(lane, "controller",
                                  f"AlterPartition(ISR {_set(after[lane]['pending_isr'])})",
                                  "alter_isr"))
-        if name == "AlterPartition" and self._broker_arg(name, arg):
-            answer = after[f"broker{arg}"].get("alter_partition")
-            out.append(Arrow("controller", f"broker{arg}", f"answer: {answer}", "alter_isr"))
+        if step.action == "AlterPartition" and self._broker_arg(step):
+            lane = f"broker{step.broker}"
+            answer = after[lane].get("alter_partition")
+            out.append(Arrow("controller", lane, f"answer: {answer}", "alter_isr"))
         return out
 
 

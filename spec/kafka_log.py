@@ -39,10 +39,22 @@ import gzip
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import IO, Any
 
 from isrlab.checker.validate import LENGTH_KEY, HiddenRule, TraceFormatError
+from isrlab.spec.kafka.labels import (
+    KINDS,
+    Step,
+    actions_from,
+    any_request_pattern,
+    broker_pattern,
+    broker_step,
+    parse,
+    request_pattern,
+)
+from isrlab.spec.kafka.state import LEADER_AND_ISR
 
 DEFAULT_HIDDEN = 4
 """Unobserved model steps allowed before each logged step (fetches, produces, ticks...)."""
@@ -681,10 +693,6 @@ def _coverage(step: Mapping[str, Any], sources: Mapping[str, Source], level: str
     return out
 
 
-def _isr_text(isr: Sequence[int]) -> str:
-    return "(" + ", ".join(map(str, isr)) + ("," if len(isr) == 1 else "") + ")"
-
-
 class _Builder:
     """Turns one partition's events, in time order, into steps (docs/oracle.md's table)."""
 
@@ -806,8 +814,8 @@ class _Builder:
         leader = self.model(f["leader"], e) if f["leader"] >= 0 else -1
         isr = sorted(self.model(b, e) for b in f["isr"])
         epoch = f["leaderEpoch"]
-        label = (f"Deliver(LeaderAndIsr(to={dest},cepoch=*,leader={leader},epoch={epoch},"
-                 f"isr={_isr_text(isr)}))")
+        label = request_pattern("Deliver", LEADER_AND_ISR, dest, leader=leader,
+                                leader_epoch=epoch, isr=tuple(isr))
         step = self.step(e, label=label, **{"#epoch": epoch, "#leader": leader})
         self.pending_cid[(e.broker, f["cid"])] = step
         self.last_transition[dest] = step
@@ -829,7 +837,8 @@ class _Builder:
         if self.in_init or e.broker < 0:
             return
         b = self.model(e.broker, e)
-        self.step(e, label=f"Deliver*(LeaderAndIsr(to={b},*", stutter=True)
+        self.step(e, label=any_request_pattern(actions_from("Deliver"), LEADER_AND_ISR, b),
+                  stutter=True)
 
     def _transition(self, e: LogEvent, leader: int | None) -> None:
         """A ``Leader/Follower ... starts at leader epoch`` line: the Deliver step of that
@@ -855,10 +864,10 @@ class _Builder:
         if previous is not None and previous.get("#epoch") == epoch:
             target = previous  # the TRACE 'received' line of the same transition
         else:
-            lead = "*" if leader is None else str(mine["leader"])
-            isr = _isr_text(mine["isr"]) if "isr" in mine else "*"
-            target = self.step(e, label=f"Deliver(LeaderAndIsr(to={b},cepoch=*,leader={lead},"
-                                        f"epoch={epoch},isr={isr}))", **{"#epoch": epoch})
+            label = request_pattern(
+                "Deliver", LEADER_AND_ISR, b, leader=None if leader is None else mine["leader"],
+                leader_epoch=epoch, isr=tuple(mine["isr"]) if "isr" in mine else None)
+            target = self.step(e, label=label, **{"#epoch": epoch})
             self.last_transition[b] = target
         target.setdefault(f"broker{b}", {}).update(mine)
         target.setdefault("before", {}).setdefault(f"broker{b}", {}).update(before)
@@ -879,9 +888,9 @@ class _Builder:
         newm = sorted(self.model(x, e) for x in new)
         added = sorted(set(new) - set(old))
         if len(added) == 1 and not set(old) - set(new):
-            label = f"Fetch*({self.model(added[0], e)})"
+            label = broker_pattern(actions_from("Fetch"), self.model(added[0], e))
         elif not added and set(old) - set(new):
-            label = f"ShrinkIsr({leader})"
+            label = broker_step("ShrinkIsr", leader)
         else:
             label = ""
         values: dict[str, Any] = {f"broker{leader}": {"leader": leader, "isr": newm}}
@@ -976,7 +985,16 @@ def confirming_brokers(events: Sequence[LogEvent]) -> set[int]:
 
 
 # ---------------------------------------------------------------------------- hidden steps
-_DELIVER_TO = re.compile(r"LeaderAndIsr\(to=(\d+)")
+_parse = cache(parse)
+"""``labels.parse``, memoised (a space has few labels; the rule reads one per hidden step)."""
+
+
+def _delivered_to(step: Step) -> int | None:
+    """The broker a ``Deliver`` / ``DeliverCopy`` of a LeaderAndIsr request goes to."""
+    r = step.request
+    if step.action.startswith("Deliver") and r is not None and r.kind == KINDS[LEADER_AND_ISR]:
+        return r.dest
+    return None
 
 
 def hidden_rule(
@@ -1009,16 +1027,16 @@ def hidden_rule(
         return have is not None and LEVELS.index(have) <= LEVELS.index(level)
 
     def rule(label: str, state: Any, succ: Any) -> str | None:
-        name = label.split("(", 1)[0]
         if not covered:
             return None
-        if name == "Restart":
-            b = int(label[len("Restart("):-1])
+        step = _parse(label)
+        if step.action == "Restart" and step.broker is not None:
+            b = step.broker
             if shows(b, SERVER, "INFO"):
                 return f"{who(b)} would have logged its start-up ('started') at INFO"
             return None
         before, after = variables(state), variables(succ)
-        deliver = _DELIVER_TO.search(label) if name.startswith("Deliver") else None
+        deliver = _delivered_to(step)
         for b in sorted(covered):
             old, new = before.get(f"broker{b}", {}), after.get(f"broker{b}", {})
             if not new.get("alive", True) or not old.get("alive", True):
@@ -1026,7 +1044,7 @@ def hidden_rule(
             why = _logged(b, old, new, family, shows, kafka_id)
             if why:
                 return f"{who(b)} would have logged {why}"
-            if deliver and int(deliver.group(1)) == b:
+            if deliver == b:
                 if shows(b, STATE, "TRACE"):
                     return (f"{who(b)} would have logged 'Received LeaderAndIsr request' "
                             f"at TRACE (state.change.logger)")

@@ -278,3 +278,27 @@ def test_a_byte_order_mark_does_not_make_a_trace_unreadable(kip101_itf: Path,
     code, stdout, err = _invoke("render", str(marked), "-o", str(tmp_path / "o.svg"))
     assert code == 0 and "10 states" in stdout, err
     assert read_itf(marked) == read_itf(kip101_itf)
+
+
+def test_kafka_adapter_draws_kraft_steps() -> None:
+    from isrlab.checker.report import TraceStep
+    from isrlab.cli_support import resolve_model
+    from isrlab.spec.charts import chart_for
+
+    _, _, model = resolve_model("kafka", ["controller=kraft", "max_records=1",
+                                         "invariants=none"])
+    state = next(iter(model.init_states()))
+    trace = [TraceStep("Init", model.variables(state))]
+    for label in ("Crash(1)", "FenceBroker(1)", "HandleCommit(0)"):
+        state = dict(model.next_states(state))[label]
+        trace.append(TraceStep(label, model.variables(state)))
+    chart = chart_for(trace, "t")
+    assert "metadata" in chart.kinds and "leader_and_isr" not in chart.kinds
+    rows = chart.rows
+    notes = {n.lifeline: n.lines for n in rows[2].notes}
+    # the controller fences b1 itself: an ISR change with no AlterIsr arrow from b1
+    assert "fences b1: its session expired" in notes["controller"]
+    assert "    ISR {b0}" in notes["controller"] and rows[2].arrows == ()
+    (commit,) = rows[3].arrows
+    assert (commit.source, commit.target, commit.kind) == ("controller", "broker0", "metadata")
+    assert "Fence b1" in commit.label

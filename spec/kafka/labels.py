@@ -124,6 +124,17 @@ _HANDLE_COMMIT = re.compile(rf"{_INT}(?:,{_INT})?")
 _POWER_LOSS = re.compile(rf"{_INT}(?:,{_INT})?(,{EMPTY_HW_FILE})?")
 
 
+def parse_request(text: str) -> RequestLabel:
+    """The request ``request_text`` wrote (a label's argument, an entry of the ``requests``
+    variable); ``ValueError`` naming the text when it is not one."""
+    m = _REQUEST.fullmatch(text)
+    if m is None:
+        raise ValueError(f"not a kafka controller request: {text!r}")
+    kind, dest, cepoch, leader, epoch, isr = m.groups()
+    ids = tuple(int(i) for i in isr.replace(",", " ").split())
+    return RequestLabel(kind, int(dest), int(cepoch), int(leader), int(epoch), ids)
+
+
 def parse(label: str) -> Step:
     """The step a label names (``ValueError`` naming the label when it is not one)."""
     if label in ACTIONS:
@@ -141,11 +152,8 @@ def parse(label: str) -> Step:
         return Step(action, int(m.group(1)), batches=int(m.group(2) or 1))
     if action == "Reassign" and arg.isdigit():
         return Step(action, order=tuple(int(c) for c in arg))
-    if action in REQUEST_ACTIONS and (m := _REQUEST.fullmatch(arg)):
-        kind, dest, cepoch, leader, epoch, isr = m.groups()
-        ids = tuple(int(i) for i in isr.replace(",", " ").split())
-        return Step(action, request=RequestLabel(kind, int(dest), int(cepoch), int(leader),
-                                                 int(epoch), ids))
+    if action in REQUEST_ACTIONS and _REQUEST.fullmatch(arg):
+        return Step(action, request=parse_request(arg))
     raise ValueError(f"not a kafka step label: {label!r}")
 
 
@@ -166,3 +174,40 @@ def format_step(step: Step) -> str:
     if step.broker is None:
         raise ValueError(f"{step.action} needs a broker")
     return broker_step(step.action, step.broker)
+
+
+# ---------------------------------------------------------------------------- patterns
+ANY = "*"
+"""In a label pattern (``isrlab.checker.validate`` matches an observed label that holds
+``*`` with ``fnmatch``): any text."""
+
+
+def actions_from(prefix: str) -> str:
+    """A pattern of the actions whose names start with ``prefix`` (``Fetch*``: ``Fetch``,
+    ``FetchRequest``, ``FetchResponse``, ...; ``Deliver*``: ``Deliver``, ``DeliverCopy``)."""
+    return prefix + ANY
+
+
+def broker_pattern(action: str, broker: int) -> str:
+    """A pattern of ``broker_step`` labels (``action`` itself may be a pattern)."""
+    return f"{action}({broker})"
+
+
+def request_pattern(action: str, kind: int, dest: int, *, controller_epoch: int | None = None,
+                    leader: int | None = None, leader_epoch: int | None = None,
+                    isr: tuple[int, ...] | None = None) -> str:
+    """A pattern of ``request_step`` labels: the request of ``kind`` (``state.LEADER_AND_ISR``
+    / ``UPDATE_METADATA``) to ``dest``, an argument left ``None`` matching any value."""
+    return (f"{action}({KINDS[kind]}(to={dest},cepoch={_value(controller_epoch)},"
+            f"leader={_value(leader)},epoch={_value(leader_epoch)},isr={_value(isr)}))")
+
+
+def _value(v: object) -> str:
+    """A pattern's argument: ``*`` for ``None``, else as ``request_text`` writes it."""
+    return ANY if v is None else str(v)
+
+
+def any_request_pattern(action: str, kind: int, dest: int) -> str:
+    """A pattern of every ``request_step`` label of a request of ``kind`` to ``dest``
+    (``Deliver*(LeaderAndIsr(to=0,*``)."""
+    return f"{action}({KINDS[kind]}(to={dest},{ANY}"

@@ -88,3 +88,61 @@ def test_parse_reads_the_arguments() -> None:
 def test_parse_refuses_what_is_not_a_label(label: str) -> None:
     with pytest.raises(ValueError, match="not a kafka step label"):
         parse(label)
+
+
+def test_request_patterns_match_exactly_their_requests() -> None:
+    # the patterns kafka_log writes, matched as isrlab.checker.validate matches them
+    from fnmatch import fnmatchcase
+
+    from isrlab.spec.kafka.state import LEADER_AND_ISR
+
+    found = labels_of("channels")
+    requests = [(label, parse(label)) for label in found if parse(label).request]
+    assert any(s.request and s.request.kind == "UpdateMetadata" for _, s in requests)
+    for label, step in requests:
+        r = step.request
+        assert r is not None
+        kind = labels.KINDS.index(r.kind)
+        assert labels.parse_request(label[len(step.action) + 1:-1]) == r
+        exact = labels.request_pattern(step.action, kind, r.dest,
+                                       controller_epoch=r.controller_epoch, leader=r.leader,
+                                       leader_epoch=r.leader_epoch, isr=r.isr)
+        assert exact == label
+        for other, o in requests:
+            assert o.request is not None
+            to_same = o.request.dest == r.dest and o.request.kind == "LeaderAndIsr"
+            delivered = o.action.startswith("Deliver")
+            pattern = labels.any_request_pattern(labels.actions_from("Deliver"), LEADER_AND_ISR,
+                                                 r.dest)
+            assert fnmatchcase(other, pattern) == (to_same and delivered)
+            loose = labels.request_pattern("Deliver", LEADER_AND_ISR, r.dest,
+                                           leader_epoch=r.leader_epoch)
+            assert fnmatchcase(other, loose) == (
+                to_same and o.action == "Deliver" and o.request.leader_epoch == r.leader_epoch)
+
+
+def test_broker_patterns_match_the_actions_of_a_prefix() -> None:
+    from fnmatch import fnmatchcase
+
+    found = labels_of("channels")
+    pattern = labels.broker_pattern(labels.actions_from("Fetch"), 1)
+    matched = {label for label in found if fnmatchcase(label, pattern)}
+    assert matched == {label for label in found
+                       if parse(label).action.startswith("Fetch") and parse(label).broker == 1}
+    assert "FetchRequest(1)" in matched and "FetchResponse(1)" in matched
+
+
+def test_parse_request_refuses_what_is_not_a_request() -> None:
+    with pytest.raises(ValueError, match="not a kafka controller request"):
+        labels.parse_request("LeaderAndIsr(to=1,cepoch=0)")
+
+
+@pytest.mark.parametrize("name", SPACES)
+def test_coverage_groups_labels_by_their_parsed_action(name: str) -> None:
+    # checker/ stays domain-free: coverage (checker.bfs.action_coverage, checker.simulate)
+    # groups a label by the generic name before its first '('; for every kafka label that
+    # name is the action labels.parse reads, so coverage's rows are the grammar's actions
+    from isrlab.checker.model import action_name
+
+    for label in labels_of(name):
+        assert action_name(label) == parse(label).action
