@@ -1,16 +1,17 @@
-"""Differential testing of another implementation against a model, with hypothesis.
+"""Differential testing of another implementation against a model, by seeded random walks.
 
 A user wraps their implementation (a broker, a simulator, a replicated log...) in an
 ``Adapter``: how to build its initial state from the model's initial variables, how to apply
 one model step (by its label) to it, and how to read its state as (a subset of) the model's
 variables.  ``differential_test`` then drives random walks over the *model* (each walk a list
-of choices drawn by hypothesis: which initial state, which enabled step at each state),
+of choices drawn from ``random.Random(seed)``: which initial state, which enabled step at
+each state),
 applies every step to the implementation too, and compares the implementation's view with
 the model's variables after every step (``isrlab.checker.validate.value_matches``: the view may
 omit variables or dictionary entries it does not track).  A divergence, or an exception
-raised by the implementation, fails the walk; hypothesis then shrinks the failing walk to a
+raised by the implementation, fails the walk; ``shrink_choices`` then shrinks the failing walk to a
 minimal one (fewest steps, earliest choices), and ``minimise`` then drops every step whose
-removal keeps the divergence (replaying the walk by its labels: hypothesis's choices are
+removal keeps the divergence (replaying the walk by its labels: the choices are
 indices, so deleting one shifts the meaning of the next); the result holds that walk.
 
 Modelling shortcut: the walk is driven by the model, so the test finds steps the model
@@ -26,10 +27,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
-
-from hypothesis import HealthCheck, Phase, find, settings
-from hypothesis import strategies as st
-from hypothesis.errors import NoSuchExample
 
 from isrlab.checker.model import Model
 from isrlab.checker.report import INIT_ACTION, TraceStep
@@ -208,17 +205,39 @@ def _compare(
     return None
 
 
+def shrink_choices(choices: list[int], fails: Callable[[list[int]], bool]) -> list[int]:
+    """A failing choice list made smaller while ``fails`` holds: drop the tail after the
+    shortest failing prefix, then repeatedly delete one choice or lower one to 0 or to its
+    half, first change that still fails kept, until none does (a fixed order: the result
+    depends on ``choices`` alone)."""
+    current = next((choices[:n] for n in range(1, len(choices) + 1) if fails(choices[:n])),
+                   choices)
+    changed = True
+    while changed:
+        changed = False
+        for i in range(len(current)):
+            candidates = [current[:i] + current[i + 1:]] if len(current) > 1 else []
+            candidates += [[*current[:i], v, *current[i + 1:]]
+                           for v in (0, current[i] // 2) if v < current[i]]
+            found = next((c for c in candidates if fails(c)), None)
+            if found is not None:
+                current, changed = found, True
+                break
+    return current
+
+
 def differential_test(
     model: Model[S], adapter: Adapter[I], *, walks: int = 1000, depth: int = 12,
     seed: int = 0,
 ) -> DifferentialResult:
-    """Run up to ``walks`` hypothesis-drawn walks of at most ``depth`` steps over ``model``,
-    comparing ``adapter`` after every step; shrink the first divergence to a minimal walk.
+    """Run up to ``walks`` random walks of at most ``depth`` steps over ``model``, comparing
+    ``adapter`` after every step; shrink the first divergence to a minimal walk.
 
-    Deterministic for a given ``seed`` (hypothesis draws from ``random.Random(seed)``, no
-    example database).  Modelling shortcut: hypothesis may stop before ``walks`` walks when
-    it has exhausted the choices (tiny models); ``DifferentialResult.walks`` says how many
-    ran.
+    Deterministic for a given ``seed``: the walks' choices come from ``random.Random(seed)``
+    alone (not from hypothesis, whose draws also depend on the literals of every module the
+    process has imported), and the shrinking (``shrink_choices``) is a fixed order of
+    deletions and lowerings.  Modelling shortcut: a walk shorter than ``depth`` ends where
+    the model deadlocks; ``DifferentialResult.walks`` says how many ran.
     """
     started = time.monotonic()
     initial = list(model.init_states())
@@ -230,17 +249,14 @@ def differential_test(
         counters["steps"] += steps
         return found is not None
 
-    strategy = st.lists(st.integers(0, _CHOICE), min_size=1, max_size=depth + 1)
-    config = settings(
-        max_examples=walks, database=None, deadline=None,
-        phases=(Phase.generate, Phase.shrink),
-        suppress_health_check=list(HealthCheck),
-    )
+    rng = random.Random(seed)
+    minimal: list[int] | None = None
+    for _ in range(walks):
+        choices = [rng.randint(0, _CHOICE) for _ in range(rng.randint(1, depth + 1))]
+        if diverges(choices):
+            minimal = shrink_choices(choices, diverges)
+            break
     divergence: Divergence | None = None
-    try:
-        minimal = find(strategy, diverges, settings=config, random=random.Random(seed))
-    except NoSuchExample:
-        minimal = None
     if minimal is not None:
         divergence, _ = run_walk(model, adapter, minimal, initial)
         if divergence is not None:

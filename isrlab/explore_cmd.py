@@ -35,6 +35,8 @@ def recorded_params(document: Any, model_name: str | None) -> tuple[str | None, 
 def _read_document(path: Path) -> dict[str, Any]:
     try:
         document = json.loads(path.read_text(encoding="utf-8-sig"))
+    except RecursionError:
+        raise BadInput(f"{path}: not an ITF trace (malformed JSON: nested too deeply)") from None
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise BadInput(f"{path}: not an ITF trace ({error})") from error
     if not isinstance(document, dict):

@@ -57,8 +57,12 @@ def fuzz(examples: int) -> settings:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _report() -> Iterator[None]:
-    yield
+def _report(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    # in a scratch directory: a fuzzed run file may name outputs and run directories
+    # relative to the current directory, which must not land in the checkout
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(tmp_path_factory.mktemp("cwd"))
+        yield
     if os.environ.get("ISRLAB_FUZZ_REPORT"):
         print("\nfuzzed inputs per reader:", dict(sorted(SEEN.items())))
 

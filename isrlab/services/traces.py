@@ -58,7 +58,7 @@ def detect_format(text: str) -> str:
     if stripped.startswith("{"):
         try:
             json.loads(first)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             return "itf"  # the first line is no whole JSON object: one multi-line document
         return "itf" if '"states"' in first else "jsonl"
     if stripped and not stripped.startswith(("{", "#", "[")) and not _is_json(first):
@@ -81,7 +81,7 @@ def _kafka_phrases(text: str) -> bool:
 def _is_json(text: str) -> bool:
     try:
         json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return False
     return True
 
@@ -129,6 +129,8 @@ def read_itf(text: str) -> list[Observation]:
         document = json.loads(text)
     except json.JSONDecodeError as error:
         raise TraceFormatError(f"line {error.lineno}", f"malformed JSON: {error.msg}") from error
+    except RecursionError:
+        raise TraceFormatError("line 1", "malformed JSON: nested too deeply") from None
     return parse_itf_observations(document)
 
 
@@ -142,7 +144,7 @@ def model_of(
     if fmt == "itf":
         try:
             document = json.loads(text)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             document = {}
         if isinstance(document, dict) and isinstance(document.get("#meta"), dict):
             meta = document["#meta"]

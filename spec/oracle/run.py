@@ -190,7 +190,10 @@ class Survey:
             self.last[entry.source] = entry.time
         if self.backwards is not None or not before or not entry.time:
             return
-        gap = datetime.fromisoformat(before) - datetime.fromisoformat(entry.time)
+        try:
+            gap = datetime.fromisoformat(before) - datetime.fromisoformat(entry.time)
+        except ValueError:  # a timestamp-shaped text that is no date (month 13): no order
+            return
         if gap.total_seconds() > 1:
             self.backwards = (f"{entry.source}:{entry.line} is dated {entry.time}, before the "
                               f"line above it ({before}): the file is not in time order, "

@@ -12,9 +12,8 @@ them.
 
 from __future__ import annotations
 
+from isrlab.spec.tla_kraft.layout import INVARIANTS_KIP966, INVARIANTS_V35
 from isrlab.spec.tla_kraft.model import (
-    INVARIANTS_KIP966,
-    INVARIANTS_V35,
     KraftConfig,
     KraftModel,
 )

@@ -26,7 +26,7 @@ false in the initial state (checked when the declaration is built), so it is tha
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from isrlab.checker.model import (
     AlwaysEventually,
@@ -37,7 +37,7 @@ from isrlab.checker.model import (
     Liveness,
     TemporalProperty,
 )
-from isrlab.spec.tla_kraft.model import (
+from isrlab.spec.tla_kraft.layout import (
     BROKER_MD_LOG,
     BROKER_STATE,
     CON_BROKER_REG,
@@ -63,8 +63,16 @@ from isrlab.spec.tla_kraft.model import (
     State,
 )
 
-if TYPE_CHECKING:  # model.py imports this module when a model's liveness() is asked for
-    from isrlab.spec.tla_kraft.model import KraftModel
+
+class KraftLike(Protocol):
+    """What the declarations read of a ``tla-kraft-*`` model (``model.KraftModel``)."""
+
+    @property
+    def brokers(self) -> Sequence[int]: ...
+
+    def unpack(self, packed: Packed) -> State: ...
+
+    def init_states(self) -> Iterable[Packed]: ...
 
 PROPERTIES = (
     "EventuallyRuns", "EventuallyUnfenced", "AlterPartitionEpochEventuallyReachedOrZero",
@@ -161,7 +169,7 @@ def _no_reassignment(s: State) -> bool:
     return not s[CON_PM][7] and not s[CON_PM][8]
 
 
-def kraft_liveness(model: KraftModel, unfair: Iterable[str] = ()) -> Liveness[Packed]:
+def kraft_liveness(model: KraftLike, unfair: Iterable[str] = ()) -> Liveness[Packed]:
     """The seven properties and ``Liveness`` (without the weak fairness of ``unfair``), over
     the model's packed states."""
     if any(model.unpack(s)[CON_PM][7] for s in model.init_states()):

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from isrlab.checker.registry import Param, ParamValue
-from isrlab.spec.tla_kraft.model import INVARIANTS_KIP966, INVARIANTS_V35, KraftConfig, KraftModel
+from isrlab.spec.tla_kraft.layout import INVARIANTS_KIP966, INVARIANTS_V35
+from isrlab.spec.tla_kraft.model import KraftConfig, KraftModel
 
 _SIZES = (
     Param("brokers", int, 2, "BrokerCount: brokers 1..n", minimum=1, maximum=8),

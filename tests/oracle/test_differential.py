@@ -75,7 +75,7 @@ def test_an_implementation_that_raises_diverges_at_the_first_write() -> None:
 
 def test_the_same_seed_finds_the_same_minimal_walk() -> None:
     m = model("tla-kip279", "invariants=none")
-    first = differential_test(m, faulty_adapter(), walks=300, depth=12, seed=5)
-    again = differential_test(m, faulty_adapter(), walks=300, depth=12, seed=5)
+    first = differential_test(m, faulty_adapter(), walks=1000, depth=12, seed=5)
+    again = differential_test(m, faulty_adapter(), walks=1000, depth=12, seed=5)
     assert first.divergence is not None and again.divergence is not None
     assert [s.action for s in first.divergence.walk] == [s.action for s in again.divergence.walk]

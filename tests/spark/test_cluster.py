@@ -13,6 +13,7 @@ import pytest
 
 from isrlab.checker.bfs import CheckOptions
 from isrlab.checker.bfs import explore as explore_locally
+from isrlab.checker.report import explained_result
 from isrlab.cli_support import resolve_model
 from tests.spark.conftest import needs_java
 from tests.spark.processes import Cluster, standalone_cluster, start_driver
@@ -29,7 +30,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 
 def _local_report(model_name: str, assignments: list[str]) -> dict[str, object]:
     _, params, model = resolve_model(model_name, assignments)
-    report = explore_locally(model, CheckOptions(params=params)).to_json()
+    # as `isrlab check` reports it: with why the last state breaks the invariant
+    report = explained_result(explore_locally(model, CheckOptions(params=params)),
+                              model.invariants()).to_json()
     for key in ("engine", "elapsed_s", "workers"):
         report.pop(key)
     return report

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from isrlab.cli import cli
 from isrlab.cli_support import resolve_model
 from isrlab.spec.tla_kraft import build_v35
-from isrlab.spec.tla_kraft.model import AUX_CTRS, MESSAGES_DISCARD, P_DATA, VARIABLES
+from isrlab.spec.tla_kraft.layout import AUX_CTRS, MESSAGES_DISCARD, P_DATA, VARIABLES
 
 NEXT_V35 = {
     "BrokerStart", "ReceiveBrokerRegResponse", "ReceiveMetadataUpdate",
