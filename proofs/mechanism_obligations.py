@@ -128,7 +128,8 @@ def _formulas(make: Callable[[], System]) -> Callable[[Group], list[z3.ExprRef]]
     return formulas
 
 
-def _group(key: str, make: Callable[[], System], replicas: int, title: str) -> Group:
+def system_group(key: str, make: Callable[[], System], replicas: int, title: str) -> Group:
+    """A ``kafka-core`` group over one ``System``: its induction rows and one BMC row."""
     def run(group: Group, timeout_ms: int) -> tuple[Row, ...]:
         system = make()
         return (*induction_rows(system, timeout_ms), bmc_row(system, timeout_ms))
@@ -139,19 +140,19 @@ def _group(key: str, make: Callable[[], System], replicas: int, title: str) -> G
 def mechanism_groups() -> list[Group]:
     """The KIP-497 and KIP-966 groups, in a fixed order."""
     return [
-        _group("async-isr-maximal", lambda: async_isr_system(3, maximal=True), 3,
+        system_group("async-isr-maximal", lambda: async_isr_system(3, maximal=True), 3,
                "KIP-497 (2.7+): with the HW over the maximal ISR (committed ∪ pending "
                "addition), every member of the controller's ISR has LEO ≥ HW"),
-        _group("async-isr-committed", lambda: async_isr_system(3, maximal=False), 3,
+        system_group("async-isr-committed", lambda: async_isr_system(3, maximal=False), 3,
                "KIP-497 with the HW over the committed ISR only: the controller may count a "
                "follower whose LEO is below the HW (expected refuted)"),
-        _group("elr", lambda: elr_system(3, enabled=True, gated=True), 3,
+        system_group("elr", lambda: elr_system(3, enabled=True, gated=True), 3,
                "KIP-966 (3.7+/4.0): with ELR and the HW moving only at ≥ min.insync.replicas, "
                "every replica a clean election may pick (ISR ∪ ELR) has LEO ≥ HW"),
-        _group("no-elr", lambda: elr_system(3, enabled=False, gated=False), 3,
+        system_group("no-elr", lambda: elr_system(3, enabled=False, gated=False), 3,
                "Before KIP-966: the fenced last ISR member stays in the ISR; after an "
                "unclean restart it is electable without the HW (expected refuted)"),
-        _group("elr-ungated", lambda: elr_system(3, enabled=True, gated=False), 3,
+        system_group("elr-ungated", lambda: elr_system(3, enabled=True, gated=False), 3,
                "ELR without KIP-966's HW rule: an ELR member may lag a HW the shrunken ISR "
                "advanced (expected refuted)"),
     ]

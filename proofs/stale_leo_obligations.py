@@ -14,37 +14,16 @@ trace from Init to a HW rise that counts an LEO recorded in an earlier epoch:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-import z3
-
-from isrlab.proofs.group import Group, Row
-from isrlab.proofs.mechanism_obligations import CORE_MODEL, bmc_row, induction_rows
-from isrlab.spec.symbolic.core_mechanisms import System
+from isrlab.proofs.group import Group
+from isrlab.proofs.mechanism_obligations import system_group
 from isrlab.spec.symbolic.leader_state_reset import stale_leo_system
 
 REPLICAS = 3
 
 
-def _formulas(make: Callable[[], System]) -> Callable[[Group], list[z3.ExprRef]]:
-    def formulas(group: Group) -> list[z3.ExprRef]:
-        system = make()
-        s, t = system.frame("s"), system.frame("t")
-        out: list[z3.ExprRef] = [system.init(s)]
-        out += [a(s, t) for _, a in system.actions]
-        return out + [i(s) for _, i in system.invariants]
-    return formulas
-
-
 def _group(key: str, reset_on_epoch: bool, title: str) -> Group:
-    def make() -> System:
-        return stale_leo_system(REPLICAS, reset_on_epoch)
-
-    def run(group: Group, timeout_ms: int) -> tuple[Row, ...]:
-        system = make()
-        return (*induction_rows(system, timeout_ms), bmc_row(system, timeout_ms))
-
-    return Group(CORE_MODEL, key, REPLICAS, title, run, _formulas(make))
+    return system_group(key, lambda: stale_leo_system(REPLICAS, reset_on_epoch), REPLICAS,
+                        title)
 
 
 def stale_leo_groups() -> list[Group]:
