@@ -164,6 +164,7 @@ _WRITER = re.compile(
     r"|Broker (\d+) (?:received|completed|ignoring|handling)|\[KafkaServer id=(\d+)\]"
     r"|\[Kafka Server (\d+)\]|\[ReplicaFetcher replicaId=(\d+)|\[ReplicaManager broker=(\d+)\]"
     r"|\[BrokerServer id=(\d+)\]|\[KafkaRaftServer nodeId=(\d+)\]"
+    r"|\[BrokerLifecycleManager id=(\d+)"
 )
 """The broker that wrote a line, from any of Kafka's log prefixes."""
 
@@ -291,6 +292,57 @@ FORMATS: tuple[Format, ...] = (
     _f("registration", r"Changed partition (?P<tp>\S+) state from NonExistentPartition to "
        r"NewPartition with assigned replicas (?P<replicas>\d+(?:,\d+)*)",
        "1.1-3.x ZooKeeper (PartitionStateMachine)", "INFO", "state.change.logger"),
+    _f("ctl_change", r"(?P<unclean>UNCLEAN )?partition change for (?P<tp>\S+) with topic ID \S+: "
+       r"(?P<diff>.*?)\s*(?:\(org\.apache|$)",
+       "KRaft 3.3-4.x (PartitionRegistration.maybeLogPartitionChange: UNCLEAN at INFO, else DEBUG)",
+       "DEBUG", "org.apache.kafka.controller.ReplicationControlManager"),
+    _f("ctl_partition", r"(?:Replayed PartitionRecord for (?P<how>new|existing) partition|Created "
+       r"partition) (?P<tp>\S+)(?: with topic ID \S+)? and "
+       r"(?P<state>PartitionRegistration\(.*?\))",
+       "KRaft 3.3-3.5 'Created partition', 3.6-4.x 'Replayed PartitionRecord for new/existing "
+       "partition' (ReplicationControlManager.replay)", "INFO",
+       "org.apache.kafka.controller.ReplicationControlManager"),
+    _f("ctl_record", r"Replayed partition (?:assignment )?change PartitionChangeRecord\("
+       r"(?P<state>[^()]*)\) for topic (?P<topic2>\S+)",
+       "KRaft 3.3-3.5 TRACE, 3.6-4.x DEBUG (ReplicationControlManager.replay)", "DEBUG",
+       "org.apache.kafka.controller.ReplicationControlManager"),
+    _f("ctl_altered", r"Node (?P<broker>\d+) has altered ISR for (?P<tp>\S+) to "
+       r"\[(?P<isr>[\d,\s]*)\]",
+       "KRaft 3.3-4.x (ReplicationControlManager.alterPartition)", "DEBUG",
+       "org.apache.kafka.controller.ReplicationControlManager"),
+    _f("ctl_fencing", r"Fencing broker (?P<broker>\d+)(?: at epoch (?P<bepoch>\d+))? because its "
+       r"session has timed out",
+       "KRaft 3.0-4.x (ReplicationControlManager.maybeFenceOneStaleBroker)",
+       "INFO", "org.apache.kafka.controller.ReplicationControlManager"),
+    _f("ctl_broker", r"Replayed (?P<rec>BrokerRegistrationChangeRecord|FenceBrokerRecord|"
+       r"UnfenceBrokerRecord) modifying the registration for broker (?P<broker>\d+): \w+\("
+       r"(?P<state>[^)]*)\)", "KRaft 3.6-4.x (ClusterControlManager.replayRegistrationChange)",
+       "INFO", "org.apache.kafka.controller.ClusterControlManager"),
+    _f("ctl_register", r"(?:Replayed (?P<how>initial RegisterBrokerRecord for|RegisterBrokerRecord "
+       r"establishing a new incarnation of|RegisterBrokerRecord modifying the registration for) "
+       r"broker \d+: |(?P<how2>Registered new broker|Re-registered broker incarnation|"
+       r"Re-registered broker id \d+): )RegisterBrokerRecord\(brokerId=(?P<broker>\d+).*?"
+       r"brokerEpoch=(?P<bepoch>\d+)(?:.*?fenced=(?P<fenced>true|false))?"
+       r"(?:, inControlledShutdown=(?P<shutdown>true|false))?",
+       "KRaft 3.3-3.5 'Registered new broker', 3.6-4.x 'Replayed ... RegisterBrokerRecord' "
+       "(ClusterControlManager.replay)", "INFO",
+       "org.apache.kafka.controller.ClusterControlManager"),
+    _f("ctl_fenced", r"(?P<what>Added new fenced|Added new unfenced|Fenced|Unfenced) broker: "
+       r"(?P<broker>\d+)", "KRaft 3.0-3.3 (ClusterControlManager.updateMetrics)", "INFO",
+       "org.apache.kafka.controller.ClusterControlManager"),
+    _f("ctl_unfence_granted",
+       r"The request from broker (?P<broker>\d+) to unfence has been granted",
+       "KRaft 3.0-4.x (BrokerHeartbeatManager.calculateNextBrokerState)", "INFO",
+       "org.apache.kafka.controller.BrokerHeartbeatManager"),
+    _f("ctl_shutdown_granted", r"Unfenced broker (?P<broker>\d+) has requested and been granted a "
+       r"controlled shutdown", "KRaft 3.0-4.x (BrokerHeartbeatManager.calculateNextBrokerState)",
+       "INFO", "org.apache.kafka.controller.BrokerHeartbeatManager"),
+    _f("lifecycle_registered", r"Successfully registered broker (?P<broker>\d+) with broker epoch "
+       r"(?P<bepoch>\d+)", "KRaft 3.0-4.x (BrokerLifecycleManager)", "INFO",
+       "kafka.server.BrokerLifecycleManager"),
+    _f("lifecycle_unfenced", r"\[BrokerLifecycleManager id=(?P<broker>\d+)[^\]]*\] The broker has "
+       r"been unfenced", "KRaft 3.0-4.x (BrokerLifecycleManager)", "INFO",
+       "kafka.server.BrokerLifecycleManager"),
     _f("registration", r"(?:PartitionRegistration|PartitionChangeRecord|PartitionRecord)\("
        r"(?P<state>[^()]*(?:\([^()]*\)[^()]*)*)\)", "KRaft 3.x-4.x (controller)", "DEBUG",
        "kafka.controller"),
@@ -319,6 +371,12 @@ _NEEDLES: tuple[tuple[str, ...], ...] = (
     ("Cached zkVersion",), ("truncation is not allowed",), ("Truncating partition",),
     ("has no effect",), ("Skipped the become",), ("Sending become",),
     ("with state LeaderAndIsr(",), ("state changed to (Leader:",), ("with assigned replicas",),
+    ("partition change for",), ("PartitionRecord for", "Created partition"),
+    ("change PartitionChangeRecord(",), ("has altered ISR",), ("Fencing broker",),
+    ("modifying the registration for broker",),
+    ("RegisterBrokerRecord", "Registered new broker", "Re-registered broker"),
+    ("broker: ",), ("to unfence has been granted",), ("granted a controlled shutdown",),
+    ("Successfully registered broker",), ("has been unfenced",),
     ("Registration(", "ChangeRecord(", "PartitionRecord("),
     ("Skipping update high watermark", "acks for offset", "Recorded replica"),
     ("Deleted log for partition", "scheduled for deletion"),
@@ -386,7 +444,9 @@ def _partition_state(text: str) -> tuple[dict[str, Any], str | None]:
 _KEYWORDS = re.compile(r"ISR|[Ll]eader [Ee]poch|LeaderAndIsr|High watermark|Log loaded|Truncat|"
                        r"started|STARTED|highwatermark|truncation|LEO|acks for|"
                        r"assigned replicas|Partition(?:Registration|ChangeRecord|Record)\(|"
-                       r"Deleted log|scheduled for deletion")
+                       r"Deleted log|scheduled for deletion|partition change|altered ISR|"
+                       r"Fencing broker|[Rr]egist|[Ff]enced broker|unfence|controlled shutdown|"
+                       r"Created partition")
 """A word every line of ``FORMATS`` has: other lines are skipped without trying each one."""
 
 
@@ -422,7 +482,9 @@ def parse_line(number: int, line: str, entry: Entry | None = None) -> LogEvent |
         if tp is None and "topic" in groups:
             tp = f"{m['topic']}-{m['part']}"
         fields = _fields(fmt.kind, groups)
-        if fmt.kind in ("leader_and_isr", "registration") and "state" in groups:
+        if fmt.kind.startswith("ctl_") or fmt.kind.startswith("lifecycle_"):
+            tp = _controller_fields(fmt.kind, groups, line, fields) or tp
+        elif fmt.kind in ("leader_and_isr", "registration") and "state" in groups:
             state, named = _partition_state(m["state"])
             fields.update(state)
             tp = named or tp
@@ -434,6 +496,68 @@ def parse_line(number: int, line: str, entry: Entry | None = None) -> LogEvent |
                         fields, entry.time if entry else "", entry.source if entry else "",
                         entry.level if entry else fmt.level, era)
     return None
+
+
+_CONTROLLER = re.compile(r"\[QuorumController id=(\d+)\]|\[Controller (\d+)\] ")
+"""The KRaft controller that wrote a line: ``[Controller N]`` (3.0-3.4), ``[QuorumController
+id=N]`` (3.5-4.x)."""
+_DIFF = re.compile(r"(\w+): (\[[^\]]*\]|[^,\s]+) -> (\[[^\]]*\]|[^,\s]+)")
+_NULLABLE = re.compile(r"(\w+)=(\[[^\]]*\]|null|-?\d+|[\w-]+)")
+
+
+def _value(text: str) -> int | tuple[int, ...] | str | None:
+    """A figure of a controller line: an int, a list of broker ids, ``None`` for ``null``, or
+    the text (``RECOVERED``)."""
+    if text == "null":
+        return None
+    if text.startswith("["):
+        return _ids(text)
+    if re.fullmatch(r"-?\d+", text):
+        return int(text)
+    return text
+
+
+def _controller_fields(kind: str, groups: dict[str, str], line: str,
+                       fields: dict[str, Any]) -> str | None:
+    """The figures of a KRaft controller's or broker lifecycle line (into ``fields``) and the
+    partition it names: ``controller`` (the writer, -1 unsaid), a partition change's
+    ``diff`` (name -> (before, after), the fields ``PartitionRegistration.diff`` prints),
+    a record's values (``null``: unchanged), a broker's ``bepoch``, ``fenced`` (1 fence, -1
+    unfence, 0 unchanged), ``shutdown``."""
+    writer = _CONTROLLER.search(line)
+    fields["controller"] = int(next(g for g in writer.groups() if g)) if writer else -1
+    if "bepoch" in groups:
+        fields["bepoch"] = int(groups["bepoch"])
+    tp: str | None = None
+    if kind == "ctl_change":
+        fields["unclean"] = "unclean" in groups
+        fields["diff"] = {k: (_value(a), _value(b)) for k, a, b in _DIFF.findall(groups["diff"])}
+    elif kind == "ctl_partition":
+        state = dict(_NULLABLE.findall(groups["state"]))
+        fields["record"] = {k: _value(v) for k, v in state.items()}
+        fields["created"] = groups.get("how", "new") == "new"
+    elif kind == "ctl_record":
+        state = {k: _value(v) for k, v in _NULLABLE.findall(groups["state"])}
+        fields["record"] = state
+        if isinstance(state.get("partitionId"), int):
+            tp = f"{groups['topic2']}-{state['partitionId']}"
+    elif kind == "ctl_broker":
+        state = {k: _value(v) for k, v in _NULLABLE.findall(groups["state"])}
+        rec = groups["rec"]
+        fields["bepoch"] = state.get("brokerEpoch", state.get("epoch"))
+        fields["fenced"] = {"FenceBrokerRecord": 1, "UnfenceBrokerRecord": -1}.get(
+            rec, state.get("fenced", 0))
+        fields["shutdown"] = state.get("inControlledShutdown", 0) == 1
+    elif kind == "ctl_register":
+        how = groups.get("how") or groups.get("how2") or ""
+        fields["initial"] = how.startswith(("initial", "Registered new"))
+        fields["incarnation"] = not how.startswith(("RegisterBrokerRecord modifying",
+                                                    "Re-registered broker incarnation"))
+        fields["fenced"] = 1 if groups.get("fenced", "true") == "true" else -1
+        fields["shutdown"] = groups.get("shutdown") == "true"
+    elif kind == "ctl_fenced":
+        fields["fenced"] = 1 if groups["what"] in ("Fenced", "Added new fenced") else -1
+    return tp
 
 
 _INTS = {"epoch": "epoch", "offset": "offset", "offset2": "offset", "prev": "prev", "hw": "hw",

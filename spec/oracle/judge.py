@@ -46,6 +46,8 @@ class JudgeOptions:
     crashes: str = "clean"
     mode: str = "unknown"
     family: str = "0.10"
+    controller_debug: frozenset[str] = frozenset()
+    """The sources whose KRaft controller lines are at DEBUG (every partition change logged)."""
 
 
 @dataclass(slots=True)
@@ -83,6 +85,43 @@ class Isr:
     line: str = ""
     removed: frozenset[int] = frozenset()
     restarted: bool = False
+
+
+@dataclass(slots=True)
+class ControllerView:
+    """One KRaft controller's view of the partition, from the records it replayed and
+    logged (``None``: not known)."""
+
+    leader: int | None = None
+    leader_epoch: int | None = None
+    partition_epoch: int | None = None
+    isr: tuple[int, ...] | None = None
+    elr: tuple[int, ...] | None = None
+    replicas: tuple[int, ...] | None = None
+    source: str = ""
+    line: str = ""
+
+
+@dataclass(slots=True)
+class Registrations:
+    """One KRaft controller's view of the brokers' registrations: the fenced ones, those in
+    controlled shutdown, each broker's epoch (with the line that said so)."""
+
+    fenced: dict[int, str] = field(default_factory=dict)
+    shutdown: dict[int, str] = field(default_factory=dict)
+    epochs: dict[int, tuple[int, str]] = field(default_factory=dict)
+
+    def inactive(self, b: int) -> str | None:
+        """Why broker ``b`` is no acceptable leader or ISR member (``None``: it may be)."""
+        if b in self.fenced:
+            return f"fenced since {self.fenced[b]}"
+        if b in self.shutdown:
+            return f"in controlled shutdown since {self.shutdown[b]}"
+        return None
+
+
+_PE_STATES = 4096
+"""Partition epochs whose state the judge remembers (memory flat in the log's length)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +175,18 @@ class PartitionJudge:
         self.notes: list[str] = []
         self.notes_topic_only = False
         self.time = ""
+        self.views: dict[int, ControllerView] = {}
+        self.registrations: dict[int, Registrations] = {}
+        self.pe_states: dict[int, tuple[int, int, tuple[int, ...] | None, str]] = {}
+        self.own_epochs: dict[int, tuple[int, str]] = {}
+        self.unclean_elected = False
+        """An ``UNCLEAN partition change`` line was read: committed records may be lost since."""
+
+    @property
+    def unclean(self) -> bool:
+        """Whether unclean elections are allowed (``-p unclean_election=true``) or happened (a
+        controller logged one): the truncation rules that need clean elections are off."""
+        return self.options.unclean_election or self.unclean_elected
 
     # ------------------------------------------------------------------ entry points
     def feed(self, e: Any) -> bool:
@@ -356,7 +407,7 @@ class PartitionJudge:
             eligible = eligible | isr.removed  # KRaft 4.x: the ELR
         clean = eligible is None or leader in eligible
         if not clean:
-            if not self.options.unclean_election:
+            if not self.unclean:
                 raise Rejected("leader-from-isr",
                                f"broker {leader} leads epoch {epoch}, but the ISR is "
                                f"{_ids(eligible or frozenset())} since {isr.line} and no "
@@ -367,7 +418,7 @@ class PartitionJudge:
         hw, hw_epoch, hw_line = self.committed
         if (clean and start is not None and start < hw and hw_epoch < epoch
                 and self.options.truncation == "kip279" and self.options.crashes != "unclean"
-                and not self.options.unclean_election):
+                and not self.unclean):
             raise Rejected("elected-has-committed",
                            f"broker {leader} starts leader epoch {epoch} from offset {start}, "
                            f"below the high watermark {hw} of epoch {hw_epoch} ({hw_line})")
@@ -402,6 +453,8 @@ class PartitionJudge:
         if "prevleader" in f and prev is not None:
             self.leader_of(e, prev, f["prevleader"], "'Previous leader'")
         self.leader_of(e, epoch, b, "the line")
+        self.check_pe_state(e, f.get("version"), epoch, b, f.get("isr") or None,
+                            f"broker {b}'s transition")
         self.check_previous(b, epoch, prev, strictly=True)
         if "hw" in f and f["hw"] > start:
             raise Rejected("hw-le-leo", f"broker {b}'s high watermark {f['hw']} is above its "
@@ -431,6 +484,7 @@ class PartitionJudge:
             self.leader_of(e, prev, f["prevleader"], "'Previous leader'")
         leader = f.get("leader", -1)
         self.leader_of(e, epoch, leader, "the line")
+        self.check_pe_state(e, f.get("version"), epoch, leader, None, f"broker {b}'s transition")
         self.check_previous(b, epoch, prev, strictly=False)
         if "hw" in f and f["hw"] > start:
             raise Rejected("hw-le-leo", f"broker {b}'s high watermark {f['hw']} is above its "
@@ -478,10 +532,317 @@ class PartitionJudge:
         self.set_replicas(e, f.get("replicas", ()))
         epoch, leader = f.get("leaderEpoch", f.get("epoch", -1)), f.get("leader", -1)
         self.leader_of(e, epoch, leader, "the partition record")
+        self.check_pe_state(e, f.get("partitionEpoch"), epoch, leader, f.get("isr") or None,
+                            "the partition state")
         if leader >= 0 and epoch >= 0:
             self.election(e, leader, epoch, None)
         if f.get("isr") and leader >= 0:
             self.set_isr(e, leader, epoch if epoch >= 0 else self.isr.epoch, f["isr"], f["isr"])
+
+    # ------------------------------------------------------------------ KRaft controller lines
+    def view(self, e: Any) -> ControllerView:
+        """The view of the controller that wrote ``e`` (created empty: as found)."""
+        c = e.fields.get("controller", -1)
+        known = self.views.get(c)
+        if known is None:
+            known = self.views[c] = ControllerView()
+        return known
+
+    def registrations_of(self, e: Any) -> Registrations:
+        """The registrations as the controller that wrote ``e`` knows them."""
+        c = e.fields.get("controller", -1)
+        known = self.registrations.get(c)
+        if known is None:
+            known = self.registrations[c] = Registrations()
+        return known
+
+    def check_active(self, e: Any, leader: int | None, added: Ids, how: str) -> None:
+        """``elected-is-active`` for a new leader, ``fenced-not-added-to-isr`` for ISR members
+        added, by the writing controller's view of the registrations."""
+        regs = self.registrations_of(e)
+        if leader is not None and leader >= 0:
+            why = regs.inactive(leader)
+            if why is not None:
+                raise Rejected("elected-is-active",
+                               f"{how} makes broker {leader} leader, but it is {why}")
+        for b in sorted(added):
+            why = regs.inactive(b)
+            if why is not None:
+                raise Rejected("fenced-not-added-to-isr",
+                               f"{how} adds broker {b} to the ISR, but it is {why}")
+
+    def check_pe_state(self, e: Any, pe: int | None, epoch: int | None, leader: int | None,
+                       isr: tuple[int, ...] | None, how: str) -> None:
+        """``one-state-per-partition-epoch``: the state a line gives partition epoch ``pe``
+        is the one the controller's lines gave it (only KRaft controller lines record one)."""
+        if pe is None or pe < 0:
+            return
+        known = self.pe_states.get(pe)
+        if known is None:
+            return
+        k_epoch, k_leader, k_isr, k_line = known
+        clash = []
+        if epoch is not None and epoch >= 0 and epoch != k_epoch:
+            clash.append(f"leader epoch {epoch}, not {k_epoch}")
+        if leader is not None and leader >= 0 and k_leader >= 0 and leader != k_leader:
+            clash.append(f"leader {leader}, not {k_leader}")
+        if isr is not None and k_isr is not None and frozenset(isr) != frozenset(k_isr):
+            clash.append(f"ISR {_ids(frozenset(isr))}, not {_ids(frozenset(k_isr))}")
+        if clash:
+            raise Rejected("one-state-per-partition-epoch",
+                           f"{how} gives partition epoch {pe} {'; '.join(clash)} ({k_line})")
+
+    def record_pe_state(self, e: Any, view: ControllerView) -> None:
+        """The controller's state at its partition epoch (checked against any earlier one)."""
+        pe, epoch, leader = view.partition_epoch, view.leader_epoch, view.leader
+        if pe is None or epoch is None or leader is None:
+            return
+        self.check_pe_state(e, pe, epoch, leader, view.isr, "the controller's record")
+        if pe not in self.pe_states:
+            if len(self.pe_states) >= _PE_STATES:
+                del self.pe_states[min(self.pe_states)]
+            self.pe_states[pe] = (epoch, leader, view.isr, _where(e))
+
+    def controller_isr(self, e: Any, leader: int | None, epoch: int | None,
+                       isr: tuple[int, ...] | None) -> None:
+        """The ISR a controller's record gives becomes the partition's ISR knowledge (unless
+        brokers' lines already know a later leader epoch)."""
+        if isr is None or leader is None or leader < 0:
+            return
+        if self.isr.epoch is not None and epoch is not None and epoch < self.isr.epoch:
+            return
+        self.set_isr(e, leader, epoch, isr, isr)
+
+    def _ctl_partition(self, e: Any) -> None:
+        """``Replayed PartitionRecord for new|existing partition T-P ... and
+        PartitionRegistration(...)`` (3.6+; ``Created partition`` 3.3-3.5): a whole state."""
+        rec, c = e.fields["record"], e.fields.get("controller", -1)
+        known = self.views.get(c)
+        if e.fields.get("created") and known is not None and known.partition_epoch is not None:
+            self.views.pop(c)  # a new partition it already knew: the controller replays from
+            self.registrations.pop(c, None)  # the start (a restart), its view rebuilt
+        view = self.view(e)
+        replicas = rec.get("replicas")
+        if isinstance(replicas, tuple):
+            self.set_replicas(e, replicas)
+            view.replicas = replicas
+        leader, epoch, pe = rec.get("leader"), rec.get("leaderEpoch"), rec.get("partitionEpoch")
+        isr, elr = rec.get("isr"), rec.get("elr")
+        if e.fields.get("created") and isinstance(isr, tuple):
+            self.check_active(e, leader if isinstance(leader, int) else None, isr,
+                              "the new partition's record")
+        view.leader = leader if isinstance(leader, int) else None
+        view.leader_epoch = epoch if isinstance(epoch, int) else None
+        view.partition_epoch = pe if isinstance(pe, int) else None
+        view.isr = isr if isinstance(isr, tuple) else None
+        view.elr = elr if isinstance(elr, tuple) else None
+        view.source, view.line = e.source, _where(e)
+        if view.leader is not None and view.leader_epoch is not None:
+            self.leader_of(e, view.leader_epoch, view.leader, "the controller's record")
+            self.latest_epoch = max(self.latest_epoch or 0, view.leader_epoch)
+        self.record_pe_state(e, view)
+        self.controller_isr(e, view.leader, view.leader_epoch, view.isr)
+
+    def _ctl_change(self, e: Any) -> None:
+        """``[UNCLEAN ]partition change for T-P with topic ID X: isr: A -> B, leader: x -> y,
+        leaderEpoch: e -> f, partitionEpoch: p -> q`` (``maybeLogPartitionChange``: the fields
+        that changed, a PartitionChangeRecord replayed)."""
+        diff, view = e.fields["diff"], self.view(e)
+        self._ctl_epochs(e, diff, view)
+        replicas = diff.get("replicas", (None, view.replicas))[1]
+        if isinstance(replicas, tuple):
+            self.set_replicas(e, replicas)
+        before_isr = diff["isr"][0] if "isr" in diff else view.isr
+        after_isr = diff["isr"][1] if "isr" in diff else view.isr
+        before_elr = diff["elr"][0] if "elr" in diff else view.elr
+        leader = diff["leader"][1] if "leader" in diff else view.leader
+        epoch = diff["leaderEpoch"][1] if "leaderEpoch" in diff else view.leader_epoch
+        if "leader" in diff and isinstance(leader, int):
+            self._ctl_election(e, leader, epoch, before_isr, before_elr)
+        if "isr" in diff and isinstance(after_isr, tuple):
+            added = frozenset(after_isr) - frozenset(before_isr or ())
+            self.check_active(e, None, added, "the partition change")
+        if "isr" in diff and isinstance(after_isr, tuple) and self.replicas is not None:
+            outside = frozenset(after_isr) - self.replicas
+            if outside:
+                raise Rejected("isr-subset-replicas",
+                               f"the partition change's ISR {_ids(frozenset(after_isr))} holds "
+                               f"broker(s) {_ids(outside)}, not among the replicas "
+                               f"{_ids(self.replicas)} ({self.replicas_line})")
+        view.leader = leader if isinstance(leader, int) else view.leader
+        view.leader_epoch = epoch if isinstance(epoch, int) else view.leader_epoch
+        if "partitionEpoch" in diff and isinstance(diff["partitionEpoch"][1], int):
+            view.partition_epoch = diff["partitionEpoch"][1]
+        view.isr = after_isr if isinstance(after_isr, tuple) else view.isr
+        if "elr" in diff and isinstance(diff["elr"][1], tuple):
+            view.elr = diff["elr"][1]
+        view.replicas = replicas if isinstance(replicas, tuple) else view.replicas
+        view.source, view.line = e.source, _where(e)
+        self.record_pe_state(e, view)
+        self.controller_isr(e, view.leader, view.leader_epoch, view.isr)
+
+    def _ctl_epochs(self, e: Any, diff: dict[str, Any], view: ControllerView) -> None:
+        """``partition-epoch-plus-one`` and ``leader-epoch-on-leader-change`` on a change."""
+        pe = diff.get("partitionEpoch")
+        if pe is not None and isinstance(pe[0], int) and isinstance(pe[1], int):
+            if pe[1] != pe[0] + 1:
+                raise Rejected("partition-epoch-plus-one",
+                               f"the partition epoch goes from {pe[0]} to {pe[1]}")
+            known = view.partition_epoch
+            if known is not None and pe[0] < known:
+                raise Rejected("partition-epoch-plus-one",
+                               f"the change starts from partition epoch {pe[0]}, but this "
+                               f"controller replayed partition epoch {known} at {view.line}")
+            if (known is not None and pe[0] != known and e.source in self.options.controller_debug
+                    and view.source == e.source):
+                raise Rejected("partition-epoch-plus-one",
+                               f"the change starts from partition epoch {pe[0]}, but this "
+                               f"controller's last change ({view.line}) ends at {known}, and "
+                               f"its log at DEBUG shows every change it replays")
+        le = diff.get("leaderEpoch")
+        if "leader" in diff and le is None:
+            raise Rejected("leader-epoch-on-leader-change",
+                           f"the leader changes ({diff['leader'][0]} -> {diff['leader'][1]}) "
+                           f"with no new leader epoch")
+        if le is not None and isinstance(le[0], int) and isinstance(le[1], int):
+            if le[1] != le[0] + 1:
+                raise Rejected("leader-epoch-on-leader-change",
+                               f"the leader epoch goes from {le[0]} to {le[1]}")
+            if view.leader_epoch is not None and le[0] < view.leader_epoch:
+                raise Rejected("leader-epoch-on-leader-change",
+                               f"the change starts from leader epoch {le[0]}, but this "
+                               f"controller replayed leader epoch {view.leader_epoch} at "
+                               f"{view.line}")
+
+    def _ctl_election(self, e: Any, leader: int, epoch: Any, isr: Any, elr: Any) -> None:
+        """A leader the controller's change elects: active, one per epoch, and from the ISR
+        unless the line says UNCLEAN (or, KIP-966, from the ELR)."""
+        self.check_active(e, leader, (), "the partition change")
+        if isinstance(epoch, int):
+            self.leader_of(e, epoch, leader, "the controller's change")
+            self.latest_epoch = max(self.latest_epoch or 0, epoch)
+        if leader < 0:
+            return
+        in_isr = isinstance(isr, tuple) and leader in isr
+        in_elr = isinstance(elr, tuple) and leader in elr
+        if e.fields.get("unclean"):
+            if in_elr:
+                self.notes.append(f"line {_where(e)}: broker {leader} elected from the ELR "
+                                  f"(KIP-966); the controller logs it UNCLEAN because "
+                                  f"electionWasClean looks at the ISR only")
+                return
+            self.unclean_elected = True
+            self.notes.append(f"line {_where(e)}: the controller logs an unclean election of "
+                              f"broker {leader} (unclean.leader.election.enable, or an "
+                              f"UNCLEAN ElectLeaders request): committed records may be lost, "
+                              f"and the truncation rules are off from here")
+        elif isinstance(isr, tuple) and not in_isr and not in_elr:
+            raise Rejected("leader-from-isr",
+                           f"the controller's change elects broker {leader}, not in the ISR "
+                           f"{_ids(frozenset(isr))}, and does not log it UNCLEAN "
+                           f"(PartitionRegistration.electionWasClean)")
+
+    def _ctl_record(self, e: Any) -> None:
+        """``Replayed partition change PartitionChangeRecord(..., isr=[..], leader=L, ...)``:
+        the new values only (``null`` / -2: unchanged; no epochs)."""
+        rec, view = e.fields["record"], self.view(e)
+        isr, leader = rec.get("isr"), rec.get("leader")
+        if isinstance(leader, int) and leader >= 0 and leader != view.leader:
+            self.check_active(e, leader, (), "the partition change record")
+        if isinstance(isr, tuple):
+            added = frozenset(isr) - frozenset(view.isr or ())
+            if view.isr is not None:
+                self.check_active(e, None, added, "the partition change record")
+            view.isr = isr
+        if isinstance(leader, int) and leader != -2:
+            view.leader = leader
+
+    def _ctl_altered(self, e: Any) -> None:
+        """``Node N has altered ISR for T-P to [..]``: an AlterPartition accepted."""
+        view = self.view(e)
+        new = e.fields["isr"]
+        if view.isr is not None:
+            self.check_active(e, None, frozenset(new) - frozenset(view.isr),
+                              f"broker {e.broker}'s AlterPartition")
+
+    def _ctl_fencing(self, e: Any) -> None:
+        """``Fencing broker N because its session has timed out``."""
+        self.registrations_of(e).fenced[e.broker] = _where(e)
+
+    def _ctl_broker(self, e: Any) -> None:
+        """``Replayed BrokerRegistrationChangeRecord|FenceBrokerRecord|UnfenceBrokerRecord
+        modifying the registration for broker N: ...(brokerEpoch=E, fenced=F,
+        inControlledShutdown=S)``."""
+        regs, b, f = self.registrations_of(e), e.broker, e.fields
+        known = regs.epochs.get(b)
+        epoch = f.get("bepoch")
+        if known is not None and isinstance(epoch, int) and epoch != known[0]:
+            raise Rejected("broker-epoch-increases",
+                           f"the record names broker {b}'s epoch {epoch}, but its registration "
+                           f"has epoch {known[0]} ({known[1]})")
+        self._fence(regs, b, f.get("fenced", 0), e)
+        if f.get("shutdown"):
+            regs.shutdown[b] = _where(e)
+
+    @staticmethod
+    def _fence(regs: Registrations, b: int, fenced: Any, e: Any) -> None:
+        if fenced == 1:
+            regs.fenced[b] = _where(e)
+        elif fenced == -1:
+            regs.fenced.pop(b, None)
+
+    def _ctl_register(self, e: Any) -> None:
+        """A RegisterBrokerRecord replayed: a new incarnation (epoch above the last), the
+        same one re-registered (not below), or the initial one (a controller that already
+        had it replays from the start)."""
+        regs, b, f = self.registrations_of(e), e.broker, e.fields
+        epoch, known = f["bepoch"], regs.epochs.get(b)
+        if f.get("initial") and known is not None:
+            c = f.get("controller", -1)
+            self.registrations.pop(c, None)
+            self.views.pop(c, None)
+            regs, known = self.registrations_of(e), None
+        if known is not None and (epoch < known[0] or (f.get("incarnation") and epoch == known[0])):
+            raise Rejected("broker-epoch-increases",
+                           f"broker {b} registers with broker epoch {epoch}, "
+                           f"{'not above' if f.get('incarnation') else 'below'} {known[0]} "
+                           f"({known[1]})")
+        regs.epochs[b] = (epoch, _where(e))
+        self._fence(regs, b, f.get("fenced", 1), e)
+        if f.get("shutdown"):
+            regs.shutdown[b] = _where(e)
+        else:
+            regs.shutdown.pop(b, None)
+
+    def _ctl_fenced(self, e: Any) -> None:
+        """``Fenced broker: N`` / ``Unfenced broker: N`` (3.0-3.3)."""
+        self._fence(self.registrations_of(e), e.broker, e.fields["fenced"], e)
+
+    def _unfenced_everywhere(self, b: int) -> None:
+        for regs in self.registrations.values():
+            regs.fenced.pop(b, None)
+
+    def _ctl_unfence_granted(self, e: Any) -> None:
+        """``The request from broker N to unfence has been granted``: unfenced next."""
+        self._unfenced_everywhere(e.broker)
+
+    def _ctl_shutdown_granted(self, e: Any) -> None:
+        """``Unfenced broker N has requested and been granted a controlled shutdown``."""
+        self.registrations_of(e).shutdown[e.broker] = _where(e)
+
+    def _lifecycle_registered(self, e: Any) -> None:
+        """``Successfully registered broker N with broker epoch E`` (the broker's own line)."""
+        b, epoch = e.broker, e.fields["bepoch"]
+        known = self.own_epochs.get(b)
+        if known is not None and epoch < known[0]:
+            raise Rejected("broker-epoch-increases",
+                           f"broker {b} registers with broker epoch {epoch}, below {known[0]} "
+                           f"({known[1]})")
+        self.own_epochs[b] = (epoch, _where(e))
+
+    def _lifecycle_unfenced(self, e: Any) -> None:
+        """``The broker has been unfenced`` (the broker's own line)."""
+        self._unfenced_everywhere(e.broker)
 
     # ------------------------------------------------------------------ ISR changes
     def _shrink(self, e: Any) -> None:
@@ -636,7 +997,7 @@ class PartitionJudge:
         """``leader-no-truncate-below-hw``: no truncation below the HW the replica held
         (unless an unclean election or a power loss could have lost committed records)."""
         known = self.broker(b)
-        if (self.options.unclean_election or self.options.crashes == "unclean"
+        if (self.unclean or self.options.crashes == "unclean"
                 or known.hw is None or k >= known.hw):
             return
         role = "leading" if known.leads else "holding"
@@ -647,7 +1008,8 @@ class PartitionJudge:
 
     def _isr_member_truncation(self, e: Any, b: int, k: int) -> None:
         """``isr-member-no-truncate-below-hw`` (KIP-279 with KAFKA-7415, 2.1+)."""
-        if self.options.truncation != "kip279" or self.options.crashes == "unclean":
+        if (self.options.truncation != "kip279" or self.options.crashes == "unclean"
+                or self.unclean):
             return
         isr = self.current_isr()
         leader = isr.leader

@@ -85,6 +85,37 @@ _ALL = (
     Rule("partition-epoch-monotonic", "Partition.updateIsr / AlterPartitionManager", "0.9-4.x",
          "the ZooKeeper version (partition epoch) a broker logs for a partition never "
          "decreases"),
+    Rule("partition-epoch-plus-one", "PartitionRegistration.merge / "
+         "ReplicationControlManager.replay(PartitionChangeRecord)", "KRaft 3.3-4.x",
+         "every partition change record raises the partition epoch by exactly one, from the "
+         "latest one: a controller replays the metadata log in order, and (at DEBUG) logs every "
+         "change it replays"),
+    Rule("leader-epoch-on-leader-change", "PartitionRegistration.merge / "
+         "PartitionChangeBuilder.build", "KRaft 3.3-4.x",
+         "a change of leader raises the leader epoch by exactly one; any other change keeps it "
+         "or raises it by one (an ISR shrink before metadata version 3.6, a reassignment), "
+         "never more, never down"),
+    Rule("elected-is-active", "PartitionChangeBuilder.electLeader with "
+         "ReplicationControlManager's isAcceptableLeader (ClusterControlManager.isActive)",
+         "KRaft 3.3-4.x",
+         "the controller never elects, cleanly or not, a broker that is fenced or in controlled "
+         "shutdown (a broker being unfenced is unfenced by a record before the elections it "
+         "allows)"),
+    Rule("fenced-not-added-to-isr", "ReplicationControlManager.alterPartition / "
+         "PartitionChangeBuilder (KIP-841: INELIGIBLE_REPLICA)", "KRaft 3.3-4.x",
+         "no ISR change adds a broker that is fenced or in controlled shutdown (the last ISR "
+         "member of a fenced broker's partition stays in it; it is never added)"),
+    Rule("broker-epoch-increases", "ClusterControlManager.registerBroker / "
+         "replayRegistrationChange; BrokerLifecycleManager (KIP-903 fences stale ones)",
+         "KRaft 3.0-4.x",
+         "a broker's new incarnation gets a broker epoch above every earlier one (the offset of "
+         "its RegisterBrokerRecord), a re-registration of the same incarnation keeps or raises "
+         "it, and a fence, unfence or controlled-shutdown record names the registration's "
+         "current epoch (replay refuses any other)"),
+    Rule("one-state-per-partition-epoch", "ReplicationControlManager.replay / "
+         "ReplicaManager.applyDelta", "KRaft 3.3-4.x",
+         "a partition epoch names one partition state (leader, leader epoch, ISR): every "
+         "controller replays, and every broker applies, the same metadata log"),
     Rule("fatal-truncation", "ReplicaFetcherThread.handleOffsetOutOfRange", "0.8-2.0",
          "a follower whose log end offset is past its leader's exits (FatalExitError) "
          "instead of truncating when unclean.leader.election.enable=false; 2.1+ truncates "

@@ -66,8 +66,15 @@ _FROM_2_7 = re.compile(r"UnifiedLog|org\.apache\.kafka\.|offset=\d+, segment|Tru
                        r"partition epoch|(?<!zkVersion )updated to \d+\s*$|and version updated")
 """Phrases only 2.7+ brokers write (where leader transitions moved to the state-change log)."""
 _KRAFT = re.compile(r"BrokerServer|KafkaRaftServer|QuorumController|PartitionChangeRecord|"
+                    r"\[Controller \d+\] |partition change for \S+ with topic ID|"
                     r"PartitionRegistration|BrokerLifecycleManager|MetadataLoader|"
                     r"raft\.|KRaft")
+
+
+BROKER_KINDS = frozenset({"ctl_fencing", "ctl_broker", "ctl_register", "ctl_fenced",
+                          "ctl_unfence_granted", "ctl_shutdown_granted", "lifecycle_registered",
+                          "lifecycle_unfenced"})
+"""Lines about a broker's registration, not a partition: every partition's judge reads them."""
 
 
 def partition_named(text: str) -> str | None:
@@ -159,6 +166,8 @@ class Survey:
     last: dict[str, str] = field(default_factory=dict)
     backwards: str | None = None
     """Where a file first goes back in time by more than a second (a note of the verdict)."""
+    controller_debug: set[str] = field(default_factory=set)
+    """The sources with a KRaft controller line at DEBUG or TRACE."""
 
     @property
     def mode(self) -> str:
@@ -228,6 +237,8 @@ class Survey:
         tp = event.partition if event is not None else None
         if event is not None:
             self.kinds.add((event.kind, event.era))
+            if event.kind.startswith("ctl_") and level in ("DEBUG", "TRACE"):
+                self.controller_debug.add(entry.source)
         elif _EVIDENCE.search(text):
             tp = partition_named(text)
         if tp is not None:
@@ -392,7 +403,8 @@ class Oracle:
             unclean_election=bool(params.get("unclean_election", False)),
             truncation=str(params.get("truncation", "kip279")),
             crashes=str(params.get("crashes", "clean")),
-            mode=survey.mode, family=survey.family)
+            mode=survey.mode, family=survey.family,
+            controller_debug=frozenset(survey.controller_debug))
         self.ids = _parse_brokers(options.brokers) if options.brokers else None
         self.count = params.get("brokers")
         self.judges: dict[str, PartitionJudge] = {}
@@ -432,7 +444,8 @@ class Oracle:
             if _EVIDENCE.search(entry.text):
                 self._unread(entry)
             return
-        if event.broker < 0 and event.kind not in ("registration", "ignoring", "log_deleted"):
+        if event.broker < 0 and event.kind not in ("registration", "ignoring", "log_deleted") \
+                and not event.kind.startswith("ctl_"):
             owners = self.survey.sources.get(entry.source)
             if owners is None or len(owners.brokers) != 1:
                 if event.kind in ("truncate", "truncate_noop") and event.partition in self.judges:
@@ -449,7 +462,7 @@ class Oracle:
                              self.proposals.get(event.broker), event.fields, event.time,
                              event.source, event.level, event.era)
         if event.partition is None:
-            if event.kind == "started":
+            if event.kind == "started" or event.kind in BROKER_KINDS:
                 for each in self.judges.values():
                     each.feed(event)
             return

@@ -116,11 +116,74 @@ SAMPLES: list[tuple[str, str, str, int, str | None, dict[str, Any]]] = [
     ("4.1", "[UnifiedLog partition=t-0, dir=/tmp/kafka-logs-1] Truncating to 768982 has no effect "
      "as the largest offset in the log is 768981", "truncate_noop", -1, "t-0",
      {"offset": 768982, "last": 768981}),
-    ("3.7", "[QuorumController id=1] Replayed PartitionRecord for new partition t-0 and "
-     "PartitionRegistration(replicas=[1, 2, 3], directories=[A, B, C], isr=[1, 2, 3], "
+    ("3.7", "[QuorumController id=1] Replayed PartitionRecord for new partition t-0 with topic ID "
+     "W and PartitionRegistration(replicas=[1, 2, 3], directories=[A, B, C], isr=[1, 2, 3], "
      "removingReplicas=[], addingReplicas=[], elr=[], lastKnownElr=[], leader=1, "
-     "leaderRecoveryState=RECOVERED, leaderEpoch=0, partitionEpoch=0).", "registration", -1,
-     "t-0", {"replicas": (1, 2, 3), "isr": (1, 2, 3), "leader": 1, "leaderEpoch": 0}),
+     "leaderRecoveryState=RECOVERED, leaderEpoch=0, partitionEpoch=0).", "ctl_partition", -1,
+     "t-0", {"controller": 1, "created": True,
+             "record": {"replicas": (1, 2, 3), "directories": (), "isr": (1, 2, 3),
+                        "removingReplicas": (), "addingReplicas": (), "elr": (),
+                        "lastKnownElr": (), "leader": 1, "leaderRecoveryState": "RECOVERED",
+                        "leaderEpoch": 0, "partitionEpoch": 0}}),
+    ("3.3", "[Controller 1] Created partition t-0 with topic ID W and PartitionRegistration("
+     "replicas=[1, 2], isr=[2], removingReplicas=[], addingReplicas=[], leader=2, "
+     "leaderRecoveryState=RECOVERED, leaderEpoch=0, partitionEpoch=0).", "ctl_partition", -1,
+     "t-0", {"controller": 1, "created": True}),
+    ("3.5", "[KRaftMigrationDriver id=3000] PartitionRecord(partitionId=48, topicId=W, "
+     "replicas=[0, 1, 2], isr=[2], removingReplicas=[], addingReplicas=[], leader=2, "
+     "leaderRecoveryState=0, leaderEpoch=4, partitionEpoch=4)", "registration", -1, None,
+     {"replicas": (0, 1, 2), "isr": (2,), "leader": 2, "leaderEpoch": 4}),
+    ("3.7", "[QuorumController id=1] UNCLEAN partition change for t-0 with topic ID W: isr: [1] "
+     "-> [2], leader: 1 -> 2, leaderRecoveryState: RECOVERED -> RECOVERING, leaderEpoch: 2 -> 3, "
+     "partitionEpoch: 5 -> 6 (org.apache.kafka.controller.ReplicationControlManager)",
+     "ctl_change", -1, "t-0",
+     {"controller": 1, "unclean": True,
+      "diff": {"isr": ((1,), (2,)), "leader": (1, 2),
+               "leaderRecoveryState": ("RECOVERED", "RECOVERING"), "leaderEpoch": (2, 3),
+               "partitionEpoch": (5, 6)}}),
+    ("3.3", "[Controller 0] partition change for t-0 with topic ID W: isr: [1, 2, 3] -> [1, 3], "
+     "partitionEpoch: 7 -> 8", "ctl_change", -1, "t-0",
+     {"controller": 0, "unclean": False, "diff": {"isr": ((1, 2, 3), (1, 3)),
+                                                   "partitionEpoch": (7, 8)}}),
+    ("3.6", "[QuorumController id=3000] Replayed partition change PartitionChangeRecord("
+     "partitionId=0, topicId=W, isr=[1, 2], leader=-2, replicas=null, removingReplicas=null, "
+     "addingReplicas=null, leaderRecoveryState=-1) for topic t", "ctl_record", -1, "t-0",
+     {"record": {"partitionId": 0, "topicId": "W", "isr": (1, 2), "leader": -2,
+                 "replicas": None, "removingReplicas": None, "addingReplicas": None,
+                 "leaderRecoveryState": -1}}),
+    ("3.3", "[Controller 1] Node 2 has altered ISR for t-0 to [2, 3].", "ctl_altered", 2, "t-0",
+     {"isr": (2, 3), "controller": 1}),
+    ("3.3", "[Controller 0] Fencing broker 1 because its session has timed out.", "ctl_fencing",
+     1, None, {"controller": 0}),
+    ("4.1", "[QuorumController id=1000] Fencing broker 0 at epoch 9 because its session has timed "
+     "out.", "ctl_fencing", 0, None, {"controller": 1000, "bepoch": 9}),
+    ("3.6", "[QuorumController id=3000] Replayed BrokerRegistrationChangeRecord modifying the "
+     "registration for broker 0: BrokerRegistrationChangeRecord(brokerId=0, brokerEpoch=3, "
+     "fenced=-1, inControlledShutdown=0)", "ctl_broker", 0, None,
+     {"controller": 3000, "bepoch": 3, "fenced": -1, "shutdown": False}),
+    ("3.6", "[QuorumController id=1] Replayed FenceBrokerRecord modifying the registration for "
+     "broker 2: FenceBrokerRecord(id=2, epoch=17)", "ctl_broker", 2, None,
+     {"bepoch": 17, "fenced": 1}),
+    ("3.9", "[QuorumController id=1] Replayed RegisterBrokerRecord establishing a new incarnation "
+     "of broker 2: RegisterBrokerRecord(brokerId=2, isMigratingZkBroker=false, incarnationId=Y, "
+     "brokerEpoch=90486, endPoints=[BrokerEndpoint(name='PLAINTEXT', host='h', port=9093, "
+     "securityProtocol=0)], features=[BrokerFeature(name='kraft.version', minSupportedVersion=0, "
+     "maxSupportedVersion=1)], rack=null, fenced=true, inControlledShutdown=false, logDirs=[X])",
+     "ctl_register", 2, None, {"controller": 1, "bepoch": 90486, "initial": False,
+                               "incarnation": True, "fenced": 1, "shutdown": False}),
+    ("3.3", "[Controller 1] Registered new broker: RegisterBrokerRecord(brokerId=3, "
+     "incarnationId=Z, brokerEpoch=12, endPoints=[], features=[], rack=null, fenced=true)",
+     "ctl_register", 3, None, {"bepoch": 12, "initial": True, "fenced": 1}),
+    ("3.3", "[Controller 1] Unfenced broker: 3", "ctl_fenced", 3, None, {"fenced": -1}),
+    ("3.3", "[Controller 1] The request from broker 3 to unfence has been granted because it has "
+     "caught up with the offset of it's register broker record 12.", "ctl_unfence_granted", 3,
+     None, {"controller": 1}),
+    ("3.6", "[QuorumController id=1] Unfenced broker 2 has requested and been granted a "
+     "controlled shutdown.", "ctl_shutdown_granted", 2, None, {"controller": 1}),
+    ("3.3", "[BrokerLifecycleManager id=4] Successfully registered broker 4 with broker epoch 56",
+     "lifecycle_registered", 4, None, {"bepoch": 56}),
+    ("3.3", "[BrokerLifecycleManager id=4] The broker has been unfenced. Transitioning from "
+     "RECOVERY to RUNNING.", "lifecycle_unfenced", 4, None, {}),
     ("3.2", "[Controller id=1 epoch=1] Sending become-leader LeaderAndIsr request "
      "LeaderAndIsrPartitionState(topicName='t', partitionIndex=0, controllerEpoch=1, leader=1, "
      "leaderEpoch=0, isr=[1], zkVersion=0, replicas=[1], addingReplicas=[], removingReplicas=[], "
