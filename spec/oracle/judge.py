@@ -628,7 +628,9 @@ class PartitionJudge:
             view.replicas = replicas
         leader, epoch, pe = rec.get("leader"), rec.get("leaderEpoch"), rec.get("partitionEpoch")
         isr, elr = rec.get("isr"), rec.get("elr")
-        if e.fields.get("created") and isinstance(isr, tuple):
+        if e.fields.get("created") and isinstance(isr, tuple) and pe == 0:
+            # a creation (a snapshot's record of an older partition may keep a fenced last
+            # ISR member): the ISR is the active replicas (KIP-841), the leader one of them
             self.check_active(e, leader if isinstance(leader, int) else None, isr,
                               "the new partition's record")
         view.leader = leader if isinstance(leader, int) else None
