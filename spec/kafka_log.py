@@ -220,9 +220,9 @@ FORMATS: tuple[Format, ...] = (
     _f("follower_start", r"\[Broker id=(?P<broker>\d+)\] Follower (?P<tp>\S+?)(?: with topic "
        r"id \S+)? starts at leader epoch (?P<epoch>\d+) from offset (?P<offset>\d+) with "
        r"(?:partition epoch (?P<version>\d+) and )?high watermark (?P<hw>\d+)\."
-       r"(?: Current leader is (?P<leader>-?\d+)\.)?.*?[Pp]revious leader (?:(?:Some\("
+       r"(?: Current leader is (?P<leader>-?\d+)\.)?(?:.*?[Pp]revious leader (?:(?:Some\("
        r"(?P<prevleader>-?\d+)\)|None|(?P<prevleader2>-?\d+)) and previous leader )?epoch was "
-       r"(?P<prev>-?\d+)", "2.7-4.x", "INFO", "state.change.logger"),
+       r"(?P<prev>-?\d+))?", "2.7-4.x", "INFO", "state.change.logger"),
     _f("leader_and_isr", r"(?:Broker (?P<broker>\d+) received|\[Broker id=(?P<broker2>\d+)"
        r"\] Received) LeaderAndIsr request (?P<state>\w*PartitionState\(.*?\)) correlation id "
        r"(?P<cid>\d+)(?: from controller \d+ epoch \d+)?(?: for partition (?P<tp>\S+))?",
@@ -252,8 +252,8 @@ FORMATS: tuple[Format, ...] = (
        r"Truncating to "
        r"offset (?P<offset>\d+)", "1.1-3.0 Log, 3.1-4.x UnifiedLog", "INFO",
        "kafka.log.Log / kafka.log.UnifiedLog"),
-    _f("truncate", r"\[ReplicaFetcher replicaId=(?P<broker>\d+), leaderId=\d+(?:, fetcherId=\d+)?\]"
-       r" Truncating (?P<tp>\S+) to offset (?P<offset>\d+) below high watermark (?P<hw>\d+)",
+    _f("truncate", r"(?:\[ReplicaFetcher replicaId=(?P<broker>\d+), leaderId=\d+(?:, fetcherId=\d+)?"
+       r"\] )?Truncating (?P<tp>\S+) to offset (?P<offset>\d+) below high watermark (?P<hw>\d+)",
        "2.4-4.x", "WARN", "kafka.server.ReplicaFetcherThread"),
     _f("zk_refused", r"(?:Partition " + _OLD_TP + r" on broker (?P<broker>\d+):|\[Partition "
        r"(?P<tp>\S+) broker=(?P<broker2>\d+)[^\]]*\]) Cached zkVersion \[?(?P<version>\d+)\]? not "
@@ -292,7 +292,8 @@ FORMATS: tuple[Format, ...] = (
     _f("registration", r"Changed partition (?P<tp>\S+) state from NonExistentPartition to "
        r"NewPartition with assigned replicas (?P<replicas>\d+(?:,\d+)*)",
        "1.1-3.x ZooKeeper (PartitionStateMachine)", "INFO", "state.change.logger"),
-    _f("ctl_change", r"(?P<unclean>UNCLEAN )?partition change for (?P<tp>\S+) with topic ID \S+: "
+    _f("ctl_change", r"(?P<unclean>UNCLEAN )?partition change for (?P<tp>[^\s:]+)(?: with topic "
+       r"ID \S+)?: "
        r"(?P<diff>.*?)\s*(?:\(org\.apache|$)",
        "KRaft 3.3-4.x (PartitionRegistration.maybeLogPartitionChange: UNCLEAN at INFO, else DEBUG)",
        "DEBUG", "org.apache.kafka.controller.ReplicationControlManager"),

@@ -238,6 +238,19 @@ class PartitionJudge:
             self.named.update(int(x) for x in fetcher.groups())
         if f.get("leader", -1) >= 0:
             self.named.add(f["leader"])
+        for key, value in (*f.get("diff", {}).items(), *f.get("record", {}).items()):
+            if key in ("leader", "isr", "replicas", "elr"):
+                for each in value if isinstance(value, tuple) else (value,):
+                    self._name_id(each)
+
+    def _name_id(self, value: Any) -> None:
+        """Every broker id of a controller line's values (a pair before -> after, a list,
+        an int; -1 and -2 are no leader / no change)."""
+        if isinstance(value, tuple):
+            for each in value:
+                self._name_id(each)
+        elif isinstance(value, int) and value >= 0:
+            self.named.add(value)
 
     def _transitions_logged(self, b: int, since: str) -> bool:
         """Whether broker ``b``'s leader/follower transitions since ``since`` would show."""

@@ -180,6 +180,15 @@ SAMPLES: list[tuple[str, str, str, int, str | None, dict[str, Any]]] = [
      None, {"controller": 1}),
     ("3.6", "[QuorumController id=1] Unfenced broker 2 has requested and been granted a "
      "controlled shutdown.", "ctl_shutdown_granted", 2, None, {"controller": 1}),
+    ("4.3", "[QuorumController id=1] UNCLEAN partition change for t-0: isr: [1] -> [2], leader: "
+     "1 -> 2, leaderEpoch: 2 -> 3, partitionEpoch: 5 -> 6", "ctl_change", -1, "t-0",
+     {"diff": {"isr": ((1,), (2,)), "leader": (1, 2), "leaderEpoch": (2, 3),
+               "partitionEpoch": (5, 6)}}),
+    ("4.3", "[Broker id=1] Follower t-0 starts at leader epoch 3 from offset 58000 with partition "
+     "epoch 6 and high watermark 58000. Current leader is 2.", "follower_start", 1, "t-0",
+     {"epoch": 3, "offset": 58000, "version": 6, "hw": 58000, "leader": 2}),
+    ("3.x", "Truncating t-0 to offset 31000 below high watermark 58000", "truncate", -1, "t-0",
+     {"offset": 31000, "hw": 58000}),
     ("3.3", "[BrokerLifecycleManager id=4] Successfully registered broker 4 with broker epoch 56",
      "lifecycle_registered", 4, None, {"bepoch": 56}),
     ("3.3", "[BrokerLifecycleManager id=4] The broker has been unfenced. Transitioning from "
