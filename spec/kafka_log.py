@@ -252,8 +252,9 @@ FORMATS: tuple[Format, ...] = (
        r"Truncating to "
        r"offset (?P<offset>\d+)", "1.1-3.0 Log, 3.1-4.x UnifiedLog", "INFO",
        "kafka.log.Log / kafka.log.UnifiedLog"),
-    _f("truncate", r"(?:\[ReplicaFetcher replicaId=(?P<broker>\d+), leaderId=\d+(?:, fetcherId=\d+)?"
-       r"\] )?Truncating (?P<tp>\S+) to offset (?P<offset>\d+) below high watermark (?P<hw>\d+)",
+    _f("truncate", r"(?:\[ReplicaFetcher replicaId=(?P<broker>\d+), leaderId=\d+"
+       r"(?:, fetcherId=\d+)?\] )?Truncating (?P<tp>\S+) to offset (?P<offset>\d+) below high "
+       r"watermark (?P<hw>\d+)",
        "2.4-4.x", "WARN", "kafka.server.ReplicaFetcherThread"),
     _f("zk_refused", r"(?:Partition " + _OLD_TP + r" on broker (?P<broker>\d+):|\[Partition "
        r"(?P<tp>\S+) broker=(?P<broker2>\d+)[^\]]*\]) Cached zkVersion \[?(?P<version>\d+)\]? not "
