@@ -161,6 +161,8 @@ class PartitionJudge:
         self.brokers: dict[int, Broker] = {}
         self.leaders: dict[int, tuple[int, str]] = {}
         self.replicas: frozenset[int] | None = None
+        self.replicas_ever: frozenset[int] = frozenset()
+        """Every replica of every assignment the log names (a reassignment moves replicas)."""
         self.replicas_line = ""
         self.named: set[int] = set()
         self.isr = Isr()
@@ -304,6 +306,7 @@ class PartitionJudge:
         if not replicas:
             return
         self.replicas = frozenset(replicas)
+        self.replicas_ever |= self.replicas
         self.replicas_line = _where(e)
         isr = self.isr
         members = isr.may if isr.may is not None else isr.must
@@ -665,6 +668,9 @@ class PartitionJudge:
         diff, view = e.fields["diff"], self.view(e)
         self._ctl_epochs(e, diff, view)
         replicas = diff.get("replicas", (None, view.replicas))[1]
+        before_replicas = diff.get("replicas", (None,))[0]
+        if isinstance(before_replicas, tuple):
+            self.replicas_ever |= frozenset(before_replicas)
         if isinstance(replicas, tuple):
             self.set_replicas(e, replicas)
         before_isr = diff["isr"][0] if "isr" in diff else view.isr

@@ -166,6 +166,9 @@ class Survey:
     last: dict[str, str] = field(default_factory=dict)
     backwards: str | None = None
     """Where a file first goes back in time by more than a second (a note of the verdict)."""
+    broker_lines: int = 0
+    """Lines about a broker's registration (``BROKER_KINDS``): judged on their own ("-") when
+    no line names a partition."""
     controller_debug: set[str] = field(default_factory=set)
     """The sources with a KRaft controller line at DEBUG or TRACE."""
 
@@ -237,6 +240,8 @@ class Survey:
         tp = event.partition if event is not None else None
         if event is not None:
             self.kinds.add((event.kind, event.era))
+            if event.kind in BROKER_KINDS:
+                self.broker_lines += 1
             if event.kind.startswith("ctl_") and level in ("DEBUG", "TRACE"):
                 self.controller_debug.add(entry.source)
         elif _EVIDENCE.search(text):
@@ -506,8 +511,8 @@ class Oracle:
                                        f"not in --brokers {_join(self.ids)}")
             return len(self.ids), f"--brokers {_join(self.ids)}"
         if judge.replicas is not None:
-            replicas = _join(sorted(judge.replicas))
-            return len(judge.replicas), f"the replicas the log names ({replicas})"
+            ever = judge.replicas_ever | judge.replicas
+            return len(ever), f"the replicas the log names ({_join(sorted(ever))})"
         if self.count is not None:
             return int(self.count), f"-p brokers={self.count}"
         return len(named), (f"the brokers the log names ({_join(named)})" if named
@@ -536,9 +541,11 @@ def judge_logs(files: Sequence[LogFile], options: OracleOptions | None = None) -
     found = survey(files)
     if found.entries == 0:
         raise TraceFormatError("line 1", "not a Kafka log: no line")
-    if not found.partitions and options.partition in (None, "all"):
+    if not found.partitions and options.partition in (None, "all") and not found.broker_lines:
         return [nothing_read(found)]
-    oracle = Oracle(found, choose_partitions(found.partitions, options.partition), options)
+    chosen = (["-"] if not found.partitions and options.partition in (None, "all")
+              else choose_partitions(found.partitions, options.partition))
+    oracle = Oracle(found, chosen, options)
     for entry in merged(files, found.stamped):
         oracle.feed(entry)
     return oracle.verdicts()
