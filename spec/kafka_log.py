@@ -77,7 +77,18 @@ def open_text(path: Path, errors: str = "strict") -> IO[str]:
 
 
 # ---------------------------------------------------------------------------- entries
-_TS = re.compile(r"(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(?:[,.](\d{1,9}))?")
+_TS = re.compile(r"(?:(\d{4}-\d\d-\d\d)|\b(\d\d)/(0[1-9]|1[0-2])/(0[1-9]|[12]\d|3[01]))[ T]"
+                 r"(\d\d:\d\d:\d\d)(?:[,.](\d{1,9}))?")
+"""A log4j/logback timestamp: ``yyyy-MM-dd HH:mm:ss[,SSS]`` (Kafka's ``[%d]``, ISO ``T``), or
+``yy/MM/dd HH:mm:ss`` (the ``%d{yy/MM/dd HH:mm:ss}`` pattern of Spark's and other embedding
+applications' log4j configurations; a two-digit year is 20yy)."""
+
+
+def stamp(m: re.Match[str]) -> str:
+    """The sortable time (``yyyy-MM-dd HH:mm:ss.SSS``) of a ``_TS`` match."""
+    date = m.group(1) or f"20{m.group(2)}-{m.group(3)}-{m.group(4)}"
+    millis = (m.group(6) or "0").ljust(3, "0")[:3]
+    return f"{date} {m.group(5)}.{millis}"
 _LEVEL = re.compile(r"\b(TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)\b")
 _COMPOSE = re.compile(r"^\s*(?P<service>[\w.-]+)\s+\|\s?")
 _PREFIX_MAX = 160
@@ -113,11 +124,10 @@ def split_entries(text: str, name: str) -> list[Entry]:
             if out and out[-1].source == source and body.strip():
                 out[-1].text += " " + body.strip()
             continue
-        millis = (m.group(3) or "0").ljust(3, "0")[:3]
         rest = body[m.end():]
         level = _LEVEL.search(body[:m.start()] + " " + rest[:40])
         found = level.group(1) if level else "INFO"
-        out.append(Entry(source, number, f"{m.group(1)} {m.group(2)}.{millis}",
+        out.append(Entry(source, number, stamp(m),
                          "WARN" if found == "WARNING" else found, body))
     if not out:  # lines pasted without their timestamps: each line an entry, in file order
         for number, raw in enumerate(text.splitlines(), start=1):
@@ -271,6 +281,23 @@ FORMATS: tuple[Format, ...] = (
        r" Truncating partition (?P<tp>\S+) (?:to local high watermark (?P<offset>\d+)|with "
        r"TruncationState\(offset=(?P<offset2>\d+), completed=\w+\))",
        "2.0-4.x (AbstractFetcherThread)", "INFO", "kafka.server.ReplicaFetcherThread"),
+    _f("reset_offset", r"(?:\[ReplicaFetcherThread-\d+-(?P<leader2>\d+)\][,:] )?Replica "
+       r"(?P<broker>\d+) for partition (?P<tp>\[[^\]]+\]|\S+) reset its fetch offset from "
+       r"(?P<from>\d+) to current leader (?P<leader>\d+)'s (?P<which>latest|start) offset "
+       r"(?P<offset>\d+)",
+       "0.8-0.11 (ReplicaFetcherThread.handleOffsetOutOfRange; '[ReplicaFetcherThread-F-L], ' "
+       "0.8-0.10, ']: ' 0.11)", "WARN", "kafka.server.ReplicaFetcherThread"),
+    _f("reset_offset", r"(?:\[ReplicaFetcher replicaId=(?P<broker>\d+), leaderId=(?P<leader>\d+)"
+       r"[^\]]*\] )?Reset fetch offset for partition (?P<tp>\S+) from (?P<from>\d+) to current "
+       r"leader's (?P<which>latest|start) offset (?P<offset>\d+)",
+       "1.0-3.x (ReplicaFetcherThread / AbstractFetcherThread.handleOutOfRangeError)", "WARN",
+       "kafka.server.ReplicaFetcherThread"),
+    _f("epoch_no_truncation", r"(?:\[ReplicaFetcher(?:Thread-\d+-\d+\]: | replicaId=(?P<broker>\d+)"
+       r"[^\]]*\] ))?Based on follower's leader epoch, leader replied with an offset "
+       r"(?P<offset>\d+) >= the follower's log end offset (?P<leo>\d+) in (?P<tp>\S+?)\. No "
+       r"truncation needed",
+       "0.11-1.1 (ReplicaFetcherThread.maybeTruncate, KIP-101)", "INFO",
+       "kafka.server.ReplicaFetcherThread"),
     _f("truncate_noop", r"(?:\[(?:Unified)?Log partition=(?P<tp>[^,\s\]]+)(?:, dir=[^\]]*)?\] "
        r"Truncating|"
        r"Truncating (?P<tp2>\S+)) to (?:offset )?(?P<offset>\d+) has no effect as the largest "
@@ -371,6 +398,7 @@ _NEEDLES: tuple[tuple[str, ...], ...] = (
     ("LeaderAndIsr request",), ("High watermark",), ("Log loaded",), ("No checkpointed",),
     ("Truncating log",), ("Truncating to offset",), ("below high watermark",),
     ("Cached zkVersion",), ("truncation is not allowed",), ("Truncating partition",),
+    ("reset its fetch offset",), ("Reset fetch offset for partition",), ("No truncation needed",),
     ("has no effect",), ("Skipped the become",), ("Sending become",),
     ("with state LeaderAndIsr(",), ("state changed to (Leader:",), ("with assigned replicas",),
     ("partition change for",), ("PartitionRecord for", "Created partition"),
@@ -448,7 +476,7 @@ _KEYWORDS = re.compile(r"ISR|[Ll]eader [Ee]poch|LeaderAndIsr|High watermark|Log 
                        r"assigned replicas|Partition(?:Registration|ChangeRecord|Record)\(|"
                        r"Deleted log|scheduled for deletion|partition change|altered ISR|"
                        r"Fencing broker|[Rr]egist|[Ff]enced broker|unfence|controlled shutdown|"
-                       r"Created partition")
+                       r"Created partition|fetch offset|No truncation")
 """A word every line of ``FORMATS`` has: other lines are skipped without trying each one."""
 
 
@@ -565,7 +593,8 @@ def _controller_fields(kind: str, groups: dict[str, str], line: str,
 _INTS = {"epoch": "epoch", "offset": "offset", "offset2": "offset", "prev": "prev", "hw": "hw",
          "leo": "leo", "version": "version", "cid": "cid", "leader": "leader",
          "leader2": "leader", "leaderleo": "leaderleo", "last": "last",
-         "prevleader": "prevleader", "prevleader2": "prevleader", "hwfrom": "hwfrom"}
+         "prevleader": "prevleader", "prevleader2": "prevleader", "hwfrom": "hwfrom",
+         "from": "from"}
 """The groups that carry an integer, and the field each becomes."""
 
 
@@ -581,6 +610,8 @@ def _fields(kind: str, groups: dict[str, str]) -> dict[str, Any]:
             out[key] = _ids(value)
     if "role" in groups:
         out["role"] = groups["role"]
+    if "which" in groups:
+        out["which"] = groups["which"]
     if kind == "leos":
         leos = [(int(b), int(o)) for b, o in re.findall(
             r"(?:replica|broker) (\d+): \(?(?:offset=)?(\d+)", groups.get("leotext", ""))]

@@ -1053,6 +1053,45 @@ class PartitionJudge:
         for known in self.brokers.values():
             known.leo = None
 
+    def _reset_offset(self, e: Any) -> None:
+        """``Replica N for partition P reset its fetch offset from A to current leader L's
+        latest|start offset B`` (0.8-0.11) / ``Reset fetch offset for partition P from A to
+        current leader's latest|start offset B`` (1.0-3.x): the follower's fetch offset was
+        out of range.  ``latest``: its log (LEO A) is past the leader's (B) and is truncated
+        to B; before 2.1 (KAFKA-7414) only a topic with unclean.leader.election.enable=true
+        truncates here (else the FATAL exit), so 0.8-0.11's wording is noted as unclean.
+        ``start``: the leader's log starts at B; a follower below it restarts there."""
+        f, b = e.fields, e.broker
+        self.set_leo(e, b, f["from"])
+        if f["which"] == "latest" and f.get("leader", -1) >= 0:
+            self.set_leo(e, f["leader"], f["offset"])  # the leader's log end offset then
+        if f["which"] == "start":
+            if f["offset"] > f["from"]:
+                self.set_leo(e, b, f["offset"], truncation=True)
+            return
+        if f["offset"] >= f["from"]:
+            return
+        if e.era.startswith("0.8") and not self.unclean:
+            self.unclean_elected = True
+            self.notes.append(f"line {_where(e)}: broker {b} truncates to its leader's log end "
+                              f"offset {f['offset']:,} (from {f['from']:,}), which 0.8-2.0 do "
+                              "only with unclean.leader.election.enable=true (the 0.8-0.10 "
+                              "default): committed records may be lost, and the truncation "
+                              "rules are off from here")
+        known = self.broker(b)
+        if known.leads and self._loss_of_leadership_logged(b, known.leads_time):
+            raise Rejected("leader-no-truncate",
+                           f"broker {b} truncates its log to {f['offset']} while it leads ("
+                           f"{known.leads_line}; no logged transition since)")
+        self._below_own_hw(e, b, f["offset"])
+        self._isr_member_truncation(e, b, f["offset"])
+        self.set_leo(e, b, f["offset"], truncation=True)
+
+    def _epoch_no_truncation(self, e: Any) -> None:
+        """``Based on follower's leader epoch, leader replied with an offset X >= the
+        follower's log end offset Y in P. No truncation needed`` (0.11-1.1): the LEO is Y."""
+        self.set_leo(e, e.broker, e.fields["leo"])
+
     def _truncate_noop(self, e: Any) -> None:
         """``Truncating to N has no effect as the largest offset in the log is M``: the
         LEO is M + 1 (at most N)."""

@@ -31,6 +31,7 @@ from isrlab.spec.kafka_log import (
     category_of,
     open_text,
     parse_line,
+    stamp,
     writer_of,
 )
 from isrlab.spec.oracle.judge import JudgeOptions, PartitionJudge, Rejection
@@ -65,6 +66,11 @@ _FROM_2_7 = re.compile(r"UnifiedLog|org\.apache\.kafka\.|offset=\d+, segment|Tru
                        r"Recorded replica|topic id|AlterIsr|AlterPartition|lastCaughtUpTimeMs|"
                        r"partition epoch|(?<!zkVersion )updated to \d+\s*$|and version updated")
 """Phrases only 2.7+ brokers write (where leader transitions moved to the state-change log)."""
+_CLUSTER_ID = re.compile(r"Cluster ID = (\S+)|Incarnation \S+ of broker \d+ in cluster (\S+) "
+                         r"is now")
+"""The cluster a broker belongs to: ``KafkaServer``'s ``Cluster ID = X`` (ZooKeeper mode,
+0.10.1-3.x) and ``BrokerLifecycleManager``'s ``Incarnation I of broker N in cluster X is now
+STARTING`` (KRaft 3.x-4.x)."""
 _KRAFT = re.compile(r"BrokerServer|KafkaRaftServer|QuorumController|PartitionChangeRecord|"
                     r"\[Controller \d+\] |partition change for \S+ with topic ID|"
                     r"PartitionRegistration|BrokerLifecycleManager|MetadataLoader|"
@@ -125,11 +131,10 @@ def file_entries(name: str, source: str | Path, *, timestamps: bool = True) -> I
             continue
         if held is not None:
             yield held
-        millis = (m.group(3) or "0").ljust(3, "0")[:3]
         rest = body[m.end():]
         level = _LEVEL.search(body[:m.start()] + " " + rest[:40])
         found = level.group(1) if level else "INFO"
-        held = Entry(src, number, f"{m.group(1)} {m.group(2)}.{millis}",
+        held = Entry(src, number, stamp(m),
                      "WARN" if found == "WARNING" else found, body)
     if held is not None:
         yield held
@@ -171,6 +176,8 @@ class Survey:
     no line names a partition."""
     controller_debug: set[str] = field(default_factory=set)
     """The sources with a KRaft controller line at DEBUG or TRACE."""
+    cluster: tuple[str, str] | None = None
+    """The first cluster ID the logs name, and where."""
 
     @property
     def mode(self) -> str:
@@ -211,6 +218,23 @@ class Survey:
                               f"line above it ({before}): the file is not in time order, "
                               "and its lines are judged in file order")
 
+    def _check_cluster(self, entry: Entry) -> None:
+        """Two cluster IDs in one input are two clusters' logs: bad input (one cluster's
+        history is judged at a time; mixed, its epochs and leaders would seem to clash)."""
+        if "luster" not in entry.text:
+            return
+        named = _CLUSTER_ID.search(entry.text)
+        if named is None:
+            return
+        cluster = next(g for g in named.groups() if g).rstrip(".,")
+        where = f"{entry.source}:{entry.line}"
+        if self.cluster is None:
+            self.cluster = (cluster, where)
+        elif self.cluster[0] != cluster:
+            raise TraceFormatError(where, f"two clusters' logs in one input: cluster ID {cluster} "
+                                   f"here, {self.cluster[0]} at {self.cluster[1]}; judge each "
+                                   "cluster's files on their own")
+
     def add(self, entry: Entry) -> LogEvent | None:
         """Take one entry into account; its event, if any."""
         self.entries += 1
@@ -228,6 +252,7 @@ class Survey:
         if writer is not None:
             src.brokers.add(writer)
         text = entry.text
+        self._check_cluster(entry)
         if not self.zookeeper and _ZOOKEEPER.search(text):
             self.zookeeper = True
         if not self.kraft and _KRAFT.search(text):

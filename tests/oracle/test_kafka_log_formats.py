@@ -189,6 +189,18 @@ SAMPLES: list[tuple[str, str, str, int, str | None, dict[str, Any]]] = [
      {"epoch": 3, "offset": 58000, "version": 6, "hw": 58000, "leader": 2}),
     ("3.x", "Truncating t-0 to offset 31000 below high watermark 58000", "truncate", -1, "t-0",
      {"offset": 31000, "hw": 58000}),
+    ("0.9", "[ReplicaFetcherThread-0-1], Replica 2 for partition [t,0] reset its fetch offset "
+     "from 20 to current leader 1's latest offset 10", "reset_offset", 2, "t-0",
+     {"from": 20, "leader": 1, "which": "latest", "offset": 10}),
+    ("0.11", "[ReplicaFetcherThread-0-1]: Replica 2 for partition t-0 reset its fetch offset from "
+     "3 to current leader 1's start offset 40", "reset_offset", 2, "t-0",
+     {"from": 3, "which": "start", "offset": 40}),
+    ("2.1", "[ReplicaFetcher replicaId=2, leaderId=1, fetcherId=0] Reset fetch offset for "
+     "partition t-0 from 20 to current leader's latest offset 12", "reset_offset", 2, "t-0",
+     {"from": 20, "leader": 1, "which": "latest", "offset": 12}),
+    ("1.0", "[ReplicaFetcher replicaId=2, leaderId=1, fetcherId=0] Based on follower's leader "
+     "epoch, leader replied with an offset 30 >= the follower's log end offset 25 in t-0. No "
+     "truncation needed.", "epoch_no_truncation", 2, "t-0", {"offset": 30, "leo": 25}),
     ("3.3", "[BrokerLifecycleManager id=4] Successfully registered broker 4 with broker epoch 56",
      "lifecycle_registered", 4, None, {"bepoch": 56}),
     ("3.3", "[BrokerLifecycleManager id=4] The broker has been unfenced. Transitioning from "
