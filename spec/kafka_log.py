@@ -1014,7 +1014,9 @@ class _Builder:
             mine["leader"] = self.model(leader, e) if leader >= 0 else -1
         if e.kind == "leader_start" and f.get("isr"):
             mine["isr"] = sorted(self.model(x, e) for x in f["isr"])
-        before: dict[str, Any] = {"leader_epoch": f["prev"], "log": {LENGTH_KEY: f["offset"]}}
+        before: dict[str, Any] = {"log": {LENGTH_KEY: f["offset"]}}
+        if "prev" in f:  # a pasted line may be cut before 'Previous leader epoch was'
+            before["leader_epoch"] = f["prev"]
         if "hw" in f:
             before["hw"] = f["hw"]
         previous = self.last_transition.get(b)

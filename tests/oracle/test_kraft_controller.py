@@ -236,3 +236,17 @@ def test_two_clusters_in_one_input_is_bad_input(tmp_path: Path) -> None:
     assert outcome.output.count("\n") == 1
     assert "two clusters' logs in one input: cluster ID BBBB" in outcome.output
     assert CliRunner().invoke(cli, ["validate", str(a)]).exit_code == 0
+
+
+def test_the_model_engine_reads_a_follower_line_cut_before_its_previous_epoch(
+        tmp_path: Path) -> None:
+    """``--engine model`` on a pasted follower line without 'Previous leader epoch was'."""
+    lines = ["INFO [Broker id=1] Leader t-0 starts at leader epoch 0 from offset 0 with high "
+             "watermark 0 ISR [1,2] addingReplicas [] removingReplicas []. Previous leader epoch "
+             "was -1. (state.change.logger)",
+             "INFO [Broker id=2] Follower t-0 starts at leader epoch 0 from offset 0 with high "
+             "watermark 0. Current leader is 1."]
+    outcome = CliRunner().invoke(cli, ["validate", "--engine", "model",
+                                       str(write(tmp_path / "s.log", lines))])
+    assert (outcome.exit_code, outcome.output.split(":")[1].strip()) == (0, "ACCEPTED"), \
+        outcome.output
