@@ -1060,16 +1060,20 @@ class PartitionJudge:
         out of range.  ``latest``: its log (LEO A) is past the leader's (B) and is truncated
         to B; before 2.1 (KAFKA-7414) only a topic with unclean.leader.election.enable=true
         truncates here (else the FATAL exit), so 0.8-0.11's wording is noted as unclean.
-        ``start``: the leader's log starts at B; a follower below it restarts there."""
+        0.8 logs after truncating (A is then B: the LEO before is not said), 0.9+ before.
+        ``start``: the leader's log starts at B; a follower below it restarts there, unless
+        the truncation fails (KAFKA-3123): the LEO after is not known."""
         f, b = e.fields, e.broker
-        self.set_leo(e, b, f["from"])
+        if f["from"] != f["offset"]:
+            self.set_leo(e, b, f["from"])  # 0.9+ log before resetting (0.8: after, from = to)
         if f["which"] == "latest" and f.get("leader", -1) >= 0:
             self.set_leo(e, f["leader"], f["offset"])  # the leader's log end offset then
         if f["which"] == "start":
-            if f["offset"] > f["from"]:
-                self.set_leo(e, b, f["offset"], truncation=True)
+            # the log restarts at the leader's start offset if it was below it (and the
+            # truncation may fail: KAFKA-3123 loops on this line): the LEO is not known
+            self.broker(b).leo = None
             return
-        if f["offset"] >= f["from"]:
+        if f["offset"] > f["from"]:
             return
         if e.era.startswith("0.8") and not self.unclean:
             self.unclean_elected = True

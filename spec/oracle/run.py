@@ -57,9 +57,11 @@ _NAMED_TP = re.compile(r"\[Partition (\S+) broker=|[Pp]artition (\[[^\]]+\]|\S+?
 
 _ZOOKEEPER = re.compile(r"zkVersion|zookeeper|ZooKeeper|\[KafkaServer id=|\[Kafka Server \d+\]|"
                         r"LeaderAndIsr request|Partition \[[^\]]+\] on broker \d+:|"
-                        r"starts at Leader Epoch \d+ from offset")
+                        r"starts at Leader Epoch \d+ from offset|"
+                        r"\[ReplicaFetcherThread-\d+-\d+\][,:] ")
 """Lines only ZooKeeper-mode brokers write, or formats older than KRaft (2.8): 0.10-0.11's
-``Partition [t,0] on broker 1:``, 0.11-2.6's ``starts at Leader Epoch``."""
+``Partition [t,0] on broker 1:``, 0.11-2.6's ``starts at Leader Epoch``, 0.8-0.11's fetcher
+logIdent ``[ReplicaFetcherThread-F-L], `` / ``]: ``."""
 _LOG_IDENT_1_0 = re.compile(r"\[Partition \S+ broker=\d+")
 """``Partition``'s log prefix from 1.0 on (0.10-0.11: ``Partition [t,0] on broker 1:``)."""
 _FROM_2_7 = re.compile(r"UnifiedLog|org\.apache\.kafka\.|offset=\d+, segment|TruncationState|"
