@@ -70,7 +70,7 @@ from isrlab.services.traces import (  # noqa: E402
 
 TLA_PARAMS = ["replicas=3", "log_size=4", "max_records=6", "max_leader_epoch=8",
               "invariants=WeakIsr,StrongIsr"]
-KAFKA_PARAMS = ["brokers=2"]
+KAFKA_PARAMS = ["controller=zookeeper", "brokers=2"]
 PARTIAL = {"tla-kip279": "quorumState", "kafka": "zk"}
 
 

@@ -215,6 +215,11 @@ def validate_command(
                               log_level)
             if model_name == "kafka" and not any(p.startswith("brokers=") for p in params):
                 params = (*params, f"brokers={max(len(log.ids), 1)}")
+            if model_name == "kafka" and not any(p.startswith("controller=") for p in params):
+                # The log's lines are matched against ZooKeeper mode's steps (LeaderAndIsr
+                # handling, the leader's ISR changes), whichever mode the cluster ran in
+                # (docs/oracle.md); the model's default is KRaft.
+                params = (*params, "controller=zookeeper")
             if model_name == "kafka" and not any(p.startswith("isr_changes=")
                                                  for p in params):
                 # A broker log shows an ISR change as one change (the leader's line, then

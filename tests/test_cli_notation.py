@@ -34,7 +34,7 @@ QUOTED = [
 def real_output() -> str:
     args = [a for p in BY_KEY["kip101-1"].params(fixed=False) for a in ("-p", p)]
     runs = [["check", "--model", "kafka", *args], ["check", "--model", "tla-kip101"],
-            ["check", "--model", "kafka", "-p", "truncation=hw"]]
+            ["check", "--model", "kafka", "-p", "controller=zookeeper", "-p", "truncation=hw"]]
     outputs = []
     for run in runs:
         result = CliRunner().invoke(cli, [*run, "--no-progress"])

@@ -14,11 +14,14 @@ from isrlab.cli import cli
 from isrlab.models import registry
 from isrlab.variables import access, variable_rows
 
+ZK = "controller=zookeeper"
 KAFKA_PARAMS = [
-    [], ["metadata=true", "hw_checkpoint=true", "consumers=true"],
-    ["crashes=unclean", "fetch=split"], ["unavailable_leader=skip", "kafka_7414=false"],
-    ["unavailable_leader=fetcher", "elr=true", "crashes=unclean", "min_isr=2"],
+    [], [ZK], [ZK, "metadata=true", "hw_checkpoint=true", "consumers=true"],
+    [ZK, "crashes=unclean", "fetch=split"], [ZK, "unavailable_leader=skip", "kafka_7414=false"],
+    [ZK, "unavailable_leader=fetcher", "elr=true", "crashes=unclean", "min_isr=2"],
+    ["crashes=unclean", "min_isr=2", "empty_disk=true"],
 ]
+"""The KRaft defaults, ZooKeeper mode's defaults and variants, and a KRaft variant."""
 
 
 def _model(name: str, params: list[str]) -> Model[Any]:
@@ -40,7 +43,7 @@ def test_every_variable_the_kafka_parameters_add_has_a_meaning(params: list[str]
 
 
 def test_the_listed_access_reads_the_variable() -> None:
-    model = _model("kafka", ["metadata=true"])
+    model = _model("kafka", [ZK, "metadata=true"])
     state = next(iter(model.init_states()))
     v = model.variables(state)
     for path, _, _ in variable_rows("kafka", model):

@@ -91,21 +91,23 @@ def _docs() -> list[Path]:
 
 
 def _pinned_default_space() -> tuple[int, int, int]:
-    """The default ``kafka`` space's distinct / generated / diameter as the golden test pins
-    them (``PINNED_SPACES["defaults"]``), wherever under tests/ that test lives."""
+    """ZooKeeper mode's default ``kafka`` space's distinct / generated / diameter as the
+    golden test pins them (``PINNED_SPACES["zookeeper-defaults"]``), wherever under tests/
+    that test lives."""
     for path in sorted((ROOT / "tests").rglob("test_*.py")):
         text = path.read_text(encoding="utf-8")
-        if "PINNED_SPACES" in text and "def test_the_default_space_is_pinned" in text:
+        if "PINNED_SPACES" in text and "def test_the_zookeeper_mode_spaces_are_pinned" in text:
             module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
             pinned = importlib.import_module(module).PINNED_SPACES
-            figures = tuple(int(n) for n in pinned["defaults"][1])
+            figures = tuple(int(n) for n in pinned["zookeeper-defaults"][1])
             assert len(figures) == 3
             return figures[0], figures[1], figures[2]
-    raise AssertionError("no test pins the default kafka space")
+    raise AssertionError("no test pins ZooKeeper mode's default kafka space")
 
 
 def test_the_default_kafka_spaces_counts_are_written_in_one_doc_which_matches_the_pin() -> None:
-    # Each figure written once: every other doc points to docs/kafka-model.md.
+    # Each figure written once: every other doc points to docs/kafka-model.md.  The space is
+    # ZooKeeper mode's defaults (-p controller=zookeeper).
     distinct, generated, diameter = _pinned_default_space()
     holding = [path.name for path in _docs()
                if f"{distinct:,}" in path.read_text(encoding="utf-8")

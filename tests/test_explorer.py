@@ -432,7 +432,8 @@ def test_each_state_has_an_address_back_forward_keys_and_filter(server: str,
 def _broker_server(port: int, brokers: int) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "isrlab", "explore", "--model", "kafka", "-p",
-         f"brokers={brokers}", "-p", "metadata=true", "--port", str(port)],
+         "controller=zookeeper", "-p", f"brokers={brokers}", "-p", "metadata=true",
+         "--port", str(port)],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 

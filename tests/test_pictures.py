@@ -209,8 +209,8 @@ def test_kafka_adapter_split_fetch_and_a_lost_request() -> None:
     from isrlab.cli_support import resolve_model
     from isrlab.spec.charts import chart_for
 
-    _, _, model = resolve_model("kafka", ["fetch=split", "max_records=1", "invariants=none",
-                                         "lost_requests=true"])  # a fault
+    _, _, model = resolve_model("kafka", ["controller=zookeeper", "fetch=split", "max_records=1",
+                                         "invariants=none", "lost_requests=true"])  # a fault
     state = next(iter(model.init_states()))
     trace = [TraceStep("Init", model.variables(state))]
     for prefix in ("Produce(0)", "FetchRequest(1)", "FetchResponse(1)", "Crash(1)",

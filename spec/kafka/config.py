@@ -333,12 +333,12 @@ class KafkaConfig:
         "last write, as Kafka's shutdown(checkpointHW = false) in its unit tests; the "
         "model before this parameter)", Kind.VERSION, kafka="0.8.2+",
         choices=HwCheckpointFile, fault=True))
-    controller: str = field(default=Controller.ZOOKEEPER.value, metadata=declare(
+    controller: str = field(default=Controller.KRAFT.value, metadata=declare(
         "the controller: zookeeper (KafkaController: controller epochs, LeaderAndIsr "
         "requests through ControllerChannelManager; Kafka up to 3.x in ZooKeeper mode) or "
         "kraft (the QuorumController's __cluster_metadata log, replayed by each broker's "
         "MetadataLoader at its own pace; broker registration, broker epochs, fencing; "
-        "Kafka 3.3+ KRaft, the only mode from 4.0)", Kind.VERSION, kafka="<= 3.x (ZooKeeper)",
+        "Kafka 3.3+ KRaft, the only mode from 4.0)", Kind.VERSION, kafka="3.3+ (KRaft)",
         choices=Controller))
     kip903: bool = field(default=True, metadata=declare(
         "with controller=kraft, KIP-903 (Kafka 3.5+): fetches carry the follower's broker "

@@ -72,6 +72,7 @@ def matching_config(version: str, brokers: int, max_records: int,
         max_controller_epoch=0, reorder_requests=False, lost_requests=False,
         duplicate_requests=False, fetch="atomic", isr_shrink=True, lag_ticks=0,
         isr_changes="zookeeper",  # Kafka 2.0/2.1: the leader writes its ISR to ZooKeeper
+        controller="zookeeper",
     )
 
 

@@ -1,5 +1,6 @@
 """The log oracle against the ``kafka`` model on small bounds (2 brokers, 2 records, leader
-epochs 0..1, the default parameters: clean elections, clean crashes, KIP-279 truncation).
+epochs 0..1, ZooKeeper mode's default parameters: clean elections, clean crashes, KIP-279
+truncation).
 
 * Every abstract jump (``isrlab.spec.oracle.cluster``) from every reachable state is reached
   by a sequence of the model's own ``Produce``/``Fetch`` steps, and every ``Produce`` and
@@ -29,7 +30,8 @@ BROKERS, RECORDS = 2, 2
 @cache
 def space() -> tuple[Any, dict[Any, list[tuple[str, Any]]]]:
     """The model and every reachable state with its successors (breadth-first)."""
-    model = api.model("kafka", brokers=BROKERS, max_records=RECORDS, max_leader_epoch=1)
+    model = api.model("kafka", controller="zookeeper", brokers=BROKERS, max_records=RECORDS,
+                      max_leader_epoch=1)
     graph: dict[Any, list[tuple[str, Any]]] = {}
     frontier = list(model.init_states())
     while frontier:
@@ -255,8 +257,8 @@ def test_the_rules_the_oracle_drops_for_older_versions_or_faults_are_broken_ther
     """Under truncation to the HW (Kafka 0.10) or unclean elections the model breaks the
     truncation and election rules the oracle then does not apply: the check above can
     fail."""
-    model = api.model("kafka", brokers=BROKERS, max_records=RECORDS, max_leader_epoch=1,
-                      **params)
+    model = api.model("kafka", controller="zookeeper", brokers=BROKERS, max_records=RECORDS,
+                      max_leader_epoch=1, **params)
     seen = set()
     frontier = list(model.init_states())
     broken: set[str] = set()

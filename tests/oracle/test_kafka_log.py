@@ -117,10 +117,11 @@ def test_the_derived_json_lines_trace_can_be_written_and_validated_again(
     derived = tmp_path / "derived.jsonl"
     code, _ = validate_log(FIXTURE, "--emit-jsonl", str(derived))
     assert code == 0
-    # a log is read with isr_changes=zookeeper (one step per ISR change); its derived
-    # trace is validated with the same parameter
+    # a log is read in ZooKeeper mode with isr_changes=zookeeper (one step per ISR change);
+    # its derived trace is validated with the same parameters
     outcome = CliRunner().invoke(cli, ["validate", "--model", "kafka", "-p",
-                                       "isr_changes=zookeeper", str(derived)])
+                                       "controller=zookeeper", "-p", "isr_changes=zookeeper",
+                                       str(derived)])
     assert outcome.exit_code == 0, outcome.output
 
 

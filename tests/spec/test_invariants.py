@@ -18,7 +18,8 @@ from isrlab.spec.kafka.state import (
 )
 
 State = KafkaState
-MODEL = KafkaModel(KafkaConfig(brokers=2, max_records=2, max_leader_epoch=2))
+MODEL = KafkaModel(KafkaConfig(controller="zookeeper", brokers=2, max_records=2,
+                               max_leader_epoch=2))
 INIT: State = next(iter(MODEL.init_states()))
 PROPS = {p.name: p for p in MODEL.invariants()}
 C = MODEL.codec

@@ -21,7 +21,7 @@ from tests.spec.walks import walk
 
 
 def model(**kw: Any) -> KafkaModel:
-    return KafkaModel(KafkaConfig(**kw))
+    return KafkaModel(KafkaConfig(controller="zookeeper", **kw))
 
 
 def test_an_expansion_is_proposed_accepted_and_then_committed_by_the_leader() -> None:
@@ -69,7 +69,8 @@ def test_the_committed_isr_rule_breaks_strong_isr_in_five_states_and_loses_data_
     assert strong.violation is not None and strong.violation.invariant == "StrongIsr"
     assert [t.action for t in strong.violation.trace] == [
         "Init", "Fetch(1)", "Tick", "AlterPartition(0)", "Produce(0)"]
-    loss = explore(KafkaModel(KafkaConfig(**bug), ["NoCommittedRecordLost"]), CheckOptions())
+    loss = explore(KafkaModel(KafkaConfig(controller="zookeeper", **bug),
+                              ["NoCommittedRecordLost"]), CheckOptions())
     assert loss.violation is not None and len(loss.violation.trace) == 8
     assert loss.violation.trace[-3].action == "Crash(0)"
 

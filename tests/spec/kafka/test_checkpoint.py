@@ -22,7 +22,7 @@ State = KafkaState
 
 
 def model(**kw: Any) -> KafkaModel:
-    return KafkaModel(KafkaConfig(hw_checkpoint=True, **kw))
+    return KafkaModel(KafkaConfig(controller="zookeeper", hw_checkpoint=True, **kw))
 
 
 def step(m: KafkaModel, s: State, label: str) -> State:
@@ -91,8 +91,8 @@ def test_before_0_8_2_a_power_loss_may_find_the_file_empty() -> None:
 def test_without_hw_checkpoint_the_file_behaviour_changes_nothing() -> None:
     counts = set()
     for version in ("fsync", "no-fsync", "periodic"):
-        m = KafkaModel(KafkaConfig(hw_checkpoint_file=version, crashes="unclean",
-                                   max_records=1, max_leader_epoch=1))
+        m = KafkaModel(KafkaConfig(controller="zookeeper", hw_checkpoint_file=version,
+                                   crashes="unclean", max_records=1, max_leader_epoch=1))
         frontier = {m.encode(s) for s in m.init_states()}
         seen = set(frontier)
         for _ in range(6):
@@ -160,7 +160,8 @@ def test_the_shutdown_write_shortens_kafka_1647_by_one_step(version: str, states
     # write, a crash and a restart of that broker, a down leader named to it (its own
     # restart elects it unless another was elected and went down: 2 steps), the
     # request, the thread's write.  periodic needs scenario 12's 11 (docs/scenarios.md).
-    config = KafkaConfig(hw_checkpoint=True, hw_checkpoint_file=version, **KAFKA_081)
+    config = KafkaConfig(controller="zookeeper", hw_checkpoint=True, hw_checkpoint_file=version,
+                         **KAFKA_081)
     m = KafkaModel(config, ("NoHwCheckpointLost",))
     result = explore(m, CheckOptions())
     assert result.violation is not None

@@ -53,7 +53,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
 
 def report(params: dict[str, Any]) -> dict[str, Any]:
     """The search of ``params`` as plain data, with which build ran it."""
-    model = KafkaModel(KafkaConfig(**params))
+    model = KafkaModel(KafkaConfig(controller="zookeeper", **params))
     r = explore(model, CheckOptions(stop_at_first=False))
     return {
         "compiled": _compiled.running_compiled(kafka_model),

@@ -19,7 +19,7 @@ State = KafkaState
 
 
 def model(**kw: Any) -> KafkaModel:
-    return KafkaModel(KafkaConfig(**kw))
+    return KafkaModel(KafkaConfig(controller="zookeeper", **kw))
 
 
 def init(m: KafkaModel) -> State:
@@ -150,6 +150,6 @@ def test_scenario_7s_skipped_epoch_loss_is_gone_with_a_lagging_metadata_cache() 
     # docs/scenarios.md §7: the loss needed broker 0 to take makeFollowers' "new leader
     # unavailable" branch on a LeaderAndIsr queued before the leader's shutdown; with
     # metadata=false the cache now lists every broker, as Kafka's would at that point.
-    m = KafkaModel(KafkaConfig(**SKIPPED_EPOCH), ("NoCommittedRecordLost",))
+    m = KafkaModel(KafkaConfig(controller="zookeeper", **SKIPPED_EPOCH), ("NoCommittedRecordLost",))
     result = explore(m, CheckOptions())
     assert result.violation is None and result.complete

@@ -25,7 +25,7 @@ def model(**kw: Any) -> KafkaModel:
     ``ShrinkIsr(0)`` alone), so ``isr_changes`` is ``zookeeper`` unless given (KIP-966 with
     AlterPartition's round trip: tests/spec/kafka/test_alter_partition.py)."""
     kw.setdefault("isr_changes", "zookeeper")
-    return KafkaModel(KafkaConfig(**kw))
+    return KafkaModel(KafkaConfig(controller="zookeeper", **kw))
 
 
 def labels(m: KafkaModel, state: KafkaState) -> list[str]:

@@ -23,7 +23,7 @@ State = KafkaState
 
 
 def model(**kw: Any) -> KafkaModel:
-    return KafkaModel(KafkaConfig(**kw))
+    return KafkaModel(KafkaConfig(controller="zookeeper", **kw))
 
 
 def step(m: KafkaModel, s: State, label: str) -> State:
@@ -33,8 +33,12 @@ def step(m: KafkaModel, s: State, label: str) -> State:
 
 
 def check(*params: str) -> CheckResult:
+    """The ``kafka`` model's search with ``params``, in ZooKeeper mode unless they name the
+    controller (KIP-320 is Kafka 2.1's)."""
     reg = registry()
     entry = reg.get("kafka").unwrap()
+    if not any(p.startswith("controller=") for p in params):
+        params = ("controller=zookeeper", *params)
     parsed = reg.parse_params(entry, params).unwrap()
     return explore(entry.build(parsed), CheckOptions(params=parsed))
 
@@ -56,12 +60,14 @@ def test_fetch_fencing_is_a_choice_whose_old_boolean_spellings_still_parse() -> 
         assert parsed["fetch_fencing"] == value
     from isrlab.api import model as api_model  # keyword booleans go through the same text
 
-    assert [api_model("kafka", fetch_fencing=v).cfg.fetch_fencing  # type: ignore[attr-defined]
+    zk = "zookeeper"  # the older spellings name ZooKeeper-mode versions
+    assert [api_model("kafka", controller=zk, fetch_fencing=v).cfg.fetch_fencing  # type: ignore[attr-defined]
             for v in (True, False)] == ["final", "none"]
     error = reg.parse_params(entry, ["fetch_fencing=yes"]).failure()
     assert "\n" not in error and "first-design" in error and "'yes'" in error
-    assert KafkaConfig(fetch_fencing="first-design", fetch="split").problems() == []
-    assert KafkaConfig(fetch_fencing="maybe").problems() == [
+    assert KafkaConfig(controller="zookeeper", fetch_fencing="first-design",
+                       fetch="split").problems() == []
+    assert KafkaConfig(controller="zookeeper", fetch_fencing="maybe").problems() == [
         "fetch_fencing must be one of none, first-design, final"]
     assert "never released" in param.doc and "2.1+" in param.doc and "<= 2.0" in param.doc
 

@@ -262,8 +262,8 @@ def test_zookeeper_mode_parameters_are_refused_in_kraft_mode() -> None:
                 {"unavailable_leader": "follow"}, {"fetch": "split"}):
         problems = KafkaConfig(controller="kraft", **bad).problems()
         assert len(problems) == 1, (bad, problems)
-    assert KafkaConfig().controller == "zookeeper"  # the default stays ZooKeeper mode
-    (zk,) = KafkaModel(KafkaConfig()).init_states()
+    assert KafkaConfig().controller == "kraft"  # the default: KRaft, the newest behaviour
+    (zk,) = KafkaModel(KafkaConfig(controller="zookeeper")).init_states()
     assert zk.controller.kraft == ()
 
 

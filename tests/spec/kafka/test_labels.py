@@ -1,7 +1,8 @@
 """Step labels: every label the model builds is read back by ``labels.parse`` and written
-again the same by ``format_step``, over every step of the default space and of small spaces
-holding the rest of the grammar (PowerLoss's forms, Reassign, the controller's steps, split
-fetches, lost and copied requests, UpdateMetadata, KIP-320's first design)."""
+again the same by ``format_step``, over every step of ZooKeeper mode's default space and of
+small spaces holding the rest of the grammar (PowerLoss's forms, Reassign, the controller's
+steps, split fetches, lost and copied requests, UpdateMetadata, KIP-320's first design, KRaft's
+steps)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,10 @@ from isrlab.spec.kafka.labels import RequestLabel, Step, format_step, parse
 from isrlab.spec.kafka.model import KafkaModel
 from isrlab.spec.kafka.quorum_controller import KRaftModel
 
-SMALL = {"max_records": 1, "max_leader_epoch": 1, "isr_shrink": False}
+SMALL = {"max_records": 1, "max_leader_epoch": 1, "isr_shrink": False,
+         "controller": "zookeeper"}
 SPACES: dict[str, dict[str, Any]] = {
-    "default": {},
+    "default": {"controller": "zookeeper"},
     "power loss": {**SMALL, "crashes": "unclean", "crash_loss": "tail", "hw_checkpoint": True,
                    "hw_checkpoint_file": "no-fsync", "consumers": True},
     "controller": {**SMALL, "max_leader_epoch": 2, "reassignment": True,
@@ -27,11 +29,13 @@ SPACES: dict[str, dict[str, Any]] = {
     "channels": {**SMALL, "isr_shrink": True, "fetch": "split", "lost_requests": True,
                  "duplicate_requests": True, "metadata": True, "isr_changes": "zookeeper",
                  "elr": False, "crashes": "none"},
-    "kip-320": {"fetch_fencing": "first-design", "isr_changes": "zookeeper"},
+    "kip-320": {"fetch_fencing": "first-design", "isr_changes": "zookeeper",
+                "controller": "zookeeper"},
     "kraft": {**SMALL, "controller": "kraft", "isr_shrink": True, "empty_disk": True,
               "kip903": False},
 }
-"""The default space, and small ones holding the rest of the grammar."""
+"""ZooKeeper mode's default space, and small ones holding the rest of the grammar (every
+space names its controller)."""
 
 
 @cache

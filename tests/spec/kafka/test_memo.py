@@ -53,7 +53,7 @@ def _space(model: KafkaModel, limit: int) -> list[KafkaState]:
 @pytest.mark.parametrize("params", LAYOUTS.values(), ids=list(LAYOUTS))
 def test_the_encoder_writes_the_bytes_of_marshal_on_the_plain_layout(
         params: dict[str, object]) -> None:
-    model = KafkaModel(KafkaConfig(**params))  # type: ignore[arg-type]  # the test's parameters
+    model = KafkaModel(KafkaConfig(controller="zookeeper", **params))  # type: ignore[arg-type]  # the test's parameters
     for s in _space(model, 3000):
         plain = to_plain(s, model.previous_fetch, model.extended, model.alter,
                          model.first_design)
@@ -64,10 +64,10 @@ def test_the_encoder_writes_the_bytes_of_marshal_on_the_plain_layout(
 @pytest.mark.parametrize("params", LAYOUTS.values(), ids=list(LAYOUTS))
 def test_a_model_without_its_caches_gives_the_same_successors(
         params: dict[str, object], monkeypatch: pytest.MonkeyPatch) -> None:
-    cached = KafkaModel(KafkaConfig(**params))  # type: ignore[arg-type]  # the test's parameters
+    cached = KafkaModel(KafkaConfig(controller="zookeeper", **params))  # type: ignore[arg-type]  # the test's parameters
     states = _space(cached, 1500)
     monkeypatch.setattr(memo, "CACHE_LIMIT", 0)  # every memoised call recomputes
-    fresh = KafkaModel(KafkaConfig(**params))  # type: ignore[arg-type]  # the test's parameters
+    fresh = KafkaModel(KafkaConfig(controller="zookeeper", **params))  # type: ignore[arg-type]  # the test's parameters
     for s in states:
         assert fresh.next_states(s) == cached.next_states(s)
         assert [p.holds(s) for p in fresh.invariants()] == [
@@ -107,7 +107,7 @@ def test_a_pickled_model_leaves_its_caches_behind_and_explores_alike() -> None:
 
     from isrlab.checker.bfs import CheckOptions, explore
 
-    m = KafkaModel(KafkaConfig(max_records=1, max_leader_epoch=1))
+    m = KafkaModel(KafkaConfig(controller="zookeeper", max_records=1, max_leader_epoch=1))
     before = explore(m, CheckOptions())
     assert any(m._memo.values())  # the search filled the caches
     dumps: Callable[[Any], bytes] = cloudpickle.dumps  # untyped in pyspark

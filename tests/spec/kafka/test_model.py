@@ -17,7 +17,7 @@ State = KafkaState
 
 
 def model(**kw: Any) -> KafkaModel:
-    return KafkaModel(KafkaConfig(**kw))
+    return KafkaModel(KafkaConfig(controller="zookeeper", **kw))
 
 
 def init(m: KafkaModel) -> State:

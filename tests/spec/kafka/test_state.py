@@ -54,8 +54,8 @@ def test_the_table_lists_every_field_of_every_class_in_order() -> None:
 
 
 def test_a_field_left_out_decodes_as_its_default() -> None:
-    m = KafkaModel(KafkaConfig(fetch="split", max_records=1, isr_changes="zookeeper",
-                               elr=False, unavailable_leader="follow"))
+    m = KafkaModel(KafkaConfig(controller="zookeeper", fetch="split", max_records=1,
+                               isr_changes="zookeeper", elr=False, unavailable_leader="follow"))
     s = walk(m, "Produce(0)", "FetchRequest(1)")
     assert s.brokers[1].fetch_in_flight
     plain = m.layout.plain(s)
@@ -66,13 +66,13 @@ def test_a_field_left_out_decodes_as_its_default() -> None:
 
 def test_the_run_directory_records_the_layout_and_refuses_another(tmp_path: Path) -> None:
     params = {"max_records": 1, "max_leader_epoch": 1}
-    m = KafkaModel(KafkaConfig(**params))  # type: ignore[arg-type]  # the test's parameters
+    m = KafkaModel(KafkaConfig(controller="zookeeper", **params))  # type: ignore[arg-type]  # the test's parameters
     options = CheckOptions(params=params, run_dir=tmp_path / "run")
     explore(m, options)
     meta = json.loads((tmp_path / "run" / "meta.json").read_text())
     assert meta["state_layout"] == m.state_layout
     assert m.state_layout.startswith("kafka-state 1:")
-    other = KafkaModel(KafkaConfig(**params))  # type: ignore[arg-type]
+    other = KafkaModel(KafkaConfig(controller="zookeeper", **params))  # type: ignore[arg-type]
     other.state_layout = "kafka-state 0:another"
     with pytest.raises(RunDirError, match="belongs to another check"):
         explore(other, options)
@@ -83,7 +83,7 @@ def test_states_of_every_layout_round_trip() -> None:
                     "kafka_4485": False},
                {"fetch": "split", "fetch_fencing": "first-design", "max_records": 1}]
     for params in configs:
-        m = KafkaModel(KafkaConfig(**params))  # type: ignore[arg-type]
+        m = KafkaModel(KafkaConfig(controller="zookeeper", **params))  # type: ignore[arg-type]
         frontier: list[KafkaState] = list(m.init_states())
         for _ in range(4):
             frontier = [t for s in frontier for _, t in m.next_states(s)][:200]

@@ -18,6 +18,7 @@ from isrlab.spec.kafka.model import KafkaModel
 from isrlab.spec.kafka.state import KafkaState
 
 MODEL = KafkaModel(KafkaConfig(
+    controller="zookeeper",
     brokers=3, max_records=3, max_leader_epoch=4, lag_ticks=1, hw_checkpoint=True,
     duplicate_requests=True, controlled_shutdown=True, preferred_election=True,
     reassignment=True, max_controller_epoch=1, metadata=True, consumers=True, min_isr=2,

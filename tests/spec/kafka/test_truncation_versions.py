@@ -32,8 +32,11 @@ def test_every_table_is_derived_from_the_registry() -> None:
 
 
 def test_the_model_truncates_with_the_chosen_versions_rule() -> None:
-    assert KafkaModel(KafkaConfig(truncation="hw")).rule is truncate_to_high_watermark
-    assert KafkaModel(KafkaConfig(truncation="kip101")).rule is truncate_by_leader_epoch_kip101
+    zk = "zookeeper"
+    assert KafkaModel(KafkaConfig(controller=zk, truncation="hw")).rule is (
+        truncate_to_high_watermark)
+    assert KafkaModel(KafkaConfig(controller=zk, truncation="kip101")).rule is (
+        truncate_by_leader_epoch_kip101)
     assert BY_PARAM["kip279-2.0"].explicit is TRUNCATION_RULES["kip279-2.0"]
 
 
