@@ -26,13 +26,11 @@ from typing import Any
 from flask import Flask, Response, jsonify, request
 
 from isrlab.checker.bfs import CheckOptions, explore
-from isrlab.checker.chart import render_svg
 from isrlab.checker.model import Model, Property
 from isrlab.checker.report import TraceStep, explained
 from isrlab.checker.trace import entry_text, itf_document, parse_itf, value_text
 from isrlab.explorer_page import PAGE
-from isrlab.render_cmd import explanation_words, invariant_words, note_words
-from isrlab.spec.charts import chart_for
+from isrlab.services.rendering import explanation_words, invariant_words, trace_svg
 
 MAX_CHECK_STATES = 200_000
 """A bounded check from the page stops after the level that reaches this many states."""
@@ -273,8 +271,8 @@ class Session:
         """The path as a sequence chart, the state under the cursor shaded."""
         trace = [TraceStep(label, self.model.variables(s)) for label, s in self.path]
         last = self.violated(self.path[-1][1])
-        violation = (last[0], note_words(self.model, last[0], trace[-1].state)) if last else None
-        return render_svg(chart_for(trace, self.title, violation), self.cursor + 1)
+        return trace_svg(trace, self.title, self.model, last[0] if last else None,
+                         self.cursor + 1)
 
 
 def create_app(session: Session) -> Flask:
