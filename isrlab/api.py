@@ -1,6 +1,6 @@
 """isrlab's Python API: define a model or wrap a registered one with extra invariants and
-``sometimes`` properties, and run it (check, liveness, simulate, bmc, validate, render) —
-without forking isrlab.  Every run goes through ``isrlab.services``, as the commands do.
+``sometimes`` properties, and run it (check, liveness, simulate, bmc, validate, render,
+prove) — without forking isrlab.  Every run goes through ``isrlab.services``, as the commands do.
 
 A *model spec* names a model anywhere isrlab takes one (``--model`` on the command line,
 ``model(...)`` here, the pytest plugin's marker):
@@ -26,7 +26,7 @@ import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from returns.result import Failure
 
@@ -41,15 +41,17 @@ from isrlab.checker.validate import TraceFormatError, ValidateOptions, Validatio
 from isrlab.models import registry
 from isrlab.services import InputError, rendering, runs, traces
 from isrlab.services.engines import Engine
-from isrlab.services.runs import BmcRun
 from isrlab.spec.oracle.run import Verdict
 
+if TYPE_CHECKING:
+    from isrlab.services.bmc import BmcRun
+    from isrlab.services.proofs import ProveRun
+
 __all__ = [
-    "BmcRun", "CheckResult", "InputError", "LivenessResult", "Model", "ModelEntry",
-    "ModelError", "Param", "ParamValue", "Predicate", "Property", "TraceFormatError",
-    "UserPropertyError",
+    "CheckResult", "InputError", "LivenessResult", "Model", "ModelEntry", "ModelError",
+    "Param", "ParamValue", "Predicate", "Property", "TraceFormatError", "UserPropertyError",
     "Verdict", "bmc", "check", "check_liveness", "describe", "entry", "extend", "judge_logs",
-    "model", "render", "simulate", "validate", "write_dot", "write_itf", "write_svg",
+    "model", "prove", "render", "simulate", "validate", "write_dot", "write_itf", "write_svg",
 ]
 
 Predicate = Callable[[Mapping[str, Any]], bool]
@@ -372,10 +374,32 @@ def bmc(
     solver, one more step at a time up to ``depth`` steps (``isrlab bmc``): ``.report`` is
     the ``CheckResult`` (its violation replayed through the explicit model), ``.summary()``
     the line the command prints, ``.gave_up`` whether ``timeout_s`` stopped it first.
-    ``InputError`` for a model without a symbolic encoding."""
+    ``InputError`` for a model without a symbolic encoding (``BmcRun``:
+    ``isrlab.services.bmc``)."""
+    from isrlab.services import bmc as bounded  # Z3 and the symbolic encodings: on first use
+
     found = _entry_of(spec)
     built, values = _resolve(found, params or {})
-    return runs.bmc(built, found.name, values, depth, timeout_s, solver)
+    return bounded.bmc(built, found.name, values, depth, timeout_s, solver)
+
+
+def prove(
+    model: str | None = None, *, timeout_s: int = 20, out: str | Path | None = None,
+    update: bool = False,
+) -> ProveRun:
+    """Discharge the inductive proof obligations of ``model`` (every model's when ``None``)
+    and compare them with the recorded outcomes (``isrlab prove``): ``.lost`` names each
+    obligation recorded as proved that no longer is.  The outcomes are written to ``out``
+    (default: a fresh temporary directory) or, with ``update``, over the recorded
+    proofs/results.json and proofs/RESULTS.md (``ProveRun``: ``isrlab.services.proofs``)."""
+    from isrlab.services import proofs  # Z3 and every obligation module: on first use
+
+    destination = Path(out) if out is not None else None
+    selected = proofs.selected_groups(model)
+    proofs.check_destination(destination, update)
+    run = proofs.prove(selected, timeout_s)
+    proofs.write_results(run, destination, update)
+    return run
 
 
 def render(trace: str | Path, out: str | Path, invariant: str | None = None) -> int:

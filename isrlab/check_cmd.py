@@ -21,6 +21,8 @@ from isrlab.cli_support import (
     CONFIG_OPTION,
     DOT_OPTIONS,
     INCOMPLETE,
+    ITF_OPTION,
+    JSON_OPTION,
     MODEL_HELP,
     SVG_OPTION,
     BadInput,
@@ -28,6 +30,7 @@ from isrlab.cli_support import (
     resolve_model,
     say_not_written,
     with_run_metadata,
+    write_run_outputs,
 )
 from isrlab.cli_support import PARAM_HELP as _PARAM_HELP
 from isrlab.models import registry
@@ -36,8 +39,6 @@ from isrlab.services.engines import ENGINES, Engine
 from isrlab.services.rendering import (
     write_dot,
     write_lasso_itf,
-    write_result_itf,
-    write_result_svg,
 )
 
 LOG_INTERVAL_S = 30.0
@@ -99,12 +100,7 @@ def _report(
         text = runs.coverage_text(result, model)
         if text:
             click.echo(text)
-    if json_path is not None:
-        with_run_metadata(result).write_json(json_path)
-    if itf_path is not None:
-        say_not_written(itf_path, write_result_itf(itf_path, result))
-    if svg_path is not None:
-        say_not_written(svg_path, write_result_svg(svg_path, result, model))
+    write_run_outputs(result, model, json_path, itf_path, svg_path)
     if not result.ok:
         sys.exit(1)
     sys.exit(INCOMPLETE if fail_on_incomplete and not result.complete else 0)
@@ -127,10 +123,8 @@ def _report(
 @click.option("--liveness", is_flag=True,
               help="then check the model's temporal properties under its fairness "
                    "(docs/checker.md, Liveness)")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="write the JSON report here")
-@click.option("--itf", "itf_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="write the counterexample as an ITF trace here")
+@JSON_OPTION
+@ITF_OPTION
 @click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path),
               help="persist each BFS level here; rerun with it to resume")
 @click.option("--progress/--no-progress", default=None, help=_PROGRESS_HELP)
@@ -223,10 +217,8 @@ def _report_liveness(
 @click.option("--depth", type=click.IntRange(1), default=100, show_default=True,
               help="at most this many states per walk")
 @click.option("--deadlock", is_flag=True, help="report states without successors")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="write the JSON report here")
-@click.option("--itf", "itf_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="write the counterexample as an ITF trace here")
+@JSON_OPTION
+@ITF_OPTION
 @click.option("--progress/--no-progress", default=None, help=_PROGRESS_HELP)
 @click.option("--progress-interval", "interval_s", type=click.FloatRange(0, min_open=True),
               default=None, help=_INTERVAL_HELP)

@@ -39,12 +39,14 @@ from isrlab.checker.model import Model
 from isrlab.checker.registry import ModelEntry, ParamValue
 from isrlab.checker.report import CheckResult
 from isrlab.services import InputError
+from isrlab.services.rendering import write_result_itf, write_result_svg
 
 __all__ = [
-    "CONFIG_OPTION", "DOT_OPTIONS", "INCOMPLETE", "INTERRUPTED", "MODEL_HELP", "PARAM_HELP",
-    "SVG_OPTION", "BadInput", "OneLineErrors", "atomic_output", "check_outputs",
-    "config_params", "load_run_file", "params_text", "resolve_model", "run_metadata",
-    "say_not_written", "with_run_metadata", "write_text_atomically",
+    "CONFIG_OPTION", "DOT_OPTIONS", "INCOMPLETE", "INTERRUPTED", "ITF_OPTION", "JSON_OPTION",
+    "MODEL_HELP", "PARAM_HELP", "SVG_OPTION", "BadInput", "OneLineErrors", "atomic_output",
+    "check_outputs", "config_params", "load_run_file", "params_text", "resolve_model",
+    "run_metadata", "say_not_written", "with_run_metadata", "write_run_outputs",
+    "write_text_atomically",
 ]
 
 MODEL_HELP = ("a registered model (see `isrlab models`), path/to/file.py:NAME or "
@@ -53,6 +55,16 @@ MODEL_HELP = ("a registered model (see `isrlab models`), path/to/file.py:NAME or
 
 PARAM_HELP = "model parameter key=value (repeatable); see `isrlab models`"
 """The help of every command's ``-p`` option."""
+
+JSON_OPTION = click.option(
+    "--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
+    help="write the JSON report here")
+"""The ``--json`` report option of ``check``, ``simulate`` and ``bmc``."""
+
+ITF_OPTION = click.option(
+    "--itf", "itf_path", type=click.Path(dir_okay=False, path_type=Path),
+    help="write the counterexample as an ITF trace here")
+"""The ``--itf`` counterexample option of ``check``, ``simulate`` and ``bmc``."""
 
 SVG_OPTION = click.option(
     "--svg", "svg_path", type=click.Path(dir_okay=False, path_type=Path),
@@ -330,6 +342,20 @@ def say_not_written(path: Path, wrote: bool, what: str = "no counterexample") ->
     """Say that an output was not written (a run without a counterexample) unless ``wrote``."""
     if not wrote:
         click.echo(f"{what}: {path} not written")
+
+
+def write_run_outputs(
+    result: CheckResult, model: Model[Any] | None, json_path: Path | None,
+    itf_path: Path | None, svg_path: Path | None,
+) -> None:
+    """``--json`` (with ``run_metadata``), ``--itf`` and ``--svg`` of a run, each given; the
+    counterexample's files say so when there is none."""
+    if json_path is not None:
+        with_run_metadata(result).write_json(json_path)
+    if itf_path is not None:
+        say_not_written(itf_path, write_result_itf(itf_path, result))
+    if svg_path is not None:
+        say_not_written(svg_path, write_result_svg(svg_path, result, model))
 
 
 def params_text(params: Mapping[str, ParamValue]) -> str:

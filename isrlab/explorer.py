@@ -25,8 +25,9 @@ from typing import Any
 
 from flask import Flask, Response, jsonify, request
 
+from isrlab.api import Extended
 from isrlab.checker.bfs import CheckOptions, explore
-from isrlab.checker.model import Model, Property
+from isrlab.checker.model import Model
 from isrlab.checker.report import TraceStep, explained
 from isrlab.checker.trace import entry_text, itf_document, parse_itf, value_text
 from isrlab.explorer_page import PAGE
@@ -36,38 +37,15 @@ MAX_CHECK_STATES = 200_000
 """A bounded check from the page stops after the level that reaches this many states."""
 
 
-class _StartingAt:
+@dataclass(frozen=True)
+class _StartingAt(Extended):
     """The model with a single initial state: the one under the explorer's cursor."""
 
-    def __init__(self, model: Model[Any], start: Any) -> None:
-        self.model, self.start, self.name = model, start, model.name
+    start: Any = None
 
     def init_states(self) -> Iterable[Any]:
+        """The state under the cursor."""
         return (self.start,)
-
-    def next_states(self, state: Any) -> Iterable[tuple[str, Any]]:
-        return self.model.next_states(state)
-
-    def invariants(self) -> Sequence[Property[Any]]:
-        return self.model.invariants()
-
-    def sometimes(self) -> Sequence[Property[Any]]:
-        return self.model.sometimes()
-
-    def within_boundary(self, state: Any) -> bool:
-        return self.model.within_boundary(state)
-
-    def canonical(self, state: Any) -> Any:
-        return self.model.canonical(state)
-
-    def encode(self, state: Any) -> bytes:
-        return self.model.encode(state)
-
-    def decode(self, data: bytes) -> Any:
-        return self.model.decode(data)
-
-    def variables(self, state: Any) -> Mapping[str, Any]:
-        return self.model.variables(state)
 
 
 class TraceMismatch(Exception):
@@ -216,7 +194,7 @@ class Session:
     def bounded_check(self, depth: int) -> None:
         """Breadth-first search of ``depth`` levels from the state under the cursor."""
         start = self.path[self.cursor][1]
-        result = explore(_StartingAt(self.model, start),
+        result = explore(_StartingAt(self.model, self.model.name, start=start),
                          CheckOptions(max_depth=depth, max_states=MAX_CHECK_STATES))
         self.pending = []
         if result.violation is not None:

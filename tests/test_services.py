@@ -119,3 +119,23 @@ def test_the_api_bmc_is_the_commands() -> None:
     code, out, _ = _invoke("bmc", "--model", "tla-kip320", "--depth", "3")
     assert code == 0
     assert out.split(";")[0] == run.summary().split(";")[0]
+
+
+def test_the_api_proves_into_a_directory_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import isrlab.services.proofs as prove_service
+    from isrlab.proofs.obligations import RESULTS_JSON, load
+
+    kip101 = [g for g in load() if g.model == "tla-kip101"]
+    monkeypatch.setattr(prove_service, "run_all", lambda *_: kip101)  # Z3's runs: tests/z3
+    before = RESULTS_JSON.read_bytes()
+    run = api.prove("tla-kip101", out=tmp_path / "out")
+    assert kip101 and run.lost == [] and run.results == kip101
+    assert RESULTS_JSON.read_bytes() == before  # the recorded outcomes are left alone
+    written = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert {g["model"] for g in written["groups"]} == {"tla-kip101"}
+    with pytest.raises(api.InputError, match=r"no proof obligations for model 'toy-counter'"):
+        api.prove("toy-counter")
+    with pytest.raises(api.InputError, match=r"takes no --out"):
+        api.prove("tla-kip101", out=tmp_path, update=True)

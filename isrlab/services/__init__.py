@@ -1,8 +1,10 @@
 """Services below the command layer, used by both ``isrlab.api`` and the ``*_cmd.py``
 modules, so that a command only parses its options and prints: ``traces`` (trace formats,
 reading, the Kafka log oracle), ``engines`` (the local breadth-first search or Spark, and
-their run directories), ``runs`` (check, liveness, simulate and bmc runs with their options
-and preconditions) and ``rendering`` (sequence charts, state graphs, ITF counterexamples).
+their run directories), ``runs`` (check, liveness and simulate runs with their options and
+preconditions), ``bmc`` (bounded model checking), ``rendering`` (sequence charts, state
+graphs, ITF counterexamples) and ``proofs`` (the proof obligations, compared with and
+written beside the recorded ones).
 
 A service reports input it cannot use by raising ``InputError``: the command line prints its
 one line and exits 2 (``isrlab.cli_support``), the API lets it propagate."""
