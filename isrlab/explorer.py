@@ -7,8 +7,8 @@ state, and a cursor.  From the state under the cursor the page lists every enabl
 the cursor and appends the successor; Back and Forward move the cursor.  A counterexample
 (ITF, as ``isrlab check --itf`` writes it) is loaded by replaying it through the model: each
 step must be a successor with the same label and variables, so the loaded path can be
-explored further.  A bounded check runs the ordinary BFS (``isrlab.checker.bfs.explore``) from the
-state under the cursor, and its counterexample can be appended to the path.
+explored further.  A bounded check runs the ordinary BFS (``isrlab.services.runs.check``) from
+the state under the cursor, and its counterexample can be appended to the path.
 
 The web layer is Flask (``create_app``); it serves one page (``isrlab.explorer_page``) and a
 small JSON API.  It is a local, single-user tool: ``serve`` binds 127.0.0.1 only.
@@ -26,11 +26,12 @@ from typing import Any
 from flask import Flask, Response, jsonify, request
 
 from isrlab.api import Extended
-from isrlab.checker.bfs import CheckOptions, explore
+from isrlab.checker.bfs import CheckOptions
 from isrlab.checker.model import Model
-from isrlab.checker.report import TraceStep, explained
+from isrlab.checker.report import TraceStep
 from isrlab.checker.trace import entry_text, itf_document, parse_itf, value_text
 from isrlab.explorer_page import PAGE
+from isrlab.services import runs
 from isrlab.services.rendering import explanation_words, invariant_words, trace_svg
 
 MAX_CHECK_STATES = 200_000
@@ -194,18 +195,15 @@ class Session:
     def bounded_check(self, depth: int) -> None:
         """Breadth-first search of ``depth`` levels from the state under the cursor."""
         start = self.path[self.cursor][1]
-        result = explore(_StartingAt(self.model, self.model.name, start=start),
-                         CheckOptions(max_depth=depth, max_states=MAX_CHECK_STATES))
-        self.pending = []
-        if result.violation is not None:
-            self.pending = self._match(start, result.violation.trace[1:], 2)
-        violation = (None if result.violation is None
-                     else explained(result.violation, self.model.invariants()))
+        result = runs.check(_StartingAt(self.model, self.model.name, start=start),
+                            CheckOptions(max_depth=depth, max_states=MAX_CHECK_STATES))
+        violation = result.violation  # explained: why its last state breaks the invariant
+        self.pending = [] if violation is None else self._match(start, violation.trace[1:], 2)
         self.check = {
             "summary": result.summary_line(),
             "violation": violation.invariant if violation else None,
             "explanation": violation.explanation if violation else "",
-            "steps": [s.action for s in result.violation.trace[1:]] if result.violation else [],
+            "steps": [s.action for s in violation.trace[1:]] if violation else [],
         }
 
     def append_counterexample(self) -> None:
