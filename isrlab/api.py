@@ -1,5 +1,6 @@
 """isrlab's Python API: define a model or wrap a registered one with extra invariants and
-``sometimes`` properties, and run it (check, simulate, validate) — without forking isrlab.
+``sometimes`` properties, and run it (check, liveness, simulate, bmc, validate, render,
+prove) — without forking isrlab.  Every run goes through ``isrlab.services``, as the commands do.
 
 A *model spec* names a model anywhere isrlab takes one (``--model`` on the command line,
 ``model(...)`` here, the pytest plugin's marker):
@@ -25,27 +26,32 @@ import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from returns.result import Failure
 
-from isrlab.checker.bfs import CheckOptions, explore
+from isrlab.checker.bfs import CheckOptions
+from isrlab.checker.graph import DOT_LIMIT
+from isrlab.checker.liveness import LivenessResult
 from isrlab.checker.model import Model, Property
 from isrlab.checker.registry import USER_MODULE_PREFIX, ModelEntry, Param, ParamValue, Registry
-from isrlab.checker.report import CheckResult, explained_result
+from isrlab.checker.report import CheckResult
 from isrlab.checker.simulate import SimulateOptions
-from isrlab.checker.simulate import simulate as simulate_walks
 from isrlab.checker.validate import TraceFormatError, ValidateOptions, ValidationResult
-from isrlab.checker.validate import validate as validate_trace
 from isrlab.models import registry
-from isrlab.services.traces import detect_format, judge_kafka_logs, observations_of_file
+from isrlab.services import InputError, rendering, runs, traces
+from isrlab.services.engines import Engine
 from isrlab.spec.oracle.run import Verdict
 
+if TYPE_CHECKING:
+    from isrlab.services.bmc import BmcRun
+    from isrlab.services.proofs import ProveRun
+
 __all__ = [
-    "CheckResult", "Model", "ModelEntry", "ModelError", "Param", "Predicate", "Property",
-    "UserPropertyError",
-    "Verdict", "check", "describe", "entry", "extend", "judge_logs", "model", "simulate",
-    "validate",
+    "CheckResult", "InputError", "LivenessResult", "Model", "ModelEntry", "ModelError",
+    "Param", "ParamValue", "Predicate", "Property", "TraceFormatError", "UserPropertyError",
+    "Verdict", "bmc", "check", "check_liveness", "describe", "entry", "extend", "judge_logs",
+    "model", "prove", "render", "simulate", "validate", "write_dot", "write_itf", "write_svg",
 ]
 
 Predicate = Callable[[Mapping[str, Any]], bool]
@@ -117,6 +123,12 @@ def entry(spec: str) -> ModelEntry:
     return as_entry(getattr(module, attribute), spec)
 
 
+def _entry_of(spec: str | ModelEntry | Model[Any]) -> ModelEntry:
+    """The entry a spec names, an entry itself, or a parameterless entry for a model."""
+    return spec if isinstance(spec, ModelEntry) else (
+        entry(spec) if isinstance(spec, str) else as_entry(spec, repr(spec)))
+
+
 def _assignment(name: str, value: ParamValue | str) -> str:
     text = str(value).lower() if isinstance(value, bool) else str(value)
     return f"{name}={text}"
@@ -143,8 +155,7 @@ def build(found: ModelEntry, values: Mapping[str, ParamValue]) -> Model[Any]:
 def model(spec: str | ModelEntry | Model[Any], **params: ParamValue) -> Model[Any]:
     """The model a spec, an entry or a model names, built with ``params`` (keyword
     arguments, checked and typed like ``-p key=value``; ``ModelError`` when unusable)."""
-    found = spec if isinstance(spec, ModelEntry) else (
-        entry(spec) if isinstance(spec, str) else as_entry(spec, repr(spec)))
+    found = _entry_of(spec)
     values = parse(found, [_assignment(k, v) for k, v in params.items()])
     return build(found, values)
 
@@ -266,8 +277,7 @@ def extend(
     variables; a predicate's docstring becomes the property's description.  With
     ``replace`` the base's own properties are dropped.  The entry keeps ``base``'s
     parameters, so ``-p key=value`` works on it as on the base."""
-    found = base if isinstance(base, ModelEntry) else (
-        entry(base) if isinstance(base, str) else as_entry(base, repr(base)))
+    found = _entry_of(base)
     added_invariants = dict(invariants or {})
     added_sometimes = dict(sometimes or {})
     new_name = name or f"{found.name}+custom"
@@ -287,28 +297,62 @@ def extend(
 
 
 # -- running models -------------------------------------------------------------------------
+# Every run goes through isrlab.services, as the commands do: the API returns the reports the
+# commands print and write.
 
 def _resolve(spec: str | ModelEntry | Model[Any], params: Mapping[str, ParamValue]
              ) -> tuple[Model[Any], dict[str, ParamValue]]:
-    found = spec if isinstance(spec, ModelEntry) else (
-        entry(spec) if isinstance(spec, str) else as_entry(spec, repr(spec)))
+    found = _entry_of(spec)
     values = parse(found, [_assignment(k, v) for k, v in params.items()])
     return build(found, values), values
+
+
+def _check_options(
+    spec: str | ModelEntry | Model[Any], params: Mapping[str, ParamValue] | None,
+    chosen: Engine, liveness: bool, **options: Any,
+) -> tuple[Model[Any], CheckOptions]:
+    """The model and the options of a check, its preconditions met (``InputError``)."""
+    found = _entry_of(spec)
+    built, values = _resolve(found, params or {})
+    checked = CheckOptions(params=values, **options)
+    runs.check_preconditions(built, found.name, found.symmetric, checked, chosen, liveness)
+    return built, checked
 
 
 def check(
     spec: str | ModelEntry | Model[Any], params: Mapping[str, ParamValue] | None = None, *,
     max_depth: int | None = None, max_states: int | None = None, workers: int = 1,
     symmetry: bool = False, deadlock: bool = False, keep_going: bool = False,
+    run_dir: str | Path | None = None, engine: str = "bfs", master: str | None = None,
+    buckets: int | None = None,
 ) -> CheckResult:
     """Explore a model breadth-first (``isrlab check``) and return the report: ``.ok``,
     ``.violation`` (with its shortest trace and, when the invariant explains itself, its
-    ``explanation``), counts, ``.complete``."""
-    built, values = _resolve(spec, params or {})
-    return explained_result(explore(built, CheckOptions(
-        symmetry=symmetry, workers=workers, max_depth=max_depth, max_states=max_states,
-        stop_at_first=not keep_going, check_deadlock=deadlock, params=values,
-    )), built.invariants())
+    ``explanation``), counts, ``.complete``.  ``run_dir`` persists each level (a rerun with
+    it resumes); ``engine="spark"`` (or a Spark ``master`` URL) runs on Spark, with
+    ``buckets`` fingerprint buckets.  ``InputError`` for options the model or engine
+    cannot take (``symmetry`` on a model without one, ``buckets`` without Spark)."""
+    chosen = Engine(engine, master, buckets)
+    built, options = _check_options(
+        spec, params, chosen, False, symmetry=symmetry, workers=workers, max_depth=max_depth,
+        max_states=max_states, stop_at_first=not keep_going, check_deadlock=deadlock,
+        run_dir=Path(run_dir) if run_dir is not None else None)
+    return runs.check(built, options, chosen)
+
+
+def check_liveness(
+    spec: str | ModelEntry | Model[Any], params: Mapping[str, ParamValue] | None = None, *,
+    workers: int = 1, deadlock: bool = False,
+) -> tuple[CheckResult, LivenessResult | None]:
+    """``isrlab check --liveness``: every invariant on every reachable state, then, when
+    they all hold, the model's temporal properties under its fairness (``None`` when the
+    plain check failed).  ``InputError`` for a model declaring no ``liveness()`` or with a
+    view."""
+    chosen = Engine()
+    built, options = _check_options(spec, params, chosen, True, workers=workers,
+                                    check_deadlock=deadlock)
+    result = runs.check(built, options, chosen)
+    return result, (runs.liveness(built) if result.ok else None)
 
 
 def simulate(
@@ -317,32 +361,115 @@ def simulate(
 ) -> CheckResult:
     """Check every invariant along seeded random walks (``isrlab simulate``)."""
     built, values = _resolve(spec, params or {})
-    return explained_result(simulate_walks(built, SimulateOptions(
+    return runs.simulate(built, SimulateOptions(
         seed=seed, walks=walks, depth=depth, check_deadlock=deadlock, params=values,
-    )), built.invariants())
+    ))
+
+
+def bmc(
+    spec: str | ModelEntry, params: Mapping[str, ParamValue] | None = None, *,
+    depth: int = 12, timeout_s: int = 0, solver: str = "auto",
+) -> BmcRun:
+    """Search a registered model's symbolic twin for a shortest counterexample with an SMT
+    solver, one more step at a time up to ``depth`` steps (``isrlab bmc``): ``.report`` is
+    the ``CheckResult`` (its violation replayed through the explicit model), ``.summary()``
+    the line the command prints, ``.gave_up`` whether ``timeout_s`` stopped it first.
+    ``InputError`` for a model without a symbolic encoding (``BmcRun``:
+    ``isrlab.services.bmc``)."""
+    from isrlab.services import bmc as bounded  # Z3 and the symbolic encodings: on first use
+
+    found = _entry_of(spec)
+    built, values = _resolve(found, params or {})
+    return bounded.bmc(built, found.name, values, depth, timeout_s, solver)
+
+
+def prove(
+    model: str | None = None, *, timeout_s: int = 20, out: str | Path | None = None,
+    update: bool = False,
+) -> ProveRun:
+    """Discharge the inductive proof obligations of ``model`` (every model's when ``None``)
+    and compare them with the recorded outcomes (``isrlab prove``): ``.lost`` names each
+    obligation recorded as proved that no longer is.  The outcomes are written to ``out``
+    (default: a fresh temporary directory) or, with ``update``, over the recorded
+    proofs/results.json and proofs/RESULTS.md (``ProveRun``: ``isrlab.services.proofs``)."""
+    from isrlab.services import proofs  # Z3 and every obligation module: on first use
+
+    destination = Path(out) if out is not None else None
+    selected = proofs.selected_groups(model)
+    proofs.check_destination(destination, update)
+    run = proofs.prove(selected, timeout_s)
+    proofs.write_results(run, destination, update)
+    return run
+
+
+def render(trace: str | Path, out: str | Path, invariant: str | None = None) -> int:
+    """Draw an ITF trace file (``isrlab render``) as a message sequence chart (SVG) in
+    ``out``; returns its number of states (``InputError`` for a file that is no trace)."""
+    return rendering.render_itf(Path(trace), Path(out), invariant)
+
+
+def write_svg(path: str | Path, result: CheckResult, spec: str | ModelEntry | Model[Any]
+              | None = None, params: Mapping[str, ParamValue] | None = None) -> bool:
+    """A run's counterexample as a sequence chart (``--svg``), its VIOLATED note in the
+    words of the model ``spec`` (built with ``params``) if given; ``False`` when it has no
+    counterexample."""
+    built = _resolve(spec, params or {})[0] if spec is not None else None
+    return rendering.write_result_svg(Path(path), result, built)
+
+
+def write_itf(path: str | Path, result: CheckResult) -> bool:
+    """A run's counterexample as an ITF trace (``--itf``); ``False`` when it has none."""
+    return rendering.write_result_itf(Path(path), result)
+
+
+def write_dot(
+    path: str | Path, spec: str | ModelEntry | Model[Any],
+    params: Mapping[str, ParamValue] | None = None, *, limit: int = DOT_LIMIT,
+    max_depth: int | None = None, max_states: int | None = None, symmetry: bool = False,
+    keep_going: bool = False,
+) -> None:
+    """The state graph ``check`` with these options explores as Graphviz DOT (``--dot``);
+    ``InputError`` above ``limit`` states."""
+    built, values = _resolve(spec, params or {})
+    rendering.write_dot(Path(path), built, limit, CheckOptions(
+        symmetry=symmetry, max_depth=max_depth, max_states=max_states,
+        stop_at_first=not keep_going, params=values))
 
 
 def validate(
     spec: str | ModelEntry | Model[Any], trace: str | Path | Sequence[str | Path],
     params: Mapping[str, ParamValue] | None = None, *, closest: int = 3,
-    partition: str | None = None, brokers: str | None = None,
+    max_frontier: int = 0, partition: str | None = None, brokers: str | None = None,
+    engine: str = "oracle", hidden: int | None = None, level: str | None = None,
 ) -> ValidationResult | Verdict:
     """Whether a trace is allowed (``isrlab validate``).  An ITF document or JSON Lines file
     is checked to be a behaviour of the model (a ``ValidationResult``); a Kafka broker log
     (one file, or several of one cluster) is judged by the log oracle against the rules of
     Kafka's code with the ``kafka`` model's parameters (a ``Verdict`` of ``partition``, the
-    only one when ``None``; ``judge_logs`` gives every partition's).  Both have
+    only one when ``None``; ``judge_logs`` gives every partition's), or with
+    ``engine="model"`` read as a trace of the bounded ``kafka`` model from topic creation
+    (``hidden`` unobserved steps before each, the logs' ``level``).  Both have
     ``.accepted`` and ``.verdict``.  ``TraceFormatError`` for unusable input."""
     paths = [Path(trace)] if isinstance(trace, str | Path) else [Path(t) for t in trace]
-    with paths[0].open(encoding="utf-8-sig") as handle:
-        head = handle.read(1 << 20)
-    if detect_format(head) == "kafka-log" if head.strip() else False:
+    text = traces.read_text(paths[0])
+    fmt = traces.detect_format(text) if text.strip() else "jsonl"
+    options = ValidateOptions(closest=closest, max_frontier=max_frontier)
+    if fmt == "kafka-log" and engine == "oracle":
         return judge_logs(paths, spec, params, partition=partition, brokers=brokers)[0]
+    if fmt == "kafka-log":
+        found = _entry_of(spec)
+        texts = [(str(p), text if p == paths[0] else traces.read_text(p)) for p in paths]
+        log = traces.kafka_trace(texts, partition, brokers, hidden, level)
+        given = [_assignment(k, v) for k, v in (params or {}).items()]
+        values = parse(found, traces.kafka_model_params(log, found.name, given))
+        built = build(found, values)
+        return traces.validate_observations(
+            built, traces.kafka_log_observations(log, None, built), options)
     if len(paths) > 1:
         raise TraceFormatError("arguments", "several trace files are read only as Kafka logs")
     built, _ = _resolve(spec, params or {})
-    observations = observations_of_file(paths[0])
-    return validate_trace(built, observations, ValidateOptions(closest=closest))
+    observations = traces.read_observations(text, fmt, None, None, hidden, None)
+    return traces.validate_observations(built, observations, options)
 
 
 def judge_logs(
@@ -355,14 +482,10 @@ def judge_logs(
     model's parameters ``params`` (``unclean_election``, ``truncation``, ``crashes``,
     ``brokers``); ``ModelError`` for another model, ``TraceFormatError`` for unusable
     input (docs/oracle.md)."""
-    found = spec if isinstance(spec, ModelEntry) else (
-        entry(spec) if isinstance(spec, str) else as_entry(spec, repr(spec)))
+    found = _entry_of(spec)
     if found.name != "kafka":
         raise ModelError(f"a Kafka log is judged with the kafka model's rules, not {found.name}")
     values = parse(found, [_assignment(k, v) for k, v in (params or {}).items()])
-    given: dict[str, ParamValue] = {key: values[key] for key in
-                                    ("unclean_election", "truncation", "crashes")}
-    if params and "brokers" in params:
-        given["brokers"] = values["brokers"]
-    return judge_kafka_logs([(str(p), Path(p)) for p in logs], partition=partition,
-                            brokers=brokers, params=given)
+    given = traces.oracle_params(values, bool(params) and "brokers" in (params or {}))
+    return traces.judge_kafka_logs([(str(p), Path(p)) for p in logs], partition=partition,
+                                   brokers=brokers, params=given)

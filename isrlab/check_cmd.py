@@ -6,33 +6,40 @@ import json
 import sys
 import textwrap
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import click
 
 from isrlab.api import describe
-from isrlab.checker.bfs import CheckOptions, Progress, RunDirError, WorkerError, explore
-from isrlab.checker.liveness import check_liveness, declared_liveness, lasso_itf_meta
+from isrlab.checker.bfs import CheckOptions, Progress
 from isrlab.checker.model import Model
-from isrlab.checker.report import CheckResult, explained_result
-from isrlab.checker.simulate import SimulateOptions, simulate
-from isrlab.checker.trace import result_text, write_itf
+from isrlab.checker.report import CheckResult
+from isrlab.checker.simulate import SimulateOptions
+from isrlab.checker.trace import result_text
 from isrlab.cli_support import (
     CONFIG_OPTION,
+    DOT_OPTIONS,
     INCOMPLETE,
+    ITF_OPTION,
+    JSON_OPTION,
     MODEL_HELP,
+    SVG_OPTION,
     BadInput,
     check_outputs,
     resolve_model,
+    say_not_written,
     with_run_metadata,
+    write_run_outputs,
 )
+from isrlab.cli_support import PARAM_HELP as _PARAM_HELP
 from isrlab.models import registry
-from isrlab.render_cmd import DOT_OPTIONS, SVG_OPTION, write_dot, write_violation_svg
-
-_PARAM_HELP = "model parameter key=value (repeatable); see `isrlab models`"
-
+from isrlab.services import runs
+from isrlab.services.engines import ENGINES, Engine
+from isrlab.services.rendering import (
+    write_dot,
+    write_lasso_itf,
+)
 
 LOG_INTERVAL_S = 30.0
 """Seconds between progress lines when stderr is not a terminal (a CI log)."""
@@ -81,23 +88,6 @@ class _Display:
             sys.stderr.flush()
 
 
-def declared_actions(model: Model[Any] | None) -> tuple[str, ...] | None:
-    """The actions a model declares, in its order, so that coverage can flag those never
-    enabled: a model's optional ``action_names()``, or a ``tla-*`` model's ``Next``
-    disjuncts; through an extended model to its base.  ``None`` when it declares none (the
-    ``kafka`` model: its actions depend on its parameters)."""
-    seen = 0
-    while model is not None and seen < 4:
-        names = getattr(model, "action_names", None)
-        if callable(names):
-            return tuple(names())
-        variant = getattr(model, "variant", None)
-        if callable(getattr(variant, "next_actions", None)):
-            return tuple(variant.next_actions())  # type: ignore[union-attr]  # checked above
-        model, seen = getattr(model, "base", None), seen + 1
-    return None
-
-
 def _report(
     result: CheckResult, json_path: Path | None, itf_path: Path | None,
     fail_on_incomplete: bool = False, svg_path: Path | None = None,
@@ -105,26 +95,12 @@ def _report(
 ) -> None:
     """Print the summary (and trace, with why its last state breaks the property), write the
     requested files, exit 0, 1 or 4."""
-    if model is not None:
-        result = explained_result(result, model.invariants())
     click.echo(result_text(result))
     if coverage:
-        text = result.coverage_text(declared_actions(model))
+        text = runs.coverage_text(result, model)
         if text:
             click.echo(text)
-    if json_path is not None:
-        with_run_metadata(result).write_json(json_path)
-    if itf_path is not None:
-        if result.violation is None:
-            click.echo(f"no counterexample: {itf_path} not written")
-        else:
-            write_itf(
-                itf_path, result.violation.trace, source=result.model, parameters=result.params,
-                description=f"{result.violation.invariant} violated ({result.engine})",
-                explanation=result.violation.explanation,
-            )
-    if svg_path is not None:
-        write_violation_svg(svg_path, result.violation, result.model, model, result.engine)
+    write_run_outputs(result, model, json_path, itf_path, svg_path)
     if not result.ok:
         sys.exit(1)
     sys.exit(INCOMPLETE if fail_on_incomplete and not result.complete else 0)
@@ -147,10 +123,8 @@ def _report(
 @click.option("--liveness", is_flag=True,
               help="then check the model's temporal properties under its fairness "
                    "(docs/checker.md, Liveness)")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="write the JSON report here")
-@click.option("--itf", "itf_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="write the counterexample as an ITF trace here")
+@JSON_OPTION
+@ITF_OPTION
 @click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path),
               help="persist each BFS level here; rerun with it to resume")
 @click.option("--progress/--no-progress", default=None, help=_PROGRESS_HELP)
@@ -163,7 +137,7 @@ def _report(
 @DOT_OPTIONS[0]
 @DOT_OPTIONS[1]
 # -- spark_explore's options (owned by the Spark engine) --
-@click.option("--engine", type=click.Choice(["bfs", "spark"]), default="bfs",
+@click.option("--engine", type=click.Choice(ENGINES), default="bfs",
               show_default=True, help="bfs: this machine; spark: level-synchronous BFS on Spark")
 @click.option("--master", default=None,
               help="Spark master URL, e.g. spark://host:7077 (implies --engine spark; "
@@ -189,34 +163,18 @@ def check(
     check_outputs({"--json": json_path, "--itf": itf_path, "--svg": svg_path,
                    "--dot": dot_path})
     entry, values, model = resolve_model(model_name, params)
-    if liveness:
-        _liveness_preconditions(model, symmetry, max_depth, max_states)
-    if symmetry and not entry.symmetric:
-        raise BadInput(f"model {model_name!r} has no symmetry to reduce by")
-    if buckets is not None and engine != "spark" and master is None:
-        raise BadInput("--buckets applies to the Spark engine (--engine spark)")
     display = _Display(progress, interval_s)
     options = CheckOptions(
         symmetry=symmetry, workers=workers, max_depth=max_depth, max_states=max_states,
         stop_at_first=not keep_going, check_deadlock=deadlock, run_dir=run_dir,
         params=values, progress=display.bfs, progress_interval_s=display.interval_s,
     )
+    chosen = Engine(engine, master, buckets, progress is not False)
+    runs.check_preconditions(model, model_name, entry.symmetric, options, chosen, liveness)
     if dot_path is not None:
         write_dot(dot_path, model, dot_limit, options)
     try:
-        if engine == "spark" or master is not None:
-            from isrlab.spark_explore.command import run_check  # starts a JVM: import on demand
-
-            result = run_check(model, options, master, progress is not False, buckets)
-        else:
-            result = explore(model, options)
-    except RunDirError as error:
-        raise BadInput(str(error)) from error
-    except WorkerError as error:  # a worker's run-directory write failed (the disk full)
-        marker = f"{RunDirError.__name__}: "
-        if marker not in str(error):
-            raise
-        raise BadInput(str(error).split(marker, 1)[1]) from error
+        result = runs.check(model, options, chosen)
     finally:
         display.done()
     if liveness and result.ok:
@@ -225,23 +183,6 @@ def check(
         click.echo("--liveness: temporal properties not checked (the plain check failed)",
                    err=True)
     _report(result, json_path, itf_path, fail_on_incomplete, svg_path, model, coverage=True)
-
-
-def _liveness_preconditions(
-    model: Model[Any], symmetry: bool, max_depth: int | None, max_states: int | None
-) -> None:
-    """``BadInput`` unless the model declares liveness and the search covers every state."""
-    if declared_liveness(model) is None:
-        raise BadInput(f"model {model.name!r} declares no liveness properties (a liveness() "
-                       "method: see docs/checker.md, Liveness)")
-    if symmetry:
-        raise BadInput("--liveness cannot be combined with --symmetry (liveness under "
-                       "symmetry reduction is unsound in general)")
-    if getattr(model, "view", None) is not None:
-        raise BadInput(f"--liveness needs whole states: model {model.name!r} has a view "
-                       "(as TLC's VIEW, to be left out for liveness checking)")
-    if max_depth is not None or max_states is not None:
-        raise BadInput("--liveness needs every reachable state: drop --max-depth/--max-states")
 
 
 def _report_liveness(
@@ -254,23 +195,15 @@ def _report_liveness(
         display.show(f"liveness graph: {states:,} states  {steps:,} steps  {seconds:,.0f} s")
 
     try:
-        live = check_liveness(model, progress=shown)
+        live = runs.liveness(model, progress=shown)
     finally:
         display.done()
     click.echo(result_text(result))
     click.echo(live.text())
     if json_path is not None:
-        extra = {**result.extra, "liveness": live.to_json()}
-        with_run_metadata(replace(result, extra=extra)).write_json(json_path)
+        with_run_metadata(runs.with_liveness(result, live)).write_json(json_path)
     if itf_path is not None:
-        if live.ok:
-            click.echo(f"no counterexample: {itf_path} not written")
-        else:
-            first = live.violations[0]
-            write_itf(itf_path, first.lasso.trace, source=result.model,
-                      parameters=result.params, loop=first.lasso.loop,
-                      loop_meta=lasso_itf_meta(first),
-                      description=f"{first.property} violated (liveness lasso)")
+        say_not_written(itf_path, write_lasso_itf(itf_path, result, live))
     sys.exit(0 if live.ok else 1)
 
 
@@ -284,10 +217,8 @@ def _report_liveness(
 @click.option("--depth", type=click.IntRange(1), default=100, show_default=True,
               help="at most this many states per walk")
 @click.option("--deadlock", is_flag=True, help="report states without successors")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="write the JSON report here")
-@click.option("--itf", "itf_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="write the counterexample as an ITF trace here")
+@JSON_OPTION
+@ITF_OPTION
 @click.option("--progress/--no-progress", default=None, help=_PROGRESS_HELP)
 @click.option("--progress-interval", "interval_s", type=click.FloatRange(0, min_open=True),
               default=None, help=_INTERVAL_HELP)
@@ -319,7 +250,7 @@ def simulate_command(
         progress=tick,
     )
     try:
-        result = simulate(model, options)
+        result = runs.simulate(model, options)
     finally:
         display.done()
     _report(result, json_path, itf_path, False, svg_path, model)

@@ -1,10 +1,11 @@
 """Helpers every ``isrlab`` command shares: one-line errors, Ctrl-C, output paths checked
 before a run, atomic writes, and model look-up.
 
-``OneLineErrors`` is the click group class: any usage error (unknown option, ill-typed value)
-or ``BadInput`` raised by a command prints ONE line, ``isrlab: error: ...``, and exits 2 —
-never a traceback, never a usage dump.  Ctrl-C anywhere prints ``isrlab: interrupted`` and
-exits 130 (128 + SIGINT, the shell's convention).  A bare ``isrlab`` prints its help.
+``OneLineErrors`` is the click group class: any usage error (unknown option, ill-typed value),
+``BadInput`` raised by a command or ``InputError`` raised by a service (``isrlab.services``)
+prints ONE line, ``isrlab: error: ...``, and exits 2 — never a traceback, never a usage
+dump.  Ctrl-C anywhere prints ``isrlab: interrupted`` and exits 130 (128 + SIGINT, the
+shell's convention).  A bare ``isrlab`` prints its help.
 
 Every command calls ``check_outputs`` with its output options before it starts working, so a
 missing directory or an output naming an input fails at once, and writes its files with
@@ -33,20 +34,51 @@ from isrlab.checker.atomic import (
     writable_problem,
     write_text_atomically,
 )
+from isrlab.checker.graph import DOT_LIMIT
 from isrlab.checker.model import Model
 from isrlab.checker.registry import ModelEntry, ParamValue
 from isrlab.checker.report import CheckResult
+from isrlab.services import InputError
+from isrlab.services.rendering import write_result_itf, write_result_svg
 
 __all__ = [
-    "CONFIG_OPTION", "INCOMPLETE", "INTERRUPTED", "MODEL_HELP", "BadInput", "OneLineErrors",
-    "atomic_output", "check_outputs", "config_params", "load_run_file",
-    "params_text", "resolve_model", "run_metadata", "with_run_metadata",
+    "CONFIG_OPTION", "DOT_OPTIONS", "INCOMPLETE", "INTERRUPTED", "ITF_OPTION", "JSON_OPTION",
+    "MODEL_HELP", "PARAM_HELP", "SVG_OPTION", "BadInput", "OneLineErrors", "atomic_output",
+    "check_outputs", "config_params", "load_run_file", "params_text", "resolve_model",
+    "run_metadata", "say_not_written", "with_run_metadata", "write_run_outputs",
     "write_text_atomically",
 ]
 
 MODEL_HELP = ("a registered model (see `isrlab models`), path/to/file.py:NAME or "
               "package.module:NAME (see docs/api.md)")
 """The help of every command's ``--model`` option."""
+
+PARAM_HELP = "model parameter key=value (repeatable); see `isrlab models`"
+"""The help of every command's ``-p`` option."""
+
+JSON_OPTION = click.option(
+    "--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
+    help="write the JSON report here")
+"""The ``--json`` report option of ``check``, ``simulate`` and ``bmc``."""
+
+ITF_OPTION = click.option(
+    "--itf", "itf_path", type=click.Path(dir_okay=False, path_type=Path),
+    help="write the counterexample as an ITF trace here")
+"""The ``--itf`` counterexample option of ``check``, ``simulate`` and ``bmc``."""
+
+SVG_OPTION = click.option(
+    "--svg", "svg_path", type=click.Path(dir_okay=False, path_type=Path),
+    help="draw the counterexample as a message sequence chart (SVG) here")
+"""The ``--svg`` option of ``check``, ``simulate``, ``bmc`` and ``validate``."""
+
+DOT_OPTIONS = (
+    click.option("--dot", "dot_path", type=click.Path(dir_okay=False, path_type=Path),
+                 help="write the explored state graph as Graphviz DOT here (small runs only: "
+                      "see --dot-limit), like TLC's -dump dot"),
+    click.option("--dot-limit", type=click.IntRange(1), default=DOT_LIMIT, show_default=True,
+                 help="--dot refuses (exit 2) a state graph with more states than this"),
+)
+"""The ``--dot`` and ``--dot-limit`` options of ``check``."""
 
 INTERRUPTED = 130
 """The exit status after Ctrl-C (128 + SIGINT)."""
@@ -123,7 +155,7 @@ class OneLineErrors(click.Group):
             message = " ".join(error.format_message().split())
             click.echo(f"isrlab: error: {message}", err=True)
             sys.exit(2 if isinstance(error, click.UsageError) else error.exit_code)
-        except OutputError as error:  # an output the run could not write: the user's path
+        except (OutputError, InputError) as error:  # the user's path, option or model
             click.echo(f"isrlab: error: {' '.join(str(error).split())}", err=True)
             sys.exit(2)
         except (click.Abort, KeyboardInterrupt):
@@ -304,6 +336,26 @@ CONFIG_OPTION = click.option(
     help="a TOML run file: model, params, invariants and this command's options (docs/api.md); "
          "a flag on the command line overrides it")
 """The ``--config run.toml`` option of ``check``, ``simulate``, ``bmc`` and ``explore``."""
+
+
+def say_not_written(path: Path, wrote: bool, what: str = "no counterexample") -> None:
+    """Say that an output was not written (a run without a counterexample) unless ``wrote``."""
+    if not wrote:
+        click.echo(f"{what}: {path} not written")
+
+
+def write_run_outputs(
+    result: CheckResult, model: Model[Any] | None, json_path: Path | None,
+    itf_path: Path | None, svg_path: Path | None,
+) -> None:
+    """``--json`` (with ``run_metadata``), ``--itf`` and ``--svg`` of a run, each given; the
+    counterexample's files say so when there is none."""
+    if json_path is not None:
+        with_run_metadata(result).write_json(json_path)
+    if itf_path is not None:
+        say_not_written(itf_path, write_result_itf(itf_path, result))
+    if svg_path is not None:
+        say_not_written(svg_path, write_result_svg(svg_path, result, model))
 
 
 def params_text(params: Mapping[str, ParamValue]) -> str:

@@ -2,47 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import click
 
 from isrlab.checker.trace import parse_itf
 from isrlab.cli_support import CONFIG_OPTION, MODEL_HELP, BadInput, resolve_model
+from isrlab.cli_support import PARAM_HELP as _PARAM_HELP
 from isrlab.explorer import Session, TraceMismatch, create_app, serve
-
-_PARAM_HELP = "model parameter key=value (repeatable); see `isrlab models`"
-
-
-def recorded_params(document: Any, model_name: str | None) -> tuple[str | None, list[str]]:
-    """The model an ITF document written by isrlab names (``#meta.model``) and, when it is
-    ``model_name`` (or no model was given), the parameters recorded with it as ``key=value``
-    strings: what ``isrlab validate`` rebuilds the model from."""
-    meta = document.get("#meta") if isinstance(document, dict) else None
-    if not isinstance(meta, dict):
-        return model_name, []
-    named = meta.get("model")
-    named = named if isinstance(named, str) and named else None
-    recorded = meta.get("parameters")
-    if named is None or (model_name is not None and model_name != named) or not isinstance(
-            recorded, dict):
-        return model_name or named, []
-    return named, [f"{k}={str(v).lower() if isinstance(v, bool) else v}"
-                   for k, v in recorded.items()]
-
-
-def _read_document(path: Path) -> dict[str, Any]:
-    try:
-        document = json.loads(path.read_text(encoding="utf-8-sig"))
-    except RecursionError:
-        raise BadInput(f"{path}: not an ITF trace (malformed JSON: nested too deeply)") from None
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        raise BadInput(f"{path}: not an ITF trace ({error})") from error
-    if not isinstance(document, dict):
-        raise BadInput(f"{path}: not an ITF trace (a JSON {type(document).__name__}, "
-                       "not an object)")
-    return document
+from isrlab.services.traces import read_itf_document, recorded_params
 
 
 @click.command("explore")
@@ -65,7 +33,7 @@ def explore_command(
     as a table with what changed highlighted; load a counterexample (ITF) and step through it
     beside its sequence chart; run a bounded check from the current state.  Ctrl-C stops.
     """
-    document = _read_document(trace_path) if trace_path is not None else None
+    document = read_itf_document(trace_path) if trace_path is not None else None
     model_name, recorded = recorded_params(document, model_name)
     if model_name is None:
         raise BadInput("--model is required (no --trace naming its model)")

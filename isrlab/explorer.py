@@ -7,8 +7,8 @@ state, and a cursor.  From the state under the cursor the page lists every enabl
 the cursor and appends the successor; Back and Forward move the cursor.  A counterexample
 (ITF, as ``isrlab check --itf`` writes it) is loaded by replaying it through the model: each
 step must be a successor with the same label and variables, so the loaded path can be
-explored further.  A bounded check runs the ordinary BFS (``isrlab.checker.bfs.explore``) from the
-state under the cursor, and its counterexample can be appended to the path.
+explored further.  A bounded check runs the ordinary BFS (``isrlab.services.runs.check``) from
+the state under the cursor, and its counterexample can be appended to the path.
 
 The web layer is Flask (``create_app``); it serves one page (``isrlab.explorer_page``) and a
 small JSON API.  It is a local, single-user tool: ``serve`` binds 127.0.0.1 only.
@@ -25,51 +25,28 @@ from typing import Any
 
 from flask import Flask, Response, jsonify, request
 
-from isrlab.checker.bfs import CheckOptions, explore
-from isrlab.checker.chart import render_svg
-from isrlab.checker.model import Model, Property
-from isrlab.checker.report import TraceStep, explained
+from isrlab.api import Extended
+from isrlab.checker.bfs import CheckOptions
+from isrlab.checker.model import Model
+from isrlab.checker.report import TraceStep
 from isrlab.checker.trace import entry_text, itf_document, parse_itf, value_text
 from isrlab.explorer_page import PAGE
-from isrlab.render_cmd import explanation_words, invariant_words, note_words
-from isrlab.spec.charts import chart_for
+from isrlab.services import runs
+from isrlab.services.rendering import explanation_words, invariant_words, trace_svg
 
 MAX_CHECK_STATES = 200_000
 """A bounded check from the page stops after the level that reaches this many states."""
 
 
-class _StartingAt:
+@dataclass(frozen=True)
+class _StartingAt(Extended):
     """The model with a single initial state: the one under the explorer's cursor."""
 
-    def __init__(self, model: Model[Any], start: Any) -> None:
-        self.model, self.start, self.name = model, start, model.name
+    start: Any = None
 
     def init_states(self) -> Iterable[Any]:
+        """The state under the cursor."""
         return (self.start,)
-
-    def next_states(self, state: Any) -> Iterable[tuple[str, Any]]:
-        return self.model.next_states(state)
-
-    def invariants(self) -> Sequence[Property[Any]]:
-        return self.model.invariants()
-
-    def sometimes(self) -> Sequence[Property[Any]]:
-        return self.model.sometimes()
-
-    def within_boundary(self, state: Any) -> bool:
-        return self.model.within_boundary(state)
-
-    def canonical(self, state: Any) -> Any:
-        return self.model.canonical(state)
-
-    def encode(self, state: Any) -> bytes:
-        return self.model.encode(state)
-
-    def decode(self, data: bytes) -> Any:
-        return self.model.decode(data)
-
-    def variables(self, state: Any) -> Mapping[str, Any]:
-        return self.model.variables(state)
 
 
 class TraceMismatch(Exception):
@@ -218,18 +195,15 @@ class Session:
     def bounded_check(self, depth: int) -> None:
         """Breadth-first search of ``depth`` levels from the state under the cursor."""
         start = self.path[self.cursor][1]
-        result = explore(_StartingAt(self.model, start),
-                         CheckOptions(max_depth=depth, max_states=MAX_CHECK_STATES))
-        self.pending = []
-        if result.violation is not None:
-            self.pending = self._match(start, result.violation.trace[1:], 2)
-        violation = (None if result.violation is None
-                     else explained(result.violation, self.model.invariants()))
+        result = runs.check(_StartingAt(self.model, self.model.name, start=start),
+                            CheckOptions(max_depth=depth, max_states=MAX_CHECK_STATES))
+        violation = result.violation  # explained: why its last state breaks the invariant
+        self.pending = [] if violation is None else self._match(start, violation.trace[1:], 2)
         self.check = {
             "summary": result.summary_line(),
             "violation": violation.invariant if violation else None,
             "explanation": violation.explanation if violation else "",
-            "steps": [s.action for s in result.violation.trace[1:]] if result.violation else [],
+            "steps": [s.action for s in violation.trace[1:]] if violation else [],
         }
 
     def append_counterexample(self) -> None:
@@ -273,8 +247,8 @@ class Session:
         """The path as a sequence chart, the state under the cursor shaded."""
         trace = [TraceStep(label, self.model.variables(s)) for label, s in self.path]
         last = self.violated(self.path[-1][1])
-        violation = (last[0], note_words(self.model, last[0], trace[-1].state)) if last else None
-        return render_svg(chart_for(trace, self.title, violation), self.cursor + 1)
+        return trace_svg(trace, self.title, self.model, last[0] if last else None,
+                         self.cursor + 1)
 
 
 def create_app(session: Session) -> Flask:

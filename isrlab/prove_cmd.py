@@ -1,32 +1,17 @@
 """``isrlab prove``: re-run the inductive proof obligations; write the outcomes to a directory
 of one's own (``--out``, by default a fresh one) or, with ``--update``, over the recorded
-proofs/results.json and proofs/RESULTS.md."""
+proofs/results.json and proofs/RESULTS.md (``isrlab.services.proofs``)."""
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import click
 
-from isrlab.cli_support import BadInput, atomic_output
-from isrlab.proofs.obligations import (
-    PROVE_MODELS,
-    RESULTS_JSON,
-    RESULTS_MD,
-    Group,
-    GroupResult,
-    Row,
-    groups,
-    load,
-    merge,
-    regressions,
-    run_all,
-    save,
-)
+from isrlab.proofs.obligations import Group, GroupResult, Row, load
+from isrlab.services.proofs import check_destination, prove, selected_groups, write_results
 
 
 def _counts(rows: Sequence[Row]) -> str:
@@ -71,26 +56,6 @@ def _announce(selected: Sequence[Group], recorded: Sequence[GroupResult]) -> Non
                f"recorded run took {took:.0f} s of solver time; each group prints as it ends")
 
 
-def _check_out(out: Path | None) -> None:
-    """Before any work: ``--out`` must be a directory or a new one in an existing directory
-    (the temporary directory, for the default fresh one)."""
-    parent = Path(tempfile.gettempdir()) if out is None else out.parent
-    if out is not None and out.exists() and not out.is_dir():
-        raise BadInput(f"--out: {str(out)!r} is not a directory")
-    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-        raise BadInput(f"--out: cannot create a directory in {str(parent)!r}")
-
-
-def _out_dir(out: Path | None) -> Path:
-    """``--out`` (created if new), else a fresh ``isrlab-prove-*`` directory in the system's
-    temporary directory (never the current one); made only once the run is over, so an
-    interrupted run leaves nothing behind."""
-    if out is None:
-        return Path(tempfile.mkdtemp(prefix="isrlab-prove-"))
-    out.mkdir(exist_ok=True)
-    return out
-
-
 @click.command("prove")
 @click.option("--model", "model_name", default=None,
               help="only this model's obligations (default: every tla-* model and kafka-core)")
@@ -111,35 +76,23 @@ def prove_command(model_name: str | None, timeout_s: int, out: Path | None,
     recorded proofs/results.json and proofs/RESULTS.md.  Exit status: 0, or 1 if an obligation
     recorded as proved no longer is, 2 on bad input, 130 on Ctrl-C.
     """
-    if model_name is not None and model_name not in PROVE_MODELS:
-        raise BadInput(f"no proof obligations for model {model_name!r} "
-                       f"(known: {', '.join(PROVE_MODELS)})")
-    if update and out is not None:
-        raise BadInput("--update rewrites the recorded results; it takes no --out")
-    if not update:
-        _check_out(out)
+    selected = selected_groups(model_name)
+    check_destination(out, update)
     old = load()
-    selected = groups(model_name)
     progress = _Progress(old)
     _announce(selected, old)
-    new = run_all(selected, timeout_s * 1000, progress)
-    lost = regressions(old, new)
-    for line in lost:
+    run = prove(selected, timeout_s, progress, old)
+    for line in run.lost:
         click.echo(f"REGRESSION: {line}")
-    total = [r for g in new for r in g.rows]
+    total = [r for g in run.results for r in g.rows]
     same = ("every outcome as recorded" if not progress.differing else
             f"{progress.differing} outcome(s) differ from the recorded ones (listed above)")
     click.echo(f"{len(total)} obligations: {_counts(total)}; {same}")
-    tail = f"; {len(lost)} regression(s)" if lost else ""
-    if update:
-        with atomic_output(RESULTS_JSON) as json_path, atomic_output(RESULTS_MD) as md_path:
-            save(merge(old, new), json_path, md_path)
+    tail = f"; {len(run.lost)} regression(s)" if run.lost else ""
+    target = write_results(run, out, update)
+    if target is None:
         click.echo("proofs/results.json and proofs/RESULTS.md updated" + tail)
     else:
-        target = _out_dir(out)
-        with atomic_output(target / "results.json") as json_path, \
-                atomic_output(target / "RESULTS.md") as md_path:
-            save(new, json_path, md_path)
         click.echo(f"results written to {target}/ (the recorded ones are unchanged; "
                    f"--update replaces them){tail}")
-    sys.exit(1 if lost else 0)
+    sys.exit(1 if run.lost else 0)

@@ -16,44 +16,37 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from isrlab.checker.model import Model
-from isrlab.checker.report import explained
 from isrlab.checker.trace import itf_value, violation_text, write_itf
-from isrlab.checker.validate import (
-    TraceFormatError,
-    ValidateOptions,
-    ValidationResult,
-    action_name,
-    discover_action_names,
-    validate,
-)
+from isrlab.checker.validate import TraceFormatError, ValidateOptions, ValidationResult
 from isrlab.cli_support import (
     MODEL_HELP,
+    SVG_OPTION,
     BadInput,
     check_outputs,
     resolve_model,
 )
-from isrlab.render_cmd import SVG_OPTION, write_svg, write_violation_svg
+from isrlab.services.rendering import write_svg, write_violation_svg
 from isrlab.services.traces import (
     FORMATS,
-    check_against_model,
     detect_format,
     follow_kafka_logs,
     judge_kafka_logs,
     kafka_log_observations,
+    kafka_model_params,
     kafka_trace,
     model_of,
+    oracle_params,
     read_observations,
+    validate_observations,
 )
 
 if TYPE_CHECKING:
-    from isrlab.checker.validate import Observation
     from isrlab.spec.kafka_log import KafkaLogTrace
     from isrlab.spec.oracle.run import Verdict
 
@@ -63,18 +56,6 @@ EXIT_NOT_COVERED = 4
 """The exit statuses of ``isrlab validate`` (documented in docs/oracle.md)."""
 
 __all__ = ["EXIT_NOT_COVERED", "FORMATS", "detect_format", "validate_command"]
-
-
-def _unknown_action(model: Model[Any], obs: Observation, suspects: set[str]) -> None:
-    """A rejection at an action no search of the model has met is bad input (exit 2)."""
-    name = obs.action if obs.action is not None else (
-        action_name(obs.label) if obs.label is not None else None)
-    if name is None or name not in suspects:
-        return
-    known = discover_action_names(model, max_states=50_000)
-    if name not in known:
-        raise BadInput(f"{obs.where}: unknown action {name!r} "
-                       f"(actions of the model: {', '.join(sorted(known))})")
 
 
 def _show_value(value: Any) -> str:
@@ -213,20 +194,7 @@ def validate_command(
         if fmt == "kafka-log":
             log = kafka_trace([(str(p), t) for p, t in texts], partition, brokers, hidden,
                               log_level)
-            if model_name == "kafka" and not any(p.startswith("brokers=") for p in params):
-                params = (*params, f"brokers={max(len(log.ids), 1)}")
-            if model_name == "kafka" and not any(p.startswith("controller=") for p in params):
-                # The log's lines are matched against ZooKeeper mode's steps (LeaderAndIsr
-                # handling, the leader's ISR changes), whichever mode the cluster ran in
-                # (docs/oracle.md); the model's default is KRaft.
-                params = (*params, "controller=zookeeper")
-            if model_name == "kafka" and not any(p.startswith("isr_changes=")
-                                                 for p in params):
-                # A broker log shows an ISR change as one change (the leader's line, then
-                # AlterIsr's 'ISR updated' from 2.7); the controller's side of the round
-                # trip is in the controller log, which is not read: one step, as the
-                # leader's own ZooKeeper write (docs/oracle.md).
-                params = (*params, "isr_changes=zookeeper")
+            params = kafka_model_params(log, model_name, params)
     except TraceFormatError as error:
         raise BadInput(f"{trace}: {error}") from error
     _, values, model = resolve_model(model_name, params)
@@ -235,15 +203,10 @@ def validate_command(
             observations = kafka_log_observations(log, emit_jsonl, model)
         else:
             observations = read_observations(text, fmt, partition, brokers, hidden, emit_jsonl)
-        suspects = check_against_model(model, observations)
+        result = validate_observations(
+            model, observations, ValidateOptions(closest=closest, max_frontier=max_frontier))
     except TraceFormatError as error:
         raise BadInput(f"{trace}: {error}") from error
-    result = validate(model, observations,
-                      ValidateOptions(closest=closest, max_frontier=max_frontier))
-    if result.violation is not None:  # say why its last state breaks the invariant
-        result = replace(result, violation=explained(result.violation, model.invariants()))
-    if result.verdict == "rejected" and result.failed is not None:
-        _unknown_action(model, result.failed, suspects)
     if as_json:
         click.echo(json.dumps(result.to_json(model.name), sort_keys=True))
     else:
@@ -271,9 +234,7 @@ def _judge(
     from isrlab.spec.oracle.run import worst
 
     _, values, _ = resolve_model("kafka", params)
-    given = {key: values[key] for key in ("unclean_election", "truncation", "crashes")}
-    if any(p.startswith("brokers=") for p in params):
-        given["brokers"] = values["brokers"]
+    given = oracle_params(values, any(p.startswith("brokers=") for p in params))
     trace = paths[0]
     try:
         if follow:

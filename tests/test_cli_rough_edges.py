@@ -237,13 +237,13 @@ def test_an_interrupted_write_leaves_the_old_file_whole(tmp_path: Path) -> None:
 def test_prove_writes_to_out_and_leaves_the_recorded_results_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import isrlab.prove_cmd as prove_cmd
+    import isrlab.services.proofs as prove_service
     from isrlab.proofs.obligations import RESULTS_JSON, RESULTS_MD, load
 
     recorded = [g for g in load() if g.model == "tla-kip101"]
     assert recorded
     # The Z3 runs themselves are tested in tests/z3; here only where the outcomes go.
-    monkeypatch.setattr(prove_cmd, "run_all", lambda selected, timeout, progress: recorded)
+    monkeypatch.setattr(prove_service, "run_all", lambda selected, timeout, progress: recorded)
     before = (RESULTS_JSON.read_bytes(), RESULTS_MD.read_bytes())
     out = tmp_path / "proofs-out"
     code, stdout, err = _invoke("prove", "--model", "tla-kip101", "--out", str(out))
@@ -261,11 +261,11 @@ def test_prove_defaults_to_a_fresh_directory_outside_the_current_one(
     import shutil
     import tempfile
 
-    import isrlab.prove_cmd as prove_cmd
+    import isrlab.services.proofs as prove_service
     from isrlab.proofs.obligations import load
 
     recorded = [g for g in load() if g.model == "tla-kip101"]
-    monkeypatch.setattr(prove_cmd, "run_all", lambda selected, timeout, progress: recorded)
+    monkeypatch.setattr(prove_service, "run_all", lambda selected, timeout, progress: recorded)
     monkeypatch.chdir(tmp_path)
     first = _invoke("prove", "--model", "tla-kip101")
     second = _invoke("prove", "--model", "tla-kip101")
@@ -289,7 +289,7 @@ def test_prove_says_whether_each_outcome_is_the_recorded_one(
 ) -> None:
     from dataclasses import replace
 
-    import isrlab.prove_cmd as prove_cmd
+    import isrlab.services.proofs as prove_service
     from isrlab.proofs.obligations import load
 
     recorded = [g for g in load() if g.model == "tla-kip101"]
@@ -305,7 +305,7 @@ def test_prove_says_whether_each_outcome_is_the_recorded_one(
             progress(group, outcome)
         return outcomes
 
-    monkeypatch.setattr(prove_cmd, "run_all", run_all)
+    monkeypatch.setattr(prove_service, "run_all", run_all)
     code, out, err = _invoke("prove", "--model", "tla-kip101", "--out", str(tmp_path / "o"))
     lines = out.splitlines()
     assert lines[0].startswith("proving ") and "recorded run took" in lines[0]

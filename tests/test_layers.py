@@ -59,6 +59,7 @@ def module_files() -> dict[str, Path]:
     files: dict[str, Path] = {}
     sources = [p for top in PACKAGES for p in sorted((ROOT / top).rglob("*.py*"))]
     sources += sorted((ROOT / "isrlab").glob("*.py"))
+    sources += sorted((ROOT / "isrlab" / "services").glob("*.py"))
     for path in sources:
         if path.suffix not in (".py", ".pyi"):
             continue
@@ -215,6 +216,19 @@ def test_the_circle_finder_finds_a_circle() -> None:
 def test_the_root_package_imports_no_isrlab_module() -> None:
     # isrlab/__init__.py runs before any isrlab.<layer> module: it must stay below them all.
     assert [_show(i) for i in IMPORTS if i.source == "isrlab"] == []
+
+
+def test_the_scan_reads_the_services() -> None:
+    edges = {(i.source, i.target) for i in IMPORTS}
+    assert ("isrlab.api", "isrlab.services.runs") in edges
+    assert ("isrlab.services.runs", "isrlab.services.engines") in edges
+
+
+def test_only_the_command_line_imports_a_command() -> None:
+    # A command (isrlab/*_cmd.py) parses its options and prints; what it does beyond that
+    # lives in isrlab.services, which the API, the explorer and the other commands share.
+    wrong = [_show(i) for i in IMPORTS if i.target.endswith("_cmd") and i.source != "isrlab.cli"]
+    assert wrong == []
 
 
 def test_core_imports_only_the_standard_library_and_returns() -> None:

@@ -5,8 +5,10 @@ first two become observations of ``isrlab.checker.validate`` against any model
 (``read_observations``); a Kafka log is judged by the log oracle (``judge_kafka_logs``,
 ``isrlab.spec.oracle``), or, on request, turned into a partial trace of the bounded
 ``kafka`` model (``kafka_trace`` and ``kafka_log_observations``: the model's search).
-``follow_kafka_logs`` judges logs as a running cluster writes them.  No printing, no exit
-statuses: errors are ``TraceFormatError``.
+``follow_kafka_logs`` judges logs as a running cluster writes them; ``validate_observations``
+checks observations against a model.  No printing, no exit statuses: errors are
+``TraceFormatError`` (a trace that cannot be read) and ``InputError`` (a trace naming an
+action the model does not have, an ITF file that is no JSON object).
 """
 
 from __future__ import annotations
@@ -20,16 +22,21 @@ from typing import TYPE_CHECKING, Any
 
 from isrlab.checker.atomic import write_text_atomically
 from isrlab.checker.model import Model
+from isrlab.checker.report import explained
 from isrlab.checker.validate import (
     Observation,
     TraceFormatError,
+    ValidateOptions,
+    ValidationResult,
     action_name,
     check_observation,
     discover_action_names,
     observation_of_json,
     parse_itf_observations,
     parse_jsonl,
+    validate,
 )
+from isrlab.services import InputError
 
 if TYPE_CHECKING:
     from isrlab.spec.kafka_log import Entry, KafkaLogTrace
@@ -157,9 +164,45 @@ def model_of(
         model_name = named
     recorded = meta.get("parameters")
     if not params and named == model_name and isinstance(recorded, dict):
-        params = tuple(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
-                       for k, v in recorded.items())
+        params = recorded_assignments(recorded)
     return model_name, params
+
+
+def recorded_assignments(recorded: Mapping[str, Any]) -> tuple[str, ...]:
+    """The parameters an ITF trace records (``#meta.parameters``) as ``key=value`` strings,
+    as ``-p`` takes them (a flag as ``true``/``false``)."""
+    return tuple(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
+                 for k, v in recorded.items())
+
+
+def recorded_params(document: Any, model_name: str | None) -> tuple[str | None, list[str]]:
+    """The model an ITF document written by isrlab names (``#meta.model``) and, when it is
+    ``model_name`` (or no model was given), the parameters recorded with it as ``key=value``
+    strings: what ``isrlab explore --trace`` rebuilds the model from (``-p`` after them)."""
+    meta = document.get("#meta") if isinstance(document, dict) else None
+    if not isinstance(meta, dict):
+        return model_name, []
+    named = meta.get("model")
+    named = named if isinstance(named, str) and named else None
+    recorded = meta.get("parameters")
+    if named is None or (model_name is not None and model_name != named) or not isinstance(
+            recorded, dict):
+        return model_name or named, []
+    return named, list(recorded_assignments(recorded))
+
+
+def read_itf_document(path: Path) -> dict[str, Any]:
+    """The JSON object of an ITF trace file (``InputError`` naming the file otherwise)."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8-sig"))
+    except RecursionError:
+        raise InputError(f"{path}: not an ITF trace (malformed JSON: nested too deeply)") from None
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise InputError(f"{path}: not an ITF trace ({error})") from error
+    if not isinstance(document, dict):
+        raise InputError(f"{path}: not an ITF trace (a JSON {type(document).__name__}, "
+                         "not an object)")
+    return document
 
 
 def check_against_model(model: Model[Any], observations: list[Observation]) -> set[str]:
@@ -178,17 +221,64 @@ def check_against_model(model: Model[Any], observations: list[Observation]) -> s
     return used - known
 
 
-def observations_of_file(path: Path, fmt: str = "auto") -> list[Observation]:
-    """The observations of a JSON Lines or ITF file (``isrlab.api.validate``)."""
-    text = read_text(path)
-    if fmt == "auto":
-        fmt = detect_format(text)
-    if fmt == "kafka-log":
-        raise TraceFormatError(str(path), "a Kafka log: judge it with judge_kafka_logs")
-    return read_observations(text, fmt, None, None, None, None)
+def unknown_action(model: Model[Any], obs: Observation, suspects: set[str]) -> str | None:
+    """Why a rejection at ``obs`` is bad input rather than a verdict: its action is no
+    action of the model (``suspects``: those ``check_against_model`` did not meet in a
+    small search, confirmed here by a larger one); ``None`` when the action is known."""
+    name = obs.action if obs.action is not None else (
+        action_name(obs.label) if obs.label is not None else None)
+    if name is None or name not in suspects:
+        return None
+    known = discover_action_names(model, max_states=50_000)
+    if name in known:
+        return None
+    return (f"{obs.where}: unknown action {name!r} "
+            f"(actions of the model: {', '.join(sorted(known))})")
+
+
+def validate_observations(
+    model: Model[Any], observations: list[Observation], options: ValidateOptions,
+) -> ValidationResult:
+    """Whether ``observations`` are a behaviour of ``model``: unknown variables and
+    ill-typed values are a ``TraceFormatError``, a rejection at an action the model does
+    not have an ``InputError``; a behaviour breaking an invariant says why its last state
+    breaks it."""
+    suspects = check_against_model(model, observations)
+    result = validate(model, observations, options)
+    if result.violation is not None:  # say why its last state breaks the invariant
+        result = replace(result, violation=explained(result.violation, model.invariants()))
+    if result.verdict == "rejected" and result.failed is not None:
+        problem = unknown_action(model, result.failed, suspects)
+        if problem is not None:
+            raise InputError(problem)
+    return result
 
 
 # ------------------------------------------------------------------ Kafka logs: the model
+def kafka_model_params(
+    log: KafkaLogTrace, model_name: str, params: Sequence[str],
+) -> tuple[str, ...]:
+    """The ``kafka`` model's parameters for a Kafka log read as its trace: those given,
+    then, unless given, as many brokers as the log names, ``controller=zookeeper`` and
+    ``isr_changes=zookeeper``.  A
+    broker log shows an ISR change as one change (the leader's line, then AlterIsr's 'ISR
+    updated' from 2.7); the controller's side of the round trip is in the controller log,
+    which is not read: one step, as the leader's own ZooKeeper write (docs/oracle.md)."""
+    out = tuple(params)
+    if model_name != "kafka":
+        return out
+    if not any(p.startswith("brokers=") for p in out):
+        out = (*out, f"brokers={max(len(log.ids), 1)}")
+    if not any(p.startswith("controller=") for p in out):
+        # The log's lines are matched against ZooKeeper mode's steps (LeaderAndIsr
+        # handling, the leader's ISR changes), whichever mode the cluster ran in
+        # (docs/oracle.md); the model's default is KRaft.
+        out = (*out, "controller=zookeeper")
+    if not any(p.startswith("isr_changes=") for p in out):
+        out = (*out, "isr_changes=zookeeper")
+    return out
+
+
 def kafka_trace(
     files: Sequence[tuple[str, str]], partition: str | None, brokers: str | None,
     hidden: int | None, level: str | None,
@@ -231,6 +321,19 @@ def kafka_log_observations(
 
 
 # ------------------------------------------------------------------ Kafka logs: the oracle
+ORACLE_PARAMS = ("unclean_election", "truncation", "crashes")
+"""The ``kafka`` model's parameters the log oracle judges by (and ``brokers`` when given)."""
+
+
+def oracle_params(values: Mapping[str, Any], brokers_given: bool) -> dict[str, Any]:
+    """The oracle's parameters out of the ``kafka`` model's parsed ``values``: its rules'
+    parameters, and the number of brokers only when the user gave it."""
+    given = {key: values[key] for key in ORACLE_PARAMS}
+    if brokers_given:
+        given["brokers"] = values["brokers"]
+    return given
+
+
 def judge_kafka_logs(
     files: Sequence[tuple[str, str | Path]], *, partition: str | None = None,
     brokers: str | None = None, params: Mapping[str, Any] | None = None,
