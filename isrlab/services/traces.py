@@ -260,10 +260,10 @@ def kafka_model_params(
 ) -> tuple[str, ...]:
     """The ``kafka`` model's parameters for a Kafka log read as its trace: those given,
     then, unless given, as many brokers as the log names, ``controller=zookeeper`` and
-    ``isr_changes=zookeeper``.  A
-    broker log shows an ISR change as one change (the leader's line, then AlterIsr's 'ISR
-    updated' from 2.7); the controller's side of the round trip is in the controller log,
-    which is not read: one step, as the leader's own ZooKeeper write (docs/oracle.md)."""
+    ``isr_changes=zookeeper``.  A broker log shows an ISR change as one change (the
+    leader's line, then AlterIsr's 'ISR updated' from 2.7); the controller's side of the
+    round trip is in the controller log, which is not read: one step, as the leader's own
+    ZooKeeper write (docs/oracle.md)."""
     out = tuple(params)
     if model_name != "kafka":
         return out
