@@ -469,8 +469,8 @@ class PartitionJudge:
         if "prevleader" in f and prev is not None:
             self.leader_of(e, prev, f["prevleader"], "'Previous leader'")
         self.leader_of(e, epoch, b, "the line")
-        self.check_pe_state(e, f.get("version"), epoch, b, f.get("isr") or None,
-                            f"broker {b}'s transition")
+        self.broker_pe_state(e, f.get("version"), epoch, b, f.get("isr") or None,
+                             f"broker {b}'s transition")
         self.check_previous(b, epoch, prev, strictly=True)
         if "hw" in f and f["hw"] > start:
             raise Rejected("hw-le-leo", f"broker {b}'s high watermark {f['hw']} is above its "
@@ -500,7 +500,8 @@ class PartitionJudge:
             self.leader_of(e, prev, f["prevleader"], "'Previous leader'")
         leader = f.get("leader", -1)
         self.leader_of(e, epoch, leader, "the line")
-        self.check_pe_state(e, f.get("version"), epoch, leader, None, f"broker {b}'s transition")
+        self.broker_pe_state(e, f.get("version"), epoch, leader, None,
+                             f"broker {b}'s transition")
         self.check_previous(b, epoch, prev, strictly=False)
         if "hw" in f and f["hw"] > start:
             raise Rejected("hw-le-leo", f"broker {b}'s high watermark {f['hw']} is above its "
@@ -548,8 +549,8 @@ class PartitionJudge:
         self.set_replicas(e, f.get("replicas", ()))
         epoch, leader = f.get("leaderEpoch", f.get("epoch", -1)), f.get("leader", -1)
         self.leader_of(e, epoch, leader, "the partition record")
-        self.check_pe_state(e, f.get("partitionEpoch"), epoch, leader, f.get("isr") or None,
-                            "the partition state")
+        self.broker_pe_state(e, f.get("partitionEpoch"), epoch, leader, f.get("isr") or None,
+                             "the partition state")
         if leader >= 0 and epoch >= 0:
             self.election(e, leader, epoch, None)
         if f.get("isr") and leader >= 0:
@@ -613,11 +614,34 @@ class PartitionJudge:
         pe, epoch, leader = view.partition_epoch, view.leader_epoch, view.leader
         if pe is None or epoch is None or leader is None:
             return
-        self.check_pe_state(e, pe, epoch, leader, view.isr, "the controller's record")
-        if pe not in self.pe_states:
+        self.note_pe_state(e, pe, epoch, leader, view.isr, "the controller's record")
+
+    def note_pe_state(self, e: Any, pe: int | None, epoch: int | None, leader: int | None,
+                      isr: tuple[int, ...] | None, how: str) -> None:
+        """``one-state-per-partition-epoch`` for a line's state at partition epoch ``pe``,
+        then remembered (with an ISR it lacked) for the lines after it, whichever comes
+        first: a controller's record or a broker's transition (KRaft brokers' lines only:
+        the metadata log's partition epoch)."""
+        if pe is None or pe < 0 or epoch is None or epoch < 0:
+            return
+        self.check_pe_state(e, pe, epoch, leader, isr, how)
+        known = self.pe_states.get(pe)
+        if known is None:
             if len(self.pe_states) >= _PE_STATES:
                 del self.pe_states[min(self.pe_states)]
-            self.pe_states[pe] = (epoch, leader, view.isr, _where(e))
+            self.pe_states[pe] = (epoch, leader if leader is not None else -1, isr, _where(e))
+        elif known[2] is None and isr is not None:
+            self.pe_states[pe] = (known[0], known[1], isr, known[3])
+
+    def broker_pe_state(self, e: Any, pe: Any, epoch: int, leader: int | None,
+                        isr: tuple[int, ...] | None, how: str) -> None:
+        """A broker's transition at a partition epoch: checked against the states known, and
+        remembered in KRaft mode (in ZooKeeper mode the figure is the znode's version, which
+        no controller line of the oracle's gives)."""
+        if self.options.mode == "kraft" and isinstance(pe, int):
+            self.note_pe_state(e, pe, epoch, leader, isr, how)
+        else:
+            self.check_pe_state(e, pe, epoch, leader, isr, how)
 
     def controller_isr(self, e: Any, leader: int | None, epoch: int | None,
                        isr: tuple[int, ...] | None) -> None:

@@ -137,6 +137,12 @@ def test_the_controller_and_a_broker_are_judged_together(tmp_path: Path) -> None
         assert rejected(report) == ("one-state-per-partition-epoch", 1)
         assert where(report).endswith("state-change.log:1")
         assert judge(broker)[1]["verdict"] == "accepted"  # alone, nothing contradicts it
+    # the broker's line first (the controller's record replayed later, from a snapshot)
+    early = write(tmp_path / "early.log", [LEADER_2.replace("ISR [2,3]", "ISR [2,3,1]")])
+    later = write(tmp_path / "later.log", CLEAN[:3], start=30)
+    code, report = judge(early, later)
+    assert rejected(report) == ("one-state-per-partition-epoch", 3)
+    assert where(report).endswith("later.log:3")
 
 
 def test_unclean_and_elr_elections_as_the_controller_logs_them(tmp_path: Path) -> None:
