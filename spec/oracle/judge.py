@@ -697,9 +697,11 @@ class PartitionJudge:
             self.replicas_ever |= frozenset(before_replicas)
         if isinstance(replicas, tuple):
             self.set_replicas(e, replicas)
-        before_isr = diff["isr"][0] if "isr" in diff else view.isr
+        pe = diff.get("partitionEpoch", (None, None))[0]
+        current = self.view_is_current(e, view, pe)
+        before_isr = diff["isr"][0] if "isr" in diff else (view.isr if current else None)
         after_isr = diff["isr"][1] if "isr" in diff else view.isr
-        before_elr = diff["elr"][0] if "elr" in diff else view.elr
+        before_elr = diff["elr"][0] if "elr" in diff else (view.elr if current else None)
         leader = diff["leader"][1] if "leader" in diff else view.leader
         epoch = diff["leaderEpoch"][1] if "leaderEpoch" in diff else view.leader_epoch
         if "leader" in diff and isinstance(leader, int):
@@ -787,6 +789,14 @@ class PartitionJudge:
                            f"{_ids(frozenset(isr))}, and does not log it UNCLEAN "
                            f"(PartitionRegistration.electionWasClean)")
 
+    def view_is_current(self, e: Any, view: ControllerView, pe_before: Any = None) -> bool:
+        """Whether the controller's view is its state just before line ``e``: the line says
+        it changes the partition epoch the view has, or the controller's lines are at DEBUG
+        in this file (every change it replays is logged)."""
+        if isinstance(pe_before, int) and view.partition_epoch == pe_before:
+            return True
+        return view.source == e.source and e.source in self.options.controller_debug
+
     def _ctl_record(self, e: Any) -> None:
         """``Replayed partition change PartitionChangeRecord(..., isr=[..], leader=L, ...)``:
         the new values only (``null`` / -2: unchanged; no epochs)."""
@@ -796,7 +806,7 @@ class PartitionJudge:
             self.check_active(e, leader, (), "the partition change record")
         if isinstance(isr, tuple):
             added = frozenset(isr) - frozenset(view.isr or ())
-            if view.isr is not None:
+            if view.isr is not None and self.view_is_current(e, view):
                 self.check_active(e, None, added, "the partition change record")
             view.isr = isr
         if isinstance(leader, int) and leader != -2:
@@ -806,7 +816,7 @@ class PartitionJudge:
         """``Node N has altered ISR for T-P to [..]``: an AlterPartition accepted."""
         view = self.view(e)
         new = e.fields["isr"]
-        if view.isr is not None:
+        if view.isr is not None and self.view_is_current(e, view):
             self.check_active(e, None, frozenset(new) - frozenset(view.isr),
                               f"broker {e.broker}'s AlterPartition")
 

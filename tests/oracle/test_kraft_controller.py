@@ -256,3 +256,20 @@ def test_the_model_engine_reads_a_follower_line_cut_before_its_previous_epoch(
                                        str(write(tmp_path / "s.log", lines))])
     assert (outcome.exit_code, outcome.output.split(":")[1].strip()) == (0, "ACCEPTED"), \
         outcome.output
+
+
+def test_a_stale_view_does_not_judge_a_change(tmp_path: Path) -> None:
+    """Pasted controller lines (no levels): the ISR of the snapshot's record is not the one
+    a change nine partition epochs later starts from; only the line's own "before" (or a view
+    known to be current) judges the election."""
+    path = tmp_path / "pasted.log"
+    path.write_text(
+        "[QuorumController id=1] Replayed PartitionRecord for new partition t-0 with topic ID W "
+        "and PartitionRegistration(replicas=[1, 2, 3], isr=[1, 2], leader=1, leaderEpoch=4, "
+        "partitionEpoch=0)\n"
+        "[QuorumController id=1] partition change for t-0 with topic ID W: leader: 1 -> 3, "
+        "leaderEpoch: 4 -> 5, partitionEpoch: 9 -> 10\n")
+    code, report = judge(path)
+    assert (code, report["verdict"]) == (0, "accepted"), report
+    path.write_text(path.read_text().replace("partitionEpoch: 9 -> 10", "partitionEpoch: 0 -> 1"))
+    assert rejected(judge(path)[1]) == ("leader-from-isr", 2)
