@@ -339,6 +339,10 @@ FORMATS: tuple[Format, ...] = (
        r"\[(?P<isr>[\d,\s]*)\]",
        "KRaft 3.3-4.x (ReplicationControlManager.alterPartition)", "DEBUG",
        "org.apache.kafka.controller.ReplicationControlManager"),
+    _f("ctl_alter_rejected", r"Rejecting AlterPartition request from node (?P<broker>\d+) for "
+       r"(?P<tp>\S+) because (?P<why>.*)",
+       "KRaft 3.3-4.x (ReplicationControlManager.alterPartition: INFO, an epoch ahead DEBUG)",
+       "INFO", "org.apache.kafka.controller.ReplicationControlManager"),
     _f("ctl_fencing", r"Fencing broker (?P<broker>\d+)(?: at epoch (?P<bepoch>\d+))? because its "
        r"session has timed out",
        "KRaft 3.0-4.x (ReplicationControlManager.maybeFenceOneStaleBroker)",
@@ -402,7 +406,7 @@ _NEEDLES: tuple[tuple[str, ...], ...] = (
     ("has no effect",), ("Skipped the become",), ("Sending become",),
     ("with state LeaderAndIsr(",), ("state changed to (Leader:",), ("with assigned replicas",),
     ("Epoch: ",), ("PartitionRecord for", "Created partition"),
-    ("PartitionChangeRecord(",), ("ISR for ",), ("Fencing broker",),
+    ("PartitionChangeRecord(",), ("ISR for ",), ("Rejecting AlterPartition",), ("Fencing broker",),
     ("BrokerRegistrationChangeRecord(", "FenceBrokerRecord(", "UnfenceBrokerRecord("),
     ("RegisterBrokerRecord", "Registered new broker", "Re-registered broker"),
     ("Fenced broker: ", "Unfenced broker: ", "Added new "), ("The request from broker",),
@@ -549,7 +553,9 @@ def _controller_fields(kind: str, groups: dict[str, str], line: str,
     if "bepoch" in groups:
         fields["bepoch"] = int(groups["bepoch"])
     tp: str | None = None
-    if kind == "ctl_change":
+    if kind == "ctl_alter_rejected":
+        fields["why"] = groups["why"]
+    elif kind == "ctl_change":
         fields["unclean"] = "unclean" in groups
         fields["diff"] = {k: (_value(a), _value(b)) for k, a, b in _DIFF.findall(groups["diff"])}
     elif kind == "ctl_partition":

@@ -819,6 +819,21 @@ class PartitionJudge:
         if view.isr is not None and self.view_is_current(e, view):
             self.check_active(e, None, frozenset(new) - frozenset(view.isr),
                               f"broker {e.broker}'s AlterPartition")
+        if self.isr.leader == e.broker:  # the leader's proposal, applied
+            self.pending.pop(e.broker, None)
+            self.set_isr(e, e.broker, self.isr.epoch, new, new, self.isr.removed)
+
+    def _ctl_alter_rejected(self, e: Any) -> None:
+        """``Rejecting AlterPartition request from node N for T-P because ...``: leader N's
+        proposed ISR change is not applied.  For an ineligible replica (KIP-841) or the
+        leader recovery state the controller's ISR is the one the leader sent it from; for a
+        stale epoch (the leader's view is behind) it is the controller's, not said here."""
+        b, why = e.broker, e.fields["why"]
+        proposal = self.pending.pop(b, None)
+        if proposal is None or "epoch is" in why or "current leader is" in why:
+            return
+        old = proposal[0]
+        self.set_isr(e, b, self.isr.epoch, old, old, self.isr.removed)
 
     def _ctl_fencing(self, e: Any) -> None:
         """``Fencing broker N because its session has timed out``."""

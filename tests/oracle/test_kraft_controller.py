@@ -273,3 +273,30 @@ def test_a_stale_view_does_not_judge_a_change(tmp_path: Path) -> None:
     assert (code, report["verdict"]) == (0, "accepted"), report
     path.write_text(path.read_text().replace("partitionEpoch: 9 -> 10", "partitionEpoch: 0 -> 1"))
     assert rejected(judge(path)[1]) == ("leader-from-isr", 2)
+
+
+def test_the_controller_refusing_or_applying_an_alter_partition(tmp_path: Path) -> None:
+    """A KRaft leader's ``Expanding ISR`` is a proposal: the controller's ``Rejecting
+    AlterPartition ... ineligible replicas`` (KIP-841) leaves the ISR as it was, so the
+    leader's next change starts from the old ISR; ``Node N has altered ISR`` applies it."""
+    lead = ("INFO [Broker id=2] Leader t-0 with topic id Some(W) starts at leader epoch 1 from "
+            "offset 10 with partition epoch 1, high watermark 10, ISR [2,3], adding replicas [] "
+            "and removing replicas []. Previous leader epoch was 0. (state.change.logger)")
+    expand = ("INFO [Partition t-0 broker=2] Expanding ISR from 2,3 to 2,3,1 "
+              "(kafka.cluster.Partition)")
+    refused = (f"{C} Rejecting AlterPartition request from node 2 for t-0 because it specified "
+               "ineligible replicas [1] in the new ISR [2, 3, 1].")
+    applied = f"{D} Node 2 has altered ISR for t-0 to [2, 3, 1]."
+    shrink_from_old = ("INFO [Partition t-0 broker=2] Shrinking ISR from 2,3 to 2 "
+                       "(kafka.cluster.Partition)")
+    shrink_from_new = shrink_from_old.replace("from 2,3 to 2", "from 2,3,1 to 2")
+    # (after 'altered', a change from 2,3 is possible too: the controller may remove broker 1
+    # again without a line in the broker's log)
+    cases = ((refused, shrink_from_old, True), (refused, shrink_from_new, False),
+             (applied, shrink_from_new, True))
+    for answer, next_line, ok in cases:
+        code, report = judge(write(tmp_path / "s.log", [lead, expand, answer, next_line]))
+        if ok:
+            assert (code, report["verdict"]) == (0, "accepted"), (answer, next_line, report)
+        else:
+            assert rejected(report) == ("isr-change-from-current", 4), (answer, next_line)
