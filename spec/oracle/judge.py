@@ -856,6 +856,7 @@ class PartitionJudge:
 
     @staticmethod
     def _fence(regs: Registrations, b: int, fenced: Any, e: Any) -> None:
+        """A record's fencing change (1: fence, -1: unfence, 0: none) in one view."""
         if fenced == 1:
             regs.fenced[b] = _where(e)
         elif fenced == -1:
@@ -889,6 +890,7 @@ class PartitionJudge:
         self._fence(self.registrations_of(e), e.broker, e.fields["fenced"], e)
 
     def _unfenced_everywhere(self, b: int) -> None:
+        """Broker ``b`` unfenced in every controller's view (a grant, or the broker's word)."""
         for regs in self.registrations.values():
             regs.fenced.pop(b, None)
 
