@@ -339,6 +339,10 @@ FORMATS: tuple[Format, ...] = (
        r"\[(?P<isr>[\d,\s]*)\]",
        "KRaft 3.3-4.x (ReplicationControlManager.alterPartition)", "DEBUG",
        "org.apache.kafka.controller.ReplicationControlManager"),
+    _f("ctl_alter_rejected", r"Rejecting AlterPartition request from node (?P<broker>\d+) for "
+       r"(?P<tp>\S+) because (?P<why>.*)",
+       "KRaft 3.3-4.x (ReplicationControlManager.alterPartition: INFO, an epoch ahead DEBUG)",
+       "INFO", "org.apache.kafka.controller.ReplicationControlManager"),
     _f("ctl_fencing", r"Fencing broker (?P<broker>\d+)(?: at epoch (?P<bepoch>\d+))? because its "
        r"session has timed out",
        "KRaft 3.0-4.x (ReplicationControlManager.maybeFenceOneStaleBroker)",
@@ -398,16 +402,16 @@ _NEEDLES: tuple[tuple[str, ...], ...] = (
     ("LeaderAndIsr request",), ("High watermark",), ("Log loaded",), ("No checkpointed",),
     ("Truncating log",), ("Truncating to offset",), ("below high watermark",),
     ("Cached zkVersion",), ("truncation is not allowed",), ("Truncating partition",),
-    ("reset its fetch offset",), ("Reset fetch offset for partition",), ("No truncation needed",),
+    ("Replica ",), ("Reset fetch offset for partition",), ("No truncation needed",),
     ("has no effect",), ("Skipped the become",), ("Sending become",),
     ("with state LeaderAndIsr(",), ("state changed to (Leader:",), ("with assigned replicas",),
-    ("partition change for",), ("PartitionRecord for", "Created partition"),
-    ("change PartitionChangeRecord(",), ("has altered ISR",), ("Fencing broker",),
-    ("modifying the registration for broker",),
+    ("Epoch: ",), ("PartitionRecord for", "Created partition"),
+    ("PartitionChangeRecord(",), ("ISR for ",), ("Rejecting AlterPartition",), ("Fencing broker",),
+    ("BrokerRegistrationChangeRecord(", "FenceBrokerRecord(", "UnfenceBrokerRecord("),
     ("RegisterBrokerRecord", "Registered new broker", "Re-registered broker"),
-    ("broker: ",), ("to unfence has been granted",), ("granted a controlled shutdown",),
-    ("Successfully registered broker",), ("has been unfenced",),
-    ("Registration(", "ChangeRecord(", "PartitionRecord("),
+    ("Fenced broker: ", "Unfenced broker: ", "Added new "), ("The request from broker",),
+    ("Unfenced broker ",), ("Successfully registered broker",), ("The broker has been unfenced",),
+    ("Registration(", "PartitionChangeRecord(", "ChangeRecord(", "PartitionRecord("),
     ("Skipping update high watermark", "acks for offset", "Recorded replica"),
     ("Deleted log for partition", "scheduled for deletion"),
     ("started", "STARTED"),
@@ -471,15 +475,6 @@ def _partition_state(text: str) -> tuple[dict[str, Any], str | None]:
     return fields, tp
 
 
-_KEYWORDS = re.compile(r"ISR|[Ll]eader [Ee]poch|LeaderAndIsr|High watermark|Log loaded|Truncat|"
-                       r"started|STARTED|highwatermark|truncation|LEO|acks for|"
-                       r"assigned replicas|Partition(?:Registration|ChangeRecord|Record)\(|"
-                       r"Deleted log|scheduled for deletion|partition change|altered ISR|"
-                       r"Fencing broker|[Rr]egist|[Ff]enced broker|unfence|controlled shutdown|"
-                       r"Created partition|fetch offset|No truncation")
-"""A word every line of ``FORMATS`` has: other lines are skipped without trying each one."""
-
-
 _NEEDLE = re.compile("|".join(sorted({re.escape(n) for f in FORMATS for n in f.needles},
                                       key=len, reverse=True)))
 """Every format's words: the formats a line may be are those whose words it holds."""
@@ -499,9 +494,8 @@ def _candidates(line: str) -> list[Format]:
 
 
 def parse_line(number: int, line: str, entry: Entry | None = None) -> LogEvent | None:
-    """The event of one log line (or entry), or ``None`` for a line of no interest."""
-    if not _KEYWORDS.search(line):
-        return None
+    """The event of one log line (or entry), or ``None`` for a line of no interest (one
+    scan for the formats' words: ``_candidates``)."""
     for fmt in _candidates(line):
         m = fmt.pattern.search(line)
         if m is None:
@@ -559,7 +553,9 @@ def _controller_fields(kind: str, groups: dict[str, str], line: str,
     if "bepoch" in groups:
         fields["bepoch"] = int(groups["bepoch"])
     tp: str | None = None
-    if kind == "ctl_change":
+    if kind == "ctl_alter_rejected":
+        fields["why"] = groups["why"]
+    elif kind == "ctl_change":
         fields["unclean"] = "unclean" in groups
         fields["diff"] = {k: (_value(a), _value(b)) for k, a, b in _DIFF.findall(groups["diff"])}
     elif kind == "ctl_partition":

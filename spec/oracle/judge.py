@@ -469,8 +469,8 @@ class PartitionJudge:
         if "prevleader" in f and prev is not None:
             self.leader_of(e, prev, f["prevleader"], "'Previous leader'")
         self.leader_of(e, epoch, b, "the line")
-        self.check_pe_state(e, f.get("version"), epoch, b, f.get("isr") or None,
-                            f"broker {b}'s transition")
+        self.broker_pe_state(e, f.get("version"), epoch, b, f.get("isr") or None,
+                             f"broker {b}'s transition")
         self.check_previous(b, epoch, prev, strictly=True)
         if "hw" in f and f["hw"] > start:
             raise Rejected("hw-le-leo", f"broker {b}'s high watermark {f['hw']} is above its "
@@ -500,7 +500,8 @@ class PartitionJudge:
             self.leader_of(e, prev, f["prevleader"], "'Previous leader'")
         leader = f.get("leader", -1)
         self.leader_of(e, epoch, leader, "the line")
-        self.check_pe_state(e, f.get("version"), epoch, leader, None, f"broker {b}'s transition")
+        self.broker_pe_state(e, f.get("version"), epoch, leader, None,
+                             f"broker {b}'s transition")
         self.check_previous(b, epoch, prev, strictly=False)
         if "hw" in f and f["hw"] > start:
             raise Rejected("hw-le-leo", f"broker {b}'s high watermark {f['hw']} is above its "
@@ -548,8 +549,8 @@ class PartitionJudge:
         self.set_replicas(e, f.get("replicas", ()))
         epoch, leader = f.get("leaderEpoch", f.get("epoch", -1)), f.get("leader", -1)
         self.leader_of(e, epoch, leader, "the partition record")
-        self.check_pe_state(e, f.get("partitionEpoch"), epoch, leader, f.get("isr") or None,
-                            "the partition state")
+        self.broker_pe_state(e, f.get("partitionEpoch"), epoch, leader, f.get("isr") or None,
+                             "the partition state")
         if leader >= 0 and epoch >= 0:
             self.election(e, leader, epoch, None)
         if f.get("isr") and leader >= 0:
@@ -613,11 +614,34 @@ class PartitionJudge:
         pe, epoch, leader = view.partition_epoch, view.leader_epoch, view.leader
         if pe is None or epoch is None or leader is None:
             return
-        self.check_pe_state(e, pe, epoch, leader, view.isr, "the controller's record")
-        if pe not in self.pe_states:
+        self.note_pe_state(e, pe, epoch, leader, view.isr, "the controller's record")
+
+    def note_pe_state(self, e: Any, pe: int | None, epoch: int | None, leader: int | None,
+                      isr: tuple[int, ...] | None, how: str) -> None:
+        """``one-state-per-partition-epoch`` for a line's state at partition epoch ``pe``,
+        then remembered (with an ISR it lacked) for the lines after it, whichever comes
+        first: a controller's record or a broker's transition (KRaft brokers' lines only:
+        the metadata log's partition epoch)."""
+        if pe is None or pe < 0 or epoch is None or epoch < 0:
+            return
+        self.check_pe_state(e, pe, epoch, leader, isr, how)
+        known = self.pe_states.get(pe)
+        if known is None:
             if len(self.pe_states) >= _PE_STATES:
                 del self.pe_states[min(self.pe_states)]
-            self.pe_states[pe] = (epoch, leader, view.isr, _where(e))
+            self.pe_states[pe] = (epoch, leader if leader is not None else -1, isr, _where(e))
+        elif known[2] is None and isr is not None:
+            self.pe_states[pe] = (known[0], known[1], isr, known[3])
+
+    def broker_pe_state(self, e: Any, pe: Any, epoch: int, leader: int | None,
+                        isr: tuple[int, ...] | None, how: str) -> None:
+        """A broker's transition at a partition epoch: checked against the states known, and
+        remembered in KRaft mode (in ZooKeeper mode the figure is the znode's version, which
+        no controller line of the oracle's gives)."""
+        if self.options.mode == "kraft" and isinstance(pe, int):
+            self.note_pe_state(e, pe, epoch, leader, isr, how)
+        else:
+            self.check_pe_state(e, pe, epoch, leader, isr, how)
 
     def controller_isr(self, e: Any, leader: int | None, epoch: int | None,
                        isr: tuple[int, ...] | None) -> None:
@@ -673,9 +697,11 @@ class PartitionJudge:
             self.replicas_ever |= frozenset(before_replicas)
         if isinstance(replicas, tuple):
             self.set_replicas(e, replicas)
-        before_isr = diff["isr"][0] if "isr" in diff else view.isr
+        pe = diff.get("partitionEpoch", (None, None))[0]
+        current = self.view_is_current(e, view, pe)
+        before_isr = diff["isr"][0] if "isr" in diff else (view.isr if current else None)
         after_isr = diff["isr"][1] if "isr" in diff else view.isr
-        before_elr = diff["elr"][0] if "elr" in diff else view.elr
+        before_elr = diff["elr"][0] if "elr" in diff else (view.elr if current else None)
         leader = diff["leader"][1] if "leader" in diff else view.leader
         epoch = diff["leaderEpoch"][1] if "leaderEpoch" in diff else view.leader_epoch
         if "leader" in diff and isinstance(leader, int):
@@ -763,6 +789,14 @@ class PartitionJudge:
                            f"{_ids(frozenset(isr))}, and does not log it UNCLEAN "
                            f"(PartitionRegistration.electionWasClean)")
 
+    def view_is_current(self, e: Any, view: ControllerView, pe_before: Any = None) -> bool:
+        """Whether the controller's view is its state just before line ``e``: the line says
+        it changes the partition epoch the view has, or the controller's lines are at DEBUG
+        in this file (every change it replays is logged)."""
+        if isinstance(pe_before, int) and view.partition_epoch == pe_before:
+            return True
+        return view.source == e.source and e.source in self.options.controller_debug
+
     def _ctl_record(self, e: Any) -> None:
         """``Replayed partition change PartitionChangeRecord(..., isr=[..], leader=L, ...)``:
         the new values only (``null`` / -2: unchanged; no epochs)."""
@@ -772,7 +806,7 @@ class PartitionJudge:
             self.check_active(e, leader, (), "the partition change record")
         if isinstance(isr, tuple):
             added = frozenset(isr) - frozenset(view.isr or ())
-            if view.isr is not None:
+            if view.isr is not None and self.view_is_current(e, view):
                 self.check_active(e, None, added, "the partition change record")
             view.isr = isr
         if isinstance(leader, int) and leader != -2:
@@ -782,9 +816,24 @@ class PartitionJudge:
         """``Node N has altered ISR for T-P to [..]``: an AlterPartition accepted."""
         view = self.view(e)
         new = e.fields["isr"]
-        if view.isr is not None:
+        if view.isr is not None and self.view_is_current(e, view):
             self.check_active(e, None, frozenset(new) - frozenset(view.isr),
                               f"broker {e.broker}'s AlterPartition")
+        if self.isr.leader == e.broker:  # the leader's proposal, applied
+            self.pending.pop(e.broker, None)
+            self.set_isr(e, e.broker, self.isr.epoch, new, new, self.isr.removed)
+
+    def _ctl_alter_rejected(self, e: Any) -> None:
+        """``Rejecting AlterPartition request from node N for T-P because ...``: leader N's
+        proposed ISR change is not applied.  For an ineligible replica (KIP-841) or the
+        leader recovery state the controller's ISR is the one the leader sent it from; for a
+        stale epoch (the leader's view is behind) it is the controller's, not said here."""
+        b, why = e.broker, e.fields["why"]
+        proposal = self.pending.pop(b, None)
+        if proposal is None or "epoch is" in why or "current leader is" in why:
+            return
+        old = proposal[0]
+        self.set_isr(e, b, self.isr.epoch, old, old, self.isr.removed)
 
     def _ctl_fencing(self, e: Any) -> None:
         """``Fencing broker N because its session has timed out``."""
@@ -807,6 +856,7 @@ class PartitionJudge:
 
     @staticmethod
     def _fence(regs: Registrations, b: int, fenced: Any, e: Any) -> None:
+        """A record's fencing change (1: fence, -1: unfence, 0: none) in one view."""
         if fenced == 1:
             regs.fenced[b] = _where(e)
         elif fenced == -1:
@@ -840,6 +890,7 @@ class PartitionJudge:
         self._fence(self.registrations_of(e), e.broker, e.fields["fenced"], e)
 
     def _unfenced_everywhere(self, b: int) -> None:
+        """Broker ``b`` unfenced in every controller's view (a grant, or the broker's word)."""
         for regs in self.registrations.values():
             regs.fenced.pop(b, None)
 

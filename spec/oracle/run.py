@@ -46,7 +46,8 @@ WORST = ("accepted", "not-covered", "breaks-invariant", "rejected")
 """Verdicts from best to worst (``--partition all`` exits with the worst)."""
 
 _EVIDENCE = re.compile(r"Shrinking ISR|Expanding ISR|ISR updated|starts at [Ll]eader [Ee]poch|"
-                       r"High watermark updated|Truncating|truncation is not allowed")
+                       r"High watermark updated|Truncating|truncation is not allowed|"
+                       r"partition change for")
 """Phrases of the lines that carry evidence: such a line the oracle cannot read makes the
 rest of its partition's log not covered."""
 _ISR_WRITE_FAILED = re.compile(r"scheduled task 'isr-expiration'|Partition\.updateIsr|"

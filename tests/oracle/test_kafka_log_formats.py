@@ -153,6 +153,10 @@ SAMPLES: list[tuple[str, str, str, int, str | None, dict[str, Any]]] = [
                  "leaderRecoveryState": -1}}),
     ("3.3", "[Controller 1] Node 2 has altered ISR for t-0 to [2, 3].", "ctl_altered", 2, "t-0",
      {"isr": (2, 3), "controller": 1}),
+    ("3.6", "[QuorumController id=1] Rejecting AlterPartition request from node 2 for t-0 because "
+     "it specified ineligible replicas [3] in the new ISR [2, 3].", "ctl_alter_rejected", 2,
+     "t-0", {"controller": 1,
+             "why": "it specified ineligible replicas [3] in the new ISR [2, 3]."}),
     ("3.3", "[Controller 0] Fencing broker 1 because its session has timed out.", "ctl_fencing",
      1, None, {"controller": 0}),
     ("4.1", "[QuorumController id=1000] Fencing broker 0 at epoch 9 because its session has timed "

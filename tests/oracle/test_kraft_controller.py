@@ -137,6 +137,12 @@ def test_the_controller_and_a_broker_are_judged_together(tmp_path: Path) -> None
         assert rejected(report) == ("one-state-per-partition-epoch", 1)
         assert where(report).endswith("state-change.log:1")
         assert judge(broker)[1]["verdict"] == "accepted"  # alone, nothing contradicts it
+    # the broker's line first (the controller's record replayed later, from a snapshot)
+    early = write(tmp_path / "early.log", [LEADER_2.replace("ISR [2,3]", "ISR [2,3,1]")])
+    later = write(tmp_path / "later.log", CLEAN[:3], start=30)
+    code, report = judge(early, later)
+    assert rejected(report) == ("one-state-per-partition-epoch", 3)
+    assert where(report).endswith("later.log:3")
 
 
 def test_unclean_and_elr_elections_as_the_controller_logs_them(tmp_path: Path) -> None:
@@ -250,3 +256,47 @@ def test_the_model_engine_reads_a_follower_line_cut_before_its_previous_epoch(
                                        str(write(tmp_path / "s.log", lines))])
     assert (outcome.exit_code, outcome.output.split(":")[1].strip()) == (0, "ACCEPTED"), \
         outcome.output
+
+
+def test_a_stale_view_does_not_judge_a_change(tmp_path: Path) -> None:
+    """Pasted controller lines (no levels): the ISR of the snapshot's record is not the one
+    a change nine partition epochs later starts from; only the line's own "before" (or a view
+    known to be current) judges the election."""
+    path = tmp_path / "pasted.log"
+    path.write_text(
+        "[QuorumController id=1] Replayed PartitionRecord for new partition t-0 with topic ID W "
+        "and PartitionRegistration(replicas=[1, 2, 3], isr=[1, 2], leader=1, leaderEpoch=4, "
+        "partitionEpoch=0)\n"
+        "[QuorumController id=1] partition change for t-0 with topic ID W: leader: 1 -> 3, "
+        "leaderEpoch: 4 -> 5, partitionEpoch: 9 -> 10\n")
+    code, report = judge(path)
+    assert (code, report["verdict"]) == (0, "accepted"), report
+    path.write_text(path.read_text().replace("partitionEpoch: 9 -> 10", "partitionEpoch: 0 -> 1"))
+    assert rejected(judge(path)[1]) == ("leader-from-isr", 2)
+
+
+def test_the_controller_refusing_or_applying_an_alter_partition(tmp_path: Path) -> None:
+    """A KRaft leader's ``Expanding ISR`` is a proposal: the controller's ``Rejecting
+    AlterPartition ... ineligible replicas`` (KIP-841) leaves the ISR as it was, so the
+    leader's next change starts from the old ISR; ``Node N has altered ISR`` applies it."""
+    lead = ("INFO [Broker id=2] Leader t-0 with topic id Some(W) starts at leader epoch 1 from "
+            "offset 10 with partition epoch 1, high watermark 10, ISR [2,3], adding replicas [] "
+            "and removing replicas []. Previous leader epoch was 0. (state.change.logger)")
+    expand = ("INFO [Partition t-0 broker=2] Expanding ISR from 2,3 to 2,3,1 "
+              "(kafka.cluster.Partition)")
+    refused = (f"{C} Rejecting AlterPartition request from node 2 for t-0 because it specified "
+               "ineligible replicas [1] in the new ISR [2, 3, 1].")
+    applied = f"{D} Node 2 has altered ISR for t-0 to [2, 3, 1]."
+    shrink_from_old = ("INFO [Partition t-0 broker=2] Shrinking ISR from 2,3 to 2 "
+                       "(kafka.cluster.Partition)")
+    shrink_from_new = shrink_from_old.replace("from 2,3 to 2", "from 2,3,1 to 2")
+    # (after 'altered', a change from 2,3 is possible too: the controller may remove broker 1
+    # again without a line in the broker's log)
+    cases = ((refused, shrink_from_old, True), (refused, shrink_from_new, False),
+             (applied, shrink_from_new, True))
+    for answer, next_line, ok in cases:
+        code, report = judge(write(tmp_path / "s.log", [lead, expand, answer, next_line]))
+        if ok:
+            assert (code, report["verdict"]) == (0, "accepted"), (answer, next_line, report)
+        else:
+            assert rejected(report) == ("isr-change-from-current", 4), (answer, next_line)
