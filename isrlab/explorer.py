@@ -96,7 +96,8 @@ def _members(mask: int) -> str:
 def kafka_words(name: str, value: Any) -> str:
     """A value in Kafka's words where its printed form hides them (``""`` elsewhere): a
     MetadataCache entry's bit masks as broker sets, a leader of -1 as none, a remote LEO of
-    -1 as unknown, a log as its records' offsets and epochs, a down broker as down."""
+    -1 as unknown, a follower's age and last fetch (KAFKA-4485) per broker, a log as its
+    records' offsets and epochs, a down broker as down."""
     field_names = getattr(value, "_fields", None)
     if field_names == ("alive_brokers", "leader", "leader_epoch", "isr"):
         alive, leader, epoch, isr = value
@@ -111,6 +112,12 @@ def kafka_words(name: str, value: Any) -> str:
     if key == "remote_leo" and isinstance(value, Mapping):
         return "; ".join(f"broker {b}: LEO {'unknown' if leo < 0 else leo}"
                          for b, leo in value.items())
+    if key == "remote_age" and isinstance(value, Mapping):
+        return "; ".join(f"broker {b}: caught up {age} ticks ago" for b, age in value.items())
+    if key == "remote_last_fetch" and isinstance(value, Mapping):
+        return "; ".join(f"broker {b}: last fetched at leader LEO {v['leader_leo']}, "
+                         f"{v['age']} ticks ago" for b, v in value.items()
+                         if isinstance(v, Mapping))
     if key == "log" and isinstance(value, tuple) and value and all(
             isinstance(r, str) and "@" in r for r in value):
         return ", ".join(f"offset {i}: {r.split('@')[0]} (epoch {r.split('@')[1]})"

@@ -62,6 +62,11 @@ PAGE = """<!doctype html>
  #error{color:#c0392b;font-size:13px}
  #check-result{font:12px monospace;white-space:pre-wrap;word-break:break-word}
  #chart svg{max-width:none;height:auto;display:block}
+ #lanes{position:sticky;top:-8px;z-index:2;height:0;pointer-events:none}
+ #lanes span{position:absolute;top:0;transform:translateX(-50%);white-space:nowrap;
+             font:bold 12px monospace;background:#e8eef7;border:1px solid #3d5a80;
+             border-radius:4px;padding:2px 8px;box-shadow:0 1px 3px #0002}
+ #lanes.away{visibility:hidden}
  .muted{color:#777;font-size:12px}
  #help{position:fixed;right:16px;top:48px;background:#fff;border:1px solid #3d5a80;
        border-radius:6px;padding:10px 14px;font-size:13px;box-shadow:0 2px 8px #0003}
@@ -98,7 +103,8 @@ PAGE = """<!doctype html>
   <p class="muted">Highlighted: changed by the step into this state (old &rarr; new).
   Blue: the value in Kafka's words.</p>
  </section>
- <section id="chart-section"><h2>Sequence chart</h2><div id="chart"></div></section>
+ <section id="chart-section"><h2>Sequence chart</h2><div id="lanes" class="away"></div>
+  <div id="chart"></div></section>
 </main>
 <div id="help" class="hidden"><b>Keys</b><table>
  <tr><td>&larr; or k</td><td>back one state</td></tr>
@@ -112,7 +118,7 @@ PAGE = """<!doctype html>
  names this path and state, so a copied link opens it.</p></div>
 <script>
 const $ = (id) => document.getElementById(id);
-let shown = 0, current = null;
+let shown = 0, current = null, checked = false;
 function el(tag, text, cls) {
   const e = document.createElement(tag);
   if (text !== undefined) e.textContent = text;
@@ -228,7 +234,11 @@ async function show(v, fromHistory) {
   $('chart').innerHTML = await svg.text();
   fitChart();
   within($('chart-section'), document.getElementById('current-row'));
-  within($('controls'), document.querySelector('#path li.current'));
+  showLanes();
+  // after a check its result (below the path) comes into view, else the current state
+  within($('controls'), checked && c.summary ? $('check-result')
+                                             : document.querySelector('#path li.current'));
+  checked = false;
   document.body.dataset.ready = String(v.cursor) + '/' + v.path.length;
   bump();
 }
@@ -239,7 +249,33 @@ function fitChart() {
   const natural = Number(svg.getAttribute('width'));
   const room = $('chart').clientWidth;
   svg.style.width = (natural <= room ? natural : Math.max(room, natural * SMALLEST)) + 'px';
+  placeLanes();
 }
+function heads() {
+  // the chart's lifeline names (centred bold texts on its first line of boxes)
+  const all = [...document.querySelectorAll('#chart svg text.head[text-anchor="middle"]')];
+  if (!all.length) return [];
+  const y = Math.min(...all.map((t) => Number(t.getAttribute('y'))));
+  return all.filter((t) => Number(t.getAttribute('y')) === y);
+}
+function placeLanes() {
+  // the lifeline names stay at the top of the chart panel once its own row of names is
+  // scrolled out of view (the panel scrolls both ways; the names follow sideways)
+  const lanes = $('lanes'); lanes.replaceChildren();
+  const left = lanes.getBoundingClientRect().left;
+  for (const t of heads()) {
+    const r = t.getBoundingClientRect();
+    const s = el('span', t.textContent); s.style.left = (r.left + r.width / 2 - left) + 'px';
+    lanes.appendChild(s);
+  }
+  showLanes();
+}
+function showLanes() {
+  const first = heads()[0];
+  const top = $('chart-section').getBoundingClientRect().top;
+  $('lanes').classList.toggle('away', !first || first.getBoundingClientRect().top >= top);
+}
+$('chart-section').addEventListener('scroll', showLanes);
 function within(box, target) {
   // scroll one panel (never the window) so that target is in view
   if (!target) return;
@@ -293,7 +329,9 @@ $('filter').addEventListener('keydown', (e) => {
 });
 $('back').onclick = () => go(current.cursor - 1);
 $('forward').onclick = () => go(current.cursor + 1);
-$('run-check').onclick = () => call('POST', '/api/check/' + $('depth').value);
+$('run-check').onclick = () => {
+  checked = true; call('POST', '/api/check/' + $('depth').value);
+};
 $('append').onclick = () => call('POST', '/api/append');
 $('trace-file').onchange = async (e) => {
   const file = e.target.files[0];

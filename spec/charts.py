@@ -180,6 +180,10 @@ def _extra_lines(key: str, value: Any) -> list[str]:
     if key == "remote_age":
         ages = ", ".join(f"b{k}={v}" for k, v in sorted(value.items()))
         return [f"ticks since caught up {ages}"]
+    if key == "remote_last_fetch" and isinstance(value, Mapping):
+        # KAFKA-4485: Replica.lastFetchLeaderLogEndOffset and lastFetchTimeMs, per follower
+        return [f"b{k} last fetched at leader LEO {v['leader_leo']}, {v['age']} ticks ago"
+                for k, v in sorted(value.items())]
     return [f"{key.replace('_', ' ')} {value}"]
 
 
