@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import sys
+from functools import cache
 from pathlib import Path
 
 from isrlab.spec.kafka.scenarios import PINNED, SCENARIOS, Scenario
@@ -34,9 +35,25 @@ def path_of(scenario: Scenario) -> str:
     return f"{FOLDER}/{scenario.key}.toml"
 
 
+@cache
+def _aliases() -> dict[str, dict[str, str]]:
+    """Each ``kafka`` parameter's older spellings -> the choice each stands for."""
+    from isrlab.models import registry
+
+    return {p.name: dict(p.aliases) for p in registry().entries["kafka"].params}
+
+
+def current(assignment: str) -> str:
+    """``key=value`` with an older spelling of the value (``fetch_fencing=true``) written as
+    the choice it stands for (``fetch_fencing=final``): a run file teaches no deprecated
+    value."""
+    key, _, value = assignment.partition("=")
+    return f"{key}={_aliases().get(key, {}).get(value, value)}"
+
+
 def fix_flags(scenario: Scenario) -> str:
     """The ``-p`` flags that turn the run file's buggy run into the fixing one."""
-    return " ".join(f"-p {p}" for p in scenario.fix)
+    return " ".join(f"-p {current(p)}" for p in scenario.fix)
 
 
 def _toml_value(text: str) -> str:
@@ -60,7 +77,7 @@ def _keys(assignments: tuple[str, ...]) -> list[str]:
 def run_file(number: int, scenario: Scenario) -> str:
     """The text of scenario ``number``'s run file (numbered as in docs/scenarios.md): the
     values of ``Scenario.params(False)`` (the last of a key wins, as with ``-p``), grouped."""
-    values = dict(p.split("=", 1) for p in scenario.params(False))
+    values = dict(current(p).split("=", 1) for p in scenario.params(False))
     values.pop("invariants", None)
     done: set[str] = set()
     groups = [

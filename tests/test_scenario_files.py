@@ -85,3 +85,20 @@ def test_the_acks1_run_file_finds_the_bug_and_its_fix_holds() -> None:
                                    "--no-progress"])
     assert fix.exit_code == 0, fix.stderr
     assert "OK: every invariant holds" in fix.stdout
+
+
+def test_no_run_file_teaches_an_older_spelling() -> None:
+    # fetch_fencing=true/false are older spellings of final/none (the parameter's aliases)
+    import tomllib
+
+    from isrlab.models import registry
+
+    older = {p.name: {a for a, _ in p.aliases} for p in registry().entries["kafka"].params}
+    for s in SCENARIOS:
+        path = ROOT / scenario_files.path_of(s)
+        params = tomllib.loads(path.read_text(encoding="utf-8"))["params"]
+        for key, value in params.items():
+            text = str(value).lower() if isinstance(value, bool) else str(value)
+            assert text not in older.get(key, set()), f"{path.name}: {key} = {value}"
+        assert all(p.split("=")[1] not in older.get(p.split("=")[0], set())
+                   for p in scenario_files.fix_flags(s).replace("-p ", "").split())
