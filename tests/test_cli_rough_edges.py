@@ -499,3 +499,23 @@ def test_bmc_names_the_solver_that_answered(tmp_path: Path, solver: str) -> None
     assert code == 0, (out, err)
     assert f"[{solver}-bmc]" in out.splitlines()[0]
     assert json.loads(report.read_text())["engine"] == f"{solver}-bmc"
+
+
+def test_models_claims_no_failure_the_defaults_do_not_show() -> None:
+    """``isrlab models`` said tla-kip320-first-try's StrongIsr fails; at the defaults it
+    holds (TLC's configuration B, 3 replicas, is where it fails: docs/tla-models.md)."""
+    code, out, _ = _invoke("check", "--model", "tla-kip320-first-try", "--no-progress")
+    assert code == 0 and "OK: every invariant holds" in out
+    _, listing, _ = _invoke("models")
+    line = next(x for x in listing.splitlines() if x.startswith("tla-kip320-first-try"))
+    assert "(StrongIsr fails)" not in line
+    assert "holds at the defaults" in line and "configuration B" in line
+
+
+def test_an_unknown_action_names_the_trace_file(tmp_path: Path) -> None:
+    """Every bad input of validate is ``FILE: where: why``; the unknown action alone gave
+    ``line 2: ...`` without the file (issue 34, finding 8)."""
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"action": "Init"}\n{"action": "Frobnicate"}\n', encoding="utf-8")
+    code, out, err = _invoke("validate", "--model", "tla-kip320", str(trace))
+    _one_line_error(code, out, err, f"{trace}: line 2: unknown action 'Frobnicate'")
