@@ -15,7 +15,9 @@ actions and the path to those whose label contains its text.
 Layout: three columns (controls, state, chart) from 1,400 px; below that the chart goes
 under the other two.  Each panel scrolls on its own (the page never does); the chart shrinks
 to its panel's width but never below 80 % of its size (its 12 px text stays >= 9.6 px),
-scrolling sideways beyond that.
+scrolling sideways beyond that; once its row of lifeline names is scrolled out of the panel,
+a copy of the names (``#lanes``) stays at the panel's top.  After a bounded check its result
+is scrolled into view in the controls panel.
 """
 
 PAGE = """<!doctype html>
