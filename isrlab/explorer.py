@@ -93,6 +93,10 @@ def _members(mask: int) -> str:
     return "{" + ", ".join(str(i) for i in range(mask.bit_length()) if mask >> i & 1) + "}"
 
 
+def _ticks(n: int) -> str:
+    return f"{n} tick" if n == 1 else f"{n} ticks"
+
+
 def kafka_words(name: str, value: Any) -> str:
     """A value in Kafka's words where its printed form hides them (``""`` elsewhere): a
     MetadataCache entry's bit masks as broker sets, a leader of -1 as none, a remote LEO of
@@ -113,10 +117,10 @@ def kafka_words(name: str, value: Any) -> str:
         return "; ".join(f"broker {b}: LEO {'unknown' if leo < 0 else leo}"
                          for b, leo in value.items())
     if key == "remote_age" and isinstance(value, Mapping):
-        return "; ".join(f"broker {b}: caught up {age} ticks ago" for b, age in value.items())
+        return "; ".join(f"broker {b}: caught up {_ticks(age)} ago" for b, age in value.items())
     if key == "remote_last_fetch" and isinstance(value, Mapping):
         return "; ".join(f"broker {b}: last fetched at leader LEO {v['leader_leo']}, "
-                         f"{v['age']} ticks ago" for b, v in value.items()
+                         f"{_ticks(v['age'])} ago" for b, v in value.items()
                          if isinstance(v, Mapping))
     if key == "log" and isinstance(value, tuple) and value and all(
             isinstance(r, str) and "@" in r for r in value):

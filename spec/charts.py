@@ -170,7 +170,7 @@ def _extra_lines(key: str, value: Any) -> list[str]:
         alive, leader, epoch, isr = value
         who = f"b{leader}" if leader >= 0 else "none"
         return [f"metadata cache: leader {who}, epoch {epoch}",
-                f"  ISR {_mask(isr)}, alive {_mask(alive)}"]
+                f"  ISR {_mask(isr)}", f"  alive {_mask(alive)}"]
     if key == "fetch_response":
         return [f"fetch response in flight: {value}"] if value else []
     if key == "pending_isr":
@@ -182,9 +182,14 @@ def _extra_lines(key: str, value: Any) -> list[str]:
         return [f"ticks since caught up {ages}"]
     if key == "remote_last_fetch" and isinstance(value, Mapping):
         # KAFKA-4485: Replica.lastFetchLeaderLogEndOffset and lastFetchTimeMs, per follower
-        return [f"b{k} last fetched at leader LEO {v['leader_leo']}, {v['age']} ticks ago"
+        return [f"b{k} last fetch: leader LEO {v['leader_leo']}, {_ticks(v['age'])} ago"
                 for k, v in sorted(value.items())]
     return [f"{key.replace('_', ' ')} {value}"]
+
+
+def _ticks(n: int) -> str:
+    """``n`` ticks of the model's clock, in words."""
+    return f"{n} tick" if n == 1 else f"{n} ticks"
 
 
 def _overlap(old: Sequence[str], new: Sequence[str]) -> int:

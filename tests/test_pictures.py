@@ -401,3 +401,24 @@ def test_every_tla_kraft_step_gets_the_kraft_chart(model: str, params: list[str]
         actions |= {row.action.split("(")[0] for row in chart.rows}
     assert {"ReceiveAlterPartitionResponse", "ReceiveBrokerRegResponse", "FenceBroker",
             "ReceiveMetadataUpdate", "ReceiveFetchResponse"} <= actions
+
+
+def test_kafka_chart_and_explorer_say_kafka_4485s_fields_in_words() -> None:
+    # KAFKA-4485's remote_last_fetch was drawn as a Python dict, the widest line of a
+    # leader's note: {1: {'leader_leo': 0, 'age': 1}}
+    from isrlab.checker.report import TraceStep
+    from isrlab.explorer import kafka_words
+    from isrlab.spec.charts import chart_for
+
+    trace = [t for t in _walk("kafka", ["controller=zookeeper", "metadata=true"],
+                              ["Produce(0)", "Fetch(1)"]) if isinstance(t, TraceStep)]
+    chart = chart_for(trace, "t")
+    init = {n.lifeline: n.lines for n in chart.rows[0].notes}
+    assert "b1 last fetch: leader LEO 0, 1 tick ago" in init["broker0"]
+    assert "  alive {b0, b1}" in init["broker1"]  # the metadata cache's sets on lines of their own
+    assert not any("'leader_leo'" in line for lines in init.values() for line in lines)
+    fetch = {n.lifeline: n.lines for n in chart.rows[2].notes}
+    assert "b1 last fetch: leader LEO 1, 0 ticks ago" in fetch["broker0"]
+    words = kafka_words("broker0['remote_last_fetch']", trace[2].state["broker0"][
+        "remote_last_fetch"])
+    assert words == "broker 1: last fetched at leader LEO 1, 0 ticks ago"
