@@ -67,18 +67,15 @@ EXIT_NOT_COVERED = 4
 __all__ = ["EXIT_NOT_COVERED", "FORMATS", "detect_format", "validate_command"]
 
 
-def _unknown_action(model: Model[Any], obs: Observation, suspects: set[str],
-                    trace: Path) -> None:
-    """A rejection at an action no search of the model has met is bad input (exit 2),
-    named as every bad input is: ``FILE: where: why``."""
+def _unknown_action(model: Model[Any], obs: Observation, suspects: set[str]) -> None:
+    """A rejection at an action no search of the model has met is bad input (exit 2)."""
     name = obs.action if obs.action is not None else (
         action_name(obs.label) if obs.label is not None else None)
     if name is None or name not in suspects:
         return
     known = discover_action_names(model, max_states=50_000)
     if name not in known:
-        where = obs.where if trace.name in obs.where else f"{trace}: {obs.where}"
-        raise BadInput(f"{where}: unknown action {name!r} "
+        raise BadInput(f"{obs.where}: unknown action {name!r} "
                        f"(actions of the model: {', '.join(sorted(known))})")
 
 
@@ -248,7 +245,7 @@ def validate_command(
     if result.violation is not None:  # say why its last state breaks the invariant
         result = replace(result, violation=explained(result.violation, model.invariants()))
     if result.verdict == "rejected" and result.failed is not None:
-        _unknown_action(model, result.failed, suspects, trace)
+        _unknown_action(model, result.failed, suspects)
     if as_json:
         click.echo(json.dumps(result.to_json(model.name), sort_keys=True))
     else:
