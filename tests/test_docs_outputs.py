@@ -24,6 +24,7 @@ import pytest
 from click.testing import CliRunner
 
 from isrlab.cli import cli
+from tests.spec.kafka.test_scenarios import VERY_HEAVY  # runs of millions of states
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "oracle.md"
@@ -135,8 +136,6 @@ def _bug_runs() -> list[object]:
             for s in SCENARIOS if quoted.get(s.command(False))]
 
 
-VERY_HEAVY = {"stale-leo-failover"}
-"""As in tests/spec/kafka/test_scenarios.py: its buggy run explores 2.1 million states."""
 
 
 @pytest.mark.parametrize("command", _bug_runs())
