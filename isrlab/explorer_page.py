@@ -53,7 +53,7 @@ PAGE = """<!doctype html>
  .hidden{display:none !important}
  table{border-collapse:collapse;font:12px monospace;width:100%}
  td{border-bottom:1px solid #eee;padding:2px 4px;vertical-align:top;word-break:break-word}
- td:first-child{color:#555;white-space:nowrap}
+ td:first-child{color:#555;white-space:nowrap;width:1%}
  tr.changed td{background:#fff3b0}
  tr.changed .new{font-weight:bold}
  .old{color:#8a6d00;text-decoration:line-through}
@@ -172,6 +172,15 @@ function applyFilter() {
   $('enabled-count').textContent = text ? visible + ' of ' + n : String(n);
   $('path-count').textContent = text ? onPath + ' of ' + m : String(m);
 }
+function nameCell(name) {
+  // a long name (con_partition_metadata['last_known_elr']) may break before its keys only
+  const td = el('td');
+  name.split(/(?=\\[)/).forEach((part, i) => {
+    if (i) td.appendChild(document.createElement('wbr'));
+    td.appendChild(document.createTextNode(part));
+  });
+  return td;
+}
 function valueCell(row) {
   const td = el('td');
   if (row.changed && row.before !== null) {
@@ -212,7 +221,7 @@ async function show(v, fromHistory) {
   const table = $('table'); table.replaceChildren();
   for (const row of v.table) {
     const tr = el('tr', undefined, row.changed ? 'changed' : '');
-    tr.appendChild(el('td', row.name)); tr.appendChild(valueCell(row));
+    tr.appendChild(nameCell(row.name)); tr.appendChild(valueCell(row));
     table.appendChild(tr);
   }
   const bad = $('violated'); bad.replaceChildren();

@@ -542,6 +542,46 @@ def _frozen(value: Any) -> Any:
     return value
 
 
+def kraft_message_arrow(m: Sequence[Any]) -> Arrow | None:
+    """The arrow of a ``tla-kraft-*`` message ``m`` (an entry of the spec's ``messages``):
+    sender, receiver and its text in Kafka's words; ``None`` for an unknown kind."""
+    kind = m[0]
+    if kind == _FETCH_REQ:
+        _k, leader, follower, _epoch, leader_epoch, offset, last_epoch = m
+        return Arrow(f"broker{follower}", f"broker{leader}",
+                     f"Fetch(offset {offset - 1}, epoch {leader_epoch}, last fetched "
+                     f"epoch {last_epoch})", "fetch")
+    if kind == _FETCH_RESP:
+        _k, follower, leader, error, _le, _offset, hw, diverging, records = m
+        if error:
+            text = f"FetchResponse({_KRAFT_ERRORS[error]})"
+        elif diverging:
+            text = (f"FetchResponse(diverging epoch {diverging[0]}, end offset "
+                    f"{diverging[1] - 1})")
+        else:
+            values = ", ".join(f"{'A' if r[2] == 1 else r[2]}@{r[0]}" for r in records)
+            text = f"FetchResponse([{values}], HW {hw - 1})"
+        return Arrow(f"broker{leader}", f"broker{follower}", text, "fetch")
+    if kind == _AP_REQ:
+        return Arrow(f"broker{m[3]}", "controller",
+                     f"AlterPartition(ISR {_bits(m[1])}, partition epoch {m[5]})",
+                     "alter_isr")
+    if kind == _AP_RESP:
+        if m[1]:
+            return Arrow("controller", f"broker{m[3]}",
+                         f"AlterPartition response: {_KRAFT_ERRORS[m[1]]}", "alter_isr")
+        return Arrow("controller", f"broker{m[8]}",
+                     f"AlterPartition response: ISR {_bits(m[3])}, partition epoch "
+                     f"{m[6]}", "alter_isr")
+    if kind == _REG_REQ:
+        return Arrow(f"broker{m[1]}", "controller",
+                     f"BrokerRegistration(incarnation {m[2]})", "registration")
+    if kind == _REG_RESP:
+        return Arrow("controller", f"broker{m[4]}",
+                     f"registered: broker epoch {m[1]}", "registration")
+    return None
+
+
 class _KraftTlaChart:
     """The adapter of the ``tla-kraft-*`` models (Vanlightly's KRaft specification): brokers
     ``1..N``, the spec's ``messages`` bag of registration, AlterPartition and fetch messages,
@@ -651,7 +691,7 @@ class _KraftTlaChart:
         name, arg = _split(label)
         out = []
         for m in sorted(done, key=repr):
-            arrow = self._received(m)
+            arrow = kraft_message_arrow(m)
             if arrow is not None and _RECEIVER[m[0]] != name:  # dropped: its receiver stopped
                 arrow = replace(arrow, label=f"{arrow.label} (dropped)", lost=True)
             if arrow is not None:
@@ -684,44 +724,6 @@ class _KraftTlaChart:
         text = str(state["broker_metadata_log"][b - 1])
         match = re.search(r"\.\.(\d+)\]", text)
         return int(match.group(1)) if match else 0
-
-    def _received(self, m: tuple[Any, ...]) -> Arrow | None:
-        """The arrow of message ``m``, consumed at this step (``None``: none drawn)."""
-        kind = m[0]
-        if kind == _FETCH_REQ:
-            _k, leader, follower, _epoch, leader_epoch, offset, last_epoch = m
-            return Arrow(f"broker{follower}", f"broker{leader}",
-                         f"Fetch(offset {offset - 1}, epoch {leader_epoch}, last fetched "
-                         f"epoch {last_epoch})", "fetch")
-        if kind == _FETCH_RESP:
-            _k, follower, leader, error, _le, _offset, hw, diverging, records = m
-            if error:
-                text = f"FetchResponse({_KRAFT_ERRORS[error]})"
-            elif diverging:
-                text = (f"FetchResponse(diverging epoch {diverging[0]}, end offset "
-                        f"{diverging[1] - 1})")
-            else:
-                values = ", ".join(f"{'A' if r[2] == 1 else r[2]}@{r[0]}" for r in records)
-                text = f"FetchResponse([{values}], HW {hw - 1})"
-            return Arrow(f"broker{leader}", f"broker{follower}", text, "fetch")
-        if kind == _AP_REQ:
-            return Arrow(f"broker{m[3]}", "controller",
-                         f"AlterPartition(ISR {_bits(m[1])}, partition epoch {m[5]})",
-                         "alter_isr")
-        if kind == _AP_RESP:
-            if m[1]:
-                return Arrow("controller", f"broker{m[3]}",
-                             f"AlterPartition response: {_KRAFT_ERRORS[m[1]]}", "alter_isr")
-            return Arrow("controller", f"broker{m[8]}",
-                         f"AlterPartition response: ISR {_bits(m[3])}, partition epoch "
-                         f"{m[6]}", "alter_isr")
-        if kind == _REG_REQ:
-            return Arrow(f"broker{m[1]}", "controller",
-                         f"BrokerRegistration(incarnation {m[2]})", "registration")
-        if kind == _REG_RESP:
-            return Arrow("controller", f"broker{m[4]}",
-                         f"registered: broker epoch {m[1]}", "registration")
-        return None
 
     @staticmethod
     def _sent(m: tuple[Any, ...]) -> tuple[str, str]:

@@ -422,3 +422,21 @@ def test_kafka_chart_and_explorer_say_kafka_4485s_fields_in_words() -> None:
     words = kafka_words("broker0['remote_last_fetch']", trace[2].state["broker0"][
         "remote_last_fetch"])
     assert words == "broker 1: last fetched at leader LEO 1, 0 ticks ago"
+
+
+def test_the_explorer_says_tla_krafts_nested_tuples_in_words() -> None:
+    # partition_data, broker_fetchers and messages are the spec's nested tuples
+    # (<<<<<<1, 0, False>>, True>> ...): the explorer's table adds their words
+    from isrlab.checker.report import TraceStep
+    from isrlab.explorer import state_rows
+
+    trace = [t for t in _walk("tla-kraft-3.5", [], ["WriteRecordToLeader(1)",
+                                                    "SendFetchRequest(2)",
+                                                    "ReceiveFetchRequest(1)"])
+             if isinstance(t, TraceStep)]
+    words = {name: said for name, _, said in state_rows(trace[-1].state)}
+    assert words["partition_data"] == ("broker 1: log [A@1], LEO 1, HW 0; "
+                                       "broker 2: log [], LEO 0, HW 0")
+    assert words["broker_fetchers"] == ("broker 2 fetches from broker 1 at offset 0 (last "
+                                        "fetched epoch 0), a request in flight")
+    assert words["messages"] == "FetchResponse([A@1], HW 0): broker1 -> broker2"
