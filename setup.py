@@ -33,9 +33,21 @@ import hashlib
 import json
 import os
 import sys
+import warnings
 
 from setuptools import Extension, find_packages, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.warnings import InformationOnly
+
+# An editable install (``pip install -e .``, what ./run does) of a package-dir mapping like
+# the one below is served by setuptools' meta path finder, which ends every such build with
+# an InformationOnly note (11 lines, which pip >= 25 prints even with --quiet for a local
+# directory): folders of the working directory named like the package may take precedence
+# over the installation.  Here they are the package: a checkout's isrlab/ (with its links)
+# is what the finder maps, and tests/test_packaging.py relies on a worktree's own isrlab/
+# taking precedence.  The note says nothing a user can act on, so this build drops that one
+# note and no other warning.
+warnings.filterwarnings("ignore", message=r"Editable installation\.", category=InformationOnly)
 
 FOLDERS = ("core", "spec", "checker", "spark_explore", "proofs")
 """The top-level folders installed as subpackages of ``isrlab``."""

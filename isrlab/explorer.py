@@ -70,10 +70,48 @@ def _members(mask: int) -> str:
     return "{" + ", ".join(str(i) for i in range(mask.bit_length()) if mask >> i & 1) + "}"
 
 
+def _ticks(n: int) -> str:
+    return f"{n} tick" if n == 1 else f"{n} ticks"
+
+
+def _record(r: Sequence[Any]) -> str:
+    return f"{'A' if r[2] == 1 else r[2]}@{r[0]}"
+
+
+def kraft_spec_words(name: str, value: Any) -> str:
+    """A ``tla-kraft-*`` variable the spec keeps as nested tuples, in Kafka's words (``""``
+    for the others): each broker's log (offsets from 0, as in Kafka; the spec's start at 1),
+    its fetchers and the messages in flight."""
+    from isrlab.spec.charts import kraft_message_arrow
+
+    if not isinstance(value, Sequence) or isinstance(value, str):
+        return ""
+    try:
+        if name == "partition_data":
+            return "; ".join(
+                f"broker {b}: log [{', '.join(_record(r) for r in log)}], LEO {leo - 1}, "
+                f"HW {hw - 1}" for b, (log, hw, leo) in enumerate(value, 1))
+        if name == "broker_fetchers":
+            return "; ".join(
+                f"broker {b} fetches from broker {leader} at offset {part[0] - 1} (last "
+                f"fetched epoch {part[1]}{', delayed' if part[2] else ''})"
+                + (", a request in flight" if pending else "")
+                for b, row in enumerate(value, 1)
+                for leader, (part, pending) in enumerate(row, 1) if part) or "no fetcher"
+        if name in ("messages", "messages_discard"):
+            arrows = [kraft_message_arrow(m) for m in value]
+            return "; ".join(f"{a.label}: {a.source} -> {a.target}" for a in arrows
+                             if a is not None) or "none"
+    except (TypeError, ValueError, IndexError, KeyError):
+        return ""  # not the spec's shape (a user's model with a variable of that name)
+    return ""
+
+
 def kafka_words(name: str, value: Any) -> str:
     """A value in Kafka's words where its printed form hides them (``""`` elsewhere): a
     MetadataCache entry's bit masks as broker sets, a leader of -1 as none, a remote LEO of
-    -1 as unknown, a log as its records' offsets and epochs, a down broker as down."""
+    -1 as unknown, a follower's age and last fetch (KAFKA-4485) per broker, a log as its
+    records' offsets and epochs, a down broker as down."""
     field_names = getattr(value, "_fields", None)
     if field_names == ("alive_brokers", "leader", "leader_epoch", "isr"):
         alive, leader, epoch, isr = value
@@ -88,6 +126,14 @@ def kafka_words(name: str, value: Any) -> str:
     if key == "remote_leo" and isinstance(value, Mapping):
         return "; ".join(f"broker {b}: LEO {'unknown' if leo < 0 else leo}"
                          for b, leo in value.items())
+    if key == "remote_age" and isinstance(value, Mapping):
+        return "; ".join(f"broker {b}: caught up {_ticks(age)} ago" for b, age in value.items())
+    if key == "remote_last_fetch" and isinstance(value, Mapping):
+        return "; ".join(f"broker {b}: last fetched at leader LEO {v['leader_leo']}, "
+                         f"{_ticks(v['age'])} ago" for b, v in value.items()
+                         if isinstance(v, Mapping))
+    if name in ("partition_data", "broker_fetchers", "messages", "messages_discard"):
+        return kraft_spec_words(name, value)
     if key == "log" and isinstance(value, tuple) and value and all(
             isinstance(r, str) and "@" in r for r in value):
         return ", ".join(f"offset {i}: {r.split('@')[0]} (epoch {r.split('@')[1]})"

@@ -15,7 +15,9 @@ actions and the path to those whose label contains its text.
 Layout: three columns (controls, state, chart) from 1,400 px; below that the chart goes
 under the other two.  Each panel scrolls on its own (the page never does); the chart shrinks
 to its panel's width but never below 80 % of its size (its 12 px text stays >= 9.6 px),
-scrolling sideways beyond that.
+scrolling sideways beyond that; once its row of lifeline names is scrolled out of the panel,
+a copy of the names (``#lanes``) stays at the panel's top.  After a bounded check its result
+is scrolled into view in the controls panel.
 """
 
 PAGE = """<!doctype html>
@@ -51,7 +53,7 @@ PAGE = """<!doctype html>
  .hidden{display:none !important}
  table{border-collapse:collapse;font:12px monospace;width:100%}
  td{border-bottom:1px solid #eee;padding:2px 4px;vertical-align:top;word-break:break-word}
- td:first-child{color:#555;white-space:nowrap}
+ td:first-child{color:#555;white-space:nowrap;width:1%}
  tr.changed td{background:#fff3b0}
  tr.changed .new{font-weight:bold}
  .old{color:#8a6d00;text-decoration:line-through}
@@ -62,6 +64,11 @@ PAGE = """<!doctype html>
  #error{color:#c0392b;font-size:13px}
  #check-result{font:12px monospace;white-space:pre-wrap;word-break:break-word}
  #chart svg{max-width:none;height:auto;display:block}
+ #lanes{position:sticky;top:-8px;z-index:2;height:0;pointer-events:none}
+ #lanes span{position:absolute;top:0;transform:translateX(-50%);white-space:nowrap;
+             font:bold 12px monospace;background:#e8eef7;border:1px solid #3d5a80;
+             border-radius:4px;padding:2px 8px;box-shadow:0 1px 3px #0002}
+ #lanes.away{visibility:hidden}
  .muted{color:#777;font-size:12px}
  #help{position:fixed;right:16px;top:48px;background:#fff;border:1px solid #3d5a80;
        border-radius:6px;padding:10px 14px;font-size:13px;box-shadow:0 2px 8px #0003}
@@ -98,7 +105,8 @@ PAGE = """<!doctype html>
   <p class="muted">Highlighted: changed by the step into this state (old &rarr; new).
   Blue: the value in Kafka's words.</p>
  </section>
- <section id="chart-section"><h2>Sequence chart</h2><div id="chart"></div></section>
+ <section id="chart-section"><h2>Sequence chart</h2><div id="lanes" class="away"></div>
+  <div id="chart"></div></section>
 </main>
 <div id="help" class="hidden"><b>Keys</b><table>
  <tr><td>&larr; or k</td><td>back one state</td></tr>
@@ -112,7 +120,7 @@ PAGE = """<!doctype html>
  names this path and state, so a copied link opens it.</p></div>
 <script>
 const $ = (id) => document.getElementById(id);
-let shown = 0, current = null;
+let shown = 0, current = null, checked = false;
 function el(tag, text, cls) {
   const e = document.createElement(tag);
   if (text !== undefined) e.textContent = text;
@@ -164,6 +172,15 @@ function applyFilter() {
   $('enabled-count').textContent = text ? visible + ' of ' + n : String(n);
   $('path-count').textContent = text ? onPath + ' of ' + m : String(m);
 }
+function nameCell(name) {
+  // a long name (con_partition_metadata['last_known_elr']) may break before its keys only
+  const td = el('td');
+  name.split(/(?=\\[)/).forEach((part, i) => {
+    if (i) td.appendChild(document.createElement('wbr'));
+    td.appendChild(document.createTextNode(part));
+  });
+  return td;
+}
 function valueCell(row) {
   const td = el('td');
   if (row.changed && row.before !== null) {
@@ -204,7 +221,7 @@ async function show(v, fromHistory) {
   const table = $('table'); table.replaceChildren();
   for (const row of v.table) {
     const tr = el('tr', undefined, row.changed ? 'changed' : '');
-    tr.appendChild(el('td', row.name)); tr.appendChild(valueCell(row));
+    tr.appendChild(nameCell(row.name)); tr.appendChild(valueCell(row));
     table.appendChild(tr);
   }
   const bad = $('violated'); bad.replaceChildren();
@@ -228,7 +245,11 @@ async function show(v, fromHistory) {
   $('chart').innerHTML = await svg.text();
   fitChart();
   within($('chart-section'), document.getElementById('current-row'));
-  within($('controls'), document.querySelector('#path li.current'));
+  showLanes();
+  // after a check its result (below the path) comes into view, else the current state
+  within($('controls'), checked && c.summary ? $('check-result')
+                                             : document.querySelector('#path li.current'));
+  checked = false;
   document.body.dataset.ready = String(v.cursor) + '/' + v.path.length;
   bump();
 }
@@ -239,7 +260,33 @@ function fitChart() {
   const natural = Number(svg.getAttribute('width'));
   const room = $('chart').clientWidth;
   svg.style.width = (natural <= room ? natural : Math.max(room, natural * SMALLEST)) + 'px';
+  placeLanes();
 }
+function heads() {
+  // the chart's lifeline names (centred bold texts on its first line of boxes)
+  const all = [...document.querySelectorAll('#chart svg text.head[text-anchor="middle"]')];
+  if (!all.length) return [];
+  const y = Math.min(...all.map((t) => Number(t.getAttribute('y'))));
+  return all.filter((t) => Number(t.getAttribute('y')) === y);
+}
+function placeLanes() {
+  // the lifeline names stay at the top of the chart panel once its own row of names is
+  // scrolled out of view (the panel scrolls both ways; the names follow sideways)
+  const lanes = $('lanes'); lanes.replaceChildren();
+  const left = lanes.getBoundingClientRect().left;
+  for (const t of heads()) {
+    const r = t.getBoundingClientRect();
+    const s = el('span', t.textContent); s.style.left = (r.left + r.width / 2 - left) + 'px';
+    lanes.appendChild(s);
+  }
+  showLanes();
+}
+function showLanes() {
+  const first = heads()[0];
+  const top = $('chart-section').getBoundingClientRect().top;
+  $('lanes').classList.toggle('away', !first || first.getBoundingClientRect().top >= top);
+}
+$('chart-section').addEventListener('scroll', showLanes);
 function within(box, target) {
   // scroll one panel (never the window) so that target is in view
   if (!target) return;
@@ -293,7 +340,9 @@ $('filter').addEventListener('keydown', (e) => {
 });
 $('back').onclick = () => go(current.cursor - 1);
 $('forward').onclick = () => go(current.cursor + 1);
-$('run-check').onclick = () => call('POST', '/api/check/' + $('depth').value);
+$('run-check').onclick = () => {
+  checked = true; call('POST', '/api/check/' + $('depth').value);
+};
 $('append').onclick = () => call('POST', '/api/append');
 $('trace-file').onchange = async (e) => {
   const file = e.target.files[0];

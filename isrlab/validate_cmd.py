@@ -30,6 +30,8 @@ from isrlab.cli_support import (
     BadInput,
     check_outputs,
     resolve_model,
+    run_metadata,
+    write_text_atomically,
 )
 from isrlab.services.rendering import write_svg, write_violation_svg
 from isrlab.services.traces import (
@@ -125,9 +127,11 @@ def _write_svg(path: Path, result: ValidationResult, model: Model[Any], trace: P
               help="give up when more than N states match (0: no limit)")
 @click.option("--witness", "witness_path", type=click.Path(dir_okay=False, path_type=Path),
               help="write a full behaviour of the model matching the trace (ITF)")
-@click.option("--json", "as_json", is_flag=True,
-              help="print the verdict as one JSON object (verdict, matched length, the "
-                   "step and line of a rejection, the invariant broken)")
+@click.option("--json", "json_path", metavar="FILE", default=None, is_flag=False,
+              flag_value="-", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+              help="write the verdict as one JSON object (verdict, matched length, the step "
+                   "and line of a rejection, the invariant broken) to FILE, as check's --json "
+                   "does; '-' (or --json last): print it instead of the text")
 @click.option("--partition", default=None,
               help="Kafka log: the topic partition, e.g. orders-0, or all (one verdict each; "
                    "default: the only one)")
@@ -145,11 +149,11 @@ def _write_svg(path: Path, result: ValidationResult, model: Model[Any], trace: P
 @click.option("--idle-exit", type=click.FloatRange(0), default=None,
               help="with --follow: exit when no line was written for this many seconds")
 @SVG_OPTION
-@click.argument("traces", nargs=-1, required=True,
+@click.argument("traces", nargs=-1, required=False,
                 type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def validate_command(
     model_name: str | None, params: tuple[str, ...], fmt: str, engine: str, hidden: int | None,
-    closest: int, max_frontier: int, witness_path: Path | None, as_json: bool,
+    closest: int, max_frontier: int, witness_path: Path | None, json_path: Path | None,
     partition: str | None, brokers: str | None, log_level: str | None,
     emit_jsonl: Path | None, follow: bool, idle_exit: float | None, svg_path: Path | None,
     traces: tuple[Path, ...],
@@ -162,8 +166,11 @@ def validate_command(
     behaviour that breaks an invariant, 4 not covered (a Kafka log the oracle cannot
     judge), 2 bad input.
     """
-    check_outputs({"--witness": witness_path, "--emit-jsonl": emit_jsonl, "--svg": svg_path},
-                  {f"TRACE {path}": path for path in traces})
+    json_path, traces = _json_target(json_path, traces)
+    as_json = json_path == STDOUT
+    json_file = None if json_path in (None, STDOUT) else json_path
+    check_outputs({"--witness": witness_path, "--emit-jsonl": emit_jsonl, "--svg": svg_path,
+                   "--json": json_file}, {f"TRACE {path}": path for path in traces})
     trace = traces[0]
     text = _read(trace, head=True)
     try:
@@ -186,7 +193,7 @@ def validate_command(
             if value is not None:
                 raise BadInput(f"{option}: a Kafka log judged by the oracle has no model "
                                f"behaviour or hidden steps; use --engine model")
-        _judge(traces, params, partition, brokers, as_json, follow, idle_exit)
+        _judge(traces, params, partition, brokers, json_path, follow, idle_exit)
         return
     texts = [(path, text if path == trace else _read(path)) for path in traces]
     log: KafkaLogTrace | None = None
@@ -211,6 +218,8 @@ def validate_command(
         click.echo(json.dumps(result.to_json(model.name), sort_keys=True))
     else:
         click.echo(result.summary_line(model.name))
+    if json_file is not None:
+        _write_json(json_file, result.to_json(model.name))
     if witness_path is not None and result.witness:
         write_itf(witness_path, result.witness, source=model.name, parameters=values,
                   description=f"a behaviour matching {trace.name}")
@@ -228,11 +237,12 @@ def validate_command(
 
 def _judge(
     paths: Sequence[Path], params: tuple[str, ...], partition: str | None,
-    brokers: str | None, as_json: bool, follow: bool, idle_exit: float | None,
+    brokers: str | None, json_path: Path | None, follow: bool, idle_exit: float | None,
 ) -> None:
     """A Kafka log judged by the oracle: one verdict per partition, exit the worst's."""
     from isrlab.spec.oracle.run import worst
 
+    as_json = json_path == STDOUT
     _, values, _ = resolve_model("kafka", params)
     given = oracle_params(values, any(p.startswith("brokers=") for p in params))
     trace = paths[0]
@@ -249,6 +259,9 @@ def _judge(
     if not verdicts:
         click.echo("kafka: NOT COVERED: no line about a partition's replication was written")
         raise SystemExit(EXIT_NOT_COVERED)
+    if json_path not in (None, STDOUT):
+        _write_json(json_path, verdicts[0].to_json() if len(verdicts) == 1 else {
+            "verdict": worst(verdicts).verdict, "partitions": [v.to_json() for v in verdicts]})
     if not follow:
         if as_json and len(verdicts) > 1:
             click.echo(json.dumps({"verdict": worst(verdicts).verdict,
@@ -260,6 +273,47 @@ def _judge(
     code = worst(verdicts).exit_code
     if code:
         raise SystemExit(code)
+
+
+STDOUT = Path("-")
+"""``--json -``: the verdict printed as JSON instead of the text."""
+_REPORT_SIZE = 1 << 20
+"""A verdict report is smaller than this; a larger file is read as a trace."""
+
+
+def _is_report(path: Path) -> bool:
+    """Whether regular file ``path`` is empty or holds a JSON verdict of ``validate --json``
+    (an object with a ``verdict``), so that writing the next verdict loses nothing."""
+    try:
+        if path.stat().st_size > _REPORT_SIZE:
+            return False
+        text = path.read_text(encoding="utf-8-sig")
+        return not text.strip() or "verdict" in json.loads(text)
+    except (OSError, UnicodeDecodeError, ValueError, TypeError):
+        return False
+
+
+def _json_target(json_path: Path | None, traces: tuple[Path, ...]
+                 ) -> tuple[Path | None, tuple[Path, ...]]:
+    """``--json FILE`` and the TRACES.  The former flag ``--json`` took no file, so
+    ``--json trace.jsonl`` (the flag, then a trace) still reads the trace and prints the JSON
+    verdict: a FILE that exists as a regular file and is not a verdict report (an input, a
+    log) is read as the first trace, never overwritten.  ``BadInput`` without a trace."""
+    if (json_path not in (None, STDOUT) and json_path.is_file()
+            and not _is_report(json_path)):
+        json_path, traces = STDOUT, (json_path, *traces)
+    if not traces:
+        raise BadInput("missing argument TRACES: the trace file(s) to validate")
+    return json_path, traces
+
+
+def _write_json(path: Path, document: dict[str, Any]) -> None:
+    """``--json FILE``: the verdict and ``run_metadata()``, written atomically."""
+    text = json.dumps({**run_metadata(), **document}, indent=1, sort_keys=True) + "\n"
+    try:
+        write_text_atomically(path, text)
+    except OSError as error:
+        raise BadInput(f"--json: cannot write {path}: {error}") from error
 
 
 def _show(verdict: Verdict, as_json: bool) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from isrlab.checker.chart import Arrow, Chart, Note, Row, generic_chart
@@ -109,6 +110,8 @@ def chart_for(
             return _KafkaChart(trace, kraft=True).chart(title, violation)
         if "replicaLog" in first and "replicaState" in first:
             return _TlaChart(trace).chart(title, violation)
+        if "partition_data" in first and "con_partition_metadata" in first:
+            return _KraftTlaChart(trace).chart(title, violation)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError):
         pass  # a hand-made trace that lacks what the adapter reads: the generic chart
     return generic_chart(trace, title, violation)
@@ -167,7 +170,7 @@ def _extra_lines(key: str, value: Any) -> list[str]:
         alive, leader, epoch, isr = value
         who = f"b{leader}" if leader >= 0 else "none"
         return [f"metadata cache: leader {who}, epoch {epoch}",
-                f"  ISR {_mask(isr)}, alive {_mask(alive)}"]
+                f"  ISR {_mask(isr)}", f"  alive {_mask(alive)}"]
     if key == "fetch_response":
         return [f"fetch response in flight: {value}"] if value else []
     if key == "pending_isr":
@@ -177,7 +180,16 @@ def _extra_lines(key: str, value: Any) -> list[str]:
     if key == "remote_age":
         ages = ", ".join(f"b{k}={v}" for k, v in sorted(value.items()))
         return [f"ticks since caught up {ages}"]
+    if key == "remote_last_fetch" and isinstance(value, Mapping):
+        # KAFKA-4485: Replica.lastFetchLeaderLogEndOffset and lastFetchTimeMs, per follower
+        return [f"b{k} last fetch: leader LEO {v['leader_leo']}, {_ticks(v['age'])} ago"
+                for k, v in sorted(value.items())]
     return [f"{key.replace('_', ' ')} {value}"]
+
+
+def _ticks(n: int) -> str:
+    """``n`` ticks of the model's clock, in words."""
+    return f"{n} tick" if n == 1 else f"{n} ticks"
 
 
 def _overlap(old: Sequence[str], new: Sequence[str]) -> int:
@@ -389,7 +401,6 @@ class _KafkaChart:
                                  "alter_isr"))
         return out
 
-
     def _alter_partition_arrows(
         self, step: Step, before: Mapping[str, Any], after: Mapping[str, Any],
     ) -> list[Arrow]:
@@ -441,7 +452,8 @@ class _TlaChart:
                 notes.add(r, line)
         q = after["quorumState"]
         if before is None or full or before["quorumState"] != q:
-            notes.add("controller", f"quorum: leader {q['leader']}, epoch {q['leaderEpoch']}")
+            leader = q["leader"] if q["leader"] is not None else "none"
+            notes.add("controller", f"quorum: leader {leader}, epoch {q['leaderEpoch']}")
             notes.add("controller", f"    ISR {_set(q['isr'])}")
         arrows: list[Arrow] = []
         if before is not None:
@@ -473,10 +485,255 @@ class _TlaChart:
             old, new = self._log(before, follower), self._log(after, follower)
             records = new[len(_common(old, new)):]
             hw = after["replicaState"][follower]["hw"]
-            return [Arrow(follower, leader, f"Fetch(offset {len(old)})", "fetch"),
+            # KIP-320's fetch carries the follower's leader epoch, which the leader checks
+            fenced = (f", epoch {before['replicaState'][follower]['leaderEpoch']}"
+                      if name.startswith("Fenced") else "")
+            return [Arrow(follower, leader, f"Fetch(offset {len(old)}{fenced})", "fetch"),
                     Arrow(leader, follower, f"FetchResponse([{', '.join(records)}], HW {hw})",
                           "fetch")]
         if name.endswith(("LeaderShrinkIsr", "LeaderExpandIsr")) and names:
             isr = _set(after["quorumState"]["isr"])
             return [Arrow(names[0], "controller", f"AlterIsr(ISR {isr})", "alter_isr")]
         return []
+
+
+KRAFT_TLA_KINDS: dict[str, tuple[str, str]] = {
+    "metadata": ("#7b3fb0", "metadata: a broker replays the controller's metadata log up to a "
+                            "partition record (ReceiveMetadataUpdate)"),
+    "registration": ("#1f5fbf", "broker registration (KIP-631) and the controller's answer: "
+                                "a new broker epoch"),
+    "fetch": KINDS["fetch"],
+    "alter_isr": ("#d35400", "AlterPartition: the leader proposes an ISR to the controller, "
+                             "which commits it (KIP-497, KIP-903: with broker epochs) or "
+                             "refuses it"),
+    "client": KINDS["client"],
+}
+"""The arrow kinds of a ``tla-kraft-*`` trace."""
+
+KRAFT_TLA_GLOSSARY = (
+    "Notation: A@E = value A written in leader epoch E; LEO = log end offset (records in "
+    "the log) and HW = high watermark (records below it are committed), counted from 0 as "
+    "in Kafka (the spec's offsets start at 1: its LEO and HW are one more); ISR = in-sync "
+    "replicas; 'epoch E: leader' = the broker leads epoch E, 'follows bN' = it follows "
+    "broker N. A message is drawn at the step that receives it; its sending is a note.",
+)
+
+_KRAFT_ERRORS = ("", "FENCED_LEADER_EPOCH", "INELIGIBLE_REPLICA", "NOT_LEADER_OR_FOLLOWER",
+                 "UNKNOWN_LEADER_EPOCH")
+"""The spec's error codes by number (``tla_kraft.layout.ERROR_NAMES``), in Kafka's words."""
+_REG_REQ, _REG_RESP, _AP_REQ, _AP_RESP, _FETCH_REQ, _FETCH_RESP = range(6)
+"""The first field of a message of the spec's ``messages`` (``tla_kraft.layout``)."""
+_RECEIVER = ("ReceiveBrokerRegRequest", "ReceiveBrokerRegResponse",
+             "ReceiveAlterPartitionRequest", "ReceiveAlterPartitionResponse",
+             "ReceiveFetchRequest", "ReceiveFetchResponse")
+"""The action that receives each kind of message (any other step that consumes one drops
+it, as a shutdown drops its broker's fetch sessions)."""
+
+
+def _bits(mask: int) -> str:
+    """A ``tla-kraft`` broker mask (bit b-1 for broker b) as ``{b1, b2}``."""
+    return _set(b + 1 for b in range(mask.bit_length()) if mask >> b & 1)
+
+
+def _frozen(value: Any) -> Any:
+    """``value`` with lists as tuples (a message read back from an ITF file), hashable."""
+    if isinstance(value, list | tuple):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+def kraft_message_arrow(m: Sequence[Any]) -> Arrow | None:
+    """The arrow of a ``tla-kraft-*`` message ``m`` (an entry of the spec's ``messages``):
+    sender, receiver and its text in Kafka's words; ``None`` for an unknown kind."""
+    kind = m[0]
+    if kind == _FETCH_REQ:
+        _k, leader, follower, _epoch, leader_epoch, offset, last_epoch = m
+        return Arrow(f"broker{follower}", f"broker{leader}",
+                     f"Fetch(offset {offset - 1}, epoch {leader_epoch}, last fetched "
+                     f"epoch {last_epoch})", "fetch")
+    if kind == _FETCH_RESP:
+        _k, follower, leader, error, _le, _offset, hw, diverging, records = m
+        if error:
+            text = f"FetchResponse({_KRAFT_ERRORS[error]})"
+        elif diverging:
+            text = (f"FetchResponse(diverging epoch {diverging[0]}, end offset "
+                    f"{diverging[1] - 1})")
+        else:
+            values = ", ".join(f"{'A' if r[2] == 1 else r[2]}@{r[0]}" for r in records)
+            text = f"FetchResponse([{values}], HW {hw - 1})"
+        return Arrow(f"broker{leader}", f"broker{follower}", text, "fetch")
+    if kind == _AP_REQ:
+        return Arrow(f"broker{m[3]}", "controller",
+                     f"AlterPartition(ISR {_bits(m[1])}, partition epoch {m[5]})",
+                     "alter_isr")
+    if kind == _AP_RESP:
+        if m[1]:
+            return Arrow("controller", f"broker{m[3]}",
+                         f"AlterPartition response: {_KRAFT_ERRORS[m[1]]}", "alter_isr")
+        return Arrow("controller", f"broker{m[8]}",
+                     f"AlterPartition response: ISR {_bits(m[3])}, partition epoch "
+                     f"{m[6]}", "alter_isr")
+    if kind == _REG_REQ:
+        return Arrow(f"broker{m[1]}", "controller",
+                     f"BrokerRegistration(incarnation {m[2]})", "registration")
+    if kind == _REG_RESP:
+        return Arrow("controller", f"broker{m[4]}",
+                     f"registered: broker epoch {m[1]}", "registration")
+    return None
+
+
+class _KraftTlaChart:
+    """The adapter of the ``tla-kraft-*`` models (Vanlightly's KRaft specification): brokers
+    ``1..N``, the spec's ``messages`` bag of registration, AlterPartition and fetch messages,
+    and the controller's metadata log the brokers replay.
+
+    Modelling shortcut: a message is an arrow at the step that consumes it (the spec's
+    ``messages_discard`` grows, or a request is answered), from its sender to its receiver;
+    the step that sent it notes "sends ..." on the sender.  A value's record ``(epoch,
+    offset, value)`` is drawn ``A@epoch``."""
+
+    def __init__(self, trace: Sequence[TraceStep]) -> None:
+        self.trace = trace
+        self.n = len(trace[0].state["partition_data"])
+        self.lanes = ("client", *(f"broker{b}" for b in range(1, self.n + 1)), "controller")
+
+    def chart(self, title: str, violation: tuple[str, str] | None) -> Chart:
+        """Every row of the trace (the violating last state noted in full)."""
+        last = len(self.trace) - 1 if violation is not None else -1
+        rows = [self._row(i, i == last) for i in range(len(self.trace))]
+        return Chart(title, self.lanes, tuple(rows), KRAFT_TLA_KINDS, KRAFT_TLA_GLOSSARY,
+                     violation)
+
+    def _row(self, i: int, full: bool) -> Row:
+        step = self.trace[i]
+        after = step.state
+        before = self.trace[i - 1].state if i else None
+        shown = None if full else before
+        notes = _Changes()
+        for b in range(1, self.n + 1):
+            self._broker_notes(notes, b, shown, after)
+        self._controller_notes(notes, shown, after)
+        arrows: list[Arrow] = []
+        if before is not None:
+            arrows = self._arrows(step.action, before, after, notes)
+        down = frozenset(f"broker{b}" for b in range(1, self.n + 1)
+                         if str(after["broker_state"][b - 1]["status"]).startswith("OFFLINE"))
+        return Row(i + 1, step.action, tuple(arrows), notes.notes(self.lanes), down)
+
+    @staticmethod
+    def _log(state: Mapping[str, Any], b: int) -> tuple[str, ...]:
+        return tuple(f"{'A' if record[2] == 1 else record[2]}@{record[0]}"
+                     for record in state["partition_data"][b - 1][0])
+
+    def _broker_notes(
+        self, notes: _Changes, b: int, before: Mapping[str, Any] | None,
+        after: Mapping[str, Any],
+    ) -> None:
+        lane = f"broker{b}"
+        now = after["broker_state"][b - 1]
+        was = before["broker_state"][b - 1] if before is not None else None
+        if was is None or was.get("status") != now.get("status"):
+            notes.add(lane, {"OFFLINE_DIRTY": "DOWN, its log lost (unclean)",
+                             "OFFLINE_CLEAN": "DOWN (clean shutdown)"}.get(
+                                 str(now.get("status")), str(now.get("status"))))
+        if was is None or was.get("broker_epoch") != now.get("broker_epoch"):
+            notes.add(lane, f"broker epoch {now.get('broker_epoch')}")
+        data, old = after["partition_data"][b - 1], (
+            before["partition_data"][b - 1] if before is not None else None)
+        log, old_log = self._log(after, b), self._log(before, b) if before else None
+        if old_log is None or old_log != log:
+            lost = now.get("status") == "OFFLINE_DIRTY" and was is not None and (
+                was.get("status") != "OFFLINE_DIRTY")
+            if old_log is not None and log[:len(old_log)] != old_log and not lost:
+                notes.add(lane, f"TRUNCATED to LEO {len(_common(old_log, log))}")
+            notes.add(lane, f"log [{', '.join(log)}]  LEO {data[2] - 1}")
+        if old is None or old[1] != data[1]:
+            notes.add(lane, f"HW {data[1] - 1}")
+        md = after["partition_metadata"][b - 1]
+        role = after["partition_status"][b - 1]
+        old_md = before["partition_metadata"][b - 1] if before is not None else None
+        old_role = before["partition_status"][b - 1] if before is not None else None
+        if (old_md is None or old_role != role or old_md["leader_epoch"] != md["leader_epoch"]
+                or old_md["leader"] != md["leader"]):
+            who = ("leader" if role == "Leader" else f"follows b{md['leader']}"
+                   if role == "Follower" and md["leader"] else "no role")
+            notes.add(lane, f"epoch {md['leader_epoch']}: {who}")
+        if old_md is None or old_md["isr"] != md["isr"]:
+            notes.add(lane, f"ISR {_set(md['isr'])}")
+        if (old_md is None or old_md["maximal_isr"] != md["maximal_isr"]) and (
+                md["maximal_isr"] != md["isr"]):
+            notes.add(lane, f"maximal ISR {_set(md['maximal_isr'])}")
+
+    def _controller_notes(
+        self, notes: _Changes, before: Mapping[str, Any] | None, after: Mapping[str, Any],
+    ) -> None:
+        pm = after["con_partition_metadata"]
+        old = before["con_partition_metadata"] if before is not None else None
+        if old is None or old != pm:
+            leader = f"b{pm['leader']}" if pm["leader"] else "none"
+            notes.add("controller", f"leader {leader}, epoch {pm['leader_epoch']}, "
+                                    f"partition epoch {pm['partition_epoch']}")
+            notes.add("controller", f"    ISR {_set(pm['isr'])}"
+                      + (f", ELR {_set(pm['elr'])}" if pm.get("elr") else ""))
+        for b, reg in enumerate(after["con_broker_reg"], 1):
+            was = before["con_broker_reg"][b - 1] if before is not None else None
+            if was != reg:
+                notes.add("controller", f"b{b}: broker epoch {reg['broker_epoch']}, "
+                                        f"{str(reg['status']).lower()}")
+
+    def _arrows(
+        self, label: str, before: Mapping[str, Any], after: Mapping[str, Any], notes: _Changes,
+    ) -> list[Arrow]:
+        old_msgs = {_frozen(m) for m in before["messages"]}
+        new_msgs = {_frozen(m) for m in after["messages"]}
+        done = ({_frozen(m) for m in after["messages_discard"]}
+                - {_frozen(m) for m in before["messages_discard"]})
+        name, arg = _split(label)
+        out = []
+        for m in sorted(done, key=repr):
+            arrow = kraft_message_arrow(m)
+            if arrow is not None and _RECEIVER[m[0]] != name:  # dropped: its receiver stopped
+                arrow = replace(arrow, label=f"{arrow.label} (dropped)", lost=True)
+            if arrow is not None:
+                out.append(arrow)
+        for m in sorted(new_msgs - old_msgs, key=repr):
+            sender, text = self._sent(m)
+            if sender:
+                notes.add(sender, text)
+        if name == "ReceiveMetadataUpdate" and arg.isdigit():
+            b = int(arg)
+            start = self._replayed(before, b)
+            records = list(after["con_metadata_log"])[start:self._replayed(after, b)]
+            if records:
+                r = records[-1]
+                leader = f"b{r['leader']}" if r["leader"] else "none"
+                out.append(Arrow("controller", f"broker{b}",
+                                 f"metadata: leader {leader}, epoch {r['leader_epoch']}, "
+                                 f"ISR {_set(r['isr'])}", "metadata"))
+        if name == "WriteRecordToLeader" and arg.isdigit():
+            new = self._log(after, int(arg))[len(self._log(before, int(arg))):]
+            out.append(Arrow("client", f"broker{arg}", f"Produce {', '.join(new)}", "client"))
+        acked = sorted(set(after["inv_pos_acked"]) - set(before["inv_pos_acked"]))
+        if acked and arg.isdigit():
+            out.append(Arrow(f"broker{arg}", "client", f"acked {', '.join(acked)}", "client"))
+        return out
+
+    @staticmethod
+    def _replayed(state: Mapping[str, Any], b: int) -> int:
+        """How many records of the controller's metadata log broker ``b`` has replayed."""
+        text = str(state["broker_metadata_log"][b - 1])
+        match = re.search(r"\.\.(\d+)\]", text)
+        return int(match.group(1)) if match else 0
+
+    @staticmethod
+    def _sent(m: tuple[Any, ...]) -> tuple[str, str]:
+        """The lane that sent message ``m`` and its note (``""``: a reply, drawn when
+        received)."""
+        kind = m[0]
+        if kind == _FETCH_REQ:
+            return f"broker{m[2]}", f"sends Fetch -> b{m[1]}"
+        if kind == _AP_REQ:
+            return f"broker{m[3]}", f"sends AlterPartition(ISR {_bits(m[1])})"
+        if kind == _REG_REQ:
+            return f"broker{m[1]}", "sends BrokerRegistration"
+        return "", ""

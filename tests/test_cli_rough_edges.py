@@ -499,3 +499,15 @@ def test_bmc_names_the_solver_that_answered(tmp_path: Path, solver: str) -> None
     assert code == 0, (out, err)
     assert f"[{solver}-bmc]" in out.splitlines()[0]
     assert json.loads(report.read_text())["engine"] == f"{solver}-bmc"
+
+
+def test_models_claims_no_failure_the_defaults_do_not_show() -> None:
+    """``isrlab models`` said tla-kip320-first-try's StrongIsr fails; at the defaults it
+    holds (TLC's configuration B, 3 replicas, is where it fails: docs/tla-models.md)."""
+    code, out, _ = _invoke("check", "--model", "tla-kip320-first-try", "--no-progress")
+    assert code == 0 and "OK: every invariant holds" in out
+    _, listing, _ = _invoke("models")
+    line = next(x for x in listing.splitlines() if x.startswith("tla-kip320-first-try"))
+    assert "(StrongIsr fails)" not in line
+    assert "holds at the defaults" in line and "configuration B" in line
+

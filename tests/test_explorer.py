@@ -469,7 +469,21 @@ def test_the_layout_at_1024_and_1600_px_with_three_and_six_brokers(
           const check = document.getElementById('check-result');
           const font = Math.min(...[...svg.querySelectorAll('text')].map(
               t => t.getBoundingClientRect().height).filter(h => h > 0));
-          return {drawn: r.width, natural: Number(svg.getAttribute('width')),
+          const section = document.getElementById('chart-section').getBoundingClientRect();
+          const lanes = document.getElementById('lanes');
+          const own = [...svg.querySelectorAll('text.head[text-anchor="middle"]')];
+          const ownSeen = own[0].getBoundingClientRect().top >= section.top;
+          const strip = lanes.getBoundingClientRect().top;
+          const names = ownSeen ? own.map(t => t.textContent).filter(
+              n => n === 'client' || n === 'controller' || n.startsWith('broker')) :
+              lanes.classList.contains('away') || strip < section.top - 1 ||
+              strip > section.top + 40 ? [] :
+              [...lanes.querySelectorAll('span')].map(s => s.textContent);
+          const panel = document.getElementById('controls').getBoundingClientRect();
+          const result = check.getBoundingClientRect();
+          const seen = result.top >= panel.top - 1 && result.bottom <= panel.bottom + 1;
+          return {names: names, seen: seen,
+                  drawn: r.width, natural: Number(svg.getAttribute('width')),
                   state: state.width, clipped: check.scrollWidth > check.clientWidth + 1,
                   text: font, page: document.documentElement.scrollWidth,
                   tall: document.documentElement.scrollHeight};
@@ -478,11 +492,19 @@ def test_the_layout_at_1024_and_1600_px_with_three_and_six_brokers(
         assert measure["text"] >= 9  # readable (it was about 5 px at 1,024 with 3 brokers)
         assert measure["state"] >= 380
         assert not measure["clipped"]
+        assert measure["seen"]  # the result of the check scrolled into view in its panel
+        # scrolled down to the current row, the lifelines' names are still in view
+        lifelines = ["client", *(f"broker{b}" for b in range(brokers)), "controller"]
+        assert measure["names"] == lifelines
         assert measure["page"] <= width + 1  # no sideways scroll of the whole page
         assert measure["tall"] <= height + 1  # nor down: each panel scrolls on its own
         broker_words = page.browser.find_element("id", "table").text
         alive = "{" + ", ".join(str(b) for b in range(brokers)) + "}"
         assert f"MetadataCache: alive brokers {alive}" in broker_words
+        assert "broker 1: last fetched at leader LEO 2, 0 ticks ago" in broker_words
+        chart_text = page.browser.execute_script(
+            "return document.getElementById('chart').textContent")
+        assert "'leader_leo'" not in chart_text  # KAFKA-4485's fields in words, no dict
         keep = os.environ.get("ISRLAB_SCREENSHOTS")
         folder = Path(keep) if keep else tmp_path
         folder.mkdir(parents=True, exist_ok=True)

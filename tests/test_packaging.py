@@ -57,3 +57,27 @@ def test_no_module_imports_a_folder_by_its_top_level_name() -> None:
             if bad:
                 offenders.append(f"{path.relative_to(ROOT)}: {sorted(bad)}")
     assert offenders == []
+
+
+def test_an_editable_build_drops_setuptools_note_about_the_package_folder_only() -> None:
+    # pip (>= 25, local directory) prints a build backend's warnings even with --quiet: the
+    # first ./run demo showed setuptools' 10-line "Editable installation ... folders ... with
+    # the same name as your package" note, which this layout means (setup.py).  Measured in
+    # a fresh venv (pip install --quiet --no-deps -e .): 10 lines on stderr before, none
+    # after.  Here: setup.py's filter, as pip's in-process hook runs it, drops that note and
+    # lets any other setuptools note through.
+    import subprocess
+    import sys
+
+    code = (
+        "import runpy, sys, warnings\n"
+        "sys.argv = ['setup.py', '--name']\n"
+        "with warnings.catch_warnings(record=True) as seen:\n"
+        "    runpy.run_path('setup.py')\n"
+        "    from setuptools.warnings import InformationOnly\n"
+        "    InformationOnly.emit('Editable installation.', 'Please be careful with folders')\n"
+        "    InformationOnly.emit('Another note.', 'still shown')\n"
+        "print([str(w.message).splitlines()[0] for w in seen])\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, check=True)
+    assert done.stdout.splitlines()[-1] == "['Another note.']", done.stdout + done.stderr

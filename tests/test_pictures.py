@@ -302,3 +302,141 @@ def test_kafka_adapter_draws_kraft_steps() -> None:
     (commit,) = rows[3].arrows
     assert (commit.source, commit.target, commit.kind) == ("controller", "broker0", "metadata")
     assert "Fence b1" in commit.label
+
+
+def _walk(model_name: str, params: list[str], labels: list[str]) -> list[object]:
+    """The trace of ``labels`` from the model's first initial state (each label must be
+    enabled: a KeyError otherwise)."""
+    from isrlab.checker.report import TraceStep
+    from isrlab.cli_support import resolve_model
+
+    _, _, model = resolve_model(model_name, params)
+    state = next(iter(model.init_states()))
+    trace = [TraceStep("Init", model.variables(state))]
+    for label in labels:
+        state = dict(model.next_states(state))[label]
+        trace.append(TraceStep(label, model.variables(state)))
+    return list(trace)
+
+
+@pytest.mark.parametrize(("model", "fetch", "shrink"), [
+    ("tla-kip279", "FollowerReplicate(r1 from r2)", "LeaderShrinkIsr(r2, r1)"),
+    ("tla-kip320", "FencedFollowerFetch(r1 from r2)", "FencedLeaderShrinkIsr(r2, r1)"),
+])
+def test_tla_kip279_and_kip320_charts_draw_fetches_and_isr_writes(
+    model: str, fetch: str, shrink: str,
+) -> None:
+    from isrlab.checker.report import TraceStep
+    from isrlab.spec.charts import chart_for
+
+    follow = ("BecomeFollowerTruncateKip279(r1 follows r2, epoch 0)" if model == "tla-kip279"
+              else "FencedBecomeFollowerAndTruncate(r1 follows r2, epoch 0)")
+    raise_hw = "FencedLeaderIncHighWatermark(r2)" if model == "tla-kip320" else (
+        "LeaderIncHighWatermark(r2)")
+    trace = _walk(model, [], ["ControllerElectLeader(r2)", "BecomeLeader(r2, epoch 0)",
+                              "LeaderWrite(r2)", shrink, raise_hw, follow, fetch])
+    chart = chart_for([t for t in trace if isinstance(t, TraceStep)], "t")
+    arrows = {row.action: [(a.source, a.target, a.label, a.kind) for a in row.arrows]
+              for row in chart.rows}
+    epoch = ", epoch 0" if model == "tla-kip320" else ""  # KIP-320's fetch names its epoch
+    assert arrows[fetch] == [("r1", "r2", f"Fetch(offset 0{epoch})", "fetch"),
+                             ("r2", "r1", "FetchResponse([m0@0], HW 1)", "fetch")]
+    assert arrows[shrink] == [("r2", "controller", "AlterIsr(ISR {r2})", "alter_isr")]
+
+
+def test_tla_kraft_chart_draws_its_messages(tmp_path: Path) -> None:
+    # docs/conformance.md's kip903_check=false row: LeaderCandidateCompletenessProperty
+    # violated in 14 states (TLC); its trace fetches, drops a response at b2's unclean
+    # shutdown, registers b2 again and sends an AlterPartition
+    svg = tmp_path / "t.svg"
+    code, out, _ = _invoke("check", "--model", "tla-kraft-3.5", "-p", "unclean_shutdown_limit=1",
+                           "-p", "fence_broker_limit=1", "-p", "kip903_check=false",
+                           "--no-progress", "--svg", str(svg))
+    assert code == 1 and "(trace of 14 states)" in out
+    texts = [t[4] for t in _texts(ET.fromstring(svg.read_text()))]
+    assert {"client", "broker1", "broker2", "controller"} <= set(texts)
+    assert "Produce A@1" in texts and "acked A" in texts
+    assert "Fetch(offset 0, epoch 1, last fetched epoch 0)" in texts
+    assert "FetchResponse([A@1], HW 0)" in texts
+    assert "FetchResponse([], HW 1) (dropped)" in texts
+    assert "metadata: leader b1, epoch 1, ISR {b1}" in texts
+    assert "AlterPartition(ISR {b1, b2}, partition epoch 2)" in texts
+    assert "BrokerRegistration(incarnation 3)" in texts
+    assert "registered: broker epoch 3" in texts
+    assert "DOWN, its log lost (unclean)" in texts
+    assert not any(t.startswith(("partition_data", "messages")) for t in texts)  # not generic
+
+
+@pytest.mark.parametrize(("model", "params"), [
+    ("tla-kraft-3.5", ["unclean_shutdown_limit=1", "clean_shutdown_limit=1",
+                       "fence_broker_limit=1", "leader_shrink_isr_limit=1",
+                       "reassignment_limit=1", "brokers=3", "replication_factor=3"]),
+    ("tla-kraft-kip966", ["data_loss_shutdown_limit=1", "no_data_loss_shutdown_limit=1",
+                          "fence_broker_limit=1", "leader_shrink_isr_limit=1", "brokers=3",
+                          "replication_factor=3"]),
+])
+def test_every_tla_kraft_step_gets_the_kraft_chart(model: str, params: list[str]) -> None:
+    # chart_for falls back to the generic chart when an adapter fails: seeded random walks
+    # through every action must keep the KRaft adapter (its legend, not a variable dump)
+    import random
+
+    from isrlab.checker.report import TraceStep
+    from isrlab.cli_support import resolve_model
+    from isrlab.spec.charts import KRAFT_TLA_KINDS, chart_for
+
+    _, _, built = resolve_model(model, params)
+    actions: set[str] = set()
+    for seed in range(25):
+        rng = random.Random(seed)
+        state = next(iter(built.init_states()))
+        trace = [TraceStep("Init", built.variables(state))]
+        for _ in range(40):
+            successors = list(built.next_states(state))
+            if not successors:
+                break
+            label, state = rng.choice(successors)
+            trace.append(TraceStep(label, built.variables(state)))
+        chart = chart_for(trace, "t", ("X", "y"))
+        assert chart.kinds is KRAFT_TLA_KINDS and chart.lifelines[0] == "client"
+        actions |= {row.action.split("(")[0] for row in chart.rows}
+    assert {"ReceiveAlterPartitionResponse", "ReceiveBrokerRegResponse", "FenceBroker",
+            "ReceiveMetadataUpdate", "ReceiveFetchResponse"} <= actions
+
+
+def test_kafka_chart_and_explorer_say_kafka_4485s_fields_in_words() -> None:
+    # KAFKA-4485's remote_last_fetch was drawn as a Python dict, the widest line of a
+    # leader's note: {1: {'leader_leo': 0, 'age': 1}}
+    from isrlab.checker.report import TraceStep
+    from isrlab.explorer import kafka_words
+    from isrlab.spec.charts import chart_for
+
+    trace = [t for t in _walk("kafka", ["controller=zookeeper", "metadata=true"],
+                              ["Produce(0)", "Fetch(1)"]) if isinstance(t, TraceStep)]
+    chart = chart_for(trace, "t")
+    init = {n.lifeline: n.lines for n in chart.rows[0].notes}
+    assert "b1 last fetch: leader LEO 0, 1 tick ago" in init["broker0"]
+    assert "  alive {b0, b1}" in init["broker1"]  # the metadata cache's sets on lines of their own
+    assert not any("'leader_leo'" in line for lines in init.values() for line in lines)
+    fetch = {n.lifeline: n.lines for n in chart.rows[2].notes}
+    assert "b1 last fetch: leader LEO 1, 0 ticks ago" in fetch["broker0"]
+    words = kafka_words("broker0['remote_last_fetch']", trace[2].state["broker0"][
+        "remote_last_fetch"])
+    assert words == "broker 1: last fetched at leader LEO 1, 0 ticks ago"
+
+
+def test_the_explorer_says_tla_krafts_nested_tuples_in_words() -> None:
+    # partition_data, broker_fetchers and messages are the spec's nested tuples
+    # (<<<<<<1, 0, False>>, True>> ...): the explorer's table adds their words
+    from isrlab.checker.report import TraceStep
+    from isrlab.explorer import state_rows
+
+    trace = [t for t in _walk("tla-kraft-3.5", [], ["WriteRecordToLeader(1)",
+                                                    "SendFetchRequest(2)",
+                                                    "ReceiveFetchRequest(1)"])
+             if isinstance(t, TraceStep)]
+    words = {name: said for name, _, said in state_rows(trace[-1].state)}
+    assert words["partition_data"] == ("broker 1: log [A@1], LEO 1, HW 0; "
+                                       "broker 2: log [], LEO 0, HW 0")
+    assert words["broker_fetchers"] == ("broker 2 fetches from broker 1 at offset 0 (last "
+                                        "fetched epoch 0), a request in flight")
+    assert words["messages"] == "FetchResponse([A@1], HW 0): broker1 -> broker2"

@@ -230,7 +230,8 @@ def z_follower_truncate(z: TlaSystem) -> Family:
 VARIANT = Variant(
     name="tla-kip320-first-try", module="Kip320FirstTry", order=35,
     doc="TLA+ Kip320FirstTry: fetch-time truncation on epoch mismatch, the first KIP-320 "
-        "attempt (StrongIsr fails)",
+        "attempt (StrongIsr holds at the defaults, fails in configuration B: "
+        "docs/tla-models.md)",
     replaces={
         "LeaderExpandIsr": (Action("LeaderExpandIsrBetterFencing",
                                    leader_expand_isr_better_fencing,
