@@ -33,6 +33,7 @@ from isrlab.cli_support import (
     run_metadata,
     write_text_atomically,
 )
+from isrlab.services import InputError
 from isrlab.services.rendering import write_svg, write_violation_svg
 from isrlab.services.traces import (
     FORMATS,
@@ -212,7 +213,7 @@ def validate_command(
             observations = read_observations(text, fmt, partition, brokers, hidden, emit_jsonl)
         result = validate_observations(
             model, observations, ValidateOptions(closest=closest, max_frontier=max_frontier))
-    except TraceFormatError as error:
+    except (TraceFormatError, InputError) as error:
         raise BadInput(f"{trace}: {error}") from error
     if as_json:
         click.echo(json.dumps(result.to_json(model.name), sort_keys=True))

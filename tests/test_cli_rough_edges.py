@@ -511,3 +511,12 @@ def test_models_claims_no_failure_the_defaults_do_not_show() -> None:
     assert "(StrongIsr fails)" not in line
     assert "holds at the defaults" in line and "configuration B" in line
 
+
+
+def test_an_unknown_action_names_the_trace_file(tmp_path: Path) -> None:
+    """Every bad input of validate is ``FILE: where: why``; the unknown action alone gave
+    ``line 2: ...`` without the file (issue 34, finding 8)."""
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"action": "Init"}\n{"action": "Frobnicate"}\n', encoding="utf-8")
+    code, out, err = _invoke("validate", "--model", "tla-kip320", str(trace))
+    _one_line_error(code, out, err, f"{trace}: line 2: unknown action 'Frobnicate'")
