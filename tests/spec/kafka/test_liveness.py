@@ -159,3 +159,33 @@ def test_cli_checks_the_kafka_model_liveness() -> None:
     run = CliRunner().invoke(cli, [*args, "-p", "unfair=Bogus", "--liveness"])
     assert run.exit_code == 2 and "unfair: Bogus" in run.output
 
+
+
+# -- what the lassos found (docs/kafka-model.md, Liveness, "Results and findings") ------------
+
+ZK_CRASHES: dict[str, ParamValue] = {
+    "controller": "zookeeper", "max_records": 1, "max_leader_epoch": 2, "invariants": "none"}
+"""ZooKeeper mode, clean crashes and restarts, one record."""
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "finding 1: a superseded LeaderAndIsr at a channel's head waits for ever for its leader "
+    "to reach its epoch (Kafka's makeFollower never waits; its fetcher does)"))
+def test_zookeeper_mode_followers_rejoin_and_replicate_after_crashes() -> None:
+    holds = verdicts(check_liveness(model_of(ZK_CRASHES)))
+    assert holds["OutOfSyncFollowerRejoinsIsr"] and holds["AckedRecordFullyReplicated"]
+
+
+def test_without_the_leader_and_isr_wait_followers_rejoin_after_crashes() -> None:
+    # fetch_fencing=none (Kafka <= 2.0) handles every LeaderAndIsr at once: the same
+    # crashes no longer stop a follower from rejoining or a record from reaching it.
+    holds = verdicts(check_liveness(model_of({**ZK_CRASHES, "fetch_fencing": "none"})))
+    assert holds["OutOfSyncFollowerRejoinsIsr"] and holds["AckedRecordFullyReplicated"]
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "finding 3: the model shrinks a follower at the leader's LEO (core.isr lacks KAFKA-7152), "
+    "so an idle follower flaps and, with 3.6+'s epoch rule, the metadata log never settles"))
+def test_kraft_metadata_settles_on_an_idle_partition() -> None:
+    params = {**KRAFT_QUIET, "kraft_epoch_bump": "leader-change"}
+    assert verdicts(check_liveness(model_of(params)))["MetadataConverges"]
