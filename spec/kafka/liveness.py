@@ -50,7 +50,8 @@ Modelling shortcuts: a broker is *live* when it runs (``alive``); the partition 
 *offline* when the controller names no leader or a leader that is down (between a leader's
 crash and the election, or for good when no eligible replica is alive); "the ISR" is the
 controller's (ZooKeeper's ISR, KRaft's ``PartitionRegistration.isr``), the one an election
-reads.
+reads.  Where the model is stuck at its ``max_leader_epoch`` bound (an election or an
+epoch-bumping ISR change it does not offer), every goal counts as met (``_bounded``).
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ from isrlab.checker.model import (
 from isrlab.spec.kafka.kraft_state import Image, replayed
 from isrlab.spec.kafka.state import (
     ALTER_NONE,
+    ALTER_SENT,
     NONE,
     EpochCodec,
     KafkaState,
@@ -285,27 +287,46 @@ def _fair_instance(dropped: frozenset[str]) -> Callable[[str], str | None]:
     return instance
 
 
-def _bounded(goal: Predicate, max_leader_epoch: int) -> Predicate:
-    """``goal``, or the controller's leader epoch is at ``max_leader_epoch``: the model then
-    offers no election and no epoch-bumping ISR change (its bound, not Kafka's), so a
-    behaviour that reaches it is cut short, as TLC's CONSTRAINT cuts one, and counts as
-    satisfying the property from then on (leader epochs never decrease)."""
-    return lambda s: s.controller.leader_epoch >= max_leader_epoch or goal(s)
+def _stuck_at_bound(max_leader_epoch: int) -> Predicate:
+    """The controller's leader epoch is at ``max_leader_epoch`` and it has something to do
+    that needs a new epoch, which the model does not offer (its bound, not Kafka's): an
+    election (the partition is offline), an ISR change a leader proposed (KRaft's
+    ``kraft_epoch_bump=isr-shrink`` bumps the epoch), or removing a member that is down
+    (ZooKeeper's ``RemoveDeadFromIsr``, KRaft's fencing with an election or a bump)."""
+    def holds(s: KafkaState) -> bool:
+        if s.controller.leader_epoch < max_leader_epoch:
+            return False
+        if _offline(s):
+            return True
+        brokers = s.brokers
+        isr = s.controller.isr
+        return any((br.alter_partition == ALTER_SENT and br.alive)
+                   or (isr >> b & 1 and not br.alive) for b, br in enumerate(brokers))
+    return holds
+
+
+def _bounded(goal: Predicate, stuck: Predicate) -> Predicate:
+    """``goal``, or the model is stuck at its leader-epoch bound (``_stuck_at_bound``): a
+    behaviour that stays stuck there is cut short, as TLC's CONSTRAINT cuts one, and does
+    not count against the property; one that gets going again must still meet the goal
+    (for a premise that stays true, as ``acked``, the goal infinitely often)."""
+    return lambda s: goal(s) or stuck(s)
 
 
 def kafka_properties(model: KafkaLike, *, kraft: bool, records: int, min_isr: int,
                      elr: bool, max_leader_epoch: int
                      ) -> tuple[TemporalProperty[KafkaState], ...]:
     """The temporal properties of a ``kafka`` model with ``records`` records (their
-    docstrings give the Kafka reasoning), each goal excused at the leader-epoch bound
-    (``_bounded``)."""
+    docstrings give the Kafka reasoning), each goal excused where the model is stuck at its
+    leader-epoch bound (``_bounded``)."""
     props = _properties(model, kraft=kraft, records=records, min_isr=min_isr, elr=elr)
+    stuck = _stuck_at_bound(max_leader_epoch)
 
     def cut(clause: Clause[KafkaState]) -> Clause[KafkaState]:
         if isinstance(clause, LeadsTo):
-            return LeadsTo(clause.premise, _bounded(clause.goal, max_leader_epoch))
+            return LeadsTo(clause.premise, _bounded(clause.goal, stuck))
         assert isinstance(clause, AlwaysEventually)
-        return AlwaysEventually(_bounded(clause.holds, max_leader_epoch))
+        return AlwaysEventually(_bounded(clause.holds, stuck))
 
     return tuple(TemporalProperty(p.name, tuple(map(cut, p.clauses)), p.doc) for p in props)
 
