@@ -40,8 +40,9 @@ PARAMS = (
           "comma-separated actions whose weak fairness --liveness drops "
           "(isrlab.spec.kafka.liveness.FAIR_ACTIONS)"),
 )
-"""The ``kafka`` model's parameters: every ``KafkaConfig`` field as declared there, and the
-invariants to check (the model's, not the configuration's)."""
+"""The ``kafka`` model's parameters: every ``KafkaConfig`` field as declared there, the
+invariants to check and the actions ``--liveness`` takes as unfair (the model's, not the
+configuration's)."""
 
 
 def build(params: Mapping[str, ParamValue]) -> KafkaModel:
