@@ -124,10 +124,6 @@ class KafkaLike(Protocol):
 # -- the state predicates -----------------------------------------------------------------------
 
 
-def _alive(b: int) -> Predicate:
-    return lambda s: bool(s.brokers[b].alive)
-
-
 def _offline(s: KafkaState) -> bool:
     """The controller names no leader, or one that is down."""
     leader = s.controller.leader
