@@ -11,6 +11,11 @@ own fair action):
 * `FollowerEventuallyCatchesUp`: `(some ISR member's log is shorter than the leader's) ~>
   (no ISR member's log is shorter than the leader's)`.
 
+With ``--declared`` the liveness run checks the model's own ``liveness()`` declaration
+instead (the ``kafka`` model's, ``isrlab.spec.kafka.liveness``):
+
+    .venv/bin/python bench/bench_liveness.py --declared --model kafka -p controller=kraft ...
+
 Prints each run's distinct states, wall and CPU seconds and peak RSS, the liveness run's
 split (graph build, search), each property's verdict, and the ratios.  The predicates read
 `model.variables(state)` (once per state), as a user's predicates would.  A script, not a
@@ -124,9 +129,17 @@ def _plain(name: str, params: list[str], out: Any) -> None:
 
 
 def _live(name: str, params: list[str], out: Any) -> None:
+    _measure_liveness(name, params, out, declared=False)
+
+
+def _live_declared(name: str, params: list[str], out: Any) -> None:
+    _measure_liveness(name, params, out, declared=True)
+
+
+def _measure_liveness(name: str, params: list[str], out: Any, declared: bool) -> None:
     _, _, model = resolve_model(name, params)
     started, cpu = time.monotonic(), _cpu()
-    result = check_liveness(WithLiveness(model))
+    result = check_liveness(model if declared else WithLiveness(model))
     broken = {v.property: len(v.lasso.trace) for v in result.violations}
     out.send({"states": result.states, "edges": result.edges, "graph_s": result.graph_s,
               "search_s": result.search_s, "wall": time.monotonic() - started,
@@ -150,9 +163,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", default="tla-kip320")
     parser.add_argument("-p", "--param", action="append", default=[])
+    parser.add_argument("--declared", action="store_true",
+                        help="check the model's own liveness() declaration")
     args = parser.parse_args()
     plain = _in_child(_plain, args.model, args.param)
-    live = _in_child(_live, args.model, args.param)
+    live = _in_child(_live_declared if args.declared else _live, args.model, args.param)
     print(f"{args.model} {' '.join(args.param)}")
     print(f"plain check: {plain['distinct']:,} distinct / {plain['generated']:,} generated, "
           f"{plain['wall']:.2f} s wall, {plain['cpu']:.2f} s CPU, peak RSS "

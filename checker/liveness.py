@@ -67,6 +67,7 @@ from isrlab.checker.model import (
     LeadsTo,
     Liveness,
     Model,
+    action_name,
 )
 from isrlab.checker.report import INIT_ACTION, TraceStep, json_value
 from isrlab.checker.trace import text_trace
@@ -147,6 +148,7 @@ class LivenessResult:
     fairness: tuple[str, ...]
     graph_s: float
     search_s: float
+    finitely_often: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -159,10 +161,12 @@ class LivenessResult:
         verdicts = ", ".join(f"{p} {'VIOLATED' if p in broken else 'holds'}"
                              for p in self.properties)
         head = "OK: every temporal property holds" if self.ok else "LIVENESS VIOLATION"
+        finite = (f", {', '.join(self.finitely_often)} finitely often"
+                  if self.finitely_often else "")
         return (f"{self.model} [liveness]: {head} ({verdicts}); under "
-                f"{', '.join(self.fairness) or 'no fairness'}; graph of {self.states:,} states "
-                f"/ {self.edges:,} steps built in {self.graph_s:.1f} s, searched in "
-                f"{self.search_s:.1f} s")
+                f"{', '.join(self.fairness) or 'no fairness'}{finite}; graph of "
+                f"{self.states:,} states / {self.edges:,} steps built in {self.graph_s:.1f} s, "
+                f"searched in {self.search_s:.1f} s")
 
     def text(self) -> str:
         """The summary line and every violation's lasso."""
@@ -174,6 +178,7 @@ class LivenessResult:
         return {
             "ok": self.ok, "states": self.states, "edges": self.edges,
             "properties": list(self.properties), "fairness": list(self.fairness),
+            "finitely_often": list(self.finitely_often),
             "violations": [v.to_json() for v in self.violations],
             "graph_s": round(self.graph_s, 3), "search_s": round(self.search_s, 3),
         }
@@ -268,9 +273,15 @@ def build_graph(
 
 
 class _Fair:
-    """The fair actions of a graph: per label, the ids of the fair actions it belongs to."""
+    """The fair actions of a graph: per label, the ids of the fair actions it belongs to;
+    ``finite[label]`` is 1 for a label of an action taken only finitely often (never on a
+    lasso's cycle)."""
 
-    def __init__(self, graph: BehaviourGraph, fairness: Sequence[Fairness]) -> None:
+    def __init__(self, graph: BehaviourGraph, fairness: Sequence[Fairness],
+                 finitely_often: Sequence[str] = ()) -> None:
+        finite = frozenset(finitely_often)
+        self.finite = bytearray(1 if action_name(name) in finite else 0
+                                for name in graph.labels)
         ids: dict[tuple[int, str], int] = {}
         self.strong: list[bool] = []
         self.of_label: list[tuple[int, ...]] = []
@@ -316,13 +327,15 @@ def _minus_one() -> int:
     return -1
 
 
-def _components(graph: BehaviourGraph, roots: Sequence[int], member: bytearray) -> list[list[int]]:
+def _components(graph: BehaviourGraph, roots: Sequence[int], member: bytearray,
+                skip: bytearray | None = None) -> list[list[int]]:
     """Tarjan's strongly connected components of the subgraph of nodes with ``member[i]``
-    reachable from ``roots`` (iterative; components in the order Tarjan closes them).
+    reachable from ``roots``, without the steps whose label has ``skip[label]`` set
+    (iterative; components in the order Tarjan closes them).
 
     Its per-node numbers live in arrays (16 bytes per node of the graph) when the roots are
     a large part of it, else in dictionaries (the refinement's small components)."""
-    start, target = graph.start, graph.target
+    start, target, label = graph.start, graph.target, graph.label
     index: MutableSequence[int] | defaultdict[int, int]
     low: MutableSequence[int] | defaultdict[int, int]
     on_stack: MutableSequence[int] | defaultdict[int, int]
@@ -349,7 +362,7 @@ def _components(graph: BehaviourGraph, roots: Sequence[int], member: bytearray) 
             while e < end:
                 w = target[e]
                 e += 1
-                if not member[w]:
+                if not member[w] or (skip is not None and skip[label[e - 1]]):
                     continue
                 if index[w] < 0:
                     work[-1] = (v, e)
@@ -402,7 +415,7 @@ def _fair_components(
         for v in nodes:
             for e in graph.succ(v):
                 w = graph.target[e]
-                if w != v and scratch[w]:
+                if w != v and scratch[w] and not fair.finite[graph.label[e]]:
                     taken.update(fair.of_label[graph.label[e]])
         everywhere: set[int] | None = None
         somewhere: set[int] = set()
@@ -428,7 +441,7 @@ def _fair_components(
             scratch[v] = 0
     for v in keep:
         scratch[v] = 1
-    parts = _components(graph, keep, scratch)
+    parts = _components(graph, keep, scratch, fair.finite)
     for v in keep:
         scratch[v] = 0
     for part in parts:
@@ -562,7 +575,7 @@ def _cycle(graph: BehaviourGraph, fair: _Fair, part: _Component, entry: int,
         for v in queue:
             for e in graph.succ(v):
                 w = graph.target[e]
-                if w == v or w not in members:
+                if w == v or w not in members or fair.finite[graph.label[e]]:
                     continue
                 if goal(e, w):
                     steps = [(e, w)]
@@ -626,7 +639,7 @@ def _violation(graph: BehaviourGraph, fair: _Fair, pattern: _Pattern
     through = pattern.through
     best: tuple[int, int, int, list[tuple[int, int]]] | None = None  # (states, tie, entry, cycle)
     candidates: list[tuple[int, int, _Component]] = []
-    for component in _components(graph, roots, reached):
+    for component in _components(graph, roots, reached, fair.finite):
         for part in _fair_components(graph, fair, component, scratch):
             if through is not None and not any(through[v] for v in part.nodes):
                 continue
@@ -729,7 +742,7 @@ def check_liveness(
     def truth(predicate: Callable[[Any], bool]) -> bytearray:
         return graph.truth[position[id(predicate)]]
 
-    fair = _Fair(graph, declared.fairness)
+    fair = _Fair(graph, declared.fairness, declared.finitely_often)
     violations = []
     for prop in declared.properties:
         for number, clause in enumerate(prop.clauses):
@@ -743,6 +756,7 @@ def check_liveness(
         properties=tuple(p.name for p in declared.properties),
         violations=tuple(violations),
         fairness=tuple(f.name for f in declared.fairness),
+        finitely_often=tuple(declared.finitely_often),
         graph_s=built - started, search_s=time.monotonic() - built,
     )
 

@@ -194,10 +194,15 @@ class Fairness:
 
 @dataclass(frozen=True, slots=True)
 class Liveness(Generic[S]):
-    """What ``--liveness`` checks: ``properties`` under the conjunction of ``fairness``."""
+    """What ``--liveness`` checks: ``properties`` under the conjunction of ``fairness``,
+    over the behaviours that take the actions of ``finitely_often`` (names as
+    ``action_name`` gives them) only finitely often: TLA+'s ``<>[][~(A1 \\/ ...)]_vars``
+    as an assumption of every property, e.g. faults a property should survive any finite
+    number of (a lasso's cycle takes none of them; its prefix any number)."""
 
     properties: tuple[TemporalProperty[S], ...]
     fairness: tuple[Fairness, ...] = ()
+    finitely_often: tuple[str, ...] = ()
 
 
 @runtime_checkable

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from isrlab.checker.registry import ModelEntry, Param, ParamValue, Registry
 from isrlab.spec.invariants import INVARIANT_NAMES
 from isrlab.spec.kafka.config import ParamInfo, config_of, declarations
+from isrlab.spec.kafka.liveness import check_unfair
 from isrlab.spec.kafka.model import KafkaModel
 from isrlab.spec.kafka.quorum_controller import KRaftModel
 
@@ -37,15 +38,21 @@ PARAMS = (
     *(_param(*declared) for declared in declarations()),
     Param("invariants", str, "all",
           "comma-separated invariants to check (see isrlab.spec.invariants), all, or none"),
+    Param("unfair", str, "",
+          "comma-separated actions whose weak fairness --liveness drops "
+          "(isrlab.spec.kafka.liveness.FAIR_ACTIONS)"),
 )
-"""The ``kafka`` model's parameters: every ``KafkaConfig`` field as declared there, and the
-invariants to check (the model's, not the configuration's)."""
+"""The ``kafka`` model's parameters: every ``KafkaConfig`` field as declared there, the
+invariants to check and the actions ``--liveness`` takes as unfair (the model's, not the
+configuration's)."""
 
 
 def build(params: Mapping[str, ParamValue]) -> KafkaModel:
     """The ``kafka`` model for parsed parameters (``ValueError`` when unusable)."""
     values = {p.name: params.get(p.name, p.default) for p in PARAMS}
     text = str(values.pop("invariants"))
+    unfair = tuple(a.strip() for a in str(values.pop("unfair")).split(",") if a.strip())
+    check_unfair(unfair)
     names: tuple[str, ...] | None = tuple(
         part.strip() for part in text.split(",") if part.strip()
     )
@@ -56,8 +63,8 @@ def build(params: Mapping[str, ParamValue]) -> KafkaModel:
         names = ()
     config = config_of(values)
     if kraft:
-        return KRaftModel(config, names)
-    return KafkaModel(config, names)
+        return KRaftModel(config, names, unfair)
+    return KafkaModel(config, names, unfair)
 
 
 def register(reg: Registry) -> None:

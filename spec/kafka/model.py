@@ -62,7 +62,7 @@ import marshal
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from isrlab.checker.model import Property
+from isrlab.checker.model import Liveness, Property
 from isrlab.core.state import UNKNOWN_OFFSET
 from isrlab.spec.invariants import kafka_invariants, kafka_sometimes
 from isrlab.spec.kafka.alter_partition import ALTER_TEXT
@@ -88,9 +88,11 @@ class KafkaModel(PartitionLeader):
     """The ``kafka`` model for one configuration: the components composed (see the module
     docstring), with the checker's ``Model`` protocol."""
 
-    def __init__(self, config: KafkaConfig, invariants: Sequence[str] | None = None) -> None:
+    def __init__(self, config: KafkaConfig, invariants: Sequence[str] | None = None,
+                 unfair: Sequence[str] = ()) -> None:
         super().__init__(config)
         self._selected = None if invariants is None else tuple(invariants)
+        self._unfair = tuple(unfair)
         known = kafka_invariants(self)
         if invariants is None:
             self._invariants = tuple(known)
@@ -182,10 +184,22 @@ class KafkaModel(PartitionLeader):
         """No symmetry: broker 0 is the first leader and the preference order matters."""
         return state
 
-    def __reduce__(self) -> tuple[type[KafkaModel], tuple[KafkaConfig, tuple[str, ...] | None]]:
+    def __reduce__(self) -> tuple[type[KafkaModel], tuple[KafkaConfig, tuple[str, ...] | None,
+                                                          tuple[str, ...]]]:
         """The model as pickled (Spark's broadcast, worker processes): the arguments it was
         built from, so each copy rebuilds its memoised results and encoder for itself."""
-        return (KafkaModel, (self.cfg, self._selected))
+        return (KafkaModel, (self.cfg, self._selected, self._unfair))
+
+    def liveness(self) -> Liveness[State]:
+        """The temporal properties in Kafka's terms under weak fairness of Kafka's threads
+        and tasks, failures finitely often, less the fairness of ``unfair``
+        (``isrlab.spec.kafka.liveness``)."""
+        from isrlab.spec.kafka.liveness import kafka_liveness
+        cfg = self.cfg
+        return kafka_liveness(self, kraft=cfg.controller == "kraft", records=cfg.max_records,
+                              min_isr=cfg.min_isr, elr=cfg.elr,
+                              max_leader_epoch=cfg.max_leader_epoch,
+                              heartbeat_loss=cfg.heartbeat_loss, unfair=self._unfair)
 
     def encode(self, state: State) -> bytes:
         """``marshal`` version 2 of the state as plain tuples (``self.layout.plain``, from

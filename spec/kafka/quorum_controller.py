@@ -294,8 +294,9 @@ class KRaftModel(QuorumController):
     """The ``kafka`` model with ``controller=kraft``: the broker components of the
     ZooKeeper-mode model, their metadata from the KRaft metadata log."""
 
-    def __init__(self, config: KafkaConfig, invariants: Sequence[str] | None = None) -> None:
-        super().__init__(config, ())
+    def __init__(self, config: KafkaConfig, invariants: Sequence[str] | None = None,
+                 unfair: Sequence[str] = ()) -> None:
+        super().__init__(config, (), unfair)
         self._selected = None if invariants is None else tuple(invariants)
         self._kraft_bytes: dict[KRaftState, bytes] = {}
         self.state_layout = f"kafka-kraft-state 1 {self.layout.version}"
@@ -357,9 +358,10 @@ class KRaftModel(QuorumController):
         (``isrlab.spec.kafka.kraft_invariants``)."""
         return self._invariants
 
-    def __reduce__(self) -> tuple[type[KRaftModel], tuple[KafkaConfig, tuple[str, ...] | None]]:
+    def __reduce__(self) -> tuple[type[KRaftModel], tuple[KafkaConfig, tuple[str, ...] | None,
+                                                          tuple[str, ...]]]:
         """The model as pickled: the arguments it was built from."""
-        return (KRaftModel, (self.cfg, self._selected))
+        return (KRaftModel, (self.cfg, self._selected, self._unfair))
 
     def encode(self, state: State) -> bytes:
         """The ZooKeeper-mode bytes of the state (``isrlab.spec.kafka.state.Encoder``, which

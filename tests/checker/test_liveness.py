@@ -228,6 +228,32 @@ def test_the_lasso_is_shortest_for_the_stuttering_case() -> None:
     assert nodes_of(violation.lasso) == [0, 3, 5]
 
 
+def test_finitely_often_actions_never_close_the_cycle() -> None:
+    # Work (0 -> 1) is what the property waits for; Fault (0 -> 2) and the fair Repair
+    # (2 -> 0) can alternate forever: Work is disabled at 2, so that cycle is weakly fair
+    # to Work and violates <>(at 1).  With Fault taken only finitely often the cycle is
+    # gone: stuttering at 0 leaves Work enabled, at 2 Repair, so every fair behaviour that
+    # stops faulting reaches 1.
+    edges = [(0, "Work", 1), (0, "Fault", 2), (2, "Repair", 0)]
+    prop = TemporalProperty("Works", (Eventually(at(1)),))
+    fair = WF("Work", "Repair")
+    (violation,) = check(edges, Liveness((prop,), (fair,))).violations
+    assert nodes_of(violation.lasso) == [0, 2] and violation.lasso.loop_action == "Repair"
+    result = check(edges, Liveness((prop,), (fair,), finitely_often=("Fault",)))
+    assert result.ok and result.finitely_often == ("Fault",)
+    assert "Fault finitely often" in result.summary_line()
+
+
+def test_finitely_often_actions_may_still_lead_to_a_fair_stop() -> None:
+    # A Fault into a state with no fair action enabled: stopping there forever takes one
+    # Fault only, so <>(at 1) is still violated (a crash that is never repaired).
+    edges = [(0, "Work", 1), (0, "Fault", 2)]
+    prop = TemporalProperty("Works", (Eventually(at(1)),))
+    result = check(edges, Liveness((prop,), (WF("Work"),), finitely_often=("Fault",)))
+    (violation,) = result.violations
+    assert nodes_of(violation.lasso) == [0, 2] and violation.lasso.stutters
+
+
 # -- against a brute-force reference on random small graphs --------------------------------------
 
 Kind = Literal["weak", "strong"]
@@ -253,10 +279,12 @@ def _strongly_connected(nodes: set[int], steps: Sequence[Edge]) -> bool:
     return nodes <= forward and nodes <= backward
 
 
-def _fair_cycles(edges: Sequence[Edge], nodes: set[int], fairness: Sequence[Fairness]
-                 ) -> list[tuple[set[int], list[Edge]]]:
-    """Every (states, steps) of a fair infinite tail inside ``nodes``, by enumeration."""
-    moves = [e for e in edges if e[0] != e[2] and e[0] in nodes and e[2] in nodes]
+def _fair_cycles(edges: Sequence[Edge], nodes: set[int], fairness: Sequence[Fairness],
+                 finite: frozenset[str] = frozenset()) -> list[tuple[set[int], list[Edge]]]:
+    """Every (states, steps) of a fair infinite tail inside ``nodes``, by enumeration (a
+    tail takes no step of an action of ``finite``)."""
+    moves = [e for e in edges if e[0] != e[2] and e[0] in nodes and e[2] in nodes
+             and action_name(e[1]) not in finite]
     tails: list[tuple[set[int], list[Edge]]] = [({v}, []) for v in nodes]  # stuttering
     for size in range(1, len(moves) + 1):
         for chosen in combinations(moves, size):
@@ -286,7 +314,8 @@ def _is_fair(edges: Sequence[Edge], states: set[int], steps: Sequence[Edge],
 
 
 def _reference_violated(edges: Sequence[Edge], init: Sequence[int], clause: Clause[int],
-                        fairness: Sequence[Fairness]) -> bool:
+                        fairness: Sequence[Fairness], finite: frozenset[str] = frozenset()
+                        ) -> bool:
     everything = {u for u, _, _ in edges} | {v for _, _, v in edges} | set(init)
     reach = _reachable(edges, init, lambda _: True)
     if isinstance(clause, Eventually):
@@ -307,12 +336,13 @@ def _reference_violated(edges: Sequence[Edge], init: Sequence[int], clause: Clau
         region = {v for v in everything if not clause.goal(v)}
         starts = reach
         need = lambda s: s <= region and any(clause.premise(v) for v in s)  # noqa: E731
-    return any(need(states) for states, _ in _fair_cycles(edges, starts, fairness)
+    return any(need(states) for states, _ in _fair_cycles(edges, starts, fairness, finite)
                if states <= starts)
 
 
 def _valid_lasso(edges: Sequence[Edge], init: Sequence[int], clause: Clause[int],
-                 fairness: Sequence[Fairness], lasso: Lasso) -> bool:
+                 fairness: Sequence[Fairness], lasso: Lasso,
+                 finite: frozenset[str] = frozenset()) -> bool:
     """The lasso is a behaviour of the graph, its tail is fair and it violates the clause."""
     nodes = nodes_of(lasso)
     steps = [step.action for step in lasso.trace]
@@ -332,6 +362,8 @@ def _valid_lasso(edges: Sequence[Edge], init: Sequence[int], clause: Clause[int]
         if closing not in edges:
             return False
         tail.append(closing)
+    if any(action_name(label) in finite for _, label, _ in tail):
+        return False
     if not _is_fair(edges, cycle_nodes, tail, fairness):
         return False
     return _lasso_violates(nodes, lasso.loop, clause)
@@ -352,8 +384,11 @@ def _lasso_violates(nodes: list[int], loop: int, clause: Clause[int]) -> bool:
             and not any(clause.goal(v) for v in cycle))
 
 
+Case = tuple[list[Edge], list[int], Clause[int], list[Fairness], frozenset[str]]
+
+
 @st.composite
-def random_case(draw: st.DrawFn) -> tuple[list[Edge], list[int], Clause[int], list[Fairness]]:
+def random_case(draw: st.DrawFn) -> Case:
     n = draw(st.integers(2, 5))
     node = st.integers(0, n - 1)
     label = st.sampled_from(["A(0)", "A(1)", "B(0)", "C(0)"])
@@ -377,20 +412,19 @@ def random_case(draw: st.DrawFn) -> tuple[list[Edge], list[int], Clause[int], li
         if kind is not None:
             per: Literal["label", "action"] = draw(st.sampled_from(["label", "action"]))
             fairness.append(Fairness.of(kind, action, per=per))
-    return edges, init, clause, fairness
+    finite = frozenset(draw(st.sets(st.sampled_from(["A", "B", "C"]), max_size=1)))
+    return edges, init, clause, fairness, finite
 
 
 @settings(max_examples=400, deadline=None)
 @given(random_case())
-def test_agrees_with_the_brute_force_reference(
-    case: tuple[list[Edge], list[int], Clause[int], list[Fairness]],
-) -> None:
-    edges, init, clause, fairness = case
-    live = Liveness((TemporalProperty("P", (clause,)),), tuple(fairness))
+def test_agrees_with_the_brute_force_reference(case: Case) -> None:
+    edges, init, clause, fairness, finite = case
+    live = Liveness((TemporalProperty("P", (clause,)),), tuple(fairness), tuple(sorted(finite)))
     result = check(edges, live, init)
-    assert (not result.ok) == _reference_violated(edges, init, clause, fairness)
+    assert (not result.ok) == _reference_violated(edges, init, clause, fairness, finite)
     for violation in result.violations:
-        assert _valid_lasso(edges, init, clause, fairness, violation.lasso)
+        assert _valid_lasso(edges, init, clause, fairness, violation.lasso, finite)
     # Tarjan's numbers in dictionaries instead of arrays: the very same lassos
     saved = liveness_module.DENSE_ROOTS
     liveness_module.DENSE_ROOTS = 0

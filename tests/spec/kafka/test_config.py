@@ -41,9 +41,9 @@ def test_the_table_has_one_row_per_field() -> None:
         f.name for f in fields(KafkaConfig)]
 
 
-def test_params_are_the_fields_in_order_and_invariants() -> None:
+def test_params_are_the_fields_in_order_then_invariants_and_unfair() -> None:
     declared = declarations()
-    assert [p.name for p in PARAMS] == [name for name, *_ in declared] + ["invariants"]
+    assert [p.name for p in PARAMS] == [name for name, *_ in declared] + ["invariants", "unfair"]
     for param, (name, kind, default, info) in zip(PARAMS, declared, strict=False):
         assert (param.name, param.type, param.default) == (name, kind, default)
         assert (param.doc, param.choices, param.minimum, param.maximum, param.fault,
