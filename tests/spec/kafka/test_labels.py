@@ -30,6 +30,9 @@ SPACES: dict[str, dict[str, Any]] = {
     "kip-320": {"fetch_fencing": "first-design", "isr_changes": "zookeeper"},
     "kraft": {**SMALL, "controller": "kraft", "isr_shrink": True, "empty_disk": True,
               "kip903": False},
+    "kraft operations": {**SMALL, "controller": "kraft", "isr_shrink": True,
+                         "controlled_shutdown": True, "preferred_election": True,
+                         "controller_failover": True},
 }
 """The default space, and small ones holding the rest of the grammar."""
 
