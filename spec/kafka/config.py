@@ -385,6 +385,12 @@ class KafkaConfig:
         "with controller=kraft, a broker that is down may come back with an empty log "
         "directory (a replaced disk: no log, no clean-shutdown file) under its old broker "
         "id: KAFKA-14139's precondition", Kind.FAULT, fault=True))
+    initial_leader: int = field(default=0, metadata=declare(
+        "with controller=kraft: the broker leading the partition in the initial state "
+        "(epoch 0, every broker caught up with the metadata log); the assignment is "
+        "0..brokers-1 in order, so broker 0 is the preferred replica: another value starts "
+        "from a cluster whose preferred replica lost leadership and is back in the ISR "
+        "(after its restart), before the next preferred election", Kind.BOUND, minimum=0))
     controller_failover: bool = field(default=False, metadata=declare(
         "with controller=kraft, ControllerFailover steps: the active controller resigns "
         "(QuorumController.renounce) and another continues from the committed metadata log; "
@@ -429,9 +435,15 @@ class KafkaConfig:
             out.append(f"min_isr {self.min_isr} exceeds the {self.brokers} replicas")
         if self.controller == Controller.KRAFT.value:
             out.extend(self._kraft_problems())
-        elif self.controller_failover:
-            out.append("controller_failover is a KRaft-mode parameter (controller=kraft; "
-                       "ZooKeeper mode's failovers are max_controller_epoch)")
+        else:
+            if self.controller_failover:
+                out.append("controller_failover is a KRaft-mode parameter (controller=kraft; "
+                           "ZooKeeper mode's failovers are max_controller_epoch)")
+            if self.initial_leader:
+                out.append("initial_leader is a KRaft-mode parameter (controller=kraft)")
+        if self.initial_leader >= max(1, self.initial_isr or self.brokers):
+            out.append(f"initial_leader {self.initial_leader} is not in the initial ISR "
+                       f"(brokers 0..{(self.initial_isr or self.brokers) - 1})")
         return out
 
     def _kraft_problems(self) -> list[str]:

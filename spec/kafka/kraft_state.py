@@ -91,14 +91,15 @@ FENCED, SHUTTING_DOWN = 1, 2
 in controlled shutdown (``BrokerRegistration.inControlledShutdown``); a state without any
 controlled shutdown has the same ints as before the second bit existed."""
 
-def initial(n: int, isr: int, shutdown: bool = False) -> KRaftState:
+def initial(n: int, isr: int, shutdown: bool = False, leader: int = 0) -> KRaftState:
     """The topic just created on a cluster whose brokers all registered (epoch 0) and were
-    unfenced, every broker caught up: broker 0 leads leader epoch 0, partition epoch 0
-    (``shutdown``: with the heartbeat manager's controlled-shutdown offsets, none set)."""
-    base: Image = ((0, 0, 0, isr, 0, 0, 0), tuple((0, 0) for _ in range(n)))
-    return KRaftState((), base, (0,) * n, (0,) * n, (0,) * n,
-                      (((-1,) * n),) + ((),) * (n - 1), ((),) * n, (0,) * n,
-                      (-1,) * n if shutdown else ())
+    unfenced, every broker caught up: ``leader`` (broker 0 unless said) leads leader epoch 0,
+    partition epoch 0 (``shutdown``: with the heartbeat manager's controlled-shutdown
+    offsets, none set)."""
+    base: Image = ((leader, 0, 0, isr, 0, 0, 0), tuple((0, 0) for _ in range(n)))
+    fetch_epochs = tuple((-1,) * n if b == leader else () for b in range(n))
+    return KRaftState((), base, (0,) * n, (0,) * n, (0,) * n, fetch_epochs, ((),) * n,
+                      (0,) * n, (-1,) * n if shutdown else ())
 
 
 def plain(k: KRaftState) -> tuple[Any, ...]:

@@ -495,8 +495,23 @@ class KRaftModel(ControllerOperations):
         0) on a cluster whose brokers registered with broker epoch 0, unfenced, and
         published the partition's first registration (partition epoch 0)."""
         (zk,) = tuple(super().init_states())
-        k = initial(self.n, zk.controller.isr, self.cfg.controlled_shutdown)
+        lead = self.cfg.initial_leader
+        if lead:
+            zk = self._led_by(zk, lead)
+        k = initial(self.n, zk.controller.isr, self.cfg.controlled_shutdown, lead)
         return (self._with_kraft(zk, k),)
+
+    def _led_by(self, zk: State, lead: int) -> State:
+        """The initial state ``zk`` with broker ``lead`` leading epoch 0 instead of broker 0
+        (``initial_leader``): its ``Partition`` holds the ISR and the remote replicas, the
+        others follow it."""
+        leader = zk.brokers[0]
+        brokers = tuple(br._replace(leader=lead, in_sync_replica_ids=leader.in_sync_replica_ids
+                                    if b == lead else 0,
+                                    remotes=leader.remotes if b == lead else ())
+                        for b, br in enumerate(zk.brokers))
+        ghost = zk.ghost._replace(epoch_leader=(lead, *zk.ghost.epoch_leader[1:]))
+        return KafkaState(zk.controller._replace(leader=lead), brokers, zk.channels, ghost)
 
     def next_states(self, state: State) -> Iterable[tuple[str, State]]:
         """Every enabled step: the brokers' (produce, fetch and truncation, ISR expiration,

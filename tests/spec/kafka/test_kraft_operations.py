@@ -188,3 +188,76 @@ def test_the_fix_holds_on_the_same_walk() -> None:
         (s,) = [t for a, t in m.next_states(s) if a == label]
         assert all(p.holds(s) for p in m.invariants()), label
     assert s.brokers[1].high_watermark == 0
+
+
+def test_initial_leader_is_the_state_after_the_preferred_replica_came_back() -> None:
+    # initial_leader=1 starts where STALE_LEO_KRAFT's first 13 steps (and one more replay)
+    # arrive: broker 1 leads, the preferred replica 0 is back in the ISR, every broker
+    # follows 1 and has published everything, nothing is in flight, the logs are empty.
+    long = model(**STALE_LEO_CONFIG)
+    s = walk(long, *STALE_LEO_KRAFT[:13], "HandleCommit(2)")
+    short = model(**STALE_LEO_CONFIG, initial_leader=1)
+    (t,) = short.init_states()
+    for state in (s, t):
+        assert (state.controller.leader, state.controller.isr) == (1, 0b111)
+        assert kraft(state).batches == ()
+        assert [(br.alive, br.log, br.leader, br.in_sync_replica_ids, br.pending_isr)
+                for br in state.brokers] == [(1, (), 1, 0, 0), (1, (), 1, 0b111, 0),
+                                             (1, (), 1, 0, 0)]
+    assert t.ghost.epoch_leader[0] == 1 and kraft(t).fetch_epochs[1] == (-1, -1, -1)
+    assert KafkaConfig(controller="kraft", initial_leader=1, initial_isr=1).problems() == [
+        "initial_leader 1 is not in the initial ISR (brokers 0..0)"]
+    assert "initial_leader is a KRaft-mode parameter (controller=kraft)" in KafkaConfig(
+        initial_leader=1).problems()
+
+
+STALE_LEO_SHORT = (
+    "PreferredElection", "Produce(1)", "ControlledShutdown(0)", "Fetch(2)", "Fetch(2)",
+    "HandleCommit(1,2)", "HandleCommit(0)", "HandleCommit(2)", "Truncate(2)",
+    "ControlledShutdown(1)", "HandleCommit(2,2)")
+"""The same loss from ``initial_leader=1`` (docs/scenarios.md #17, the scenario's shortest
+trace), counted by hand, every step needed: 1 Init (broker 1 leads epoch 0, ISR {0, 1, 2},
+broker 0 the preferred replica)  2 the preferred election (epoch 1, leader 0), which no
+broker publishes yet  3 m0 on broker 1  4 broker 0's controlled shutdown (epoch 2, leader 1,
+ISR {1, 2})  5-6 broker 2 fetches m0, then fetches again: broker 1 records its LEO 1
+7 broker 1 publishes both records as one delta: makeLeader with isNewLeader false keeps
+broker 2's LEO, the HW rises to 1 (broker 2 holds m0: committed, acknowledged)  8 broker 0
+publishes epoch 1 only and leads it  9 broker 2 publishes epoch 1 only and follows 0
+10 its first fetch from 0 finds the diverging epoch and truncates m0  11 broker 1's
+controlled shutdown: leader 2, epoch 3  12 broker 2 publishes it and leads without m0."""
+SHORT_CONFIG = {**STALE_LEO_CONFIG, "max_leader_epoch": 3, "initial_leader": 1,
+                "make_leader_equal_epoch": "skip"}
+
+
+def test_the_stale_leo_kraft_scenario_is_the_twelve_state_story() -> None:
+    m = model(**SHORT_CONFIG)
+    s = walk(m, *STALE_LEO_SHORT[:6])
+    assert (s.brokers[1].leader_epoch, s.brokers[1].high_watermark) == (2, 1)
+    assert s.ghost.acked[0] == 2  # m0 acknowledged in epoch 2
+    s = walk(m, *STALE_LEO_SHORT[:9])
+    assert s.brokers[2].log == () and s.controller.isr == 0b110  # in the ISR, without m0
+    s = walk(m, *STALE_LEO_SHORT)
+    assert (s.brokers[2].leader, s.brokers[2].leader_epoch, s.brokers[2].log) == (2, 3, ())
+    assert not next(p for p in m.invariants() if p.name == "NoCommittedRecordLost").holds(s)
+    fixed = model(**SHORT_CONFIG, leader_state_reset="on-epoch")
+    assert walk(fixed, *STALE_LEO_SHORT[:6]).brokers[1].high_watermark == 0
+
+
+STALE_LEO_SHORT_ORDER_13 = (
+    "Produce(1)", "Fetch(2)", "Fetch(2)", "PreferredElection", "HandleCommit(0)",
+    "HandleCommit(2)", "Truncate(2)", "ControlledShutdown(0)", "HandleCommit(1,2)", "Crash(1)",
+    "FenceBroker(1)", "HandleCommit(2,2)")
+"""Scenario 13's order from ``initial_leader=1`` (the follower truncates against the
+preferred leader before the leader skips its epoch; docs/findings/stale-leo-failover.md,
+"KRaft"): 13 states."""
+
+
+def test_scenario_13_s_order_is_reachable_from_initial_leader_too() -> None:
+    m = model(**SHORT_CONFIG)
+    s = walk(m, *STALE_LEO_SHORT_ORDER_13[:9])
+    assert (s.brokers[1].leader_epoch, s.brokers[1].high_watermark, s.brokers[2].log) == (
+        2, 1, ())
+    broken = {p.name for p in m.invariants() if not p.holds(s)}
+    assert {"WeakIsr", "StrongIsr"} <= broken and "NoCommittedRecordLost" not in broken
+    s = walk(m, *STALE_LEO_SHORT_ORDER_13)
+    assert not next(p for p in m.invariants() if p.name == "NoCommittedRecordLost").holds(s)
