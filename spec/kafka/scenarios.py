@@ -219,7 +219,7 @@ SCENARIOS = (
         (*KRAFT_BASE, "kip903=true", "kraft_epoch_bump=leader-change", "elr=true",
          "unclean_detection=new-incarnation", "make_leader_equal_epoch=skip", "brokers=3",
          "initial_leader=1", "max_records=1", "max_leader_epoch=3", "isr_shrink=false",
-         "controlled_shutdown=true", "preferred_election=true"),
+         "crashes=none", "controlled_shutdown=true", "preferred_election=true"),
         ("leader_state_reset=on-leadership",), ("leader_state_reset=on-epoch",),
     ),
 )

@@ -24,11 +24,10 @@ def run(scenario: Scenario, fixed: bool) -> CheckResult:
     return run_scenario(scenario, fixed)
 
 
-VERY_HEAVY = {"stale-leo-failover", "stale-leo-kraft"}
-"""Scenarios whose runs explore hundreds of thousands to millions of states (2.1 and 6.2
-million for stale-leo-failover, 0.4 million and more for stale-leo-kraft: minutes even
-compiled), run only with ``ISRLAB_VERY_HEAVY=1``; tests/spec/kafka/test_stale_leo.py and
-tests/spec/kafka/test_kraft_operations.py replay their traces step by step in every run."""
+VERY_HEAVY = {"stale-leo-failover"}
+"""Scenarios whose runs explore millions of states (2.1 and 6.2 million: minutes even
+compiled), run only with ``ISRLAB_VERY_HEAVY=1``; tests/spec/kafka/test_stale_leo.py replays
+the scenario's trace step by step in every run."""
 
 
 def _explored() -> list[object]:
@@ -292,9 +291,7 @@ def test_stale_leo_failover_is_the_thirteen_state_story() -> None:
     assert actions.count("ControllerFailover") == 1 and actions.count("Produce") == 1
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not os.environ.get("ISRLAB_VERY_HEAVY"),
-                    reason="hundreds of thousands of states: ISRLAB_VERY_HEAVY=1 runs it")
+@pytest.mark.same_worker("kafka-scenario-bug-runs")
 def test_stale_leo_kraft_is_the_twelve_state_story() -> None:
     # docs/scenarios.md #17, counted by hand (tests/spec/kafka/test_kraft_operations.py's
     # STALE_LEO_SHORT, each of its 11 steps needed): the preferred election and broker 0's
