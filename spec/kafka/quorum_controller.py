@@ -75,7 +75,6 @@ from isrlab.core.kraft_metadata import (
     PartitionChangeRecord,
     active_brokers,
     broker,
-    is_active,
 )
 from isrlab.core.partition_change_builder import (
     BuilderConfig,
@@ -183,12 +182,13 @@ class QuorumController(BrokerLifecycleManager):
         image = core_image(replayed(k.base, k.batches, self.n), self.n)
         reg = image.partitions[0][1]
         for b in range(self.n):
-            if not is_active(image, b):
+            registered = broker(image, b)
+            # BrokerHeartbeatManager.findOneStaleBroker: any unfenced broker (one in
+            # controlled shutdown too) whose session expired
+            if registered is None or registered.fenced:
                 continue
             if state.brokers[b].alive and not self.cfg.heartbeat_loss:
                 continue
-            registered = broker(image, b)
-            assert registered is not None
             epoch = registered.epoch
             records: list[tuple[int, ...]] = []
             unclean = False
@@ -199,6 +199,11 @@ class QuorumController(BrokerLifecycleManager):
                     unclean = self._unclean(reg, change)
             records.append((CHG, b, epoch, 1))
             s = self._write(state, tuple(records), unclean)
+            if s is not None and k.shutdown_offset and k.shutdown_offset[b] >= 0:
+                # BrokerHeartbeatManager.touch(fenced): a fenced broker leaves controlled
+                # shutdown (a live one, with heartbeat_loss: its next heartbeat stops it)
+                s = self._with_kraft(s, self._kraft(s)._replace(
+                    shutdown_offset=put(k.shutdown_offset, b, -1)))
             if s is not None:
                 out.append((broker_step("FenceBroker", b), s))
 

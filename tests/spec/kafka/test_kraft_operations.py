@@ -78,6 +78,24 @@ def test_a_broker_shutting_down_is_neither_leader_nor_isr_candidate() -> None:
     assert s.brokers[1].pending_isr == 0 and s.controller.isr == 0b110
 
 
+def test_fencing_ends_a_controlled_shutdown() -> None:
+    # BrokerHeartbeatManager.touch(fenced = true) clears the controlled-shutdown offset; a
+    # fenced broker that asks to shut down is told SHUTDOWN_NOW at once, which the model
+    # leaves to Crash(b): neither heartbeat step is offered any more.
+    m = model(**THREE, heartbeat_loss=True)
+    s = walk(m, "ControlledShutdown(0)", "FenceBroker(0)")
+    assert s.brokers[0].alive and kraft(s).shutdown_offset == (-1, -1, -1)
+    assert broker_flags(m, s, 0) == FENCED | SHUTTING_DOWN
+    steps = labels(m, s)
+    assert "ShutdownNow(0)" not in steps and "ControlledShutdown(0)" not in steps
+    assert "Crash(0)" in steps
+    # a broker that crashes in controlled shutdown stops heartbeating: its session expires
+    # (findOneStaleBroker looks at every unfenced broker) and it is fenced
+    m = model(**THREE)
+    s = walk(m, "ControlledShutdown(0)", "HandleCommit(1)", "Crash(0)", "FenceBroker(0)")
+    assert broker_flags(m, s, 0) == FENCED | SHUTTING_DOWN
+
+
 def test_a_broker_leading_nothing_shuts_down_at_once() -> None:
     # calculateNextBrokerState, UNFENCED + wantShutDown without leaderships: SHUTDOWN_NOW,
     # and processBrokerHeartbeat writes handleBrokerFenced's records (out of the ISR, fenced).
