@@ -34,14 +34,23 @@ channel.  The controller's steps, each ``ReplicationControlManager`` /
 
 Bounds: a batch is written only while every live broker lags fewer than
 ``max_metadata_lag`` batches, and no record takes the leader epoch past
-``max_leader_epoch`` (the step is then not taken).  Shortcuts: one active controller that
-never fails over (its log is the committed log: a controller failover in KRaft continues
-from it, and uncommitted records are not modelled); a new incarnation may register only
-once the old one's session expired and it was fenced (a registration with a live session
-is refused, ``DuplicateBrokerRegistrationException``, and retried until then); controlled
-shutdown is not modelled (``Crash`` is a clean stop without it); the unclean election of
-``unclean_election`` happens where ``PartitionChangeBuilder`` runs with ``Election.UNCLEAN``
-(fencing, unfencing).
+``max_leader_epoch`` (the step is then not taken).  Shortcuts: a batch is committed when
+written (Kafka's active controller applies its records before they commit, but answers and
+brokers see only committed ones, and a failover drops the rest: ``ControllerOperations``'
+``ControllerFailover`` models what remains observable, docs/kafka-model.md "Controller
+failover"); a new incarnation may register only once the old one's session expired and it
+was fenced (a registration with a live session is refused,
+``DuplicateBrokerRegistrationException``, and retried until then); without
+``controlled_shutdown`` ``Crash`` is the only stop (a clean one without controlled
+shutdown); the unclean election of ``unclean_election`` happens where
+``PartitionChangeBuilder`` runs with ``Election.UNCLEAN`` (fencing, unfencing).
+
+``ControllerOperations`` (``controlled_shutdown``, ``preferred_election``,
+``controller_failover``): a running broker's heartbeat asking to shut down
+(``ControlledShutdown(b)``: ``handleBrokerInControlledShutdown``, or SHUTDOWN_NOW at once
+when it leads nothing) and the one that is granted the shutdown (``ShutdownNow(b)``, once
+every active broker published the batch), ``ElectLeaders`` with PREFERRED
+(``PreferredElection``), and the active controller's resignation (``ControllerFailover``).
 """
 
 from __future__ import annotations
