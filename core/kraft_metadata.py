@@ -371,7 +371,8 @@ def _reset_remote(old: RemoteReplica | None, broker_id: int, in_isr: bool, leade
                    last_fetch_leader_log_end_offset=leader_leo, last_fetch_time_ms=caught_up)
 
 
-def make_leader_kraft(local: Partition, reg: PartitionRegistration, now_ms: int
+def make_leader_kraft(local: Partition, reg: PartitionRegistration, now_ms: int,
+                      reset_on_epoch: bool = False,
                       ) -> Result[tuple[Partition, MakeLeaderFlags], InvalidInput]:
     """``Partition.makeLeader`` as ``applyLocalLeadersDelta`` calls it in KRaft (3.5-3.9).
 
@@ -385,6 +386,9 @@ def make_leader_kraft(local: Partition, reg: PartitionRegistration, now_ms: int
     the new ISR).  Shortcuts: the leader-epoch cache entry (``maybeAssignEpochStartOffset``) is
     the caller's; KIP-704's RECOVERING state is logged and treated as RECOVERED, as Kafka's
     broker does; pending AlterPartition state is the caller's (``committed_isr_state``).
+    ``reset_on_epoch`` is issue 36's fix, in no release (docs/findings/stale-leo-failover.md):
+    ``resetReplicaState`` with ``isNewLeader = true`` whenever the leader epoch is new, so a
+    leader that skipped an epoch forgets the LEOs it recorded before it.
     """
     if now_ms < 0:
         return reject(Problem.NEGATIVE_VALUE, f"now_ms {now_ms}")
@@ -402,7 +406,7 @@ def make_leader_kraft(local: Partition, reg: PartitionRegistration, now_ms: int
     if flags.is_new_leader_epoch:
         old = {r.broker_id: r for r in local.remotes}
         remotes = tuple(_reset_remote(old.get(b), b, b in reg.isr, len(local.log), now_ms,
-                                      flags.is_new_leader)
+                                      flags.is_new_leader or reset_on_epoch)
                         for b in sorted(reg.replicas) if b != local.local_broker_id)
         adopted = replace(adopted, remotes=remotes, leader_epoch=reg.leader_epoch)
     else:

@@ -50,6 +50,7 @@ _CONTROLLER_STEPS = {
     "FenceBroker": "fences b{}: its session expired",
     "UnfenceBroker": "unfences b{}: its heartbeat caught up",
     "RegisterBroker": "registers b{}: a new incarnation, fenced",
+    "ShutdownNow": "grants b{} its controlled shutdown (SHUTDOWN_NOW): fenced, it stops",
 }
 """KRaft's controller steps on a broker, as the note on the controller."""
 
@@ -336,6 +337,8 @@ class _KafkaChart:
             was = (old or {}).get("brokers", {}).get(b)
             if was != reg:
                 state = "fenced" if reg.get("fenced") else "unfenced"
+                if reg.get("controlled_shutdown"):
+                    state += ", in controlled shutdown"
                 notes.add("controller", f"b{b}: broker epoch {reg.get('epoch')}, {state}")
         log = tuple(after.get("metadata_log", ()))
         if before is not None:

@@ -87,7 +87,8 @@ class BrokerLifecycleManager(MetadataLoader):
             k.partition_epoch, b, 0), alter_epoch=put(k.alter_epoch, b, 0),
             fetch_epochs=put(k.fetch_epochs, b, ()),
             alter_isr_epochs=put(k.alter_isr_epochs, b, ()),
-            broker_epoch=put(k.broker_epoch, b, -1))
+            broker_epoch=put(k.broker_epoch, b, -1),
+            shutdown_offset=put(k.shutdown_offset, b, -1) if k.shutdown_offset else ())
 
     def _proposed(self, k: KRaftState, b: int, isr: int) -> KRaftState:
         row = k.fetch_epochs[b] or (-1,) * self.n

@@ -247,9 +247,15 @@ class KafkaConfig:
         "a controller request may be handled twice",
         Kind.FAULT, fault=True))
     controlled_shutdown: bool = field(default=False, metadata=declare(
-        "ControlledShutdown steps (ControlledShutdownLeaderSelector)", Kind.DETAIL))
+        "ControlledShutdown steps (ControlledShutdownLeaderSelector); with "
+        "controller=kraft through heartbeats: ControlledShutdown(b) asks (wantShutDown), the "
+        "controller moves leadership and ISR membership off b "
+        "(handleBrokerInControlledShutdown), ShutdownNow(b) once every active broker "
+        "replayed that batch, and b stops", Kind.DETAIL))
     preferred_election: bool = field(default=False, metadata=declare(
-        "PreferredElection steps (PreferredReplicaPartitionLeaderSelector)",
+        "PreferredElection steps (PreferredReplicaPartitionLeaderSelector; with "
+        "controller=kraft ReplicationControlManager.electLeader with PREFERRED: the first "
+        "replica if it is in the ISR and active)",
         Kind.DETAIL))
     reassignment: bool = field(default=False, metadata=declare(
         "Reassign steps: new preference order, ReassignedPartitionLeaderSelector",
@@ -379,6 +385,19 @@ class KafkaConfig:
         "with controller=kraft, a broker that is down may come back with an empty log "
         "directory (a replaced disk: no log, no clean-shutdown file) under its old broker "
         "id: KAFKA-14139's precondition", Kind.FAULT, fault=True))
+    initial_leader: int = field(default=0, metadata=declare(
+        "with controller=kraft: the broker leading the partition in the initial state "
+        "(epoch 0, every broker caught up with the metadata log); the assignment is "
+        "0..brokers-1 in order, so broker 0 is the preferred replica: another value starts "
+        "from a cluster whose preferred replica lost leadership and is back in the ISR "
+        "(after its restart), before the next preferred election", Kind.BOUND, minimum=0))
+    controller_failover: bool = field(default=False, metadata=declare(
+        "with controller=kraft, ControllerFailover steps: the active controller resigns "
+        "(QuorumController.renounce) and another continues from the committed metadata log; "
+        "the answers it had not delivered are lost (NOT_CONTROLLER or a disconnect) and "
+        "the brokers resend their AlterPartition requests to the new controller, whose "
+        "heartbeat manager starts without controlled-shutdown offsets",
+        Kind.FAILURE))
     leader_state_reset: str = field(default=LeaderStateReset.ON_LEADERSHIP.value,
                                     metadata=declare(
         "when makeLeader resets the remote replicas' state (LEO, log start, last fetch) to "
@@ -416,6 +435,15 @@ class KafkaConfig:
             out.append(f"min_isr {self.min_isr} exceeds the {self.brokers} replicas")
         if self.controller == Controller.KRAFT.value:
             out.extend(self._kraft_problems())
+        else:
+            if self.controller_failover:
+                out.append("controller_failover is a KRaft-mode parameter (controller=kraft; "
+                           "ZooKeeper mode's failovers are max_controller_epoch)")
+            if self.initial_leader:
+                out.append("initial_leader is a KRaft-mode parameter (controller=kraft)")
+        if self.initial_leader >= max(1, self.initial_isr or self.brokers):
+            out.append(f"initial_leader {self.initial_leader} is not in the initial ISR "
+                       f"(brokers 0..{(self.initial_isr or self.brokers) - 1})")
         return out
 
     def _kraft_problems(self) -> list[str]:
@@ -426,7 +454,7 @@ class KafkaConfig:
             out.append("controller=kraft needs isr_changes=alter-partition (every KRaft "
                        "leader proposes ISR changes through AlterPartition)")
         for name in ("metadata", "reorder_requests", "lost_requests", "duplicate_requests",
-                     "controlled_shutdown", "preferred_election", "reassignment"):
+                     "reassignment"):
             if getattr(self, name):
                 out.append(f"{name} is a ZooKeeper-mode parameter (controller=zookeeper)")
         if self.max_controller_epoch:
@@ -532,8 +560,9 @@ class KafkaSetup:
         self.reset_on_epoch = config.leader_state_reset == LeaderStateReset.ON_EPOCH.value
         # a remote's previous fetch, unknown (a new leader's UnknownLogReadResult)
         self.no_fetch: tuple[int, ...] = (0, self.sat) if config.kafka_4485 else ()
-        self.layout = Layout(layout_flags(self.previous_fetch, self.extended, self.alter,
-                                          self.first_design))
+        self.layout = Layout(layout_flags(
+            self.previous_fetch, self.extended, self.alter, self.first_design,
+            config.controller == Controller.KRAFT.value and config.controlled_shutdown))
         self.state_layout = f"kafka-state {self.layout.version}"
         """The state encoding's version, recorded in a run directory's metadata."""
         self._encoder = Encoder(self.layout)

@@ -45,7 +45,7 @@ Shortcuts (each order-preserving, so no behaviour changes):
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any
 
 from returns.result import Success
 
@@ -62,7 +62,18 @@ from isrlab.core.kraft_metadata import (
     apply_commit,
 )
 from isrlab.core.state import NO_LEADER, TopicPartition
-from isrlab.spec.kafka.state import mask_of, members
+from isrlab.spec.kafka.state import (
+    Batch,
+    BrokerView,
+    Image,
+    KRaftState,
+    PartitionView,
+    Record,
+    mask_of,
+    members,
+)
+
+__all__ = ["Batch", "BrokerView", "Image", "KRaftState", "PartitionView", "Record"]
 
 TP = TopicPartition("t", 0)
 """The model's one partition (the same as ``isrlab.spec.kafka.config.TP``)."""
@@ -72,34 +83,23 @@ PCR, REG, CHG = 0, 1, 2
 (-1 masks / recovering: field not set; leader ``NO_LEADER_CHANGE`` -2: not set);
 ``RegisterBrokerRecord`` ``(REG, broker, epoch)`` (a new incarnation, fenced);
 ``BrokerRegistrationChangeRecord`` ``(CHG, broker, epoch, fencing)`` (``FencingChange``'s
-value: 1 fence, -1 unfence)."""
+value: 1 fence, -1 unfence, 0 none) or ``(CHG, broker, epoch, 0, 1)`` (it enters controlled
+shutdown, ``InControlledShutdown``)."""
 
-Record = tuple[int, ...]
-Batch = tuple[Record, ...]
-PartitionView = tuple[int, int, int, int, int, int, int]
-BrokerView = tuple[tuple[int, int], ...]
-Image = tuple[PartitionView, BrokerView]
+FENCED, SHUTTING_DOWN = 1, 2
+"""The bits of a broker's flags in a plain image (``BrokerView``'s second int): fenced, and
+in controlled shutdown (``BrokerRegistration.inControlledShutdown``); a state without any
+controlled shutdown has the same ints as before the second bit existed."""
 
-
-class KRaftState(NamedTuple):
-    """The KRaft part of the state (see the module docstring)."""
-
-    batches: tuple[Batch, ...]
-    base: Image
-    applied: tuple[int, ...]
-    partition_epoch: tuple[int, ...]
-    alter_epoch: tuple[int, ...]
-    fetch_epochs: tuple[tuple[int, ...], ...]
-    alter_isr_epochs: tuple[tuple[int, ...], ...]
-    broker_epoch: tuple[int, ...]
-
-
-def initial(n: int, isr: int) -> KRaftState:
+def initial(n: int, isr: int, shutdown: bool = False, leader: int = 0) -> KRaftState:
     """The topic just created on a cluster whose brokers all registered (epoch 0) and were
-    unfenced, every broker caught up: broker 0 leads leader epoch 0, partition epoch 0."""
-    base: Image = ((0, 0, 0, isr, 0, 0, 0), tuple((0, 0) for _ in range(n)))
-    return KRaftState((), base, (0,) * n, (0,) * n, (0,) * n,
-                      (((-1,) * n),) + ((),) * (n - 1), ((),) * n, (0,) * n)
+    unfenced, every broker caught up: ``leader`` (broker 0 unless said) leads leader epoch 0,
+    partition epoch 0 (``shutdown``: with the heartbeat manager's controlled-shutdown
+    offsets, none set)."""
+    base: Image = ((leader, 0, 0, isr, 0, 0, 0), tuple((0, 0) for _ in range(n)))
+    fetch_epochs = tuple((-1,) * n if b == leader else () for b in range(n))
+    return KRaftState((), base, (0,) * n, (0,) * n, (0,) * n, fetch_epochs, ((),) * n,
+                      (0,) * n, (-1,) * n if shutdown else ())
 
 
 def plain(k: KRaftState) -> tuple[Any, ...]:
@@ -122,7 +122,15 @@ def _core_record(r: Record, replicas: tuple[int, ...]) -> MetadataRecord:
             None if rec < 0 else LeaderRecoveryState(rec))
     if r[0] == REG:
         return RegisterBrokerRecord(r[1], r[2], r[2])
-    return BrokerRegistrationChangeRecord(r[1], r[2], FencingChange(r[3]))
+    return BrokerRegistrationChangeRecord(r[1], r[2], FencingChange(r[3]),
+                                          len(r) > 4 and bool(r[4]))
+
+
+def broker_record_of(change: BrokerRegistrationChangeRecord) -> Record:
+    """A core ``BrokerRegistrationChangeRecord`` as the state's plain record."""
+    if change.in_controlled_shutdown:
+        return (CHG, change.broker_id, change.broker_epoch, change.fenced.value, 1)
+    return (CHG, change.broker_id, change.broker_epoch, change.fenced.value)
 
 
 def record_of(change: PartitionChangeRecord) -> Record:
@@ -139,8 +147,8 @@ def core_image(image: Image, n: int) -> MetadataImage:
     (leader, le, pe, isr, elr, lke, rec), brokers = image
     reg = PartitionRegistration(tuple(range(n)), members(isr), leader, le, pe + 1,
                                 members(elr), members(lke), LeaderRecoveryState(rec))
-    regs = tuple(BrokerRegistration(b, e, e, bool(f)) for b, (e, f) in enumerate(brokers)
-                 if e >= 0)
+    regs = tuple(BrokerRegistration(b, e, e, bool(f & FENCED), bool(f & SHUTTING_DOWN))
+                 for b, (e, f) in enumerate(brokers) if e >= 0)
     return MetadataImage(0, regs, ((TP, reg),))
 
 
@@ -154,7 +162,8 @@ def plain_image(image: MetadataImage, n: int) -> Image:
     reg = registration(image)
     brokers = [(-1, 1)] * n
     for b in image.brokers:
-        brokers[b.broker_id] = (b.epoch, int(b.fenced))
+        brokers[b.broker_id] = (b.epoch, int(b.fenced) * FENCED
+                                | int(b.in_controlled_shutdown) * SHUTTING_DOWN)
     part = (reg.leader, reg.leader_epoch, reg.partition_epoch - 1, mask_of(reg.isr),
             mask_of(reg.elr), mask_of(reg.last_known_elr), reg.leader_recovery_state.value)
     return part, tuple(brokers)
@@ -195,6 +204,9 @@ def compacted(k: KRaftState, n: int) -> KRaftState:
         base = replayed(k.base, k.batches[:m], n)
         k = k._replace(batches=k.batches[m:], base=base,
                        applied=tuple(a - m if a >= 0 else a for a in k.applied))
+    if m and k.shutdown_offset:
+        k = k._replace(shutdown_offset=tuple(o if o < 0 else max(0, o - m)
+                                             for o in k.shutdown_offset))
     shift = k.base[0][2]
     if shift:
         part = k.base[0]

@@ -38,7 +38,7 @@ BROKER_ACTIONS = ("Produce", "Fetch", "FetchRequest", "FetchError", "FencedFetch
                   "FetchResponse", "LoseFetchResponse", "ShrinkIsr", "AlterPartition",
                   "AlterPartitionResponse", "ControlledShutdown", "Crash", "Restart", "Flush",
                   "CheckpointHw", "Consume", "FenceBroker", "UnfenceBroker", "RegisterBroker",
-                  "ReplaceDisk")
+                  "ReplaceDisk", "ShutdownNow")
 """The steps of one broker (the broker the step acts on: a leader, a follower, or the broker
 that crashes, restarts, ...)."""
 

@@ -12,7 +12,8 @@ broker may go from leader epoch ``e`` to ``e + 2`` without seeing ``e + 1`` (iss
 ``TopicDelta.localChanges`` (``local_changes``) says whether the broker now leads or
 follows, ``applyLocalLeadersDelta`` calls ``Partition.makeLeader``
 (``make_leader_kraft``: remote replicas reset only when the broker was not leading
-before, ``isNewLeader``) and ``applyLocalFollowersDelta`` ``Partition.makeFollower`` and
+before, ``isNewLeader``; with ``leader_state_reset=on-epoch``, issue 36's fix in no release,
+also when the leader epoch changes) and ``applyLocalFollowersDelta`` ``Partition.makeFollower`` and
 restarts the fetcher in the new leader epoch, which truncates on the diverging epoch of
 its first fetch response (the ``Truncate`` step of ``isrlab.spec.kafka.fetcher``, against
 the leader in the same epoch).  Every broker acts only on its own published image.
@@ -153,7 +154,7 @@ class MetadataLoader(KafkaModel):
         if (reg.partition_epoch - 1 == pe and br.leader == b
                 and self.cfg.make_leader_equal_epoch == "skip"):
             return br, pe, row  # the candidate fix: the leader already has this epoch
-        newp, flags = make_leader_kraft(p, reg, self.sat).unwrap()
+        newp, flags = make_leader_kraft(p, reg, self.sat, self.reset_on_epoch).unwrap()
         if flags.skipped:
             return br, pe, row
         # maybeIncrementLeaderHW with KAFKA-4485's caught-up replicas (kafka_4485), which
@@ -165,7 +166,8 @@ class MetadataLoader(KafkaModel):
                                   if br.leader == b else 0, truncating=0)
         newbr = self._with_partition(base, newp)._replace(
             in_sync_replica_ids=mask_of(newp.isr), truncating=0, fetch_in_flight=NO_FETCH)
-        if flags.is_new_leader or not row:
+        if (flags.is_new_leader or not row
+                or (self.reset_on_epoch and flags.is_new_leader_epoch)):
             row = (-1,) * self.n
         return newbr, reg.partition_epoch - 1, row
 

@@ -34,14 +34,23 @@ channel.  The controller's steps, each ``ReplicationControlManager`` /
 
 Bounds: a batch is written only while every live broker lags fewer than
 ``max_metadata_lag`` batches, and no record takes the leader epoch past
-``max_leader_epoch`` (the step is then not taken).  Shortcuts: one active controller that
-never fails over (its log is the committed log: a controller failover in KRaft continues
-from it, and uncommitted records are not modelled); a new incarnation may register only
-once the old one's session expired and it was fenced (a registration with a live session
-is refused, ``DuplicateBrokerRegistrationException``, and retried until then); controlled
-shutdown is not modelled (``Crash`` is a clean stop without it); the unclean election of
-``unclean_election`` happens where ``PartitionChangeBuilder`` runs with ``Election.UNCLEAN``
-(fencing, unfencing).
+``max_leader_epoch`` (the step is then not taken).  Shortcuts: a batch is committed when
+written (Kafka's active controller applies its records before they commit, but answers and
+brokers see only committed ones, and a failover drops the rest: ``ControllerOperations``'
+``ControllerFailover`` models what remains observable, docs/kafka-model.md "Controller
+failover"); a new incarnation may register only once the old one's session expired and it
+was fenced (a registration with a live session is refused,
+``DuplicateBrokerRegistrationException``, and retried until then); without
+``controlled_shutdown`` ``Crash`` is the only stop (a clean one without controlled
+shutdown); the unclean election of ``unclean_election`` happens where
+``PartitionChangeBuilder`` runs with ``Election.UNCLEAN`` (fencing, unfencing).
+
+``ControllerOperations`` (``controlled_shutdown``, ``preferred_election``,
+``controller_failover``): a running broker's heartbeat asking to shut down
+(``ControlledShutdown(b)``: ``handleBrokerInControlledShutdown``, or SHUTDOWN_NOW at once
+when it leads nothing) and the one that is granted the shutdown (``ShutdownNow(b)``, once
+every active broker published the batch), ``ElectLeaders`` with PREFERRED
+(``PreferredElection``), and the active controller's resignation (``ControllerFailover``).
 """
 
 from __future__ import annotations
@@ -52,8 +61,12 @@ from typing import Any
 
 from isrlab.checker.model import Property
 from isrlab.core.broker_heartbeat import (
+    BrokerControlState,
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatState,
     BrokerRegistrationRequest,
     UncleanDetection,
+    calculate_next_broker_state,
     register_broker,
 )
 from isrlab.core.elr import LeaderRecoveryState, PartitionRegistration
@@ -64,7 +77,14 @@ from isrlab.core.kraft_alter_partition import (
     KRaftAlterPartitionRequest,
     alter_partition,
 )
-from isrlab.core.kraft_metadata import NO_LEADER_CHANGE, active_brokers, broker, is_active
+from isrlab.core.kraft_metadata import (
+    NO_LEADER_CHANGE,
+    BrokerRegistrationChangeRecord,
+    MetadataRecord,
+    PartitionChangeRecord,
+    active_brokers,
+    broker,
+)
 from isrlab.core.partition_change_builder import (
     BuilderConfig,
     ChangeResult,
@@ -72,17 +92,22 @@ from isrlab.core.partition_change_builder import (
     LeaderEpochBump,
     generate_leader_and_isr_update,
 )
+from isrlab.core.replication_control import ElectionType, elect_leader, heartbeat_records
 from isrlab.core.state import NO_LEADER
 from isrlab.spec.kafka.broker_lifecycle import BrokerLifecycleManager
 from isrlab.spec.kafka.config import KafkaConfig, Out, State
 from isrlab.spec.kafka.kraft_invariants import kraft_invariants
 from isrlab.spec.kafka.kraft_state import (
     CHG,
+    FENCED,
     REG,
+    SHUTTING_DOWN,
     TP,
     Batch,
     Image,
     KRaftState,
+    Record,
+    broker_record_of,
     core_image,
     initial,
     next_broker_epoch,
@@ -90,12 +115,13 @@ from isrlab.spec.kafka.kraft_state import (
     record_of,
     replayed,
 )
-from isrlab.spec.kafka.labels import broker_step
+from isrlab.spec.kafka.labels import CONTROLLER_FAILOVER, PREFERRED_ELECTION, broker_step
 from isrlab.spec.kafka.memo import memoised, remember
 from isrlab.spec.kafka.state import (
     ALTER_ACCEPTED,
     ALTER_FENCED,
     ALTER_INELIGIBLE,
+    ALTER_NONE,
     ALTER_SENT,
     F_UNCLEAN,
     NONE,
@@ -165,12 +191,13 @@ class QuorumController(BrokerLifecycleManager):
         image = core_image(replayed(k.base, k.batches, self.n), self.n)
         reg = image.partitions[0][1]
         for b in range(self.n):
-            if not is_active(image, b):
+            registered = broker(image, b)
+            # BrokerHeartbeatManager.findOneStaleBroker: any unfenced broker (one in
+            # controlled shutdown too) whose session expired
+            if registered is None or registered.fenced:
                 continue
             if state.brokers[b].alive and not self.cfg.heartbeat_loss:
                 continue
-            registered = broker(image, b)
-            assert registered is not None
             epoch = registered.epoch
             records: list[tuple[int, ...]] = []
             unclean = False
@@ -181,6 +208,11 @@ class QuorumController(BrokerLifecycleManager):
                     unclean = self._unclean(reg, change)
             records.append((CHG, b, epoch, 1))
             s = self._write(state, tuple(records), unclean)
+            if s is not None and k.shutdown_offset and k.shutdown_offset[b] >= 0:
+                # BrokerHeartbeatManager.touch(fenced): a fenced broker leaves controlled
+                # shutdown (a live one, with heartbeat_loss: its next heartbeat stops it)
+                s = self._with_kraft(s, self._kraft(s)._replace(
+                    shutdown_offset=put(k.shutdown_offset, b, -1)))
             if s is not None:
                 out.append((broker_step("FenceBroker", b), s))
 
@@ -290,7 +322,168 @@ class QuorumController(BrokerLifecycleManager):
         return replayed(k.base, k.batches, self.n)[0][2]
 
 
-class KRaftModel(QuorumController):
+class ControllerOperations(QuorumController):
+    """The active controller's operations on a running broker's request: controlled shutdown
+    through heartbeats, preferred elections, and the controller's own failover
+    (``controlled_shutdown``, ``preferred_election``, ``controller_failover``)."""
+
+    def _plain_records(self, records: Sequence[MetadataRecord]) -> Batch:
+        """Core records as the state's plain records (partition and broker changes only:
+        what these operations write)."""
+        out: list[Record] = []
+        for r in records:
+            if isinstance(r, PartitionChangeRecord):
+                out.append(record_of(r))
+            else:
+                assert isinstance(r, BrokerRegistrationChangeRecord), r
+                out.append(broker_record_of(r))
+        return tuple(out)
+
+    @staticmethod
+    def _elects_unclean(records: Batch) -> bool:
+        """Whether a batch elects a leader uncleanly (KIP-704's RECOVERING state set with a
+        leader: ``_unclean``'s test on plain records)."""
+        return any(r[0] not in (REG, CHG) and r[2] not in (NO_LEADER_CHANGE, NO_LEADER)
+                   and r[5] == LeaderRecoveryState.RECOVERING.value for r in records)
+
+    def _with_shutdown_offset(self, state: State, b: int, offset: int) -> State:
+        """``state`` with the heartbeat manager's controlled-shutdown offset of ``b``."""
+        k = self._kraft(state)
+        return self._with_kraft(state, k._replace(
+            shutdown_offset=put(k.shutdown_offset, b, offset)))
+
+    def _lowest_active_offset(self, state: State, image: Image, b: int) -> int | None:
+        """``BrokerHeartbeatManager.lowestActiveOffset`` as ``b``'s shutdown sees it: the
+        smallest published offset of the other registered brokers that are unfenced and
+        not shutting down in the heartbeat manager (``None``: none, Kafka's
+        ``Long.MAX_VALUE``).  A down broker the controller has not fenced yet reported an
+        offset before it stopped, which the model does not keep: it counts as -1 (the
+        shutdown waits for its fencing; an under-approximation of the offsets it may have
+        reported)."""
+        k = self._kraft(state)
+        lowest: int | None = None
+        for x, (epoch, flags) in enumerate(image[1]):
+            if x == b or epoch < 0 or flags & FENCED or k.shutdown_offset[x] >= 0:
+                continue
+            offset = k.applied[x] if state.brokers[x].alive else -1
+            lowest = offset if lowest is None else min(lowest, offset)
+        return lowest
+
+    def _heartbeat(self, state: State, b: int, current: BrokerControlState
+                   ) -> tuple[BrokerControlState, BrokerControlState, Batch]:
+        """Broker ``b``'s heartbeat asking to shut down (``BrokerLifecycleManager`` in
+        PENDING_CONTROLLED_SHUTDOWN: ``wantShutDown``) as ``processBrokerHeartbeat`` handles
+        it: the transition from ``current`` (``calculate_next_broker_state``) and its records
+        (``heartbeat_records``)."""
+        k = self._kraft(state)
+        plain = replayed(k.base, k.batches, self.n)
+        image = core_image(plain, self.n)
+        registered = broker(image, b)
+        assert registered is not None
+        offset = k.shutdown_offset[b]
+        hb = BrokerHeartbeatState(b, 0, False, k.applied[b], offset)
+        request = BrokerHeartbeatRequest(b, registered.epoch, k.applied[b], False, True)
+        lowest = self._lowest_active_offset(state, plain, b)
+        nxt = calculate_next_broker_state(hb, request, 0, plain[0][0] == b, lowest)
+        records = heartbeat_records(image, TP, b, current, nxt, self._builder()).unwrap()
+        return current, nxt, self._plain_records(records)
+
+    def _a_kraft_controlled_shutdown(self, state: State, out: Out) -> None:
+        """``ControlledShutdown(b)``: a running, unfenced broker ``b`` whose controller has no
+        controlled-shutdown offset for it heartbeats with ``wantShutDown``; leading, it goes
+        to CONTROLLED_SHUTDOWN (``handleBrokerInControlledShutdown``: the
+        in-controlled-shutdown record, ``b`` out of the ISR, a new leader; the heartbeat
+        manager records the batch's end offset), else to SHUTDOWN_NOW
+        (``handleBrokerFenced``) and ``b`` stops."""
+        k = self._kraft(state)
+        regs = replayed(k.base, k.batches, self.n)[1]
+        for b in range(self.n):
+            epoch, flags = regs[b]
+            if (not state.brokers[b].alive or epoch < 0 or flags & FENCED
+                    or epoch != k.broker_epoch[b] or k.shutdown_offset[b] >= 0):
+                continue
+            _, nxt, batch = self._heartbeat(state, b, BrokerControlState.UNFENCED)
+            s = self._write(state, batch, self._elects_unclean(batch)) if batch else state
+            if s is None:
+                continue
+            if nxt is BrokerControlState.SHUTDOWN_NOW:
+                s = self._upkeep(state, self._crashed(s, b, False))
+            else:
+                s = self._with_shutdown_offset(s, b, len(self._kraft(s).batches))
+            out.append((broker_step("ControlledShutdown", b), s))
+
+    def _a_shutdown_now(self, state: State, out: Out) -> None:
+        """``ShutdownNow(b)``: broker ``b`` in controlled shutdown heartbeats again; once it
+        leads nothing and every active broker has published the batch that moved it into
+        controlled shutdown (``controlledShutdownOffset <= lowestActiveOffset``) the
+        controller answers SHUTDOWN_NOW (``handleBrokerFenced``: the fence record) and ``b``
+        stops cleanly (``BrokerServer.shutdown``)."""
+        k = self._kraft(state)
+        for b in range(self.n):
+            if k.shutdown_offset[b] < 0 or not state.brokers[b].alive:
+                continue
+            _, nxt, batch = self._heartbeat(state, b, BrokerControlState.CONTROLLED_SHUTDOWN)
+            if nxt is not BrokerControlState.SHUTDOWN_NOW:
+                continue
+            s = self._write(state, batch, self._elects_unclean(batch))
+            if s is None:
+                continue
+            s = self._upkeep(state, self._crashed(s, b, False))
+            out.append((broker_step("ShutdownNow", b), s))
+
+    def _a_kraft_preferred_election(self, state: State, out: Out) -> None:
+        """``PreferredElection``: ``ElectLeaders`` with PREFERRED (an operator, or the
+        controller's own ``maybeBalancePartitionLeaders``): ``electLeader`` writes a record
+        electing the first replica when it is in the ISR and active and does not lead
+        (ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE: nothing written)."""
+        k = self._kraft(state)
+        record = self._preferred_of(replayed(k.base, k.batches, self.n))
+        if record is None:
+            return
+        s = self._write(state, (record,))
+        if s is not None:
+            out.append((PREFERRED_ELECTION, s))
+
+    @memoised
+    def _preferred_of(self, image: Image) -> Record | None:
+        """``_a_kraft_preferred_election``'s record for the controller's plain image
+        (``elect_leader``; memoised)."""
+        outcome = elect_leader(core_image(image, self.n), TP, ElectionType.PREFERRED,
+                               self._builder()).unwrap()
+        if outcome.error is not Errors.NONE or outcome.record is None:
+            return None
+        assert isinstance(outcome.record, PartitionChangeRecord)
+        return record_of(outcome.record)
+
+    def _a_kraft_failover(self, state: State, out: Out) -> None:
+        """``ControllerFailover`` (``controller_failover``): the active controller resigns
+        (``QuorumController.renounce``: its uncommitted records are reverted,
+        ``OffsetControlManager.deactivate``, and every answer not yet given fails with
+        NOT_CONTROLLER, ``deferredEventQueue.failAll``) and another voter continues from
+        the committed log (``claim``; ``ClusterControlManager.activate`` starts a new
+        ``BrokerHeartbeatManager``, with no controlled-shutdown offset).  In the model
+        every record is committed when written, so what the failover changes is what it
+        loses: each AlterPartition answer still on its way to a leader (the leader's
+        ``NodeToControllerChannelManager`` sees NOT_CONTROLLER or a disconnect and puts
+        the same request back at the head of its queue, ``requestQueue.putFirst``: the
+        request is in flight again, with the partition epoch it had) and the controlled-
+        shutdown offsets.  Only steps that change the state are offered."""
+        k = self._kraft(state)
+        s = state
+        alter_epoch = k.alter_epoch
+        for b in range(self.n):
+            br = s.brokers[b]
+            if br.alive and br.alter_partition not in (ALTER_NONE, ALTER_SENT):
+                s = self._set_broker(s, b, br._replace(alter_partition=ALTER_SENT))
+                alter_epoch = put(alter_epoch, b, k.partition_epoch[b])
+        offsets = tuple(-1 for _ in k.shutdown_offset)
+        if s is state and offsets == k.shutdown_offset:
+            return
+        out.append((CONTROLLER_FAILOVER, self._with_kraft(
+            s, k._replace(alter_epoch=alter_epoch, shutdown_offset=offsets))))
+
+
+class KRaftModel(ControllerOperations):
     """The ``kafka`` model with ``controller=kraft``: the broker components of the
     ZooKeeper-mode model, their metadata from the KRaft metadata log."""
 
@@ -317,8 +510,23 @@ class KRaftModel(QuorumController):
         0) on a cluster whose brokers registered with broker epoch 0, unfenced, and
         published the partition's first registration (partition epoch 0)."""
         (zk,) = tuple(super().init_states())
-        k = initial(self.n, zk.controller.isr)
+        lead = self.cfg.initial_leader
+        if lead:
+            zk = self._led_by(zk, lead)
+        k = initial(self.n, zk.controller.isr, self.cfg.controlled_shutdown, lead)
         return (self._with_kraft(zk, k),)
+
+    def _led_by(self, zk: State, lead: int) -> State:
+        """The initial state ``zk`` with broker ``lead`` leading epoch 0 instead of broker 0
+        (``initial_leader``): its ``Partition`` holds the ISR and the remote replicas, the
+        others follow it."""
+        leader = zk.brokers[0]
+        brokers = tuple(br._replace(leader=lead, in_sync_replica_ids=leader.in_sync_replica_ids
+                                    if b == lead else 0,
+                                    remotes=leader.remotes if b == lead else ())
+                        for b, br in enumerate(zk.brokers))
+        ghost = zk.ghost._replace(epoch_leader=(lead, *zk.ghost.epoch_leader[1:]))
+        return KafkaState(zk.controller._replace(leader=lead), brokers, zk.channels, ghost)
 
     def next_states(self, state: State) -> Iterable[tuple[str, State]]:
         """Every enabled step: the brokers' (produce, fetch and truncation, ISR expiration,
@@ -351,6 +559,13 @@ class KRaftModel(QuorumController):
                 self._a_replace_disk(state, out)
         elif cfg.heartbeat_loss:
             self._a_unfence(state, out)
+        if cfg.controlled_shutdown:
+            self._a_kraft_controlled_shutdown(state, out)
+            self._a_shutdown_now(state, out)
+        if cfg.preferred_election:
+            self._a_kraft_preferred_election(state, out)
+        if cfg.controller_failover:
+            self._a_kraft_failover(state, out)
         return out
 
     def invariants(self) -> Sequence[Property[State]]:
@@ -371,14 +586,14 @@ class KRaftModel(QuorumController):
         k = self._kraft(state)
         kb = self._kraft_bytes.get(k)
         if kb is None:
-            kb = remember(self._kraft_bytes, k, marshal.dumps(tuple(k), 2))
+            kb = remember(self._kraft_bytes, k, marshal.dumps(self.layout.plain_kraft(k), 2))
         return len(zk).to_bytes(4, "little") + zk + kb
 
     def decode(self, data: bytes) -> State:
         """The inverse of ``encode``."""
         size = int.from_bytes(data[:4], "little")
         s = self.layout.from_plain(marshal.loads(data[4:4 + size]))
-        kraft = KRaftState(*marshal.loads(data[4 + size:]))
+        kraft = self.layout.kraft_from_plain(marshal.loads(data[4 + size:]))
         ctrl: ZkPartitionState = s.controller._replace(kraft=kraft)
         return KafkaState(ctrl, s.brokers, s.channels, s.ghost)
 
@@ -394,8 +609,9 @@ class KRaftModel(QuorumController):
         zk["partition_epoch"] = part[2]
         if part[6]:
             zk["leader_recovery_state"] = "RECOVERING"
-        zk["brokers"] = {b: {"epoch": e, "fenced": bool(f)} for b, (e, f) in enumerate(regs)
-                         if e >= 0}
+        zk["brokers"] = {b: {"epoch": e, "fenced": bool(f & FENCED)}
+                         | ({"controlled_shutdown": True} if f & SHUTTING_DOWN else {})
+                         for b, (e, f) in enumerate(regs) if e >= 0}
         out["controller"] = zk
         out["metadata_log"] = tuple(" ".join(self._record_text(r) for r in batch)
                                     for batch in k.batches)
@@ -412,6 +628,8 @@ class KRaftModel(QuorumController):
     def _record_text(r: tuple[int, ...]) -> str:
         if r[0] == REG:
             return f"[Register b{r[1]} epoch {r[2]}]"
+        if r[0] == CHG and len(r) > 4 and r[4]:
+            return f"[ControlledShutdown b{r[1]} epoch {r[2]}]"
         if r[0] == CHG:
             return f"[{'Fence' if r[3] == 1 else 'Unfence'} b{r[1]} epoch {r[2]}]"
         _, isr, leader, elr, lke, rec = r

@@ -211,6 +211,17 @@ SCENARIOS = (
          "unclean_detection=new-incarnation", "max_records=1", "max_leader_epoch=1"),
         ("make_leader_equal_epoch=apply",), ("make_leader_equal_epoch=skip",),
     ),
+    Scenario(
+        "stale-leo-kraft", "A KRaft leader's metadata loader publishes a preferred election "
+        "and a controlled shutdown as one delta: it skips an epoch and counts a follower's "
+        "stale LEO (every KRaft release, 3.3-4.0; issue 36, not fixed)",
+        "NoCommittedRecordLost",
+        (*KRAFT_BASE, "kip903=true", "kraft_epoch_bump=leader-change", "elr=true",
+         "unclean_detection=new-incarnation", "make_leader_equal_epoch=skip", "brokers=3",
+         "initial_leader=1", "max_records=1", "max_leader_epoch=3", "isr_shrink=false",
+         "crashes=none", "controlled_shutdown=true", "preferred_election=true"),
+        ("leader_state_reset=on-leadership",), ("leader_state_reset=on-epoch",),
+    ),
 )
 """The scenarios of docs/scenarios.md, in its order."""
 

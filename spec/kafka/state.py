@@ -58,6 +58,42 @@ class ZkPartitionState(NamedTuple):
 
 
 ControllerView = ZkPartitionState
+
+
+Record = tuple[int, ...]
+"""A metadata record as plain ints (``isrlab.spec.kafka.kraft_state`` says which)."""
+Batch = tuple[Record, ...]
+PartitionView = tuple[int, int, int, int, int, int, int]
+BrokerView = tuple[tuple[int, int], ...]
+Image = tuple[PartitionView, BrokerView]
+
+
+class KRaftState(NamedTuple):
+    """The KRaft part of the state (``controller=kraft``), as ``ZkPartitionState.kraft``;
+    ``isrlab.spec.kafka.kraft_state`` describes each field and its shortcuts."""
+
+    batches: tuple[Batch, ...]
+    """The committed metadata batches some live broker has not published yet."""
+    base: Image
+    """The image every live broker has published."""
+    applied: tuple[int, ...]
+    """Per broker: how many of ``batches`` it published (-1 while down)."""
+    partition_epoch: tuple[int, ...]
+    """Per broker: its ``Partition``'s partition epoch (relative to ``base``)."""
+    alter_epoch: tuple[int, ...]
+    """Per broker: the partition epoch of its AlterPartition in flight or of its answer."""
+    fetch_epochs: tuple[tuple[int, ...], ...]
+    """Per leader: the broker epoch each follower's last fetch carried (KIP-903)."""
+    alter_isr_epochs: tuple[tuple[int, ...], ...]
+    """Per broker: the broker epochs of its proposed ISR members (KIP-903)."""
+    broker_epoch: tuple[int, ...]
+    """Per broker: the broker epoch of its running incarnation (-1 while down)."""
+    shutdown_offset: tuple[int, ...] = ()
+    """With ``controlled_shutdown``: per broker, the active controller's
+    ``BrokerHeartbeatState.controlledShutdownOffset`` as a count of ``batches`` (the batch
+    that moved it into controlled shutdown and every one before it; 0 once every live broker
+    published it), -1 when the controller's heartbeat manager has none; ``()`` otherwise
+    (not encoded)."""
 """The controller's part of the state (the same tuple as ``ZkPartitionState``)."""
 
 
@@ -211,6 +247,9 @@ ALTER = 4
 """Layout flag: ``isr_changes=alter-partition``."""
 FETCH_ERROR = 8
 """Layout flag: ``fetch_fencing=first-design`` (a fetch response's error)."""
+KRAFT_SHUTDOWN = 32
+"""Layout flag: ``controller=kraft`` with ``controlled_shutdown`` (the heartbeat manager's
+controlled-shutdown offsets)."""
 KRAFT = 16
 """Layout flag of ``controller=kraft``'s part of the controller tuple, never set by
 ``layout_flags``: the KRaft mode encodes that part itself (``isrlab.spec.kafka.
@@ -244,6 +283,11 @@ LAYOUT_TABLE: dict[str, tuple[tuple[str, int], ...]] = {
         ("leader_epoch", ALWAYS), ("isr", ALWAYS), ("assigned_replicas", ALWAYS),
         ("leader_alive", EXTENDED)),
     "Ghost": tuple((name, ALWAYS) for name in Ghost._fields),
+    "KRaftState": (
+        ("batches", ALWAYS), ("base", ALWAYS), ("applied", ALWAYS),
+        ("partition_epoch", ALWAYS), ("alter_epoch", ALWAYS), ("fetch_epochs", ALWAYS),
+        ("alter_isr_epochs", ALWAYS), ("broker_epoch", ALWAYS),
+        ("shutdown_offset", KRAFT_SHUTDOWN)),
 }
 """The state's encoding: for each tuple class, each field in order with the layout flags
 under which it is encoded (``ALWAYS``: in every layout; otherwise when any of its flags is
@@ -261,6 +305,7 @@ _CLASSES: dict[str, Any] = {
     "ZkPartitionState": ZkPartitionState, "BrokerPartition": BrokerPartition,
     "RemoteReplicaView": RemoteReplicaView, "MetadataView": MetadataView,
     "FetchResponse": FetchResponse, "Request": Request, "Ghost": Ghost,
+    "KRaftState": KRaftState,
 }
 _REMOTES = BrokerPartition._fields.index("remotes")
 _META = BrokerPartition._fields.index("metadata_cache")
@@ -300,6 +345,7 @@ class Layout:
         self.remote = _width("RemoteReplicaView", flags)
         self.fetch = _width("FetchResponse", flags)
         self.request = _width("Request", flags)
+        self.kraft = _width("KRaftState", flags)
         if (_width("MetadataView", flags) != len(MetadataView._fields)
                 or _width("Ghost", flags) != len(Ghost._fields) or self.broker < _TAIL):
             raise ValueError("the metadata cache, the ghost and a broker's nested fields "
@@ -309,6 +355,7 @@ class Layout:
         self.remote_pad = _pad("RemoteReplicaView", self.remote)
         self.fetch_pad = _pad("FetchResponse", self.fetch)
         self.request_pad = _pad("Request", self.request)
+        self.kraft_pad = _pad("KRaftState", self.kraft)
 
     @property
     def version(self) -> str:
@@ -316,6 +363,14 @@ class Layout:
         layout even if the version was not bumped)."""
         digest = hashlib.sha256(repr(sorted(LAYOUT_TABLE.items())).encode()).hexdigest()
         return f"{LAYOUT_VERSION}:{digest[:12]}"
+
+    def plain_kraft(self, k: KRaftState) -> tuple[Any, ...]:
+        """The KRaft part's plain form (``KRaftModel.encode`` writes it after the rest)."""
+        return tuple(k[:self.kraft])
+
+    def kraft_from_plain(self, value: tuple[Any, ...]) -> KRaftState:
+        """The inverse of ``plain_kraft``."""
+        return _new(KRaftState, (*value, *self.kraft_pad))
 
     def plain_ctrl(self, ctrl: ZkPartitionState) -> tuple[object, ...]:
         """The controller's plain form."""
@@ -361,10 +416,11 @@ class Layout:
 
 
 def layout_flags(previous_fetch: bool, extended: bool = False, alter: bool = False,
-                 fetch_error: bool = False) -> int:
+                 fetch_error: bool = False, kraft_shutdown: bool = False) -> int:
     """The layout flags of a configuration's derived flags."""
     return ((PREVIOUS_FETCH if previous_fetch else 0) | (EXTENDED if extended else 0)
-            | (ALTER if alter else 0) | (FETCH_ERROR if fetch_error else 0))
+            | (ALTER if alter else 0) | (FETCH_ERROR if fetch_error else 0)
+            | (KRAFT_SHUTDOWN if kraft_shutdown else 0))
 
 
 def to_plain(state: KafkaState, previous_fetch: bool,

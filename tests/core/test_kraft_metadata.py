@@ -253,3 +253,10 @@ def test_the_stale_leo_precondition_in_kraft_at_the_core_level() -> None:
     ((_, reg3),) = local_changes(second, 0).leaders
     relead, flags3 = ok(make_leader_kraft(following, reg3, 20))
     assert flags3.is_new_leader and relead.high_watermark == 1
+    # Issue 36's fix (leader_state_reset=on-epoch, in no release): the new leader epoch
+    # resets F's LEO as a new leadership does, so the HW stays at 1 until F fetches again.
+    fixed, fixed_flags = ok(make_leader_kraft(b, after, 20, reset_on_epoch=True))
+    f_fixed = remote(fixed, 2)
+    assert not fixed_flags.is_new_leader and fixed_flags.is_new_leader_epoch
+    assert f_fixed is not None and f_fixed.log_end_offset == UNKNOWN_OFFSET
+    assert fixed.high_watermark == 1

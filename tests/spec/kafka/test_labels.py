@@ -33,6 +33,9 @@ SPACES: dict[str, dict[str, Any]] = {
                 "controller": "zookeeper"},
     "kraft": {**SMALL, "controller": "kraft", "isr_shrink": True, "empty_disk": True,
               "kip903": False},
+    "kraft operations": {**SMALL, "controller": "kraft", "isr_shrink": True,
+                         "controlled_shutdown": True, "preferred_election": True,
+                         "controller_failover": True},
 }
 """ZooKeeper mode's default space, and small ones holding the rest of the grammar (every
 space names its controller)."""

@@ -289,3 +289,15 @@ def test_stale_leo_failover_is_the_thirteen_state_story() -> None:
     assert len(result.violation.trace) == 13
     actions = [step.action.split("(")[0] for step in result.violation.trace]
     assert actions.count("ControllerFailover") == 1 and actions.count("Produce") == 1
+
+
+@pytest.mark.same_worker("kafka-scenario-bug-runs")
+def test_stale_leo_kraft_is_the_twelve_state_story() -> None:
+    # docs/scenarios.md #17, counted by hand (tests/spec/kafka/test_kraft_operations.py's
+    # STALE_LEO_SHORT, each of its 11 steps needed): the preferred election and broker 0's
+    # controlled shutdown reach broker 1 as one delta, broker 1's HW counts broker 2's LEO
+    # from epoch 0, broker 2 truncates against broker 0 in epoch 1 and is elected in epoch 3.
+    from tests.spec.kafka.test_kraft_operations import STALE_LEO_SHORT
+    result = run(BY_KEY["stale-leo-kraft"], fixed=False)
+    assert result.violation is not None
+    assert [step.action for step in result.violation.trace[1:]] == list(STALE_LEO_SHORT)
