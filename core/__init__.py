@@ -32,6 +32,9 @@ A guide to the modules (each function's docstring names the Kafka method it mirr
   (partition epoch, KIP-841, KIP-903) and the leader's ISR eligibility;
 * ``isrlab.core.broker_heartbeat`` -- broker registration (incarnations, broker epochs, KIP-966
   unclean-shutdown detection), heartbeats, fencing, controlled shutdown, the broker lifecycle;
+* ``isrlab.core.replication_control`` -- the KRaft controller's records for a heartbeat's
+  transition (controlled shutdown, fencing, unfencing) and ``ElectLeaders`` (PREFERRED,
+  UNCLEAN);
 * ``isrlab.core.log_recovery`` -- flushes, log recovery after clean/unclean shutdown, the HW
   checkpoint read back, following a leader that is not alive;
 * ``isrlab.core.fencing`` -- fetch fencing by leader epoch: none, KIP-320's first design, final;

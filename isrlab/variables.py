@@ -44,7 +44,8 @@ KAFKA = {
                                "image or its AlterPartition answer)",
     "controller": "KRaft: the active controller's PartitionRegistration (leader, leader "
                   "epoch, ISR, replicas, ELR, last-known ELR, partition epoch, leader "
-                  "recovery state) and each broker's registration (epoch, fenced)",
+                  "recovery state) and each broker's registration (epoch, fenced, and "
+                  "controlled_shutdown while it is in controlled shutdown)",
     "metadata_log": "KRaft: the controller's metadata log not yet published by every live "
                     "broker, one batch per commit",
     "brokerN.alive": "whether broker N is up (False after Crash/PowerLoss, until Restart)",

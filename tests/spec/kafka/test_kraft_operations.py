@@ -162,7 +162,7 @@ def test_without_the_new_parameters_the_kraft_encoding_is_unchanged() -> None:
     shut = model(**THREE)
     t = walk(shut, "ControlledShutdown(0)")
     assert shut.decode(shut.encode(t)) == t
-    assert KafkaConfig(controller_failover=True).problems() == [
+    assert KafkaConfig(controller="zookeeper", controller_failover=True).problems() == [
         "controller_failover is a KRaft-mode parameter (controller=kraft; ZooKeeper mode's "
         "failovers are max_controller_epoch)"]
 
@@ -226,7 +226,7 @@ def test_initial_leader_is_the_state_after_the_preferred_replica_came_back() -> 
     assert KafkaConfig(controller="kraft", initial_leader=1, initial_isr=1).problems() == [
         "initial_leader 1 is not in the initial ISR (brokers 0..0)"]
     assert "initial_leader is a KRaft-mode parameter (controller=kraft)" in KafkaConfig(
-        initial_leader=1).problems()
+        controller="zookeeper", initial_leader=1).problems()
 
 
 STALE_LEO_SHORT = (
