@@ -8,7 +8,8 @@ Encoded functions, each differentially tested against the Python in
   is not the registered one;
 * ``alter_partition_error`` -- ``isrlab.core.kraft_alter_partition.alter_partition``'s error code
   (Kafka's numbers, 0 = accepted): the sender's broker epoch, then
-  ``validate_alter_partition_data`` (partition-epoch validation, KIP-704, KIP-841/903);
+  ``validate_alter_partition_data`` (partition-epoch validation, KIP-704, KIP-841/903), then
+  the election a leader no longer active causes (``NEW_LEADER_ELECTED``);
 * ``elr_update`` -- ``isrlab.core.partition_change_builder.build`` with ELR on and an ONLINE
   election: the new ISR, ELR and leader, and whether the election was unclean (only the
   last-known-leader election can be, without UNCLEAN);
@@ -38,7 +39,7 @@ Bool: TypeAlias = z3.BoolRef
 
 NONE, NOT_CONTROLLER, INVALID_REQUEST = 0, 41, 42
 OPERATION_NOT_ATTEMPTED, FENCED_LEADER_EPOCH, STALE_BROKER_EPOCH = 55, 74, 77
-INVALID_UPDATE_VERSION, INELIGIBLE_REPLICA = 95, 107
+INVALID_UPDATE_VERSION, INELIGIBLE_REPLICA, NEW_LEADER_ELECTED = 95, 107, 108
 
 
 def _count(bits: tuple[Bool, ...]) -> Int:
@@ -79,13 +80,19 @@ def alter_partition_error(
     stale = z3.Or(z3.Not(registered[sender]), registered_epoch[sender] != sender_epoch)
     ahead = z3.Or(request_leader_epoch > leader_epoch, request_partition_epoch > partition_epoch)
     bad_recovery = z3.And(request_recovering, z3.Or(_count(new_isr) > 1, z3.Not(recovering)))
+    # A valid request from a leader the controller no longer finds acceptable (fenced or in
+    # controlled shutdown): PartitionChangeBuilder elects another leader (or none), the record
+    # is written and the answer is NEW_LEADER_ELECTED (FENCED_LEADER_EPOCH below version 2).
+    inactive_sender = z3.Or(fenced[sender], shutting_down[sender])
+    elected_code = NEW_LEADER_ELECTED if version > 1 else FENCED_LEADER_EPOCH
     return z3.If(stale, STALE_BROKER_EPOCH,
            z3.If(ahead, NOT_CONTROLLER,
            z3.If(request_leader_epoch < leader_epoch, FENCED_LEADER_EPOCH,
            z3.If(leader != sender, INVALID_REQUEST,
            z3.If(request_partition_epoch < partition_epoch, INVALID_UPDATE_VERSION,
            z3.If(z3.Or(z3.Not(has_leader), bad_recovery), INVALID_REQUEST,
-           z3.If(z3.And(z3.BoolVal(kip841), bad_member), ineligible_code, NONE)))))))
+           z3.If(z3.And(z3.BoolVal(kip841), bad_member), ineligible_code,
+           z3.If(inactive_sender, elected_code, NONE))))))))
 
 
 def elr_update(
