@@ -40,10 +40,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from isrlab.spec.kafka.config import KafkaConfig
+from isrlab.spec.kafka.kraft_refinement_gaps import gap_steps
 from isrlab.spec.kafka.kraft_state import PCR, KRaftState, controller_image
 from isrlab.spec.kafka.labels import parse
 from isrlab.spec.kafka.quorum_controller import KRaftModel
@@ -75,7 +76,8 @@ VERSIONS = ("tla-kraft-3.5", "tla-kraft-kip966")
 
 
 def matching_config(version: str, brokers: int, max_leader_epoch: int = 2,
-                    max_metadata_lag: int = 2) -> KafkaConfig:
+                    max_metadata_lag: int = 2, min_isr: int = 1,
+                    **changes: Any) -> KafkaConfig:
     """The ``kafka`` parameters closest to the port's modelling choices (docs/kafka-model.md,
     "Refinement to the KRaft TLA+ level", lists them as the refinement's assumptions):
     ``controller=kraft``; one record (``Values = {A}``, ``max_records=1``); no crashes and a
@@ -86,18 +88,19 @@ def matching_config(version: str, brokers: int, max_leader_epoch: int = 2,
     partition epoch that is not newer); Kafka <= 0.10.1's lag rules (``kafka_4485=false``:
     the spec's HW and ISR read only the followers' last fetch offsets); every replica in
     the initial ISR; no consumers; ELR off for ``tla-kraft-3.5`` and on (with unclean
-    detection) for ``tla-kraft-kip966``."""
+    detection) for ``tla-kraft-kip966``.  ``changes`` replaces any of them (to show that a
+    gap appears without an assumption)."""
     if version not in VERSIONS:
         raise ValueError(f"no KRaft refinement mapping for {version!r}")
     kip966 = version == "tla-kraft-kip966"
-    return KafkaConfig(
+    return replace(KafkaConfig(
         brokers=brokers, max_records=1, max_leader_epoch=max_leader_epoch,
         controller="kraft", crashes="none", heartbeat_loss=True, elr=kip966,
         kraft_epoch_bump="leader-change", make_leader_equal_epoch="skip",
-        kafka_4485=False, lag_ticks=0, consumers=False, min_isr=1, initial_isr=0,
+        kafka_4485=False, lag_ticks=0, consumers=False, min_isr=min_isr, initial_isr=0,
         max_metadata_lag=max_metadata_lag, kip903=True,
         unclean_detection="new-incarnation" if kip966 else "none",
-    )
+    ), **changes)
 
 
 def tla_for(kafka: KRaftModel) -> KraftModel:
@@ -308,8 +311,10 @@ class KraftRefinementResult:
     def summary(self) -> str:
         """One line of figures."""
         gaps = sum(self.gap_transitions.values())
-        return (f"{self.transitions:,} transitions checked, {self.states:,} kafka states, "
-                f"{self.pairs:,} (kafka, port) pairs, max {self.max_steps} port steps per "
+        seen = (f"{self.walks:,} walks" if self.walks
+                else f"{self.states:,} kafka states, {self.pairs:,} (kafka, port) pairs")
+        return (f"{self.transitions:,} transitions checked, {seen}, "
+                f"max {self.max_steps} port steps per "
                 f"step {dict(sorted(self.steps_histogram.items()))}, {gaps:,} needed a gap "
                 f"step {dict(sorted(self.gap_transitions.items()))} "
                 f"{dict(sorted(self.gap_kinds.items()))}, {self.failed} failed "
@@ -325,8 +330,8 @@ class Matcher:
                  gaps: Sequence[str] = ()) -> None:
         self.kafka, self.tla, self.k, self.gaps = kafka, tla, k, tuple(gaps)
         self._actions = dict(tla.actions)
-        self._balls: dict[tuple[Abstract, str, int], dict[Obs, tuple[int, set[Abstract],
-                                                                      frozenset[str]]]] = {}
+        self._balls: dict[tuple[Abstract, str, int, bool],
+                          dict[Obs, tuple[int, set[Abstract], frozenset[str]]]] = {}
 
     def steps(self, label: str) -> tuple[str, int, list[Step]]:
         """The port actions (name, broker, function) a ``kafka`` step may be matched by,
@@ -343,18 +348,19 @@ class Matcher:
             out += [(name, b, fn) for b in targets]
         return action, -1 if broker is None else broker, out
 
-    def ball(self, t: Abstract, label: str) -> dict[Obs, tuple[int, set[Abstract],
-                                                               frozenset[str]]]:
+    def ball(self, t: Abstract, label: str, gaps: bool) -> dict[
+            Obs, tuple[int, set[Abstract], frozenset[str]]]:
         """Observation -> (fewest steps, the normalised states, gap steps used) within
-        ``k`` steps of ``t`` by ``label``'s alphabet (memoised; cleared when large)."""
+        ``k`` steps of ``t`` by ``label``'s alphabet, with the gap steps too when ``gaps``
+        (memoised; cleared when large)."""
         action, broker, steps = self.steps(label)
-        key = (t, action, broker)
+        key = (t, action, broker, gaps)
         found = self._balls.get(key)
         if found is not None:
             return found
         if len(self._balls) >= 1 << 14:
             self._balls.clear()
-        from isrlab.spec.kafka.kraft_refinement_gaps import gap_steps
+        enabled = self.gaps if gaps else ()
         out: dict[Obs, tuple[int, set[Abstract], frozenset[str]]] = {}
         used: dict[Abstract, frozenset[str]] = {t: frozenset()}
         frontier = [t]
@@ -370,7 +376,7 @@ class Matcher:
                 if depth == self.k:
                     continue
                 succ = [("", v) for _name, b, fn in steps for v in fn(u, b)]
-                succ += gap_steps(self.tla, u, action, broker + 1, self.gaps)
+                succ += gap_steps(self.tla, u, action, broker + 1, enabled)
                 for name, v in succ:
                     v = normalised(v)
                     if v not in used:
@@ -383,16 +389,22 @@ class Matcher:
     def match(self, ts: Iterable[Abstract], label: str,
               target: Obs) -> tuple[int, set[Abstract], frozenset[str]]:
         """The states matching ``target`` from any of ``ts``, the fewest steps (-1: none),
-        the gap steps of the shortest match."""
-        best, found, names = -1, set[Abstract](), frozenset[str]()
-        for t in ts:
-            entry = self.ball(t, label).get(target)
-            if entry is None:
-                continue
-            found |= entry[1]
-            if best < 0 or entry[0] < best or (entry[0] == best and len(entry[2]) < len(names)):
-                best, names = entry[0], entry[2]
-        return best, found, names
+        the gap steps of the shortest match; the port's own steps first, the gap steps
+        only when those find no match."""
+        ts = list(ts)
+        for gaps in (False, True) if self.gaps else (False,):
+            best, found, names = -1, set[Abstract](), frozenset[str]()
+            for t in ts:
+                entry = self.ball(t, label, gaps).get(target)
+                if entry is None:
+                    continue
+                found |= entry[1]
+                if best < 0 or entry[0] < best or (entry[0] == best
+                                                   and len(entry[2]) < len(names)):
+                    best, names = entry[0], entry[2]
+            if best >= 0:
+                return best, found, names
+        return -1, set(), frozenset()
 
 
 def _record(result: KraftRefinementResult, steps: int, gap: frozenset[str],

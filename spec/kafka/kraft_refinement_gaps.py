@@ -77,7 +77,11 @@ def leader_resends_refused_alter_partition(tla: KraftModel, s: Abstract,
     fencing yet) is proposed again on its next fetch, the same request.  The spec's
     ``SendAlterPartitionRequest`` has ``__AvoidCycle``: a request previously sent may be
     sent again only if the controller would now accept it, a bound on the state space, not
-    a rule of Kafka's.  The step: ``SendAlterPartitionRequest`` without that conjunct."""
+    a rule of Kafka's.  The step: ``SendAlterPartitionRequest`` without that conjunct (for
+    the spec's proposal, and for those of ``LeaderExpandsIsrByOne`` and
+    ``LeaderShrinksIsrOnly``), where the conjunct blocks it."""
+    if not _may_propose(s, b):
+        return []
     free = list(s)
     free[kl.MESSAGES_DISCARD] = ()
     out = []
@@ -85,6 +89,97 @@ def leader_resends_refused_alter_partition(tla: KraftModel, s: Abstract,
         d = list(t)
         d[kl.MESSAGES_DISCARD] = s[kl.MESSAGES_DISCARD]
         out.append(tuple(d))
+    # and the proposals of Kafka's own expansion and shrink (the two steps below), resent
+    kafka_own = [*_by_one(tla, s, b), *_shrunk(s, b)]
+    out += [t for isr in kafka_own for t in _propose(tla, s, b, isr, avoid_cycle=False)]
+    sent = {*tla.send_alter_partition_request(s, b),
+            *(t for isr in kafka_own for t in _propose(tla, s, b, isr))}
+    return [t for t in dict.fromkeys(out) if t not in sent]
+
+
+def _propose(tla: KraftModel, s: Abstract, b: int, proposed: int,
+             avoid_cycle: bool = True) -> list[Abstract]:
+    """Leader ``b`` sends an AlterPartition for ``proposed`` as the spec's
+    ``SendAlterPartitionRequest`` sends one: KIP-903's broker epochs from its follower
+    states, ``__AvoidCycle`` (a request sent before only if the controller would accept it
+    now; ``leader_resends_refused_alter_partition`` is the step without it), the maximal
+    ISR applied eagerly, the request pending."""
+    md = s[kl.P_MD][b - 1]
+    curr = md[1]
+    epochs = tuple(
+        (b1, s[kl.BROKER_STATE][b - 1][1] if b1 == b else 0 if curr >> (b1 - 1) & 1
+         else s[kl.P_REPLICA_STATE][b - 1][b1 - 1][1])
+        for b1 in tla.brokers if proposed >> (b1 - 1) & 1)
+    request = (kl.AP_REQ, proposed, epochs, b, md[4], md[5], s[kl.BROKER_STATE][b - 1][1], b)
+    if avoid_cycle and ((request in s[kl.MESSAGES] or request in s[kl.MESSAGES_DISCARD])
+            and tla._validate_alter_partition(s, b, request) != kl.ERR_NONE):
+        return []
+    d = list(s)
+    d[kl.MESSAGES] = tuple(sorted({*s[kl.MESSAGES], request}))
+    d[kl.P_MD] = _put(s[kl.P_MD], b, (md[0], md[1], proposed | curr, *md[3:]))
+    d[kl.P_PENDING_AP] = _put(s[kl.P_PENDING_AP], b, (md[5] + 1, request))
+    return [tuple(d)]
+
+
+def _put(t: tuple[Any, ...], b: int, value: Any) -> tuple[Any, ...]:
+    return (*t[:b - 1], value, *t[b:])
+
+
+def _may_propose(s: Abstract, b: int) -> bool:
+    """``SendAlterPartitionRequest``'s enabling conditions: ``b`` runs, leads and has no
+    request pending."""
+    return (s[kl.BROKER_STATE][b - 1][0] == kl.RUNNING and s[kl.P_STATUS][b - 1] == kl.LEADER
+            and not KraftModel._pending(s, b))
+
+
+def leader_expands_isr_by_one(tla: KraftModel, s: Abstract, b: int) -> list[Abstract]:
+    """LeaderExpandsIsrByOne: leader ``b`` proposes its ISR plus one caught-up follower.
+
+    Kafka's ``Partition.maybeExpandIsr`` runs for the follower whose fetch it is handling
+    (``updateFollowerFetchState``) and proposes ``prepareIsrExpand(currentState,
+    followerReplica.brokerId)``: the ISR plus that one follower, even when another
+    follower is caught up too (it joins on its own next fetch, once this proposal is
+    answered).  The spec's ``SendAlterPartitionRequest`` proposes the ISR members not
+    timed out plus *every* caught-up replica (``FollowerIsCaughtUp``) at once, so with
+    three brokers it cannot add one of two caught-up followers.  The step: the proposal of
+    the ISR plus one follower the spec's own ``FollowerIsCaughtUp`` accepts."""
+    if not _may_propose(s, b):
+        return []
+    out = [t for isr in _by_one(tla, s, b) for t in _propose(tla, s, b, isr)]
+    return [t for t in out if t not in tla.send_alter_partition_request(s, b)]
+
+
+def _by_one(tla: KraftModel, s: Abstract, b: int) -> list[int]:
+    """Leader ``b``'s ISR plus one follower ``FollowerIsCaughtUp`` accepts, each."""
+    curr = s[kl.P_MD][b - 1][1]
+    return [curr | 1 << (f - 1) for f in tla.brokers
+            if f != b and not curr >> (f - 1) & 1 and tla._caught_up(s, b, f, curr, 0)]
+
+
+def _shrunk(s: Abstract, b: int) -> list[int]:
+    """Leader ``b``'s ISR less each non-empty set of its other members."""
+    curr = s[kl.P_MD][b - 1][1]
+    others = curr & ~(1 << (b - 1))
+    out, sub = [], others
+    while sub:
+        out.append(curr & ~sub)
+        sub = (sub - 1) & others
+    return out
+
+
+def leader_shrinks_isr_only(tla: KraftModel, s: Abstract, b: int) -> list[Abstract]:
+    """LeaderShrinksIsrOnly: leader ``b`` proposes its ISR less some followers, adding none.
+
+    Kafka's ``Partition.maybeShrinkIsr`` (the ``isr-expiration`` task) proposes
+    ``prepareIsrShrink(outOfSyncReplicaIds)``: the ISR less the members that have not
+    caught up for ``replica.lag.time.max.ms``; a caught-up replica outside the ISR is not
+    added (only ``maybeExpandIsr``, on that replica's fetch, adds it).  The spec's
+    ``SendAlterPartitionRequest`` adds every caught-up replica to the proposal that times
+    members out, so with three brokers a shrink with a caught-up non-member has no
+    counterpart.  The step: the ISR less a non-empty set of members other than ``b``."""
+    if not _may_propose(s, b):
+        return []
+    out = [t for isr in _shrunk(s, b) for t in _propose(tla, s, b, isr)]
     return [t for t in out if t not in tla.send_alter_partition_request(s, b)]
 
 
@@ -96,6 +191,8 @@ GAPS: dict[str, tuple[tuple[str, ...], GapStep]] = {
     "LeaderAwaitsMetadataOnFencedError": (("AlterPartitionResponse",),
                                           leader_awaits_metadata_on_fenced_error),
     "LeaderResendsRefusedAlterPartition": (_PROPOSING, leader_resends_refused_alter_partition),
+    "LeaderExpandsIsrByOne": (("Fetch",), leader_expands_isr_by_one),
+    "LeaderShrinksIsrOnly": (("ShrinkIsr",), leader_shrinks_isr_only),
 }
 """Each gap step: the ``kafka`` actions it may accompany, and the step."""
 
