@@ -39,7 +39,7 @@ bisimulation of the port's transition relation restricted to the limits set here
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -327,7 +327,7 @@ class Matcher:
     steps of ``isrlab.spec.kafka.kraft_refinement_gaps``)."""
 
     def __init__(self, kafka: KRaftModel, tla: KraftModel, k: int,
-                 gaps: Sequence[str] = ()) -> None:
+                 gaps: Iterable[str] = ()) -> None:
         self.kafka, self.tla, self.k, self.gaps = kafka, tla, k, tuple(gaps)
         self._actions = dict(tla.actions)
         self._balls: dict[tuple[Abstract, str, int, bool],
@@ -440,7 +440,7 @@ def initial_pairs(kafka: KRaftModel, tla: KraftModel) -> list[tuple[KafkaState,
 
 
 def check_refinement(kafka: KRaftModel, tla: KraftModel, k: int = 5,
-                     gaps: Sequence[str] = (),
+                     gaps: Iterable[str] = (),
                      max_states: int | None = None) -> KraftRefinementResult:
     """Every transition (s, s') of ``kafka``'s complete state space: ``project(s')`` is
     reached from a port state tracked for ``s`` in 0..k steps of the step's alphabet.
@@ -486,7 +486,7 @@ def check_refinement(kafka: KRaftModel, tla: KraftModel, k: int = 5,
 
 
 def random_walks(kafka: KRaftModel, tla: KraftModel, walks: int, length: int, seed: int,
-                 k: int = 5, gaps: Sequence[str] = ()) -> KraftRefinementResult:
+                 k: int = 5, gaps: Iterable[str] = ()) -> KraftRefinementResult:
     """``walks`` behaviours of up to ``length`` steps of ``kafka`` drawn from
     ``random.Random(seed)``, each step matched as in ``check_refinement``; a walk ends at
     its first step without a match."""
