@@ -136,11 +136,10 @@ def test_each_three_broker_gap_step_is_needed(version: str, seed: int, gap: str,
     assert with_it.gap_kinds.get(gap, 0) >= 1
 
 
-@pytest.mark.skipif(bool(os.environ.get("ISRLAB_SKIP_HEAVY")), reason="about 30-60 s")
+@pytest.mark.skipif(bool(os.environ.get("ISRLAB_SKIP_HEAVY")), reason="about 5-15 s")
 @pytest.mark.parametrize("version", VERSIONS)
-def test_heavy_bigger_spaces_refine(version: str) -> None:
-    m = KRaftModel(matching_config(version, 2, 2, 2, MIN_ISR[version]), ())
-    result = check_refinement(m, tla_for(m), gaps=GAP_STEPS)
-    assert result.ok, result.failures
-    walks = random_walks(large(version), tla_for(large(version)), 100, 30, 1, gaps=GAP_STEPS)
+def test_three_broker_random_walks_refine(version: str) -> None:
+    m = large(version)
+    walks = random_walks(m, tla_for(m), 100, 30, 1, gaps=GAP_STEPS)
     assert walks.ok, walks.failures
+    assert walks.transitions > 100 * 25  # most walks run their 30 steps
