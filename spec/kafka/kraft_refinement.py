@@ -99,7 +99,7 @@ def matching_config(version: str, brokers: int, max_leader_epoch: int = 2,
         kraft_epoch_bump="leader-change", make_leader_equal_epoch="skip",
         kafka_4485=False, lag_ticks=0, consumers=False, min_isr=min_isr, initial_isr=0,
         max_metadata_lag=max_metadata_lag, kip903=True,
-        unclean_detection="new-incarnation" if kip966 else "none",
+        unclean_detection="previous-epoch" if kip966 else "none",
     ), **changes)
 
 
@@ -128,6 +128,10 @@ def project(model: KRaftModel, state: KafkaState) -> Obs:
     brokers = []
     for b, br in enumerate(state.brokers):
         leads = br.alive and br.leader == b
+        if not br.alive:
+            brokers.append((0, -1, -1, tuple(r % per for r in br.log), br.high_watermark,
+                            -1, -1, -1, -1, 0))
+            continue
         brokers.append((
             br.alive, br.leader, br.leader_epoch, tuple(r % per for r in br.log),
             br.high_watermark, br.in_sync_replica_ids if leads else -1,
@@ -173,6 +177,10 @@ def observe(tla: KraftModel, s: Abstract) -> Obs:
         log, hwm, _leo = s[kl.P_DATA][b - 1]
         running = status == kl.RUNNING
         leads = running and s[kl.P_STATUS][b - 1] == kl.LEADER
+        if not running:
+            brokers.append((0, -1, -1, tuple(entry[0] - 1 for entry in log), hwm - 1,
+                            -1, -1, -1, -1, 0))
+            continue
         brokers.append((
             int(running), md[3] - 1, md[4] - 1, tuple(entry[0] - 1 for entry in log), hwm - 1,
             md[1] if leads else -1, md[2] if leads else -1, con[6] - md[5] if leads else -1,
@@ -219,13 +227,15 @@ def _stale(m: tuple[Any, ...], md: tuple[Any, ...]) -> bool:
 
 def normalised(s: Abstract) -> Abstract:
     """``s`` with partition epochs shifted so that the least is 1 (0 stays the blank), the
-    metadata log's prefix every broker has read dropped (their offsets shifted), the
+    metadata log's prefix every broker has read dropped but its last record (which a
+    registering broker replays) and their offsets shifted, broker epochs and incarnation
+    ids renumbered (``_renumbered``), the
     counters zeroed, the stale AlterPartition messages (``_stale``) dropped, and of the
     discarded messages only the AlterPartition requests their sender could send again
-    kept (``__AvoidCycle`` reads them; nothing reads the others).  Without shutdowns (no
-    registration in flight reads the log's length, no partition epoch is reset) each is
-    a bisimulation: the dropped parts are read by no step, or only by steps that change
-    nothing observable and nothing else read later."""
+    kept (``__AvoidCycle`` reads them; nothing reads the others).  Each is a bisimulation
+    of the port with clean shutdowns: the dropped parts are read by no step, or only by
+    steps that change nothing observable and nothing read later (the log is not cut while
+    a registration, which carries the log's length, is in flight)."""
     md = s[kl.P_MD]
     msgs = tuple(m for m in s[kl.MESSAGES] if not _stale(m, md))
     keep = tuple(m for m in s[kl.MESSAGES_DISCARD]
@@ -237,7 +247,9 @@ def normalised(s: Abstract) -> Abstract:
         pes += _pe_of_message(m)
     d = min(pes) - 1
     t = list(s)
-    cut = min(s[kl.BROKER_MD_LOG])
+    registering = any(m[0] in (kl.REG_REQ, kl.REG_RESP) for m in s[kl.MESSAGES])
+    # a registering broker replays the last record (ReceiveBrokerRegResponse): keep it
+    cut = 0 if registering else min(*s[kl.BROKER_MD_LOG], len(s[kl.CON_LOG]) - 1)
     if cut:
         t[kl.CON_LOG] = s[kl.CON_LOG][cut:]
         t[kl.BROKER_MD_LOG] = tuple(n - cut for n in s[kl.BROKER_MD_LOG])
@@ -253,7 +265,76 @@ def normalised(s: Abstract) -> Abstract:
                                    for p in s[kl.P_PENDING_AP])
         t[kl.MESSAGES] = tuple(sorted(_shift_message(m, d) for m in msgs))
         t[kl.MESSAGES_DISCARD] = tuple(sorted(_shift_message(m, d) for m in keep))
+    return _renumbered(tuple(t))
+
+
+def _renumbered(s: Abstract) -> Abstract:
+    """``s`` with broker epochs renumbered 1, 2, ... in their order and incarnation ids
+    likewise (0 and Nil kept: "none"), and the two counters that issue them set to the
+    largest: the spec compares both only for equality (and epochs for order), so this is
+    a bisimulation; without it every restart would make new port states."""
+    regs, brokers = s[kl.CON_BROKER_REG], s[kl.BROKER_STATE]
+    epochs = {r[1] for r in regs} | {x[1] for x in brokers}
+    incarns = {r[2] for r in regs} | {x[2] for x in brokers}
+    for row in s[kl.P_REPLICA_STATE]:
+        epochs |= {e for _leo, e in row}
+    for m in (*s[kl.MESSAGES], *s[kl.MESSAGES_DISCARD], *(p[1] for p in s[kl.P_PENDING_AP]
+                                                           if p[1])):
+        epochs |= set(_message_epochs(m))
+        if m[0] in (kl.REG_REQ, kl.REG_RESP):
+            incarns.add(m[2])
+    ep = {e: i for i, e in enumerate(sorted(epochs - {0, kl.NIL}), 1)}
+    inc = {i: j for j, i in enumerate(sorted(incarns - {0, kl.NIL}), 1)}
+    ep[0], ep[kl.NIL], inc[0], inc[kl.NIL] = 0, kl.NIL, 0, kl.NIL
+    if all(k == v for k, v in ep.items()) and all(k == v for k, v in inc.items()) and (
+            s[kl.AUX_BROKER_EPOCH] == max(ep.values()) and s[kl.AUX_CTRS][0] == max(
+                inc.values()) + 1):
+        return s
+    t = list(s)
+    t[kl.CON_BROKER_REG] = tuple((r[0], ep[r[1]], inc[r[2]]) for r in regs)
+    t[kl.BROKER_STATE] = tuple((x[0], ep[x[1]], inc[x[2]], x[3]) for x in brokers)
+    t[kl.P_REPLICA_STATE] = tuple(tuple((leo, ep[e]) for leo, e in row)
+                                  for row in s[kl.P_REPLICA_STATE])
+    t[kl.MESSAGES] = tuple(sorted(_message_renumbered(m, ep, inc) for m in s[kl.MESSAGES]))
+    t[kl.MESSAGES_DISCARD] = tuple(sorted(_message_renumbered(m, ep, inc)
+                                          for m in s[kl.MESSAGES_DISCARD]))
+    t[kl.P_PENDING_AP] = tuple((p[0], _message_renumbered(p[1], ep, inc)) if p[1] else p
+                               for p in s[kl.P_PENDING_AP])
+    t[kl.AUX_BROKER_EPOCH] = max(ep.values())
+    t[kl.AUX_CTRS] = (max(inc.values()) + 1, *s[kl.AUX_CTRS][1:])
     return tuple(t)
+
+
+def _message_epochs(m: tuple[Any, ...]) -> list[int]:
+    """The broker epochs message ``m`` carries."""
+    if m[0] == kl.AP_REQ:
+        return [m[6], *(e for _b, e in m[2])]
+    if m[0] == kl.AP_RESP:
+        return _message_epochs(m[7] if m[1] == kl.ERR_NONE else m[2])
+    if m[0] == kl.FETCH_REQ:
+        return [m[3]]
+    if m[0] == kl.REG_REQ:
+        return [m[3]]
+    if m[0] == kl.REG_RESP:
+        return [m[1]]
+    return []
+
+
+def _message_renumbered(m: tuple[Any, ...], ep: dict[int, int],
+                        inc: dict[int, int]) -> tuple[Any, ...]:
+    if m[0] == kl.AP_REQ:
+        return (*m[:2], tuple((b, ep[e]) for b, e in m[2]), *m[3:6], ep[m[6]], *m[7:])
+    if m[0] == kl.AP_RESP:
+        if m[1] == kl.ERR_NONE:
+            return (*m[:7], _message_renumbered(m[7], ep, inc), *m[8:])
+        return (m[0], m[1], _message_renumbered(m[2], ep, inc), *m[3:])
+    if m[0] == kl.FETCH_REQ:
+        return (*m[:3], ep[m[3]], *m[4:])
+    if m[0] == kl.REG_REQ:
+        return (m[0], m[1], inc[m[2]], ep[m[3]])
+    if m[0] == kl.REG_RESP:
+        return (m[0], ep[m[1]], inc[m[2]], *m[3:])
+    return m
 
 
 # ---- which port steps a kafka step may take ----------------------------------------------
@@ -279,6 +360,9 @@ ALPHABET: dict[str, tuple[tuple[str, bool], ...]] = {
     "HandleCommit": (("ReceiveMetadataUpdate", True), ("SendAlterPartitionRequest", True)),
     "FenceBroker": (("FenceBroker", True),),
     "UnfenceBroker": (("UnfenceBroker", True),),
+    "Crash": (),
+    "RegisterBroker": (("BrokerStart", True), ("ReceiveBrokerRegRequest", True),
+                       ("ReceiveBrokerRegResponse", True), ("ReceiveMetadataUpdate", True)),
 }
 """The port actions each ``kafka`` action may be matched by (any number, up to ``k``)."""
 

@@ -183,6 +183,71 @@ def leader_shrinks_isr_only(tla: KraftModel, s: Abstract, b: int) -> list[Abstra
     return [t for t in out if t not in tla.send_alter_partition_request(s, b)]
 
 
+def broker_stops_before_fencing(tla: KraftModel, s: Abstract, b: int) -> list[Abstract]:
+    """BrokerStopsBeforeFencing: broker ``b`` stops cleanly; the controller does not know yet.
+
+    A Kafka broker that stops without a controlled shutdown (the ``kafka`` model's
+    ``Crash``: a clean stop, its log flushed and its clean-shutdown file written) simply
+    stops heartbeating; the active controller fences it only once its session expires
+    (``BrokerHeartbeatManager``, ``broker.session.timeout.ms``, then
+    ``QuorumController.maybeFenceOneStaleBroker``): a separate ``FenceBroker`` step, and
+    until then the broker stays unfenced and in the ISR.  The spec's ``CleanShutdown`` /
+    ``NoDataLossShutdown`` fences the broker (``HandleBrokerFenced``) in the same step.
+    The step: that shutdown's broker side alone (fetch sessions dropped, follower states
+    and pending request cleared, pending writes failed, the broker epoch kept on disk with
+    KIP-966), the controller unchanged."""
+    status = s[kl.BROKER_STATE][b - 1][0]
+    if status in (kl.OFFLINE_CLEAN, kl.OFFLINE_DIRTY):
+        return []
+    d = list(s)
+    epoch = s[kl.BROKER_STATE][b - 1][1] if tla.config.kip966 else 0
+    d[kl.BROKER_STATE] = _put(s[kl.BROKER_STATE], b, (kl.OFFLINE_CLEAN, epoch, 0, False))
+    tla._drop_fetch_sessions(s, d, b)
+    d[kl.P_STATUS] = _put(s[kl.P_STATUS], b, kl.ROLE_NIL)
+    d[kl.P_REPLICA_STATE] = _put(s[kl.P_REPLICA_STATE], b, tla._blank_replica_states())
+    d[kl.P_PENDING_AP] = _put(s[kl.P_PENDING_AP], b, (0, ()))
+    if s[kl.P_STATUS][b - 1] == kl.LEADER and tla._hwm(s, b) < tla._leo(s, b):
+        tla._fail_pending_writes(s, d, b)
+    d[kl.AUX_FLO] = _put(s[kl.AUX_FLO], b, kl.INT_MAX)
+    return [tuple(d)]
+
+
+def registers_fenced(tla: KraftModel, s: Abstract, b: int) -> list[Abstract]:
+    """RegistersFenced: the controller registers broker ``b`` with a new broker epoch and
+    leaves it fenced.
+
+    Kafka's ``ClusterControlManager.registerBroker`` writes a ``RegisterBrokerRecord`` with
+    ``fenced = true``; the broker is unfenced only later, when its heartbeat reports a
+    metadata offset at or past that record (``BrokerHeartbeatManager``'s
+    ``calculateNextBrokerState``: ``UnfenceBroker``).  With KIP-966 an unclean registration
+    first takes the broker out of the ISR and the ELR (``handleBrokerUncleanShutdown``).
+    The spec's ``ReceiveBrokerRegRequest`` registers and unfences in one step
+    (``HandleBrokerUnfenced``, which may elect a leader).  The step: the registration and
+    its answer, the broker fenced (KIP-966: an unclean one out of the ISR and the ELR, no
+    election)."""
+    out: list[Abstract] = []
+    reg = s[kl.CON_BROKER_REG][b - 1]
+    for m in s[kl.MESSAGES]:
+        if m[0] != kl.REG_REQ or m[1] != b or not (reg[0] == kl.FENCED or reg[2] == m[2]):
+            continue
+        epoch = s[kl.AUX_BROKER_EPOCH] + 1
+        d = list(s)
+        d[kl.CON_BROKER_REG] = _put(s[kl.CON_BROKER_REG], b, (kl.FENCED, epoch, m[2]))
+        d[kl.CON_UNFENCED] = s[kl.CON_UNFENCED] & ~(1 << (b - 1))
+        drafts = [d]
+        if tla.config.kip966 and m[3] == 0:
+            con = s[kl.CON_PM]
+            bit = 1 << (b - 1)
+            drafts = tla._on_broker_change(s, d, con[1] & ~bit, con[2] & ~bit,
+                                           d[kl.CON_UNFENCED])
+        response = (kl.REG_RESP, epoch, m[2], len(s[kl.CON_LOG]), b)
+        for e in drafts:
+            KraftModel._reply(s, e, m, response)
+            e[kl.AUX_BROKER_EPOCH] = epoch
+            out.append(tuple(e))
+    return out
+
+
 _PROPOSING = ("Fetch", "ShrinkIsr", "AlterPartitionResponse", "HandleCommit")
 """The ``kafka`` steps in which a leader may send an AlterPartition."""
 
@@ -193,6 +258,8 @@ GAPS: dict[str, tuple[tuple[str, ...], GapStep]] = {
     "LeaderResendsRefusedAlterPartition": (_PROPOSING, leader_resends_refused_alter_partition),
     "LeaderExpandsIsrByOne": (("Fetch",), leader_expands_isr_by_one),
     "LeaderShrinksIsrOnly": (("ShrinkIsr",), leader_shrinks_isr_only),
+    "BrokerStopsBeforeFencing": (("Crash",), broker_stops_before_fencing),
+    "RegistersFenced": (("RegisterBroker",), registers_fenced),
 }
 """Each gap step: the ``kafka`` actions it may accompany, and the step."""
 

@@ -99,7 +99,7 @@ def test_the_initial_states_agree() -> None:
 
 
 def test_a_step_without_a_declared_counterpart_is_refused() -> None:
-    m = KRaftModel(matching_config("tla-kraft-3.5", 2, 1, 1, crashes="clean"), ())
+    m = KRaftModel(matching_config("tla-kraft-3.5", 2, 1, 1, crashes="unclean"), ())
     with pytest.raises(ValueError, match="no port counterpart declared"):
         check_refinement(m, tla_for(m), gaps=GAP_STEPS)
 
@@ -134,6 +134,34 @@ def test_each_three_broker_gap_step_is_needed(version: str, seed: int, gap: str,
     with_it = random_walks(m, tla, 1, 30, seed, gaps=GAP_STEPS)
     assert with_it.ok, with_it.failures
     assert with_it.gap_kinds.get(gap, 0) >= 1
+
+
+# One walk (2 brokers, epochs 0..1, metadata lag 1, clean crashes, 20 steps, seed 1) whose
+# named kafka step refines only with the named gap step.
+CRASH_WITNESSES = [("BrokerStopsBeforeFencing", "Crash("),
+                   ("RegistersFenced", "RegisterBroker(")]
+
+
+@pytest.mark.parametrize(("gap", "failing_step"), CRASH_WITNESSES)
+def test_each_restart_gap_step_is_needed(gap: str, failing_step: str) -> None:
+    m = small("tla-kraft-3.5", crashes="clean")
+    tla = tla_for(m)
+    without = random_walks(m, tla, 1, 20, 1, gaps=set(GAP_STEPS) - {gap})
+    assert without.failed == 1
+    assert without.failures[0].startswith(failing_step)
+    with_it = random_walks(m, tla, 1, 20, 1, gaps=GAP_STEPS)
+    assert with_it.ok, with_it.failures
+    assert with_it.gap_kinds.get(gap, 0) >= 1
+
+
+@pytest.mark.skipif(bool(os.environ.get("ISRLAB_SKIP_HEAVY")), reason="about 15-20 s each")
+@pytest.mark.parametrize("version", VERSIONS)
+def test_clean_crashes_and_restarts_refine(version: str) -> None:
+    m = small(version, crashes="clean")
+    result = check_refinement(m, tla_for(m), gaps=GAP_STEPS)
+    assert result.ok, result.failures
+    assert (result.states, result.transitions) == transitions_by_plain_bfs(m)
+    assert {"BrokerStopsBeforeFencing", "RegistersFenced"} <= set(result.gap_kinds)
 
 
 @pytest.mark.skipif(bool(os.environ.get("ISRLAB_SKIP_HEAVY")), reason="about 5-15 s")
