@@ -5,9 +5,10 @@
         [--seed 1] [--brokers 3] [--max-leader-epoch 2] [--max-metadata-lag 2] [-k 5]
         [--skip-complete]
 
-For each version: the complete state space of two small configurations (2 brokers, epochs
-0..1 with metadata lag 1, and epochs 0..2 with lag 2; every transition checked), then
-``--walks`` seeded random walks of ``--length`` steps on ``--brokers`` brokers, each
+For each version: the complete state space of three small configurations (2 brokers,
+epochs 0..1 with metadata lag 1, epochs 0..2 with lag 2, and epochs 0..1 with lag 1 and
+clean crashes; every transition checked), then ``--walks`` seeded random walks of
+``--length`` steps on ``--brokers`` brokers without and with clean crashes, each
 ``kafka`` step matched by 0..k port steps with every gap step available
 (``isrlab.spec.kafka.kraft_refinement``).  ``tla-kraft-kip966`` runs with min ISR 2 (so
 that the ELR and the HW gate act).  Prints, per run, the walks, the steps checked, the
@@ -68,20 +69,22 @@ def main() -> int:
         print(version)
         min_isr = MIN_ISR[version]
         if not a.skip_complete:
-            for epochs, lag in ((1, 1), (2, 2)):
-                m = KRaftModel(matching_config(version, 2, epochs, lag, min_isr), ())
+            for epochs, lag, crashes in ((1, 1, "none"), (2, 2, "none"), (1, 1, "clean")):
+                m = KRaftModel(matching_config(version, 2, epochs, lag, min_isr,
+                                               crashes=crashes), ())
                 ok &= _timed(
                     f"complete space brokers=2 max_leader_epoch={epochs} "
-                    f"max_metadata_lag={lag} min_isr={min_isr}",
+                    f"max_metadata_lag={lag} min_isr={min_isr} crashes={crashes}",
                     partial(check_refinement, m, tla_for(m), k=a.k, gaps=GAP_STEPS))
-        big = KRaftModel(matching_config(version, a.brokers, a.max_leader_epoch,
-                                         a.max_metadata_lag, min_isr), ())
-        ok &= _timed(
-            f"walks of {a.length} steps, seed {a.seed}, brokers={a.brokers} "
-            f"max_leader_epoch={a.max_leader_epoch} max_metadata_lag={a.max_metadata_lag} "
-            f"min_isr={min_isr}",
-            partial(random_walks, big, tla_for(big), a.walks, a.length, a.seed, k=a.k,
-                    gaps=GAP_STEPS))
+        for crashes in ("none", "clean"):
+            big = KRaftModel(matching_config(version, a.brokers, a.max_leader_epoch,
+                                             a.max_metadata_lag, min_isr, crashes=crashes), ())
+            ok &= _timed(
+                f"walks of {a.length} steps, seed {a.seed}, brokers={a.brokers} "
+                f"max_leader_epoch={a.max_leader_epoch} "
+                f"max_metadata_lag={a.max_metadata_lag} min_isr={min_isr} crashes={crashes}",
+                partial(random_walks, big, tla_for(big), a.walks, a.length, a.seed, k=a.k,
+                        gaps=GAP_STEPS))
     return 0 if ok else 1
 
 

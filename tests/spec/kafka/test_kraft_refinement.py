@@ -154,6 +154,7 @@ def test_each_restart_gap_step_is_needed(gap: str, failing_step: str) -> None:
     assert with_it.gap_kinds.get(gap, 0) >= 1
 
 
+@pytest.mark.heavy
 @pytest.mark.skipif(bool(os.environ.get("ISRLAB_SKIP_HEAVY")), reason="about 15-20 s each")
 @pytest.mark.parametrize("version", VERSIONS)
 def test_clean_crashes_and_restarts_refine(version: str) -> None:
@@ -164,6 +165,7 @@ def test_clean_crashes_and_restarts_refine(version: str) -> None:
     assert {"BrokerStopsBeforeFencing", "RegistersFenced"} <= set(result.gap_kinds)
 
 
+@pytest.mark.heavy
 @pytest.mark.skipif(bool(os.environ.get("ISRLAB_SKIP_HEAVY")), reason="about 5-15 s")
 @pytest.mark.parametrize("version", VERSIONS)
 def test_three_broker_random_walks_refine(version: str) -> None:
