@@ -16,24 +16,26 @@ The observation (``Obs``), broker ids 0-based, leader epochs 0-based (the spec s
 
 * the controller's partition (``con_partition_metadata``: leader, leader epoch, ISR, ELR)
   and its unfenced brokers (``con_unfenced``; Kafka: the brokers its image has unfenced);
-* records produced (``inv_sent``);
+* records produced (``inv_sent``), and the fetch requests in flight (none in Kafka, whose
+  fetch is one round trip);
 * per broker: whether it runs, the leader and leader epoch its ``Partition`` acts on
   (``partition_metadata[b]``), its log as the epochs of its records (``Values = {A}``: one
   record in all, so a record is its epoch), its HW, and while it leads its committed and
-  maximal ISR (Kafka: ``in_sync_replica_ids`` and that plus the pending proposal's).
+  maximal ISR (Kafka: ``in_sync_replica_ids`` and that plus the pending proposal's), the
+  partition epochs it is behind the controller, the partition change records it has not
+  read, and its AlterPartition round trip (none, sent, accepted, refused).
 
-Not observed, carried by the tracked port states: the metadata log and every broker's
-offset in it, partition and broker epochs, fetch sessions and messages in flight, pending
-AlterPartition requests, the leaders' follower states.
+Not observed, carried by the tracked port states: partition and broker epochs themselves,
+the metadata log and the brokers' offsets in it, fetch sessions and fetch responses in
+flight, the leaders' follower states.
 
 Modelling shortcuts: the abstract steps one ``kafka`` step may take are drawn from a set of
 port actions that depends on the step (``ALPHABET``; a fetch round trip is the spec's
 request, its handling, its response and the leader's AlterPartition it may trigger), up
-to ``k`` of them; the tracked port states are normalised (``normalised``): partition
-epochs shifted to start at 1, the metadata log's prefix every broker read dropped, the
-step counters and the discarded messages no action reads forgotten.  Each is a
-bisimulation of the port's transition relation restricted to the limits set here
-(``tla_for``: the counted limits out of reach), so it keeps every match.
+to ``k`` of them, with the gap steps of ``isrlab.spec.kafka.kraft_refinement_gaps`` only
+when those find no match; the tracked port states are normalised (``normalised``), a
+bisimulation of the port's steps used here; and each ``kafka`` state is expanded once
+(``check_refinement``).
 """
 
 from __future__ import annotations
@@ -80,7 +82,8 @@ def matching_config(version: str, brokers: int, max_leader_epoch: int = 2,
                     **changes: Any) -> KafkaConfig:
     """The ``kafka`` parameters closest to the port's modelling choices (docs/kafka-model.md,
     "Refinement to the KRaft TLA+ level", lists them as the refinement's assumptions):
-    ``controller=kraft``; one record (``Values = {A}``, ``max_records=1``); no crashes and a
+    ``controller=kraft``; one record (``Values = {A}``, ``max_records=1``); no crashes
+    (``crashes="clean"`` in ``changes`` is checked too: a clean stop and restart) and a
     live broker's heartbeats may stop (``heartbeat_loss``: the spec's ``FenceBroker`` fences
     any unfenced broker, ``UnfenceBroker`` unfences it); the leader epoch bumped only on a
     leader change (``kraft_epoch_bump=leader-change``: the spec's ISR changes keep the
@@ -88,7 +91,8 @@ def matching_config(version: str, brokers: int, max_leader_epoch: int = 2,
     partition epoch that is not newer); Kafka <= 0.10.1's lag rules (``kafka_4485=false``:
     the spec's HW and ISR read only the followers' last fetch offsets); every replica in
     the initial ISR; no consumers; ELR off for ``tla-kraft-3.5`` and on (with unclean
-    detection) for ``tla-kraft-kip966``.  ``changes`` replaces any of them (to show that a
+    detection by the broker epoch on disk, 3.8's ``previous-epoch``, the spec's rule) for
+    ``tla-kraft-kip966``.  ``changes`` replaces any of them (``crashes``, or to show that a
     gap appears without an assumption)."""
     if version not in VERSIONS:
         raise ValueError(f"no KRaft refinement mapping for {version!r}")
@@ -105,9 +109,10 @@ def matching_config(version: str, brokers: int, max_leader_epoch: int = 2,
 
 def tla_for(kafka: KRaftModel) -> KraftModel:
     """The port with the constants of ``kafka``'s configuration: the same brokers, every
-    one a replica and in the initial ISR, the same min ISR, no shutdowns and no
-    reassignment (the matching configuration has neither), the counted limits out of
-    reach, no invariants and no VIEW (the refinement compares states, not views)."""
+    one a replica and in the initial ISR, the same min ISR, no shutdowns (a Kafka crash is
+    the gap step ``BrokerStopsBeforeFencing``) and no reassignment (``kafka`` has none in
+    KRaft mode), the counted limits out of reach, no invariants and no VIEW (the
+    refinement compares states, not views)."""
     cfg = kafka.cfg
     n = cfg.brokers
     return KraftModel(KraftConfig(
