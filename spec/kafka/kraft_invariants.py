@@ -134,11 +134,47 @@ def min_isr_recovery_quorum(model: PartitionBridge, s: State) -> bool:
     return True
 
 
+def consistent_read(model: PartitionBridge, s: State) -> bool:
+    """ConsistentRead: a live broker that leads in the active controller's current leader
+    epoch holds, at its offset, every record that was ever below a leader's HW (the
+    records a consumer may have read), as long as every election was clean.
+
+    The KRaft specifications' ConsistentReadProperty: their ``inv_consumed`` is the log
+    below the highest HW any leader reached (every such record readable), and a
+    "non-stale" leader is one whose partition metadata has the controller's leader epoch;
+    here ``ghost.committed`` marks the records once below a leader's HW (a record id is
+    unique, so the id at its original offset is the spec's whole entry), and the leader
+    is judged by its own ``Partition`` (it serves fetches in its own epoch) against the
+    controller's ``PartitionRegistration``.  Kafka's reasoning: consumers fetch from the
+    leader up to its HW (``Partition.fetchRecords``, ``FetchIsolation.HIGH_WATERMARK``), a
+    record below a HW was on every member of the leader's maximal ISR
+    (``maybeIncrementLeaderHW``), and the controller elects only from the ISR
+    (``PartitionChangeBuilder.electLeader``; with KIP-966 the ELR, whose members left an
+    ISR already below min ISR while the HW could not move), so the current leader serves
+    the same records at the same offsets.  Unlike ``LeaderCompleteness`` it judges the
+    broker that acts as the current leader, not the broker the controller named (the two
+    differ while the new leader's loader lags); unlike ``NoCommittedRecordLost`` it does
+    not excuse a leader of a newer epoch that the controller has since replaced, nor
+    judge a stale one.  Violated: a consumer reading from the current leader finds a
+    record it read before gone or replaced (KIP-966's "last replica standing": the last
+    ISR member lost its unflushed tail in a power loss and was elected cleanly).
+    """
+    if s.ghost.flags & F_UNCLEAN:
+        return True
+    ctrl = s.controller
+    for b, br in enumerate(s.brokers):
+        if (br.alive and br.leader == b and br.leader_epoch == ctrl.leader_epoch
+                and not _holds_committed(model, s, b)):
+            return False
+    return True
+
+
 KRAFT_INVARIANTS: dict[str, Callable[[PartitionBridge, State], bool]] = {
     "MetadataLogMatching": metadata_log_matching,
     "ReplicationQuorumSuperset": replication_quorum_superset,
     "LeaderCompleteness": leader_completeness,
     "MinIsrRecoveryQuorum": min_isr_recovery_quorum,
+    "ConsistentRead": consistent_read,
 }
 """The KRaft-era invariants in the order the checker tests them (after the catalogue's)."""
 
@@ -209,11 +245,27 @@ def _ids(ids: Iterable[int]) -> str:
     return "{" + ", ".join(f"broker{i}" for i in sorted(ids)) + "}"
 
 
+def explain_consistent_read(v: Mapping[str, Any]) -> str:
+    """Which broker leading in the controller's epoch lacks which committed records."""
+    epoch = v["controller"]["leader_epoch"]
+    out = []
+    for b in _broker_ids(v):
+        br = v[f"broker{b}"]
+        if br.get("alive") and br["leader"] == b and br["leader_epoch"] == epoch:
+            lost = _lacking(v, b)
+            if lost:
+                out.append(f"broker{b} leads in the controller's leader epoch {epoch} but its "
+                           f"log {list(br['log'])} lacks record(s) {', '.join(lost)}, once "
+                           "below a leader's HW (a consumer may have read them)")
+    return "; ".join(out)
+
+
 KRAFT_EXPLAIN: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "MetadataLogMatching": explain_metadata_log_matching,
     "ReplicationQuorumSuperset": explain_replication_quorum_superset,
     "LeaderCompleteness": explain_leader_completeness,
     "MinIsrRecoveryQuorum": explain_min_isr_recovery_quorum,
+    "ConsistentRead": explain_consistent_read,
 }
 """Each KRaft invariant's ``Property.explain`` over the state's variables."""
 

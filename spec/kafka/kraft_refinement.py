@@ -1,0 +1,600 @@
+"""Refinement of the ``kafka`` model in KRaft mode to the KRaft TLA+ level (``tla-kraft-3.5``,
+``tla-kraft-kip966``).
+
+``project`` maps a ``kafka -p controller=kraft`` state to a partial observation ``Obs`` of
+the variables both levels have; ``observe`` reads the same observation off a
+``tla-kraft-*`` state (``isrlab.spec.tla_kraft``).  ``check_refinement`` walks every
+transition of the complete ``kafka`` state space and ``random_walks`` seeded random
+behaviours: each ``kafka`` step must be matched by 0..k steps of the port (stuttering and
+hidden steps), the abstract side tracked as the set of port states consistent with the
+behaviour so far (a forward simulation), as ``isrlab.spec.kafka.refinement`` does for the
+ZooKeeper mode.  docs/kafka-model.md ("Refinement to the KRaft TLA+ level") states the
+mapping, the assumptions and every gap step.
+
+The observation (``Obs``), broker ids 0-based, leader epochs 0-based (the spec starts at
+1), offsets 0-based (the spec's are 1-based), no leader ``-1``:
+
+* the controller's partition (``con_partition_metadata``: leader, leader epoch, ISR, ELR)
+  and its unfenced brokers (``con_unfenced``; Kafka: the brokers its image has unfenced);
+* records produced (``inv_sent``), and the fetch requests in flight (none in Kafka, whose
+  fetch is one round trip);
+* per broker: whether it runs, the leader and leader epoch its ``Partition`` acts on
+  (``partition_metadata[b]``), its log as the epochs of its records (``Values = {A}``: one
+  record in all, so a record is its epoch), its HW, and while it leads its committed and
+  maximal ISR (Kafka: ``in_sync_replica_ids`` and that plus the pending proposal's), the
+  partition epochs it is behind the controller, the partition change records it has not
+  read, and its AlterPartition round trip (none, sent, accepted, refused).
+
+Not observed, carried by the tracked port states: partition and broker epochs themselves,
+the metadata log and the brokers' offsets in it, fetch sessions and fetch responses in
+flight, the leaders' follower states.
+
+Modelling shortcuts: the abstract steps one ``kafka`` step may take are drawn from a set of
+port actions that depends on the step (``ALPHABET``; a fetch round trip is the spec's
+request, its handling, its response and the leader's AlterPartition it may trigger), up
+to ``k`` of them, with the gap steps of ``isrlab.spec.kafka.kraft_refinement_gaps`` only
+when those find no match; the tracked port states are normalised (``normalised``), a
+bisimulation of the port's steps used here; and each ``kafka`` state is expanded once
+(``check_refinement``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from isrlab.spec.kafka.config import KafkaConfig
+from isrlab.spec.kafka.kraft_refinement_gaps import gap_steps
+from isrlab.spec.kafka.kraft_state import PCR, KRaftState, controller_image
+from isrlab.spec.kafka.labels import parse
+from isrlab.spec.kafka.quorum_controller import KRaftModel
+from isrlab.spec.kafka.state import (
+    ALTER_ACCEPTED,
+    ALTER_FENCED,
+    ALTER_INELIGIBLE,
+    ALTER_NONE,
+    ALTER_SENT,
+    KafkaState,
+)
+from isrlab.spec.tla_kraft import layout as kl
+from isrlab.spec.tla_kraft.model import KraftConfig, KraftModel
+
+Broker = tuple[int, int, int, tuple[int, ...], int, int, int, int, int, int]
+"""(running, leader, leader epoch, record epochs, HW, ISR or -1, maximal ISR or -1,
+partition epochs behind the controller's or -1, partition change records not yet read or
+-1, AlterPartition round trip); the -1 fields are observed only while the broker leads."""
+Obs = tuple[int, int, int, int, int, int, int, tuple[Broker, ...]]
+"""(leader, leader epoch, ISR, ELR, unfenced, records produced, fetch requests in flight,
+brokers)."""
+Abstract = tuple[Any, ...]
+"""A port state as ``KraftModel.unpack`` gives it (a tuple of the spec's 23 variables)."""
+
+UNLIMITED = 1 << 20
+"""The port's counted limits (FenceBroker, LeaderShrinkIsr) set out of reach."""
+
+VERSIONS = ("tla-kraft-3.5", "tla-kraft-kip966")
+
+
+def matching_config(version: str, brokers: int, max_leader_epoch: int = 2,
+                    max_metadata_lag: int = 2, min_isr: int = 1,
+                    **changes: Any) -> KafkaConfig:
+    """The ``kafka`` parameters closest to the port's modelling choices (docs/kafka-model.md,
+    "Refinement to the KRaft TLA+ level", lists them as the refinement's assumptions):
+    ``controller=kraft``; one record (``Values = {A}``, ``max_records=1``); no crashes
+    (``crashes="clean"`` in ``changes`` is checked too: a clean stop and restart) and a
+    live broker's heartbeats may stop (``heartbeat_loss``: the spec's ``FenceBroker`` fences
+    any unfenced broker, ``UnfenceBroker`` unfences it); the leader epoch bumped only on a
+    leader change (``kraft_epoch_bump=leader-change``: the spec's ISR changes keep the
+    leader epoch); ``make_leader_equal_epoch=skip`` (the spec's ``MetadataNoOp`` for a
+    partition epoch that is not newer); Kafka <= 0.10.1's lag rules (``kafka_4485=false``:
+    the spec's HW and ISR read only the followers' last fetch offsets); every replica in
+    the initial ISR; no consumers; ELR off for ``tla-kraft-3.5`` and on (with unclean
+    detection by the broker epoch on disk, 3.8's ``previous-epoch``, the spec's rule) for
+    ``tla-kraft-kip966``.  ``changes`` replaces any of them (``crashes``, or to show that a
+    gap appears without an assumption)."""
+    if version not in VERSIONS:
+        raise ValueError(f"no KRaft refinement mapping for {version!r}")
+    kip966 = version == "tla-kraft-kip966"
+    return replace(KafkaConfig(
+        brokers=brokers, max_records=1, max_leader_epoch=max_leader_epoch,
+        controller="kraft", crashes="none", heartbeat_loss=True, elr=kip966,
+        kraft_epoch_bump="leader-change", make_leader_equal_epoch="skip",
+        kafka_4485=False, lag_ticks=0, consumers=False, min_isr=min_isr, initial_isr=0,
+        max_metadata_lag=max_metadata_lag, kip903=True,
+        unclean_detection="previous-epoch" if kip966 else "none",
+    ), **changes)
+
+
+def tla_for(kafka: KRaftModel) -> KraftModel:
+    """The port with the constants of ``kafka``'s configuration: the same brokers, every
+    one a replica and in the initial ISR, the same min ISR, no shutdowns (a Kafka crash is
+    the gap step ``BrokerStopsBeforeFencing``) and no reassignment (``kafka`` has none in
+    KRaft mode), the counted limits out of reach, no invariants and no VIEW (the
+    refinement compares states, not views)."""
+    cfg = kafka.cfg
+    n = cfg.brokers
+    return KraftModel(KraftConfig(
+        kip966=cfg.elr, brokers=n, replication_factor=n, min_isr=cfg.min_isr,
+        init_isr_size=n, fence_broker_limit=UNLIMITED, leader_shrink_isr_limit=UNLIMITED,
+        reassignment_limit=0, invariants=(), view=False))
+
+
+# ---- the observation ------------------------------------------------------------------
+def project(model: KRaftModel, state: KafkaState) -> Obs:
+    """The ``kafka`` state as the observation (the module docstring)."""
+    ctrl = state.controller
+    k = ctrl.kraft
+    assert isinstance(k, KRaftState)
+    part, regs = controller_image(k, model.n)
+    unfenced = sum(1 << b for b, (epoch, fenced) in enumerate(regs) if epoch >= 0 and not fenced)
+    per = model.codec.epochs
+    brokers = []
+    for b, br in enumerate(state.brokers):
+        leads = br.alive and br.leader == b
+        if not br.alive:
+            brokers.append((0, -1, -1, tuple(r % per for r in br.log), br.high_watermark,
+                            -1, -1, -1, -1, 0))
+            continue
+        brokers.append((
+            br.alive, br.leader, br.leader_epoch, tuple(r % per for r in br.log),
+            br.high_watermark, br.in_sync_replica_ids if leads else -1,
+            br.in_sync_replica_ids | br.pending_isr if leads else -1,
+            part[2] - k.partition_epoch[b] if leads else -1,
+            _unread(k, b) if leads else -1,
+            _KAFKA_PHASE[br.alter_partition] if br.alive else 0))
+    return (ctrl.leader, ctrl.leader_epoch, ctrl.isr, ctrl.elr, unfenced,
+            state.ghost.next_id, 0, tuple(brokers))
+
+
+def _unread(k: KRaftState, b: int) -> int:
+    """The partition change records of the metadata log broker ``b`` has not published."""
+    return sum(1 for batch in k.batches[max(0, k.applied[b]):] for r in batch if r[0] == PCR)
+
+
+_KAFKA_PHASE = {ALTER_NONE: 0, ALTER_SENT: 1, ALTER_ACCEPTED: 2, ALTER_FENCED: 3,
+                ALTER_INELIGIBLE: 3}
+"""A leader's AlterPartition round trip: none, sent, accepted, refused."""
+
+
+def _phase(s: Abstract, b: int) -> int:
+    """Broker ``b``'s AlterPartition round trip in a port state: its pending request on its
+    way (1), an answer to it on its way back (2 accepted, 3 refused), or none (0)."""
+    request = s[kl.P_PENDING_AP][b - 1][1]
+    if not request or not KraftModel._pending(s, b):
+        return 0
+    for m in s[kl.MESSAGES]:
+        if m == request:
+            return 1
+        if m[0] == kl.AP_RESP and (m[7] if m[1] == kl.ERR_NONE else m[2]) == request:
+            return 2 if m[1] == kl.ERR_NONE else 3
+    return 0
+
+
+def observe(tla: KraftModel, s: Abstract) -> Obs:
+    """The same observation read off a port state."""
+    con = s[kl.CON_PM]
+    brokers = []
+    for b in tla.brokers:
+        status = s[kl.BROKER_STATE][b - 1][0]
+        md = s[kl.P_MD][b - 1]
+        log, hwm, _leo = s[kl.P_DATA][b - 1]
+        running = status == kl.RUNNING
+        leads = running and s[kl.P_STATUS][b - 1] == kl.LEADER
+        if not running:
+            brokers.append((0, -1, -1, tuple(entry[0] - 1 for entry in log), hwm - 1,
+                            -1, -1, -1, -1, 0))
+            continue
+        brokers.append((
+            int(running), md[3] - 1, md[4] - 1, tuple(entry[0] - 1 for entry in log), hwm - 1,
+            md[1] if leads else -1, md[2] if leads else -1, con[6] - md[5] if leads else -1,
+            len(s[kl.CON_LOG]) - s[kl.BROKER_MD_LOG][b - 1] if leads else -1,
+            _phase(s, b) if running else 0))
+    requests = sum(1 for m in s[kl.MESSAGES] if m[0] == kl.FETCH_REQ)
+    return (con[4] - 1, con[5] - 1, con[1], con[2], s[kl.CON_UNFENCED],
+            bin(s[kl.INV_SENT]).count("1"), requests, tuple(brokers))
+
+
+# ---- normalising the tracked port states ---------------------------------------------------
+def _pe_of_message(m: tuple[Any, ...]) -> list[int]:
+    """The partition epochs a message carries."""
+    if m[0] == kl.AP_REQ:
+        return [m[5]]
+    if m[0] == kl.AP_RESP:
+        return [m[6], m[7][5]] if m[1] == kl.ERR_NONE else [m[2][5]]
+    return []
+
+
+def _shift_message(m: tuple[Any, ...], d: int) -> tuple[Any, ...]:
+    if m[0] == kl.AP_REQ:
+        return (*m[:5], m[5] - d, *m[6:])
+    if m[0] == kl.AP_RESP:
+        if m[1] == kl.ERR_NONE:
+            return (*m[:6], m[6] - d, _shift_message(m[7], d), *m[8:])
+        return (m[0], m[1], _shift_message(m[2], d), *m[3:])
+    return m
+
+
+def _stale(m: tuple[Any, ...], md: tuple[Any, ...]) -> bool:
+    """Whether message ``m`` is an AlterPartition request, or an answer to one, carrying a
+    partition epoch below its sender's: the controller refuses it (a broker's partition
+    epoch never passes the controller's) and its sender, whose pending request it can no
+    longer be (a pending request carries the sender's partition epoch, which never
+    decreases without shutdowns), ignores the answer."""
+    if m[0] == kl.AP_REQ:
+        return bool(m[5] < md[m[3] - 1][5])
+    if m[0] == kl.AP_RESP:
+        request = m[7] if m[1] == kl.ERR_NONE else m[2]
+        return bool(request[5] < md[request[3] - 1][5])
+    return False
+
+
+def normalised(s: Abstract) -> Abstract:
+    """``s`` with partition epochs shifted so that the least is 1 (0 stays the blank), the
+    metadata log's prefix every broker has read dropped but its last record (which a
+    registering broker replays) and their offsets shifted, broker epochs and incarnation
+    ids renumbered (``_renumbered``), the
+    counters zeroed, the stale AlterPartition messages (``_stale``) dropped, and of the
+    discarded messages only the AlterPartition requests their sender could send again
+    kept (``__AvoidCycle`` reads them; nothing reads the others).  Each is a bisimulation
+    of the port with clean shutdowns: the dropped parts are read by no step, or only by
+    steps that change nothing observable and nothing read later (the log is not cut while
+    a registration, which carries the log's length, is in flight)."""
+    md = s[kl.P_MD]
+    msgs = tuple(m for m in s[kl.MESSAGES] if not _stale(m, md))
+    keep = tuple(m for m in s[kl.MESSAGES_DISCARD]
+                 if m[0] == kl.AP_REQ and not _stale(m, md))
+    pes = [s[kl.CON_PM][6], *(r[6] for r in s[kl.CON_LOG])]
+    pes += [m[5] for m in md if m[5]]
+    pes += [p[0] for p in s[kl.P_PENDING_AP] if p[0]]
+    for m in msgs:
+        pes += _pe_of_message(m)
+    d = min(pes) - 1
+    t = list(s)
+    registering = any(m[0] in (kl.REG_REQ, kl.REG_RESP) for m in s[kl.MESSAGES])
+    # a registering broker replays the last record (ReceiveBrokerRegResponse): keep it
+    cut = 0 if registering else min(*s[kl.BROKER_MD_LOG], len(s[kl.CON_LOG]) - 1)
+    if cut:
+        t[kl.CON_LOG] = s[kl.CON_LOG][cut:]
+        t[kl.BROKER_MD_LOG] = tuple(n - cut for n in s[kl.BROKER_MD_LOG])
+    t[kl.AUX_CTRS] = (s[kl.AUX_CTRS][0], 0, 0, 0, 0, 0)
+    t[kl.MESSAGES] = msgs
+    t[kl.MESSAGES_DISCARD] = keep
+    if d:
+        con = s[kl.CON_PM]
+        t[kl.CON_PM] = (*con[:6], con[6] - d, *con[7:])
+        t[kl.CON_LOG] = tuple((*r[:6], r[6] - d, *r[7:]) for r in t[kl.CON_LOG])
+        t[kl.P_MD] = tuple((*m[:5], m[5] - d) if m[5] else m for m in md)
+        t[kl.P_PENDING_AP] = tuple((p[0] - d, _shift_message(p[1], d)) if p[0] else p
+                                   for p in s[kl.P_PENDING_AP])
+        t[kl.MESSAGES] = tuple(sorted(_shift_message(m, d) for m in msgs))
+        t[kl.MESSAGES_DISCARD] = tuple(sorted(_shift_message(m, d) for m in keep))
+    return _renumbered(tuple(t))
+
+
+def _renumbered(s: Abstract) -> Abstract:
+    """``s`` with broker epochs renumbered 1, 2, ... in their order and incarnation ids
+    likewise (0 and Nil kept: "none"), and the two counters that issue them set to the
+    largest: the spec compares both only for equality (and epochs for order), so this is
+    a bisimulation; without it every restart would make new port states."""
+    regs, brokers = s[kl.CON_BROKER_REG], s[kl.BROKER_STATE]
+    epochs = {r[1] for r in regs} | {x[1] for x in brokers}
+    incarns = {r[2] for r in regs} | {x[2] for x in brokers}
+    for row in s[kl.P_REPLICA_STATE]:
+        epochs |= {e for _leo, e in row}
+    for m in (*s[kl.MESSAGES], *s[kl.MESSAGES_DISCARD], *(p[1] for p in s[kl.P_PENDING_AP]
+                                                           if p[1])):
+        epochs |= set(_message_epochs(m))
+        if m[0] in (kl.REG_REQ, kl.REG_RESP):
+            incarns.add(m[2])
+    ep = {e: i for i, e in enumerate(sorted(epochs - {0, kl.NIL}), 1)}
+    inc = {i: j for j, i in enumerate(sorted(incarns - {0, kl.NIL}), 1)}
+    ep[0], ep[kl.NIL], inc[0], inc[kl.NIL] = 0, kl.NIL, 0, kl.NIL
+    if all(k == v for k, v in ep.items()) and all(k == v for k, v in inc.items()) and (
+            s[kl.AUX_BROKER_EPOCH] == max(ep.values()) and s[kl.AUX_CTRS][0] == max(
+                inc.values()) + 1):
+        return s
+    t = list(s)
+    t[kl.CON_BROKER_REG] = tuple((r[0], ep[r[1]], inc[r[2]]) for r in regs)
+    t[kl.BROKER_STATE] = tuple((x[0], ep[x[1]], inc[x[2]], x[3]) for x in brokers)
+    t[kl.P_REPLICA_STATE] = tuple(tuple((leo, ep[e]) for leo, e in row)
+                                  for row in s[kl.P_REPLICA_STATE])
+    t[kl.MESSAGES] = tuple(sorted(_message_renumbered(m, ep, inc) for m in s[kl.MESSAGES]))
+    t[kl.MESSAGES_DISCARD] = tuple(sorted(_message_renumbered(m, ep, inc)
+                                          for m in s[kl.MESSAGES_DISCARD]))
+    t[kl.P_PENDING_AP] = tuple((p[0], _message_renumbered(p[1], ep, inc)) if p[1] else p
+                               for p in s[kl.P_PENDING_AP])
+    t[kl.AUX_BROKER_EPOCH] = max(ep.values())
+    t[kl.AUX_CTRS] = (max(inc.values()) + 1, *s[kl.AUX_CTRS][1:])
+    return tuple(t)
+
+
+def _message_epochs(m: tuple[Any, ...]) -> list[int]:
+    """The broker epochs message ``m`` carries."""
+    if m[0] == kl.AP_REQ:
+        return [m[6], *(e for _b, e in m[2])]
+    if m[0] == kl.AP_RESP:
+        return _message_epochs(m[7] if m[1] == kl.ERR_NONE else m[2])
+    if m[0] == kl.FETCH_REQ:
+        return [m[3]]
+    if m[0] == kl.REG_REQ:
+        return [m[3]]
+    if m[0] == kl.REG_RESP:
+        return [m[1]]
+    return []
+
+
+def _message_renumbered(m: tuple[Any, ...], ep: dict[int, int],
+                        inc: dict[int, int]) -> tuple[Any, ...]:
+    if m[0] == kl.AP_REQ:
+        return (*m[:2], tuple((b, ep[e]) for b, e in m[2]), *m[3:6], ep[m[6]], *m[7:])
+    if m[0] == kl.AP_RESP:
+        if m[1] == kl.ERR_NONE:
+            return (*m[:7], _message_renumbered(m[7], ep, inc), *m[8:])
+        return (m[0], m[1], _message_renumbered(m[2], ep, inc), *m[3:])
+    if m[0] == kl.FETCH_REQ:
+        return (*m[:3], ep[m[3]], *m[4:])
+    if m[0] == kl.REG_REQ:
+        return (m[0], m[1], inc[m[2]], ep[m[3]])
+    if m[0] == kl.REG_RESP:
+        return (m[0], ep[m[1]], inc[m[2]], *m[3:])
+    return m
+
+
+# ---- which port steps a kafka step may take ----------------------------------------------
+FETCH = ("SendFetchRequest", "ReceiveFetchRequest", "ReceiveFetchResponse",
+         "SendAlterPartitionRequest")
+"""A fetch round trip: the follower's request, the leader's handling, the response, and
+the AlterPartition the leader may send on it (Kafka's ``maybeExpandIsr`` runs in the fetch)."""
+
+ALPHABET: dict[str, tuple[tuple[str, bool], ...]] = {
+    # kafka action: (port action, whether it is the kafka step's broker's (True) or any's)
+    "Produce": (("WriteRecordToLeader", True),),
+    "Fetch": (("SendFetchRequest", True), ("ReceiveFetchRequest", False),
+              ("ReceiveFetchResponse", True), ("SendAlterPartitionRequest", False)),
+    "Truncate": (("SendFetchRequest", True), ("ReceiveFetchRequest", False),
+                 ("ReceiveFetchResponse", True)),
+    "FencedFetch": (("SendFetchRequest", True), ("ReceiveFetchRequest", False),
+                    ("ReceiveFetchResponse", True)),
+    "Tick": (),
+    "ShrinkIsr": (("SendAlterPartitionRequest", True),),
+    "AlterPartition": (("ReceiveAlterPartitionRequest", True),),
+    "AlterPartitionResponse": (("ReceiveAlterPartitionResponse", True),
+                               ("SendAlterPartitionRequest", True)),
+    "HandleCommit": (("ReceiveMetadataUpdate", True), ("SendAlterPartitionRequest", True)),
+    "FenceBroker": (("FenceBroker", True),),
+    "UnfenceBroker": (("UnfenceBroker", True),),
+    "Crash": (),
+    "RegisterBroker": (("BrokerStart", True), ("ReceiveBrokerRegRequest", True),
+                       ("ReceiveBrokerRegResponse", True), ("ReceiveMetadataUpdate", True)),
+}
+"""The port actions each ``kafka`` action may be matched by (any number, up to ``k``)."""
+
+Step = tuple[str, int, Callable[[Abstract, int], list[Abstract]]]
+
+
+@dataclass
+class KraftRefinementResult:
+    """What a check saw: ``kafka`` transitions checked (each once), ``kafka`` states and
+    (kafka, port) pairs tracked, the port steps per matched step, the matches that needed a gap step
+    (per ``kafka`` action and per gap step), and the first failures per kind."""
+
+    transitions: int = 0
+    states: int = 0
+    pairs: int = 0
+    max_steps: int = 0
+    steps_histogram: dict[int, int] = field(default_factory=dict)
+    gap_transitions: dict[str, int] = field(default_factory=dict)
+    gap_kinds: dict[str, int] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+    failed: int = 0
+    failed_kinds: dict[str, int] = field(default_factory=dict)
+    walks: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """No ``kafka`` step without a matching port behaviour."""
+        return not self.failed
+
+    def summary(self) -> str:
+        """One line of figures."""
+        gaps = sum(self.gap_transitions.values())
+        seen = (f"{self.walks:,} walks" if self.walks
+                else f"{self.states:,} kafka states, {self.pairs:,} (kafka, port) pairs")
+        return (f"{self.transitions:,} transitions checked, {seen}, "
+                f"max {self.max_steps} port steps per "
+                f"step {dict(sorted(self.steps_histogram.items()))}, {gaps:,} needed a gap "
+                f"step {dict(sorted(self.gap_transitions.items()))} "
+                f"{dict(sorted(self.gap_kinds.items()))}, {self.failed} failed "
+                f"{dict(sorted(self.failed_kinds.items()))}")
+
+
+class Matcher:
+    """The port states within ``k`` steps of a tracked one whose observation is a target,
+    the steps drawn from the ``kafka`` step's ``ALPHABET`` (and, with ``gaps``, the gap
+    steps of ``isrlab.spec.kafka.kraft_refinement_gaps``)."""
+
+    def __init__(self, kafka: KRaftModel, tla: KraftModel, k: int,
+                 gaps: Iterable[str] = ()) -> None:
+        self.kafka, self.tla, self.k, self.gaps = kafka, tla, k, tuple(gaps)
+        self._actions = dict(tla.actions)
+        self._balls: dict[tuple[Abstract, str, int, bool],
+                          dict[Obs, tuple[int, set[Abstract], frozenset[str]]]] = {}
+
+    def steps(self, label: str) -> tuple[str, int, list[Step]]:
+        """The port actions (name, broker, function) a ``kafka`` step may be matched by,
+        with the step's action and (0-based) broker."""
+        step = parse(label)
+        action, broker = step.action, step.broker
+        alphabet = ALPHABET.get(action)
+        if alphabet is None:
+            raise ValueError(f"no port counterpart declared for the kafka step {label!r}")
+        out: list[Step] = []
+        for name, own in alphabet:
+            fn = self._actions[name]
+            targets = [broker + 1] if own and broker is not None else list(self.tla.brokers)
+            out += [(name, b, fn) for b in targets]
+        return action, -1 if broker is None else broker, out
+
+    def ball(self, t: Abstract, label: str, gaps: bool) -> dict[
+            Obs, tuple[int, set[Abstract], frozenset[str]]]:
+        """Observation -> (fewest steps, the normalised states, gap steps used) within
+        ``k`` steps of ``t`` by ``label``'s alphabet, with the gap steps too when ``gaps``
+        (memoised; cleared when large)."""
+        action, broker, steps = self.steps(label)
+        key = (t, action, broker, gaps)
+        found = self._balls.get(key)
+        if found is not None:
+            return found
+        if len(self._balls) >= 1 << 14:
+            self._balls.clear()
+        enabled = self.gaps if gaps else ()
+        out: dict[Obs, tuple[int, set[Abstract], frozenset[str]]] = {}
+        used: dict[Abstract, frozenset[str]] = {t: frozenset()}
+        frontier = [t]
+        for depth in range(self.k + 1):
+            nxt = []
+            for u in frontier:
+                o = observe(self.tla, u)
+                entry = out.get(o)
+                if entry is None:
+                    out[o] = (depth, {u}, used[u])
+                else:
+                    entry[1].add(u)
+                if depth == self.k:
+                    continue
+                succ = [("", v) for _name, b, fn in steps for v in fn(u, b)]
+                succ += gap_steps(self.tla, u, action, broker + 1, enabled)
+                for name, v in succ:
+                    v = normalised(v)
+                    if v not in used:
+                        used[v] = used[u] | {name} if name else used[u]
+                        nxt.append(v)
+            frontier = nxt
+        self._balls[key] = out
+        return out
+
+    def match(self, ts: Iterable[Abstract], label: str,
+              target: Obs) -> tuple[int, set[Abstract], frozenset[str]]:
+        """The states matching ``target`` from any of ``ts``, the fewest steps (-1: none),
+        the gap steps of the shortest match; the port's own steps first, the gap steps
+        only when those find no match."""
+        ts = list(ts)
+        for gaps in (False, True) if self.gaps else (False,):
+            best, found, names = -1, set[Abstract](), frozenset[str]()
+            for t in ts:
+                entry = self.ball(t, label, gaps).get(target)
+                if entry is None:
+                    continue
+                found |= entry[1]
+                if best < 0 or entry[0] < best or (entry[0] == best
+                                                   and len(entry[2]) < len(names)):
+                    best, names = entry[0], entry[2]
+            if best >= 0:
+                return best, found, names
+        return -1, set(), frozenset()
+
+
+def _record(result: KraftRefinementResult, steps: int, gap: frozenset[str],
+            label: str) -> None:
+    result.transitions += 1
+    result.max_steps = max(result.max_steps, steps)
+    result.steps_histogram[steps] = result.steps_histogram.get(steps, 0) + 1
+    if gap:
+        action = label.split("(")[0]
+        result.gap_transitions[action] = result.gap_transitions.get(action, 0) + 1
+        for name in sorted(gap):
+            result.gap_kinds[name] = result.gap_kinds.get(name, 0) + 1
+
+
+def _fail(result: KraftRefinementResult, kafka: KRaftModel, s: KafkaState, label: str,
+          t: KafkaState) -> None:
+    result.failed += 1
+    kind = label.split("(")[0]
+    result.failed_kinds[kind] = result.failed_kinds.get(kind, 0) + 1
+    if result.failed_kinds[kind] == 1:
+        result.failures.append(f"{label}: from {project(kafka, s)} to {project(kafka, t)}")
+
+
+def initial_pairs(kafka: KRaftModel, tla: KraftModel) -> list[tuple[KafkaState,
+                                                                    set[Abstract]]]:
+    """Each ``kafka`` initial state with the port's initial states of its observation."""
+    inits = {normalised(tla.unpack(p)) for p in tla.init_states()}
+    out = []
+    for s0 in kafka.init_states():
+        ts = {t for t in inits if observe(tla, t) == project(kafka, s0)}
+        out.append((s0, ts))
+    return out
+
+
+def check_refinement(kafka: KRaftModel, tla: KraftModel, k: int = 5,
+                     gaps: Iterable[str] = (),
+                     max_states: int | None = None) -> KraftRefinementResult:
+    """Every transition (s, s') of ``kafka``'s complete state space: ``project(s')`` is
+    reached from a port state tracked for ``s`` in 0..k steps of the step's alphabet.
+    Breadth-first over ``kafka`` states, each expanded once with the port states tracked
+    for it by then: those matching every ``kafka`` behaviour that reaches it by a shortest
+    path (all its predecessors one level up are expanded before it), and any found
+    earlier on longer ones.  Modelling shortcut: port states that reach a ``kafka`` state
+    only after its expansion are kept but not followed (following them does not end: the
+    port's bag of messages in flight keeps finding new combinations), so a transition is
+    checked from the behaviours of its source's shortest paths, not of every path."""
+    matcher = Matcher(kafka, tla, k, gaps)
+    result = KraftRefinementResult()
+    pairs: dict[KafkaState, set[Abstract]] = {}
+    queue: list[KafkaState] = []
+    for s0, ts in initial_pairs(kafka, tla):
+        if not ts:
+            result.failures.append(f"Init: {project(kafka, s0)} is no port initial state")
+            result.failed += 1
+            continue
+        pairs[s0] = set(ts)
+        queue.append(s0)
+    head = 0
+    while head < len(queue):
+        s = queue[head]
+        head += 1
+        if max_states is not None and head > max_states:
+            break
+        for label, s2 in kafka.next_states(s):
+            steps, ts, gap = matcher.match(pairs[s], label, project(kafka, s2))
+            if steps < 0:
+                _fail(result, kafka, s, label, s2)
+                continue
+            _record(result, steps, gap, label)
+            known = pairs.get(s2)
+            if known is None:
+                pairs[s2] = set(ts)
+                queue.append(s2)
+            else:
+                known |= ts  # s2 is expanded once, with the port states known by then
+    result.states = len(pairs)
+    result.pairs = sum(len(v) for v in pairs.values())
+    return result
+
+
+def random_walks(kafka: KRaftModel, tla: KraftModel, walks: int, length: int, seed: int,
+                 k: int = 5, gaps: Iterable[str] = ()) -> KraftRefinementResult:
+    """``walks`` behaviours of up to ``length`` steps of ``kafka`` drawn from
+    ``random.Random(seed)``, each step matched as in ``check_refinement``; a walk ends at
+    its first step without a match."""
+    matcher = Matcher(kafka, tla, k, gaps)
+    rng = random.Random(seed)
+    result = KraftRefinementResult()
+    inits = initial_pairs(kafka, tla)
+    for _ in range(walks):
+        result.walks += 1
+        s, ts = inits[rng.randrange(len(inits))]
+        for _ in range(length):
+            succ = list(kafka.next_states(s))
+            if not succ:
+                break
+            label, s2 = succ[rng.randrange(len(succ))]
+            steps, ts2, gap = matcher.match(ts, label, project(kafka, s2))
+            if steps < 0:
+                _fail(result, kafka, s, label, s2)
+                break
+            _record(result, steps, gap, label)
+            s, ts = s2, ts2
+    return result

@@ -1,0 +1,281 @@
+"""The Kafka steps the KRaft TLA+ ports lack, as extra abstract steps of the refinement
+check (``isrlab.spec.kafka.kraft_refinement``); docs/kafka-model.md ("Refinement to the
+KRaft TLA+ level") argues each from Kafka's code and the specification's text.
+
+Each gap step is a function of a port state and the (1-based) broker of the ``kafka`` step
+it accompanies, returning the port states it leads to; ``GAPS`` says which ``kafka``
+actions may use it.  The port itself is unchanged (its TLC conformance stands)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from isrlab.spec.tla_kraft import layout as kl
+from isrlab.spec.tla_kraft.model import KraftModel
+
+Abstract = tuple[Any, ...]
+GapStep = Callable[[KraftModel, Abstract, int], list[Abstract]]
+
+
+def leader_inc_hw_on_write(tla: KraftModel, s: Abstract, b: int) -> list[Abstract]:
+    """LeaderIncHwOnWrite: leader ``b`` raises its HW over its log as it now is.
+
+    Kafka's ``Partition.appendRecordsToLeader`` calls ``maybeIncrementLeaderHW`` after the
+    append: the HW becomes the least LEO of the maximal ISR, the leader's own new LEO when
+    the ISR is the leader alone.  The spec's ``WriteRecordToLeader`` computes the HW with
+    ``CommitOffsetOnWrite``, whose ``GetCommitOffset`` answers 0 when ``LeoOf(b) = 1``: the
+    leader's log *before* the write, so a leader alone in its ISR does not commit the first
+    record of an empty log until a later fetch or partition change.  The step: the HW of a
+    running leader recomputed over its maximal ISR (``CommitOffsetOnUpdate``), as the
+    spec's own partition-change path does."""
+    if s[kl.BROKER_STATE][b - 1][0] != kl.RUNNING or s[kl.P_STATUS][b - 1] != kl.LEADER:
+        return []
+    d = list(s)
+    tla._update_hwm_on_partition_change(s, d, b, s[kl.P_MD][b - 1])
+    t = tuple(d)
+    return [t] if t != s else []
+
+
+def leader_awaits_metadata_on_fenced_error(tla: KraftModel, s: Abstract,
+                                           b: int) -> list[Abstract]:
+    """LeaderAwaitsMetadataOnFencedError: leader ``b`` takes a FENCED_LEADER_EPOCH answer to
+    its pending AlterPartition and keeps the proposal pending.
+
+    Kafka's ``Partition.handleAlterPartitionError`` (3.5 through 4.0) resets the partition
+    state to the last committed one only for INELIGIBLE_REPLICA and
+    OPERATION_NOT_ATTEMPTED, where the controller says the request was not applied; for
+    FENCED_LEADER_EPOCH and INVALID_UPDATE_VERSION it changes nothing ("awaiting new the
+    latest metadata"): the maximal ISR stays, and no new AlterPartition is sent until a
+    metadata delta installs the controller's state.  The spec's
+    ``ReceiveAlterPartitionResponse`` rolls the maximal ISR back to the ISR on every error
+    and ends the pending request.  The step: the answer is consumed, the broker's partition
+    metadata and pending request unchanged."""
+    if (s[kl.BROKER_STATE][b - 1][0] != kl.RUNNING or s[kl.P_STATUS][b - 1] != kl.LEADER
+            or not KraftModel._pending(s, b)):
+        return []
+    request = s[kl.P_PENDING_AP][b - 1][1]
+    out = []
+    for m in s[kl.MESSAGES]:
+        if (m[0] == kl.AP_RESP and m[1] == kl.ERR_FENCED_LEADER_EPOCH and m[3] == b
+                and m[2] == request):
+            d = list(s)
+            KraftModel._discard(s, d, m)
+            out.append(tuple(d))
+    return out
+
+
+def leader_resends_refused_alter_partition(tla: KraftModel, s: Abstract,
+                                           b: int) -> list[Abstract]:
+    """LeaderResendsRefusedAlterPartition: leader ``b`` sends an AlterPartition identical
+    to one the controller already refused.
+
+    Kafka's leader proposes whenever ``Partition.maybeExpandIsr`` / ``maybeShrinkIsr``
+    find the ISR should change and no proposal is pending; after INELIGIBLE_REPLICA it is
+    back at its committed state, and a follower still caught up and eligible in the
+    leader's own metadata image (``isReplicaIsrEligible``: its image may not have the
+    fencing yet) is proposed again on its next fetch, the same request.  The spec's
+    ``SendAlterPartitionRequest`` has ``__AvoidCycle``: a request previously sent may be
+    sent again only if the controller would now accept it, a bound on the state space, not
+    a rule of Kafka's.  The step: ``SendAlterPartitionRequest`` without that conjunct (for
+    the spec's proposal, and for those of ``LeaderExpandsIsrByOne`` and
+    ``LeaderShrinksIsrOnly``), where the conjunct blocks it."""
+    if not _may_propose(s, b):
+        return []
+    free = list(s)
+    free[kl.MESSAGES_DISCARD] = ()
+    out = []
+    for t in tla.send_alter_partition_request(tuple(free), b):
+        d = list(t)
+        d[kl.MESSAGES_DISCARD] = s[kl.MESSAGES_DISCARD]
+        out.append(tuple(d))
+    # and the proposals of Kafka's own expansion and shrink (the two steps below), resent
+    kafka_own = [*_by_one(tla, s, b), *_shrunk(s, b)]
+    out += [t for isr in kafka_own for t in _propose(tla, s, b, isr, avoid_cycle=False)]
+    sent = {*tla.send_alter_partition_request(s, b),
+            *(t for isr in kafka_own for t in _propose(tla, s, b, isr))}
+    return [t for t in dict.fromkeys(out) if t not in sent]
+
+
+def _propose(tla: KraftModel, s: Abstract, b: int, proposed: int,
+             avoid_cycle: bool = True) -> list[Abstract]:
+    """Leader ``b`` sends an AlterPartition for ``proposed`` as the spec's
+    ``SendAlterPartitionRequest`` sends one: KIP-903's broker epochs from its follower
+    states, ``__AvoidCycle`` (a request sent before only if the controller would accept it
+    now; ``leader_resends_refused_alter_partition`` is the step without it), the maximal
+    ISR applied eagerly, the request pending."""
+    md = s[kl.P_MD][b - 1]
+    curr = md[1]
+    epochs = tuple(
+        (b1, s[kl.BROKER_STATE][b - 1][1] if b1 == b else 0 if curr >> (b1 - 1) & 1
+         else s[kl.P_REPLICA_STATE][b - 1][b1 - 1][1])
+        for b1 in tla.brokers if proposed >> (b1 - 1) & 1)
+    request = (kl.AP_REQ, proposed, epochs, b, md[4], md[5], s[kl.BROKER_STATE][b - 1][1], b)
+    if avoid_cycle and ((request in s[kl.MESSAGES] or request in s[kl.MESSAGES_DISCARD])
+            and tla._validate_alter_partition(s, b, request) != kl.ERR_NONE):
+        return []
+    d = list(s)
+    d[kl.MESSAGES] = tuple(sorted({*s[kl.MESSAGES], request}))
+    d[kl.P_MD] = _put(s[kl.P_MD], b, (md[0], md[1], proposed | curr, *md[3:]))
+    d[kl.P_PENDING_AP] = _put(s[kl.P_PENDING_AP], b, (md[5] + 1, request))
+    return [tuple(d)]
+
+
+def _put(t: tuple[Any, ...], b: int, value: Any) -> tuple[Any, ...]:
+    return (*t[:b - 1], value, *t[b:])
+
+
+def _may_propose(s: Abstract, b: int) -> bool:
+    """``SendAlterPartitionRequest``'s enabling conditions: ``b`` runs, leads and has no
+    request pending."""
+    return (s[kl.BROKER_STATE][b - 1][0] == kl.RUNNING and s[kl.P_STATUS][b - 1] == kl.LEADER
+            and not KraftModel._pending(s, b))
+
+
+def leader_expands_isr_by_one(tla: KraftModel, s: Abstract, b: int) -> list[Abstract]:
+    """LeaderExpandsIsrByOne: leader ``b`` proposes its ISR plus one caught-up follower.
+
+    Kafka's ``Partition.maybeExpandIsr`` runs for the follower whose fetch it is handling
+    (``updateFollowerFetchState``) and proposes ``prepareIsrExpand(currentState,
+    followerReplica.brokerId)``: the ISR plus that one follower, even when another
+    follower is caught up too (it joins on its own next fetch, once this proposal is
+    answered).  The spec's ``SendAlterPartitionRequest`` proposes the ISR members not
+    timed out plus *every* caught-up replica (``FollowerIsCaughtUp``) at once, so with
+    three brokers it cannot add one of two caught-up followers.  The step: the proposal of
+    the ISR plus one follower the spec's own ``FollowerIsCaughtUp`` accepts."""
+    if not _may_propose(s, b):
+        return []
+    out = [t for isr in _by_one(tla, s, b) for t in _propose(tla, s, b, isr)]
+    return [t for t in out if t not in tla.send_alter_partition_request(s, b)]
+
+
+def _by_one(tla: KraftModel, s: Abstract, b: int) -> list[int]:
+    """Leader ``b``'s ISR plus one follower ``FollowerIsCaughtUp`` accepts, each."""
+    curr = s[kl.P_MD][b - 1][1]
+    return [curr | 1 << (f - 1) for f in tla.brokers
+            if f != b and not curr >> (f - 1) & 1 and tla._caught_up(s, b, f, curr, 0)]
+
+
+def _shrunk(s: Abstract, b: int) -> list[int]:
+    """Leader ``b``'s ISR less each non-empty set of its other members."""
+    curr = s[kl.P_MD][b - 1][1]
+    others = curr & ~(1 << (b - 1))
+    out, sub = [], others
+    while sub:
+        out.append(curr & ~sub)
+        sub = (sub - 1) & others
+    return out
+
+
+def leader_shrinks_isr_only(tla: KraftModel, s: Abstract, b: int) -> list[Abstract]:
+    """LeaderShrinksIsrOnly: leader ``b`` proposes its ISR less some followers, adding none.
+
+    Kafka's ``Partition.maybeShrinkIsr`` (the ``isr-expiration`` task) proposes
+    ``prepareIsrShrink(outOfSyncReplicaIds)``: the ISR less the members that have not
+    caught up for ``replica.lag.time.max.ms``; a caught-up replica outside the ISR is not
+    added (only ``maybeExpandIsr``, on that replica's fetch, adds it).  The spec's
+    ``SendAlterPartitionRequest`` adds every caught-up replica to the proposal that times
+    members out, so with three brokers a shrink with a caught-up non-member has no
+    counterpart.  The step: the ISR less a non-empty set of members other than ``b``."""
+    if not _may_propose(s, b):
+        return []
+    out = [t for isr in _shrunk(s, b) for t in _propose(tla, s, b, isr)]
+    return [t for t in out if t not in tla.send_alter_partition_request(s, b)]
+
+
+def broker_stops_before_fencing(tla: KraftModel, s: Abstract, b: int) -> list[Abstract]:
+    """BrokerStopsBeforeFencing: broker ``b`` stops cleanly; the controller does not know yet.
+
+    A Kafka broker that stops without a controlled shutdown (the ``kafka`` model's
+    ``Crash``: a clean stop, its log flushed and its clean-shutdown file written) simply
+    stops heartbeating; the active controller fences it only once its session expires
+    (``BrokerHeartbeatManager``, ``broker.session.timeout.ms``, then
+    ``QuorumController.maybeFenceOneStaleBroker``): a separate ``FenceBroker`` step, and
+    until then the broker stays unfenced and in the ISR.  The spec's ``CleanShutdown`` /
+    ``NoDataLossShutdown`` fences the broker (``HandleBrokerFenced``) in the same step.
+    The step: that shutdown's broker side alone (fetch sessions dropped, follower states
+    and pending request cleared, pending writes failed, the broker epoch kept on disk with
+    KIP-966), the controller unchanged."""
+    status = s[kl.BROKER_STATE][b - 1][0]
+    if status in (kl.OFFLINE_CLEAN, kl.OFFLINE_DIRTY):
+        return []
+    d = list(s)
+    epoch = s[kl.BROKER_STATE][b - 1][1] if tla.config.kip966 else 0
+    d[kl.BROKER_STATE] = _put(s[kl.BROKER_STATE], b, (kl.OFFLINE_CLEAN, epoch, 0, False))
+    tla._drop_fetch_sessions(s, d, b)
+    d[kl.P_STATUS] = _put(s[kl.P_STATUS], b, kl.ROLE_NIL)
+    d[kl.P_REPLICA_STATE] = _put(s[kl.P_REPLICA_STATE], b, tla._blank_replica_states())
+    d[kl.P_PENDING_AP] = _put(s[kl.P_PENDING_AP], b, (0, ()))
+    if s[kl.P_STATUS][b - 1] == kl.LEADER and tla._hwm(s, b) < tla._leo(s, b):
+        tla._fail_pending_writes(s, d, b)
+    d[kl.AUX_FLO] = _put(s[kl.AUX_FLO], b, kl.INT_MAX)
+    return [tuple(d)]
+
+
+def registers_fenced(tla: KraftModel, s: Abstract, b: int) -> list[Abstract]:
+    """RegistersFenced: the controller registers broker ``b`` with a new broker epoch and
+    leaves it fenced.
+
+    Kafka's ``ClusterControlManager.registerBroker`` writes a ``RegisterBrokerRecord`` with
+    ``fenced = true``; the broker is unfenced only later, when its heartbeat reports a
+    metadata offset at or past that record (``BrokerHeartbeatManager``'s
+    ``calculateNextBrokerState``: ``UnfenceBroker``).  With KIP-966 an unclean registration
+    first takes the broker out of the ISR and the ELR (``handleBrokerUncleanShutdown``).
+    The spec's ``ReceiveBrokerRegRequest`` registers and unfences in one step
+    (``HandleBrokerUnfenced``, which may elect a leader).  The step: the registration and
+    its answer, the broker fenced (KIP-966: an unclean one out of the ISR and the ELR, no
+    election)."""
+    out: list[Abstract] = []
+    reg = s[kl.CON_BROKER_REG][b - 1]
+    for m in s[kl.MESSAGES]:
+        if m[0] != kl.REG_REQ or m[1] != b or not (reg[0] == kl.FENCED or reg[2] == m[2]):
+            continue
+        epoch = s[kl.AUX_BROKER_EPOCH] + 1
+        d = list(s)
+        d[kl.CON_BROKER_REG] = _put(s[kl.CON_BROKER_REG], b, (kl.FENCED, epoch, m[2]))
+        d[kl.CON_UNFENCED] = s[kl.CON_UNFENCED] & ~(1 << (b - 1))
+        drafts = [d]
+        if tla.config.kip966 and m[3] == 0:
+            con = s[kl.CON_PM]
+            bit = 1 << (b - 1)
+            drafts = tla._on_broker_change(s, d, con[1] & ~bit, con[2] & ~bit,
+                                           d[kl.CON_UNFENCED])
+        response = (kl.REG_RESP, epoch, m[2], len(s[kl.CON_LOG]), b)
+        for e in drafts:
+            KraftModel._reply(s, e, m, response)
+            e[kl.AUX_BROKER_EPOCH] = epoch
+            out.append(tuple(e))
+    return out
+
+
+_PROPOSING = ("Fetch", "ShrinkIsr", "AlterPartitionResponse", "HandleCommit")
+"""The ``kafka`` steps in which a leader may send an AlterPartition."""
+
+GAPS: dict[str, tuple[tuple[str, ...], GapStep]] = {
+    "LeaderIncHwOnWrite": (("Produce",), leader_inc_hw_on_write),
+    "LeaderAwaitsMetadataOnFencedError": (("AlterPartitionResponse",),
+                                          leader_awaits_metadata_on_fenced_error),
+    "LeaderResendsRefusedAlterPartition": (_PROPOSING, leader_resends_refused_alter_partition),
+    "LeaderExpandsIsrByOne": (("Fetch",), leader_expands_isr_by_one),
+    "LeaderShrinksIsrOnly": (("ShrinkIsr",), leader_shrinks_isr_only),
+    "BrokerStopsBeforeFencing": (("Crash",), broker_stops_before_fencing),
+    "RegistersFenced": (("RegisterBroker",), registers_fenced),
+}
+"""Each gap step: the ``kafka`` actions it may accompany, and the step."""
+
+GAP_STEPS = tuple(GAPS)
+"""Every gap step, by name."""
+
+
+def gap_steps(tla: KraftModel, s: Abstract, action: str, broker: int,
+              enabled: Sequence[str]) -> list[tuple[str, Abstract]]:
+    """The gap steps among ``enabled`` that the ``kafka`` step ``action`` of ``broker``
+    (1-based) may take from ``s``, with their names."""
+    out: list[tuple[str, Abstract]] = []
+    # a fetch is the follower's step, but the leader's AlterPartition may come with it
+    brokers = tla.brokers if action == "Fetch" else (broker,) if broker > 0 else ()
+    for name in enabled:
+        actions, step = GAPS[name]
+        if action in actions:
+            out += [(name, t) for b in brokers for t in step(tla, s, b)]
+    return out

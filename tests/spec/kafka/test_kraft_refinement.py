@@ -1,0 +1,175 @@
+"""Refinement of ``kafka -p controller=kraft`` to ``tla-kraft-3.5`` / ``tla-kraft-kip966``
+(``isrlab.spec.kafka.kraft_refinement``) on small configurations."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+
+from isrlab.spec.kafka.kraft_refinement import (
+    VERSIONS,
+    check_refinement,
+    initial_pairs,
+    matching_config,
+    observe,
+    project,
+    random_walks,
+    tla_for,
+)
+from isrlab.spec.kafka.kraft_refinement_gaps import GAP_STEPS
+from isrlab.spec.kafka.quorum_controller import KRaftModel
+
+MIN_ISR = {"tla-kraft-3.5": 1, "tla-kraft-kip966": 2}
+"""min ISR 2 for kip-966, so that the ELR and the HW gate act on two brokers."""
+
+
+def small(version: str, **changes: Any) -> KRaftModel:
+    """2 brokers, leader epochs 0..1, metadata lag 1 (complete: a few seconds)."""
+    return KRaftModel(matching_config(version, 2, 1, 1, MIN_ISR[version], **changes), ())
+
+
+def transitions_by_plain_bfs(m: KRaftModel) -> tuple[int, int]:
+    """The kafka state space walked independently of the refinement checker."""
+    seen: set[Any] = set(m.init_states())
+    queue = list(seen)
+    edges = 0
+    while queue:
+        s = queue.pop()
+        for _, t in m.next_states(s):
+            edges += 1
+            if t not in seen:
+                seen.add(t)
+                queue.append(t)
+    return len(seen), edges
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_every_transition_refines_with_the_named_gap_steps(version: str) -> None:
+    m = small(version)
+    result = check_refinement(m, tla_for(m), gaps=GAP_STEPS)
+    assert result.ok, result.failures
+    assert (result.states, result.transitions) == transitions_by_plain_bfs(m)
+    assert result.max_steps >= 3  # a fetch is the spec's request, its handling, its response
+    # two brokers need only the steps of one follower
+    assert set(result.gap_kinds) <= {"LeaderIncHwOnWrite", "LeaderAwaitsMetadataOnFencedError",
+                                     "LeaderResendsRefusedAlterPartition"}
+
+
+# Each two-broker gap step, the version and the kafka step that fails without it.
+NEEDED = [
+    ("tla-kraft-3.5", "LeaderIncHwOnWrite", "Produce"),
+    ("tla-kraft-3.5", "LeaderAwaitsMetadataOnFencedError", "AlterPartitionResponse"),
+    ("tla-kraft-3.5", "LeaderResendsRefusedAlterPartition", "Fetch"),
+    ("tla-kraft-kip966", "LeaderAwaitsMetadataOnFencedError", "AlterPartitionResponse"),
+    ("tla-kraft-kip966", "LeaderResendsRefusedAlterPartition", "Fetch"),
+]
+
+
+@pytest.mark.parametrize(("version", "gap", "kafka_step"), NEEDED)
+def test_each_two_broker_gap_step_is_needed(version: str, gap: str, kafka_step: str) -> None:
+    m = small(version)
+    result = check_refinement(m, tla_for(m), gaps=set(GAP_STEPS) - {gap})
+    assert not result.ok
+    assert set(result.failed_kinds) == {kafka_step}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_make_leader_applying_an_equal_epoch_is_a_gap(version: str) -> None:
+    # Partition.makeLeader (3.7.0) skips only an older partition epoch; the spec's
+    # ReceiveMetadataUpdate treats a not-newer one as MetadataNoOp: with apply, a leader
+    # replaying its own accepted change drops its pending expansion, which no port step does.
+    m = small(version, make_leader_equal_epoch="apply")
+    result = check_refinement(m, tla_for(m), gaps=GAP_STEPS)
+    assert not result.ok
+    assert set(result.failed_kinds) == {"HandleCommit"}
+
+
+def test_the_initial_states_agree() -> None:
+    for version in VERSIONS:
+        m = small(version)
+        tla = tla_for(m)
+        ((s0, ts),) = initial_pairs(m, tla)
+        assert len(ts) == 1
+        (t0,) = ts
+        # broker 0 leads epoch 0 with every broker in its ISR, nothing written
+        assert project(m, s0) == observe(tla, t0)
+        assert project(m, s0)[:3] == (0, 0, 0b11)
+
+
+def test_a_step_without_a_declared_counterpart_is_refused() -> None:
+    m = KRaftModel(matching_config("tla-kraft-3.5", 2, 1, 1, crashes="unclean"), ())
+    with pytest.raises(ValueError, match="no port counterpart declared"):
+        check_refinement(m, tla_for(m), gaps=GAP_STEPS)
+
+
+def test_random_walks_are_deterministic() -> None:
+    m = small("tla-kraft-3.5")
+    a = random_walks(m, tla_for(m), walks=20, length=15, seed=7, gaps=GAP_STEPS)
+    b = random_walks(m, tla_for(m), walks=20, length=15, seed=7, gaps=GAP_STEPS)
+    assert a.ok and a.summary() == b.summary()
+
+
+def large(version: str) -> KRaftModel:
+    return KRaftModel(matching_config(version, 3, 2, 2, MIN_ISR[version]), ())
+
+
+# One walk (3 brokers, epochs 0..2, metadata lag 2, 30 steps, the seed given) whose named
+# kafka step refines only with the named gap step.
+WITNESSES = [
+    ("tla-kraft-3.5", 5, "LeaderExpandsIsrByOne", "Fetch(1)"),
+    ("tla-kraft-3.5", 15, "LeaderShrinksIsrOnly", "ShrinkIsr(0)"),
+]
+
+
+@pytest.mark.parametrize(("version", "seed", "gap", "failing_step"), WITNESSES)
+def test_each_three_broker_gap_step_is_needed(version: str, seed: int, gap: str,
+                                              failing_step: str) -> None:
+    m = large(version)
+    tla = tla_for(m)
+    without = random_walks(m, tla, 1, 30, seed, gaps=set(GAP_STEPS) - {gap})
+    assert without.failed == 1
+    assert without.failures[0].startswith(failing_step + ": from ")
+    with_it = random_walks(m, tla, 1, 30, seed, gaps=GAP_STEPS)
+    assert with_it.ok, with_it.failures
+    assert with_it.gap_kinds.get(gap, 0) >= 1
+
+
+# One walk (2 brokers, epochs 0..1, metadata lag 1, clean crashes, 20 steps, seed 1) whose
+# named kafka step refines only with the named gap step.
+CRASH_WITNESSES = [("BrokerStopsBeforeFencing", "Crash("),
+                   ("RegistersFenced", "RegisterBroker(")]
+
+
+@pytest.mark.parametrize(("gap", "failing_step"), CRASH_WITNESSES)
+def test_each_restart_gap_step_is_needed(gap: str, failing_step: str) -> None:
+    m = small("tla-kraft-3.5", crashes="clean")
+    tla = tla_for(m)
+    without = random_walks(m, tla, 1, 20, 1, gaps=set(GAP_STEPS) - {gap})
+    assert without.failed == 1
+    assert without.failures[0].startswith(failing_step)
+    with_it = random_walks(m, tla, 1, 20, 1, gaps=GAP_STEPS)
+    assert with_it.ok, with_it.failures
+    assert with_it.gap_kinds.get(gap, 0) >= 1
+
+
+@pytest.mark.heavy
+@pytest.mark.skipif(bool(os.environ.get("ISRLAB_SKIP_HEAVY")), reason="about 15-20 s each")
+@pytest.mark.parametrize("version", VERSIONS)
+def test_clean_crashes_and_restarts_refine(version: str) -> None:
+    m = small(version, crashes="clean")
+    result = check_refinement(m, tla_for(m), gaps=GAP_STEPS)
+    assert result.ok, result.failures
+    assert (result.states, result.transitions) == transitions_by_plain_bfs(m)
+    assert {"BrokerStopsBeforeFencing", "RegistersFenced"} <= set(result.gap_kinds)
+
+
+@pytest.mark.heavy
+@pytest.mark.skipif(bool(os.environ.get("ISRLAB_SKIP_HEAVY")), reason="about 5-15 s")
+@pytest.mark.parametrize("version", VERSIONS)
+def test_three_broker_random_walks_refine(version: str) -> None:
+    m = large(version)
+    walks = random_walks(m, tla_for(m), 100, 30, 1, gaps=GAP_STEPS)
+    assert walks.ok, walks.failures
+    assert walks.transitions > 100 * 25  # most walks run their 30 steps
