@@ -72,6 +72,7 @@ KAFKA_COMPILED = {
     "isrlab.spec.kafka.labels": "spec/kafka/labels.py",
     "isrlab.spec.kafka.model": "spec/kafka/model.py",
     "isrlab.spec.kafka.state": "spec/kafka/state.py",
+    "isrlab.spec.kafka.codes": "spec/kafka/codes.py",
     "isrlab.spec.kafka.memo": "spec/kafka/memo.py",
     "isrlab.spec.kafka.kraft_state": "spec/kafka/kraft_state.py",
     "isrlab.spec.kafka.kraft_invariants": "spec/kafka/kraft_invariants.py",

@@ -44,6 +44,7 @@ COMPILED = {
     "isrlab.spec.kafka.labels": "kafka/labels.py",
     "isrlab.spec.kafka.model": "kafka/model.py",
     "isrlab.spec.kafka.state": "kafka/state.py",
+    "isrlab.spec.kafka.codes": "kafka/codes.py",
     "isrlab.spec.kafka.memo": "kafka/memo.py",
     "isrlab.spec.kafka.kraft_state": "kafka/kraft_state.py",
     "isrlab.spec.kafka.kraft_invariants": "kafka/kraft_invariants.py",
