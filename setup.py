@@ -79,6 +79,7 @@ KAFKA_COMPILED = {
     "isrlab.spec.kafka.metadata_loader": "spec/kafka/metadata_loader.py",
     "isrlab.spec.kafka.broker_lifecycle": "spec/kafka/broker_lifecycle.py",
     "isrlab.spec.kafka.quorum_controller": "spec/kafka/quorum_controller.py",
+    "isrlab.spec.kafka.kraft_model": "spec/kafka/kraft_model.py",
     "isrlab.spec.invariants": "spec/invariants.py",
 }
 """The ``kafka`` model's hot modules compiled by mypyc (isrlab.spec._compiled.COMPILED)."""

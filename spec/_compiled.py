@@ -51,6 +51,7 @@ COMPILED = {
     "isrlab.spec.kafka.metadata_loader": "kafka/metadata_loader.py",
     "isrlab.spec.kafka.broker_lifecycle": "kafka/broker_lifecycle.py",
     "isrlab.spec.kafka.quorum_controller": "kafka/quorum_controller.py",
+    "isrlab.spec.kafka.kraft_model": "kafka/kraft_model.py",
     "isrlab.spec.invariants": "invariants.py",
 }
 """The modules setup.py compiles, each with its source relative to ``HERE``."""

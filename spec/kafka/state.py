@@ -60,7 +60,7 @@ class ZkPartitionState(NamedTuple):
     ints (the active controller's metadata log, each broker's metadata loader and
     registration: ``isrlab.spec.kafka.kraft_state``), and the fields above then mirror the
     active controller's ``PartitionRegistration``; ``()`` in ZooKeeper mode, and encoded
-    only in KRaft mode (by ``isrlab.spec.kafka.quorum_controller``)."""
+    only in KRaft mode (by ``isrlab.spec.kafka.kraft_model``)."""
 
 
 ControllerView = ZkPartitionState
@@ -223,7 +223,7 @@ controlled-shutdown offsets)."""
 KRAFT = 16
 """Layout flag of ``controller=kraft``'s part of the controller tuple, never set by
 ``layout_flags``: the KRaft mode encodes that part itself (``isrlab.spec.kafka.
-quorum_controller.KRaftModel.encode``) after the ZooKeeper-mode layout."""
+kraft_model.KRaftModel.encode``) after the ZooKeeper-mode layout."""
 
 LAYOUT_TABLE: dict[str, tuple[tuple[str, int], ...]] = {
     "ZkPartitionState": (

@@ -12,9 +12,9 @@ from typing import Any
 
 from isrlab.checker.report import CheckResult
 from isrlab.spec.kafka.config import KafkaConfig
+from isrlab.spec.kafka.kraft_model import KRaftModel
 from isrlab.spec.kafka.kraft_state import KRaftState
 from isrlab.spec.kafka.model import KafkaModel
-from isrlab.spec.kafka.quorum_controller import KRaftModel
 from isrlab.spec.kafka.scenarios import BY_KEY
 from isrlab.spec.kafka.scenarios import run as run_scenario
 from isrlab.spec.kafka.state import (

@@ -13,8 +13,8 @@ import marshal
 from typing import Any
 
 from isrlab.spec.kafka.config import KafkaConfig
+from isrlab.spec.kafka.kraft_model import KRaftModel
 from isrlab.spec.kafka.kraft_state import FENCED, SHUTTING_DOWN, KRaftState, controller_image
-from isrlab.spec.kafka.quorum_controller import KRaftModel
 from isrlab.spec.kafka.state import ALTER_ACCEPTED, ALTER_FENCED, ALTER_SENT, KafkaState
 from tests.spec.walks import walk
 
