@@ -72,12 +72,14 @@ KAFKA_COMPILED = {
     "isrlab.spec.kafka.labels": "spec/kafka/labels.py",
     "isrlab.spec.kafka.model": "spec/kafka/model.py",
     "isrlab.spec.kafka.state": "spec/kafka/state.py",
+    "isrlab.spec.kafka.codes": "spec/kafka/codes.py",
     "isrlab.spec.kafka.memo": "spec/kafka/memo.py",
     "isrlab.spec.kafka.kraft_state": "spec/kafka/kraft_state.py",
     "isrlab.spec.kafka.kraft_invariants": "spec/kafka/kraft_invariants.py",
     "isrlab.spec.kafka.metadata_loader": "spec/kafka/metadata_loader.py",
     "isrlab.spec.kafka.broker_lifecycle": "spec/kafka/broker_lifecycle.py",
     "isrlab.spec.kafka.quorum_controller": "spec/kafka/quorum_controller.py",
+    "isrlab.spec.kafka.kraft_model": "spec/kafka/kraft_model.py",
     "isrlab.spec.invariants": "spec/invariants.py",
 }
 """The ``kafka`` model's hot modules compiled by mypyc (isrlab.spec._compiled.COMPILED)."""

@@ -44,12 +44,14 @@ COMPILED = {
     "isrlab.spec.kafka.labels": "kafka/labels.py",
     "isrlab.spec.kafka.model": "kafka/model.py",
     "isrlab.spec.kafka.state": "kafka/state.py",
+    "isrlab.spec.kafka.codes": "kafka/codes.py",
     "isrlab.spec.kafka.memo": "kafka/memo.py",
     "isrlab.spec.kafka.kraft_state": "kafka/kraft_state.py",
     "isrlab.spec.kafka.kraft_invariants": "kafka/kraft_invariants.py",
     "isrlab.spec.kafka.metadata_loader": "kafka/metadata_loader.py",
     "isrlab.spec.kafka.broker_lifecycle": "kafka/broker_lifecycle.py",
     "isrlab.spec.kafka.quorum_controller": "kafka/quorum_controller.py",
+    "isrlab.spec.kafka.kraft_model": "kafka/kraft_model.py",
     "isrlab.spec.invariants": "invariants.py",
 }
 """The modules setup.py compiles, each with its source relative to ``HERE``."""

@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from isrlab.checker.registry import ModelEntry, Param, ParamValue, Registry
 from isrlab.spec.invariants import INVARIANT_NAMES
 from isrlab.spec.kafka.config import ParamInfo, config_of, declarations
+from isrlab.spec.kafka.kraft_model import KRaftModel
 from isrlab.spec.kafka.liveness import check_unfair
 from isrlab.spec.kafka.model import KafkaModel
-from isrlab.spec.kafka.quorum_controller import KRaftModel
 
 
 def _param(name: str, kind: type, default: object, info: ParamInfo) -> Param:

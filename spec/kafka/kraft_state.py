@@ -45,7 +45,7 @@ Shortcuts (each order-preserving, so no behaviour changes):
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from returns.result import Success
 
@@ -62,18 +62,44 @@ from isrlab.core.kraft_metadata import (
     apply_commit,
 )
 from isrlab.core.state import NO_LEADER, TopicPartition
-from isrlab.spec.kafka.state import (
-    Batch,
-    BrokerView,
-    Image,
-    KRaftState,
-    PartitionView,
-    Record,
-    mask_of,
-    members,
-)
+from isrlab.spec.kafka.codes import mask_of, members
 
-__all__ = ["Batch", "BrokerView", "Image", "KRaftState", "PartitionView", "Record"]
+# ---- the KRaft part of the state --------------------------------------------------------
+Record = tuple[int, ...]
+"""A metadata record as plain ints (``PCR`` / ``REG`` / ``CHG`` below say which)."""
+Batch = tuple[Record, ...]
+PartitionView = tuple[int, int, int, int, int, int, int]
+BrokerView = tuple[tuple[int, int], ...]
+Image = tuple[PartitionView, BrokerView]
+
+
+class KRaftState(NamedTuple):
+    """The KRaft part of the state (``controller=kraft``), as ``ZkPartitionState.kraft``;
+    the module docstring describes each field and its shortcuts."""
+
+    batches: tuple[Batch, ...]
+    """The committed metadata batches some live broker has not published yet."""
+    base: Image
+    """The image every live broker has published."""
+    applied: tuple[int, ...]
+    """Per broker: how many of ``batches`` it published (-1 while down)."""
+    partition_epoch: tuple[int, ...]
+    """Per broker: its ``Partition``'s partition epoch (relative to ``base``)."""
+    alter_epoch: tuple[int, ...]
+    """Per broker: the partition epoch of its AlterPartition in flight or of its answer."""
+    fetch_epochs: tuple[tuple[int, ...], ...]
+    """Per leader: the broker epoch each follower's last fetch carried (KIP-903)."""
+    alter_isr_epochs: tuple[tuple[int, ...], ...]
+    """Per broker: the broker epochs of its proposed ISR members (KIP-903)."""
+    broker_epoch: tuple[int, ...]
+    """Per broker: the broker epoch of its running incarnation (-1 while down)."""
+    shutdown_offset: tuple[int, ...] = ()
+    """With ``controlled_shutdown``: per broker, the active controller's
+    ``BrokerHeartbeatState.controlledShutdownOffset`` as a count of ``batches`` (the batch
+    that moved it into controlled shutdown and every one before it; 0 once every live broker
+    published it), -1 when the controller's heartbeat manager has none; ``()`` otherwise
+    (not encoded)."""
+
 
 TP = TopicPartition("t", 0)
 """The model's one partition (the same as ``isrlab.spec.kafka.config.TP``)."""
@@ -90,6 +116,7 @@ FENCED, SHUTTING_DOWN = 1, 2
 """The bits of a broker's flags in a plain image (``BrokerView``'s second int): fenced, and
 in controlled shutdown (``BrokerRegistration.inControlledShutdown``); a state without any
 controlled shutdown has the same ints as before the second bit existed."""
+
 
 def initial(n: int, isr: int, shutdown: bool = False, leader: int = 0) -> KRaftState:
     """The topic just created on a cluster whose brokers all registered (epoch 0) and were

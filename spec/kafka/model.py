@@ -93,7 +93,7 @@ class KafkaModel(PartitionLeader):
         super().__init__(config)
         self._selected = None if invariants is None else tuple(invariants)
         self._unfair = tuple(unfair)
-        known = kafka_invariants(self)
+        known = self._catalogue()
         if invariants is None:
             self._invariants = tuple(known)
         else:
@@ -105,6 +105,11 @@ class KafkaModel(PartitionLeader):
                 )
             self._invariants = tuple(by_name[i] for i in invariants)
         self._sometimes = tuple(kafka_sometimes(self))
+
+    def _catalogue(self) -> list[Property[State]]:
+        """Every invariant this model can check, by which ``invariants`` selects
+        (``isrlab.spec.invariants``)."""
+        return kafka_invariants(self)
 
     def init_states(self) -> Iterable[State]:
         """The topic just created: broker 0 leads epoch 0, empty logs; the ISR is every
@@ -169,7 +174,7 @@ class KafkaModel(PartitionLeader):
         return out
 
     def invariants(self) -> Sequence[Property[State]]:
-        """The selected invariants of ``isrlab.spec.invariants`` (all by default)."""
+        """The selected invariants of ``_catalogue`` (all by default)."""
         return self._invariants
 
     def sometimes(self) -> Sequence[Property[State]]:
@@ -188,7 +193,7 @@ class KafkaModel(PartitionLeader):
                                                           tuple[str, ...]]]:
         """The model as pickled (Spark's broadcast, worker processes): the arguments it was
         built from, so each copy rebuilds its memoised results and encoder for itself."""
-        return (KafkaModel, (self.cfg, self._selected, self._unfair))
+        return (type(self), (self.cfg, self._selected, self._unfair))
 
     def liveness(self) -> Liveness[State]:
         """The temporal properties in Kafka's terms under weak fairness of Kafka's threads

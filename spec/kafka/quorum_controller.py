@@ -55,11 +55,8 @@ every active broker published the batch), ``ElectLeaders`` with PREFERRED
 
 from __future__ import annotations
 
-import marshal
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from isrlab.checker.model import Property
 from isrlab.core.broker_heartbeat import (
     BrokerControlState,
     BrokerHeartbeatRequest,
@@ -95,28 +92,24 @@ from isrlab.core.partition_change_builder import (
 from isrlab.core.replication_control import ElectionType, elect_leader, heartbeat_records
 from isrlab.core.state import NO_LEADER
 from isrlab.spec.kafka.broker_lifecycle import BrokerLifecycleManager
-from isrlab.spec.kafka.config import KafkaConfig, Out, State
-from isrlab.spec.kafka.kraft_invariants import kraft_invariants
+from isrlab.spec.kafka.config import Out, State
 from isrlab.spec.kafka.kraft_state import (
     CHG,
     FENCED,
     REG,
-    SHUTTING_DOWN,
     TP,
     Batch,
     Image,
-    KRaftState,
     Record,
     broker_record_of,
     core_image,
-    initial,
     next_broker_epoch,
     put,
     record_of,
     replayed,
 )
 from isrlab.spec.kafka.labels import CONTROLLER_FAILOVER, PREFERRED_ELECTION, broker_step
-from isrlab.spec.kafka.memo import memoised, remember
+from isrlab.spec.kafka.memo import memoised
 from isrlab.spec.kafka.state import (
     ALTER_ACCEPTED,
     ALTER_FENCED,
@@ -125,8 +118,6 @@ from isrlab.spec.kafka.state import (
     ALTER_SENT,
     F_UNCLEAN,
     NONE,
-    KafkaState,
-    ZkPartitionState,
     members,
 )
 
@@ -481,168 +472,3 @@ class ControllerOperations(QuorumController):
             return
         out.append((CONTROLLER_FAILOVER, self._with_kraft(
             s, k._replace(alter_epoch=alter_epoch, shutdown_offset=offsets))))
-
-
-class KRaftModel(ControllerOperations):
-    """The ``kafka`` model with ``controller=kraft``: the broker components of the
-    ZooKeeper-mode model, their metadata from the KRaft metadata log."""
-
-    def __init__(self, config: KafkaConfig, invariants: Sequence[str] | None = None,
-                 unfair: Sequence[str] = ()) -> None:
-        super().__init__(config, (), unfair)
-        self._selected = None if invariants is None else tuple(invariants)
-        self._kraft_bytes: dict[KRaftState, bytes] = {}
-        self.state_layout = f"kafka-kraft-state 1 {self.layout.version}"
-        from isrlab.spec.invariants import kafka_invariants
-        known = [*kafka_invariants(self), *kraft_invariants(self)]
-        if invariants is None:
-            self._invariants = tuple(known)
-        else:
-            by_name = {p.name: p for p in known}
-            unknown = [i for i in invariants if i not in by_name]
-            if unknown:
-                raise ValueError(
-                    f"unknown invariant {unknown[0]!r} (known: {', '.join(by_name)})")
-            self._invariants = tuple(by_name[i] for i in invariants)
-
-    def init_states(self) -> Iterable[State]:
-        """The ZooKeeper mode's initial state (the topic just created, broker 0 leading epoch
-        0) on a cluster whose brokers registered with broker epoch 0, unfenced, and
-        published the partition's first registration (partition epoch 0)."""
-        (zk,) = tuple(super().init_states())
-        lead = self.cfg.initial_leader
-        if lead:
-            zk = self._led_by(zk, lead)
-        k = initial(self.n, zk.controller.isr, self.cfg.controlled_shutdown, lead)
-        return (self._with_kraft(zk, k),)
-
-    def _led_by(self, zk: State, lead: int) -> State:
-        """The initial state ``zk`` with broker ``lead`` leading epoch 0 instead of broker 0
-        (``initial_leader``): its ``Partition`` holds the ISR and the remote replicas, the
-        others follow it."""
-        leader = zk.brokers[0]
-        brokers = tuple(br._replace(leader=lead, in_sync_replica_ids=leader.in_sync_replica_ids
-                                    if b == lead else 0,
-                                    remotes=leader.remotes if b == lead else ())
-                        for b, br in enumerate(zk.brokers))
-        ghost = zk.ghost._replace(epoch_leader=(lead, *zk.ghost.epoch_leader[1:]))
-        return KafkaState(zk.controller._replace(leader=lead), brokers, zk.channels, ghost)
-
-    def next_states(self, state: State) -> Iterable[tuple[str, State]]:
-        """Every enabled step: the brokers' (produce, fetch and truncation, ISR expiration,
-        AlterPartition's answers, crash, flush, consume), each broker's metadata loader,
-        and the active controller's."""
-        cfg = self.cfg
-        steps: Out = []
-        self._a_produce(state, steps)
-        self._a_fetch(state, steps)
-        if cfg.isr_shrink:
-            self._a_tick(state, steps)
-            self._a_shrink_isr(state, steps)
-        self._a_alter_partition_response(state, steps)
-        if cfg.crashes != "none":
-            self._a_crash(state, steps)
-            if cfg.crashes == "unclean":
-                self._a_flush(state, steps)
-        if cfg.hw_checkpoint:
-            self._a_checkpoint(state, steps)
-        if cfg.consumers:
-            self._a_consume(state, steps)
-        out: Out = [(label, self._upkeep(state, s)) for label, s in steps]
-        self._a_handle_commit(state, out)
-        self._a_kraft_alter_partition(state, out)
-        self._a_fence(state, out)
-        if cfg.crashes != "none":
-            self._a_register(state, out)
-            self._a_unfence(state, out)
-            if cfg.empty_disk:
-                self._a_replace_disk(state, out)
-        elif cfg.heartbeat_loss:
-            self._a_unfence(state, out)
-        if cfg.controlled_shutdown:
-            self._a_kraft_controlled_shutdown(state, out)
-            self._a_shutdown_now(state, out)
-        if cfg.preferred_election:
-            self._a_kraft_preferred_election(state, out)
-        if cfg.controller_failover:
-            self._a_kraft_failover(state, out)
-        return out
-
-    def invariants(self) -> Sequence[Property[State]]:
-        """The selected invariants: the catalogue's and KRaft's
-        (``isrlab.spec.kafka.kraft_invariants``)."""
-        return self._invariants
-
-    def __reduce__(self) -> tuple[type[KRaftModel], tuple[KafkaConfig, tuple[str, ...] | None,
-                                                          tuple[str, ...]]]:
-        """The model as pickled: the arguments it was built from."""
-        return (KRaftModel, (self.cfg, self._selected, self._unfair))
-
-    def encode(self, state: State) -> bytes:
-        """The ZooKeeper-mode bytes of the state (``isrlab.spec.kafka.state.Encoder``, which
-        leaves the KRaft part out), prefixed by their length, then ``marshal`` version 2 of
-        the KRaft part as plain tuples."""
-        zk = self._encoder(state)
-        k = self._kraft(state)
-        kb = self._kraft_bytes.get(k)
-        if kb is None:
-            kb = remember(self._kraft_bytes, k, marshal.dumps(self.layout.plain_kraft(k), 2))
-        return len(zk).to_bytes(4, "little") + zk + kb
-
-    def decode(self, data: bytes) -> State:
-        """The inverse of ``encode``."""
-        size = int.from_bytes(data[:4], "little")
-        s = self.layout.from_plain(marshal.loads(data[4:4 + size]))
-        kraft = self.layout.kraft_from_plain(marshal.loads(data[4 + size:]))
-        ctrl: ZkPartitionState = s.controller._replace(kraft=kraft)
-        return KafkaState(ctrl, s.brokers, s.channels, s.ghost)
-
-    def variables(self, state: State) -> Mapping[str, Any]:
-        """The state as named variables: the brokers as in ZooKeeper mode, the active
-        controller's registration and metadata log, each broker's published offset, broker
-        epoch and partition epoch."""
-        out = dict(super().variables(state))
-        out.pop("controller_epoch", None)
-        zk = out.pop("zk")
-        k = self._kraft(state)
-        part, regs = replayed(k.base, k.batches, self.n)
-        zk["partition_epoch"] = part[2]
-        if part[6]:
-            zk["leader_recovery_state"] = "RECOVERING"
-        zk["brokers"] = {b: {"epoch": e, "fenced": bool(f & FENCED)}
-                         | ({"controlled_shutdown": True} if f & SHUTTING_DOWN else {})
-                         for b, (e, f) in enumerate(regs) if e >= 0}
-        out["controller"] = zk
-        out["metadata_log"] = tuple(" ".join(self._record_text(r) for r in batch)
-                                    for batch in k.batches)
-        for b in range(self.n):
-            view = out[f"broker{b}"]
-            if k.applied[b] >= 0:
-                view["metadata_applied"] = k.applied[b]
-                view["broker_epoch"] = k.broker_epoch[b]
-                view["partition_epoch"] = k.partition_epoch[b]
-        out.pop("requests", None)
-        return out
-
-    @staticmethod
-    def _record_text(r: tuple[int, ...]) -> str:
-        if r[0] == REG:
-            return f"[Register b{r[1]} epoch {r[2]}]"
-        if r[0] == CHG and len(r) > 4 and r[4]:
-            return f"[ControlledShutdown b{r[1]} epoch {r[2]}]"
-        if r[0] == CHG:
-            return f"[{'Fence' if r[3] == 1 else 'Unfence'} b{r[1]} epoch {r[2]}]"
-        _, isr, leader, elr, lke, rec = r
-        parts = []
-        if leader != -2:
-            parts.append(f"leader {leader}")
-        if isr >= 0:
-            parts.append(f"isr {list(members(isr))}")
-        if elr >= 0:
-            parts.append(f"elr {list(members(elr))}")
-        if lke >= 0:
-            parts.append(f"last_known_elr {list(members(lke))}")
-        if rec >= 0:
-            parts.append("RECOVERING" if rec else "RECOVERED")
-        return "[PartitionChange " + ", ".join(parts) + "]"
-

@@ -15,15 +15,21 @@ broker leads) holds one view per broker id (its own entry unused), ``metadata_ca
 ``fetch_in_flight`` are ``()`` when absent, and ``msgs`` is by default the concatenation of
 the channels, one per ``(controller_epoch, dest)`` sorted by that key, each in FIFO order
 (a sorted set with ``reorder_requests``).  docs/kafka-model.md, "State", describes them.
+The KRaft part of the controller tuple, ``KRaftState``, is ``isrlab.spec.kafka.kraft_state``'s;
+``EpochCodec``, ``members`` and ``mask_of`` (records and broker sets as ints) are
+``isrlab.spec.kafka.codes``'s, re-exported here.
 """
 
 from __future__ import annotations
 
 import hashlib
 import marshal
-from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from isrlab.spec.kafka.codes import EpochCodec as EpochCodec
+from isrlab.spec.kafka.codes import mask_of as mask_of
+from isrlab.spec.kafka.codes import members as members
+from isrlab.spec.kafka.kraft_state import KRaftState
 from isrlab.spec.kafka.memo import remember
 
 
@@ -54,46 +60,10 @@ class ZkPartitionState(NamedTuple):
     ints (the active controller's metadata log, each broker's metadata loader and
     registration: ``isrlab.spec.kafka.kraft_state``), and the fields above then mirror the
     active controller's ``PartitionRegistration``; ``()`` in ZooKeeper mode, and encoded
-    only in KRaft mode (by ``isrlab.spec.kafka.quorum_controller``)."""
+    only in KRaft mode (by ``isrlab.spec.kafka.kraft_model``)."""
 
 
 ControllerView = ZkPartitionState
-
-
-Record = tuple[int, ...]
-"""A metadata record as plain ints (``isrlab.spec.kafka.kraft_state`` says which)."""
-Batch = tuple[Record, ...]
-PartitionView = tuple[int, int, int, int, int, int, int]
-BrokerView = tuple[tuple[int, int], ...]
-Image = tuple[PartitionView, BrokerView]
-
-
-class KRaftState(NamedTuple):
-    """The KRaft part of the state (``controller=kraft``), as ``ZkPartitionState.kraft``;
-    ``isrlab.spec.kafka.kraft_state`` describes each field and its shortcuts."""
-
-    batches: tuple[Batch, ...]
-    """The committed metadata batches some live broker has not published yet."""
-    base: Image
-    """The image every live broker has published."""
-    applied: tuple[int, ...]
-    """Per broker: how many of ``batches`` it published (-1 while down)."""
-    partition_epoch: tuple[int, ...]
-    """Per broker: its ``Partition``'s partition epoch (relative to ``base``)."""
-    alter_epoch: tuple[int, ...]
-    """Per broker: the partition epoch of its AlterPartition in flight or of its answer."""
-    fetch_epochs: tuple[tuple[int, ...], ...]
-    """Per leader: the broker epoch each follower's last fetch carried (KIP-903)."""
-    alter_isr_epochs: tuple[tuple[int, ...], ...]
-    """Per broker: the broker epochs of its proposed ISR members (KIP-903)."""
-    broker_epoch: tuple[int, ...]
-    """Per broker: the broker epoch of its running incarnation (-1 while down)."""
-    shutdown_offset: tuple[int, ...] = ()
-    """With ``controlled_shutdown``: per broker, the active controller's
-    ``BrokerHeartbeatState.controlledShutdownOffset`` as a count of ``batches`` (the batch
-    that moved it into controlled shutdown and every one before it; 0 once every live broker
-    published it), -1 when the controller's heartbeat manager has none; ``()`` otherwise
-    (not encoded)."""
 """The controller's part of the state (the same tuple as ``ZkPartitionState``)."""
 
 
@@ -253,7 +223,7 @@ controlled-shutdown offsets)."""
 KRAFT = 16
 """Layout flag of ``controller=kraft``'s part of the controller tuple, never set by
 ``layout_flags``: the KRaft mode encodes that part itself (``isrlab.spec.kafka.
-quorum_controller.KRaftModel.encode``) after the ZooKeeper-mode layout."""
+kraft_model.KRaftModel.encode``) after the ZooKeeper-mode layout."""
 
 LAYOUT_TABLE: dict[str, tuple[tuple[str, int], ...]] = {
     "ZkPartitionState": (
@@ -517,50 +487,3 @@ leader keeps its pending state until a LeaderAndIsr resets it."""
 ALTER_INELIGIBLE = 4
 """The controller refused it, ``INELIGIBLE_REPLICA`` (KIP-841: the proposed ISR holds a
 fenced or offline broker); the leader goes back to its committed ISR."""
-
-class EpochCodec(NamedTuple):
-    """Records as ints: ``id * epochs + epoch`` (``epochs`` = max leader epoch + 1)."""
-
-    epochs: int
-
-    def code(self, record_id: int, epoch: int) -> int:
-        """The int of record ``record_id`` written in ``epoch``."""
-        return record_id * self.epochs + epoch
-
-    def record_id(self, code: int) -> int:
-        """The producer-visible id of a record."""
-        return code // self.epochs
-
-    def epoch(self, code: int) -> int:
-        """The leader epoch a record was written in."""
-        return code % self.epochs
-
-
-def members(mask: int) -> tuple[int, ...]:
-    """The broker ids of a bit mask, ascending."""
-    if 0 <= mask < len(_MEMBERS):
-        return _MEMBERS[mask]
-    return _members(mask)
-
-
-def _members(mask: int) -> tuple[int, ...]:
-    out = []
-    i = 0
-    while mask:
-        if mask & 1:
-            out.append(i)
-        mask >>= 1
-        i += 1
-    return tuple(out)
-
-
-_MEMBERS = tuple(_members(mask) for mask in range(1 << 6))
-"""``members`` of every mask of the model's at most 6 brokers, computed once."""
-
-
-def mask_of(ids: Iterable[int]) -> int:
-    """The bit mask of an iterable of broker ids."""
-    m = 0
-    for i in ids:
-        m |= 1 << i
-    return m

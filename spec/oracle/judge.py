@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from isrlab.spec.oracle.rules import RULES, Rule
 
@@ -149,6 +149,19 @@ _FETCHER = re.compile(r"\[ReplicaFetcher replicaId=(\d+), leaderId=(\d+)")
 
 def _ids(values: frozenset[int] | set[int] | tuple[int, ...]) -> str:
     return ",".join(str(x) for x in sorted(values))
+
+
+T = TypeVar("T")
+
+
+def _of_writer(table: dict[int, T], e: Any, empty: Callable[[], T]) -> T:
+    """``table``'s entry for the controller that wrote ``e`` (``empty()`` put there first
+    when it has none: a controller's view is as the judge finds it)."""
+    c = e.fields.get("controller", -1)
+    known = table.get(c)
+    if known is None:
+        known = table[c] = empty()
+    return known
 
 
 class PartitionJudge:
@@ -559,19 +572,11 @@ class PartitionJudge:
     # ------------------------------------------------------------------ KRaft controller lines
     def view(self, e: Any) -> ControllerView:
         """The view of the controller that wrote ``e`` (created empty: as found)."""
-        c = e.fields.get("controller", -1)
-        known = self.views.get(c)
-        if known is None:
-            known = self.views[c] = ControllerView()
-        return known
+        return _of_writer(self.views, e, ControllerView)
 
     def registrations_of(self, e: Any) -> Registrations:
         """The registrations as the controller that wrote ``e`` knows them."""
-        c = e.fields.get("controller", -1)
-        known = self.registrations.get(c)
-        if known is None:
-            known = self.registrations[c] = Registrations()
-        return known
+        return _of_writer(self.registrations, e, Registrations)
 
     def check_active(self, e: Any, leader: int | None, added: Ids, how: str) -> None:
         """``elected-is-active`` for a new leader, ``fenced-not-added-to-isr`` for ISR members

@@ -8,13 +8,10 @@ its comment.
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
 
 from isrlab.checker.report import CheckResult
 from isrlab.spec.kafka.config import KafkaConfig
-from isrlab.spec.kafka.kraft_state import KRaftState
 from isrlab.spec.kafka.model import KafkaModel
-from isrlab.spec.kafka.quorum_controller import KRaftModel
 from isrlab.spec.kafka.scenarios import BY_KEY
 from isrlab.spec.kafka.scenarios import run as run_scenario
 from isrlab.spec.kafka.state import (
@@ -22,23 +19,9 @@ from isrlab.spec.kafka.state import (
     ALTER_FENCED,
     ALTER_INELIGIBLE,
     ALTER_SENT,
-    KafkaState,
 )
+from tests.spec.kafka.kraft_support import kraft, labels, model
 from tests.spec.walks import walk
-
-
-def model(**kw: Any) -> KRaftModel:
-    return KRaftModel(KafkaConfig(controller="kraft", **kw))
-
-
-def kraft(s: KafkaState) -> KRaftState:
-    k = s.controller.kraft
-    assert isinstance(k, KRaftState)
-    return k
-
-
-def labels(m: KRaftModel, s: KafkaState) -> list[str]:
-    return [a for a, _ in m.next_states(s)]
 
 
 @cache

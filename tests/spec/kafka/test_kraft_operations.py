@@ -10,27 +10,13 @@ exists.
 from __future__ import annotations
 
 import marshal
-from typing import Any
 
 from isrlab.spec.kafka.config import KafkaConfig
-from isrlab.spec.kafka.kraft_state import FENCED, SHUTTING_DOWN, KRaftState, controller_image
-from isrlab.spec.kafka.quorum_controller import KRaftModel
+from isrlab.spec.kafka.kraft_model import KRaftModel
+from isrlab.spec.kafka.kraft_state import FENCED, SHUTTING_DOWN, controller_image
 from isrlab.spec.kafka.state import ALTER_ACCEPTED, ALTER_FENCED, ALTER_SENT, KafkaState
+from tests.spec.kafka.kraft_support import kraft, labels, model
 from tests.spec.walks import walk
-
-
-def model(**kw: Any) -> KRaftModel:
-    return KRaftModel(KafkaConfig(controller="kraft", **kw))
-
-
-def kraft(s: KafkaState) -> KRaftState:
-    k = s.controller.kraft
-    assert isinstance(k, KRaftState)
-    return k
-
-
-def labels(m: KRaftModel, s: KafkaState) -> list[str]:
-    return [a for a, _ in m.next_states(s)]
 
 
 def broker_flags(m: KRaftModel, s: KafkaState, b: int) -> int:

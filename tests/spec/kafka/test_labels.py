@@ -13,9 +13,9 @@ import pytest
 
 from isrlab.spec.kafka import labels
 from isrlab.spec.kafka.config import KafkaConfig
+from isrlab.spec.kafka.kraft_model import KRaftModel
 from isrlab.spec.kafka.labels import RequestLabel, Step, format_step, parse
 from isrlab.spec.kafka.model import KafkaModel
-from isrlab.spec.kafka.quorum_controller import KRaftModel
 
 SMALL = {"max_records": 1, "max_leader_epoch": 1, "isr_shrink": False,
          "controller": "zookeeper"}
