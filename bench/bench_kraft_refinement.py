@@ -37,7 +37,7 @@ from isrlab.spec.kafka.kraft_refinement import (  # noqa: E402
     tla_for,
 )
 from isrlab.spec.kafka.kraft_refinement_gaps import GAP_STEPS  # noqa: E402
-from isrlab.spec.kafka.quorum_controller import KRaftModel  # noqa: E402
+from isrlab.spec.kafka.kraft_model import KRaftModel  # noqa: E402
 
 MIN_ISR = {"tla-kraft-3.5": 1, "tla-kraft-kip966": 2}
 

@@ -10,7 +10,7 @@ from isrlab.checker.bfs import CheckOptions, explore
 from isrlab.checker.report import CheckResult
 from isrlab.spec.kafka.config import KafkaConfig
 from isrlab.spec.kafka.kraft_invariants import consistent_read
-from isrlab.spec.kafka.quorum_controller import KRaftModel
+from isrlab.spec.kafka.kraft_model import KRaftModel
 from isrlab.spec.kafka.state import F_UNCLEAN, KafkaState
 from tests.spec.walks import walk
 
