@@ -28,6 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from isrlab.spec.kafka.kraft_model import KRaftModel  # noqa: E402
 from isrlab.spec.kafka.kraft_refinement import (  # noqa: E402
     VERSIONS,
     KraftRefinementResult,
@@ -37,7 +38,6 @@ from isrlab.spec.kafka.kraft_refinement import (  # noqa: E402
     tla_for,
 )
 from isrlab.spec.kafka.kraft_refinement_gaps import GAP_STEPS  # noqa: E402
-from isrlab.spec.kafka.kraft_model import KRaftModel  # noqa: E402
 
 MIN_ISR = {"tla-kraft-3.5": 1, "tla-kraft-kip966": 2}
 

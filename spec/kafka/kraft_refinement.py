@@ -46,10 +46,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from isrlab.spec.kafka.config import KafkaConfig
+from isrlab.spec.kafka.kraft_model import KRaftModel
 from isrlab.spec.kafka.kraft_refinement_gaps import gap_steps
 from isrlab.spec.kafka.kraft_state import PCR, KRaftState, controller_image
 from isrlab.spec.kafka.labels import parse
-from isrlab.spec.kafka.kraft_model import KRaftModel
 from isrlab.spec.kafka.state import (
     ALTER_ACCEPTED,
     ALTER_FENCED,

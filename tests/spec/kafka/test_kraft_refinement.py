@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from isrlab.spec.kafka.kraft_model import KRaftModel
 from isrlab.spec.kafka.kraft_refinement import (
     VERSIONS,
     check_refinement,
@@ -19,7 +20,6 @@ from isrlab.spec.kafka.kraft_refinement import (
     tla_for,
 )
 from isrlab.spec.kafka.kraft_refinement_gaps import GAP_STEPS
-from isrlab.spec.kafka.kraft_model import KRaftModel
 
 MIN_ISR = {"tla-kraft-3.5": 1, "tla-kraft-kip966": 2}
 """min ISR 2 for kip-966, so that the ELR and the HW gate act on two brokers."""
