@@ -28,7 +28,7 @@ from typing import Any
 
 from isrlab.checker.model import Property
 from isrlab.spec._compiled import COMPILED, HERE
-from isrlab.spec.kafka.config import Acks
+from isrlab.spec.kafka.params import Acks
 from isrlab.spec.kafka.partition import PartitionBridge
 from isrlab.spec.kafka.state import (
     F_CHECKPOINT_LOST,

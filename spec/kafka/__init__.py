@@ -20,10 +20,11 @@ from collections.abc import Mapping
 
 from isrlab.checker.registry import ModelEntry, Param, ParamValue, Registry
 from isrlab.spec.invariants import INVARIANT_NAMES
-from isrlab.spec.kafka.config import ParamInfo, config_of, declarations
+from isrlab.spec.kafka.config import config_of, declarations
 from isrlab.spec.kafka.kraft_model import KRaftModel
 from isrlab.spec.kafka.liveness import check_unfair
 from isrlab.spec.kafka.model import KafkaModel
+from isrlab.spec.kafka.params import ParamInfo
 
 
 def _param(name: str, kind: type, default: object, info: ParamInfo) -> Param:

@@ -34,10 +34,11 @@ from isrlab.core.isr import (
 from isrlab.core.partition import raise_leader_hw, truncate_local_log
 from isrlab.core.produce import handle_offset_out_of_range, process_partition_data
 from isrlab.core.state import Partition
-from isrlab.spec.kafka.config import NO_FETCH, ExpandRule, Out, State
+from isrlab.spec.kafka.config import NO_FETCH, Out, State
 from isrlab.spec.kafka.labels import broker_step
 from isrlab.spec.kafka.lifecycle import BrokerLifecycle
 from isrlab.spec.kafka.memo import memoised
+from isrlab.spec.kafka.params import ExpandRule
 from isrlab.spec.kafka.state import F_HALTED, F_TRUNCATED, NONE, BrokerPartition, FetchResponse
 
 

@@ -27,9 +27,10 @@ from isrlab.core.replica_manager import (
 )
 from isrlab.core.state import Partition, PartitionState, TopicPartition
 from isrlab.core.truncation import Log
-from isrlab.spec.kafka.config import NO_FETCH, TP, State, UnavailableLeader
+from isrlab.spec.kafka.config import NO_FETCH, TP, State
 from isrlab.spec.kafka.ghost import GhostHistory
 from isrlab.spec.kafka.memo import memoised
+from isrlab.spec.kafka.params import UnavailableLeader
 from isrlab.spec.kafka.partition import _snapshot
 from isrlab.spec.kafka.state import (
     F_EPOCH_REGRESSED,

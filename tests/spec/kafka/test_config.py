@@ -12,15 +12,8 @@ from click.testing import CliRunner
 
 from isrlab.cli import cli
 from isrlab.spec.kafka import PARAMS
-from isrlab.spec.kafka.config import (
-    PARAM,
-    Crashes,
-    KafkaConfig,
-    ParamInfo,
-    config_of,
-    declarations,
-    parameter_table,
-)
+from isrlab.spec.kafka.config import KafkaConfig, config_of, declarations, parameter_table
+from isrlab.spec.kafka.params import PARAM, Crashes, ParamInfo
 
 ROOT = Path(__file__).resolve().parents[3]
 DOC = ROOT / "docs" / "kafka-model.md"
