@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from isrlab.spec.kafka.config import KafkaConfig
@@ -51,6 +51,7 @@ from isrlab.spec.kafka.kraft_refinement_gaps import gap_steps
 from isrlab.spec.kafka.kraft_refinement_normal import normalised
 from isrlab.spec.kafka.kraft_state import PCR, KRaftState, controller_image
 from isrlab.spec.kafka.labels import parse
+from isrlab.spec.kafka.refinement import RefinementResult
 from isrlab.spec.kafka.state import (
     ALTER_ACCEPTED,
     ALTER_FENCED,
@@ -230,27 +231,11 @@ Step = tuple[str, int, Callable[[Abstract, int], list[Abstract]]]
 
 
 @dataclass
-class KraftRefinementResult:
-    """What a check saw: ``kafka`` transitions checked (each once), ``kafka`` states and
-    (kafka, port) pairs tracked, the port steps per matched step, the matches that needed a gap step
-    (per ``kafka`` action and per gap step), and the first failures per kind."""
+class KraftRefinementResult(RefinementResult):
+    """``RefinementResult``'s figures, the abstract side being the port (``tla-kraft-*``),
+    and the random walks taken (``random_walks``; 0 for a complete check)."""
 
-    transitions: int = 0
-    states: int = 0
-    pairs: int = 0
-    max_steps: int = 0
-    steps_histogram: dict[int, int] = field(default_factory=dict)
-    gap_transitions: dict[str, int] = field(default_factory=dict)
-    gap_kinds: dict[str, int] = field(default_factory=dict)
-    failures: list[str] = field(default_factory=list)
-    failed: int = 0
-    failed_kinds: dict[str, int] = field(default_factory=dict)
     walks: int = 0
-
-    @property
-    def ok(self) -> bool:
-        """No ``kafka`` step without a matching port behaviour."""
-        return not self.failed
 
     def summary(self) -> str:
         """One line of figures."""
