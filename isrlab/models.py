@@ -18,7 +18,7 @@ import sys
 from functools import cache
 from importlib.metadata import entry_points
 
-import isrlab.spec.kafka
+import isrlab.spec.kafka.registration
 import isrlab.spec.tla
 from isrlab.checker import toys
 from isrlab.checker.registry import ModelEntry, Registry
@@ -33,7 +33,7 @@ def registry() -> Registry:
     # Each model family adds one line here: ``family.register(reg)``.
     toys.register(reg)
     isrlab.spec.tla.register(reg)
-    isrlab.spec.kafka.register(reg)
+    isrlab.spec.kafka.registration.register(reg)
     for problem in register_plugins(reg):
         print(f"isrlab: warning: {problem}", file=sys.stderr)
     return reg

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from isrlab.checker.bfs import CheckOptions, explore
 from isrlab.checker.registry import Registry
 from isrlab.checker.report import CheckResult, explained_result
-from isrlab.spec.kafka import register
+from isrlab.spec.kafka.registration import register
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from isrlab.cli import cli
-from isrlab.spec.kafka import PARAMS
 from isrlab.spec.kafka.config import KafkaConfig, config_of, declarations, parameter_table
 from isrlab.spec.kafka.params import PARAM, Crashes, ParamInfo
+from isrlab.spec.kafka.registration import PARAMS
 
 ROOT = Path(__file__).resolve().parents[3]
 DOC = ROOT / "docs" / "kafka-model.md"

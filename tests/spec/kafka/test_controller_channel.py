@@ -123,7 +123,7 @@ def test_isrlab_models_marks_every_fault_parameter_and_each_is_off_by_default() 
     from click.testing import CliRunner
 
     from isrlab.cli import cli
-    from isrlab.spec.kafka import PARAMS
+    from isrlab.spec.kafka.registration import PARAMS
 
     faults = {p.name for p in PARAMS if p.fault}
     assert faults == {"reorder_requests", "lost_requests", "duplicate_requests", "hw_isr",

@@ -15,9 +15,9 @@ from click.testing import CliRunner
 
 from isrlab.checker.bfs import CheckOptions, explore
 from isrlab.cli import cli
-from isrlab.spec.kafka import build
 from isrlab.spec.kafka.config import KafkaConfig
 from isrlab.spec.kafka.kraft_model import KRaftModel
+from isrlab.spec.kafka.registration import build
 from isrlab.spec.kafka.state import KafkaState
 from tests.spec.walks import walk
 

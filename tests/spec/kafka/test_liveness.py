@@ -13,7 +13,6 @@ from isrlab.checker.liveness import LivenessResult, check_liveness
 from isrlab.checker.model import Liveness
 from isrlab.checker.registry import ParamValue
 from isrlab.cli import cli
-from isrlab.spec.kafka import build
 from isrlab.spec.kafka.liveness import (
     COMMON_PROPERTIES,
     FINITELY_OFTEN,
@@ -21,6 +20,7 @@ from isrlab.spec.kafka.liveness import (
     kafka_liveness,
 )
 from isrlab.spec.kafka.model import KafkaModel
+from isrlab.spec.kafka.registration import build
 
 ZK_QUIET: dict[str, ParamValue] = {
     "controller": "zookeeper", "crashes": "none", "max_records": 2, "invariants": "none"}

@@ -7,9 +7,9 @@ from click.testing import CliRunner
 
 from isrlab.cli import cli
 from isrlab.core.partition import truncate_by_leader_epoch_kip101, truncate_to_high_watermark
-from isrlab.spec.kafka import PARAMS
 from isrlab.spec.kafka.config import KafkaConfig
 from isrlab.spec.kafka.model import KafkaModel
+from isrlab.spec.kafka.registration import PARAMS
 from isrlab.spec.kafka.truncation_versions import BY_PARAM, TRUNCATION_RULES, TRUNCATION_VERSIONS
 from isrlab.spec.symbolic import core_kafka
 
