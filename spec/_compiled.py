@@ -14,6 +14,7 @@ compiled build gives identical results (tests/spec/kafka/test_compiled.py).
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import importlib.abc
@@ -114,3 +115,22 @@ def install() -> None:
     """Put the finder first on ``sys.meta_path`` (once)."""
     if not any(isinstance(f, _SourceFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _SourceFinder())
+
+
+def summary_of(f: object) -> str:
+    """The first paragraph of a function's docstring, on one line (runs of spaces as one).
+    A function mypyc compiled carries no docstring: it is read from its module's source."""
+    text = getattr(f, "__doc__", None) or _source_docstrings(
+        str(getattr(f, "__module__", ""))).get(str(getattr(f, "__name__", "")), "")
+    return " ".join(text.split("\n\n")[0].split())
+
+
+@functools.cache
+def _source_docstrings(module: str) -> dict[str, str]:
+    """Every top-level function's docstring in the source of ``module``, one of ``COMPILED``
+    (nothing for another module)."""
+    if module not in COMPILED:
+        return {}
+    tree = ast.parse((HERE / COMPILED[module]).read_text(encoding="utf-8"))
+    return {node.name: ast.get_docstring(node) or "" for node in tree.body
+            if isinstance(node, ast.FunctionDef)}

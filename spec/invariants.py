@@ -21,13 +21,12 @@ the record at the offset it was written at.
 
 from __future__ import annotations
 
-import ast
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from isrlab.checker.model import Property
-from isrlab.spec._compiled import COMPILED, HERE
+from isrlab.spec._compiled import summary_of
 from isrlab.spec.kafka.params import Acks
 from isrlab.spec.kafka.partition import PartitionBridge
 from isrlab.spec.kafka.state import (
@@ -692,31 +691,16 @@ SOMETIMES: dict[str, Callable[[State], bool]] = {
 }
 
 
-def _doc(f: Callable[..., bool]) -> str:
-    """The first paragraph of ``f``'s docstring, on one line (runs of spaces as one)."""
-    text = f.__doc__ or _source_docstrings().get(f.__name__, "")
-    return " ".join(text.split("\n\n")[0].split())
-
-
-@functools.cache
-def _source_docstrings() -> dict[str, str]:
-    """Every top-level function's docstring, read from this module's source: compiled by
-    mypyc (setup.py, isrlab.spec._compiled), the functions carry none."""
-    tree = ast.parse((HERE / COMPILED[__name__]).read_text(encoding="utf-8"))
-    return {node.name: ast.get_docstring(node) or "" for node in tree.body
-            if isinstance(node, ast.FunctionDef)}
-
-
 def kafka_invariants(model: PartitionBridge) -> list[Property[State]]:
     """Every invariant of the catalogue bound to ``model``, in ``INVARIANT_NAMES`` order."""
     out: list[Property[State]] = []
     for name in INVARIANT_NAMES:
         if name in _PLAIN:
             f = _PLAIN[name]
-            out.append(Property(name, f, _doc(f), EXPLAIN[name]))
+            out.append(Property(name, f, summary_of(f), EXPLAIN[name]))
         else:
             g = _WITH_MODEL[name]
-            out.append(Property(name, _bind(g, model), _doc(g), EXPLAIN[name]))
+            out.append(Property(name, _bind(g, model), summary_of(g), EXPLAIN[name]))
     return out
 
 
@@ -729,4 +713,4 @@ def _bind(
 def kafka_sometimes(model: PartitionBridge) -> list[Property[State]]:
     """The ``sometimes`` witnesses (a committed write, an acknowledged write, a leader
     change, a truncation)."""
-    return [Property(name, f, _doc(f)) for name, f in SOMETIMES.items()]
+    return [Property(name, f, summary_of(f)) for name, f in SOMETIMES.items()]

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from isrlab.checker.model import Property
+from isrlab.spec._compiled import summary_of
 from isrlab.spec.kafka.kraft_state import KRaftState, replayed
 from isrlab.spec.kafka.state import F_UNCLEAN, NONE, KafkaState, members
 
@@ -274,7 +275,7 @@ def kraft_invariants(model: PartitionBridge) -> list[Property[State]]:
     """The KRaft invariants bound to ``model``."""
     out: list[Property[State]] = []
     for name, f in KRAFT_INVARIANTS.items():
-        doc = (f.__doc__ or "").strip().split("\n\n")[0]
+        doc = summary_of(f)
 
         def bound(s: State, f: Callable[[PartitionBridge, State], bool] = f) -> bool:
             return f(model, s)
