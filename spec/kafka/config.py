@@ -213,6 +213,11 @@ class KafkaConfig:
         "Kafka 0.10.2-2.0, whose broker then exits (FatalExitError, flag broker_halted, "
         "invariant NoFatalExit) unless unclean election is enabled", Kind.VERSION,
         kafka="2.1+"))
+    kafka_7152: bool = field(default=True, metadata=declare(
+        "KAFKA-7152: the isr-expiration task keeps a follower whose LEO is the leader's, "
+        "however long ago it last fetched (Kafka 2.1+); off: Kafka <= 2.0, which shrinks on "
+        "lag time alone, so an idle follower leaves the ISR and rejoins on its next fetch",
+        Kind.VERSION, kafka="2.1+"))
     unclean_election: bool = field(default=False, metadata=declare(
         "unclean.leader.election.enable",
         Kind.CONFIGURATION))

@@ -30,8 +30,7 @@ the ISR (Tick, ShrinkIsr) and come back."""
 KRAFT_QUIET: dict[str, ParamValue] = {
     "controller": "kraft", "crashes": "none", "max_records": 1,
     "kraft_epoch_bump": "isr-shrink", "invariants": "none"}
-"""The same in KRaft mode, with 3.0-3.5's epoch bump on a shrink (the 3.6+ rule lets an
-idle follower flap in and out of the ISR forever here: docs/kafka-model.md, Liveness)."""
+"""The same in KRaft mode, with 3.0-3.5's epoch bump on a shrink."""
 
 KRAFT_RESTARTS: dict[str, ParamValue] = {
     "controller": "kraft", "max_records": 0, "max_leader_epoch": 2,
@@ -183,9 +182,11 @@ def test_without_the_leader_and_isr_wait_followers_rejoin_after_crashes() -> Non
     assert holds["OutOfSyncFollowerRejoinsIsr"] and holds["AckedRecordFullyReplicated"]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "finding 3: the model shrinks a follower at the leader's LEO (core.isr lacks KAFKA-7152), "
-    "so an idle follower flaps and, with 3.6+'s epoch rule, the metadata log never settles"))
 def test_kraft_metadata_settles_on_an_idle_partition() -> None:
+    # Finding 3, fixed by KAFKA-7152 (kafka_7152, 2.1+): a follower at the leader's LEO stays
+    # in the ISR, so an idle partition writes no PartitionChangeRecord for ever under 3.6+'s
+    # epoch rule; without it the follower flaps in and out and the metadata log never settles.
     params = {**KRAFT_QUIET, "kraft_epoch_bump": "leader-change"}
     assert verdicts(check_liveness(model_of(params)))["MetadataConverges"]
+    flapping = verdicts(check_liveness(model_of({**params, "kafka_7152": False})))
+    assert not flapping["MetadataConverges"]
