@@ -351,6 +351,8 @@ class KRaftModel(QuorumController):
                 self._a_replace_disk(state, out)
         elif cfg.heartbeat_loss:
             self._a_unfence(state, out)
+        if self.eligible_hw:
+            return [(label, self._eligible_hw(state, label, s)) for label, s in out]
         return out
 
     def invariants(self) -> Sequence[Property[State]]:

@@ -21,6 +21,7 @@ from isrlab.spec.kafka.liveness import (
     kafka_liveness,
 )
 from isrlab.spec.kafka.model import KafkaModel
+from tests.spec.walks import walk
 
 ZK_QUIET: dict[str, ParamValue] = {
     "controller": "zookeeper", "crashes": "none", "max_records": 2, "invariants": "none"}
@@ -190,3 +191,18 @@ def test_kraft_metadata_settles_on_an_idle_partition() -> None:
     assert verdicts(check_liveness(model_of(params)))["MetadataConverges"]
     flapping = verdicts(check_liveness(model_of({**params, "kafka_7152": False})))
     assert not flapping["MetadataConverges"]
+
+
+def test_finding_2_a_fenced_replica_no_longer_holds_the_hw() -> None:
+    # KAFKA-15021's HW rule (3.6+, with kraft_epoch_bump=leader-change): m0 produced, broker
+    # 1 (caught up when it died) crashes, the controller fences it and removes it from the
+    # ISR without an epoch bump; the leader's makeLeader on that delta raises the HW over
+    # its ISR {0} and no longer waits for broker 1, which is not ISR eligible (fenced).
+    # Before, the HW stayed 0 and no later event raised it (finding 2's lasso).
+    m = model_of({"controller": "kraft", "max_records": 1, "max_leader_epoch": 2,
+                  "invariants": "none"})
+    fenced = walk(m, "Produce(0)", "Crash(1)", "FenceBroker(1)")
+    assert fenced.brokers[0].high_watermark == 0
+    published = walk(m, "Produce(0)", "Crash(1)", "FenceBroker(1)", "HandleCommit(0)")
+    assert published.brokers[0].in_sync_replica_ids == 0b01
+    assert published.brokers[0].high_watermark == 1
