@@ -426,13 +426,14 @@ def maybe_shrink_isr_async(
     """``Partition.maybeShrinkIsr`` (2.7+): propose removing the out-of-sync followers.
 
     Out of sync is ``isrlab.core.isr.get_out_of_sync_replicas`` over the committed ISR (Kafka:
-    ``partitionState.isr``); nothing while a change is in flight.  The HW does not move:
-    a pending shrink keeps the committed ISR as the maximal one.
+    ``partitionState.isr``), with KAFKA-7152's rule (2.1+, so in every AlterPartition
+    release: a follower at the leader's LEO stays); nothing while a change is in flight.
+    The HW does not move: a pending shrink keeps the committed ISR as the maximal one.
     """
     if min(now_ms, replica_lag_time_max_ms) < 0:
         return reject(Problem.NEGATIVE_VALUE, f"now {now_ms}, lag {replica_lag_time_max_ms}")
     committed = replace(partition, isr=state.isr)
-    out = get_out_of_sync_replicas(committed, now_ms, replica_lag_time_max_ms)
+    out = get_out_of_sync_replicas(committed, now_ms, replica_lag_time_max_ms, kafka_7152=True)
     return prepare_isr_shrink(committed, state, out, broker_epoch).map(
         lambda proposal: AsyncIsrStep(committed, proposal.state, proposal.request))
 

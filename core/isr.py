@@ -25,6 +25,7 @@ from isrlab.core.state import (
     RemoteReplica,
     check_partition,
     is_leader,
+    log_end_offset,
 )
 from isrlab.core.truncation import Log
 
@@ -299,26 +300,32 @@ def update_follower_fetch(
 
 
 def get_out_of_sync_replicas(
-    partition: Partition, now_ms: int, replica_lag_time_max_ms: int
+    partition: Partition, now_ms: int, replica_lag_time_max_ms: int, kafka_7152: bool = False
 ) -> frozenset[int]:
     """``Partition.getOutOfSyncReplicas``: ISR followers not caught up for too long.
 
     One rule covers stuck followers (no fetch at all) and slow ones (fetching but never
-    reaching the LEO): ``now - last_caught_up_time_ms > replica_lag_time_max_ms``.  The
-    leader itself is never out of sync.  Total (an empty set on a follower).
+    reaching the LEO): ``now - last_caught_up_time_ms > replica_lag_time_max_ms``.  With
+    ``kafka_7152`` (KAFKA-7152, Kafka 2.1+; later ``ReplicaState.isCaughtUp``) a follower
+    whose LEO is the leader's is never out of sync, however long ago it last fetched; off:
+    Kafka <= 2.0, the time rule alone.  The leader itself is never out of sync.  Total (an
+    empty set on a follower).
     """
     if not is_leader(partition):
         return frozenset()
+    leader_leo = log_end_offset(partition) if kafka_7152 else None
     return frozenset(
         r.broker_id
         for r in partition.remotes
         if r.broker_id in partition.isr
+        and r.log_end_offset != leader_leo
         and now_ms - r.last_caught_up_time_ms > replica_lag_time_max_ms
     )
 
 
-def _shrink(p: Partition, now_ms: int, lag_ms: int, kafka_4485: bool) -> IsrUpdate:
-    out = get_out_of_sync_replicas(p, now_ms, lag_ms)
+def _shrink(p: Partition, now_ms: int, lag_ms: int, kafka_4485: bool,
+            kafka_7152: bool) -> IsrUpdate:
+    out = get_out_of_sync_replicas(p, now_ms, lag_ms, kafka_7152)
     if not out:
         return IsrUpdate(p)
     # p.isr - out still holds the leader: check_partition asserted leader ∈ ISR, the
@@ -329,21 +336,23 @@ def _shrink(p: Partition, now_ms: int, lag_ms: int, kafka_4485: bool) -> IsrUpda
 
 
 def maybe_shrink_isr(
-    partition: Partition, now_ms: int, replica_lag_time_max_ms: int, kafka_4485: bool = False
+    partition: Partition, now_ms: int, replica_lag_time_max_ms: int, kafka_4485: bool = False,
+    kafka_7152: bool = False,
 ) -> Result[IsrUpdate, InvalidInput]:
     """``Partition.maybeShrinkIsr``: drop out-of-sync followers, then raise the HW.
 
     Only on the leader (elsewhere: nothing, ``NOT_LEADER_FOR_PARTITION``).  The new ISR is
     written to ZooKeeper, the change must be recorded, and a smaller ISR may raise the HW
     (with ``kafka_4485``, Kafka 0.10.2+: over the ISR and the replicas caught up within
-    ``replica_lag_time_max_ms``, which a shrunk-away follower never is).
+    ``replica_lag_time_max_ms``, which a shrunk-away follower never is).  ``kafka_7152``
+    (2.1+) keeps a follower at the leader's LEO (``get_out_of_sync_replicas``).
     Kafka's ``assert(newInSyncReplicas.size > 0)`` is the precondition that the leader is in
     its ISR: a partition breaking it is rejected (``LEADER_NOT_IN_ISR`` / ``EMPTY_ISR``).
     """
     if now_ms < 0 or replica_lag_time_max_ms < 0:
         return reject(Problem.NEGATIVE_VALUE, f"now {now_ms}, lag {replica_lag_time_max_ms}")
     return check_partition(partition).map(
-        lambda p: _shrink(p, now_ms, replica_lag_time_max_ms, kafka_4485)
+        lambda p: _shrink(p, now_ms, replica_lag_time_max_ms, kafka_4485, kafka_7152)
         if is_leader(p)
         else IsrUpdate(p, error=Errors.NOT_LEADER_FOR_PARTITION)
     )

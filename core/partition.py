@@ -121,7 +121,8 @@ class MakeFollowerResult:
 
 
 def isr_log_end_offsets(
-    partition: Partition, now_ms: int = 0, hw_lag_ms: int | None = None
+    partition: Partition, now_ms: int = 0, hw_lag_ms: int | None = None,
+    ineligible: frozenset[int] = frozenset(),
 ) -> tuple[int, ...]:
     """The LEOs the leader's HW is the minimum of (unknown remotes count as -1).
 
@@ -129,6 +130,10 @@ def isr_log_end_offsets(
     0.10.2+: ``replicaLagTimeMaxMs``) also those of the assigned replicas caught up within
     that lag at ``now_ms`` (``now_ms - last_caught_up_time_ms <= hw_lag_ms``), so a
     follower catching up outside the ISR holds the HW back until it reaches it and can join.
+    A caught-up replica outside the ISR in ``ineligible`` does not count (KAFKA-15021, Kafka
+    3.6+: ``shouldWaitForReplicaToJoinIsr`` also asks ``isReplicaIsrEligible``, so a fenced
+    or shutting-down broker, which will not join, no longer holds the HW); the caller
+    decides who is ineligible (the metadata image is not partition state).
     """
     local = partition.local_broker_id
     leos = [len(partition.log)] if local in partition.isr else []
@@ -136,19 +141,21 @@ def isr_log_end_offsets(
         r.log_end_offset
         for r in partition.remotes
         if r.broker_id in partition.isr
-        or (hw_lag_ms is not None and now_ms - r.last_caught_up_time_ms <= hw_lag_ms)
+        or (hw_lag_ms is not None and r.broker_id not in ineligible
+            and now_ms - r.last_caught_up_time_ms <= hw_lag_ms)
     )
     return tuple(leos)
 
 
 def raise_leader_hw(
-    partition: Partition, now_ms: int = 0, hw_lag_ms: int | None = None
+    partition: Partition, now_ms: int = 0, hw_lag_ms: int | None = None,
+    ineligible: frozenset[int] = frozenset(),
 ) -> HwUpdate:
     """The unchecked core of ``maybe_increment_leader_hw`` for an already-checked leader.
 
     For callers inside ``core`` (and hot model loops) that have validated the partition.
     """
-    leos = isr_log_end_offsets(partition, now_ms, hw_lag_ms)
+    leos = isr_log_end_offsets(partition, now_ms, hw_lag_ms, ineligible)
     new_hw = min(leos) if leos else partition.high_watermark
     if new_hw > partition.high_watermark:
         return HwUpdate(replace(partition, high_watermark=new_hw), True)
@@ -156,7 +163,8 @@ def raise_leader_hw(
 
 
 def maybe_increment_leader_hw(
-    partition: Partition, now_ms: int = 0, hw_lag_ms: int | None = None
+    partition: Partition, now_ms: int = 0, hw_lag_ms: int | None = None,
+    ineligible: frozenset[int] = frozenset(),
 ) -> Result[HwUpdate, InvalidInput]:
     """``Partition.maybeIncrementLeaderHW``: HW := min LEO over the ISR, if that is larger.
 
@@ -164,12 +172,14 @@ def maybe_increment_leader_hw(
     an unknown LEO) leaves it unchanged.  By default only ISR members count (Kafka
     <= 0.10.1); with ``hw_lag_ms`` (KAFKA-4485, Kafka 0.10.2 to 2.x)
     the assigned replicas caught up within ``hw_lag_ms`` at ``now_ms`` count too
-    (``isr_log_end_offsets``).  On a non-leader nothing changes.
+    (``isr_log_end_offsets``), except those in ``ineligible`` (KAFKA-15021, 3.6+: not ISR
+    eligible).  On a non-leader nothing changes.
     """
     if now_ms < 0 or (hw_lag_ms is not None and hw_lag_ms < 0):
         return reject(Problem.NEGATIVE_VALUE, f"now {now_ms}, lag {hw_lag_ms}")
     return check_partition(partition).map(
-        lambda p: raise_leader_hw(p, now_ms, hw_lag_ms) if is_leader(p) else HwUpdate(p, False)
+        lambda p: raise_leader_hw(p, now_ms, hw_lag_ms, ineligible)
+        if is_leader(p) else HwUpdate(p, False)
     )
 
 

@@ -347,16 +347,19 @@ def update_follower_log_read_results(
 
 
 def maybe_shrink_isr_all(
-    manager: ReplicaManager, now_ms: int, replica_lag_time_max_ms: int, kafka_4485: bool = False
+    manager: ReplicaManager, now_ms: int, replica_lag_time_max_ms: int, kafka_4485: bool = False,
+    kafka_7152: bool = False,
 ) -> Result[ReplicaManager, InvalidInput]:
     """``ReplicaManager.maybeShrinkIsr``: run ``Partition.maybeShrinkIsr`` on every partition.
 
     Each shrink is recorded in the ISR-change set at ``now_ms``.  Non-leaders are skipped.
-    ``kafka_4485``: the HW after a shrink also waits for caught-up followers (0.10.2+).
+    ``kafka_4485``: the HW after a shrink also waits for caught-up followers (0.10.2+);
+    ``kafka_7152``: a follower at the leader's LEO stays (2.1+).
     """
     current = manager
     for partition in manager.partitions:
-        shrunk = maybe_shrink_isr(partition, now_ms, replica_lag_time_max_ms, kafka_4485)
+        shrunk = maybe_shrink_isr(partition, now_ms, replica_lag_time_max_ms, kafka_4485,
+                                  kafka_7152)
         if isinstance(shrunk, Failure):
             return Failure(shrunk.failure())
         current = _apply_isr_update(current, shrunk.unwrap(), now_ms)

@@ -87,7 +87,8 @@ class AlterPartitionManager(KafkaController):
         """Leader ``b`` holding ``br`` once it proposed its ISR shrink, ``None`` when it
         proposes nothing (``_propose_shrink``; memoised)."""
         p = self.broker_partition(br, b)
-        update = maybe_shrink_isr(p, self.sat, self.cfg.lag_ticks, self.cfg.kafka_4485).unwrap()
+        update = maybe_shrink_isr(p, self.sat, self.cfg.lag_ticks, self.cfg.kafka_4485,
+                                  self.cfg.kafka_7152).unwrap()
         if not update.isr_changed:
             return None
         proposal = prepare_isr_shrink(p, self._isr_state(br),

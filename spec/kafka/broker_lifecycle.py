@@ -21,11 +21,23 @@ its proposal) are cleared when it goes down, and every start is a new incarnatio
 from __future__ import annotations
 
 from isrlab.core.fencing import FetchDecision
+from isrlab.core.partition import raise_leader_hw
 from isrlab.spec.kafka.config import Out, State
 from isrlab.spec.kafka.kraft_state import KRaftState, put, replayed
 from isrlab.spec.kafka.labels import broker_step
+from isrlab.spec.kafka.memo import memoised
 from isrlab.spec.kafka.metadata_loader import MetadataLoader
-from isrlab.spec.kafka.state import ALTER_ACCEPTED, ALTER_NONE, ALTER_SENT, members
+from isrlab.spec.kafka.state import (
+    ALTER_ACCEPTED,
+    ALTER_NONE,
+    ALTER_SENT,
+    BrokerPartition,
+    members,
+)
+
+HW_EVENTS = frozenset({"Produce", "Fetch", "FetchRequest", "FencedFetch",
+                       "AlterPartitionResponse"})
+"""The steps whose leader side runs ``Partition.maybeIncrementLeaderHW`` (``_eligible_hw``)."""
 
 
 class BrokerLifecycleManager(MetadataLoader):
@@ -44,6 +56,44 @@ class BrokerLifecycleManager(MetadataLoader):
         if epoch < 0 or fenced:
             return False
         return not self.cfg.kip903 or k.broker_epoch[f] == epoch
+
+    def _eligible_hw(self, before: State, label: str, after: State) -> State:
+        """KAFKA-15021's HW rule (``eligible_hw``: ``kraft_epoch_bump=leader-change``, 3.6+)
+        after a step ``label`` from ``before``: a step whose leader side runs
+        ``maybeIncrementLeaderHW`` (a produce, a fetch, an AlterPartition answer) and
+        changed leader ``b``'s partition raises its HW again without the caught-up replicas
+        outside the ISR that are not ISR eligible in ``b``'s image (``_hw_ineligible``:
+        fenced, a stale broker epoch).  The step's own raise counted them, so this raise is
+        Kafka's (the HW over fewer replicas is at least the one over more); other steps
+        leave the HW, as Kafka's event-driven HW does (a published delta's ``makeLeader``
+        applies the rule itself: ``_make_leader``).  Shortcut: a fetch that changes
+        nothing on the leader does not recompute the HW."""
+        if label[:label.find("(")] not in HW_EVENTS:
+            return after
+        for b in range(self.n):
+            br = after.brokers[b]
+            if br == before.brokers[b] or not self._is_acting_leader(after, b):
+                continue
+            k = self._kraft(after)
+            ineligible = self._hw_ineligible(
+                k, replayed(k.base, k.batches[:max(0, k.applied[b])], self.n), b)
+            if not ineligible:
+                continue
+            raised = self._hw_without(br, b, ineligible)
+            if raised is not None:
+                after = self._after_leader_step(self._set_broker(after, b, raised), b)
+        return after
+
+    @memoised
+    def _hw_without(self, br: BrokerPartition, b: int, ineligible: int) -> BrokerPartition | None:
+        """Leader ``b`` holding ``br`` with its HW raised over all but the caught-up replicas
+        in ``ineligible`` outside its ISR (``_eligible_hw``), ``None`` when it stays."""
+        p = self.broker_partition(br, b)
+        raised = raise_leader_hw(p, self.sat, self.hw_lag, frozenset(members(ineligible)))
+        if not raised.incremented:
+            return None
+        newbr = self._with_partition(br, raised.partition)
+        return newbr if newbr != br else None
 
     def _fetch(self, state: State, f: int, lid: int,
                decision: FetchDecision | None = None) -> State | None:

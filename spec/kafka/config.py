@@ -97,6 +97,11 @@ class KafkaConfig:
         "Kafka 0.10.2-2.0, whose broker then exits (FatalExitError, flag broker_halted, "
         "invariant NoFatalExit) unless unclean election is enabled", Kind.VERSION,
         kafka="2.1+"))
+    kafka_7152: bool = field(default=True, metadata=declare(
+        "KAFKA-7152: the isr-expiration task keeps a follower whose LEO is the leader's, "
+        "however long ago it last fetched (Kafka 2.1+); off: Kafka <= 2.0, which shrinks on "
+        "lag time alone, so an idle follower leaves the ISR and rejoins on its next fetch",
+        Kind.VERSION, kafka="2.1+"))
     unclean_election: bool = field(default=False, metadata=declare(
         "unclean.leader.election.enable",
         Kind.CONFIGURATION))
@@ -247,7 +252,9 @@ class KafkaConfig:
     kraft_epoch_bump: str = field(default=KRaftEpochBump.LEADER_CHANGE.value, metadata=declare(
         "with controller=kraft, when a PartitionChangeRecord bumps the leader epoch: "
         "isr-shrink (Kafka 3.0-3.5, and metadata versions below 3.6-IV0: also on every ISR "
-        "shrink) or leader-change (3.6+, KAFKA-15021: only when the leader changes)",
+        "shrink) or leader-change (3.6+, KAFKA-15021: only when the leader changes, and "
+        "the same commit's HW rule: a leader's HW waits for a caught-up replica outside "
+        "the ISR only if it is ISR eligible, not fenced or shutting down)",
         Kind.VERSION, kafka="3.6+", choices=KRaftEpochBump))
     make_leader_equal_epoch: str = field(default=EqualEpochDelta.APPLY.value,
                                          metadata=declare(
@@ -440,6 +447,12 @@ class KafkaSetup:
         # KAFKA-4485 (0.10.2+): caught-up replicas count for the HW, within lag_ticks
         self.hw_lag: int | None = config.lag_ticks if config.kafka_4485 else None
         self.previous_fetch = config.kafka_4485
+        # KAFKA-15021's second half (3.6+, the commit of the leader-change epoch rule, which
+        # the controller may only use once every broker has it): in KRaft mode the HW waits
+        # for a caught-up replica outside the ISR only if it is ISR eligible
+        self.eligible_hw = (config.controller == Controller.KRAFT.value
+                            and config.kraft_epoch_bump == KRaftEpochBump.LEADER_CHANGE.value
+                            and self.hw_lag is not None)
         # makeLeader resets the remotes on an epoch change too (a fix in no release)
         self.reset_on_epoch = config.leader_state_reset == LeaderStateReset.ON_EPOCH.value
         # a remote's previous fetch, unknown (a new leader's UnknownLogReadResult)

@@ -108,6 +108,8 @@ class KRaftModel(ControllerOperations):
             self._a_kraft_preferred_election(state, out)
         if cfg.controller_failover:
             self._a_kraft_failover(state, out)
+        if self.eligible_hw:
+            return [(label, self._eligible_hw(state, label, s)) for label, s in out]
         return out
 
     def encode(self, state: State) -> bytes:

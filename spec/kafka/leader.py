@@ -2,7 +2,8 @@
 
 Time is a logical clock: ``Tick`` ages every follower of every leader by one tick; a
 follower whose read reached the leader's LEO has age 0; ``maybe_shrink_isr`` drops ISR
-followers older than ``lag_ticks``; with ``kafka_4485`` (Kafka 0.10.2+, the default) a
+followers older than ``lag_ticks`` (with ``kafka_7152``, Kafka 2.1+, the default: unless
+the follower's LEO is the leader's); with ``kafka_4485`` (Kafka 0.10.2+, the default) a
 read reaching the leader's LEO of the follower's previous fetch takes that fetch's age,
 and the HW waits for followers of age <= ``lag_ticks`` as well as the ISR (every step runs
 at "now" = ``lag_ticks + 1``).
@@ -114,10 +115,10 @@ class PartitionLeader(ReplicaFetcher):
 
     def _a_shrink_isr(self, state: State, out: Out) -> None:
         """``ShrinkIsr(b)``: leader ``b``'s ``isr-expiration`` task (``maybe_shrink_isr``):
-        ISR followers not caught up for more than ``lag_ticks`` leave the ISR, written to
-        ZooKeeper if the leader's epoch is current (else nothing happens).  With
-        ``isr_changes=alter-partition`` the leader proposes the shrink instead
-        (``_propose_shrink``)."""
+        ISR followers not caught up for more than ``lag_ticks`` (with ``kafka_7152``, 2.1+,
+        and not at the leader's LEO) leave the ISR, written to ZooKeeper if the leader's
+        epoch is current (else nothing happens).  With ``isr_changes=alter-partition`` the
+        leader proposes the shrink instead (``_propose_shrink``)."""
         for b in range(self.n):
             if self.alter:
                 if self._is_acting_leader(state, b):
@@ -139,7 +140,8 @@ class PartitionLeader(ReplicaFetcher):
         """Leader ``b`` holding ``br`` after ``maybe_shrink_isr`` (its tuple and its
         ``Partition``), ``None`` when the ISR stays (memoised)."""
         update = maybe_shrink_isr(
-            self.broker_partition(br, b), self.sat, self.cfg.lag_ticks, self.cfg.kafka_4485
+            self.broker_partition(br, b), self.sat, self.cfg.lag_ticks, self.cfg.kafka_4485,
+            self.cfg.kafka_7152,
         ).unwrap()
         if not update.isr_changed:
             return None

@@ -2,7 +2,8 @@
 
 A state is a tuple of a few components (the controller, one ``BrokerPartition`` per broker,
 the requests in flight, the ghost), and each component takes few values over a whole
-search: the default space's 54,928 states hold 1,881 distinct ``BrokerPartition`` values.
+search: ZooKeeper mode's default space with ``kafka_7152=false`` (54,928 states) holds 1,881
+distinct ``BrokerPartition`` values.
 So the work a step does on one or two brokers (rebuilding the ``core`` ``Partition``,
 running ``become_leader_or_follower``, a fetch, an ISR shrink) repeats across states, and
 ``memoised`` keeps its result, keyed on the arguments the result depends on.

@@ -58,6 +58,7 @@ from isrlab.spec.kafka.state import (
     KafkaState,
     ZkPartitionState,
     mask_of,
+    members,
 )
 
 
@@ -101,8 +102,9 @@ class MetadataLoader(KafkaModel):
         before = None if fresh else replayed(k.base, k.batches[:k.applied[b]], self.n)
         after = replayed(k.base, k.batches[:upto], self.n)
         br = state.brokers[b]
+        ineligible = self._hw_ineligible(k, after, b) if self.eligible_hw else 0
         newbr, pe, row = self._apply_delta(br, b, before, after, k.partition_epoch[b],
-                                           k.fetch_epochs[b])
+                                           k.fetch_epochs[b], ineligible)
         k = k._replace(applied=put(k.applied, b, upto), partition_epoch=put(
             k.partition_epoch, b, pe), fetch_epochs=put(k.fetch_epochs, b, row))
         if newbr.alter_partition == ALTER_NONE and br.alter_partition != ALTER_NONE:
@@ -116,20 +118,39 @@ class MetadataLoader(KafkaModel):
             s = self._after_leader_step(s, b)
         return s
 
+    def _hw_ineligible(self, k: KRaftState, image: Image, b: int) -> int:
+        """The followers of leader ``b`` that ``Partition.isReplicaIsrEligible`` (3.6) turns
+        down in ``image``, as a mask (KAFKA-15021's HW rule, ``eligible_hw``): not
+        registered, fenced, or (``kip903``) the broker epoch ``b`` recorded from the
+        follower's last fetch (``Replica.brokerEpoch``, ``fetch_epochs``; none: -1) is not
+        the image's (``isBrokerEpochIsrEligible``).  A broker that crashed stays eligible
+        until it is fenced, as in Kafka.  With ``fence_ineligible=false`` none."""
+        if not self.cfg.fence_ineligible:
+            return 0
+        row = k.fetch_epochs[b]
+        mask = 0
+        for f in range(self.n):
+            epoch, fenced = image[1][f]
+            stored = row[f] if row else -1
+            if f != b and (epoch < 0 or fenced or (self.cfg.kip903 and stored != epoch)):
+                mask |= 1 << f
+        return mask
+
     @memoised
     def _apply_delta(self, br: BrokerPartition, b: int, before: Image | None, after: Image,
-                     pe: int, row: tuple[int, ...]
+                     pe: int, row: tuple[int, ...], ineligible: int = 0,
                      ) -> tuple[BrokerPartition, int, tuple[int, ...]]:
         """Broker ``b`` holding ``br`` (partition epoch ``pe``, KIP-903 fetch epochs ``row``)
         after its publisher applied the delta from image ``before`` to ``after``: its new
         tuple, partition epoch and fetch epochs (``before`` ``None``: the empty image;
-        memoised)."""
+        ``ineligible``: the followers ``after`` makes not ISR eligible, with
+        ``eligible_hw``; memoised)."""
         n = self.n
         old = MetadataImage() if before is None else core_image(before, n)
         update = MetadataUpdate(old, core_image(after, n))
         changes = local_changes(update, b)
         if changes.leaders:
-            return self._make_leader(br, b, changes.leaders[0][1], pe, row)
+            return self._make_leader(br, b, changes.leaders[0][1], pe, row, ineligible)
         if changes.followers:
             reg = changes.followers[0][1]
             if reg.partition_epoch - 1 < pe:
@@ -146,9 +167,11 @@ class MetadataLoader(KafkaModel):
         return br, pe, row
 
     def _make_leader(self, br: BrokerPartition, b: int, reg: PartitionRegistration, pe: int,
-                     row: tuple[int, ...]) -> tuple[BrokerPartition, int, tuple[int, ...]]:
+                     row: tuple[int, ...], ineligible: int = 0,
+                     ) -> tuple[BrokerPartition, int, tuple[int, ...]]:
         """``applyLocalLeadersDelta``: ``Partition.makeLeader`` (``make_leader_kraft``) on
-        the broker's committed partition state."""
+        the broker's committed partition state; its ``maybeIncrementLeaderHW`` leaves out
+        the caught-up replicas in ``ineligible`` (KAFKA-15021, ``eligible_hw``)."""
         committed = br._replace(pending_isr=0, alter_partition=ALTER_NONE)
         p = replace(self.broker_partition(committed, b), zk_version=pe + 1)
         if (reg.partition_epoch - 1 == pe and br.leader == b
@@ -158,9 +181,10 @@ class MetadataLoader(KafkaModel):
         if flags.skipped:
             return br, pe, row
         # maybeIncrementLeaderHW with KAFKA-4485's caught-up replicas (kafka_4485), which
-        # make_leader_kraft's ISR-only raise leaves out: raised again from the old HW
+        # make_leader_kraft's ISR-only raise leaves out: raised again from the old HW;
+        # 3.6+ (eligible_hw) waits only for the ISR-eligible ones
         newp = raise_leader_hw(replace(newp, high_watermark=p.high_watermark), self.sat,
-                               self.hw_lag).partition
+                               self.hw_lag, frozenset(members(ineligible))).partition
         # the ISR the controller registered (makeLeader installs a committed state)
         base = committed._replace(in_sync_replica_ids=mask_of(reg.isr)
                                   if br.leader == b else 0, truncating=0)

@@ -28,7 +28,7 @@ from isrlab.core.errors import Errors, Problem
 from isrlab.core.isr import read_from_local_log
 from isrlab.core.produce import AcksCheck
 from isrlab.core.state import LeaderAndIsr, Partition
-from tests.core.helpers import append, err, fetch, leader_partition, ok
+from tests.core.helpers import append, err, fetch, in_sync_leader, leader_partition, ok
 
 VIEW = ControllerView(((0, 10), (1, 11), (2, 12)))
 CURRENT = LeaderAndIsr(0, 1, (0, 1), 5)
@@ -225,3 +225,16 @@ def test_the_isr_expiration_in_alter_partition_mode_proposes_a_shrink() -> None:
     assert maximal_isr(step.state) == frozenset({0, 1, 2})
     assert ok(maybe_shrink_isr_async(p, state, 5, 10)).request is None
     assert err(maybe_shrink_isr_async(p, state, -1, 10)).problem is Problem.NEGATIVE_VALUE
+
+
+def test_the_isr_expiration_in_alter_partition_mode_keeps_a_follower_at_the_leader_leo() -> None:
+    # AlterPartition is 2.7+, so KAFKA-7152 (2.1+) applies: follower 1 fetched up to the
+    # leader's LEO 20 and stays however long ago that was; follower 2, one behind, goes.
+    p = fetch(append(leader_partition((0, 1, 2), now_ms=0), 20), 1, 20, 0)
+    p = fetch(p, 2, 19, 0)
+    state = committed_isr_state({0, 1, 2}, p.zk_version)
+    step = ok(maybe_shrink_isr_async(p, state, 150, 100))
+    assert step.request is not None and step.request.new_isr == (0, 1)
+    idle = in_sync_leader(20, now_ms=0)
+    assert ok(maybe_shrink_isr_async(idle, committed_isr_state({0, 1, 2}, idle.zk_version),
+                                     150, 100)).request is None

@@ -295,3 +295,32 @@ def test_maybe_expand_isr_rejects_a_negative_time_or_lag() -> None:
     assert err(maybe_expand_isr(p, 1, now_ms=-1)).problem is Problem.NEGATIVE_VALUE
     read = ok(read_from_local_log(p, 1, 0, 0))
     assert err(update_follower_fetch(p, 1, read, hw_lag_ms=-1)).problem is Problem.NEGATIVE_VALUE
+
+
+# KAFKA-7152 (Kafka 2.1, ``IsrExpirationTest.testIsrExpirationForCaughtUpFollowers``): a lag
+# of 100 ms, a leader LEO of 20, every follower fetched up to it, then 150 ms pass.
+EXPIRATION_LAG_MS = 100
+LEADER_LEO = 20
+
+
+def test_a_follower_at_the_leader_leo_is_never_out_of_sync_with_kafka_7152() -> None:
+    p = in_sync_leader(LEADER_LEO, now_ms=0)
+    assert get_out_of_sync_replicas(p, 0, EXPIRATION_LAG_MS, kafka_7152=True) == frozenset()
+    assert get_out_of_sync_replicas(p, 150, EXPIRATION_LAG_MS, kafka_7152=True) == frozenset()
+    assert not ok(maybe_shrink_isr(p, 150, EXPIRATION_LAG_MS, kafka_7152=True)).isr_changed
+
+
+def test_without_kafka_7152_an_idle_follower_at_the_leader_leo_is_shrunk() -> None:
+    # Kafka <= 2.0: the time rule alone, so an idle partition's followers leave the ISR.
+    p = in_sync_leader(LEADER_LEO, now_ms=0)
+    assert get_out_of_sync_replicas(p, 150, EXPIRATION_LAG_MS) == {1, 2}
+    assert ok(maybe_shrink_isr(p, 150, EXPIRATION_LAG_MS)).partition.isr == {0}
+
+
+def test_with_kafka_7152_a_follower_one_behind_the_leader_leo_is_still_out_of_sync() -> None:
+    # testIsrExpirationForSlowFollowers at 2.1: the followers at LEO - 1 leave after the lag.
+    p = fetch(fetch(append(leader_partition(now_ms=0), LEADER_LEO), 1, LEADER_LEO - 1, 0),
+              2, LEADER_LEO - 1, 0)
+    assert get_out_of_sync_replicas(p, 150, EXPIRATION_LAG_MS, kafka_7152=True) == {1, 2}
+    assert ok(maybe_shrink_isr(p, 150, EXPIRATION_LAG_MS, kafka_4485=True,
+                               kafka_7152=True)).partition.isr == {0}

@@ -63,6 +63,19 @@ def test_kafka_0_10_2_hw_waits_for_a_caught_up_follower_outside_the_isr() -> Non
     assert late.high_watermark == 6  # no longer caught up within the lag: not waited for
 
 
+def test_kafka_3_6_hw_does_not_wait_for_an_ineligible_caught_up_follower() -> None:
+    # PartitionTest.testHighWatermarkIncreasesWithFencedOrShutdownFollower (3.6, KAFKA-15021):
+    # 10 records, follower 1 fetches up to them (HW 10), 10 more appended, the ISR shrinks to
+    # the leader while follower 1 is still caught up within the lag.
+    p = in_sync_leader(10, replicas=(0, 1), now_ms=0)
+    assert p.high_watermark == 10
+    shrunk = replace(append(p, 10, first_id=10), isr=frozenset({0}))
+    unfenced = ok(maybe_increment_leader_hw(shrunk, 0, LAG_MS)).partition
+    assert unfenced.high_watermark == 10  # a caught-up eligible follower holds the HW
+    fenced = ok(maybe_increment_leader_hw(shrunk, 0, LAG_MS, frozenset({1}))).partition
+    assert fenced.high_watermark == 20  # fenced or shutting down: not waited for
+
+
 def test_maybe_increment_leader_hw_rejects_a_negative_time_or_lag() -> None:
     p = in_sync_leader(1)
     assert err(maybe_increment_leader_hw(p, -1)).problem is Problem.NEGATIVE_VALUE

@@ -80,8 +80,11 @@ def test_a_wrong_high_watermark_in_a_shrink_line_is_rejected_at_that_line(
                for near in report["rejected"]["closest"] for m in near["mismatches"])
 
 
+# The unclean-election fixture's shrink drops broker 6 at the leader's end offset (endOffset
+# 0 of 0), which Kafka 2.1+ never does (KAFKA-7152; the log is hand-written): its runs take
+# the older shrink rule, kafka_7152=false.
 def test_the_issues_unclean_election_is_rejected_naming_the_step_broker_5_would_log() -> None:
-    code, output = run("--model", "kafka", *files("unclean-election"))
+    code, output = run("--model", "kafka", "-p", "kafka_7152=false", *files("unclean-election"))
     assert code == 1, output
     assert "REJECTED at step 4 (" in output and "broker-6.log:7)" in output
     assert ("Fetch(1): broker 5 (model broker 0) would have logged 'Expanding ISR from 5 to "
@@ -95,8 +98,8 @@ def test_without_broker_5s_log_the_expansion_may_hide() -> None:
 
 def test_with_unclean_election_on_the_log_is_flagged_with_its_invariant() -> None:
     """docs/scenarios.md #5 (Jepsen): an unclean election may lose acknowledged writes."""
-    code, output = run("--model", "kafka", "-p", "unclean_election=true",
-                       *files("unclean-election"))
+    code, output = run("--model", "kafka", "-p", "unclean_election=true", "-p",
+                       "kafka_7152=false", *files("unclean-election"))
     assert code == 0, output
     assert "some matching behaviours break AcknowledgedWritesDurable" in output
 

@@ -44,7 +44,7 @@ def test_no_controller_channel_and_no_controller_epoch() -> None:
             if nxt not in visited:
                 visited.add(nxt)
                 frontier.append(nxt)
-    assert len(visited) == 3000
+    assert len(visited) >= 3000  # the last state's successors may pass the 3,000
 
 
 def test_a_broker_acts_on_its_own_published_image() -> None:

@@ -21,6 +21,7 @@ from isrlab.spec.kafka.liveness import (
 )
 from isrlab.spec.kafka.model import KafkaModel
 from isrlab.spec.kafka.registration import build
+from tests.spec.walks import walk
 
 ZK_QUIET: dict[str, ParamValue] = {
     "controller": "zookeeper", "crashes": "none", "max_records": 2, "invariants": "none"}
@@ -30,8 +31,7 @@ the ISR (Tick, ShrinkIsr) and come back."""
 KRAFT_QUIET: dict[str, ParamValue] = {
     "controller": "kraft", "crashes": "none", "max_records": 1,
     "kraft_epoch_bump": "isr-shrink", "invariants": "none"}
-"""The same in KRaft mode, with 3.0-3.5's epoch bump on a shrink (the 3.6+ rule lets an
-idle follower flap in and out of the ISR forever here: docs/kafka-model.md, Liveness)."""
+"""The same in KRaft mode, with 3.0-3.5's epoch bump on a shrink."""
 
 KRAFT_RESTARTS: dict[str, ParamValue] = {
     "controller": "kraft", "max_records": 0, "max_leader_epoch": 2,
@@ -183,9 +183,26 @@ def test_without_the_leader_and_isr_wait_followers_rejoin_after_crashes() -> Non
     assert holds["OutOfSyncFollowerRejoinsIsr"] and holds["AckedRecordFullyReplicated"]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "finding 3: the model shrinks a follower at the leader's LEO (core.isr lacks KAFKA-7152), "
-    "so an idle follower flaps and, with 3.6+'s epoch rule, the metadata log never settles"))
 def test_kraft_metadata_settles_on_an_idle_partition() -> None:
+    # Finding 3, fixed by KAFKA-7152 (kafka_7152, 2.1+): a follower at the leader's LEO stays
+    # in the ISR, so an idle partition writes no PartitionChangeRecord for ever under 3.6+'s
+    # epoch rule; without it the follower flaps in and out and the metadata log never settles.
     params = {**KRAFT_QUIET, "kraft_epoch_bump": "leader-change"}
     assert verdicts(check_liveness(model_of(params)))["MetadataConverges"]
+    flapping = verdicts(check_liveness(model_of({**params, "kafka_7152": False})))
+    assert not flapping["MetadataConverges"]
+
+
+def test_finding_2_a_fenced_replica_no_longer_holds_the_hw() -> None:
+    # KAFKA-15021's HW rule (3.6+, with kraft_epoch_bump=leader-change): m0 produced, broker
+    # 1 (caught up when it died) crashes, the controller fences it and removes it from the
+    # ISR without an epoch bump; the leader's makeLeader on that delta raises the HW over
+    # its ISR {0} and no longer waits for broker 1, which is not ISR eligible (fenced).
+    # Before, the HW stayed 0 and no later event raised it (finding 2's lasso).
+    m = model_of({"controller": "kraft", "max_records": 1, "max_leader_epoch": 2,
+                  "invariants": "none"})
+    fenced = walk(m, "Produce(0)", "Crash(1)", "FenceBroker(1)")
+    assert fenced.brokers[0].high_watermark == 0
+    published = walk(m, "Produce(0)", "Crash(1)", "FenceBroker(1)", "HandleCommit(0)")
+    assert published.brokers[0].in_sync_replica_ids == 0b01
+    assert published.brokers[0].high_watermark == 1
