@@ -225,7 +225,7 @@ SCENARIOS = (
     Scenario(
         "stale-leo-kraft", "A KRaft leader's metadata loader publishes a preferred election "
         "and a controlled shutdown as one delta: it skips an epoch and counts a follower's "
-        "stale LEO (every KRaft release, 3.3-4.0; issue 36, not fixed)",
+        "stale LEO (every KRaft release, 3.3-4.0; a model finding, no JIRA; not fixed)",
         "NoCommittedRecordLost",
         (*KRAFT_BASE, "kip903=true", "kraft_epoch_bump=leader-change", "elr=true",
          "unclean_detection=new-incarnation", "make_leader_equal_epoch=skip", "brokers=3",

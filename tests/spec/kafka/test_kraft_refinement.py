@@ -118,7 +118,7 @@ def large(version: str) -> KRaftModel:
 # One walk (3 brokers, epochs 0..2, metadata lag 2, 30 steps, the seed given) whose named
 # kafka step refines only with the named gap step.
 WITNESSES = [
-    ("tla-kraft-3.5", 5, "LeaderExpandsIsrByOne", "Fetch(1)"),
+    ("tla-kraft-3.5", 17, "LeaderExpandsIsrByOne", "Fetch(1)"),
     ("tla-kraft-3.5", 15, "LeaderShrinksIsrOnly", "ShrinkIsr(0)"),
 ]
 
