@@ -9,12 +9,13 @@ singleton of its result (so the Python successor satisfies T), or nothing when i
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from itertools import permutations
 
 import z3
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from returns.pipeline import is_successful
 from returns.result import Result
@@ -219,6 +220,10 @@ def test_make_follower_admits_exactly_the_python_successor_for_each_rule(
     data: st.DataObject, rule: str
 ) -> None:
     p = data.draw(partitions(n=data.draw(st.integers(2, 3))))
+    # As for the leader's log (``logs``): epochs never decrease along a Kafka log; the
+    # generator's follow steps can give the follower a log that breaks it (epoch 2, then 1),
+    # on which the KIP-101/279 lookups of the encoding and the Python may differ.
+    assume(all(a.epoch <= b.epoch for a, b in itertools.pairwise(p.log)))
     n = n_of(p)
     leader = data.draw(st.integers(0, n - 1))  # 0: not a follower, rejected
     req = request(leader, data.draw(subsets_with(n, leader)), n, data.draw(st.integers(0, 3)))
