@@ -51,7 +51,7 @@ from isrlab.spec.kafka.kraft_refinement_gaps import gap_steps
 from isrlab.spec.kafka.kraft_refinement_normal import normalised
 from isrlab.spec.kafka.kraft_state import PCR, KRaftState, controller_image
 from isrlab.spec.kafka.labels import parse
-from isrlab.spec.kafka.refinement import RefinementResult
+from isrlab.spec.kafka.refinement import RefinementResult, bounded_ball
 from isrlab.spec.kafka.state import (
     ALTER_ACCEPTED,
     ALTER_FENCED,
@@ -260,7 +260,7 @@ class Matcher:
         self.kafka, self.tla, self.k, self.gaps = kafka, tla, k, tuple(gaps)
         self._actions = dict(tla.actions)
         self._balls: dict[tuple[Abstract, str, int, bool],
-                          dict[Obs, tuple[int, set[Abstract], frozenset[str]]]] = {}
+                          dict[Obs, tuple[int, list[Abstract], frozenset[str]]]] = {}
 
     def steps(self, label: str) -> tuple[str, int, list[Step]]:
         """The port actions (name, broker, function) a ``kafka`` step may be matched by,
@@ -278,7 +278,7 @@ class Matcher:
         return action, -1 if broker is None else broker, out
 
     def ball(self, t: Abstract, label: str, gaps: bool) -> dict[
-            Obs, tuple[int, set[Abstract], frozenset[str]]]:
+            Obs, tuple[int, list[Abstract], frozenset[str]]]:
         """Observation -> (fewest steps, the normalised states, gap steps used) within
         ``k`` steps of ``t`` by ``label``'s alphabet, with the gap steps too when ``gaps``
         (memoised; cleared when large)."""
@@ -290,28 +290,13 @@ class Matcher:
         if len(self._balls) >= 1 << 14:
             self._balls.clear()
         enabled = self.gaps if gaps else ()
-        out: dict[Obs, tuple[int, set[Abstract], frozenset[str]]] = {}
-        used: dict[Abstract, frozenset[str]] = {t: frozenset()}
-        frontier = [t]
-        for depth in range(self.k + 1):
-            nxt = []
-            for u in frontier:
-                o = observe(self.tla, u)
-                entry = out.get(o)
-                if entry is None:
-                    out[o] = (depth, {u}, used[u])
-                else:
-                    entry[1].add(u)
-                if depth == self.k:
-                    continue
-                succ = [("", v) for _name, b, fn in steps for v in fn(u, b)]
-                succ += gap_steps(self.tla, u, action, broker + 1, enabled)
-                for name, v in succ:
-                    v = normalised(v)
-                    if v not in used:
-                        used[v] = used[u] | {name} if name else used[u]
-                        nxt.append(v)
-            frontier = nxt
+
+        def successors(u: Abstract) -> list[tuple[str, Abstract]]:
+            succ = [("", v) for _name, b, fn in steps for v in fn(u, b)]
+            succ += gap_steps(self.tla, u, action, broker + 1, enabled)
+            return [(name, normalised(v)) for name, v in succ]
+
+        out = bounded_ball(t, self.k, lambda u: observe(self.tla, u), successors)
         self._balls[key] = out
         return out
 
@@ -327,7 +312,7 @@ class Matcher:
                 entry = self.ball(t, label, gaps).get(target)
                 if entry is None:
                     continue
-                found |= entry[1]
+                found.update(entry[1])
                 if best < 0 or entry[0] < best or (entry[0] == best
                                                    and len(entry[2]) < len(names)):
                     best, names = entry[0], entry[2]

@@ -26,9 +26,9 @@ abstract steps are searched breadth-first up to ``k`` per concrete step (not unb
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from isrlab.spec.kafka.config import KafkaConfig
 from isrlab.spec.kafka.model import KafkaModel
@@ -50,6 +50,39 @@ BALL_CACHE = 4096
 """How many ``tla-*`` states' 0..k-step neighbourhoods are kept (cleared when full)."""
 
 TLA_OF_TRUNCATION = {("kip279", "none"): "tla-kip279", ("kip279", "final"): "tla-kip320"}
+
+
+S = TypeVar("S", bound=Hashable)
+Ob = TypeVar("Ob", bound=Hashable)
+
+
+def bounded_ball(start: S, k: int, observe_of: Callable[[S], Ob],
+                 successors: Callable[[S], Iterable[tuple[str, S]]],
+                 ) -> dict[Ob, tuple[int, list[S], frozenset[str]]]:
+    """The abstract states within ``k`` steps of ``start``, breadth first, by observation:
+    observation -> (fewest steps, the states, the named steps on the first path found to
+    the first of them).  ``successors`` gives (name, state) pairs, name ``""`` for the
+    specification's own steps and a gap step's name otherwise.  Shared by the ZooKeeper-mode
+    and the KRaft refinement checks."""
+    out: dict[Ob, tuple[int, list[S], frozenset[str]]] = {}
+    used: dict[S, frozenset[str]] = {start: frozenset()}
+    frontier = [start]
+    for depth in range(k + 1):
+        nxt = []
+        for u in frontier:
+            o = observe_of(u)
+            entry = out.get(o)
+            if entry is None:
+                out[o] = (depth, [u], used[u])
+            else:
+                entry[1].append(u)
+            if depth < k:
+                for name, v in successors(u):
+                    if v not in used:
+                        used[v] = used[u] | {name} if name else used[u]
+                        nxt.append(v)
+        frontier = nxt
+    return out
 
 
 def matching_config(version: str, brokers: int, max_records: int,
@@ -296,24 +329,8 @@ class _Matcher:
             return found
         if len(self._balls) >= BALL_CACHE:
             self._balls.clear()  # bounded memory on long random walks
-        out: dict[Obs, Ball] = {}
-        used: dict[bytes, frozenset[str]] = {t: frozenset()}
-        frontier = [t]
-        for depth in range(self.k + 1):
-            nxt = []
-            for u in frontier:
-                o = observe(self.tla, u)
-                entry = out.get(o)
-                if entry is None:
-                    out[o] = (depth, [u], used[u])
-                else:
-                    entry[1].append(u)
-                if depth < self.k:
-                    for name, v in self._succ(u, gaps):
-                        if v not in used:
-                            used[v] = used[u] | {name} if name else used[u]
-                            nxt.append(v)
-            frontier = nxt
+        out = bounded_ball(t, self.k, lambda u: observe(self.tla, u),
+                           lambda u: self._succ(u, gaps))
         self._balls[(t, gaps)] = out
         return out
 
