@@ -84,9 +84,12 @@ class Chart:
 
 
 def plain_text(value: Any, quote: bool = False) -> str:
-    """A compact text of a plain state value: sets sorted as ``{...}``, maps as ``{k: v}``,
-    sequences as ``[...]``; strings quoted only when ``quote``."""
+    """A compact text of a plain state value: sets sorted as ``{...}`` (the empty set
+    ``set()``, as the text traces write it), maps as ``{k: v}``, sequences as ``[...]``;
+    strings quoted only when ``quote``."""
     if isinstance(value, frozenset | set):
+        if not value:
+            return "set()"
         return "{" + ", ".join(sorted(plain_text(v, quote) for v in value)) + "}"
     if isinstance(value, Mapping):
         return "{" + ", ".join(

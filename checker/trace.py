@@ -188,7 +188,8 @@ def read_itf(path: str | Path) -> tuple[TraceStep, ...]:
 
 def value_text(value: Any) -> str:
     """A value as every text trace prints it (docs/glossary.md): a tuple ``<<a, b>>``, a
-    list ``[a, b]``, a set ``{a, b}`` (sorted), a mapping ``{k: v}``, a string quoted."""
+    list ``[a, b]``, a set ``{a, b}`` (sorted; the empty set ``set()``, as ``{}`` is an
+    empty mapping), a mapping ``{k: v}``, a string quoted."""
     return _show(value)
 
 
@@ -210,7 +211,7 @@ def read_lasso(path: str | Path) -> tuple[tuple[TraceStep, ...], int | None, str
 def _show(value: Any) -> str:
     if isinstance(value, frozenset | set):
         inner = ", ".join(sorted(_show(v) for v in value))
-        return "{" + inner + "}"
+        return "{" + inner + "}" if inner else "set()"
     if isinstance(value, Mapping):
         inner = ", ".join(f"{_show(k)}: {_show(v)}" for k, v in value.items())
         return "{" + inner + "}"

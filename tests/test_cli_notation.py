@@ -65,3 +65,19 @@ def test_the_explorer_table_writes_values_as_the_cli_does(real_output: str) -> N
     assert rows == {"broker0['log']": "<<'m0@0'>>", "broker0['isr']": "<<0, 1>>",
                     "produced": "1", "committed['m0']": "0"}
     assert "  broker0['log'] = <<'m0@0'>>" in real_output  # the CLI's line for that row
+
+
+def test_an_empty_set_is_not_written_as_an_empty_dictionary(real_output: str) -> None:
+    """``{}`` is an empty dictionary (``committed = {}``); the empty set is ``set()``, as
+    Python writes it, in the text traces, the explorer's table and the charts' notes."""
+    from isrlab.checker.chart import plain_text
+
+    assert value_text({}) == "{}"
+    assert value_text(frozenset()) == "set()" == plain_text(frozenset())
+    assert value_text({"isr": frozenset()}) == "{'isr': set()}"
+    rows = dict(flatten({"replicaState": {"r1": {"isr": frozenset()}}, "committed": {}}))
+    assert rows == {"replicaState['r1']": "{'isr': set()}", "committed": "{}"}
+    # tla-kip101's Init: no replica has an ISR yet (the TLA+ spec's {}), nothing committed
+    assert "'leader': None, 'isr': set()}" in real_output
+    assert "'isr': {}" not in real_output
+    assert "`set()`" in GLOSSARY
