@@ -31,6 +31,7 @@ from isrlab.cli_support import (
     say_not_written,
     with_run_metadata,
     write_run_outputs,
+    write_text_atomically,
 )
 from isrlab.cli_support import PARAM_HELP as _PARAM_HELP
 from isrlab.models import registry
@@ -290,39 +291,65 @@ def _param_head(param: Any, full: bool = True) -> str:
 
 @click.command("models")
 @click.argument("name", required=False)
-@click.option("--json", "as_json", is_flag=True,
-              help="print a JSON list: each model's parameters (type, default, bounds), "
-                   "invariants and sometimes properties")
+@click.option("--json", "json_path", metavar="FILE", default=None, is_flag=False,
+              flag_value="-", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+              help="write a JSON list to FILE: each model's parameters (type, default, "
+                   "bounds), invariants and sometimes properties; '-' (or --json last): "
+                   "print it instead of the text")
 @click.option("--vars", "vars_of", metavar="MODEL", default=None,
               help="list the variables of MODEL a user's invariant may read "
                    "(v[\"name\"]...), with an example value and their meaning")
 @click.option("-p", "--param", "params", multiple=True,
               help="with --vars: " + _PARAM_HELP)
-def models_command(name: str | None, as_json: bool, vars_of: str | None,
+def models_command(name: str | None, json_path: Path | None, vars_of: str | None,
                    params: tuple[str, ...]) -> None:
     """List the registered models: parameters (in short), invariants, sometimes properties.
 
     With NAME: that model's parameters and properties in full.
     """
     if vars_of is not None:
+        if json_path is not None:
+            raise BadInput("--json lists the models; --vars MODEL prints text only")
         _print_variables(vars_of, params)
         return
     if params:
         raise BadInput("-p applies to --vars MODEL")
+    name, json_path = _models_json_target(name, json_path)
+    check_outputs({"--json": None if json_path == STDOUT else json_path})
     names = registry().names()
     if name is not None:
         if name not in registry().entries:
             raise BadInput(f"unknown model {name!r} (models: {', '.join(names)})")
         names = [name]
-    if as_json:
-        described = [describe(registry().entries[n]) for n in names]
-        click.echo(json.dumps(described, indent=1))
-        return
+    if json_path is not None:
+        text = json.dumps([describe(registry().entries[n]) for n in names], indent=1)
+        if json_path == STDOUT:
+            click.echo(text)
+            return
+        try:
+            write_text_atomically(json_path, text + "\n")
+        except OSError as error:
+            raise BadInput(f"--json: cannot write {str(json_path)!r}: {error}") from error
     for each in names:
         _print_model(each, full=name is not None)
     if name is None:
         click.echo("\n`isrlab models NAME`: a model's texts in full; `isrlab models --vars "
                    "NAME`: the variables your own invariants read")
+
+
+STDOUT = Path("-")
+"""``models --json -``: the JSON list printed instead of the text."""
+
+
+def _models_json_target(name: str | None, json_path: Path | None
+                        ) -> tuple[str | None, Path | None]:
+    """NAME and ``--json FILE``.  ``--json`` was a flag, so ``models --json tla-kip320``
+    (the flag, then NAME) still prints that model's JSON: a FILE spelled as a registered
+    model's name, with no NAME given, is the NAME (``--json ./kafka`` writes a file)."""
+    if (name is None and json_path is not None and json_path != STDOUT
+            and str(json_path) in registry().entries):
+        return str(json_path), STDOUT
+    return name, json_path
 
 
 def _print_model(name: str, full: bool) -> None:

@@ -179,6 +179,28 @@ def test_models_json_lists_models_parameters_and_invariants() -> None:
     assert [i["name"] for i in models["toy-counter"]["invariants"]] == ["BelowBad"]
 
 
+def test_models_json_takes_a_file_as_every_other_command(tmp_path: Path) -> None:
+    """``--json FILE`` as check, simulate, bmc and validate take it: the JSON list written
+    to FILE (the text listing still printed); ``--json -`` (or ``--json`` last) prints it."""
+    printed = _invoke("models", "--json", "-")
+    assert printed[0] == 0 and printed[1] == _invoke("models", "--json")[1]
+    out = tmp_path / "models.json"
+    code, stdout, stderr = _invoke("models", "--json", str(out))
+    assert (code, stderr) == (0, "")
+    assert json.loads(out.read_text()) == json.loads(printed[1])
+    assert stdout.startswith("kafka") and "`isrlab models NAME`" in stdout  # the text too
+    one = tmp_path / "kip320.json"
+    assert _invoke("models", "tla-kip320", "--json", str(one))[0] == 0
+    assert [m["name"] for m in json.loads(one.read_text())] == ["tla-kip320"]
+    # the former flag before NAME: still the JSON of that model, no file named like it
+    code, stdout, _ = _invoke("models", "--json", "tla-kip320")
+    assert code == 0 and [m["name"] for m in json.loads(stdout)] == ["tla-kip320"]
+    assert not Path("tla-kip320").exists()
+    # an output that cannot be written: one line, exit 2, before anything is printed
+    code, stdout, stderr = _invoke("models", "--json", "/proc/nope.json")
+    assert (code, stdout) == (2, "") and stderr.count("\n") == 1 and "--json" in stderr
+
+
 # -- model plugins through entry points -----------------------------------------------------
 
 def _plugin_env(tmp_path: Path, target: str) -> dict[str, str]:
