@@ -8,7 +8,10 @@ is the adapter of last resort: one lifeline, the changed variables as its notes.
 
 ``render_svg`` lays the chart out on a grid without overlaps: lifelines are as wide as
 their widest note, each row as tall as its arrows plus its tallest note, arrow labels sit
-on a white band above their arrow.  Text is monospace so its width is known without a
+on a white band above their arrow.  Given a ``width`` the natural layout exceeds (the
+explorer's panel), the lifelines share that width instead: the narrow ones keep theirs, the
+widest are cut to one common width, their notes' lines wrapped to it, arrow labels kept
+inside the chart, the left margin narrower.  Text is monospace so its width is known without a
 font library (0.6 em per character, DejaVu Sans Mono's advance).  The violating state is
 framed in red with the violated property's name and its words.
 """
@@ -126,6 +129,10 @@ _ARROW_BAND = LINE_H + 10
 _NOTE_PAD = 4
 _ROW_GAP = 10
 _COL_MIN = 130
+_COL_FIT_MIN = 92
+"""Narrowest lifeline column when fitting a width (a 10-character name and its box)."""
+_GUTTER_FIT = 130
+"""Widest left margin when fitting a width (captions wrap to three lines)."""
 _BG = "#ffffff"
 
 
@@ -143,6 +150,7 @@ class _Layout:
     heights: list[float]
     width: float
     body_bottom: float
+    half: Mapping[str, float] = field(default_factory=dict)
 
 
 def _note_w(note: Note) -> float:
@@ -155,19 +163,27 @@ def _row_height(row: Row, gutter: float) -> float:
     return max(LINE_H + len(row.arrows) * _ARROW_BAND + note_h, caption * LINE_H) + _ROW_GAP
 
 
-def _layout(chart: Chart) -> _Layout:
-    """Place lifelines so every note fits its column and every arrow label its span."""
-    lanes = chart.lifelines
-    half = {name: max(_COL_MIN, _text_w(name) + 24) / 2 for name in lanes}
+def _natural_halves(chart: Chart, least: float = _COL_MIN) -> dict[str, float]:
+    """Half the width of each lifeline's column: its widest note, its name, ``least``."""
+    half = {name: max(least, _text_w(name) + 24) / 2 for name in chart.lifelines}
     for row in chart.rows:
         for note in row.notes:
             half[note.lifeline] = max(half[note.lifeline], _note_w(note) / 2 + 6)
-    gutter = max(
-        _GUTTER_MIN,
+    return half
+
+
+def _gutter(chart: Chart, least: float = _GUTTER_MIN, most: float = 310.0) -> float:
+    """The left margin's width: the longest caption, within ``least``..``most`` px."""
+    return min(most, max(
+        least,
         *(_text_w(f"{r.number}. {r.caption or r.action}") + 12 for r in chart.rows),
-    )
-    gutter = min(gutter, 310.0)
-    # columns left to right, then widen gaps so that arrow labels fit their spans
+    ))
+
+
+def _label_gaps(chart: Chart, half: Mapping[str, float]) -> list[float]:
+    """Distances between neighbouring lifelines: their half columns, widened so that every
+    arrow label fits the span of its arrow."""
+    lanes = chart.lifelines
     gaps = [half[a] + half[b] for a, b in itertools.pairwise(lanes)]
     index = {name: i for i, name in enumerate(lanes)}
     for row in chart.rows:
@@ -181,6 +197,65 @@ def _layout(chart: Chart) -> _Layout:
                 extra = (need - have) / (j - i)
                 for k in range(i, j):
                     gaps[k] += extra
+    return gaps
+
+
+def _shared_halves(half: Mapping[str, float], room: float) -> dict[str, float]:
+    """Half columns whose widths add up to ``room`` (or their minimum): every column wider
+    than a common cap is cut to it, the narrower keep their width (water-filling)."""
+    floor = {name: max(_COL_FIT_MIN, _text_w(name) + 24) / 2 for name in half}
+    if sum(2 * h for h in floor.values()) >= room:
+        return floor
+    low, high = 0.0, max(half.values())
+    for _ in range(40):  # bisection on the cap; 40 halvings: far below a pixel
+        cap = (low + high) / 2
+        if sum(2 * max(floor[n], min(h, cap)) for n, h in half.items()) > room:
+            high = cap
+        else:
+            low = cap
+    return {name: max(floor[name], min(h, low)) for name, h in half.items()}
+
+
+def _wrap_note(note: Note, width_px: float) -> Note:
+    """``note`` with each line wrapped to ``width_px`` (continuations indented by 2)."""
+    chars = max(8, int((width_px - 2 * _NOTE_PAD - 4) / CHAR_W))
+    lines: list[str] = []
+    for line in note.lines:
+        lines.extend(textwrap.wrap(line, chars, subsequent_indent="  ",
+                                   break_on_hyphens=False) or [""])
+    return Note(note.lifeline, tuple(lines))
+
+
+def fit_chart(chart: Chart, width: float) -> tuple[Chart, dict[str, float], float]:
+    """``chart`` with notes wrapped so that its lifelines share ``width`` px, their half
+    columns and the left margin; the chart unchanged when its natural layout fits."""
+    half, gutter = _natural_halves(chart), _gutter(chart)
+    lanes = chart.lifelines
+    natural = (2 * _MARGIN + gutter + half[lanes[0]] + sum(_label_gaps(chart, half))
+               + half[lanes[-1]])
+    if natural <= width:
+        return chart, half, gutter
+    gutter = _gutter(chart, 90.0, _GUTTER_FIT)
+    half = _shared_halves(_natural_halves(chart, _COL_FIT_MIN), width - 2 * _MARGIN - gutter)
+    rows = tuple(
+        Row(r.number, r.action, r.arrows,
+            tuple(_wrap_note(n, 2 * half[n.lifeline] - 12) for n in r.notes), r.down, r.caption)
+        for r in chart.rows)
+    return (Chart(chart.title, lanes, rows, chart.kinds, chart.glossary, chart.violation),
+            half, gutter)
+
+
+def _layout(chart: Chart, fitted: tuple[dict[str, float], float] | None = None) -> _Layout:
+    """Place lifelines so every note fits its column and every arrow label its span;
+    ``fitted``: the half columns and left margin of ``fit_chart`` (labels may then run past
+    their span, never past the chart)."""
+    lanes = chart.lifelines
+    if fitted is None:
+        half, gutter = _natural_halves(chart), _gutter(chart)
+        gaps = _label_gaps(chart, half)
+    else:
+        half, gutter = fitted
+        gaps = [half[a] + half[b] for a, b in itertools.pairwise(lanes)]
     x: dict[str, float] = {}
     pos = _MARGIN + gutter + half[lanes[0]]
     for k, name in enumerate(lanes):
@@ -195,7 +270,8 @@ def _layout(chart: Chart) -> _Layout:
         tops.append(y)
         heights.append(_row_height(row, gutter))
         y += heights[-1]
-    return _Layout(x, gutter, tops, heights, max(width, 720.0), y)
+    least = 720.0 if fitted is None else 0.0
+    return _Layout(x, gutter, tops, heights, max(width, least), y, half)
 
 
 def _svg_text(x: float, y: float, text: str, **attrs: str) -> str:
@@ -223,6 +299,9 @@ def _arrow_svg(arrow: Arrow, lay: _Layout, y: float, colour: str) -> list[str]:
             out.append(f'<path d="M{cx - 5:.1f},{y - 4:.1f} l10,10 M{cx - 5:.1f},{y + 6:.1f} '
                        f'l10,-10" stroke="#c0392b" stroke-width="2.2"/>')
         lx = (x1 + x2) / 2 - label_w / 2
+    # a label wider than the chart's right part starts at the left margin's edge; one
+    # running past the right edge is moved back inside
+    lx = max(min(lx, lay.width - _MARGIN - label_w), _MARGIN + lay.gutter)
     ly = y - 6
     label = [f'<rect x="{lx - 3:.1f}" y="{ly - FONT + 1:.1f}" width="{label_w + 6:.1f}" '
              f'height="{FONT + 3}" fill="{_BG}" opacity="0.92"/>',
@@ -302,18 +381,28 @@ def _legend(chart: Chart, lay: _Layout, y: float) -> tuple[list[str], float]:
     return out, y + _MARGIN
 
 
-def render_svg(chart: Chart, current: int | None = None) -> str:
-    """The chart as a standalone SVG document (``current``: 1-based row to shade, if any)."""
-    lay = _layout(chart)
+def render_svg(chart: Chart, current: int | None = None, width: float | None = None) -> str:
+    """The chart as a standalone SVG document (``current``: 1-based row to shade, if any);
+    with ``width``, no wider than that if its lifelines fit at their narrowest
+    (``fit_chart``)."""
+    if width is None:
+        lay = _layout(chart)
+    else:
+        chart, half, gutter = fit_chart(chart, width)
+        lay = _layout(chart, (half, gutter))
     colours = [c for c, _ in chart.kinds.values()] + ["#555555"]
     body: list[str] = [_svg_text(_MARGIN, _MARGIN + 14, chart.title, class_="title")]
     head_y = _MARGIN + 22
     for name in chart.lifelines:
         w = max(_COL_MIN - 20, _text_w(name) + 20)
+        if lay.half:
+            w = max(_text_w(name) + 12, min(w, 2 * lay.half[name] - 8))
         cx = lay.x[name]
-        body.append(f'<rect x="{cx - w / 2:.1f}" y="{head_y:.1f}" width="{w:.1f}" '
-                    f'height="{_HEAD_H}" rx="4" fill="#e8eef7" stroke="#3d5a80"/>')
-        body.append(_svg_text(cx, head_y + 20, name, text_anchor="middle", class_="head"))
+        body.append(f'<rect class="lane" x="{cx - w / 2:.1f}" y="{head_y:.1f}" '
+                    f'width="{w:.1f}" height="{_HEAD_H}" rx="4" fill="#e8eef7" '
+                    f'stroke="#3d5a80"/>')
+        body.append(_svg_text(cx, head_y + 20, name, text_anchor="middle",
+                              class_="head lane"))
     last = len(chart.rows)
     rows_svg: list[str] = []
     for k, row in enumerate(chart.rows):

@@ -289,12 +289,13 @@ class Session:
             "check": self.check,
         }
 
-    def chart(self) -> str:
-        """The path as a sequence chart, the state under the cursor shaded."""
+    def chart(self, width: float | None = None) -> str:
+        """The path as a sequence chart, the state under the cursor shaded, its lifelines
+        sharing ``width`` px if given (the page's chart panel)."""
         trace = [TraceStep(label, self.model.variables(s)) for label, s in self.path]
         last = self.violated(self.path[-1][1])
         return trace_svg(trace, self.title, self.model, last[0] if last else None,
-                         self.cursor + 1)
+                         self.cursor + 1, width)
 
 
 def create_app(session: Session) -> Flask:
@@ -329,9 +330,13 @@ def create_app(session: Session) -> Flask:
             return done()
 
     @app.get("/api/chart.svg")
-    def chart() -> Response:
+    def chart() -> Response | tuple[Response, int]:
+        width = request.args.get("width")
+        if width is not None and not (width.isdigit() and 200 <= int(width) <= 100_000):
+            return fail(f"width must be a number of pixels, 200..100000: {width!r}")
         with session.lock:
-            return Response(session.chart(), mimetype="image/svg+xml")
+            return Response(session.chart(None if width is None else int(width)),
+                            mimetype="image/svg+xml")
 
     @app.get("/api/path.itf.json")
     def path_itf() -> Response:

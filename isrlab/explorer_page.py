@@ -12,12 +12,17 @@ k/j) back and forward, Home/End the first and last state, 1-9 take the n-th acti
 ``/`` the filter, Escape clears it, ``?`` lists the keys.  The filter narrows the enabled
 actions and the path to those whose label contains its text.
 
-Layout: three columns (controls, state, chart) from 1,400 px; below that the chart goes
-under the other two.  Each panel scrolls on its own (the page never does); the chart shrinks
-to its panel's width but never below 80 % of its size (its 12 px text stays >= 9.6 px),
-scrolling sideways beyond that; once its row of lifeline names is scrolled out of the panel,
-a copy of the names (``#lanes``) stays at the panel's top.  After a bounded check its result
-is scrolled into view in the controls panel.
+Layout: three columns (controls, state, chart) from 1,400 px if the chart's column gives
+each lifeline 125 px (5 lifelines, 3 brokers, at 1,600 px; 8 lifelines, 6 brokers, from
+1,942 px); otherwise the chart goes under the other two.  Each panel scrolls on its own
+(the page never does).  The chart is laid out by the server for its panel's width / 0.85
+(``/api/chart.svg?width=N``, again after a resize): the lifelines share that width, the
+widest cut to a common width and their notes wrapped (``checker.chart.fit_chart``); it is
+drawn at the panel's width (its 12 px text >= 10 px), and scrolls sideways only when even
+its narrowest lifelines (92 px each) do not fit.  Once its row of lifeline names is
+scrolled out of the panel, a copy of that row on an opaque band (``#lanes``) stays at the
+panel's top, the rows passing beneath.  After a bounded check its result is scrolled into
+view in the controls panel.
 """
 
 PAGE = """<!doctype html>
@@ -37,9 +42,10 @@ PAGE = """<!doctype html>
  input[type=file]{max-width:100%}
  #chart-section{grid-column:1 / -1;height:calc(44vh - 40px)}
  @media (min-width:1400px){
-  main{grid-template-columns:290px minmax(390px,460px) minmax(0,1fr)}
-  #controls,#state-section,#chart-section{height:calc(100vh - 66px)}
-  #chart-section{grid-column:auto}
+  body:not(.stack) main{grid-template-columns:290px minmax(390px,460px) minmax(0,1fr)}
+  body:not(.stack) #controls,body:not(.stack) #state-section,
+  body:not(.stack) #chart-section{height:calc(100vh - 66px)}
+  body:not(.stack) #chart-section{grid-column:auto}
  }
  h3{font:bold 13px monospace;margin:6px 0;word-break:break-word}
  h2{font-size:13px;text-transform:uppercase;color:#3d5a80;margin:10px 0 6px}
@@ -65,9 +71,7 @@ PAGE = """<!doctype html>
  #check-result{font:12px monospace;white-space:pre-wrap;word-break:break-word}
  #chart svg{max-width:none;height:auto;display:block}
  #lanes{position:sticky;top:-8px;z-index:2;height:0;pointer-events:none}
- #lanes span{position:absolute;top:0;transform:translateX(-50%);white-space:nowrap;
-             font:bold 12px monospace;background:#e8eef7;border:1px solid #3d5a80;
-             border-radius:4px;padding:2px 8px;box-shadow:0 1px 3px #0002}
+ #lanes svg{position:absolute;left:0;top:0;display:block;box-shadow:0 2px 3px #0002}
  #lanes.away{visibility:hidden}
  .muted{color:#777;font-size:12px}
  #help{position:fixed;right:16px;top:48px;background:#fff;border:1px solid #3d5a80;
@@ -241,9 +245,7 @@ async function show(v, fromHistory) {
     if (fromHistory || !location.hash) history.replaceState(null, '', hash);
     else history.pushState(null, '', hash);
   }
-  const svg = await fetch('/api/chart.svg');
-  $('chart').innerHTML = await svg.text();
-  fitChart();
+  await loadChart();
   within($('chart-section'), document.getElementById('current-row'));
   showLanes();
   // after a check its result (below the path) comes into view, else the current state
@@ -254,6 +256,27 @@ async function show(v, fromHistory) {
   bump();
 }
 const SMALLEST = 0.8;  // the chart shrinks to fit, but its 12 px text never below 9.6 px
+const ASK = 0.85;  // the server lays the chart out for the panel's width / ASK
+const WIDE = 1400, BESIDE = 812, LANE = 125, GUTTER = 130;
+let lifelines = 0;
+function stack() {
+  // from 1,400 px the chart is a third column (the window less 812 px: the controls,
+  // the state, gaps) if its lifelines get 125 px each there, else it goes under the others
+  const beside = window.innerWidth - BESIDE;
+  const under = window.innerWidth >= WIDE && beside < lifelines * LANE + GUTTER;
+  if (document.body.classList.contains('stack') === under) return false;
+  document.body.classList.toggle('stack', under);
+  return true;
+}
+async function loadChart() {
+  // the lifelines share the panel's width (their notes wrapped), drawn at >= 85 %
+  const room = Math.max(200, Math.floor($('chart').clientWidth / ASK));
+  const svg = await fetch('/api/chart.svg?width=' + room);
+  $('chart').innerHTML = await svg.text();
+  lifelines = document.querySelectorAll('#chart svg rect.lane').length;
+  if (stack()) return loadChart();  // the panel's width changed: lay it out again
+  fitChart();
+}
 function fitChart() {
   const svg = document.querySelector('#chart svg');
   if (!svg) return;
@@ -269,16 +292,30 @@ function heads() {
   const y = Math.min(...all.map((t) => Number(t.getAttribute('y'))));
   return all.filter((t) => Number(t.getAttribute('y')) === y);
 }
+const SVGNS = 'http://www.w3.org/2000/svg';
 function placeLanes() {
-  // the lifeline names stay at the top of the chart panel once its own row of names is
-  // scrolled out of view (the panel scrolls both ways; the names follow sideways)
+  // once the chart's own row of lifeline names is scrolled out of the panel, a copy of it
+  // stays at the panel's top on an opaque band: the rows pass beneath it, no note ever
+  // shows through a name (the panel scrolls both ways; the band follows sideways)
   const lanes = $('lanes'); lanes.replaceChildren();
-  const left = lanes.getBoundingClientRect().left;
-  for (const t of heads()) {
-    const r = t.getBoundingClientRect();
-    const s = el('span', t.textContent); s.style.left = (r.left + r.width / 2 - left) + 'px';
-    lanes.appendChild(s);
-  }
+  const svg = document.querySelector('#chart svg');
+  const parts = svg ? [...svg.querySelectorAll('.lane')] : [];
+  const boxes = parts.filter((e) => e.tagName === 'rect');
+  if (!boxes.length) return;
+  const top = Math.min(...boxes.map((r) => Number(r.getAttribute('y')))) - 4;
+  const tall = Math.max(...boxes.map((r) => Number(r.getAttribute('height')))) + 8;
+  const natural = Number(svg.getAttribute('width'));
+  const scale = svg.getBoundingClientRect().width / natural;
+  const band = document.createElementNS(SVGNS, 'svg');
+  band.setAttribute('viewBox', '0 ' + top + ' ' + natural + ' ' + tall);
+  band.setAttribute('width', String(natural * scale));
+  band.setAttribute('height', String(tall * scale));
+  const back = document.createElementNS(SVGNS, 'rect');
+  for (const [k, v] of [['x', 0], ['y', top], ['width', natural], ['height', tall],
+                        ['fill', '#fafafa']]) back.setAttribute(k, String(v));
+  band.appendChild(back);
+  for (const e of parts) band.appendChild(e.cloneNode(true));
+  lanes.appendChild(band);
   showLanes();
 }
 function showLanes() {
@@ -295,7 +332,10 @@ function within(box, target) {
     box.scrollTop += t.top - b.top - (box.clientHeight - Math.min(t.height, box.clientHeight)) / 2;
   }
 }
-window.addEventListener('resize', fitChart);
+let resizing = 0;
+window.addEventListener('resize', () => {
+  stack(); fitChart(); clearTimeout(resizing); resizing = setTimeout(loadChart, 250);
+});
 function go(n) {
   if (!current) return;
   const target = Math.max(0, Math.min(n, current.path.length - 1));

@@ -440,3 +440,41 @@ def test_the_explorer_says_tla_krafts_nested_tuples_in_words() -> None:
     assert words["broker_fetchers"] == ("broker 2 fetches from broker 1 at offset 0 (last "
                                         "fetched epoch 0), a request in flight")
     assert words["messages"] == "FetchResponse([A@1], HW 0): broker1 -> broker2"
+
+
+@pytest.mark.parametrize("width", [900, 1000, 1300])
+def test_a_fitted_chart_of_six_brokers_keeps_within_its_width_without_overlaps(
+    width: int,
+) -> None:
+    """The explorer's chart (``render_svg(..., width)``): 8 lifelines share ``width`` px
+    (natural: over 2,000), the widest notes wrapped; no text or note overlaps another,
+    nothing runs past the right edge, neighbouring lifelines keep a name's room."""
+    from isrlab.explorer import Session
+    from isrlab.models import registry
+
+    entry = registry().entries["kafka"]
+    model = entry.build(registry().parse_params(
+        entry, ["controller=zookeeper", "brokers=6", "metadata=true"]).unwrap())
+    session = Session(model, "kafka")
+    for _ in range(6):
+        session.take(0)
+    natural = ET.fromstring(session.chart())
+    assert float(natural.get("width", "0")) > 2000
+    root = ET.fromstring(session.chart(width))
+    assert float(root.get("width", "0")) <= width
+    boxes = _texts(root)
+    assert all(b[0] >= 0 and b[2] <= width for b in boxes)
+    assert [(a[4], b[4]) for a, b in itertools.combinations(boxes, 2) if _overlap(a, b)] == []
+    notes = [
+        (float(r.get("x", "0")), float(r.get("y", "0")),
+         float(r.get("x", "0")) + float(r.get("width", "0")),
+         float(r.get("y", "0")) + float(r.get("height", "0")), "")
+        for r in root.iter(f"{SVG}rect") if r.get("rx") == "3"
+    ]
+    assert len(notes) > 10
+    assert not any(_overlap(a, b) for a, b in itertools.combinations(notes, 2))
+    heads = [t for t in root.iter(f"{SVG}text") if t.get("text-anchor") == "middle"]
+    assert [t.text for t in heads] == ["client", *(f"broker{b}" for b in range(6)),
+                                       "controller"]
+    lanes = sorted(float(t.get("x", "0")) for t in heads)
+    assert all(b - a >= 92 for a, b in itertools.pairwise(lanes))  # a name's room each

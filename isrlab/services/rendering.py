@@ -61,15 +61,16 @@ def note_words(model: Model[Any] | None, name: str, state: Mapping[str, Any]) ->
 # ---------------------------------------------------------------------- sequence charts
 def trace_svg(
     trace: Sequence[TraceStep], title: str, model: Model[Any] | None = None,
-    invariant: str | None = None, current: int | None = None,
+    invariant: str | None = None, current: int | None = None, width: float | None = None,
 ) -> str:
     """The SVG chart of ``trace``; the last state is marked violating ``invariant`` if
-    given; state ``current`` (1-based) is shaded if given."""
+    given; state ``current`` (1-based) is shaded if given; its lifelines share ``width`` px
+    if given and their natural layout is wider (``render_svg``)."""
     violation = None
     if invariant is not None:
         state = trace[-1].state if trace else {}
         violation = (invariant, note_words(model, invariant, state))
-    return render_svg(chart_for(trace, title, violation), current)
+    return render_svg(chart_for(trace, title, violation), current, width)
 
 
 def write_svg(
