@@ -610,3 +610,25 @@ def test_a_batch_of_random_and_mutated_run_files_loads_or_fails_in_one_line(seed
             load(ctx, config)
         except BadInput as error:
             assert "\n" not in error.format_message(), error.format_message()
+
+
+def test_render_refuses_json_too_deep_to_parse_as_the_other_readers_do() -> None:
+    """``render`` of JSON nested past Python's parser: one line, exit 2, in the words
+    ``validate`` and ``explore`` use (it said ``RecursionError: maximum recursion depth
+    exceeded while decoding ...``)."""
+    trace = _file("deep-render.itf.json", ('{"states": [{"x": ' + _VERY_DEEP + "}]}").encode())
+    code, out, err = _run(["render", str(trace), "-o", str(trace.with_suffix(".svg"))])
+    assert code == 2, (code, out, err[-500:])
+    _one_line_or_verdict(code, out, err, ())
+    assert "not an ITF trace (malformed JSON: nested too deeply)" in err
+    assert "RecursionError" not in err
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "1e400"])
+def test_a_run_files_infinite_worker_count_is_one_line_and_exit_2(value: str) -> None:
+    """``workers = inf`` (TOML's infinity) once gave click's ``OverflowError``, exit 70."""
+    run = _file(f"run-{value}.toml", f'model = "toy-counter"\nworkers = {value}\n'.encode())
+    code, out, err = _run(["check", "--config", str(run)])
+    assert code == 2, (code, out, err[-500:])
+    _one_line_or_verdict(code, out, err, ())
+    assert "workers" in err

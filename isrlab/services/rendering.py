@@ -146,8 +146,11 @@ def render_itf(trace: Path, out: Path, invariant: str | None = None) -> int:
     try:
         document = json.loads(trace.read_text(encoding="utf-8-sig"))  # a BOM is no error
         steps = parse_itf(document)
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError,
-            RecursionError) as e:
+    except RecursionError:  # JSON nested past Python's parser, as validate says it
+        raise InputError(f"{trace}: not an ITF trace (malformed JSON: nested too deeply)"
+                         ) from None
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError,
+            AttributeError) as e:
         raise InputError(f"{trace}: not an ITF trace ({type(e).__name__}: {e})") from e
     if not steps:
         raise InputError(f"{trace}: the trace has no states")
