@@ -1,3 +1,5 @@
-from isrlab.cli import main
+"""``python -m isrlab``: the ``isrlab`` command (``isrlab.main``)."""
+
+from isrlab import main
 
 main()

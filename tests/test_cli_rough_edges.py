@@ -187,6 +187,17 @@ def test_ctrl_c_on_bmc_exits_130_and_writes_no_report(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+def test_ctrl_c_while_isrlab_is_still_starting_exits_130_in_one_line(tmp_path: Path) -> None:
+    """Ctrl-C before the command runs (isrlab's modules still importing, a second or more
+    on a loaded machine) is the same one line and exit 130, not a KeyboardInterrupt
+    traceback out of an import and exit -2."""
+    report = tmp_path / "r.json"
+    done = _interrupt_after(["check", "--model", "toy-symmetric", "--json", str(report)], 0.4)
+    assert done.returncode == 130, (done.stdout, done.stderr)
+    assert done.stderr.strip().splitlines() == ["isrlab: interrupted"]
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_ctrl_c_on_check_exits_130_and_writes_no_report(tmp_path: Path, workers: int) -> None:
     report = tmp_path / "r.json"
