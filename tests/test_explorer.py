@@ -537,3 +537,38 @@ def test_the_layout_at_1024_and_1600_px_with_three_and_six_brokers(
             page.browser.quit()
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_a_resized_window_lays_the_chart_out_again(tmp_path: Path) -> None:
+    """From 1,600 px (three columns) to 1,024 px (the chart under the others) and back: the
+    chart is fetched again for its panel's new width, with no sideways scroll either way."""
+    port = _free_port()
+    proc = _broker_server(port, 3)
+    page = None
+    try:
+        assert proc.stdout is not None
+        assert "serving" in proc.stdout.readline()
+        page = _Page(1600, 1000)
+        page.browser.get(f"http://127.0.0.1:{port}/")
+        page.until_ready("0/1")
+        for _ in range(6):  # seven states: a chart of 1,382 px that fits neither panel
+            page.keys("1")
+        measure = """
+          const svg = document.querySelector('#chart svg');
+          const area = document.getElementById('chart-section');
+          return [Number(svg.getAttribute('width')), area.scrollWidth - area.clientWidth,
+                  area.clientWidth];"""
+        wide = page.browser.execute_script(measure)
+        assert wide[1] <= 1
+        page.browser.set_window_size(1024, 768)
+        page.wait.until(lambda b: b.execute_script(measure)[0] != wide[0])
+        narrow = page.browser.execute_script(measure)
+        assert narrow[1] <= 1 and narrow[2] > wide[2]  # the chart went under: wider panel
+        page.browser.set_window_size(1600, 1000)
+        page.wait.until(lambda b: b.execute_script(measure)[0] == wide[0])
+        assert page.browser.execute_script(measure)[1] <= 1
+    finally:
+        if page is not None:
+            page.browser.quit()
+        proc.terminate()
+        proc.wait(timeout=30)
