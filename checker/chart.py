@@ -226,15 +226,18 @@ def _wrap_note(note: Note, width_px: float) -> Note:
     return Note(note.lifeline, tuple(lines))
 
 
-def fit_chart(chart: Chart, width: float) -> tuple[Chart, dict[str, float], float]:
-    """``chart`` with notes wrapped so that its lifelines share ``width`` px, their half
-    columns and the left margin; the chart unchanged when its natural layout fits."""
+def fit_chart(
+    chart: Chart, width: float
+) -> tuple[Chart, tuple[dict[str, float], float] | None]:
+    """``chart`` with notes wrapped so that its lifelines share ``width`` px, with their half
+    columns and the left margin; the chart unchanged and ``None`` when its natural layout
+    fits."""
     half, gutter = _natural_halves(chart), _gutter(chart)
     lanes = chart.lifelines
     natural = (2 * _MARGIN + gutter + half[lanes[0]] + sum(_label_gaps(chart, half))
                + half[lanes[-1]])
     if natural <= width:
-        return chart, half, gutter
+        return chart, None
     gutter = _gutter(chart, 90.0, _GUTTER_FIT)
     half = _shared_halves(_natural_halves(chart, _COL_FIT_MIN), width - 2 * _MARGIN - gutter)
     rows = tuple(
@@ -242,7 +245,7 @@ def fit_chart(chart: Chart, width: float) -> tuple[Chart, dict[str, float], floa
             tuple(_wrap_note(n, 2 * half[n.lifeline] - 12) for n in r.notes), r.down, r.caption)
         for r in chart.rows)
     return (Chart(chart.title, lanes, rows, chart.kinds, chart.glossary, chart.violation),
-            half, gutter)
+            (half, gutter))
 
 
 def _layout(chart: Chart, fitted: tuple[dict[str, float], float] | None = None) -> _Layout:
@@ -385,11 +388,10 @@ def render_svg(chart: Chart, current: int | None = None, width: float | None = N
     """The chart as a standalone SVG document (``current``: 1-based row to shade, if any);
     with ``width``, no wider than that if its lifelines fit at their narrowest
     (``fit_chart``)."""
-    if width is None:
-        lay = _layout(chart)
-    else:
-        chart, half, gutter = fit_chart(chart, width)
-        lay = _layout(chart, (half, gutter))
+    fitted = None
+    if width is not None:
+        chart, fitted = fit_chart(chart, width)
+    lay = _layout(chart, fitted)
     colours = [c for c, _ in chart.kinds.values()] + ["#555555"]
     body: list[str] = [_svg_text(_MARGIN, _MARGIN + 14, chart.title, class_="title")]
     head_y = _MARGIN + 22

@@ -478,3 +478,20 @@ def test_a_fitted_chart_of_six_brokers_keeps_within_its_width_without_overlaps(
                                        "controller"]
     lanes = sorted(float(t.get("x", "0")) for t in heads)
     assert all(b - a >= 92 for a, b in itertools.pairwise(lanes))  # a name's room each
+
+
+@pytest.mark.parametrize(("name", "params"), [
+    ("toy-counter", []), ("kafka", ["controller=zookeeper", "brokers=6", "metadata=true"])])
+def test_a_chart_that_fits_its_width_is_drawn_as_render_draws_it(
+    name: str, params: list[str],
+) -> None:
+    """Given room for its natural layout, the explorer's chart is ``render``'s, byte for
+    byte (arrow labels' spans widened, at least 720 px)."""
+    from isrlab.explorer import Session
+    from isrlab.models import registry
+
+    entry = registry().entries[name]
+    session = Session(entry.build(registry().parse_params(entry, params).unwrap()), name)
+    for _ in range(6):
+        session.take(0)
+    assert session.chart(5000) == session.chart()
