@@ -133,6 +133,8 @@ _COL_FIT_MIN = 92
 """Narrowest lifeline column when fitting a width (a 10-character name and its box)."""
 _GUTTER_FIT = 130
 """Widest left margin when fitting a width (captions wrap to three lines)."""
+_LEAST_W = 720.0
+"""Narrowest chart ``render`` draws (a fitted one may be narrower)."""
 _BG = "#ffffff"
 
 
@@ -234,8 +236,8 @@ def fit_chart(
     fits."""
     half, gutter = _natural_halves(chart), _gutter(chart)
     lanes = chart.lifelines
-    natural = (2 * _MARGIN + gutter + half[lanes[0]] + sum(_label_gaps(chart, half))
-               + half[lanes[-1]])
+    natural = max(_LEAST_W, 2 * _MARGIN + gutter + half[lanes[0]]
+                  + sum(_label_gaps(chart, half)) + half[lanes[-1]])
     if natural <= width:
         return chart, None
     gutter = _gutter(chart, 90.0, _GUTTER_FIT)
@@ -273,7 +275,7 @@ def _layout(chart: Chart, fitted: tuple[dict[str, float], float] | None = None) 
         tops.append(y)
         heights.append(_row_height(row, gutter))
         y += heights[-1]
-    least = 720.0 if fitted is None else 0.0
+    least = _LEAST_W if fitted is None else 0.0
     return _Layout(x, gutter, tops, heights, max(width, least), y, half)
 
 
