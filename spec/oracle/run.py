@@ -579,6 +579,40 @@ def judge_logs(files: Sequence[LogFile], options: OracleOptions | None = None) -
     return oracle.verdicts()
 
 
+def live_partitions(found: Survey, wanted: str | None) -> list[str]:
+    """The partitions a live log's judges are for, as ``judge_logs`` chooses them from the
+    lines so far (several without ``--partition``: each; one not written yet: none)."""
+    names = sorted(found.partitions)
+    if wanted not in (None, "all"):
+        tp = _tp(wanted) or wanted
+        return [tp] if tp in names else []
+    if not names:
+        return ["-"] if found.broker_lines else []
+    return names
+
+
+def judge_prefix(files: Sequence[LogFile], options: OracleOptions) -> tuple[Survey, Oracle]:
+    """The survey and the judges of the files as written so far, judged as ``judge_logs``
+    judges them (``isrlab validate --follow`` starts again here whenever what the logs say
+    as a whole changes: the mode, the era, a source's brokers or levels, the partitions)."""
+    found = survey(files)
+    oracle = Oracle(found, live_partitions(found, options.partition), options)
+    for entry in merged(files, found.stamped):
+        oracle.feed(entry)
+    return found, oracle
+
+
+def survey_signature(found: Survey, wanted: str | None) -> tuple[Any, ...]:
+    """What of the survey the judges read (the options they are built with, the sources'
+    coverage, the notes, the partitions judged): lines that leave it unchanged can be judged
+    one by one after the others, with the same verdicts as a judge of the whole."""
+    sources = tuple(sorted((name, src.first, frozenset(src.brokers),
+                            tuple(sorted(src.levels.items())))
+                           for name, src in found.sources.items()))
+    return (found.mode, found.family, frozenset(found.controller_debug), found.backwards,
+            sources, tuple(live_partitions(found, wanted)))
+
+
 def nothing_read(found: Survey) -> Verdict:
     """The verdict of logs with no line about a partition's replication: not covered."""
     brokers = sorted({b for src in found.sources.values() for b in src.brokers})
