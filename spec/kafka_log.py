@@ -24,7 +24,9 @@ Modelling shortcuts:
   grow along the log, not matched against the model;
 * controller lines (``kafka.controller``, KRaft's ``QuorumController``) are not read: the
   controller's steps (elections, ISR removal of dead brokers) are always allowed to be
-  hidden; KRaft brokers' ``Leader/Follower ... starts at`` lines map to the model's
+  hidden, and the trace lists the controller lines it did not read
+  (``KafkaLogTrace.controller_lines``), so that no verdict rests on them unsaid; KRaft
+  brokers' ``Leader/Follower ... starts at`` lines map to the model's
   LeaderAndIsr delivery, as the KRaft broker applies a PartitionChangeRecord exactly where a
   ZooKeeper broker handles a LeaderAndIsr request.
 
@@ -771,6 +773,23 @@ class KafkaLogTrace:
     ids: dict[int, int]
     family: str
     covered: list[dict[int, dict[str, str]]]
+    controller_lines: list[LogEvent] = field(default_factory=list)
+    """The partition's controller lines (``CONTROLLER_KINDS``), which the model's search
+    does not read: a verdict after the first of them is "not covered"."""
+
+
+CONTROLLER_KINDS = ("ctl_", "lifecycle_", "registration")
+"""The kinds of lines (prefixes) that give the controller's view: the KRaft controller's
+records, fencing and registrations, a broker's registration lifecycle, the ZooKeeper
+controller's partition states and a KRaft broker's skipped transitions (``registration``).
+The log oracle reads them; the bounded model's search does not."""
+
+
+def controller_lines(events: Sequence[LogEvent], tp: str) -> list[LogEvent]:
+    """The controller lines of partition ``tp`` among ``events`` (those naming no partition,
+    a fencing or registration, bear on every partition)."""
+    return [e for e in events if e.kind.startswith(CONTROLLER_KINDS)
+            and e.partition in (tp, None)]
 
 
 def read_broker_log(
@@ -811,7 +830,7 @@ def read_broker_logs(
     steps = builder.finish()
     family = _family(ours)
     covered = [_coverage(step, sources, level, ids) for step in steps]
-    return KafkaLogTrace(steps, ids, family, covered)
+    return KafkaLogTrace(steps, ids, family, covered, controller_lines(events, tp))
 
 
 def _attribute(e: LogEvent, sources: Mapping[str, Source]) -> LogEvent:

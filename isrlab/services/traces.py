@@ -320,6 +320,27 @@ def kafka_log_observations(
     return out
 
 
+def kafka_log_verdict(trace: KafkaLogTrace, result: ValidationResult) -> ValidationResult:
+    """The model's search's verdict on a Kafka log, or "not covered" when it would rest on
+    controller lines the search does not read (``KafkaLogTrace.controller_lines``): every
+    verdict but a rejection (or an invariant broken) at a step logged before the first of
+    them."""
+    if not trace.controller_lines:
+        return result
+    first = trace.controller_lines[0]
+    index = (result.failed_index if result.verdict == "rejected"
+             else result.violation_index if result.verdict == "breaks-invariant" else None)
+    if index is not None and index < len(trace.steps) and \
+            str(trace.steps[index].get("#time", "")) < first.time:
+        return result
+    where = f"{first.source}:{first.line}" if first.source else f"line {first.line}"
+    return replace(result, accepted=False, not_covered=(
+        f"{where}: a controller line, which the model's search does not read "
+        f"({len(trace.controller_lines)} controller line(s) of this partition: the "
+        f"controller's records, fencing, registrations, partition states); the search "
+        f"alone: {result.verdict}; the log oracle (without --engine model) reads them"))
+
+
 # ------------------------------------------------------------------ Kafka logs: the oracle
 ORACLE_PARAMS = ("unclean_election", "truncation", "crashes")
 """The ``kafka`` model's parameters the log oracle judges by (and ``brokers`` when given)."""
