@@ -372,6 +372,22 @@ FORMATS: tuple[Format, ...] = (
     _f("ctl_shutdown_granted", r"Unfenced broker (?P<broker>\d+) has requested and been granted a "
        r"controlled shutdown", "KRaft 3.0-4.x (BrokerHeartbeatManager.calculateNextBrokerState)",
        "INFO", "org.apache.kafka.controller.BrokerHeartbeatManager"),
+    _f("ctl_shutdown_now", r"(?:The request from broker (?P<broker>\d+) to shut down has been "
+       r"granted since the lowest active offset \d+ is now greater than the broker's (?:controlled "
+       r")?shutdown offset \d+|(?:Unfenced|Fenced) broker (?P<broker2>\d+) has requested and been "
+       r"granted (?:an immediate shutdown|fencing))",
+       "KRaft 3.0-4.x (BrokerHeartbeatManager.calculateNextBrokerState: SHUTDOWN_NOW or FENCED, "
+       "then ReplicationControlManager.handleBrokerFenced)", "INFO",
+       "org.apache.kafka.controller.BrokerHeartbeatManager"),
+    _f("ctl_still_fenced", r"The request from broker (?P<broker>\d+) to unfence cannot yet be "
+       r"granted because it has not caught up",
+       "KRaft 3.0-4.x (BrokerHeartbeatManager.calculateNextBrokerState: still FENCED)", "DEBUG",
+       "org.apache.kafka.controller.BrokerHeartbeatManager"),
+    _f("ctl_in_shutdown", r"(?:The request from broker (?P<broker>\d+) to shut down can not yet "
+       r"be granted because|Broker (?P<broker2>\d+) is in controlled shutdown state, but can not "
+       r"shut down because)",
+       "KRaft 3.0-4.x (BrokerHeartbeatManager.calculateNextBrokerState: still CONTROLLED_SHUTDOWN)",
+       "DEBUG", "org.apache.kafka.controller.BrokerHeartbeatManager"),
     _f("lifecycle_registered", r"Successfully registered broker (?P<broker>\d+) with broker epoch "
        r"(?P<bepoch>\d+)", "KRaft 3.0-4.x (BrokerLifecycleManager)", "INFO",
        "kafka.server.BrokerLifecycleManager"),
@@ -412,7 +428,9 @@ _NEEDLES: tuple[tuple[str, ...], ...] = (
     ("BrokerRegistrationChangeRecord(", "FenceBrokerRecord(", "UnfenceBrokerRecord("),
     ("RegisterBrokerRecord", "Registered new broker", "Re-registered broker"),
     ("Fenced broker: ", "Unfenced broker: ", "Added new "), ("The request from broker",),
-    ("Unfenced broker ",), ("Successfully registered broker",), ("The broker has been unfenced",),
+    ("Unfenced broker ",), ("to shut down has been granted", "has requested and been granted"),
+    ("to unfence cannot yet",), ("to shut down can not yet", "is in controlled shutdown state"),
+    ("Successfully registered broker",), ("The broker has been unfenced",),
     ("Registration(", "PartitionChangeRecord(", "ChangeRecord(", "PartitionRecord("),
     ("Skipping update high watermark", "acks for offset", "Recorded replica"),
     ("Deleted log for partition", "scheduled for deletion"),

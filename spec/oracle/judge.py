@@ -907,6 +907,24 @@ class PartitionJudge:
         """``Unfenced broker N has requested and been granted a controlled shutdown``."""
         self.registrations_of(e).shutdown[e.broker] = _where(e)
 
+    def _ctl_shutdown_now(self, e: Any) -> None:
+        """``The request from broker N to shut down has been granted ...``, ``... broker N has
+        requested and been granted an immediate shutdown`` / ``fencing``: the active
+        controller fences N (SHUTDOWN_NOW and FENCED both run handleBrokerFenced) in its own
+        view; the other controllers only when they replay the record, which they log."""
+        self.registrations_of(e).fenced[e.broker] = _where(e)
+
+    def _ctl_still_fenced(self, e: Any) -> None:
+        """``The request from broker N to unfence cannot yet be granted ...`` (DEBUG): N is
+        fenced in the active controller's view."""
+        self.registrations_of(e).fenced[e.broker] = _where(e)
+
+    def _ctl_in_shutdown(self, e: Any) -> None:
+        """``The request from broker N to shut down can not yet be granted ...`` / ``Broker N
+        is in controlled shutdown state, but can not shut down ...`` (DEBUG): N is in
+        controlled shutdown in the active controller's view."""
+        self.registrations_of(e).shutdown[e.broker] = _where(e)
+
     def _lifecycle_registered(self, e: Any) -> None:
         """``Successfully registered broker N with broker epoch E`` (the broker's own line)."""
         b, epoch = e.broker, e.fields["bepoch"]
