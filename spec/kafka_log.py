@@ -388,6 +388,10 @@ FORMATS: tuple[Format, ...] = (
        r"shut down because)",
        "KRaft 3.0-4.x (BrokerHeartbeatManager.calculateNextBrokerState: still CONTROLLED_SHUTDOWN)",
        "DEBUG", "org.apache.kafka.controller.BrokerHeartbeatManager"),
+    _f("ctl_renounce", r"Renouncing leadership and reverting to the last committed offset "
+       r"(?P<offset>\d+)",
+       "KRaft 3.3-4.x (QuorumController: EventHandlerExceptionInfo.failureMessage, then "
+       "renounce)", "INFO", "org.apache.kafka.controller.QuorumController"),
     _f("lifecycle_registered", r"Successfully registered broker (?P<broker>\d+) with broker epoch "
        r"(?P<bepoch>\d+)", "KRaft 3.0-4.x (BrokerLifecycleManager)", "INFO",
        "kafka.server.BrokerLifecycleManager"),
@@ -430,7 +434,8 @@ _NEEDLES: tuple[tuple[str, ...], ...] = (
     ("Fenced broker: ", "Unfenced broker: ", "Added new "), ("The request from broker",),
     ("Unfenced broker ",), ("to shut down has been granted", "has requested and been granted"),
     ("to unfence cannot yet",), ("to shut down can not yet", "is in controlled shutdown state"),
-    ("Successfully registered broker",), ("The broker has been unfenced",),
+    ("Renouncing leadership",), ("Successfully registered broker",),
+    ("The broker has been unfenced",),
     ("Registration(", "PartitionChangeRecord(", "ChangeRecord(", "PartitionRecord("),
     ("Skipping update high watermark", "acks for offset", "Recorded replica"),
     ("Deleted log for partition", "scheduled for deletion"),

@@ -82,7 +82,8 @@ _KRAFT = re.compile(r"BrokerServer|KafkaRaftServer|QuorumController|PartitionCha
 
 BROKER_KINDS = frozenset({"ctl_fencing", "ctl_broker", "ctl_register", "ctl_fenced",
                           "ctl_unfence_granted", "ctl_shutdown_granted", "ctl_shutdown_now",
-                          "ctl_still_fenced", "ctl_in_shutdown", "lifecycle_registered",
+                          "ctl_still_fenced", "ctl_in_shutdown", "ctl_renounce",
+                          "lifecycle_registered",
                           "lifecycle_unfenced"})
 """Lines about a broker's registration, not a partition: every partition's judge reads them."""
 

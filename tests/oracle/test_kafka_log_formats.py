@@ -205,6 +205,17 @@ SAMPLES: list[tuple[str, str, str, int, str | None, dict[str, Any]]] = [
     ("4.0", "[QuorumController id=1] The request from broker 4 to shut down can not yet be "
      "granted because the lowest active offset 10 is not greater than the broker's shutdown "
      "offset 12.", "ctl_in_shutdown", 4, None, {"controller": 1}),
+    # EventHandlerExceptionInfo.failureMessage (3.9 and 1eb7644 l. 179; 3.3.1's wording in a
+    # StackOverflow question of 2023-01, "in 1913 us"): the active controller renounces
+    ("3.9", "[QuorumController id=3] writeNoOpRecord: event failed with NotLeaderException "
+     "(treated as NotControllerException) at epoch 3056 in 1358 microseconds. Renouncing "
+     "leadership and reverting to the last committed offset 93644. Exception message: Append "
+     "failed because the replica is not the current leader", "ctl_renounce", -1, None,
+     {"controller": 3, "offset": 93644}),
+    ("3.3", "[Controller 3] maybeFenceReplicas: failed with unknown server exception "
+     "NotLeaderException at epoch 2641 in 1913 us. Renouncing leadership and reverting to the "
+     "last committed offset 9986340.", "ctl_renounce", -1, None,
+     {"controller": 3, "offset": 9986340}),
     ("4.0", "[QuorumController id=1] Broker 4 is in controlled shutdown state, but can not shut "
      "down because more leaders still need to be moved.", "ctl_in_shutdown", 4, None,
      {"controller": 1}),

@@ -336,3 +336,33 @@ def test_a_heartbeat_decision_makes_the_broker_inactive_in_that_controllers_view
     assert (code, report["verdict"]) == (0, "accepted"), report
     code, report = judge(write(tmp_path / "e.log", [CREATED, away, back]))
     assert (code, report["verdict"]) == (0, "accepted"), report
+
+
+def test_a_controller_renouncing_takes_back_what_it_had_not_committed(tmp_path: Path) -> None:
+    """The active controller replays the records it writes before they are committed; when
+    a write fails it renounces and reverts to its last committed offset
+    (``EventHandlerExceptionInfo``: "Renouncing leadership and reverting to the last
+    committed offset N", 3.3-4.x), and the next active controller may write another record
+    at the same partition epoch.  After the renounce line the two records do not clash;
+    without it they break ``one-leader-per-epoch``."""
+    elect_2 = (f"{D} partition change for t-0 with topic ID W: leader: 1 -> 2, leaderEpoch: 0 -> "
+               "1, partitionEpoch: 0 -> 1")
+    renounce = (f"{C} writeNoOpRecord: event failed with NotLeaderException (treated as "
+                "NotControllerException) at epoch 3056 in 1358 microseconds. Renouncing "
+                "leadership and reverting to the last committed offset 93644. Exception message: "
+                "Append failed because the replica is not the current leader "
+                "(org.apache.kafka.controller.QuorumController)")
+    elect_3 = elect_2.replace("leader: 1 -> 3", "").replace(
+        "[QuorumController id=1]", "[QuorumController id=2]").replace("leader: 1 -> 2",
+                                                                       "leader: 1 -> 3")
+    replay_2 = CREATED.replace("[QuorumController id=1]", "[QuorumController id=2]")
+    code, report = judge(write(tmp_path / "c.log", [CREATED, replay_2, elect_2, renounce,
+                                                    elect_3]))
+    assert (code, report["verdict"], report["observations"]) == (0, "accepted", 4), report
+    code, report = judge(write(tmp_path / "d.log", [CREATED, replay_2, elect_2, elect_3]))
+    assert code == 1 and rejected(report) == ("one-leader-per-epoch", 4), report
+    # the renouncing controller's own view starts again: it may replay the new leader's record
+    again = elect_3.replace("[QuorumController id=2]", "[QuorumController id=1]")
+    code, report = judge(write(tmp_path / "e.log", [CREATED, replay_2, elect_2, renounce,
+                                                    elect_3, again]))
+    assert (code, report["verdict"]) == (0, "accepted"), report
