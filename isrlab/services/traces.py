@@ -40,7 +40,7 @@ from isrlab.services import InputError
 
 if TYPE_CHECKING:
     from isrlab.spec.kafka_log import Entry, KafkaLogTrace
-    from isrlab.spec.oracle.run import Verdict
+    from isrlab.spec.oracle.run import Prefix, Verdict
 
 FORMATS = ("auto", "jsonl", "itf", "kafka-log")
 """The trace formats (``auto``: detected)."""
@@ -440,14 +440,11 @@ def _read_new(tail: _Tail, flush: bool) -> bool:
     return bool(data)
 
 
-def _prefix(tail: _Tail) -> tuple[str, str]:
-    """The file as far as its entries were handed on: its name and text."""
-    try:
-        with tail.path.open("rb") as handle:
-            data = handle.read(tail.done)
-    except OSError as error:
-        raise TraceFormatError(str(tail.path), f"cannot read it: {error}") from error
-    return str(tail.path), data.decode("utf-8", errors="replace")
+def _prefix(tail: _Tail) -> tuple[str, Prefix]:
+    """The file as far as its entries were handed on: its name and its first bytes."""
+    from isrlab.spec.oracle.run import Prefix
+
+    return str(tail.path), Prefix(tail.path, tail.done)
 
 
 class LogFollower:
@@ -472,8 +469,8 @@ class LogFollower:
         self.last: tuple[str, int, int] | None = None
         self.tails = [_Tail(path, index) for index, path in enumerate(paths)]
 
-    def prefixes(self) -> list[tuple[str, str]]:
-        """Each file's name and its text up to the end of the entries judged."""
+    def prefixes(self) -> list[tuple[str, Prefix]]:
+        """Each file's name and its first bytes, up to the end of the entries judged."""
         return [_prefix(tail) for tail in self.tails]
 
     def poll(self, flush: bool) -> tuple[bool, list[Verdict]]:

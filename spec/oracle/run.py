@@ -36,8 +36,18 @@ from isrlab.spec.kafka_log import (
 )
 from isrlab.spec.oracle.judge import JudgeOptions, PartitionJudge, Rejection
 
-LogFile = tuple[str, "str | Path"]
-"""A log file: its name and its text, or the path to read it from."""
+
+@dataclass(frozen=True, slots=True)
+class Prefix:
+    """The first ``size`` bytes of a file still being written (``--follow``), read as the
+    follower reads them: lines split at ``\n``, decoded as UTF-8."""
+
+    path: Path
+    size: int
+
+
+LogFile = tuple[str, "str | Path | Prefix"]
+"""A log file: its name and its text, or the path to read it from (or its first bytes)."""
 
 EXIT = {"accepted": 0, "rejected": 1, "breaks-invariant": 3, "not-covered": 4}
 """The exit status of each verdict (bad input is 2)."""
@@ -95,7 +105,16 @@ def partition_named(text: str) -> str | None:
 
 
 # ---------------------------------------------------------------------------- reading
-def _lines(source: str | Path) -> Iterator[str]:
+def _lines(source: str | Path | Prefix) -> Iterator[str]:
+    if isinstance(source, Prefix):
+        left = source.size
+        with source.path.open("rb") as handle:
+            for data in handle:
+                if left <= 0:
+                    return
+                chunk, left = data[:left], left - len(data)
+                yield chunk.decode("utf-8", errors="replace").rstrip("\r\n")
+        return
     if isinstance(source, Path):
         with open_text(source, errors="replace") as handle:
             for raw in handle:
@@ -104,7 +123,8 @@ def _lines(source: str | Path) -> Iterator[str]:
         yield from source.splitlines()
 
 
-def file_entries(name: str, source: str | Path, *, timestamps: bool = True) -> Iterator[Entry]:
+def file_entries(name: str, source: str | Path | Prefix, *,
+                 timestamps: bool = True) -> Iterator[Entry]:
     """The entries of one file, streamed (``isrlab.spec.kafka_log.split_entries``'s rules):
     a line with a timestamp in its first characters starts one, a line without continues
     it; ``timestamps=False`` (a file with none): each non-blank line is an entry, but an
@@ -145,7 +165,7 @@ def file_entries(name: str, source: str | Path, *, timestamps: bool = True) -> I
         yield held
 
 
-def _has_timestamps(source: str | Path) -> bool:
+def _has_timestamps(source: str | Path | Prefix) -> bool:
     return any(_TS.search(raw[:_PREFIX_MAX] if raw else "") for raw in _lines(source))
 
 

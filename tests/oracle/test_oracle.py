@@ -9,7 +9,7 @@ figures of the ISR-flap line are the published ones (issue 31)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from isrlab import api
 from isrlab.cli import cli
-from isrlab.spec.oracle.run import Verdict
+from isrlab.spec.oracle.run import LogFile, Verdict
 
 REAL = Path(__file__).parent.parent / "fixtures" / "oracle" / "real"
 
@@ -686,7 +686,7 @@ def test_follow_rejects_a_skipped_partition_epoch_as_the_batch_does(tmp_path: Pa
     assert [v.to_json() for v in batch] == [v.to_json() for v in verdicts]
 
 
-def _batch_of(files: list[tuple[str, str]]) -> list[dict[str, object]]:
+def _batch_of(files: Sequence[LogFile]) -> list[dict[str, object]]:
     """The batch verdicts of ``files`` (name, text) as ``--follow`` shows them: none for
     logs without a line about a partition."""
     from isrlab.checker.validate import TraceFormatError
