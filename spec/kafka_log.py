@@ -106,6 +106,8 @@ class Entry:
     time: str
     level: str
     text: str
+    last: int = 0
+    """The last line of the entry when continuation lines follow its first (0: none)."""
 
 
 def split_entries(text: str, name: str) -> list[Entry]:
@@ -461,6 +463,8 @@ class LogEvent:
     source: str = ""
     level: str = "INFO"
     era: str = ""
+    last: int = 0
+    """The entry's last line when it spans several (a line wrapped where it was pasted)."""
 
 
 def _ids(text: str | None) -> tuple[int, ...]:
@@ -543,7 +547,7 @@ def parse_line(number: int, line: str, entry: Entry | None = None) -> LogEvent |
         era = fmt.versions
         return LogEvent(number, line, fmt.kind, int(broker_text) if broker_text else -1, tp,
                         fields, entry.time if entry else "", entry.source if entry else "",
-                        entry.level if entry else fmt.level, era)
+                        entry.level if entry else fmt.level, era, entry.last if entry else 0)
     return None
 
 
@@ -863,7 +867,7 @@ def _attribute(e: LogEvent, sources: Mapping[str, Source]) -> LogEvent:
     owners = sources[e.source].brokers if e.source in sources else set()
     if len(owners) == 1:
         return LogEvent(e.line, e.text, e.kind, next(iter(owners)), e.partition, e.fields,
-                        e.time, e.source, e.level, e.era)
+                        e.time, e.source, e.level, e.era, e.last)
     return e
 
 

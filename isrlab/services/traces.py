@@ -433,6 +433,7 @@ def _read_new(tail: _Tail, flush: bool) -> bool:
         else:
             if tail.held is not None and raw.strip():
                 tail.held.text += " " + raw.strip()
+                tail.held.last = tail.number
         tail.done = tail.held_start if tail.held is not None else start
     if flush and not data and tail.held is not None:  # quiet for a poll: the entry is whole
         tail.entries.append(tail.held)

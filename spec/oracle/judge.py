@@ -1255,4 +1255,7 @@ class PartitionJudge:
 
 
 def _where(e: Any) -> str:
-    return f"{e.source}:{e.line}" if e.source else f"line {e.line}"
+    """``FILE:LINE`` of an event (``FILE:FIRST-LAST`` for an entry over several lines: a
+    line wrapped where it was pasted, a message with continuation lines)."""
+    lines = f"{e.line}-{e.last}" if getattr(e, "last", 0) > e.line else str(e.line)
+    return f"{e.source}:{lines}" if e.source else f"line {lines}"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import heapq
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -137,6 +137,7 @@ def file_entries(name: str, source: str | Path | Prefix, *,
                 continue
             if held is not None and raw[:1].isspace() and not _LEVEL.search(raw[:40]):
                 held.text += " " + raw.strip()
+                held.last = number
                 continue
             if held is not None:
                 yield held
@@ -153,6 +154,7 @@ def file_entries(name: str, source: str | Path | Prefix, *,
         if m is None:
             if held is not None and held.source == src and body.strip():
                 held.text += " " + body.strip()
+                held.last = number
             continue
         if held is not None:
             yield held
@@ -494,7 +496,7 @@ class Oracle:
         if event is None and entry.level in ("ERROR", "FATAL") and \
                 _ISR_WRITE_FAILED.search(entry.text):
             event = LogEvent(entry.line, entry.text, "isr_write_failed", -1, None, {},
-                             entry.time, entry.source, entry.level)
+                             entry.time, entry.source, entry.level, last=entry.last)
         if event is None:
             if _EVIDENCE.search(entry.text):
                 self._unread(entry)
@@ -506,16 +508,12 @@ class Oracle:
                 if event.kind in ("truncate", "truncate_noop") and event.partition in self.judges:
                     self.judges[event.partition].forget_leos()  # whose log? any broker's
                 return  # a line naming no broker in a file of several: cannot tell whose
-            event = LogEvent(event.line, event.text, event.kind, next(iter(owners.brokers)),
-                             event.partition, event.fields, event.time, event.source,
-                             event.level, event.era)
+            event = replace(event, broker=next(iter(owners.brokers)))
         self._settle_others(event)
         if event.kind in ("shrink", "expand") and event.partition is not None:
             self.proposals[event.broker] = event.partition
         if event.kind == "isr_write_failed":  # the write of the broker's latest proposal
-            event = LogEvent(event.line, event.text, event.kind, event.broker,
-                             self.proposals.get(event.broker), event.fields, event.time,
-                             event.source, event.level, event.era)
+            event = replace(event, partition=self.proposals.get(event.broker))
         if event.partition is None:
             if event.kind == "started" or event.kind in BROKER_KINDS:
                 for each in self.judges.values():
@@ -545,7 +543,7 @@ class Oracle:
         found = self.judges.get(tp or "")
         if found is not None:
             found.not_covered(LogEvent(entry.line, entry.text, "unread", -1, tp, {},
-                                       entry.time, entry.source, entry.level),
+                                       entry.time, entry.source, entry.level, last=entry.last),
                               "not read by the oracle")
 
     def brokers_of(self, judge: PartitionJudge) -> tuple[int, str]:

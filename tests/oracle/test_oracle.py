@@ -732,3 +732,15 @@ def test_follow_gives_every_corpus_log_the_batch_verdict(case: Path, tmp_path: P
         whole = [(str(p), p.read_text(errors="replace")) for p in paths]
         assert [v.to_json() for v in verdicts if v.observations] == [
             v for v in _batch_of(whole) if v["observations"]]
+
+
+def test_a_rejected_log_line_wrapped_over_several_lines_names_all_of_them() -> None:
+    """A log line pasted wrapped over three lines is one entry: its rejection's ``line`` is
+    the first, and ``where`` names the span, so the mutated third line is in it
+    (tests/fixtures/oracle/real/mutated/kraft-unclean-drill-partition-epoch-skips)."""
+    case = REAL / "mutated" / "kraft-unclean-drill-partition-epoch-skips"
+    code, report = verdict(*sorted(case.glob("*.log")))
+    rejected = report["rejected"]
+    assert isinstance(rejected, dict) and code == 1
+    assert rejected["line"] == 1 and str(rejected["where"]).endswith("drill.log:1-3")
+    assert "partitionEpoch: 5 -> 7" in str(rejected["text"])
