@@ -435,7 +435,7 @@ _NEEDLES: tuple[tuple[str, ...], ...] = (
     ("RegisterBrokerRecord", "Registered new broker", "Re-registered broker"),
     ("Fenced broker: ", "Unfenced broker: ", "Added new "), ("The request from broker",),
     ("Unfenced broker ",), ("to shut down has been granted", "has requested and been granted"),
-    ("to unfence cannot yet",), ("to shut down can not yet", "is in controlled shutdown state"),
+    ("to unfence cannot yet",), ("to shut down can not yet", "but can not shut down"),
     ("Renouncing leadership",), ("Successfully registered broker",),
     ("The broker has been unfenced",),
     ("Registration(", "PartitionChangeRecord(", "ChangeRecord(", "PartitionRecord("),
