@@ -3,6 +3,7 @@ on Kafka logs of up to 100,000 lines.
 
     .venv/bin/python bench/bench_validate.py [--steps 10000] [--seed 1] [--limit 10]
     .venv/bin/python bench/bench_validate.py --log-only [--log-lines 100000] [--log-limit 30]
+                                             [--follow-chunk 1000]
 
 **Kafka logs** (``--log-lines``, ``--log-only`` for these alone): a log of one partition
 written as a 4.x KRaft broker writes it at TRACE (``isrlab.spec.oracle`` reads each line):
@@ -13,7 +14,9 @@ leader for a while, then leads a new epoch) every 20,000 lines; offsets in the m
 Judged from the file (read as a stream) at 10 %, 50 % and 100 % of the length: wall and CPU
 time, and the peak of Python's allocations during the judging (``tracemalloc``, a second
 run: it slows Python) — flat in the log's length.  Exits 1 if the whole log takes more than
-``--log-limit`` wall seconds (the issue's bar: 30 s) or is not accepted.
+``--log-limit`` wall seconds (the issue's bar: 30 s) or is not accepted.  With
+``--follow-chunk N`` the same logs (10 % and 100 %) are also followed as ``isrlab validate
+--follow`` reads them (``LogFollower``), growing N lines per poll.
 
 Two real behaviours of 10,000 steps are generated, written as ITF files and validated
 through the CLI's reading path (parse + type checks + constrained BFS), each with several
@@ -63,6 +66,7 @@ from isrlab.checker.validate import (  # noqa: E402
 )
 from isrlab.cli_support import resolve_model  # noqa: E402
 from isrlab.services.traces import (  # noqa: E402
+    LogFollower,
     check_against_model,
     judge_kafka_logs,
     read_observations,
@@ -188,6 +192,50 @@ def bench_kafka_log(lines: int, limit: float) -> bool:
     return ok
 
 
+def follow_log(source: Path, target: Path, chunk: int) -> tuple[int, str]:
+    """``source`` written to ``target`` ``chunk`` lines between two polls of a
+    ``LogFollower`` (``isrlab validate --follow``'s reader) until it is read and quiet:
+    the polls and the last verdict."""
+    follower = LogFollower([target], partition="all")
+    verdicts: list[Any] = []
+    polls = quiet = 0
+    with source.open("rb") as src, target.open("ab") as out:
+        while quiet < 2:
+            written, verdicts = follower.poll(flush=quiet > 0)
+            polls += 1
+            quiet = 0 if written else quiet + 1
+            lines = [line for line in (src.readline() for _ in range(chunk)) if line]
+            out.write(b"".join(lines))
+            out.flush()
+    return polls, verdicts[0].verdict if verdicts else "none"
+
+
+def bench_follow(lines: int, chunk: int) -> bool:
+    """``--follow`` on logs of 10 % and 100 % of ``lines`` lines growing ``chunk`` lines per
+    poll: wall and CPU time, peak allocations (a second run); print the figures."""
+    ok = True
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in (lines // 10, lines):
+            source = Path(tmp) / f"source-{size}.log"
+            write_kafka_log(source, size)
+            target = Path(tmp) / f"followed-{size}.log"
+            target.write_bytes(b"")
+            started, cpu = time.perf_counter(), time.process_time()
+            polls, verdict = follow_log(source, target, chunk)
+            elapsed, used = time.perf_counter() - started, time.process_time() - cpu
+            again = Path(tmp) / f"again-{size}.log"
+            again.write_bytes(b"")
+            tracemalloc.start()
+            follow_log(source, again, chunk)
+            _, peak = tracemalloc.get_traced_memory()
+            tracemalloc.stop()
+            print(f"--follow of {size:,} lines, {chunk:,} per poll ({polls:,} polls): "
+                  f"{verdict.upper()} in {elapsed:.2f} s (CPU {used:.2f} s), peak allocations "
+                  f"{peak / 1e6:.2f} MB", flush=True)
+            ok &= verdict == "accepted"
+    return ok
+
+
 def main() -> int:
     """Generate, write, read back and validate the traces; print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -199,8 +247,12 @@ def main() -> int:
     parser.add_argument("--log-lines", type=int, default=100_000)
     parser.add_argument("--log-limit", type=float, default=30.0)
     parser.add_argument("--log-only", action="store_true", help="only the Kafka-log benchmark")
+    parser.add_argument("--follow-chunk", type=int, default=0,
+                        help="also --follow the log growing this many lines per poll")
     args = parser.parse_args()
     failed = not bench_kafka_log(args.log_lines, args.log_limit)
+    if args.follow_chunk:
+        failed |= not bench_follow(args.log_lines, args.follow_chunk)
     if args.log_only:
         return 1 if failed else 0
     runs = (("tla-kip279", TLA_PARAMS, isr_flapping_walk),

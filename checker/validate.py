@@ -188,12 +188,17 @@ class ValidationResult:
     matched: bool = False
     violation_step: Observation | None = None
     blocked: str = ""
+    not_covered: str = ""
+    """Why the verdict would rest on a part of the trace the search did not read (then
+    ``verdict`` is ``not-covered``, whatever the search found)."""
 
     @property
     def verdict(self) -> str:
         """``accepted`` (a behaviour, every invariant holds), ``breaks-invariant`` (a
-        behaviour of the model, and every behaviour matching it breaks an invariant) or
-        ``rejected`` (no behaviour matches)."""
+        behaviour of the model, and every behaviour matching it breaks an invariant),
+        ``rejected`` (no behaviour matches) or ``not-covered`` (``not_covered``)."""
+        if self.not_covered:
+            return "not-covered"
         if self.accepted:
             return "accepted"
         return "breaks-invariant" if self.matched else "rejected"
@@ -208,6 +213,9 @@ class ValidationResult:
             "possible_violations": {k: v + 1 for k, v in sorted(
                 self.possible_violations.items())},
         }
+        if self.not_covered:
+            out["reason"] = self.not_covered
+            return out
         if self.violation is not None and self.violation_index is not None:
             step = self.violation_step
             out["invariant"] = {
@@ -229,6 +237,9 @@ class ValidationResult:
 
     def summary_line(self, model: str) -> str:
         """One line: verdict, steps, frontier, time."""
+        if self.not_covered:
+            return (f"{model}: NOT COVERED: {self.not_covered} ({self.steps} of "
+                    f"{self.observations} steps matched, {self.elapsed_s:.2f} s)")
         if self.matched and self.violation is not None:
             step = (self.violation_index or 0) + 1
             action = self.violation.trace[-1].action if self.violation.trace else ""

@@ -463,8 +463,8 @@ def validate(
         given = [_assignment(k, v) for k, v in (params or {}).items()]
         values = parse(found, traces.kafka_model_params(log, found.name, given))
         built = build(found, values)
-        return traces.validate_observations(
-            built, traces.kafka_log_observations(log, None, built), options)
+        return traces.kafka_log_verdict(log, traces.validate_observations(
+            built, traces.kafka_log_observations(log, None, built), options))
     if len(paths) > 1:
         raise TraceFormatError("arguments", "several trace files are read only as Kafka logs")
     built, _ = _resolve(spec, params or {})

@@ -41,6 +41,7 @@ from isrlab.services.traces import (
     follow_kafka_logs,
     judge_kafka_logs,
     kafka_log_observations,
+    kafka_log_verdict,
     kafka_model_params,
     kafka_trace,
     model_of,
@@ -213,6 +214,8 @@ def validate_command(
             observations = read_observations(text, fmt, partition, brokers, hidden, emit_jsonl)
         result = validate_observations(
             model, observations, ValidateOptions(closest=closest, max_frontier=max_frontier))
+        if log is not None:
+            result = kafka_log_verdict(log, result)
     except (TraceFormatError, InputError) as error:
         raise BadInput(f"{trace}: {error}") from error
     if as_json:
@@ -226,6 +229,8 @@ def validate_command(
                   description=f"a behaviour matching {trace.name}")
     if svg_path is not None:
         _write_svg(svg_path, result, model, trace)
+    if result.verdict == "not-covered":
+        raise SystemExit(EXIT_NOT_COVERED)
     if result.verdict == "rejected":
         if not as_json:
             report_rejection(result)

@@ -24,7 +24,9 @@ Modelling shortcuts:
   grow along the log, not matched against the model;
 * controller lines (``kafka.controller``, KRaft's ``QuorumController``) are not read: the
   controller's steps (elections, ISR removal of dead brokers) are always allowed to be
-  hidden; KRaft brokers' ``Leader/Follower ... starts at`` lines map to the model's
+  hidden, and the trace lists the controller lines it did not read
+  (``KafkaLogTrace.controller_lines``), so that no verdict rests on them unsaid; KRaft
+  brokers' ``Leader/Follower ... starts at`` lines map to the model's
   LeaderAndIsr delivery, as the KRaft broker applies a PartitionChangeRecord exactly where a
   ZooKeeper broker handles a LeaderAndIsr request.
 
@@ -104,6 +106,8 @@ class Entry:
     time: str
     level: str
     text: str
+    last: int = 0
+    """The last line of the entry when continuation lines follow its first (0: none)."""
 
 
 def split_entries(text: str, name: str) -> list[Entry]:
@@ -370,6 +374,26 @@ FORMATS: tuple[Format, ...] = (
     _f("ctl_shutdown_granted", r"Unfenced broker (?P<broker>\d+) has requested and been granted a "
        r"controlled shutdown", "KRaft 3.0-4.x (BrokerHeartbeatManager.calculateNextBrokerState)",
        "INFO", "org.apache.kafka.controller.BrokerHeartbeatManager"),
+    _f("ctl_shutdown_now", r"(?:The request from broker (?P<broker>\d+) to shut down has been "
+       r"granted since the lowest active offset \d+ is now greater than the broker's (?:controlled "
+       r")?shutdown offset \d+|(?:Unfenced|Fenced) broker (?P<broker2>\d+) has requested and been "
+       r"granted (?:an immediate shutdown|fencing))",
+       "KRaft 3.0-4.x (BrokerHeartbeatManager.calculateNextBrokerState: SHUTDOWN_NOW or FENCED, "
+       "then ReplicationControlManager.handleBrokerFenced)", "INFO",
+       "org.apache.kafka.controller.BrokerHeartbeatManager"),
+    _f("ctl_still_fenced", r"The request from broker (?P<broker>\d+) to unfence cannot yet be "
+       r"granted because it has not caught up",
+       "KRaft 3.0-4.x (BrokerHeartbeatManager.calculateNextBrokerState: still FENCED)", "DEBUG",
+       "org.apache.kafka.controller.BrokerHeartbeatManager"),
+    _f("ctl_in_shutdown", r"(?:The request from broker (?P<broker>\d+) to shut down can not yet "
+       r"be granted because|Broker (?P<broker2>\d+) is in controlled shutdown state, but can not "
+       r"shut down because)",
+       "KRaft 3.0-4.x (BrokerHeartbeatManager.calculateNextBrokerState: still CONTROLLED_SHUTDOWN)",
+       "DEBUG", "org.apache.kafka.controller.BrokerHeartbeatManager"),
+    _f("ctl_renounce", r"Renouncing leadership and reverting to the last committed offset "
+       r"(?P<offset>\d+)",
+       "KRaft 3.3-4.x (QuorumController: EventHandlerExceptionInfo.failureMessage, then "
+       "renounce)", "INFO", "org.apache.kafka.controller.QuorumController"),
     _f("lifecycle_registered", r"Successfully registered broker (?P<broker>\d+) with broker epoch "
        r"(?P<bepoch>\d+)", "KRaft 3.0-4.x (BrokerLifecycleManager)", "INFO",
        "kafka.server.BrokerLifecycleManager"),
@@ -410,7 +434,10 @@ _NEEDLES: tuple[tuple[str, ...], ...] = (
     ("BrokerRegistrationChangeRecord(", "FenceBrokerRecord(", "UnfenceBrokerRecord("),
     ("RegisterBrokerRecord", "Registered new broker", "Re-registered broker"),
     ("Fenced broker: ", "Unfenced broker: ", "Added new "), ("The request from broker",),
-    ("Unfenced broker ",), ("Successfully registered broker",), ("The broker has been unfenced",),
+    ("Unfenced broker ",), ("to shut down has been granted", "has requested and been granted"),
+    ("to unfence cannot yet",), ("to shut down can not yet", "but can not shut down"),
+    ("Renouncing leadership",), ("Successfully registered broker",),
+    ("The broker has been unfenced",),
     ("Registration(", "PartitionChangeRecord(", "ChangeRecord(", "PartitionRecord("),
     ("Skipping update high watermark", "acks for offset", "Recorded replica"),
     ("Deleted log for partition", "scheduled for deletion"),
@@ -436,6 +463,8 @@ class LogEvent:
     source: str = ""
     level: str = "INFO"
     era: str = ""
+    last: int = 0
+    """The entry's last line when it spans several (a line wrapped where it was pasted)."""
 
 
 def _ids(text: str | None) -> tuple[int, ...]:
@@ -518,7 +547,7 @@ def parse_line(number: int, line: str, entry: Entry | None = None) -> LogEvent |
         era = fmt.versions
         return LogEvent(number, line, fmt.kind, int(broker_text) if broker_text else -1, tp,
                         fields, entry.time if entry else "", entry.source if entry else "",
-                        entry.level if entry else fmt.level, era)
+                        entry.level if entry else fmt.level, era, entry.last if entry else 0)
     return None
 
 
@@ -771,6 +800,23 @@ class KafkaLogTrace:
     ids: dict[int, int]
     family: str
     covered: list[dict[int, dict[str, str]]]
+    controller_lines: list[LogEvent] = field(default_factory=list)
+    """The partition's controller lines (``CONTROLLER_KINDS``), which the model's search
+    does not read: a verdict after the first of them is "not covered"."""
+
+
+CONTROLLER_KINDS = ("ctl_", "lifecycle_", "registration")
+"""The kinds of lines (prefixes) that give the controller's view: the KRaft controller's
+records, fencing and registrations, a broker's registration lifecycle, the ZooKeeper
+controller's partition states and a KRaft broker's skipped transitions (``registration``).
+The log oracle reads them; the bounded model's search does not."""
+
+
+def controller_lines(events: Sequence[LogEvent], tp: str) -> list[LogEvent]:
+    """The controller lines of partition ``tp`` among ``events`` (those naming no partition,
+    a fencing or registration, bear on every partition)."""
+    return [e for e in events if e.kind.startswith(CONTROLLER_KINDS)
+            and e.partition in (tp, None)]
 
 
 def read_broker_log(
@@ -811,7 +857,7 @@ def read_broker_logs(
     steps = builder.finish()
     family = _family(ours)
     covered = [_coverage(step, sources, level, ids) for step in steps]
-    return KafkaLogTrace(steps, ids, family, covered)
+    return KafkaLogTrace(steps, ids, family, covered, controller_lines(events, tp))
 
 
 def _attribute(e: LogEvent, sources: Mapping[str, Source]) -> LogEvent:
@@ -821,7 +867,7 @@ def _attribute(e: LogEvent, sources: Mapping[str, Source]) -> LogEvent:
     owners = sources[e.source].brokers if e.source in sources else set()
     if len(owners) == 1:
         return LogEvent(e.line, e.text, e.kind, next(iter(owners)), e.partition, e.fields,
-                        e.time, e.source, e.level, e.era)
+                        e.time, e.source, e.level, e.era, e.last)
     return e
 
 

@@ -40,7 +40,7 @@ from isrlab.services import InputError
 
 if TYPE_CHECKING:
     from isrlab.spec.kafka_log import Entry, KafkaLogTrace
-    from isrlab.spec.oracle.run import Verdict
+    from isrlab.spec.oracle.run import Prefix, Verdict
 
 FORMATS = ("auto", "jsonl", "itf", "kafka-log")
 """The trace formats (``auto``: detected)."""
@@ -320,6 +320,27 @@ def kafka_log_observations(
     return out
 
 
+def kafka_log_verdict(trace: KafkaLogTrace, result: ValidationResult) -> ValidationResult:
+    """The model's search's verdict on a Kafka log, or "not covered" when it would rest on
+    controller lines the search does not read (``KafkaLogTrace.controller_lines``): every
+    verdict but a rejection (or an invariant broken) at a step logged before the first of
+    them."""
+    if not trace.controller_lines:
+        return result
+    first = trace.controller_lines[0]
+    index = (result.failed_index if result.verdict == "rejected"
+             else result.violation_index if result.verdict == "breaks-invariant" else None)
+    if index is not None and index < len(trace.steps) and \
+            str(trace.steps[index].get("#time", "")) < first.time:
+        return result
+    where = f"{first.source}:{first.line}" if first.source else f"line {first.line}"
+    return replace(result, accepted=False, not_covered=(
+        f"{where}: a controller line, which the model's search does not read "
+        f"({len(trace.controller_lines)} controller line(s) of this partition: the "
+        f"controller's records, fencing, registrations, partition states); the search "
+        f"alone: {result.verdict}; the log oracle (without --engine model) reads them"))
+
+
 # ------------------------------------------------------------------ Kafka logs: the oracle
 ORACLE_PARAMS = ("unclean_election", "truncation", "crashes")
 """The ``kafka`` model's parameters the log oracle judges by (and ``brokers`` when given)."""
@@ -354,27 +375,33 @@ def judge_kafka_logs(
 @dataclass
 class _Tail:
     """One followed file: where it was read up to, the incomplete last line, the entry
-    still open to continuation lines."""
+    still open to continuation lines, and where the entries handed on end (the prefix a
+    judge of the whole file so far reads)."""
 
     path: Path
     index: int
     offset: int = 0
-    partial: str = ""
+    partial: bytes = b""
     number: int = 0
     held: Entry | None = None
+    held_start: int = 0
+    done: int = 0
+    """The file's bytes up to here are in entries handed on (or lines no entry holds)."""
     entries: list[Entry] = field(default_factory=list)
     stamped: bool = False
     """Whether a line with a timestamp was seen (else each line is an entry)."""
 
 
-def _read_new(tail: _Tail, flush: bool) -> None:
-    """Append the entries of the lines written to ``tail.path`` since the last read."""
+def _read_new(tail: _Tail, flush: bool) -> bool:
+    """Append the entries of the lines written to ``tail.path`` since the last read;
+    whether anything was written."""
     from isrlab.spec.oracle.run import file_entries
 
     try:
         with tail.path.open("rb") as handle:
             if handle.seek(0, 2) < tail.offset:  # rotated or truncated: read it anew
-                tail.offset, tail.partial = 0, ""
+                tail.offset, tail.partial, tail.done, tail.held = 0, b"", 0, None
+                tail.number = 0
             handle.seek(tail.offset)
             data = handle.read()
             if tail.offset == 0 and data.startswith(b"\x1f\x8b"):
@@ -382,11 +409,13 @@ def _read_new(tail: _Tail, flush: bool) -> None:
                                        "--follow reads files a running broker writes")
     except OSError as error:
         raise TraceFormatError(str(tail.path), f"cannot read it: {error}") from error
+    start = tail.offset - len(tail.partial)
     tail.offset += len(data)
-    text = tail.partial + data.decode("utf-8", errors="replace")
-    lines = text.split("\n")
+    lines = (tail.partial + data).split(b"\n")
     tail.partial = lines.pop()
-    for raw in lines:
+    for chunk in lines:
+        at, start = start, start + len(chunk) + 1
+        raw = chunk.decode("utf-8", errors="replace")
         tail.number += 1
         stamped = list(file_entries(str(tail.path), raw + "\n"))
         if stamped:
@@ -399,14 +428,79 @@ def _read_new(tail: _Tail, flush: bool) -> None:
             entry.line = tail.number
             if tail.held is not None:
                 tail.entries.append(tail.held)
-            tail.held = entry
+            tail.held, tail.held_start = entry, at
             break
         else:
             if tail.held is not None and raw.strip():
                 tail.held.text += " " + raw.strip()
-    if flush and tail.held is not None:
+                tail.held.last = tail.number
+        tail.done = tail.held_start if tail.held is not None else start
+    if flush and not data and tail.held is not None:  # quiet for a poll: the entry is whole
         tail.entries.append(tail.held)
-        tail.held = None
+        tail.held, tail.done = None, start
+    return bool(data)
+
+
+def _prefix(tail: _Tail) -> tuple[str, Prefix]:
+    """The file as far as its entries were handed on: its name and its first bytes."""
+    from isrlab.spec.oracle.run import Prefix
+
+    return str(tail.path), Prefix(tail.path, tail.done)
+
+
+class LogFollower:
+    """Kafka logs judged as they grow (``isrlab validate --follow``): each ``poll`` reads
+    the lines written since the last one and gives every partition's verdict, the one
+    ``judge_kafka_logs`` gives the files as far as their entries are complete (``prefixes``).
+
+    New lines are judged after the others while what the logs say as a whole (the mode, the
+    logging era, which sources are at DEBUG, each source's brokers and levels, the
+    partitions) stays the same and they come after the lines judged in timestamp order;
+    otherwise the files so far are judged again from their first line (re-read, not kept:
+    memory stays flat)."""
+
+    def __init__(self, paths: Sequence[Path], *, partition: str | None = None,
+                 brokers: str | None = None, params: Mapping[str, Any] | None = None) -> None:
+        from isrlab.spec.oracle.run import Oracle, OracleOptions, Survey, survey_signature
+
+        self.options = OracleOptions(partition, brokers, dict(params or {}))
+        self.survey = Survey()
+        self.oracle = Oracle(self.survey, [], self.options)
+        self.signature = survey_signature(self.survey, partition)
+        self.last: tuple[str, int, int] | None = None
+        self.tails = [_Tail(path, index) for index, path in enumerate(paths)]
+
+    def prefixes(self) -> list[tuple[str, Prefix]]:
+        """Each file's name and its first bytes, up to the end of the entries judged."""
+        return [_prefix(tail) for tail in self.tails]
+
+    def poll(self, flush: bool) -> tuple[bool, list[Verdict]]:
+        """Read and judge what was written since the last poll (``flush``: the logs were
+        quiet for a poll, so each file's last entry is whole); whether anything was written,
+        and the verdict of every partition judged."""
+        from isrlab.spec.oracle.run import judge_prefix, survey_signature, verdict_of
+
+        written = [_read_new(tail, flush) for tail in self.tails]
+        keyed = sorted(((e.time, t.index, e.line), e) for t in self.tails for e in t.entries)
+        for tail in self.tails:
+            tail.entries.clear()
+        if keyed:
+            for _, entry in keyed:
+                self.survey.add(entry)
+            now = survey_signature(self.survey, self.options.partition)
+            if now != self.signature or (self.last is not None and keyed[0][0] < self.last):
+                self.survey, self.oracle = judge_prefix(self.prefixes(), self.options)
+                now = survey_signature(self.survey, self.options.partition)
+            else:
+                for _, entry in keyed:
+                    self.oracle.feed(entry)
+            self.signature = now
+            self.last = max(keyed[-1][0], self.last or keyed[-1][0])
+        verdicts = []
+        for _, judge in sorted(self.oracle.judges.items()):
+            count, how = self.oracle.brokers_of(judge)
+            verdicts.append(verdict_of(judge, count, how))
+        return any(written) or bool(keyed), verdicts
 
 
 def follow_kafka_logs(
@@ -415,46 +509,19 @@ def follow_kafka_logs(
     params: Mapping[str, Any] | None = None, poll: float = 0.2, idle: float | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> list[Verdict]:
-    """Judge Kafka logs as they grow: every ``poll`` seconds the lines written since are
-    judged (each batch in timestamp order), ``on_change`` gets every partition's verdict
-    when it changes, and the run ends at the first rejection, or when no line was written
-    for ``idle`` seconds (``None``: never).  Returns the last verdicts."""
-    from isrlab.spec.oracle.judge import JudgeOptions
-    from isrlab.spec.oracle.run import Oracle, OracleOptions, Survey, verdict_of
-
-    survey = Survey()
-    oracle = Oracle(survey, [], OracleOptions(partition, brokers, dict(params or {})))
-    wanted = None if partition in (None, "all") else partition
-    tails = [_Tail(path, index) for index, path in enumerate(paths)]
+    """Judge Kafka logs as they grow (``LogFollower``): every ``poll`` seconds the lines
+    written since are judged, ``on_change`` gets every partition's verdict when it changes
+    (once it rests on a line), and the run ends at the first rejection, or when no line was
+    written for ``idle`` seconds (``None``: never).  Returns the last verdicts."""
+    follower = LogFollower(paths, partition=partition, brokers=brokers, params=params)
     shown: dict[str, str] = {}
     quiet = 0.0
     while True:
-        for tail in tails:
-            _read_new(tail, flush=quiet > 0)
-        batch = [k[3] for k in sorted(((e.time, t.index, e.line, e)
-                                       for t in tails for e in t.entries), key=lambda k: k[:3])]
-        for tail in tails:
-            tail.entries.clear()
-        quiet = quiet + poll if not batch else 0.0
-        for entry in batch:
-            event = survey.add(entry)
-            tp = event.partition if event is not None else None
-            if tp is not None and tp not in oracle.judges and wanted in (None, tp):
-                oracle.add_judge(tp)
-            options = JudgeOptions(oracle.options.unclean_election, oracle.options.truncation,
-                                   oracle.options.crashes, survey.mode, survey.family)
-            if options != oracle.options:
-                oracle.options = options
-                for judge in oracle.judges.values():
-                    judge.options = options
-            oracle.feed(entry)
-        verdicts = []
-        for tp, judge in sorted(oracle.judges.items()):
-            count, how = oracle.brokers_of(judge)
-            verdict = verdict_of(judge, count, how)
-            verdicts.append(verdict)
-            if judge.observations and shown.get(tp) != verdict.verdict:
-                shown[tp] = verdict.verdict
+        written, verdicts = follower.poll(flush=quiet > 0)
+        quiet = 0.0 if written else quiet + poll
+        for verdict in verdicts:
+            if verdict.observations and shown.get(verdict.partition) != verdict.verdict:
+                shown[verdict.partition] = verdict.verdict
                 on_change(verdict)
         if any(v.verdict == "rejected" for v in verdicts):
             return verdicts

@@ -193,6 +193,10 @@ class PartitionJudge:
         self.views: dict[int, ControllerView] = {}
         self.registrations: dict[int, Registrations] = {}
         self.pe_states: dict[int, tuple[int, int, tuple[int, ...] | None, str]] = {}
+        self.writers: dict[tuple[str, int], int] = {}
+        """The controller whose line first gave a fact (``("pe", P)``: partition epoch P's
+        state, ``("leader", E)``: leader epoch E's leader, ``("isr", 0)``: the ISR known),
+        so that a controller renouncing leadership takes back what it had not committed."""
         self.own_epochs: dict[int, tuple[int, str]] = {}
         self.unclean_elected = False
         """An ``UNCLEAN partition change`` line was read: committed records may be lost since."""
@@ -313,6 +317,7 @@ class PartitionJudge:
                            f"the replicas {_ids(self.replicas)} ({self.replicas_line})")
         self.isr = Isr(frozenset(must), None if may is None else frozenset(may), e.time,
                        leader, epoch, _where(e), removed)
+        self._wrote(e, "isr", 0)
 
     def set_replicas(self, e: Any, replicas: tuple[int, ...]) -> None:
         """The assigned replicas a line names (the ISR known must lie within them)."""
@@ -355,6 +360,7 @@ class PartitionJudge:
                            f"{known[1]} names broker {known[0]}")
         if known is None:
             self.leaders[epoch] = (leader, _where(e))
+            self._wrote(e, "leader", epoch)
 
     def set_leo(self, e: Any, b: int, leo: int, *, truncation: bool = False) -> None:
         """Broker ``b``'s LEO is ``leo`` (``log-shrinks-by-truncation`` unless the line is a
@@ -633,8 +639,11 @@ class PartitionJudge:
         known = self.pe_states.get(pe)
         if known is None:
             if len(self.pe_states) >= _PE_STATES:
-                del self.pe_states[min(self.pe_states)]
+                oldest = min(self.pe_states)
+                del self.pe_states[oldest]
+                self.writers.pop(("pe", oldest), None)
             self.pe_states[pe] = (epoch, leader if leader is not None else -1, isr, _where(e))
+            self._wrote(e, "pe", pe)
         elif known[2] is None and isr is not None:
             self.pe_states[pe] = (known[0], known[1], isr, known[3])
 
@@ -905,6 +914,53 @@ class PartitionJudge:
 
     def _ctl_shutdown_granted(self, e: Any) -> None:
         """``Unfenced broker N has requested and been granted a controlled shutdown``."""
+        self.registrations_of(e).shutdown[e.broker] = _where(e)
+
+    def _wrote(self, e: Any, what: str, key: int) -> None:
+        """Remember which controller's line gave a fact (-1: a broker's line)."""
+        writer = e.fields.get("controller", -1) if e.kind.startswith("ctl_") else -1
+        if writer >= 0:
+            self.writers[(what, key)] = writer
+        else:
+            self.writers.pop((what, key), None)
+
+    def _ctl_renounce(self, e: Any) -> bool:
+        """``... Renouncing leadership and reverting to the last committed offset N``
+        (``EventHandlerExceptionInfo``, 3.3-4.x): the active controller reverts its state to
+        its last committed offset (``SnapshotRegistry.revertToSnapshot``), undoing records it
+        had replayed but not committed, which the next active controller may write otherwise.
+        So its view and registrations start again, and what only its lines said of the
+        partition (a partition epoch's state, a leader epoch's leader, the ISR) is forgotten:
+        the log names no offset of those records.  Not an observation."""
+        c = e.fields.get("controller", -1)
+        self.views.pop(c, None)
+        self.registrations.pop(c, None)
+        for what, key in [k for k, w in self.writers.items() if w == c]:
+            del self.writers[(what, key)]
+            if what == "pe":
+                self.pe_states.pop(key, None)
+            elif what == "leader":
+                self.leaders.pop(key, None)
+            else:
+                self.isr = Isr()
+        return False
+
+    def _ctl_shutdown_now(self, e: Any) -> None:
+        """``The request from broker N to shut down has been granted ...``, ``... broker N has
+        requested and been granted an immediate shutdown`` / ``fencing``: the active
+        controller fences N (SHUTDOWN_NOW and FENCED both run handleBrokerFenced) in its own
+        view; the other controllers only when they replay the record, which they log."""
+        self.registrations_of(e).fenced[e.broker] = _where(e)
+
+    def _ctl_still_fenced(self, e: Any) -> None:
+        """``The request from broker N to unfence cannot yet be granted ...`` (DEBUG): N is
+        fenced in the active controller's view."""
+        self.registrations_of(e).fenced[e.broker] = _where(e)
+
+    def _ctl_in_shutdown(self, e: Any) -> None:
+        """``The request from broker N to shut down can not yet be granted ...`` / ``Broker N
+        is in controlled shutdown state, but can not shut down ...`` (DEBUG): N is in
+        controlled shutdown in the active controller's view."""
         self.registrations_of(e).shutdown[e.broker] = _where(e)
 
     def _lifecycle_registered(self, e: Any) -> None:
@@ -1199,4 +1255,7 @@ class PartitionJudge:
 
 
 def _where(e: Any) -> str:
-    return f"{e.source}:{e.line}" if e.source else f"line {e.line}"
+    """``FILE:LINE`` of an event (``FILE:FIRST-LAST`` for an entry over several lines: a
+    line wrapped where it was pasted, a message with continuation lines)."""
+    lines = f"{e.line}-{e.last}" if getattr(e, "last", 0) > e.line else str(e.line)
+    return f"{e.source}:{lines}" if e.source else f"line {lines}"

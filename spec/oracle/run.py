@@ -11,7 +11,7 @@ from __future__ import annotations
 import heapq
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -36,8 +36,18 @@ from isrlab.spec.kafka_log import (
 )
 from isrlab.spec.oracle.judge import JudgeOptions, PartitionJudge, Rejection
 
-LogFile = tuple[str, "str | Path"]
-"""A log file: its name and its text, or the path to read it from."""
+
+@dataclass(frozen=True, slots=True)
+class Prefix:
+    """The first ``size`` bytes of a file still being written (``--follow``), read as the
+    follower reads them: lines split at ``\n``, decoded as UTF-8."""
+
+    path: Path
+    size: int
+
+
+LogFile = tuple[str, "str | Path | Prefix"]
+"""A log file: its name and its text, or the path to read it from (or its first bytes)."""
 
 EXIT = {"accepted": 0, "rejected": 1, "breaks-invariant": 3, "not-covered": 4}
 """The exit status of each verdict (bad input is 2)."""
@@ -81,7 +91,9 @@ _KRAFT = re.compile(r"BrokerServer|KafkaRaftServer|QuorumController|PartitionCha
 
 
 BROKER_KINDS = frozenset({"ctl_fencing", "ctl_broker", "ctl_register", "ctl_fenced",
-                          "ctl_unfence_granted", "ctl_shutdown_granted", "lifecycle_registered",
+                          "ctl_unfence_granted", "ctl_shutdown_granted", "ctl_shutdown_now",
+                          "ctl_still_fenced", "ctl_in_shutdown", "ctl_renounce",
+                          "lifecycle_registered",
                           "lifecycle_unfenced"})
 """Lines about a broker's registration, not a partition: every partition's judge reads them."""
 
@@ -93,7 +105,16 @@ def partition_named(text: str) -> str | None:
 
 
 # ---------------------------------------------------------------------------- reading
-def _lines(source: str | Path) -> Iterator[str]:
+def _lines(source: str | Path | Prefix) -> Iterator[str]:
+    if isinstance(source, Prefix):
+        left = source.size
+        with source.path.open("rb") as handle:
+            for data in handle:
+                if left <= 0:
+                    return
+                chunk, left = data[:left], left - len(data)
+                yield chunk.decode("utf-8", errors="replace").rstrip("\r\n")
+        return
     if isinstance(source, Path):
         with open_text(source, errors="replace") as handle:
             for raw in handle:
@@ -102,7 +123,8 @@ def _lines(source: str | Path) -> Iterator[str]:
         yield from source.splitlines()
 
 
-def file_entries(name: str, source: str | Path, *, timestamps: bool = True) -> Iterator[Entry]:
+def file_entries(name: str, source: str | Path | Prefix, *,
+                 timestamps: bool = True) -> Iterator[Entry]:
     """The entries of one file, streamed (``isrlab.spec.kafka_log.split_entries``'s rules):
     a line with a timestamp in its first characters starts one, a line without continues
     it; ``timestamps=False`` (a file with none): each non-blank line is an entry, but an
@@ -115,6 +137,7 @@ def file_entries(name: str, source: str | Path, *, timestamps: bool = True) -> I
                 continue
             if held is not None and raw[:1].isspace() and not _LEVEL.search(raw[:40]):
                 held.text += " " + raw.strip()
+                held.last = number
                 continue
             if held is not None:
                 yield held
@@ -131,6 +154,7 @@ def file_entries(name: str, source: str | Path, *, timestamps: bool = True) -> I
         if m is None:
             if held is not None and held.source == src and body.strip():
                 held.text += " " + body.strip()
+                held.last = number
             continue
         if held is not None:
             yield held
@@ -143,7 +167,7 @@ def file_entries(name: str, source: str | Path, *, timestamps: bool = True) -> I
         yield held
 
 
-def _has_timestamps(source: str | Path) -> bool:
+def _has_timestamps(source: str | Path | Prefix) -> bool:
     return any(_TS.search(raw[:_PREFIX_MAX] if raw else "") for raw in _lines(source))
 
 
@@ -472,7 +496,7 @@ class Oracle:
         if event is None and entry.level in ("ERROR", "FATAL") and \
                 _ISR_WRITE_FAILED.search(entry.text):
             event = LogEvent(entry.line, entry.text, "isr_write_failed", -1, None, {},
-                             entry.time, entry.source, entry.level)
+                             entry.time, entry.source, entry.level, last=entry.last)
         if event is None:
             if _EVIDENCE.search(entry.text):
                 self._unread(entry)
@@ -484,16 +508,12 @@ class Oracle:
                 if event.kind in ("truncate", "truncate_noop") and event.partition in self.judges:
                     self.judges[event.partition].forget_leos()  # whose log? any broker's
                 return  # a line naming no broker in a file of several: cannot tell whose
-            event = LogEvent(event.line, event.text, event.kind, next(iter(owners.brokers)),
-                             event.partition, event.fields, event.time, event.source,
-                             event.level, event.era)
+            event = replace(event, broker=next(iter(owners.brokers)))
         self._settle_others(event)
         if event.kind in ("shrink", "expand") and event.partition is not None:
             self.proposals[event.broker] = event.partition
         if event.kind == "isr_write_failed":  # the write of the broker's latest proposal
-            event = LogEvent(event.line, event.text, event.kind, event.broker,
-                             self.proposals.get(event.broker), event.fields, event.time,
-                             event.source, event.level, event.era)
+            event = replace(event, partition=self.proposals.get(event.broker))
         if event.partition is None:
             if event.kind == "started" or event.kind in BROKER_KINDS:
                 for each in self.judges.values():
@@ -523,7 +543,7 @@ class Oracle:
         found = self.judges.get(tp or "")
         if found is not None:
             found.not_covered(LogEvent(entry.line, entry.text, "unread", -1, tp, {},
-                                       entry.time, entry.source, entry.level),
+                                       entry.time, entry.source, entry.level, last=entry.last),
                               "not read by the oracle")
 
     def brokers_of(self, judge: PartitionJudge) -> tuple[int, str]:
@@ -577,6 +597,40 @@ def judge_logs(files: Sequence[LogFile], options: OracleOptions | None = None) -
     for entry in merged(files, found.stamped):
         oracle.feed(entry)
     return oracle.verdicts()
+
+
+def live_partitions(found: Survey, wanted: str | None) -> list[str]:
+    """The partitions a live log's judges are for, as ``judge_logs`` chooses them from the
+    lines so far (several without ``--partition``: each; one not written yet: none)."""
+    names = sorted(found.partitions)
+    if wanted not in (None, "all"):
+        tp = _tp(wanted) or wanted
+        return [tp] if tp in names else []
+    if not names:
+        return ["-"] if found.broker_lines else []
+    return names
+
+
+def judge_prefix(files: Sequence[LogFile], options: OracleOptions) -> tuple[Survey, Oracle]:
+    """The survey and the judges of the files as written so far, judged as ``judge_logs``
+    judges them (``isrlab validate --follow`` starts again here whenever what the logs say
+    as a whole changes: the mode, the era, a source's brokers or levels, the partitions)."""
+    found = survey(files)
+    oracle = Oracle(found, live_partitions(found, options.partition), options)
+    for entry in merged(files, found.stamped):
+        oracle.feed(entry)
+    return found, oracle
+
+
+def survey_signature(found: Survey, wanted: str | None) -> tuple[Any, ...]:
+    """What of the survey the judges read (the options they are built with, the sources'
+    coverage, the notes, the partitions judged): lines that leave it unchanged can be judged
+    one by one after the others, with the same verdicts as a judge of the whole."""
+    sources = tuple(sorted((name, src.first, frozenset(src.brokers),
+                            tuple(sorted(src.levels.items())))
+                           for name, src in found.sources.items()))
+    return (found.mode, found.family, frozenset(found.controller_debug), found.backwards,
+            sources, tuple(live_partitions(found, wanted)))
 
 
 def nothing_read(found: Survey) -> Verdict:

@@ -193,3 +193,49 @@ def test_outputs_never_overwrite_an_input(tmp_path: Path) -> None:
     code, output = run("--model", "kafka", "--emit-jsonl", log, log)
     assert code == 2 and "refusing to overwrite it" in output, output
     assert log.read_text() == before
+
+
+def _controller_log(tmp_path: Path, time: str) -> Path:
+    """The KRaft controller's replay of broker 1's AlterPartition (3.3-4.x
+    ``PartitionRegistration`` diff, DEBUG) for the 4.0 corpus's partition, at ``time``."""
+    path = tmp_path / "controller.log"
+    path.write_text(f"{time} DEBUG [quorum-controller-1-event-handler] "
+                    "org.apache.kafka.metadata.PartitionRegistration - [QuorumController id=3] "
+                    "partition change for t-0 with topic ID q3ZbN0d-TJ6l3lBQcrpLaw: isr: [1, 2] "
+                    "-> [1], partitionEpoch: 0 -> 1\n")
+    return path
+
+
+def test_controller_lines_the_search_does_not_read_make_it_not_covered(tmp_path: Path) -> None:
+    """``--engine model`` reads no controller line: a verdict that would rest on one is NOT
+    COVERED (exit 4) naming it, never ACCEPTED over lines ignored without a word; the
+    oracle reads the same lines."""
+    controller = _controller_log(tmp_path, "2025-03-18T10:00:30.012Z")
+    code, output = run("--model", "kafka", *files("kafka-4.0-kraft"), controller)
+    assert code == 4, output
+    assert "NOT COVERED" in output and f"{controller}:1: a controller line" in output
+    assert "the search alone: accepted" in output
+    outcome = CliRunner().invoke(cli, ["validate", "--json", "--engine", "model",
+                                       *map(str, files("kafka-4.0-kraft")), str(controller)])
+    report = json.loads(outcome.output)
+    assert (outcome.exit_code, report["verdict"]) == (4, "not-covered")
+    oracle = CliRunner().invoke(cli, ["validate", *map(str, files("kafka-4.0-kraft")),
+                                      str(controller)])
+    assert oracle.exit_code == 0, oracle.output  # the controller's change: the leader's shrink
+
+
+def test_a_rejection_before_the_first_controller_line_stands(tmp_path: Path) -> None:
+    """A step the model rejects, logged before any controller line, is a verdict on the
+    lines the search read: still REJECTED (the same missing expansion as above)."""
+    copies = []
+    for path in files("kafka-4.0-kraft"):
+        kept = [ln for ln in path.read_text().splitlines() if "T10:00:40" not in ln]
+        copy = tmp_path / path.name
+        copy.write_text("\n".join(kept) + "\n")
+        copies.append(copy)
+    controller = _controller_log(tmp_path, "2025-03-18T10:05:00.000Z")
+    code, output = run("--model", "kafka", *copies, controller)
+    assert code == 1, output
+    early = _controller_log(tmp_path, "2025-03-18T10:00:00.000Z")
+    code, output = run("--model", "kafka", *copies, early)
+    assert code == 4 and "the search alone: rejected" in output, output

@@ -184,6 +184,41 @@ SAMPLES: list[tuple[str, str, str, int, str | None, dict[str, Any]]] = [
      None, {"controller": 1}),
     ("3.6", "[QuorumController id=1] Unfenced broker 2 has requested and been granted a "
      "controlled shutdown.", "ctl_shutdown_granted", 2, None, {"controller": 1}),
+    # BrokerHeartbeatManager.calculateNextBrokerState (3.0-4.x, 1eb7644 l. 544-606): the
+    # grants that fence a broker (SHUTDOWN_NOW / FENCED -> handleBrokerFenced) ...
+    ("3.9", "[QuorumController id=3] The request from broker 2 to shut down has been granted "
+     "since the lowest active offset 9223372036854775807 is now greater than the broker's "
+     "controlled shutdown offset 93620.", "ctl_shutdown_now", 2, None, {"controller": 3}),
+    ("3.0", "[Controller 1] The request from broker 2 to shut down has been granted since the "
+     "lowest active offset 40 is now greater than the broker's shutdown offset 38.",
+     "ctl_shutdown_now", 2, None, {"controller": 1}),
+    ("4.0", "[QuorumController id=1] Fenced broker 4 has requested and been granted an "
+     "immediate shutdown.", "ctl_shutdown_now", 4, None, {"controller": 1}),
+    ("4.0", "[QuorumController id=1] Unfenced broker 4 has requested and been granted an "
+     "immediate shutdown.", "ctl_shutdown_now", 4, None, {"controller": 1}),
+    ("4.0", "[QuorumController id=1] Unfenced broker 4 has requested and been granted fencing",
+     "ctl_shutdown_now", 4, None, {"controller": 1}),
+    # ... and the DEBUG lines of a request not granted yet: still fenced, still shutting down
+    ("4.0", "[QuorumController id=1] The request from broker 4 to unfence cannot yet be granted "
+     "because it has not caught up with the offset of its register broker record 17. It is "
+     "still at offset 9.", "ctl_still_fenced", 4, None, {"controller": 1}),
+    ("4.0", "[QuorumController id=1] The request from broker 4 to shut down can not yet be "
+     "granted because the lowest active offset 10 is not greater than the broker's shutdown "
+     "offset 12.", "ctl_in_shutdown", 4, None, {"controller": 1}),
+    # EventHandlerExceptionInfo.failureMessage (3.9 and 1eb7644 l. 179; 3.3.1's wording in a
+    # StackOverflow question of 2023-01, "in 1913 us"): the active controller renounces
+    ("3.9", "[QuorumController id=3] writeNoOpRecord: event failed with NotLeaderException "
+     "(treated as NotControllerException) at epoch 3056 in 1358 microseconds. Renouncing "
+     "leadership and reverting to the last committed offset 93644. Exception message: Append "
+     "failed because the replica is not the current leader", "ctl_renounce", -1, None,
+     {"controller": 3, "offset": 93644}),
+    ("3.3", "[Controller 3] maybeFenceReplicas: failed with unknown server exception "
+     "NotLeaderException at epoch 2641 in 1913 us. Renouncing leadership and reverting to the "
+     "last committed offset 9986340.", "ctl_renounce", -1, None,
+     {"controller": 3, "offset": 9986340}),
+    ("4.0", "[QuorumController id=1] Broker 4 is in controlled shutdown state, but can not shut "
+     "down because more leaders still need to be moved.", "ctl_in_shutdown", 4, None,
+     {"controller": 1}),
     ("4.3", "[QuorumController id=1] UNCLEAN partition change for t-0: isr: [1] -> [2], leader: "
      "1 -> 2, leaderEpoch: 2 -> 3, partitionEpoch: 5 -> 6", "ctl_change", -1, "t-0",
      {"diff": {"isr": ((1,), (2,)), "leader": (1, 2), "leaderEpoch": (2, 3),

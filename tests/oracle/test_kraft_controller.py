@@ -300,3 +300,69 @@ def test_the_controller_refusing_or_applying_an_alter_partition(tmp_path: Path) 
             assert (code, report["verdict"]) == (0, "accepted"), (answer, next_line, report)
         else:
             assert rejected(report) == ("isr-change-from-current", 4), (answer, next_line)
+
+
+HB = "(org.apache.kafka.controller.BrokerHeartbeatManager)"
+
+
+@pytest.mark.parametrize("decision", [
+    # BrokerHeartbeatManager.calculateNextBrokerState (3.0-4.x): SHUTDOWN_NOW and FENCED both
+    # run ReplicationControlManager.handleBrokerFenced; the DEBUG lines of a request not yet
+    # granted say the broker is still fenced / still in controlled shutdown
+    f"{C} The request from broker 1 to shut down has been granted since the lowest active "
+    f"offset 9223372036854775807 is now greater than the broker's controlled shutdown offset "
+    f"93620. {HB}",
+    f"{C} Unfenced broker 1 has requested and been granted an immediate shutdown. {HB}",
+    f"{C} Unfenced broker 1 has requested and been granted fencing {HB}",
+    f"{D} The request from broker 1 to unfence cannot yet be granted because it has not caught "
+    f"up with the offset of its register broker record 17. It is still at offset 9. {HB}",
+    f"{D} Broker 1 is in controlled shutdown state, but can not shut down because more leaders "
+    f"still need to be moved. {HB}",
+])
+def test_a_heartbeat_decision_makes_the_broker_inactive_in_that_controllers_view(
+        tmp_path: Path, decision: str) -> None:
+    """The active controller's heartbeat decision about broker 1, in place of the replayed
+    fencing record: the same controller electing broker 1 next breaks ``elected-is-active``;
+    another controller (which fences only when it replays the record) may still replay an
+    earlier election of it."""
+    away = (f"{D} partition change for t-0 with topic ID W: leader: 1 -> 2, leaderEpoch: 0 -> 1, "
+            "partitionEpoch: 0 -> 1")  # a preferred election: the ISR stays [1, 2, 3]
+    back = (f"{D} partition change for t-0 with topic ID W: leader: 2 -> 1, leaderEpoch: 1 -> 2, "
+            "partitionEpoch: 1 -> 2")
+    code, report = judge(write(tmp_path / "c.log", [CREATED, away, decision, back]))
+    assert code == 1 and rejected(report) == ("elected-is-active", 4), report
+    other = back.replace("[QuorumController id=1]", "[QuorumController id=2]")
+    code, report = judge(write(tmp_path / "d.log", [CREATED, away, decision, other]))
+    assert (code, report["verdict"]) == (0, "accepted"), report
+    code, report = judge(write(tmp_path / "e.log", [CREATED, away, back]))
+    assert (code, report["verdict"]) == (0, "accepted"), report
+
+
+def test_a_controller_renouncing_takes_back_what_it_had_not_committed(tmp_path: Path) -> None:
+    """The active controller replays the records it writes before they are committed; when
+    a write fails it renounces and reverts to its last committed offset
+    (``EventHandlerExceptionInfo``: "Renouncing leadership and reverting to the last
+    committed offset N", 3.3-4.x), and the next active controller may write another record
+    at the same partition epoch.  After the renounce line the two records do not clash;
+    without it they break ``one-leader-per-epoch``."""
+    elect_2 = (f"{D} partition change for t-0 with topic ID W: leader: 1 -> 2, leaderEpoch: 0 -> "
+               "1, partitionEpoch: 0 -> 1")
+    renounce = (f"{C} writeNoOpRecord: event failed with NotLeaderException (treated as "
+                "NotControllerException) at epoch 3056 in 1358 microseconds. Renouncing "
+                "leadership and reverting to the last committed offset 93644. Exception message: "
+                "Append failed because the replica is not the current leader "
+                "(org.apache.kafka.controller.QuorumController)")
+    elect_3 = elect_2.replace("leader: 1 -> 3", "").replace(
+        "[QuorumController id=1]", "[QuorumController id=2]").replace("leader: 1 -> 2",
+                                                                       "leader: 1 -> 3")
+    replay_2 = CREATED.replace("[QuorumController id=1]", "[QuorumController id=2]")
+    code, report = judge(write(tmp_path / "c.log", [CREATED, replay_2, elect_2, renounce,
+                                                    elect_3]))
+    assert (code, report["verdict"], report["observations"]) == (0, "accepted", 4), report
+    code, report = judge(write(tmp_path / "d.log", [CREATED, replay_2, elect_2, elect_3]))
+    assert code == 1 and rejected(report) == ("one-leader-per-epoch", 4), report
+    # the renouncing controller's own view starts again: it may replay the new leader's record
+    again = elect_3.replace("[QuorumController id=2]", "[QuorumController id=1]")
+    code, report = judge(write(tmp_path / "e.log", [CREATED, replay_2, elect_2, renounce,
+                                                    elect_3, again]))
+    assert (code, report["verdict"]) == (0, "accepted"), report

@@ -9,6 +9,7 @@ figures of the ISR-flap line are the published ones (issue 31)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from click.testing import CliRunner
 
 from isrlab import api
 from isrlab.cli import cli
+from isrlab.spec.oracle.run import LogFile, Verdict
 
 REAL = Path(__file__).parent.parent / "fixtures" / "oracle" / "real"
 
@@ -633,3 +635,112 @@ def test_follow_reads_a_log_whose_lines_have_no_timestamps(tmp_path: Path) -> No
                     "offset 100\n")
     code, output = run("--follow", "--idle-exit", "0.5", path)
     assert code == 0 and "ACCEPTED" in output and "w21-acks1-0" in output, output
+
+
+def _grow(paths: list[Path], chunks: list[list[str]], per_poll: int) -> Callable[[float], None]:
+    """A ``sleep`` for ``follow_kafka_logs``: between two polls the cluster writes the next
+    ``per_poll`` lines of each file (``chunks[i]``: file ``i``'s lines, in order)."""
+    def sleep(_: float) -> None:
+        for path, lines in zip(paths, chunks, strict=True):
+            if lines:
+                with path.open("a") as handle:
+                    handle.write("".join(lines[:per_poll]))
+                del lines[:per_poll]
+    return sleep
+
+
+def test_follow_rejects_a_skipped_partition_epoch_as_the_batch_does(tmp_path: Path) -> None:
+    """``--follow`` holds a KRaft controller's changes to ``partition-epoch-plus-one`` as the
+    batch does: its partition change lines at DEBUG show every change it replays, so a change
+    that starts from partition epoch 2 after one that ended at 1 skips a record.  The
+    controller's first line (the creation, at INFO) is written before any DEBUG line."""
+    from isrlab.services import traces
+
+    c, d = "INFO [QuorumController id=1]", "DEBUG [QuorumController id=1]"
+    lines = [
+        f"{c} Replayed PartitionRecord for new partition t-0 with topic ID W and "
+        "PartitionRegistration(replicas=[1, 2, 3], directories=[A, B, C], isr=[1, 2, 3], "
+        "removingReplicas=[], addingReplicas=[], elr=[], lastKnownElr=[], leader=1, "
+        "leaderRecoveryState=RECOVERED, leaderEpoch=0, partitionEpoch=0). "
+        "(org.apache.kafka.controller.ReplicationControlManager)",
+        f"{d} partition change for t-0 with topic ID W: isr: [1, 2, 3] -> [1, 2], "
+        "partitionEpoch: 0 -> 1 (org.apache.kafka.metadata.PartitionRegistration)",
+        f"{d} partition change for t-0 with topic ID W: isr: [1, 2] -> [1], "
+        "partitionEpoch: 2 -> 3 (org.apache.kafka.metadata.PartitionRegistration)",
+        f"{d} partition change for t-0 with topic ID W: isr: [1] -> [1, 2], "
+        "partitionEpoch: 3 -> 4 (org.apache.kafka.metadata.PartitionRegistration)",
+    ]
+    stamped = [f"[2025-02-11 11:15:{i:02d},000] {line}\n" for i, line in enumerate(lines)]
+    path = tmp_path / "controller.log"
+    path.write_text(stamped[0])
+    seen: list[tuple[str, int]] = []
+    verdicts = traces.follow_kafka_logs(
+        [path], lambda v: seen.append((v.verdict, v.observations)), poll=0.5,
+        sleep=_grow([path], [stamped[1:]], 1), idle=1.0)
+    assert [v for v, _ in seen] == ["accepted", "rejected"], seen
+    rejection = verdicts[0].rejection
+    assert rejection is not None
+    assert (rejection.line, rejection.rule.id) == (3, "partition-epoch-plus-one")
+    assert "DEBUG" in rejection.detail
+    batch = api.judge_logs([path], partition="all")
+    assert [v.to_json() for v in batch] == [v.to_json() for v in verdicts]
+
+
+def _batch_of(files: Sequence[LogFile]) -> list[dict[str, object]]:
+    """The batch verdicts of ``files`` (name, text) as ``--follow`` shows them: none for
+    logs without a line about a partition."""
+    from isrlab.checker.validate import TraceFormatError
+    from isrlab.spec.oracle.run import OracleOptions, judge_logs
+
+    try:
+        verdicts = judge_logs(files, OracleOptions("all"))
+    except TraceFormatError:  # no line written yet
+        return []
+    return [v.to_json() for v in verdicts
+            if not (v.partition == "-" and v.reason.startswith("none of the"))]
+
+
+@pytest.mark.skipif(not real_cases(), reason="the corpus of real logs is not in this checkout")
+@pytest.mark.parametrize("case", real_cases(), ids=lambda p: p.name)
+def test_follow_gives_every_corpus_log_the_batch_verdict(case: Path, tmp_path: Path) -> None:
+    """Each excerpt of tests/fixtures/oracle/real, written three lines of each file at a
+    time while ``--follow``'s reader polls it, gets at every poll the verdicts the batch
+    gives the same entries (each file up to its last complete entry), until the first
+    rejection or the end of the files: the same lines judged, for the same reason."""
+    from isrlab.services.traces import LogFollower
+
+    logs = sorted(case.rglob("*.log"))
+    paths = [tmp_path / f"{i}-{p.name}" for i, p in enumerate(logs)]
+    chunks = [p.read_text(errors="replace").splitlines(keepends=True) for p in logs]
+    for path in paths:
+        path.write_text("")
+    grow = _grow(paths, chunks, 3)
+    follower = LogFollower(paths, partition="all")
+    quiet, polls = 0, 0
+    verdicts: list[Verdict] = []
+    while quiet < 2:
+        written, verdicts = follower.poll(flush=quiet > 0)
+        polls += 1
+        live = [v.to_json() for v in verdicts if v.observations]
+        assert live == [v for v in _batch_of(follower.prefixes()) if v["observations"]], polls
+        if any(v.verdict == "rejected" for v in verdicts):
+            break
+        quiet = 0 if written else quiet + 1
+        grow(0.0)
+    if not any(v.verdict == "rejected" for v in verdicts):  # read to the end, and quiet
+        assert not any(chunks)
+        whole = [(str(p), p.read_text(errors="replace")) for p in paths]
+        assert [v.to_json() for v in verdicts if v.observations] == [
+            v for v in _batch_of(whole) if v["observations"]]
+
+
+def test_a_rejected_log_line_wrapped_over_several_lines_names_all_of_them() -> None:
+    """A log line pasted wrapped over three lines is one entry: its rejection's ``line`` is
+    the first, and ``where`` names the span, so the mutated third line is in it
+    (tests/fixtures/oracle/real/mutated/kraft-unclean-drill-partition-epoch-skips)."""
+    case = REAL / "mutated" / "kraft-unclean-drill-partition-epoch-skips"
+    code, report = verdict(*sorted(case.glob("*.log")))
+    rejected = report["rejected"]
+    assert isinstance(rejected, dict) and code == 1
+    assert rejected["line"] == 1 and str(rejected["where"]).endswith("drill.log:1-3")
+    assert "partitionEpoch: 5 -> 7" in str(rejected["text"])
