@@ -12,18 +12,13 @@ from typing import Any
 
 from isrlab.checker.registry import ParamValue
 from isrlab.spec.symbolic.tla import Bounds, TlaSystem, variant_keys
-from isrlab.spec.symbolic.tla_kraft import KraftSystem
-from isrlab.spec.tla_kraft.params import kraft_config
 from isrlab.spec.variants import variants
-
-KRAFT_MODELS = ("tla-kraft-3.5", "tla-kraft-kip966")
-"""Vanlightly's KRaft modules, encoded by ``isrlab.spec.symbolic.tla_kraft``."""
 
 
 def symbolic_models() -> tuple[str, ...]:
     """The models with a Z3 encoding (derived from ``isrlab.spec.variants``)."""
     own = tuple(v.name for v in variants().values() if v.symbolic is not None)
-    return (*(f"tla-{k}" for k in variant_keys()), *KRAFT_MODELS, *own)
+    return (*(f"tla-{k}" for k in variant_keys()), *own)
 
 
 def symbolic_for(name: str, params: Mapping[str, ParamValue]) -> Any:
@@ -31,8 +26,6 @@ def symbolic_for(name: str, params: Mapping[str, ParamValue]) -> Any:
     variant = variants().get(name)
     if variant is not None and variant.symbolic is not None:
         return variant.symbolic(params)
-    if name in KRAFT_MODELS:
-        return KraftSystem(kraft_config(name == "tla-kraft-kip966", params))
     if name not in symbolic_models():
         return None
     bounds = Bounds(int(params["log_size"]), int(params["max_records"]),

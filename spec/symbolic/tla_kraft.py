@@ -53,6 +53,7 @@ from typing import Any, TypeAlias
 import z3
 
 from isrlab.checker.model import Model
+from isrlab.checker.registry import ParamValue
 from isrlab.checker.report import INIT_ACTION, TraceStep
 from isrlab.checker.z3 import ActionInstance, Frame, Fresh, SymbolicProperty, Transition
 from isrlab.spec.symbolic.bridge import DriftError
@@ -114,6 +115,7 @@ from isrlab.spec.tla_kraft.layout import (
     VALUES,
 )
 from isrlab.spec.tla_kraft.model import KraftConfig
+from isrlab.spec.tla_kraft.params import kraft_config
 
 Term: TypeAlias = Any  # a Z3 expression or a Python int/bool it coerces
 Bool: TypeAlias = z3.BoolRef
@@ -127,10 +129,18 @@ Msg: TypeAlias = dict[str, Any]
 ProjState: TypeAlias = tuple[Any, ...]
 
 OVF = "ovf"
+FRESH = "@fresh"
+"""The key of a draft under which an action finds its step's ``Fresh`` parameters."""
 FETCH_FIELDS = ("kind", "bep", "le", "off", "lfe", "err", "hw", "div", "dive", "divo", "rec",
                 "rece")
 _BOOL_FIELDS = ("div", "rec")
 REG_FIELDS = ("kind", "b", "inc", "ep", "len")
+
+
+def symbolic(kip966: bool, params: Mapping[str, ParamValue]) -> KraftSystem:
+    """The symbolic ``tla-kraft-kip966`` (``tla-kraft-3.5``) for parsed registry parameters:
+    the same constants, limits and mechanism checks as the explicit model."""
+    return KraftSystem(kraft_config(kip966, params))
 
 
 @dataclass(frozen=True, slots=True)
@@ -421,6 +431,23 @@ class KraftSystem:
 
     def ap_group(self) -> tuple[list[str], list[str], Callable[[Msg, Msg], Any]]:
         return self.groups()[-1]
+
+    @staticmethod
+    def receive(s: Vals, group: tuple[list[str], list[str], Any], tag: str) -> Msg:
+        """``\\E m \\in messages`` over a slot group: the fields of the slot a fresh index
+        picks (an index past the last picks the last), so one formula serves every slot."""
+        prefixes, fields, _eq = group
+        if len(prefixes) == 1:
+            return KraftSystem.slot(s, prefixes[0], fields)
+        fresh: Fresh = s[FRESH]
+        k = fresh.int(f"slot.{tag}")
+        m: Msg = {}
+        for f in fields:
+            chosen = s[prefixes[-1] + f]
+            for i in reversed(range(len(prefixes) - 1)):
+                chosen = z3.If(k == i, s[prefixes[i] + f], chosen)
+            m[f] = chosen
+        return m
 
     @staticmethod
     def present(d: Mapping[str, Any], group: tuple[list[str], list[str], Any], m: Msg) -> Any:
@@ -804,8 +831,7 @@ class KraftSystem:
         record."""
         out: list[Alt] = []
         prefixes, fields, _eq = self.reg_group()
-        for p in prefixes:
-            m = self.slot(s, p, fields)
+        for m in [self.receive(s, (prefixes, fields, _eq), f"{prefixes[0]}{b}")]:
             guard = [m["kind"] == 2, m["b"] == b, s[f"bs.{b}.st"] == STARTING,
                      z3.Not(s[f"bs.{b}.reg"])]
             if self.config.incarnation_check:
@@ -827,36 +853,44 @@ class KraftSystem:
         ready = z3.And(z3.Not(self.offline(s, b)), s[f"bs.{b}.reg"])
         curr = self.md(s, b)
         is_leader = s[f"ps.{b}"] == LEADER
-        for k in range(self.caps.metadata_log):
-            off = k + 1
-            rec_rep, rec_isr = self.bset(s, f"lg.{k}.rep"), self.bset(s, f"lg.{k}.isr")
-            rec_ldr, rec_le, rec_pe = s[f"lg.{k}.ldr"], s[f"lg.{k}.le"], s[f"lg.{k}.pe"]
-            needs = z3.If(curr["rep"][b - 1], z3.Or(is_leader, rec_le > curr["le"]),
-                          z3.Or(is_leader, rec_rep[b - 1]))
-            guard = z3.And(ready, s[f"mdl.{b}"] < off, off <= s["lg.len"], needs)
-            new = {"rep": rec_rep, "isr": rec_isr, "max": rec_isr, "ldr": rec_ldr,
-                   "le": rec_le, "pe": rec_pe}
-            base = dict(s)
-            base[f"mdl.{b}"] = z3.IntVal(off)
-            out.append((z3.And(guard, z3.Not(rec_pe > curr["pe"])), dict(base)))
-            base = dict(base)
-            self.put_md(base, b, self.ite_md(rec_rep[b - 1], new, self.blank_md()))
-            newer = z3.And(guard, rec_pe > curr["pe"])
-            in_new, was_in = rec_rep[b - 1], curr["rep"][b - 1]
-            deleted = z3.And(was_in, z3.Not(in_new))
-            leads = z3.And(z3.Not(deleted), rec_ldr == b)
-            remain = z3.And(leads, curr["ldr"] == b, curr["le"] == rec_le)
-            is_new_leader = z3.And(z3.Not(is_leader), rec_ldr == b)
-            follows = z3.And(z3.Not(deleted), rec_ldr != b, in_new, rec_ldr != NO_LEADER)
-            stays = z3.And(rec_le == curr["le"], curr["ldr"] != b, rec_ldr != b)
-            waits = z3.And(z3.Not(deleted), rec_ldr != b, z3.Not(z3.And(in_new,
-                                                                      rec_ldr != NO_LEADER)))
-            arms = self._metadata_arms(s, b, new, is_new_leader, deleted, leads, remain,
-                                       follows, stays, waits, in_new)
-            for cond, act in arms:
-                d = dict(base)
-                act(d)
-                out.append((z3.And(newer, cond), d))
+        fresh: Fresh = s[FRESH]
+        off = fresh.int(f"md_offset.{b}")  # \E md_offset \in position+1..Len(log)
+
+        def record(field: str) -> Any:
+            chosen = s[f"lg.{self.caps.metadata_log - 1}.{field}"]
+            for k in reversed(range(self.caps.metadata_log - 1)):
+                chosen = z3.If(off == k + 1, s[f"lg.{k}.{field}"], chosen)
+            return chosen
+
+        rec_rep = [record(f"rep.{j}") for j in self.B]
+        rec_isr = [record(f"isr.{j}") for j in self.B]
+        rec_ldr, rec_le, rec_pe = record("ldr"), record("le"), record("pe")
+        needs = z3.If(curr["rep"][b - 1], z3.Or(is_leader, rec_le > curr["le"]),
+                      z3.Or(is_leader, rec_rep[b - 1]))
+        guard = z3.And(ready, s[f"mdl.{b}"] < off, off <= s["lg.len"], needs)
+        new = {"rep": rec_rep, "isr": rec_isr, "max": rec_isr, "ldr": rec_ldr,
+               "le": rec_le, "pe": rec_pe}
+        base = dict(s)
+        base[f"mdl.{b}"] = off
+        out.append((z3.And(guard, z3.Not(rec_pe > curr["pe"])), dict(base)))
+        base = dict(base)
+        self.put_md(base, b, self.ite_md(rec_rep[b - 1], new, self.blank_md()))
+        newer = z3.And(guard, rec_pe > curr["pe"])
+        in_new, was_in = rec_rep[b - 1], curr["rep"][b - 1]
+        deleted = z3.And(was_in, z3.Not(in_new))
+        leads = z3.And(z3.Not(deleted), rec_ldr == b)
+        remain = z3.And(leads, curr["ldr"] == b, curr["le"] == rec_le)
+        is_new_leader = z3.And(z3.Not(is_leader), rec_ldr == b)
+        follows = z3.And(z3.Not(deleted), rec_ldr != b, in_new, rec_ldr != NO_LEADER)
+        stays = z3.And(rec_le == curr["le"], curr["ldr"] != b, rec_ldr != b)
+        waits = z3.And(z3.Not(deleted), rec_ldr != b, z3.Not(z3.And(in_new,
+                                                                  rec_ldr != NO_LEADER)))
+        arms = self._metadata_arms(s, b, new, is_new_leader, deleted, leads, remain,
+                                   follows, stays, waits, in_new)
+        for cond, act in arms:
+            d = dict(base)
+            act(d)
+            out.append((z3.And(newer, cond), d))
         return out
 
     def _metadata_arms(self, s: Vals, b: int, new: Msg, is_new_leader: Any, deleted: Any,
@@ -994,12 +1028,12 @@ class KraftSystem:
         pend = self.slot(s, f"pap.{b}.", ["kind", *self._req_fields()])
         prefixes, fields, _eq = self.ap_group()
         out: list[Alt] = []
-        for p in prefixes:
-            m = self.slot(s, p, fields)
+        for m in [self.receive(s, (prefixes, fields, _eq), f"{prefixes[0]}{b}")]:
             matches = _and([ready, m["src"] == b, pend["kind"] == 1, self.req_eq(m, pend)])
-            ok_part = {"rep": self.bset(s, p + "rrep"), "isr": self.bset(s, p + "risr"),
-                       "max": self.bset(s, p + "risr"), "ldr": m["rldr"], "le": m["rle"],
-                       "pe": m["rpe"]}
+            ok_part = {"rep": [m[f"rrep.{j}"] for j in self.B],
+                       "isr": [m[f"risr.{j}"] for j in self.B],
+                       "max": [m[f"risr.{j}"] for j in self.B], "ldr": m["rldr"],
+                       "le": m["rle"], "pe": m["rpe"]}
             rollback = {**md, "max": md["isr"]}
             for kind, part, extra in (
                     (2, ok_part, z3.And(m["rpe"] > md["pe"], m["rle"] == md["le"])),
@@ -1203,8 +1237,7 @@ class KraftSystem:
         out: list[Alt] = []
         prefixes, fields, _eq = self.reg_group()
         epoch = s["abe"] + 1
-        for p in prefixes:
-            m = self.slot(s, p, fields)
+        for m in [self.receive(s, (prefixes, fields, _eq), f"{prefixes[0]}{b}")]:
             guard = _and([m["kind"] == 1, m["b"] == b,
                           z3.Or(z3.Not(s[f"reg.{b}.unf"]), s[f"reg.{b}.inc"] == m["inc"])])
             d = dict(s)
@@ -1234,8 +1267,7 @@ class KraftSystem:
         rep, ldr, le, pe = self.bset(s, "pm.rep"), s["pm.ldr"], s["pm.le"], s["pm.pe"]
         add, rem = self.bset(s, "pm.add"), self.bset(s, "pm.rem")
         none = [z3.BoolVal(False)] * self.n
-        for p in prefixes:
-            m = self.slot(s, p, fields)
+        for m in [self.receive(s, (prefixes, fields, _eq), f"{prefixes[0]}{b}")]:
             request = {**{f: m[f] for f in self._req_fields()}, "kind": 1}
             here = z3.And(m["kind"] == 1, m["src"] == b)
             error = self.validate_alter_partition(s, b, m)
@@ -1355,10 +1387,20 @@ class KraftSystem:
                                                                        Bool]:
         names = [name for name, _sort in self.signature()]
 
+        cache: dict[tuple[str, str, str], Bool] = {}
+
         def rel(s: Frame, t: Frame, fresh: Fresh) -> Bool:
-            alts = make(dict(s.terms))
-            return _or([z3.And(g, *[t[v] == d[v] for v in names]) for g, d in alts
-                        if not _is_const(g, False)])
+            # frames of the same names are the same constants: built once per pair of frames
+            key = (str(s[OVF]), str(t[OVF]), fresh.prefix)
+            if key not in cache:
+                cache[key] = build(s, t, fresh)
+            return cache[key]
+
+        def build(s: Frame, t: Frame, fresh: Fresh) -> Bool:
+            alts = make({**s.terms, FRESH: fresh})
+            same = {v: t[v] == s[v] for v in names}
+            return _or([z3.And(g, *[same[v] if d[v] is s[v] else t[v] == d[v] for v in names])
+                        for g, d in alts if not _is_const(g, False)])
         return rel
 
     def actions(self) -> Sequence[ActionInstance]:
