@@ -48,7 +48,7 @@ def test_public_row_leader_completeness_in_8_states(tmp_path: Path) -> None:
 def test_holding_default_configuration_refuted_to_9_states(tmp_path: Path) -> None:
     # docs/conformance.md: B 2, RF 2, MinISR 1, ISR0 2, every limit 0 holds (TLC: 14
     # distinct states, depth 8); no trace of up to 9 states violates an invariant.
-    code, output, data = run_bmc(tmp_path, "tla-kraft-kip966", [], 8)
+    code, output, data = run_bmc(tmp_path, "tla-kraft-3.5", [], 8)
     assert code == 0, output
     assert "no violation in any trace of up to 9 states" in output
     assert data["bmc"]["proved_steps"] == 8
@@ -76,3 +76,12 @@ def test_kip966_data_loss_row_has_the_breadth_first_length(tmp_path: Path) -> No
     assert code == 1, output
     assert f"VIOLATION of NoCommittedRecordLostGlobally (trace of {expected} states)" in output
     assert data["bmc"]["proved_steps"] == expected - 2
+
+
+def test_a_short_refutation_of_the_kip966_data_loss_row(tmp_path: Path) -> None:
+    # Its shortest trace has 5 states (above): none of up to 4 violates an invariant.
+    code, output, data = run_bmc(tmp_path, "tla-kraft-kip966",
+                                 ["-p", "data_loss_shutdown_limit=1", "-p",
+                                  "fence_broker_limit=1"], 3)
+    assert code == 0, output
+    assert [d["verdict"] for d in data["bmc"]["depths"]] == ["unsat"] * 4
