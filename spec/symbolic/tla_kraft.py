@@ -36,7 +36,8 @@ the projection is a bisimulation: traces (and shortest violations) have the same
 
 TLC's ``VIEW view`` plays no part: BMC searches traces of the state machine itself (every
 variable); a shortest violating trace is a shortest one of the breadth-first search without
-the view (``-p view=none``), which on the rows of docs/z3.md has TLC's length with the view.
+the view (``-p view=none``), which on the rows of docs/z3.md has TLC's length (with the
+view).
 
 Modelling shortcuts: cells of empty slots, of an absent record and of fields a message kind
 does not have are unconstrained garbage that nothing reads; TLC's "should not happen" cases
@@ -195,9 +196,10 @@ class KraftSystem:
 
     @staticmethod
     def default_capacities(c: KraftConfig) -> Capacities:
-        """Slots enough for the rows of docs/z3.md: a registration per broker start (each
-        start follows a shutdown), AlterPartition messages and metadata records as measured
-        there; ``ovf`` reports a trace that needs more."""
+        """A registration slot per possible broker start (each follows a shutdown), the
+        class defaults for the rest (no trace of the rows of docs/z3.md needed more);
+        ``ovf`` reports a trace that needs more: the metadata log's 8 slots, for instance,
+        can overflow only past 7 steps (Init holds one record, a step adds at most one)."""
         return Capacities(registrations=max(1, c.clean_limit + c.unclean_limit))
 
     # ----------------------------------------------------------------- signature

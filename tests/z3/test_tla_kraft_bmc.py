@@ -9,13 +9,18 @@ same lengths on these rows (docs/z3.md).  The minutes-long runs are marked ``hea
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from isrlab.checker.trace import read_itf
 from isrlab.cli import cli
+from isrlab.services import bmc as bmc_service
+from isrlab.spec.symbolic.tla_kraft import Capacities, KraftSystem
+from isrlab.spec.tla_kraft.params import kraft_config
 from tests.z3.conftest import heavy
 
 PUBLIC_ROW = ["-p", "min_isr=2", "-p", "unclean_shutdown_limit=1", "-p", "fence_broker_limit=1",
@@ -85,3 +90,16 @@ def test_a_short_refutation_of_the_kip966_data_loss_row(tmp_path: Path) -> None:
                                   "fence_broker_limit=1"], 3)
     assert code == 0, output
     assert [d["verdict"] for d in data["bmc"]["depths"]] == ["unsat"] * 4
+
+
+def test_a_trace_beyond_the_slots_is_an_error_not_a_verdict(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # With one metadata-record slot the first partition change (FenceBroker(2)) overflows:
+    # bmc stops with a one-line error (exit 2) instead of a verdict.
+    def one_slot(name: str, values: Mapping[str, Any]) -> KraftSystem:
+        return KraftSystem(kraft_config(False, values), Capacities(metadata_log=1))
+
+    monkeypatch.setattr(bmc_service, "symbolic_for", one_slot)
+    code, output, _data = run_bmc(tmp_path, "tla-kraft-3.5", ["-p", "fence_broker_limit=1"], 2)
+    assert code == 2, output
+    assert "needs more than the encoding's slots" in output and "no verdict" in output
