@@ -833,18 +833,18 @@ class KraftSystem:
         record."""
         out: list[Alt] = []
         prefixes, fields, _eq = self.reg_group()
-        for m in [self.receive(s, (prefixes, fields, _eq), f"{prefixes[0]}{b}")]:
-            guard = [m["kind"] == 2, m["b"] == b, s[f"bs.{b}.st"] == STARTING,
-                     z3.Not(s[f"bs.{b}.reg"])]
-            if self.config.incarnation_check:
-                guard.append(s[f"bs.{b}.inc"] == m["inc"])
-            d = dict(s)
-            d[f"bs.{b}.st"], d[f"bs.{b}.ep"], d[f"bs.{b}.reg"] = (
-                z3.IntVal(RUNNING), m["ep"], z3.BoolVal(True))
-            d[f"mdl.{b}"] = z3.If(m["len"] <= 1, 0, m["len"] - 1)
-            self.put_md(d, b, self.blank_md())
-            self.remove(d, self.reg_group(), {**m, "kind": 2})
-            out.append((_and(guard), d))
+        m = self.receive(s, (prefixes, fields, _eq), f"{prefixes[0]}{b}")
+        guard = [m["kind"] == 2, m["b"] == b, s[f"bs.{b}.st"] == STARTING,
+                 z3.Not(s[f"bs.{b}.reg"])]
+        if self.config.incarnation_check:
+            guard.append(s[f"bs.{b}.inc"] == m["inc"])
+        d = dict(s)
+        d[f"bs.{b}.st"], d[f"bs.{b}.ep"], d[f"bs.{b}.reg"] = (
+            z3.IntVal(RUNNING), m["ep"], z3.BoolVal(True))
+        d[f"mdl.{b}"] = z3.If(m["len"] <= 1, 0, m["len"] - 1)
+        self.put_md(d, b, self.blank_md())
+        self.remove(d, self.reg_group(), {**m, "kind": 2})
+        out.append((_and(guard), d))
         return out
 
     def receive_metadata_update(self, s: Vals, b: int) -> list[Alt]:
@@ -1030,22 +1030,22 @@ class KraftSystem:
         pend = self.slot(s, f"pap.{b}.", ["kind", *self._req_fields()])
         prefixes, fields, _eq = self.ap_group()
         out: list[Alt] = []
-        for m in [self.receive(s, (prefixes, fields, _eq), f"{prefixes[0]}{b}")]:
-            matches = _and([ready, m["src"] == b, pend["kind"] == 1, self.req_eq(m, pend)])
-            ok_part = {"rep": [m[f"rrep.{j}"] for j in self.B],
-                       "isr": [m[f"risr.{j}"] for j in self.B],
-                       "max": [m[f"risr.{j}"] for j in self.B], "ldr": m["rldr"],
-                       "le": m["rle"], "pe": m["rpe"]}
-            rollback = {**md, "max": md["isr"]}
-            for kind, part, extra in (
-                    (2, ok_part, z3.And(m["rpe"] > md["pe"], m["rle"] == md["le"])),
-                    (3, rollback, z3.BoolVal(True))):
-                d = dict(s)
-                self.put_md(d, b, part)
-                self.update_hwm_on_partition_change(s, d, b, part)
-                self.reset_pending_ap(d, b)
-                self.remove(d, self.ap_group(), {**m, "kind": kind})
-                out.append((_and([m["kind"] == kind, matches, extra]), d))
+        m = self.receive(s, (prefixes, fields, _eq), f"{prefixes[0]}{b}")
+        matches = _and([ready, m["src"] == b, pend["kind"] == 1, self.req_eq(m, pend)])
+        ok_part = {"rep": [m[f"rrep.{j}"] for j in self.B],
+                   "isr": [m[f"risr.{j}"] for j in self.B],
+                   "max": [m[f"risr.{j}"] for j in self.B], "ldr": m["rldr"],
+                   "le": m["rle"], "pe": m["rpe"]}
+        rollback = {**md, "max": md["isr"]}
+        for kind, part, extra in (
+                (2, ok_part, z3.And(m["rpe"] > md["pe"], m["rle"] == md["le"])),
+                (3, rollback, z3.BoolVal(True))):
+            d = dict(s)
+            self.put_md(d, b, part)
+            self.update_hwm_on_partition_change(s, d, b, part)
+            self.reset_pending_ap(d, b)
+            self.remove(d, self.ap_group(), {**m, "kind": kind})
+            out.append((_and([m["kind"] == kind, matches, extra]), d))
         return out
 
     def send_fetch_request(self, s: Vals, b: int) -> list[Alt]:
@@ -1239,26 +1239,26 @@ class KraftSystem:
         out: list[Alt] = []
         prefixes, fields, _eq = self.reg_group()
         epoch = s["abe"] + 1
-        for m in [self.receive(s, (prefixes, fields, _eq), f"{prefixes[0]}{b}")]:
-            guard = _and([m["kind"] == 1, m["b"] == b,
-                          z3.Or(z3.Not(s[f"reg.{b}.unf"]), s[f"reg.{b}.inc"] == m["inc"])])
-            d = dict(s)
-            d[f"reg.{b}.unf"], d[f"reg.{b}.ep"], d[f"reg.{b}.inc"] = (
-                z3.BoolVal(True), epoch, m["inc"])
-            branches: list[Alt] = []
-            if self.kip:
-                branches += [(z3.And(m["ep"] == 0, g), x)
-                             for g, x in self.process_unclean_broker(s, d, b)]
-                branches += [(z3.And(m["ep"] != 0, g), x)
-                             for g, x in self.handle_broker_unfenced(s, d, b)]
-            else:
-                branches = self.handle_broker_unfenced(s, d, b)
-            response = {"kind": z3.IntVal(2), "b": z3.IntVal(b), "inc": m["inc"], "ep": epoch,
-                        "len": s["lg.len"]}
-            for g, x in branches:
-                self.reply(x, self.reg_group(), {**m, "kind": 1}, {**response, "kind": 2})
-                x["abe"] = epoch
-                out.append((z3.And(guard, g), x))
+        m = self.receive(s, (prefixes, fields, _eq), f"{prefixes[0]}{b}")
+        guard = _and([m["kind"] == 1, m["b"] == b,
+                      z3.Or(z3.Not(s[f"reg.{b}.unf"]), s[f"reg.{b}.inc"] == m["inc"])])
+        d = dict(s)
+        d[f"reg.{b}.unf"], d[f"reg.{b}.ep"], d[f"reg.{b}.inc"] = (
+            z3.BoolVal(True), epoch, m["inc"])
+        branches: list[Alt] = []
+        if self.kip:
+            branches += [(z3.And(m["ep"] == 0, g), x)
+                         for g, x in self.process_unclean_broker(s, d, b)]
+            branches += [(z3.And(m["ep"] != 0, g), x)
+                         for g, x in self.handle_broker_unfenced(s, d, b)]
+        else:
+            branches = self.handle_broker_unfenced(s, d, b)
+        response = {"kind": z3.IntVal(2), "b": z3.IntVal(b), "inc": m["inc"], "ep": epoch,
+                    "len": s["lg.len"]}
+        for g, x in branches:
+            self.reply(x, self.reg_group(), {**m, "kind": 1}, {**response, "kind": 2})
+            x["abe"] = epoch
+            out.append((z3.And(guard, g), x))
         return out
 
     def receive_alter_partition_request(self, s: Vals, b: int) -> list[Alt]:
@@ -1269,38 +1269,38 @@ class KraftSystem:
         rep, ldr, le, pe = self.bset(s, "pm.rep"), s["pm.ldr"], s["pm.le"], s["pm.pe"]
         add, rem = self.bset(s, "pm.add"), self.bset(s, "pm.rem")
         none = [z3.BoolVal(False)] * self.n
-        for m in [self.receive(s, (prefixes, fields, _eq), f"{prefixes[0]}{b}")]:
-            request = {**{f: m[f] for f in self._req_fields()}, "kind": 1}
-            here = z3.And(m["kind"] == 1, m["src"] == b)
-            error = self.validate_alter_partition(s, b, m)
+        m = self.receive(s, (prefixes, fields, _eq), f"{prefixes[0]}{b}")
+        request = {**{f: m[f] for f in self._req_fields()}, "kind": 1}
+        here = z3.And(m["kind"] == 1, m["src"] == b)
+        error = self.validate_alter_partition(s, b, m)
+        d = dict(s)
+        self.reply(d, self.ap_group(), request, {**request, "kind": 3, "err": error})
+        self.discard_request(d, request)
+        out.append((z3.And(here, error != ERR_NONE), d))
+        prop = [m[f"prop.{j}"] for j in self.B]
+        final_rep, final_isr = self.minus(rep, rem), self.minus(prop, rem)
+        complete = _and([z3.Not(z3.And(self.empty(add), self.empty(rem))),
+                         self.subset(add, final_isr),
+                         _count(final_isr) >= self.config.min_isr])
+        new_rep = self.ite_set(complete, final_rep, rep)
+        new_isr = self.ite_set(complete, final_isr, prop)
+        new_elr = self.ite_set(complete, self.update_elr(s, final_isr, final_rep),
+                               self.update_elr(s, prop, rep))
+        new_le = z3.If(complete, le + 1, le)
+        new_add, new_rem = self.ite_set(complete, none, add), self.ite_set(complete, none, rem)
+        for nl in self.B:
+            guard = _and([here, error == ERR_NONE, new_isr[nl - 1],
+                          z3.Or(z3.Not(self.has(new_isr, ldr)), ldr == nl)])
             d = dict(s)
-            self.reply(d, self.ap_group(), request, {**request, "kind": 3, "err": error})
+            self.apply_partition_change(s, d, new_rep, z3.IntVal(nl), new_isr, new_elr,
+                                        new_le, pe + 1, new_add, new_rem)
+            resp = {**request, "kind": 2, "rldr": z3.IntVal(nl), "rle": new_le,
+                    "rpe": pe + 1}
+            for j in self.B:
+                resp[f"rrep.{j}"], resp[f"risr.{j}"] = new_rep[j - 1], new_isr[j - 1]
+            self.reply(d, self.ap_group(), request, resp)
             self.discard_request(d, request)
-            out.append((z3.And(here, error != ERR_NONE), d))
-            prop = [m[f"prop.{j}"] for j in self.B]
-            final_rep, final_isr = self.minus(rep, rem), self.minus(prop, rem)
-            complete = _and([z3.Not(z3.And(self.empty(add), self.empty(rem))),
-                             self.subset(add, final_isr),
-                             _count(final_isr) >= self.config.min_isr])
-            new_rep = self.ite_set(complete, final_rep, rep)
-            new_isr = self.ite_set(complete, final_isr, prop)
-            new_elr = self.ite_set(complete, self.update_elr(s, final_isr, final_rep),
-                                   self.update_elr(s, prop, rep))
-            new_le = z3.If(complete, le + 1, le)
-            new_add, new_rem = self.ite_set(complete, none, add), self.ite_set(complete, none, rem)
-            for nl in self.B:
-                guard = _and([here, error == ERR_NONE, new_isr[nl - 1],
-                              z3.Or(z3.Not(self.has(new_isr, ldr)), ldr == nl)])
-                d = dict(s)
-                self.apply_partition_change(s, d, new_rep, z3.IntVal(nl), new_isr, new_elr,
-                                            new_le, pe + 1, new_add, new_rem)
-                resp = {**request, "kind": 2, "rldr": z3.IntVal(nl), "rle": new_le,
-                        "rpe": pe + 1}
-                for j in self.B:
-                    resp[f"rrep.{j}"], resp[f"risr.{j}"] = new_rep[j - 1], new_isr[j - 1]
-                self.reply(d, self.ap_group(), request, resp)
-                self.discard_request(d, request)
-                out.append((guard, d))
+            out.append((guard, d))
         return out
 
     def fence_broker(self, s: Vals, b: int) -> list[Alt]:
