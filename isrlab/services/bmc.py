@@ -16,7 +16,6 @@ from isrlab.checker.z3 import bmc as bmc_search
 from isrlab.services import InputError
 from isrlab.spec.symbolic import symbolic_for, symbolic_models
 from isrlab.spec.symbolic.bridge import replay
-from isrlab.spec.symbolic.state import KState
 
 
 def engine_name(solver: str) -> str:
@@ -33,7 +32,7 @@ class BmcRun:
 
     name: str
     depth: int
-    search: BmcResult[KState]
+    search: BmcResult[Any]
     report: CheckResult
 
     def summary(self) -> str:
@@ -95,8 +94,15 @@ def bmc(
     except ValueError as error:  # the solver asked for is not installed
         raise InputError(str(error)) from error
     violation = None
+    beyond = getattr(system, "beyond_encoding", None)  # a bounded encoding's own limits
+    why = beyond(result.trace) if result.trace is not None and beyond is not None else None
+    if why:
+        raise InputError(why)
     if result.trace is not None:
-        trace = replay(model, result.trace, system.replicas, getattr(system, "concrete", None))
+        own_replay = getattr(system, "replay", None)
+        trace = (own_replay(model, result.trace) if own_replay is not None
+                 else replay(model, result.trace, system.replicas,
+                             getattr(system, "concrete", None)))
         violation = explained(Violation(result.violated or wanted[0], trace),
                               model.invariants())
     report = CheckResult(

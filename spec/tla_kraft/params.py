@@ -104,6 +104,12 @@ def _config(kip966: bool, p: Mapping[str, ParamValue]) -> KraftConfig:
     )
 
 
+def kraft_config(kip966: bool, params: Mapping[str, ParamValue]) -> KraftConfig:
+    """The ``KraftConfig`` of parsed parameters (for the model's Z3 encoding,
+    ``isrlab.spec.symbolic.tla_kraft``)."""
+    return _config(kip966, params)
+
+
 def build_v35(params: Mapping[str, ParamValue]) -> KraftModel:
     """``tla-kraft-3.5`` for parsed parameters (ValueError when the ASSUMEs fail)."""
     return KraftModel(_config(False, params))

@@ -4,6 +4,10 @@ is ``isrlab.spec.tla_kraft`` (docs/tla-models.md)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from isrlab.checker.registry import ParamValue
 from isrlab.spec.tla_kraft import PARAMS_V35, build_v35
 from isrlab.spec.variants import Variant
 
@@ -13,4 +17,12 @@ VARIANT = Variant(
     doc="Vanlightly's KRaft spec of Kafka 3.5 replication (metadata log, broker epochs, "
         "fencing, AlterPartition with KIP-903, diverging-epoch fetch, reassignment)",
     params=PARAMS_V35, model=build_v35, proofs=None, symmetric=False,
+    symbolic=lambda params: _symbolic(params),
 )
+
+
+def _symbolic(params: Mapping[str, ParamValue]) -> Any:
+    """The Z3 twin (``isrlab.spec.symbolic.tla_kraft``, imported on use: it loads Z3)."""
+    from isrlab.spec.symbolic.tla_kraft import symbolic
+
+    return symbolic(False, params)
