@@ -25,6 +25,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "_successors.h"
 
@@ -33,6 +34,8 @@
 #define MAX_THREADS 64
 #define SLICE 256
 #define MAX_STATE 240
+#define SMALL_EXPAND 2048   /* frontier states expanded on one thread */
+#define SMALL_FINISH 16384  /* rows finished on one thread */
 
 /* -- XXH3-64 (seed 0, default secret), inputs of 0 to 240 bytes ------------------------- */
 
@@ -310,6 +313,7 @@ typedef struct {
     int64_t emitted;
     int failed;         /* 1 out of memory, 2 an unknown label, 3 the model's next failed */
     unsigned char *canon, *scratch;
+    double cpu;         /* this thread's CPU seconds in the current phase call */
 } Worker;
 
 struct Engine {
@@ -330,7 +334,33 @@ struct Engine {
     /* the phase being run */
     size_t next_item, end_item;
     pthread_mutex_t lock;
+    /* CPU seconds: of all threads in the phases, and of the busiest thread of each phase
+     * call summed (the phases' share of the time on as many free cores as threads) */
+    double phase_cpu, critical_cpu;
 };
+
+static double
+thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+typedef struct {
+    void *(*body)(void *);
+    Worker *w;
+} Timed;
+
+static void *
+timed(void *arg)
+{
+    Timed *x = arg;
+    double start = thread_cpu();
+    x->body(x->w);
+    x->w->cpu = thread_cpu() - start;
+    return NULL;
+}
 
 static inline size_t
 row_words(const Engine *e)
@@ -511,24 +541,41 @@ finish_worker(void *arg)
     return NULL;
 }
 
-/* Run ``body`` on every worker, the calling thread being worker 0, without the GIL. */
+/* Run ``body`` on ``threads`` workers (at most the engine's), the calling thread being
+ * worker 0, without the GIL.  A small phase runs on the calling thread alone: on a busy
+ * machine every thread joined is a wait for the scheduler. */
 static int
-run_threads(Engine *e, void *(*body)(void *), size_t items)
+run_threads(Engine *e, void *(*body)(void *), size_t items, int threads)
 {
     pthread_t ids[MAX_THREADS];
+    Timed jobs[MAX_THREADS];
     int started = 0, failed = 0;
     e->next_item = 0;
     e->end_item = items;
+    if (threads > e->threads)
+        threads = e->threads;
+    for (int t = 0; t < e->threads; t++) {
+        jobs[t].body = body;
+        jobs[t].w = &e->workers[t];
+        e->workers[t].cpu = 0.0;
+    }
     Py_BEGIN_ALLOW_THREADS
-    for (int t = 1; t < e->threads; t++) {
-        if (pthread_create(&ids[t], NULL, body, &e->workers[t]) != 0)
+    for (int t = 1; t < threads; t++) {
+        if (pthread_create(&ids[t], NULL, timed, &jobs[t]) != 0)
             break;
         started = t;
     }
-    body(&e->workers[0]);
+    timed(&jobs[0]);
     for (int t = 1; t <= started; t++)
         pthread_join(ids[t], NULL);
     Py_END_ALLOW_THREADS
+    double busiest = 0.0;
+    for (int t = 0; t < e->threads; t++) {
+        e->phase_cpu += e->workers[t].cpu;
+        if (e->workers[t].cpu > busiest)
+            busiest = e->workers[t].cpu;
+    }
+    e->critical_cpu += busiest;
     for (int t = 0; t < e->threads; t++)
         if (e->workers[t].failed && !failed)
             failed = e->workers[t].failed;
@@ -724,7 +771,8 @@ Engine_expand(Engine *e, PyObject *args)
     Buf whole = e->frontier;
     size_t n = row_words(e);
     e->frontier.data = whole.data + (size_t)start * n;
-    int rc = run_threads(e, expand_worker, (size_t)(stop - start));
+    int rc = run_threads(e, expand_worker, (size_t)(stop - start),
+                         stop - start < SMALL_EXPAND ? 1 : e->threads);
     e->frontier = whole;
     if (rc < 0)
         return NULL;
@@ -771,9 +819,12 @@ counts_of(Engine *e, int distinct)
 static PyObject *
 Engine_finish(Engine *e, PyObject *unused)
 {
-    if (run_threads(e, finish_worker, PARTS) < 0)
+    size_t n = row_words(e), rows = 0, found = 0;
+    for (int t = 0; t < e->threads; t++)
+        for (int p = 0; p < PARTS; p++)
+            found += e->workers[t].parts[p].len / n;
+    if (run_threads(e, finish_worker, PARTS, found < SMALL_FINISH ? 1 : e->threads) < 0)
         return NULL;
-    size_t n = row_words(e), rows = 0;
     for (int p = 0; p < PARTS; p++)
         rows += e->news[p].len / n;
     PyObject *fps = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(rows * 8));
@@ -885,7 +936,17 @@ Engine_compiled_invariants(Engine *e, PyObject *unused)
     return PyLong_FromLong(e->abi->ninvariants);
 }
 
+/* phase_cpu() -> (all threads, busiest thread per call): CPU seconds in expand and finish. */
+static PyObject *
+Engine_phase_cpu(Engine *e, PyObject *unused)
+{
+    return Py_BuildValue("(dd)", e->phase_cpu, e->critical_cpu);
+}
+
 static PyMethodDef Engine_methods[] = {
+    {"phase_cpu", (PyCFunction)Engine_phase_cpu, METH_NOARGS,
+     "(CPU seconds of all threads in expand and finish, of the busiest thread of each call "
+     "summed)."},
     {"compiled_invariants", (PyCFunction)Engine_compiled_invariants, METH_NOARGS,
      "How many of the model's invariants finish() evaluates (-1: none, bfs.py does)."},
     {"set_frontier", (PyCFunction)Engine_set_frontier, METH_VARARGS,

@@ -892,7 +892,7 @@ class _MultiProcess(_Driver[S]):
         shutil.rmtree(self.exchange, ignore_errors=True)
 
 
-ENGINE_SLICE = 1 << 16
+ENGINE_SLICE = 1 << 18
 """Frontier states per call of the compiled engine's ``expand`` (progress is shown between)."""
 
 
