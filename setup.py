@@ -11,9 +11,11 @@ that ``python -m isrlab``, pytest, mypy and editors started at the repository's 
 the same ``isrlab.*`` modules as an installation.  The mapping below does not rely on the
 links: the wheel is built from the folders themselves.
 
-Two C extensions, ``isrlab.spec.tla._native`` (spec/tla/_native.c: the compiled successor
-function of the ``tla-*`` models) and ``isrlab.checker._fpset`` (checker/_fpset.c: the
-checker's set of fingerprints), are built by ``pip install`` (``./run`` uses ``pip install
+Three C extensions, ``isrlab.spec.tla._native`` (spec/tla/_native.c: the compiled successor
+function of the ``tla-*`` models), ``isrlab.checker._fpset`` (checker/_fpset.c: the
+checker's set of fingerprints) and ``isrlab.checker._engine`` (checker/_engine.c: the
+search's levels in C on several threads, for models with a compiled successor function
+behind checker/_successors.h), are built by ``pip install`` (``./run`` uses ``pip install
 -e``, which builds them in place) when a C compiler and Python's headers are there.  They
 are optional: when they cannot be built the installation goes on and the pure Python runs,
 with identical results (tests/spec/test_tla_native.py and tests/checker/test_fpset.py
@@ -158,8 +160,12 @@ setup(
     packages=sorted(packages),
     package_dir={"isrlab": "isrlab", **{f"isrlab.{f}": f for f in FOLDERS}},
     ext_modules=[
-        Extension("isrlab.spec.tla._native", ["spec/tla/_native.c"], optional=True),
+        Extension("isrlab.spec.tla._native", ["spec/tla/_native.c"], optional=True,
+                  depends=["checker/_successors.h"]),
         Extension("isrlab.checker._fpset", ["checker/_fpset.c"], optional=True),
+        Extension("isrlab.checker._engine", ["checker/_engine.c"], optional=True,
+                  depends=["checker/_successors.h"], extra_compile_args=["-pthread"],
+                  extra_link_args=["-pthread"]),
     ],  # and the kafka model's, added by BuildExt
     cmdclass={"build_ext": BuildExt},
 )

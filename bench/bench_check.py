@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_check.py --model tla-kip320 \\
         -p replicas=3 -p log_size=2 -p max_records=2 -p max_leader_epoch=3 --workers 2 \\
-        [--symmetry] [--tlc-jar JAR --spec-dir DIR]
+        [--symmetry] [--tlc-jar JAR [--tlc-jar JAR2] --spec-dir DIR]
 
 Prints distinct and generated states, the diameter, wall time, generated states per second,
 the peak RSS (this process plus its worker processes) and which compiled modules ran.  With
@@ -15,6 +15,7 @@ prints TLC's figures and the time ratio.  A script, not a timed test.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import resource
 import shutil
@@ -55,16 +56,24 @@ def cpu_seconds() -> float:
 def compiled_paths(model: object) -> str:
     """Which compiled modules this run used (ISRLAB_PURE_PYTHON=1 or an unbuilt checkout
     runs the pure Python: identical results, other times)."""
-    from isrlab.checker.fingerprint import compiled_expand, fingerprint_set
+    from isrlab.checker.fingerprint import compiled_engine, compiled_expand, fingerprint_set
     from isrlab.spec._compiled import running_compiled
     from isrlab.spec.kafka import model as kafka_model
 
     native = getattr(model, "_native", None) is not None
+    offer = getattr(model, "native_successors", None)
+    engine = compiled_engine() is not None and offer is not None and offer() is not None
     fpset = not isinstance(fingerprint_set(), set)
     mypyc = running_compiled(kafka_model)
     return (f"model (isrlab.spec.tla._native) {'yes' if native else 'no'}, "
             f"kafka model (mypyc) {'yes' if mypyc else 'no'}, "
-            f"checker (isrlab.checker._fpset) {'yes' if fpset and compiled_expand() else 'no'}")
+            f"checker (isrlab.checker._fpset) {'yes' if fpset and compiled_expand() else 'no'}, "
+            f"level engine (isrlab.checker._engine) {'yes' if engine else 'no'}")
+
+
+def load() -> str:
+    """The 1, 5 and 15 minute load averages."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def tlc_model(module: str, params: dict[str, object], symmetry: bool) -> tuple[str, str]:
@@ -143,7 +152,8 @@ def main() -> int:
     parser.add_argument("--symmetry", action="store_true")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--max-depth", type=int, default=None)
-    parser.add_argument("--tlc-jar", type=Path)
+    parser.add_argument("--tlc-jar", type=Path, action="append", default=[],
+                        help="TLC's jar (repeat for several builds, run one after another)")
     parser.add_argument("--spec-dir", type=Path)
     parser.add_argument("--tlc-workers", type=int, default=2)
     parser.add_argument("--tlc-first", action="store_true", help="run TLC before ours")
@@ -153,36 +163,47 @@ def main() -> int:
     except BadInput as error:
         print(f"bench: {error.format_message()}", file=sys.stderr)
         return 2
-    tlc: dict[str, object] | None = None
-    want_tlc = args.tlc_jar is not None and args.spec_dir is not None
+    want_tlc = bool(args.tlc_jar) and args.spec_dir is not None
     module = TLC_MODULES.get(args.model)
     if want_tlc and module is None:
         print(f"bench: no TLC module known for {args.model!r}", file=sys.stderr)
         return 2
-    if want_tlc and args.tlc_first and module is not None:
-        tlc = run_tlc(args.tlc_jar, args.spec_dir, module, dict(params), args.symmetry,
-                      args.tlc_workers)
+    runs: list[tuple[Path, dict[str, object]]] = []
+
+    def run_all_tlc() -> None:
+        assert module is not None
+        for jar in args.tlc_jar:
+            before = load()
+            runs.append((jar, run_tlc(jar, args.spec_dir, module, dict(params), args.symmetry,
+                                      args.tlc_workers)))
+            print(f"TLC {jar}: load average {before} before, {load()} after", flush=True)
+
+    if want_tlc and args.tlc_first:
+        run_all_tlc()
     options = CheckOptions(symmetry=args.symmetry, workers=args.workers,
                            max_depth=args.max_depth, params=params)
+    before = load()
     cpu_before = cpu_seconds()
     result = explore(model, options)
     our_cpu = cpu_seconds() - cpu_before
     own_rss, worker_rss = peak_rss_mib()
-    total_rss = own_rss + (worker_rss * args.workers if args.workers > 1 else 0.0)
+    if not result.engine.endswith("proc"):  # one process (threads): no worker processes
+        worker_rss = 0.0
+    total_rss = own_rss + worker_rss * args.workers
     print(result.summary_line())
     print(f"ours: distinct {result.distinct_states:,}  generated {result.generated_states:,}  "
           f"diameter {result.diameter}  {result.elapsed_s:.1f} s wall  {our_cpu:.1f} s CPU  "
           f"{result.generated_states / max(result.elapsed_s, 1e-9):,.0f} generated/s  "
           f"{result.distinct_states / max(result.elapsed_s, 1e-9):,.0f} distinct/s  "
           f"peak RSS {own_rss:,.0f} MiB coordinator + {worker_rss:,.0f} MiB largest worker "
-          f"(<= {total_rss:,.0f} MiB in all)  workers {args.workers}")
-    print(f"compiled: {compiled_paths(model)}")
-    if want_tlc and tlc is None and module is not None:
-        tlc = run_tlc(args.tlc_jar, args.spec_dir, module, dict(params), args.symmetry,
-                      args.tlc_workers)
-    if tlc is not None:
+          f"(<= {total_rss:,.0f} MiB in all)  workers {args.workers} ({result.engine})")
+    print(f"ours: load average {before} before, {load()} after")
+    print(f"compiled: {compiled_paths(model)}", flush=True)
+    if want_tlc and not args.tlc_first:
+        run_all_tlc()
+    for jar, tlc in runs:
         tlc_time = float(str(tlc["elapsed_s"]))
-        print(f"TLC:  distinct {tlc['distinct']}  generated {tlc['generated']}  "
+        print(f"TLC ({jar.name}):  distinct {tlc['distinct']}  generated {tlc['generated']}  "
               f"diameter {tlc['diameter']}  {tlc_time:.1f} s wall  "
               f"{float(str(tlc['cpu_s'])):.1f} s CPU  workers {args.tlc_workers}  "
               f"violation {tlc['violation']} (trace {tlc['trace_states']} states)")
@@ -192,8 +213,8 @@ def main() -> int:
         same = (tlc["distinct"], tlc["generated"]) == (
             result.distinct_states, result.generated_states)
         cpu_ratio = our_cpu / max(float(str(tlc["cpu_s"])), 1e-9)
-        print(f"ratio ours/TLC = {ratio:.3f} wall (TLC is {1 / ratio:.2f}x our time), "
-              f"{cpu_ratio:.3f} CPU;  same counts: {same}")
+        print(f"ratio ours/TLC ({jar.name}) = {ratio:.4f} wall (TLC is {1 / ratio:.1f}x our "
+              f"time), {cpu_ratio:.4f} CPU;  same counts: {same}")
     return 0
 
 

@@ -50,6 +50,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from isrlab.checker.fingerprint import (
     FingerprintSet,
+    compiled_engine,
     compiled_exchange,
     compiled_expand,
     compiled_scan,
@@ -891,6 +892,112 @@ class _MultiProcess(_Driver[S]):
         shutil.rmtree(self.exchange, ignore_errors=True)
 
 
+ENGINE_SLICE = 1 << 18
+"""Frontier states per call of the compiled engine's ``expand`` (progress is shown between)."""
+
+
+def _engine_for(model: Model[S], options: CheckOptions, workers: int) -> Any:
+    """The compiled level engine (checker/_engine.c) for this search, or None when it does
+    not apply: not built or turned off, a model without a compiled successor function
+    (``native_successors``), a run directory, a view or a state constraint."""
+    engine_class = compiled_engine()
+    offer = getattr(model, "native_successors", None)
+    if (engine_class is None or offer is None or options.run_dir is not None
+            or getattr(model, "view", None) is not None
+            or getattr(model, "has_boundary", True)
+            or not getattr(model, "identity_encoding", False)):
+        return None
+    native = offer()
+    if native is None:
+        return None
+    capsule, labels = native
+    try:
+        return engine_class(capsule, labels, workers, options.symmetry)
+    except ValueError:  # states too large for it, or no canonical form: the Python levels
+        return None
+
+
+class _InEngine(_Driver[S]):
+    """The search's levels in C on ``workers`` threads of this process (checker/_engine.c).
+
+    Level 1 is built by a ``_Worker`` as in every other search; from then on the engine
+    expands each level and keeps the visited set and the frontier, and this driver keeps the
+    links and checks in Python what the engine cannot (invariants without a C version,
+    ``sometimes`` properties).  The counts, links and violations are those of the Python
+    levels: a state is new or not, its link is the smallest, the smallest violation is
+    reported."""
+
+    def __init__(self, model: Model[S], options: CheckOptions, engine: Any) -> None:
+        self.slots = _LocalSlots()
+        self.first = _Worker(model, options, 0, 1, None, None, self.slots)
+        self.engine = engine
+        self.options = options
+        self.levels: list[tuple[array[int], array[int]]] = []
+        self.invariants = self.first.invariants
+        self.deadlock_index = len(self.first.prop_names)
+        in_c = engine.compiled_invariants()
+        self.invariants_in_c = in_c == len(self.invariants)
+
+    def start(self) -> list[_LevelReport]:
+        first = self.first
+        first.start()
+        report = first.merge(1)
+        self.levels = first.levels
+        self.engine.set_frontier(array("Q", first.frontier_fps).tobytes(),
+                                 b"".join(first.frontier))  # type: ignore[arg-type]  # identity: S is bytes
+        first.frontier_fps, first.frontier = [], []
+        return [report]
+
+    def resume(self, commit: Mapping[str, Any]) -> None:
+        raise RuntimeError("the compiled engine never runs with a run directory")
+
+    def step(self, level: int, wait: Callable[[], None]) -> list[_LevelReport]:
+        engine, report = self.engine, _LevelReport()
+        self.slots.values = (0, 0, 0)
+        size = engine.frontier_size()
+        for start in range(0, size, ENGINE_SLICE):
+            stop = min(size, start + ENGINE_SLICE)
+            generated = engine.expand(start, stop)
+            self.slots.values = (stop, generated, 0)
+            wait()
+        (report.generated, report.cov_generated, deadlocked, fps_bytes, parents_bytes,
+         report.cov_distinct, violations) = engine.finish()
+        fps, parents = array("Q"), array("Q")
+        fps.frombytes(fps_bytes)
+        parents.frombytes(parents_bytes)
+        self.levels.append((fps, parents))
+        if self.options.check_deadlock and deadlocked:
+            dead = array("Q")
+            dead.frombytes(deadlocked)
+            report.violations.extend((level, self.deadlock_index, fp) for fp in dead)
+        found = report.violations
+        if self.invariants_in_c:
+            found.extend((level + 1, index, fp) for index, fp in violations)
+        first = self.first
+        if (not self.invariants_in_c and self.invariants) or first.pending_sometimes:
+            states = engine.states()
+            if not self.invariants_in_c:
+                for index, holds in self.invariants:
+                    if not all(map(holds, states)):
+                        found.extend((level + 1, index, fp) for fp, ok in zip(
+                            fps, map(holds, states), strict=True) if not ok)
+            first.report = report
+            for state in states:
+                if not first.pending_sometimes:
+                    break
+                first._check_sometimes(level + 1, state)
+        report.violations = _least_per_property(found)
+        report.new = report.frontier = len(fps)
+        return [report]
+
+    def parent_of(self, level: int, fp: int) -> int:
+        fps, parents = self.levels[level - 1]
+        return parents[fps.index(fp)]
+
+    def live(self) -> tuple[int, int, int]:
+        return self.slots.values
+
+
 # -- traces -----------------------------------------------------------------------------------
 
 
@@ -1082,9 +1189,11 @@ def explore(model: Model[S], options: CheckOptions | None = None) -> CheckResult
         store = RunStore(Path(options.run_dir))
         store.open(_identity(model, options))
     workers = max(1, options.workers)
+    engine = _engine_for(model, options, workers)
     try:
         driver: _Driver[S] = (
-            _InProcess(model, options, store) if workers == 1
+            _InEngine(model, options, engine) if engine is not None
+            else _InProcess(model, options, store) if workers == 1
             else _MultiProcess(model, options, store, workers)
         )
     except BaseException:
@@ -1097,7 +1206,8 @@ def explore(model: Model[S], options: CheckOptions | None = None) -> CheckResult
     if workers == 1:
         gc.set_threshold(*WORKER_GC_THRESHOLDS)
     try:
-        return _search(model, options, driver, store, workers, started)
+        return _search(model, options, driver, store, workers, started,
+                       threads=engine is not None)
     finally:
         gc.set_threshold(*thresholds)
         driver.close()
@@ -1107,7 +1217,7 @@ def explore(model: Model[S], options: CheckOptions | None = None) -> CheckResult
 
 def _search(
     model: Model[S], options: CheckOptions, driver: _Driver[S], store: RunStore | None,
-    workers: int, started: float,
+    workers: int, started: float, *, threads: bool = False,
 ) -> CheckResult:
     names = [p.name for p in model.invariants()] + [DEADLOCK]
     commit = store.commit() if store is not None else None
@@ -1144,7 +1254,8 @@ def _search(
             store.write_commit(totals.record(workers, time.monotonic() - started))
     violations = _violations(model, options, driver, totals, names)
     return check_result(
-        model, options, totals, engine="bfs" if workers == 1 else f"bfs-{workers}proc",
+        model, options, totals,
+        engine="bfs" if workers == 1 else f"bfs-{workers}{'thread' if threads else 'proc'}",
         workers=workers, elapsed_s=totals.elapsed_before + time.monotonic() - started,
         violations=violations, complete=complete,
     )

@@ -24,6 +24,11 @@ except ImportError:  # not built: a Python set and bfs.py's own loops, the same 
     _FpSet = None  # type: ignore[assignment, misc]
     _scan = _split = _merge = _expand = _columns = None  # type: ignore[assignment]
 
+try:  # the search's levels in C on several threads (checker/_engine.c), optional
+    from isrlab.checker._engine import Engine as _Engine
+except ImportError:  # not built: bfs.py's own levels, the same answers
+    _Engine = None  # type: ignore[assignment, misc]
+
 COMPILED_SET = _FpSet
 """The compiled fingerprint set's class, or None when it is not built."""
 COMPILED_SCAN = _scan
@@ -91,3 +96,9 @@ def compiled_expand() -> Any:
     """The compiled loop over a frontier slice (next_states, coverage, scan) when built and
     not turned off, else None."""
     return None if pure_python_forced() else _expand
+
+
+def compiled_engine() -> Any:
+    """The compiled level engine's class (checker/_engine.c) when built and not turned off,
+    else None."""
+    return None if pure_python_forced() else _Engine

@@ -33,7 +33,11 @@ before the first ``(``.  Models should build their labels once, not per step.
 Two optional class attributes let the breadth-first checker take shortcuts (same results):
 ``identity_encoding = True`` says states are ``bytes`` and ``encode``/``decode`` are the
 identity (the checker then never calls them, and uses its compiled loops when built);
-``has_boundary = False`` says ``within_boundary`` is always true.
+``has_boundary = False`` says ``within_boundary`` is always true.  A model with both may
+also offer ``native_successors()``: ``None``, or a capsule of the C interface of
+checker/_successors.h (its compiled ``next_states``, ``canonical`` and invariants, in the
+order of ``invariants()``) with every label it can emit; the checker then runs each level
+in C on several threads (checker/_engine.c), with the same results.
 
 Liveness (optional): a model that also has ``liveness() -> Liveness[S]`` declares temporal
 properties (``AlwaysEventually`` ``[]<>P``, ``EventuallyAlways`` ``<>[]P``, ``Eventually``

@@ -17,6 +17,8 @@
 #include <Python.h>
 #include <string.h>
 
+#include "../../checker/_successors.h"
+
 #define HW 0
 #define EPOCH 1
 #define LEADER 2
@@ -101,20 +103,33 @@ label3(PyObject *t, int e, int i, int j)
     return PyTuple_GET_ITEM(PyTuple_GET_ITEM(PyTuple_GET_ITEM(t, e), i), j);
 }
 
-/* A fresh copy of the state, to patch (NULL on memory error). */
-static inline PyObject *
-copy_state(const Native *m, const unsigned char *s, unsigned char **w)
+/* Where the successors go: appended as (label, bytes) pairs to ``list`` (the Python
+ * ``next_states``), or handed to ``emit`` (the checker's C interface, checker/_successors.h:
+ * no Python object is created).  ``w`` is the successor being built (size bytes). */
+typedef struct {
+    PyObject *list;
+    isrlab_emit_fn emit;
+    void *ctx;
+    unsigned char *w;
+} Out;
+
+/* Start a successor as a copy of the state, to patch. */
+static inline unsigned char *
+copy_state(const Native *m, Out *o, const unsigned char *s)
 {
-    PyObject *r = PyBytes_FromStringAndSize((const char *)s, m->size);
-    if (r != NULL)
-        *w = (unsigned char *)PyBytes_AS_STRING(r);
-    return r;
+    memcpy(o->w, s, m->size);
+    return o->w;
 }
 
-/* Append (label, succ) to out ``times`` times; steals succ.  0 ok, -1 error. */
+/* Emit the successor built in o->w ``times`` times.  0 ok, -1 error. */
 static int
-emit(PyObject *out, PyObject *label, PyObject *succ, int times)
+emit(const Native *m, Out *o, PyObject *label, int times)
 {
+    if (o->list == NULL) {
+        o->emit(o->ctx, label, o->w, times);
+        return 0;
+    }
+    PyObject *succ = PyBytes_FromStringAndSize((const char *)o->w, m->size);
     if (succ == NULL)
         return -1;
     PyObject *pair = PyTuple_New(2);
@@ -131,7 +146,7 @@ emit(PyObject *out, PyObject *label, PyObject *succ, int times)
         PyObject_GC_UnTrack(pair);
     int rc = 0;
     for (int k = 0; k < times && rc == 0; k++)
-        rc = PyList_Append(out, pair);
+        rc = PyList_Append(o->list, pair);
     Py_DECREF(pair);
     return rc;
 }
@@ -172,23 +187,19 @@ presuming(const Native *m, const unsigned char *s, Pres *p)
 
 /* -- the controller ------------------------------------------------------------------------ */
 
-static PyObject *
-update_isr(const Native *m, const unsigned char *s, int leader_code, int isr_code)
+static void
+update_isr(const Native *m, Out *o, const unsigned char *s, int leader_code, int isr_code)
 {
-    unsigned char *w;
-    PyObject *r = copy_state(m, s, &w);
-    if (r == NULL)
-        return NULL;
+    unsigned char *w = copy_state(m, o, s);
     int nle = s[1], k = RQ + 2 * nle;
     w[1] = (unsigned char)(nle + 1);
     w[2] = (unsigned char)isr_code;
     w[k] = (unsigned char)leader_code;
     w[k + 1] = (unsigned char)isr_code;
-    return r;
 }
 
 static int
-elect(const Native *m, const ActionEntry *a, const unsigned char *s, PyObject *out)
+elect(const Native *m, const ActionEntry *a, const unsigned char *s, Out *o)
 {
     if (s[1] > m->E)
         return 0;
@@ -197,14 +208,15 @@ elect(const Native *m, const ActionEntry *a, const unsigned char *s, PyObject *o
         int i = m->members[qisr][k];
         if (m->lb + i == qleader)
             continue;
-        if (emit(out, label1(a->labels, i), update_isr(m, s, m->lb + i, qisr), 1) < 0)
+        update_isr(m, o, s, m->lb + i, qisr);
+        if (emit(m, o, label1(a->labels, i), 1) < 0)
             return -1;
     }
     return 0;
 }
 
 static int
-cshrink(const Native *m, const ActionEntry *a, const unsigned char *s, PyObject *out)
+cshrink(const Native *m, const ActionEntry *a, const unsigned char *s, Out *o)
 {
     if (s[1] > m->E)
         return 0;
@@ -212,18 +224,17 @@ cshrink(const Native *m, const ActionEntry *a, const unsigned char *s, PyObject 
     int mask = qisr - m->ib;
     for (int i = 0; i < m->n; i++) {
         int bit = 1 << i;
-        PyObject *succ;
         if (qleader == m->lb + i) {
             int new_isr = mask == bit ? qisr : m->ib + (mask & ~bit);
-            succ = update_isr(m, s, m->none, new_isr);
+            update_isr(m, o, s, m->none, new_isr);
         }
         else if (mask & bit) {
-            succ = update_isr(m, s, qleader, m->ib + (mask & ~bit));
+            update_isr(m, o, s, qleader, m->ib + (mask & ~bit));
         }
         else {
             continue;
         }
-        if (emit(out, label1(a->labels, i), succ, 1) < 0)
+        if (emit(m, o, label1(a->labels, i), 1) < 0)
             return -1;
     }
     return 0;
@@ -232,7 +243,7 @@ cshrink(const Native *m, const ActionEntry *a, const unsigned char *s, PyObject 
 /* -- leaders ------------------------------------------------------------------------------- */
 
 static int
-become_leader(const Native *m, const ActionEntry *a, const unsigned char *s, PyObject *out)
+become_leader(const Native *m, const ActionEntry *a, const unsigned char *s, Out *o)
 {
     for (int e = 0; e < s[1]; e++) {
         int code = s[RQ + 2 * e];
@@ -240,14 +251,11 @@ become_leader(const Native *m, const ActionEntry *a, const unsigned char *s, PyO
             continue;
         int i = code - m->lb, b = m->bases[i];
         if (e + 1 > s[b + EPOCH]) {
-            unsigned char *w;
-            PyObject *succ = copy_state(m, s, &w);
-            if (succ != NULL) {
-                w[b + EPOCH] = (unsigned char)(e + 1);
-                w[b + LEADER] = (unsigned char)code;
-                w[b + ISR] = s[RQ + 2 * e + 1];
-            }
-            if (emit(out, label2(a->labels, e, i), succ, 1) < 0)
+            unsigned char *w = copy_state(m, o, s);
+            w[b + EPOCH] = (unsigned char)(e + 1);
+            w[b + LEADER] = (unsigned char)code;
+            w[b + ISR] = s[RQ + 2 * e + 1];
+            if (emit(m, o, label2(a->labels, e, i), 1) < 0)
                 return -1;
         }
     }
@@ -255,7 +263,7 @@ become_leader(const Native *m, const ActionEntry *a, const unsigned char *s, PyO
 }
 
 static int
-leader_write(const Native *m, const ActionEntry *a, const unsigned char *s, PyObject *out,
+leader_write(const Native *m, const ActionEntry *a, const unsigned char *s, Out *o,
              const Pres *p)
 {
     int rid = s[0];
@@ -267,43 +275,33 @@ leader_write(const Native *m, const ActionEntry *a, const unsigned char *s, PyOb
         int end = s[b + END];
         if (end >= m->L)
             continue;
-        unsigned char *w;
-        PyObject *succ = copy_state(m, s, &w);
-        if (succ != NULL) {
-            w[0] = (unsigned char)(rid + 1);
-            w[b + END] = (unsigned char)(end + 1);
-            w[b + LOG + end] = (unsigned char)(first + s[b + EPOCH]);
-        }
-        if (emit(out, label1(a->labels, i), succ, 1) < 0)
+        unsigned char *w = copy_state(m, o, s);
+        w[0] = (unsigned char)(rid + 1);
+        w[b + END] = (unsigned char)(end + 1);
+        w[b + LOG + end] = (unsigned char)(first + s[b + EPOCH]);
+        if (emit(m, o, label1(a->labels, i), 1) < 0)
             return -1;
     }
     return 0;
 }
 
-static PyObject *
-set_isr(const Native *m, const unsigned char *s, int b, int isr_code)
+static void
+set_isr(const Native *m, Out *o, const unsigned char *s, int b, int isr_code)
 {
-    unsigned char *w;
-    PyObject *r = copy_state(m, s, &w);
-    if (r != NULL) {
-        w[2] = (unsigned char)isr_code;
-        w[b + ISR] = (unsigned char)isr_code;
-    }
-    return r;
+    unsigned char *w = copy_state(m, o, s);
+    w[2] = (unsigned char)isr_code;
+    w[b + ISR] = (unsigned char)isr_code;
 }
 
-static PyObject *
-inc_hw(const Native *m, const unsigned char *s, int b)
+static void
+inc_hw(const Native *m, Out *o, const unsigned char *s, int b)
 {
-    unsigned char *w;
-    PyObject *r = copy_state(m, s, &w);
-    if (r != NULL)
-        w[b + HW] = (unsigned char)(s[b + HW] + 1);
-    return r;
+    unsigned char *w = copy_state(m, o, s);
+    w[b + HW] = (unsigned char)(s[b + HW] + 1);
 }
 
 static int
-leader_inc_hw(const Native *m, const ActionEntry *a, const unsigned char *s, PyObject *out,
+leader_inc_hw(const Native *m, const ActionEntry *a, const unsigned char *s, Out *o,
               const Pres *p)
 {
     for (int k = 0; k < p->count; k++) {
@@ -319,8 +317,11 @@ leader_inc_hw(const Native *m, const ActionEntry *a, const unsigned char *s, PyO
                 break;
             }
         }
-        if (ok && emit(out, label1(a->labels, i), inc_hw(m, s, b), 1) < 0)
-            return -1;
+        if (ok) {
+            inc_hw(m, o, s, b);
+            if (emit(m, o, label1(a->labels, i), 1) < 0)
+                return -1;
+        }
     }
     return 0;
 }
@@ -348,7 +349,7 @@ caught_up(const unsigned char *s, int a, int b, int code, int offset)
 }
 
 static int
-leader_shrink(const Native *m, const ActionEntry *a_, const unsigned char *s, PyObject *out,
+leader_shrink(const Native *m, const ActionEntry *a_, const unsigned char *s, Out *o,
               const Pres *p)
 {
     int tl[MAXN], count = true_leaders(m, s, p, tl);
@@ -358,7 +359,8 @@ leader_shrink(const Native *m, const ActionEntry *a_, const unsigned char *s, Py
         for (int q = 0; q < m->nmembers[isr]; q++) {
             int j = m->members[isr][q];
             if (j != i && !caught_up(s, a, m->bases[j], code, end)) {
-                if (emit(out, label2(a_->labels, i, j), set_isr(m, s, a, isr - (1 << j)), 1) < 0)
+                set_isr(m, o, s, a, isr - (1 << j));
+                if (emit(m, o, label2(a_->labels, i, j), 1) < 0)
                     return -1;
             }
         }
@@ -367,7 +369,7 @@ leader_shrink(const Native *m, const ActionEntry *a_, const unsigned char *s, Py
 }
 
 static int
-leader_expand(const Native *m, const ActionEntry *a_, const unsigned char *s, PyObject *out,
+leader_expand(const Native *m, const ActionEntry *a_, const unsigned char *s, Out *o,
               const Pres *p)
 {
     int tl[MAXN], count = true_leaders(m, s, p, tl);
@@ -376,7 +378,8 @@ leader_expand(const Native *m, const ActionEntry *a_, const unsigned char *s, Py
         int isr = s[a + ISR], hw = s[a + HW], mask = isr - m->ib;
         for (int j = 0; j < m->n; j++) {
             if (!((mask >> j) & 1) && caught_up(s, a, m->bases[j], code, hw)) {
-                if (emit(out, label2(a_->labels, i, j), set_isr(m, s, a, isr + (1 << j)), 1) < 0)
+                set_isr(m, o, s, a, isr + (1 << j));
+                if (emit(m, o, label2(a_->labels, i, j), 1) < 0)
                     return -1;
             }
         }
@@ -386,11 +389,11 @@ leader_expand(const Native *m, const ActionEntry *a_, const unsigned char *s, Py
 
 /* -- followers ----------------------------------------------------------------------------- */
 
-/* TlaModel.truncated computed here for the rules known in C: the new replica block, or an
- * empty bytes object when the offset lies beyond the follower's end (a new reference). */
-static PyObject *
+/* TlaModel.truncated computed here for the rules known in C: the new replica block into
+ * ``block`` (m->block bytes); 0 when the offset lies beyond the follower's end (no block). */
+static int
 truncation_inline(const Native *m, const ActionEntry *a, const unsigned char *s,
-                  int leader_log, int b, int e1, int code, int isr)
+                  int leader_log, int b, int e1, int code, int isr, unsigned char *w)
 {
     int L = m->L, end = s[b + END], hw = s[b + HW], offset = 0;
     if (a->inline_rule == RULE_KIP279) {
@@ -409,33 +412,30 @@ truncation_inline(const Native *m, const ActionEntry *a, const unsigned char *s,
         offset = hw;
     }
     if (offset > end)
-        return PyBytes_FromStringAndSize(NULL, 0);
-    PyObject *r = PyBytes_FromStringAndSize(NULL, m->block);
-    if (r == NULL)
-        return NULL;
-    unsigned char *w = (unsigned char *)PyBytes_AS_STRING(r);
+        return 0;
     w[HW] = (unsigned char)(offset < hw ? offset : hw);
     w[EPOCH] = (unsigned char)e1;
     w[LEADER] = (unsigned char)code;
     w[ISR] = (unsigned char)isr;
     w[END] = (unsigned char)offset;
-    memcpy(w + LOG, s + b + LOG, offset);
+    memmove(w + LOG, s + b + LOG, offset);
     memset(w + LOG + offset, 0, L - offset);
-    return r;
+    return 1;
 }
 
-/* The new replica block for the truncation key (TlaModel.truncated, memoised); a new
- * reference, or NULL with an exception set. */
-static PyObject *
+/* The new replica block for the truncation key (TlaModel.truncated, memoised) into
+ * ``block``: 1, or 0 when there is none (the truncation offset lies beyond the follower's
+ * end), or -1 with an exception set.  Only the memo (RULE_MEMO) calls into Python. */
+static int
 truncation(const Native *m, const ActionEntry *a, const unsigned char *s, int leader_log,
-           int b, int e1, int code, int isr)
+           int b, int e1, int code, int isr, unsigned char *block)
 {
     if (a->inline_rule != RULE_MEMO)
-        return truncation_inline(m, a, s, leader_log, b, e1, code, isr);
+        return truncation_inline(m, a, s, leader_log, b, e1, code, isr, block);
     int L = m->L, B = m->block;
     PyObject *key = PyBytes_FromStringAndSize(NULL, L + B + 3);
     if (key == NULL)
-        return NULL;
+        return -1;
     unsigned char *k = (unsigned char *)PyBytes_AS_STRING(key);
     memcpy(k, s + leader_log, L);
     memcpy(k + L, s + b, B);
@@ -445,42 +445,35 @@ truncation(const Native *m, const ActionEntry *a, const unsigned char *s, int le
     PyObject *found = PyDict_GetItemWithError(a->memo, key);
     if (found != NULL) {
         Py_INCREF(found);
-        Py_DECREF(key);
-        return found;
     }
-    if (PyErr_Occurred()) {
-        Py_DECREF(key);
-        return NULL;
+    else if (!PyErr_Occurred()) {
+        found = PyObject_CallFunctionObjArgs(m->truncated, a->rule, key, NULL);
     }
-    found = PyObject_CallFunctionObjArgs(m->truncated, a->rule, key, NULL);
     Py_DECREF(key);
-    if (found != NULL && !PyBytes_CheckExact(found)) {
+    if (found == NULL)
+        return -1;
+    if (!PyBytes_CheckExact(found)) {
         Py_DECREF(found);
         PyErr_SetString(PyExc_TypeError, "truncated() must return bytes");
-        return NULL;
+        return -1;
     }
-    return found;
-}
-
-/* s with the replica block at b replaced by ``block`` (of length m->block). */
-static PyObject *
-with_block(const Native *m, const unsigned char *s, int b, PyObject *block)
-{
-    if (PyBytes_GET_SIZE(block) != m->block) {
+    Py_ssize_t size = PyBytes_GET_SIZE(found);
+    if (size != 0 && size != B) {
+        Py_DECREF(found);
         PyErr_SetString(PyExc_RuntimeError, "native: a truncation block of the wrong size");
-        return NULL;
+        return -1;
     }
-    unsigned char *w;
-    PyObject *r = copy_state(m, s, &w);
-    if (r != NULL)
-        memcpy(w + b, PyBytes_AS_STRING(block), m->block);
-    return r;
+    if (size != 0)
+        memcpy(block, PyBytes_AS_STRING(found), B);
+    Py_DECREF(found);
+    return size != 0;
 }
 
 static int
 become_follower_truncate(const Native *m, const ActionEntry *a, const unsigned char *s,
-                         PyObject *out)
+                         Out *o)
 {
+    unsigned char block[m->block];
     for (int e = 0; e < s[1]; e++) {
         int kk = RQ + 2 * e;
         if (s[kk] == m->none)
@@ -491,17 +484,14 @@ become_follower_truncate(const Native *m, const ActionEntry *a, const unsigned c
             int b = m->bases[j];
             if (j == leader || e + 1 <= s[b + EPOCH])
                 continue;
-            PyObject *new = truncation(m, a, s, leader_log, b, e + 1, s[kk], s[kk + 1]);
-            if (new == NULL)
+            int found = truncation(m, a, s, leader_log, b, e + 1, s[kk], s[kk + 1], block);
+            if (found < 0)
                 return -1;
-            if (PyBytes_GET_SIZE(new) == 0) {
-                Py_DECREF(new);
+            if (found == 0)
                 continue;
-            }
-            PyObject *succ = with_block(m, s, b, new);
-            Py_DECREF(new);
+            memcpy(copy_state(m, o, s) + b, block, m->block);
             int times = (a->twice && s[b + END] == 0) ? 2 : 1;
-            if (emit(out, label3(a->labels, e, leader, j), succ, times) < 0)
+            if (emit(m, o, label3(a->labels, e, leader, j), times) < 0)
                 return -1;
         }
     }
@@ -509,24 +499,21 @@ become_follower_truncate(const Native *m, const ActionEntry *a, const unsigned c
 }
 
 static int
-fetch(const Native *m, const unsigned char *s, PyObject *out, PyObject *label, int a, int b)
+fetch(const Native *m, const unsigned char *s, Out *o, PyObject *label, int a, int b)
 {
     int end = s[b + END];
     if (end >= s[a + END] || end >= m->L)
         return 0;
-    unsigned char *w;
-    PyObject *succ = copy_state(m, s, &w);
-    if (succ != NULL) {
-        w[b + HW] = m->fetched_hw[s[a + HW] * (m->L + 1) + end + 1];
-        w[b + END] = (unsigned char)(end + 1);
-        w[b + LOG + end] = s[a + LOG + end];
-    }
-    return emit(out, label, succ, 1);
+    unsigned char *w = copy_state(m, o, s);
+    w[b + HW] = m->fetched_hw[s[a + HW] * (m->L + 1) + end + 1];
+    w[b + END] = (unsigned char)(end + 1);
+    w[b + LOG + end] = s[a + LOG + end];
+    return emit(m, o, label, 1);
 }
 
 static int
 follower_replicate(const Native *m, const ActionEntry *a_, const unsigned char *s,
-                   PyObject *out, const Pres *p, int fenced)
+                   Out *o, const Pres *p, int fenced)
 {
     for (int k = 0; k < p->count; k++) {
         int i = p->idx[k], a = m->bases[i], epoch = s[a + EPOCH];
@@ -534,7 +521,7 @@ follower_replicate(const Native *m, const ActionEntry *a_, const unsigned char *
             int j = p->fol[k][q], b = m->bases[j];
             if (fenced && s[b + EPOCH] != epoch)
                 continue;
-            if (fetch(m, s, out, label2(a_->labels, i, j), a, b) < 0)
+            if (fetch(m, s, o, label2(a_->labels, i, j), a, b) < 0)
                 return -1;
         }
     }
@@ -544,7 +531,7 @@ follower_replicate(const Native *m, const ActionEntry *a_, const unsigned char *
 /* -- Kip320 ------------------------------------------------------------------------------- */
 
 static int
-fenced_inc_hw(const Native *m, const ActionEntry *a_, const unsigned char *s, PyObject *out)
+fenced_inc_hw(const Native *m, const ActionEntry *a_, const unsigned char *s, Out *o)
 {
     for (int i = 0; i < m->n; i++) {
         int a = m->bases[i], hw = s[a + HW];
@@ -562,14 +549,17 @@ fenced_inc_hw(const Native *m, const ActionEntry *a_, const unsigned char *s, Py
                 break;
             }
         }
-        if (ok && emit(out, label1(a_->labels, i), inc_hw(m, s, a), 1) < 0)
-            return -1;
+        if (ok) {
+            inc_hw(m, o, s, a);
+            if (emit(m, o, label1(a_->labels, i), 1) < 0)
+                return -1;
+        }
     }
     return 0;
 }
 
 static int
-fenced_shrink(const Native *m, const ActionEntry *a_, const unsigned char *s, PyObject *out,
+fenced_shrink(const Native *m, const ActionEntry *a_, const unsigned char *s, Out *o,
               const Pres *p)
 {
     int tl[MAXN], count = true_leaders(m, s, p, tl);
@@ -584,8 +574,8 @@ fenced_shrink(const Native *m, const ActionEntry *a_, const unsigned char *s, Py
             int off_epoch = s[b + LEADER] != code || s[b + EPOCH] != epoch;
             int reasons = off_epoch + (s[b + END] < end);
             if (reasons) {
-                if (emit(out, label2(a_->labels, i, j), set_isr(m, s, a, isr - (1 << j)),
-                         reasons) < 0)
+                set_isr(m, o, s, a, isr - (1 << j));
+                if (emit(m, o, label2(a_->labels, i, j), reasons) < 0)
                     return -1;
             }
         }
@@ -601,7 +591,7 @@ hw_reached_current_epoch(const Native *m, const unsigned char *s, int a)
 }
 
 static int
-fenced_expand(const Native *m, const ActionEntry *a_, const unsigned char *s, PyObject *out,
+fenced_expand(const Native *m, const ActionEntry *a_, const unsigned char *s, Out *o,
               const Pres *p)
 {
     int tl[MAXN], count = true_leaders(m, s, p, tl);
@@ -615,7 +605,8 @@ fenced_expand(const Native *m, const ActionEntry *a_, const unsigned char *s, Py
             if (((mask >> j) & 1) || s[b + LEADER] != code || s[b + EPOCH] != epoch)
                 continue;
             if (hw == 0 || hw - 1 < s[b + END]) {
-                if (emit(out, label2(a_->labels, i, j), set_isr(m, s, a, isr + (1 << j)), 1) < 0)
+                set_isr(m, o, s, a, isr + (1 << j));
+                if (emit(m, o, label2(a_->labels, i, j), 1) < 0)
                     return -1;
             }
         }
@@ -624,9 +615,10 @@ fenced_expand(const Native *m, const ActionEntry *a_, const unsigned char *s, Py
 }
 
 static int
-fenced_truncate(const Native *m, const ActionEntry *a_, const unsigned char *s, PyObject *out,
+fenced_truncate(const Native *m, const ActionEntry *a_, const unsigned char *s, Out *o,
                 const Pres *p)
 {
+    unsigned char block[m->block];
     int nle = s[1];
     for (int k = 0; k < p->count; k++) {
         int i = p->idx[k], a = m->bases[i], code = m->lb + i;
@@ -640,12 +632,17 @@ fenced_truncate(const Native *m, const ActionEntry *a_, const unsigned char *s, 
             int b = m->bases[j];
             if (j == i || epoch <= s[b + EPOCH])
                 continue;
-            PyObject *new = truncation(m, a_, s, a + LOG, b, epoch, s[kk], s[kk + 1]);
-            if (new == NULL)
+            int found = truncation(m, a_, s, a + LOG, b, epoch, s[kk], s[kk + 1], block);
+            if (found < 0)
                 return -1;
-            PyObject *succ = with_block(m, s, b, new);
-            Py_DECREF(new);
-            if (emit(out, label3(a_->labels, epoch - 1, i, j), succ, 1) < 0)
+            if (found == 0) {  /* the Python reference has no such case */
+                if (o->list != NULL)
+                    PyErr_SetString(PyExc_RuntimeError,
+                                    "native: a truncation block of the wrong size");
+                return -1;
+            }
+            memcpy(copy_state(m, o, s) + b, block, m->block);
+            if (emit(m, o, label3(a_->labels, epoch - 1, i, j), 1) < 0)
                 return -1;
         }
     }
@@ -654,8 +651,10 @@ fenced_truncate(const Native *m, const ActionEntry *a_, const unsigned char *s, 
 
 /* -- the object --------------------------------------------------------------------------- */
 
+/* Next's disjuncts known in C on ``s``; the others (A_PYTHON) only in the Python mode
+ * (``state`` the bytes object, o->list the list). */
 static int
-run_actions(Native *m, PyObject *state, const unsigned char *s, PyObject *out)
+run_actions(Native *m, PyObject *state, const unsigned char *s, Out *o)
 {
     Pres p;
     presuming(m, s, &p);
@@ -664,21 +663,25 @@ run_actions(Native *m, PyObject *state, const unsigned char *s, PyObject *out)
     for (Py_ssize_t x = 0; x < m->nactions && rc == 0; x++) {
         const ActionEntry *a = &m->actions[x];
         switch (a->code) {
-        case A_ELECT: rc = elect(m, a, s, out); break;
-        case A_CSHRINK: rc = cshrink(m, a, s, out); break;
-        case A_BECOME_LEADER: rc = become_leader(m, a, s, out); break;
-        case A_EXPAND: rc = leader_expand(m, a, s, out, &p); break;
-        case A_SHRINK: rc = leader_shrink(m, a, s, out, &p); break;
-        case A_WRITE: rc = leader_write(m, a, s, out, &p); break;
-        case A_INC_HW: rc = leader_inc_hw(m, a, s, out, &p); break;
-        case A_REPLICATE: rc = follower_replicate(m, a, s, out, &p, 0); break;
-        case A_TRUNCATE: rc = become_follower_truncate(m, a, s, out); break;
-        case A_F_FETCH: rc = follower_replicate(m, a, s, out, &p, 1); break;
-        case A_F_INC_HW: rc = fenced_inc_hw(m, a, s, out); break;
-        case A_F_SHRINK: rc = fenced_shrink(m, a, s, out, &p); break;
-        case A_F_EXPAND: rc = fenced_expand(m, a, s, out, &p); break;
-        case A_F_TRUNCATE: rc = fenced_truncate(m, a, s, out, &p); break;
+        case A_ELECT: rc = elect(m, a, s, o); break;
+        case A_CSHRINK: rc = cshrink(m, a, s, o); break;
+        case A_BECOME_LEADER: rc = become_leader(m, a, s, o); break;
+        case A_EXPAND: rc = leader_expand(m, a, s, o, &p); break;
+        case A_SHRINK: rc = leader_shrink(m, a, s, o, &p); break;
+        case A_WRITE: rc = leader_write(m, a, s, o, &p); break;
+        case A_INC_HW: rc = leader_inc_hw(m, a, s, o, &p); break;
+        case A_REPLICATE: rc = follower_replicate(m, a, s, o, &p, 0); break;
+        case A_TRUNCATE: rc = become_follower_truncate(m, a, s, o); break;
+        case A_F_FETCH: rc = follower_replicate(m, a, s, o, &p, 1); break;
+        case A_F_INC_HW: rc = fenced_inc_hw(m, a, s, o); break;
+        case A_F_SHRINK: rc = fenced_shrink(m, a, s, o, &p); break;
+        case A_F_EXPAND: rc = fenced_expand(m, a, s, o, &p); break;
+        case A_F_TRUNCATE: rc = fenced_truncate(m, a, s, o, &p); break;
         default: {
+            if (o->list == NULL) {
+                rc = -1;
+                break;
+            }
             if (pres == NULL) {
                 pres = PyObject_CallOneArg(m->presuming, state);
                 if (pres == NULL) {
@@ -686,7 +689,7 @@ run_actions(Native *m, PyObject *state, const unsigned char *s, PyObject *out)
                     break;
                 }
             }
-            PyObject *r = PyObject_CallFunctionObjArgs(a->callable, state, out, pres, NULL);
+            PyObject *r = PyObject_CallFunctionObjArgs(a->callable, state, o->list, pres, NULL);
             if (r == NULL)
                 rc = -1;
             else
@@ -722,7 +725,9 @@ Native_next_states(Native *m, PyObject *state)
     PyObject *out = PyList_New(0);
     if (out == NULL)
         return NULL;
-    if (run_actions(m, state, s, out) < 0) {
+    unsigned char w[m->size];
+    Out o = {out, NULL, NULL, w};
+    if (run_actions(m, state, s, &o) < 0) {
         Py_DECREF(out);
         return NULL;
     }
@@ -730,12 +735,9 @@ Native_next_states(Native *m, PyObject *state)
 }
 
 /* TlaModel._replicated_below_hw (WeakIsr: quorum = 0, StrongIsr: quorum = 1). */
-static PyObject *
-replicated_below_hw(Native *m, PyObject *state, int quorum)
+static int
+replicated_below_hw_c(const Native *m, const unsigned char *s, int quorum)
 {
-    const unsigned char *s = state_bytes(m, state);
-    if (s == NULL)
-        return NULL;
     for (int i = 0; i < m->n; i++) {
         int a = m->bases[i];
         if (s[a + LEADER] != m->lb + i)
@@ -747,27 +749,33 @@ replicated_below_hw(Native *m, PyObject *state, int quorum)
         if (m->nmembers[isr] == 0)
             continue;
         if (s[a + END] < hw)
-            Py_RETURN_FALSE;
+            return 0;
         for (int q = 0; q < m->nmembers[isr]; q++) {
             int b = m->bases[m->members[isr][q]] + LOG;
             if (memcmp(s + a + LOG, s + b, hw) != 0)
-                Py_RETURN_FALSE;
+                return 0;
         }
     }
-    Py_RETURN_TRUE;
+    return 1;
+}
+
+static PyObject *
+replicated_below_hw(Native *m, PyObject *state, int quorum)
+{
+    const unsigned char *s = state_bytes(m, state);
+    if (s == NULL)
+        return NULL;
+    return PyBool_FromLong(replicated_below_hw_c(m, s, quorum));
 }
 
 /* Layout.canonical: the smallest renaming of the state over all replica permutations.  The
  * header comes first and has a fixed length, so only the permutations giving the smallest
  * renamed header are applied to the replica blocks. */
-static PyObject *
-Native_canonical(Native *m, PyObject *state)
+static void
+canonical_into(const Native *m, const unsigned char *s, unsigned char *best,
+               unsigned char *cand)
 {
-    const unsigned char *s = state_bytes(m, state);
-    if (s == NULL)
-        return NULL;
     int h = m->header, size = m->size, B = m->block;
-    unsigned char *best = m->scratch, *cand = m->scratch + size;
     /* 1. the smallest renamed header, and the first permutation giving it */
     int first = 0;
     const unsigned char *t0 = m->perm_tables;
@@ -818,7 +826,112 @@ Native_canonical(Native *m, PyObject *state)
         else if (memcmp(cand + h, best + h, size - h) < 0)
             memcpy(best + h, cand + h, size - h);
     }
-    return PyBytes_FromStringAndSize((const char *)best, size);
+}
+
+static PyObject *
+Native_canonical(Native *m, PyObject *state)
+{
+    const unsigned char *s = state_bytes(m, state);
+    if (s == NULL)
+        return NULL;
+    canonical_into(m, s, m->scratch, m->scratch + m->size);
+    return PyBytes_FromStringAndSize((const char *)m->scratch, m->size);
+}
+
+/* -- the checker's C interface (checker/_successors.h) ------------------------------------- */
+
+typedef struct {
+    isrlab_successors abi;  /* abi.model points back to this struct */
+    Native *m;              /* kept alive by the capsule's context */
+    unsigned char quorum[16];  /* per invariant: 0 WeakIsr, 1 StrongIsr */
+} NativeAbi;
+
+static int
+abi_next(void *model, const unsigned char *s, isrlab_emit_fn emit_fn, void *ctx)
+{
+    Native *m = ((NativeAbi *)model)->m;
+    unsigned char w[m->size];
+    Out o = {NULL, emit_fn, ctx, w};
+    return run_actions(m, NULL, s, &o);
+}
+
+static void
+abi_canonical(void *model, const unsigned char *s, unsigned char *out, unsigned char *scratch)
+{
+    canonical_into(((NativeAbi *)model)->m, s, out, scratch);
+}
+
+static int
+abi_holds(void *model, int index, const unsigned char *s)
+{
+    const NativeAbi *x = model;
+    return replicated_below_hw_c(x->m, s, x->quorum[index]);
+}
+
+static void
+abi_free(PyObject *capsule)
+{
+    NativeAbi *x = PyCapsule_GetPointer(capsule, ISRLAB_SUCCESSORS_CAPSULE);
+    PyMem_Free(x);
+    Py_XDECREF((PyObject *)PyCapsule_GetContext(capsule));
+}
+
+/* Native.successors(invariants) -> capsule or None
+ *
+ * This object's Next, canonical form and ISR invariants through the checker's C interface
+ * (checker/_successors.h), or None when some disjunct or truncation rule runs in Python.
+ * ``invariants``: one code per invariant of the model (0 WeakIsr, 1 StrongIsr), or None
+ * when some invariant has no C version. */
+static PyObject *
+Native_successors(Native *m, PyObject *invariants)
+{
+    if (m->has_python)
+        Py_RETURN_NONE;
+    for (Py_ssize_t x = 0; x < m->nactions; x++) {
+        int code = m->actions[x].code;
+        if ((code == A_TRUNCATE || code == A_F_TRUNCATE) && m->actions[x].inline_rule == RULE_MEMO)
+            Py_RETURN_NONE;
+    }
+    NativeAbi *x = PyMem_Calloc(1, sizeof(NativeAbi));
+    if (x == NULL)
+        return PyErr_NoMemory();
+    x->m = m;
+    x->abi.size = m->size;
+    x->abi.model = x;
+    x->abi.next = abi_next;
+    x->abi.canonical = abi_canonical;
+    x->abi.holds = abi_holds;
+    x->abi.ninvariants = -1;
+    if (invariants != Py_None) {
+        if (!PyTuple_Check(invariants) || PyTuple_GET_SIZE(invariants) > 16) {
+            PyMem_Free(x);
+            PyErr_SetString(PyExc_TypeError, "successors(): a tuple of invariant codes or None");
+            return NULL;
+        }
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(invariants); i++) {
+            long code = PyLong_AsLong(PyTuple_GET_ITEM(invariants, i));
+            if (code != 0 && code != 1) {
+                PyMem_Free(x);
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_ValueError, "successors(): invariant codes are 0 or 1");
+                return NULL;
+            }
+            x->quorum[i] = (unsigned char)code;
+        }
+        x->abi.ninvariants = (int)PyTuple_GET_SIZE(invariants);
+    }
+    PyObject *capsule = PyCapsule_New(x, ISRLAB_SUCCESSORS_CAPSULE, abi_free);
+    if (capsule == NULL) {
+        PyMem_Free(x);
+        return NULL;
+    }
+    Py_INCREF(m);
+    if (PyCapsule_SetContext(capsule, m) < 0) {
+        Py_DECREF(m);
+        Py_DECREF(capsule);
+        return NULL;
+    }
+    return capsule;
 }
 
 static PyObject *
@@ -987,6 +1100,8 @@ static PyMethodDef Native_methods[] = {
     {"canonical", (PyCFunction)Native_canonical, METH_O,
      "The orbit representative, as Layout.canonical."},
     {"strong_isr", (PyCFunction)Native_strong_isr, METH_O, "StrongIsr, as TlaModel.strong_isr."},
+    {"successors", (PyCFunction)Native_successors, METH_O,
+     "successors(invariant_codes): Next for the checker's C interface (see the source)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -182,6 +182,31 @@ class TlaModel:
         self.strong_isr = native.strong_isr  # type: ignore[method-assign, assignment]
         self.canonical = native.canonical  # type: ignore[method-assign, assignment]
 
+    def native_successors(self) -> tuple[Any, tuple[str, ...]] | None:
+        """The compiled Next, canonical form and invariants for the checker's C interface
+        (checker/_successors.h) and every label it can emit, or None when not compiled or
+        when some disjunct or truncation rule of this variant runs in Python."""
+        if self._native is None:
+            return None
+        codes = {"WeakIsr": 0, "StrongIsr": 1}
+        chosen = (tuple(codes[name] for name in self.invariant_names)
+                  if all(name in codes for name in self.invariant_names) else None)
+        capsule = self._native.successors(chosen)
+        if capsule is None:
+            return None
+        labels: list[str] = []
+
+        def leaves(table: Any) -> None:
+            if isinstance(table, str):
+                labels.append(table)
+            elif isinstance(table, tuple):
+                for item in table:
+                    leaves(item)
+
+        for entry in self._native_actions():
+            leaves(entry[1])
+        return capsule, tuple(labels)
+
     def _native_actions(self) -> list[tuple[int, Any, Any, Any, Any, bool, int]]:
         """The compiled module's action entries, in Next's order (see _native.c)."""
         base = {

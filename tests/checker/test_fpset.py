@@ -69,6 +69,7 @@ def test_compiled_scan_same_search(
     model = TlaModel(VERSIONS["tla-kip101"], 3, 2, 2, 1)
     options = bfs.CheckOptions(workers=workers, symmetry=symmetry, stop_at_first=False,
                                check_deadlock=True)
+    monkeypatch.setattr(bfs, "compiled_engine", lambda: None)  # tests/checker/test_engine.py
     compiled = bfs.explore(model, options)
     monkeypatch.setattr(bfs, "compiled_scan", lambda: None)
     monkeypatch.setattr(bfs, "compiled_expand", lambda: None)
