@@ -41,6 +41,10 @@ class KRaftModel(ControllerOperations):
                  unfair: Sequence[str] = ()) -> None:
         super().__init__(config, invariants, unfair)
         self._kraft_bytes: dict[KRaftState, bytes] = {}
+        self._last_kraft: object = None
+        """The KRaft part ``encode`` wrote last (found by identity first, as the
+        ``Encoder``'s components), and its bytes."""
+        self._last_kraft_bytes = b""
         self.state_layout = f"kafka-kraft-state 1 {self.layout.version}"
 
     def _catalogue(self) -> list[Property[State]]:
@@ -118,9 +122,13 @@ class KRaftModel(ControllerOperations):
         the KRaft part as plain tuples."""
         zk = self._encoder(state)
         k = self._kraft(state)
-        kb = self._kraft_bytes.get(k)
-        if kb is None:
-            kb = remember(self._kraft_bytes, k, marshal.dumps(self.layout.plain_kraft(k), 2))
+        if k is self._last_kraft:
+            kb = self._last_kraft_bytes
+        else:
+            found = self._kraft_bytes.get(k)
+            kb = found if found is not None else remember(
+                self._kraft_bytes, k, marshal.dumps(self.layout.plain_kraft(k), 2))
+            self._last_kraft, self._last_kraft_bytes = k, kb
         return len(zk).to_bytes(4, "little") + zk + kb
 
     def decode(self, data: bytes) -> State:
