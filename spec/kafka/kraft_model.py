@@ -30,7 +30,7 @@ from isrlab.spec.kafka.kraft_state import (
 )
 from isrlab.spec.kafka.memo import remember
 from isrlab.spec.kafka.quorum_controller import ControllerOperations
-from isrlab.spec.kafka.state import KafkaState, ZkPartitionState, members
+from isrlab.spec.kafka.state import ZkPartitionState, kafka_state, members
 
 
 class KRaftModel(ControllerOperations):
@@ -72,7 +72,7 @@ class KRaftModel(ControllerOperations):
                                     remotes=leader.remotes if b == lead else ())
                         for b, br in enumerate(zk.brokers))
         ghost = zk.ghost._replace(epoch_leader=(lead, *zk.ghost.epoch_leader[1:]))
-        return KafkaState(zk.controller._replace(leader=lead), brokers, zk.channels, ghost)
+        return kafka_state(zk.controller._replace(leader=lead), brokers, zk.channels, ghost)
 
     def next_states(self, state: State) -> Iterable[tuple[str, State]]:
         """Every enabled step: the brokers' (produce, fetch and truncation, ISR expiration,
@@ -137,7 +137,7 @@ class KRaftModel(ControllerOperations):
         s = self.layout.from_plain(marshal.loads(data[4:4 + size]))
         kraft = self.layout.kraft_from_plain(marshal.loads(data[4 + size:]))
         ctrl: ZkPartitionState = s.controller._replace(kraft=kraft)
-        return KafkaState(ctrl, s.brokers, s.channels, s.ghost)
+        return kafka_state(ctrl, s.brokers, s.channels, s.ghost)
 
     def variables(self, state: State) -> Mapping[str, Any]:
         """The state as named variables: the brokers as in ZooKeeper mode, the active

@@ -103,6 +103,7 @@ from isrlab.spec.kafka.kraft_state import (
     Record,
     broker_record_of,
     core_image,
+    kraft_state,
     next_broker_epoch,
     put,
     record_of,
@@ -145,7 +146,11 @@ class QuorumController(BrokerLifecycleManager):
         k = self._kraft(state)
         if len(k.batches) >= self.cfg.max_metadata_lag:
             return None
-        k = k._replace(batches=(*k.batches, batch))
+        k = kraft_state(
+            batches=(*k.batches, batch), base=k.base, applied=k.applied,
+            partition_epoch=k.partition_epoch, alter_epoch=k.alter_epoch,
+            fetch_epochs=k.fetch_epochs, alter_isr_epochs=k.alter_isr_epochs,
+            broker_epoch=k.broker_epoch, shutdown_offset=k.shutdown_offset)
         if replayed(k.base, k.batches, self.n)[0][1] > self.cfg.max_leader_epoch:
             return None
         s = self._with_kraft(state, k)

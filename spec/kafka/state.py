@@ -203,6 +203,14 @@ class KafkaState(NamedTuple):
     ghost: Ghost
 
 
+def kafka_state(controller: ZkPartitionState, brokers: tuple[BrokerPartition, ...],
+                channels: tuple[Request, ...], ghost: Ghost) -> KafkaState:
+    """``KafkaState(controller, brokers, channels, ghost)`` built by ``tuple.__new__`` in C:
+    calling the class runs the named tuple's ``__new__``, which is Python code (interpreted
+    even when the model is compiled).  The model's steps build their successors with it."""
+    return _new(KafkaState, (controller, brokers, channels, ghost))
+
+
 LEADER_AND_ISR, UPDATE_METADATA = 0, 1
 
 
