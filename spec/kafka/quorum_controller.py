@@ -279,38 +279,55 @@ class QuorumController(BrokerLifecycleManager):
         """``AlterPartition(b)``: the controller handles leader ``b``'s request (see the
         module docstring) and its answer is on its way back."""
         k = self._kraft(state)
-        image = core_image(replayed(k.base, k.batches, self.n), self.n)
-        reg = image.partitions[0][1]
+        image = replayed(k.base, k.batches, self.n)
         for b in range(self.n):
             br = state.brokers[b]
             if br.alter_partition != ALTER_SENT or not br.alive:
                 continue
-            epochs = k.alter_isr_epochs[b] or (-1,) * self.n
-            request = KRaftAlterPartitionRequest(
-                b, k.broker_epoch[b], br.leader_epoch, k.alter_epoch[b] + 1,
-                tuple(BrokerState(m, epochs[m]) for m in members(br.pending_isr)),
-                version=3 if self.cfg.kip903 else 2)
-            config = AlterPartitionConfig(kip841=self.cfg.fence_ineligible,
-                                          kip903=self.cfg.kip903, builder=self._builder())
-            response = alter_partition(TP, reg, image, request, config).unwrap()
-            if response.error is Errors.NONE:
-                answer = ALTER_ACCEPTED
-            elif response.error in (Errors.INELIGIBLE_REPLICA, Errors.OPERATION_NOT_ATTEMPTED):
-                answer = ALTER_INELIGIBLE
-            else:
-                answer = ALTER_FENCED
+            answer, record, registered = self._alter_partition_answer(
+                image, b, k.broker_epoch[b], br.leader_epoch, k.alter_epoch[b],
+                br.pending_isr, k.alter_isr_epochs[b])
             s: State | None = self._set_broker(state, b, br._replace(alter_partition=answer))
-            if s is not None and response.record is not None:
-                s = self._write(s, (record_of(response.record),))
+            if s is not None and record is not None:
+                s = self._write(s, (record,))
             if s is None:
                 continue  # the controller's write waits (max_metadata_lag)
-            if response.registration is not None:
+            if registered:
                 # the answer carries the partition epoch after the change (relative to the
                 # state's base, which the write may have moved)
                 k2 = self._kraft(s)
                 s = self._with_kraft(s, k2._replace(alter_epoch=put(
                     k2.alter_epoch, b, self._controller_pe(s))))
             out.append((broker_step("AlterPartition", b), s))
+
+    @memoised
+    def _alter_partition_answer(self, image: Image, b: int, broker_epoch: int,
+                                leader_epoch: int, alter_epoch: int, pending_isr: int,
+                                isr_epochs: tuple[int, ...],
+                                ) -> tuple[int, Record | None, bool]:
+        """``ReplicationControlManager.alterPartition`` (``alter_partition``) on leader ``b``'s
+        request (its broker epoch, leader epoch, the partition epoch ``alter_epoch`` it
+        carries, the proposed ISR and, KIP-903, its members' broker epochs) in the
+        controller's plain ``image``: the answer (``ALTER_*``), the record written, and
+        whether the answer carries the new registration (memoised)."""
+        core = core_image(image, self.n)
+        reg = core.partitions[0][1]
+        epochs = isr_epochs or (-1,) * self.n
+        request = KRaftAlterPartitionRequest(
+            b, broker_epoch, leader_epoch, alter_epoch + 1,
+            tuple(BrokerState(m, epochs[m]) for m in members(pending_isr)),
+            version=3 if self.cfg.kip903 else 2)
+        config = AlterPartitionConfig(kip841=self.cfg.fence_ineligible,
+                                      kip903=self.cfg.kip903, builder=self._builder())
+        response = alter_partition(TP, reg, core, request, config).unwrap()
+        if response.error is Errors.NONE:
+            answer = ALTER_ACCEPTED
+        elif response.error in (Errors.INELIGIBLE_REPLICA, Errors.OPERATION_NOT_ATTEMPTED):
+            answer = ALTER_INELIGIBLE
+        else:
+            answer = ALTER_FENCED
+        record = None if response.record is None else record_of(response.record)
+        return answer, record, response.registration is not None
 
     def _controller_pe(self, state: State) -> int:
         """The controller's partition epoch, relative to the state's base."""
