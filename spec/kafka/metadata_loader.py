@@ -70,6 +70,14 @@ class MetadataLoader(KafkaModel):
         """The KRaft part of ``state``."""
         return cast(KRaftState, state.controller.kraft)
 
+    def _controller_view(self, k: KRaftState) -> Image:
+        """The active controller's plain image of ``k`` (``controller_image``), kept for the
+        last ``k`` asked: the controller's steps from one state each ask for it."""
+        if k is not self._view_of:
+            self._view = replayed(k.base, k.batches, self.n)
+            self._view_of = k
+        return cast(Image, self._view)
+
     def _with_kraft(self, state: State, k: KRaftState) -> State:
         """``state`` with KRaft part ``k`` (compacted: ``kraft_state.compacted``) and the
         controller fields mirroring the active controller's ``PartitionRegistration``."""

@@ -161,7 +161,7 @@ class QuorumController(BrokerLifecycleManager):
         """``generateLeaderAndIsrUpdates`` for the partition in the controller's image
         (``broker_to_remove``, ``broker_to_add``, ``broker_with_unclean_shutdown``)."""
         k = self._kraft(state)
-        return self._change_of(replayed(k.base, k.batches, self.n), remove, add, unclean)
+        return self._change_of(self._controller_view(k), remove, add, unclean)
 
     @memoised
     def _change_of(self, image: Image, remove: int, add: int, unclean: int) -> ChangeResult:
@@ -184,7 +184,7 @@ class QuorumController(BrokerLifecycleManager):
     def _a_fence(self, state: State, out: Out) -> None:
         """``FenceBroker(b)`` (see the module docstring)."""
         k = self._kraft(state)
-        image = core_image(replayed(k.base, k.batches, self.n), self.n)
+        image = core_image(self._controller_view(k), self.n)
         reg = image.partitions[0][1]
         for b in range(self.n):
             registered = broker(image, b)
@@ -215,7 +215,7 @@ class QuorumController(BrokerLifecycleManager):
     def _a_unfence(self, state: State, out: Out) -> None:
         """``UnfenceBroker(b)`` (see the module docstring)."""
         k = self._kraft(state)
-        image = core_image(replayed(k.base, k.batches, self.n), self.n)
+        image = core_image(self._controller_view(k), self.n)
         reg = image.partitions[0][1]
         for b in range(self.n):
             registered = broker(image, b)
@@ -239,7 +239,7 @@ class QuorumController(BrokerLifecycleManager):
         """``RegisterBroker(b)``: down broker ``b`` starts, registers and catches up (see the
         module docstring)."""
         k = self._kraft(state)
-        image = core_image(replayed(k.base, k.batches, self.n), self.n)
+        image = core_image(self._controller_view(k), self.n)
         reg = image.partitions[0][1]
         for b in range(self.n):
             br = state.brokers[b]
@@ -247,15 +247,10 @@ class QuorumController(BrokerLifecycleManager):
             if br.alive or (existing is not None and not existing.fenced):
                 continue
             epoch = next_broker_epoch(k, b)
-            clean = not br.unclean_shutdown and existing is not None
-            request = BrokerRegistrationRequest(
-                b, epoch, existing.epoch if clean and existing is not None else -1)
-            outcome = register_broker(existing, False, request, epoch,
-                                      DETECTIONS[self.cfg.unclean_detection]).unwrap()
-            assert outcome.record is not None
             records: list[tuple[int, ...]] = []
             unclean = False
-            if outcome.unclean_shutdown and self.cfg.elr and (b in reg.isr or b in reg.elr):
+            if (self.cfg.elr and (b in reg.isr or b in reg.elr) and self._registers_unclean(
+                    self._controller_view(k), b, br.unclean_shutdown, epoch)):
                 change = self._change(state, unclean=b)
                 if change.record is not None:
                     records.append(record_of(change.record))
@@ -275,11 +270,27 @@ class QuorumController(BrokerLifecycleManager):
             s = self._published(self._with_kraft(written, k3), b, len(k3.batches), fresh=True)
             out.append((broker_step("RegisterBroker", b), s))
 
+    @memoised
+    def _registers_unclean(self, image: Image, b: int, unclean_shutdown: int,
+                           epoch: int) -> bool:
+        """``ClusterControlManager.registerBroker`` (``register_broker``) of broker ``b``'s new
+        incarnation with broker epoch ``epoch`` in the controller's plain ``image``: whether
+        KIP-966's detection finds an unclean shutdown (the previous broker epoch comes from
+        the clean-shutdown file: none after a power loss, ``unclean_shutdown``; memoised)."""
+        existing = broker(core_image(image, self.n), b)
+        clean = not unclean_shutdown and existing is not None
+        request = BrokerRegistrationRequest(
+            b, epoch, existing.epoch if clean and existing is not None else -1)
+        outcome = register_broker(existing, False, request, epoch,
+                                  DETECTIONS[self.cfg.unclean_detection]).unwrap()
+        assert outcome.record is not None
+        return outcome.unclean_shutdown
+
     def _a_kraft_alter_partition(self, state: State, out: Out) -> None:
         """``AlterPartition(b)``: the controller handles leader ``b``'s request (see the
         module docstring) and its answer is on its way back."""
         k = self._kraft(state)
-        image = replayed(k.base, k.batches, self.n)
+        image = self._controller_view(k)
         for b in range(self.n):
             br = state.brokers[b]
             if br.alter_partition != ALTER_SENT or not br.alive:
