@@ -5,13 +5,14 @@
 
 Each search runs in a fresh child process started in a checkout's root (so that it imports
 that checkout's ``isrlab``, compiled or not: the line says which), one worker, the
-checkouts alternating round after round so that both see the same load on a shared
-machine.  The child measures its own CPU time around ``explore`` only (imports and the
-model's construction left out) and prints the counts, the diameter and the length of the
-first counterexample (when a search stops at one).  The table gives, per space and per
-checkout, CPU-µs per generated state and generated states per CPU-second (the issue's
-"states per second per core"), and the load average at the start of each run.  A script,
-not a timed test; ``ISRLAB_PURE_PYTHON=1`` in the environment runs both from their sources.
+checkouts alternating round after round (or, ``--parallel``, both searches of a round at
+the same time) so that both see the same load on a shared machine.  The child measures its
+own CPU time around ``explore`` only (imports and the model's construction left out) and
+prints the counts, the diameter and the length of the first counterexample (when a search
+stops at one).  The table gives, per space and per checkout, CPU-µs per generated state and
+generated states per CPU-second (the issue's "states per second per core"), and the load
+average at the start of each run.  A script, not a timed test; ``ISRLAB_PURE_PYTHON=1`` in
+the environment runs both from their sources.
 """
 
 from __future__ import annotations
@@ -60,14 +61,20 @@ print(json.dumps({"distinct": result.distinct_states, "generated": result.genera
 """
 
 
-def run(checkout: Path, params: list[str]) -> dict[str, object]:
-    """One search in a child process started in ``checkout``; its figures."""
+def start(checkout: Path, params: list[str]) -> subprocess.Popen[str]:
+    """One search in a child process started in ``checkout``."""
     args = [sys.executable, "-c", CHILD, *params]
-    done = subprocess.run(args, cwd=checkout, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
+    return subprocess.Popen(args, cwd=checkout, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def figures_of(child: subprocess.Popen[str], checkout: Path) -> dict[str, object]:
+    """The figures a child of ``start`` printed, once it ended."""
+    out, err = child.communicate()
+    if child.returncode != 0:
         raise SystemExit(f"bench: the search in {checkout} failed: "
-                         f"{done.stderr.strip().splitlines()[-1:]}")
-    figures: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+                         f"{err.strip().splitlines()[-1:]}")
+    figures: dict[str, object] = json.loads(out.strip().splitlines()[-1])
     return figures
 
 
@@ -89,6 +96,8 @@ def main() -> int:
     parser.add_argument("--after", type=Path, default=ROOT)
     parser.add_argument("--space", action="append", choices=sorted(SPACES))
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--parallel", action="store_true",
+                        help="run each round's two searches at the same time (one core each)")
     args = parser.parse_args()
     spaces = args.space or ["zookeeper", "kraft", "kraft-skip"]
     print("| space | checkout | distinct / generated / diameter | counterexample states "
@@ -98,9 +107,20 @@ def main() -> int:
     for name in spaces:
         seen: dict[str, tuple[object, ...]] = {}
         for _ in range(args.rounds):
-            for label, checkout in (("before", args.before), ("after", args.after)):
+            pairs = (("before", args.before.resolve()), ("after", args.after.resolve()))
+            if args.parallel:
                 load = os.getloadavg()[0]
-                f = run(checkout.resolve(), SPACES[name])
+                children = [(label, checkout, start(checkout, SPACES[name]))
+                            for label, checkout in pairs]
+                done = [(label, figures_of(child, checkout), load)
+                        for label, checkout, child in children]
+            else:
+                done = []
+                for label, checkout in pairs:
+                    load = os.getloadavg()[0]
+                    done.append((label, figures_of(start(checkout, SPACES[name]), checkout),
+                                 load))
+            for label, f, load in done:
                 print(line(name, label, f, load), flush=True)
                 key = (f["distinct"], f["generated"], f["diameter"], str(f["traces"]))
                 if seen.setdefault(label, key) != key:
