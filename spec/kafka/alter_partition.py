@@ -39,8 +39,8 @@ from isrlab.spec.kafka.state import (
     ALTER_NONE,
     ALTER_SENT,
     BrokerPartition,
-    KafkaState,
     ZkPartitionState,
+    kafka_state,
     mask_of,
     members,
 )
@@ -153,7 +153,7 @@ class AlterPartitionManager(KafkaController):
         if self.cfg.metadata:
             msgs = self._enqueue(state, self._update_metadata_for_all(
                 ctrl, ctrl.leader, ctrl.leader_epoch, isr, ctrl.assigned_replicas))
-        return KafkaState(ctrl, state.brokers, msgs, state.ghost)
+        return kafka_state(ctrl, state.brokers, msgs, state.ghost)
 
     def _a_alter_partition_response(self, state: State, out: Out) -> None:
         """``AlterPartitionResponse(b)``: leader ``b`` handles the controller's answer

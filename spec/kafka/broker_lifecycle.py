@@ -23,7 +23,7 @@ from __future__ import annotations
 from isrlab.core.fencing import FetchDecision
 from isrlab.core.partition import raise_leader_hw
 from isrlab.spec.kafka.config import Out, State
-from isrlab.spec.kafka.kraft_state import KRaftState, put, replayed
+from isrlab.spec.kafka.kraft_state import KRaftState, kraft_state, put, replayed
 from isrlab.spec.kafka.labels import broker_step
 from isrlab.spec.kafka.memo import memoised
 from isrlab.spec.kafka.metadata_loader import MetadataLoader
@@ -106,7 +106,12 @@ class BrokerLifecycleManager(MetadataLoader):
         row = k.fetch_epochs[lid]
         if not row or row[f] == k.broker_epoch[f]:
             return s
-        k = k._replace(fetch_epochs=put(k.fetch_epochs, lid, put(row, f, k.broker_epoch[f])))
+        k = kraft_state(
+            batches=k.batches, base=k.base, applied=k.applied,
+            partition_epoch=k.partition_epoch, alter_epoch=k.alter_epoch,
+            fetch_epochs=put(k.fetch_epochs, lid, put(row, f, k.broker_epoch[f])),
+            alter_isr_epochs=k.alter_isr_epochs, broker_epoch=k.broker_epoch,
+            shutdown_offset=k.shutdown_offset)
         return self._with_kraft(s, k)
 
     def _upkeep(self, before: State, after: State) -> State:
@@ -126,15 +131,19 @@ class BrokerLifecycleManager(MetadataLoader):
             if new.alter_partition == ALTER_SENT and old.alter_partition != ALTER_SENT:
                 k = self._proposed(k, b, new.pending_isr)
             elif old.alter_partition != ALTER_NONE and new.alter_partition == ALTER_NONE:
-                if old.alter_partition == ALTER_ACCEPTED:
-                    k = k._replace(partition_epoch=put(k.partition_epoch, b,
-                                                       k.alter_epoch[b]))
-                k = k._replace(alter_isr_epochs=put(k.alter_isr_epochs, b, ()))
+                k = kraft_state(
+                    batches=k.batches, base=k.base, applied=k.applied,
+                    partition_epoch=put(k.partition_epoch, b, k.alter_epoch[b])
+                    if old.alter_partition == ALTER_ACCEPTED else k.partition_epoch,
+                    alter_epoch=k.alter_epoch, fetch_epochs=k.fetch_epochs,
+                    alter_isr_epochs=put(k.alter_isr_epochs, b, ()),
+                    broker_epoch=k.broker_epoch, shutdown_offset=k.shutdown_offset)
         return after if k is k0 else self._with_kraft(after, k)
 
     def _went_down(self, k: KRaftState, b: int) -> KRaftState:
-        return k._replace(applied=put(k.applied, b, -1), partition_epoch=put(
-            k.partition_epoch, b, 0), alter_epoch=put(k.alter_epoch, b, 0),
+        return kraft_state(
+            batches=k.batches, base=k.base, applied=put(k.applied, b, -1),
+            partition_epoch=put(k.partition_epoch, b, 0), alter_epoch=put(k.alter_epoch, b, 0),
             fetch_epochs=put(k.fetch_epochs, b, ()),
             alter_isr_epochs=put(k.alter_isr_epochs, b, ()),
             broker_epoch=put(k.broker_epoch, b, -1),
@@ -146,8 +155,12 @@ class BrokerLifecycleManager(MetadataLoader):
         if self.cfg.kip903:
             for m in members(isr):
                 epochs[m] = k.broker_epoch[b] if m == b else row[m]
-        return k._replace(alter_epoch=put(k.alter_epoch, b, k.partition_epoch[b]),
-                          alter_isr_epochs=put(k.alter_isr_epochs, b, tuple(epochs)))
+        return kraft_state(
+            batches=k.batches, base=k.base, applied=k.applied,
+            partition_epoch=k.partition_epoch,
+            alter_epoch=put(k.alter_epoch, b, k.partition_epoch[b]),
+            fetch_epochs=k.fetch_epochs, alter_isr_epochs=put(k.alter_isr_epochs, b, tuple(epochs)),
+            broker_epoch=k.broker_epoch, shutdown_offset=k.shutdown_offset)
 
     def _a_replace_disk(self, state: State, out: Out) -> None:
         """``ReplaceDisk(b)`` (``empty_disk``, a fault): broker ``b``, down, gets an empty log

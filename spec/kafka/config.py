@@ -464,4 +464,9 @@ class KafkaSetup:
         """The state encoding's version, recorded in a run directory's metadata."""
         self._encoder = Encoder(self.layout)
         self._memo: dict[str, dict[object, object]] = {}  # memoised methods' caches
+        self._view_of: object = None
+        """KRaft mode: the KRaft part ``MetadataLoader._controller_view`` answered for last
+        (held, so its address is not reused while it is compared by identity)."""
+        self._view: Any = None
+        """And its answer."""
 

@@ -46,9 +46,9 @@ from isrlab.spec.kafka.state import (
     F_UNCLEAN,
     LEADER_AND_ISR,
     NONE,
-    KafkaState,
     Request,
     ZkPartitionState,
+    kafka_state,
     mask_of,
     members,
 )
@@ -98,7 +98,7 @@ class KafkaController(ControllerChannelManager):
                        ctrl.isr, ar) for r in receivers]
         if self.cfg.metadata and receivers:
             new += self._update_metadata_for_all(ctrl, lai.leader, lai.leader_epoch, ctrl.isr, ar)
-        s = KafkaState(ctrl, state.brokers, self._enqueue(state, new), state.ghost)
+        s = kafka_state(ctrl, state.brokers, self._enqueue(state, new), state.ghost)
         if elected.unclean if elected is not None else lai.leader not in old_live_isr:
             s = self._flag(s, F_UNCLEAN)
         return s
@@ -112,7 +112,7 @@ class KafkaController(ControllerChannelManager):
             ctrl = ctrl._replace(elr=elr, last_known_elr=lke)
         if self.cfg.metadata:
             ctrl = ctrl._replace(isr_change_set=ctrl.isr_change_set | 1 << lid)
-        return KafkaState(ctrl, state.brokers, state.channels, state.ghost)
+        return kafka_state(ctrl, state.brokers, state.channels, state.ghost)
 
     def _may_join(self, state: State, lid: int) -> bool:
         """Whether an ISR expansion ``core`` decided may be written: the conditional
@@ -187,7 +187,7 @@ class KafkaController(ControllerChannelManager):
         if elected.leader == NONE:
             ctrl = ctrl._replace(leader=NONE, isr=elected.isr, elr=elected.elr,
                                  last_known_elr=elected.last_known_elr)
-            return KafkaState(ctrl, state.brokers, state.channels, state.ghost)
+            return kafka_state(ctrl, state.brokers, state.channels, state.ghost)
         lai = LeaderAndIsr(elected.leader, ctrl.leader_epoch + 1, members(elected.isr), 0)
         return self._write_zk(state, lai, members(self._alive_mask(state)), None, elected)
 
@@ -241,7 +241,7 @@ class KafkaController(ControllerChannelManager):
             elected = kip966.Elected(zl, isr, elr, lke, False)
             return self._write_zk(state, lai, members(self._alive_mask(state)), None, elected)
         ctrl = ctrl._replace(isr=isr, elr=elr, last_known_elr=lke)
-        return KafkaState(ctrl, state.brokers, state.channels, state.ghost)
+        return kafka_state(ctrl, state.brokers, state.channels, state.ghost)
 
     def _a_remove_dead_from_isr(self, state: State, out: Out) -> None:
         """``RemoveDeadFromIsr``: the controller moves dead followers to OfflineReplica and
@@ -309,7 +309,7 @@ class KafkaController(ControllerChannelManager):
                        ctrl.isr, ctrl.assigned_replicas)
                for r in ctrl.assigned_replicas if state.brokers[r].alive]
         msgs = self._enqueue(state, new)
-        out.append((CONTROLLER_FAILOVER, KafkaState(ctrl, state.brokers, msgs, state.ghost)))
+        out.append((CONTROLLER_FAILOVER, kafka_state(ctrl, state.brokers, msgs, state.ghost)))
 
     def _a_propagate_isr_changes(self, state: State, out: Out) -> None:
         """``PropagateIsrChanges``: the ISR change notification reaches the controller, which
@@ -320,7 +320,7 @@ class KafkaController(ControllerChannelManager):
         msgs = self._enqueue(state, self._update_metadata_for_all(
             ctrl, ctrl.leader, ctrl.leader_epoch, ctrl.isr, ctrl.assigned_replicas))
         ctrl = ctrl._replace(isr_change_set=0)
-        out.append((PROPAGATE_ISR_CHANGES, KafkaState(ctrl, state.brokers, msgs, state.ghost)))
+        out.append((PROPAGATE_ISR_CHANGES, kafka_state(ctrl, state.brokers, msgs, state.ghost)))
 
 
 @cache

@@ -20,9 +20,9 @@ from isrlab.spec.kafka.state import (
     LEADER_AND_ISR,
     NONE,
     UPDATE_METADATA,
-    KafkaState,
     Request,
     ZkPartitionState,
+    kafka_state,
     members,
 )
 
@@ -117,7 +117,7 @@ class ControllerChannelManager(ReplicaManagerSteps):
         if self.cfg.lost_requests:
             for i, m in enumerate(msgs):
                 out.append((request_step("Lose", self._msg_text(m)),
-                            KafkaState(state.controller, state.brokers, msgs[:i] + msgs[i + 1:],
+                            kafka_state(state.controller, state.brokers, msgs[:i] + msgs[i + 1:],
                                        state.ghost)))
         for i in self._deliverable(msgs):
             m = msgs[i]
@@ -127,7 +127,7 @@ class ControllerChannelManager(ReplicaManagerSteps):
             if s is None:
                 continue
             out.append((self._request_label("Deliver", m),
-                        KafkaState(s.controller, s.brokers, msgs[:i] + msgs[i + 1:], s.ghost)))
+                        kafka_state(s.controller, s.brokers, msgs[:i] + msgs[i + 1:], s.ghost)))
             if self.cfg.duplicate_requests:
                 out.append((request_step("DeliverCopy", self._msg_text(m)), s))
 

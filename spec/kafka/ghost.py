@@ -14,7 +14,13 @@ from isrlab.spec.kafka.config import Out, State
 from isrlab.spec.kafka.labels import broker_step
 from isrlab.spec.kafka.memo import memoised
 from isrlab.spec.kafka.partition import PartitionBridge
-from isrlab.spec.kafka.state import F_TWO_LEADERS, NONE, BrokerPartition, Ghost, KafkaState
+from isrlab.spec.kafka.state import (
+    F_TWO_LEADERS,
+    NONE,
+    BrokerPartition,
+    Ghost,
+    kafka_state,
+)
 
 
 class GhostHistory(PartitionBridge):
@@ -26,7 +32,7 @@ class GhostHistory(PartitionBridge):
         ghost = self._ghost_after_leader_step(state.brokers[b], b, state.ghost)
         if ghost is None:
             return state
-        return KafkaState(state.controller, state.brokers, state.channels, ghost)
+        return kafka_state(state.controller, state.brokers, state.channels, ghost)
 
     @memoised
     def _ghost_after_leader_step(self, br: BrokerPartition, b: int,
@@ -77,7 +83,7 @@ class GhostHistory(PartitionBridge):
             return state
         ghost = Ghost(ghost.next_id, ghost.origin, ghost.committed, ghost.acked, ghost.consumed,
                       ghost.pending, ghost.flags | flag, ghost.epoch_leader)
-        return KafkaState(state.controller, state.brokers, state.channels, ghost)
+        return kafka_state(state.controller, state.brokers, state.channels, ghost)
 
     def _note_epoch_leader(self, state: State, epoch: int, b: int) -> State:
         ghost = state.ghost
@@ -87,7 +93,7 @@ class GhostHistory(PartitionBridge):
         if table[epoch] != NONE:
             return self._flag(state, F_TWO_LEADERS)
         ghost = ghost._replace(epoch_leader=self._set(table, epoch, b))
-        return KafkaState(state.controller, state.brokers, state.channels, ghost)
+        return kafka_state(state.controller, state.brokers, state.channels, ghost)
 
     def _drop_pending(self, state: State, b: int) -> State:
         """Waiting acks=all requests of ``b`` fail (it stopped leading or crashed)."""
@@ -97,7 +103,7 @@ class GhostHistory(PartitionBridge):
         pending = tuple([x for x in ghost.pending if x[1] != b])  # (record id, broker)
         if pending == ghost.pending:
             return state
-        return KafkaState(state.controller, state.brokers, state.channels,
+        return kafka_state(state.controller, state.brokers, state.channels,
                           ghost._replace(pending=pending))
 
     def _a_consume(self, state: State, out: Out) -> None:
@@ -117,5 +123,5 @@ class GhostHistory(PartitionBridge):
             if new != ghost.consumed:
                 g = ghost._replace(consumed=new)
                 out.append((broker_step("Consume", b),
-                            KafkaState(state.controller, state.brokers, state.channels, g)))
+                            kafka_state(state.controller, state.brokers, state.channels, g)))
 

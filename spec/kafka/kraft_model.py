@@ -30,7 +30,7 @@ from isrlab.spec.kafka.kraft_state import (
 )
 from isrlab.spec.kafka.memo import remember
 from isrlab.spec.kafka.quorum_controller import ControllerOperations
-from isrlab.spec.kafka.state import KafkaState, ZkPartitionState, members
+from isrlab.spec.kafka.state import ZkPartitionState, kafka_state, members
 
 
 class KRaftModel(ControllerOperations):
@@ -41,6 +41,10 @@ class KRaftModel(ControllerOperations):
                  unfair: Sequence[str] = ()) -> None:
         super().__init__(config, invariants, unfair)
         self._kraft_bytes: dict[KRaftState, bytes] = {}
+        self._last_kraft: object = None
+        """The KRaft part ``encode`` wrote last (found by identity first, as the
+        ``Encoder``'s components), and its bytes."""
+        self._last_kraft_bytes = b""
         self.state_layout = f"kafka-kraft-state 1 {self.layout.version}"
 
     def _catalogue(self) -> list[Property[State]]:
@@ -68,7 +72,7 @@ class KRaftModel(ControllerOperations):
                                     remotes=leader.remotes if b == lead else ())
                         for b, br in enumerate(zk.brokers))
         ghost = zk.ghost._replace(epoch_leader=(lead, *zk.ghost.epoch_leader[1:]))
-        return KafkaState(zk.controller._replace(leader=lead), brokers, zk.channels, ghost)
+        return kafka_state(zk.controller._replace(leader=lead), brokers, zk.channels, ghost)
 
     def next_states(self, state: State) -> Iterable[tuple[str, State]]:
         """Every enabled step: the brokers' (produce, fetch and truncation, ISR expiration,
@@ -118,9 +122,13 @@ class KRaftModel(ControllerOperations):
         the KRaft part as plain tuples."""
         zk = self._encoder(state)
         k = self._kraft(state)
-        kb = self._kraft_bytes.get(k)
-        if kb is None:
-            kb = remember(self._kraft_bytes, k, marshal.dumps(self.layout.plain_kraft(k), 2))
+        if k is self._last_kraft:
+            kb = self._last_kraft_bytes
+        else:
+            found = self._kraft_bytes.get(k)
+            kb = found if found is not None else remember(
+                self._kraft_bytes, k, marshal.dumps(self.layout.plain_kraft(k), 2))
+            self._last_kraft, self._last_kraft_bytes = k, kb
         return len(zk).to_bytes(4, "little") + zk + kb
 
     def decode(self, data: bytes) -> State:
@@ -129,7 +137,7 @@ class KRaftModel(ControllerOperations):
         s = self.layout.from_plain(marshal.loads(data[4:4 + size]))
         kraft = self.layout.kraft_from_plain(marshal.loads(data[4 + size:]))
         ctrl: ZkPartitionState = s.controller._replace(kraft=kraft)
-        return KafkaState(ctrl, s.brokers, s.channels, s.ghost)
+        return kafka_state(ctrl, s.brokers, s.channels, s.ghost)
 
     def variables(self, state: State) -> Mapping[str, Any]:
         """The state as named variables: the brokers as in ZooKeeper mode, the active

@@ -101,6 +101,21 @@ class KRaftState(NamedTuple):
     (not encoded)."""
 
 
+_new = tuple.__new__
+
+
+def kraft_state(batches: tuple[Batch, ...], base: Image, applied: tuple[int, ...],
+                partition_epoch: tuple[int, ...], alter_epoch: tuple[int, ...],
+                fetch_epochs: tuple[tuple[int, ...], ...],
+                alter_isr_epochs: tuple[tuple[int, ...], ...], broker_epoch: tuple[int, ...],
+                shutdown_offset: tuple[int, ...]) -> KRaftState:
+    """``KRaftState(...)`` built by ``tuple.__new__`` in C: the named tuple's ``__new__`` and
+    ``_replace`` are Python code (interpreted even when the model is compiled); the model's
+    steps that change the KRaft part of every successor build it with this."""
+    return _new(KRaftState, (batches, base, applied, partition_epoch, alter_epoch, fetch_epochs,
+                             alter_isr_epochs, broker_epoch, shutdown_offset))
+
+
 TP = TopicPartition("t", 0)
 """The model's one partition (the same as ``isrlab.spec.kafka.config.TP``)."""
 

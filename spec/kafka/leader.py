@@ -21,7 +21,13 @@ from isrlab.spec.kafka.config import Out, State
 from isrlab.spec.kafka.fetcher import ReplicaFetcher
 from isrlab.spec.kafka.labels import TICK, broker_step
 from isrlab.spec.kafka.memo import memoised
-from isrlab.spec.kafka.state import BrokerPartition, Ghost, KafkaState, RemoteReplicaView, members
+from isrlab.spec.kafka.state import (
+    BrokerPartition,
+    Ghost,
+    RemoteReplicaView,
+    kafka_state,
+    members,
+)
 
 
 class PartitionLeader(ReplicaFetcher):
@@ -54,7 +60,7 @@ class PartitionLeader(ReplicaFetcher):
                 pending = tuple(sorted((*pending, (rid, b))))
             g = Ghost(rid + 1, origin, g.committed, acked, g.consumed, pending, g.flags,
                       g.epoch_leader)
-            s = self._after_leader_step(KafkaState(s.controller, s.brokers, s.channels, g), b)
+            s = self._after_leader_step(kafka_state(s.controller, s.brokers, s.channels, g), b)
             out.append((broker_step("Produce", b), s))
 
     @memoised
@@ -92,7 +98,7 @@ class PartitionLeader(ReplicaFetcher):
                     aged = list(brokers)
                 aged[b] = older
         if aged is not None:
-            out.append((TICK, KafkaState(state.controller, tuple(aged), state.channels,
+            out.append((TICK, kafka_state(state.controller, tuple(aged), state.channels,
                                            state.ghost)))
 
     @memoised

@@ -32,9 +32,9 @@ from isrlab.spec.kafka.state import (
     LEADER_AND_ISR,
     NONE,
     BrokerPartition,
-    KafkaState,
     MetadataView,
     Request,
+    kafka_state,
     members,
 )
 
@@ -87,7 +87,7 @@ class BrokerLifecycle(AlterPartitionManager):
                     s = self._set_broker(s, f, fb._replace(fetch_in_flight=NO_FETCH))
         # The controller's channel to b dies with b: requests in flight to it are dropped.
         msgs = self._without_dest(s.channels, b)
-        return self._drop_pending(KafkaState(s.controller, s.brokers, msgs, s.ghost), b)
+        return self._drop_pending(kafka_state(s.controller, s.brokers, msgs, s.ghost), b)
 
     @memoised
     def _down(self, br: BrokerPartition, unclean: bool, keep: int | None,
@@ -231,7 +231,7 @@ class BrokerLifecycle(AlterPartitionManager):
                           c.assigned_replicas)
             msgs = self._enqueue(s, [msg])
             out.append((broker_step("Restart", b),
-                        KafkaState(s.controller, s.brokers, msgs, s.ghost)))
+                        kafka_state(s.controller, s.brokers, msgs, s.ghost)))
 
     def _a_flush(self, state: State, out: Out) -> None:
         """``Flush(b)``: the log is fsynced (only with ``crashes=unclean``)."""

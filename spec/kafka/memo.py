@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Concatenate, ParamSpec, Protocol, TypeVar
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar, cast
 
 
 class Memoising(Protocol):
@@ -58,16 +58,16 @@ def memoised(method: Callable[Concatenate[M, P], R]) -> Callable[Concatenate[M, 
     module docstring for the rules; keyword arguments are not allowed)."""
     attribute = method.__name__
 
-    def wrapper(self: M, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        assert not kwargs, f"{method.__name__} is memoised on positional arguments only"
+    def wrapper(self: M, /, *args: Any) -> Any:
+        # no **kwargs: a call with keywords fails (TypeError), and none builds a dict
         caches = self._memo
         cache = caches.get(attribute)
         if cache is None:
             cache = caches[attribute] = {}
         result = cache.get(args, _MISSING)
         if result is _MISSING:
-            result = remember(cache, args, method(self, *args, **kwargs))
-        return result  # type: ignore[return-value]  # the cache holds method's own results
+            result = remember(cache, args, method(self, *args))  # type: ignore[call-arg]  # P's positional arguments, as the caller passed them
+        return result
 
     functools.update_wrapper(wrapper, method)
-    return wrapper
+    return cast(Callable[Concatenate[M, P], R], wrapper)

@@ -45,6 +45,7 @@ from isrlab.spec.kafka.kraft_state import (
     compacted,
     controller_image,
     core_image,
+    kraft_state,
     put,
     replayed,
 )
@@ -55,8 +56,8 @@ from isrlab.spec.kafka.state import (
     ALTER_NONE,
     NONE,
     BrokerPartition,
-    KafkaState,
     ZkPartitionState,
+    kafka_state,
     mask_of,
     members,
 )
@@ -69,19 +70,31 @@ class MetadataLoader(KafkaModel):
         """The KRaft part of ``state``."""
         return cast(KRaftState, state.controller.kraft)
 
+    def _controller_view(self, k: KRaftState) -> Image:
+        """The active controller's plain image of ``k`` (``controller_image``), kept for the
+        last ``k`` asked: the controller's steps from one state each ask for it."""
+        if k is not self._view_of:
+            self._view = replayed(k.base, k.batches, self.n)
+            self._view_of = k
+        return cast(Image, self._view)
+
     def _with_kraft(self, state: State, k: KRaftState) -> State:
         """``state`` with KRaft part ``k`` (compacted: ``kraft_state.compacted``) and the
         controller fields mirroring the active controller's ``PartitionRegistration``."""
-        ctrl = self._kraft_controller(state.controller, k)
-        return KafkaState(ctrl, state.brokers, state.channels, state.ghost)
+        old = state.controller
+        ctrl = self._kraft_controller(old.controller_epoch, old.assigned_replicas,
+                                      old.isr_change_set, k)
+        return kafka_state(ctrl, state.brokers, state.channels, state.ghost)
 
     @memoised
-    def _kraft_controller(self, ctrl: ZkPartitionState, k: KRaftState) -> ZkPartitionState:
-        """``_with_kraft``'s controller tuple (memoised)."""
+    def _kraft_controller(self, controller_epoch: int, assigned_replicas: tuple[int, ...],
+                          isr_change_set: int, k: KRaftState) -> ZkPartitionState:
+        """``_with_kraft``'s controller tuple (memoised on the fields it keeps and ``k``, not
+        on the KRaft part it replaces)."""
         k = compacted(k, self.n)
         leader, le, _, isr, elr, lke, _ = controller_image(k, self.n)[0]
-        return ctrl._replace(leader=leader, leader_epoch=le, isr=isr, elr=elr,
-                             last_known_elr=lke, kraft=k)
+        return ZkPartitionState(controller_epoch, leader, le, isr, assigned_replicas,
+                                isr_change_set, elr, lke, k)
 
     def _a_handle_commit(self, state: State, out: Out) -> None:
         """``HandleCommit(b)`` / ``HandleCommit(b,j)``: live broker ``b`` publishes the next
@@ -105,10 +118,13 @@ class MetadataLoader(KafkaModel):
         ineligible = self._hw_ineligible(k, after, b) if self.eligible_hw else 0
         newbr, pe, row = self._apply_delta(br, b, before, after, k.partition_epoch[b],
                                            k.fetch_epochs[b], ineligible)
-        k = k._replace(applied=put(k.applied, b, upto), partition_epoch=put(
-            k.partition_epoch, b, pe), fetch_epochs=put(k.fetch_epochs, b, row))
-        if newbr.alter_partition == ALTER_NONE and br.alter_partition != ALTER_NONE:
-            k = k._replace(alter_isr_epochs=put(k.alter_isr_epochs, b, ()))
+        dropped = newbr.alter_partition == ALTER_NONE and br.alter_partition != ALTER_NONE
+        k = kraft_state(
+            batches=k.batches, base=k.base, applied=put(k.applied, b, upto),
+            partition_epoch=put(k.partition_epoch, b, pe), alter_epoch=k.alter_epoch,
+            fetch_epochs=put(k.fetch_epochs, b, row),
+            alter_isr_epochs=put(k.alter_isr_epochs, b, ()) if dropped else k.alter_isr_epochs,
+            broker_epoch=k.broker_epoch, shutdown_offset=k.shutdown_offset)
         s = self._with_kraft(self._set_broker(state, b, newbr), k)
         if newbr.leader == b and (br.leader != b or newbr.leader_epoch != br.leader_epoch):
             s = self._note_epoch_leader(s, newbr.leader_epoch, b)

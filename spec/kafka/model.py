@@ -76,10 +76,10 @@ from isrlab.spec.kafka.state import (
     BrokerPartition,
     FetchResponse,
     Ghost,
-    KafkaState,
     MetadataView,
     RemoteReplicaView,
     ZkPartitionState,
+    kafka_state,
     members,
 )
 
@@ -132,7 +132,7 @@ class KafkaModel(PartitionLeader):
                  (NONE,) * cfg.max_records, (NONE,) * cfg.max_records, (), 0,
                  (0,) + (NONE,) * (epochs - 1))
         ctrl = ZkPartitionState(0, 0, 0, isr, ar, 0)
-        return (KafkaState(ctrl, tuple(brokers), (), ghost),)
+        return (kafka_state(ctrl, tuple(brokers), (), ghost),)
 
     def next_states(self, state: State) -> Iterable[tuple[str, State]]:
         """Every enabled step (see the docstrings of the ``_a_*`` methods)."""

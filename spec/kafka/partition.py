@@ -22,8 +22,8 @@ from isrlab.spec.kafka.memo import memoised
 from isrlab.spec.kafka.state import (
     NONE,
     BrokerPartition,
-    KafkaState,
     RemoteReplicaView,
+    kafka_state,
     mask_of,
     members,
 )
@@ -153,7 +153,7 @@ class PartitionBridge(KafkaSetup):
     @staticmethod
     def _set_broker(state: State, b: int, br: BrokerPartition) -> State:
         brokers = state.brokers
-        return KafkaState(state.controller, (*brokers[:b], br, *brokers[b + 1:]),
+        return kafka_state(state.controller, (*brokers[:b], br, *brokers[b + 1:]),
                           state.channels, state.ghost)
 
     @staticmethod

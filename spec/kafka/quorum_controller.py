@@ -103,6 +103,7 @@ from isrlab.spec.kafka.kraft_state import (
     Record,
     broker_record_of,
     core_image,
+    kraft_state,
     next_broker_epoch,
     put,
     record_of,
@@ -145,7 +146,11 @@ class QuorumController(BrokerLifecycleManager):
         k = self._kraft(state)
         if len(k.batches) >= self.cfg.max_metadata_lag:
             return None
-        k = k._replace(batches=(*k.batches, batch))
+        k = kraft_state(
+            batches=(*k.batches, batch), base=k.base, applied=k.applied,
+            partition_epoch=k.partition_epoch, alter_epoch=k.alter_epoch,
+            fetch_epochs=k.fetch_epochs, alter_isr_epochs=k.alter_isr_epochs,
+            broker_epoch=k.broker_epoch, shutdown_offset=k.shutdown_offset)
         if replayed(k.base, k.batches, self.n)[0][1] > self.cfg.max_leader_epoch:
             return None
         s = self._with_kraft(state, k)
@@ -156,7 +161,7 @@ class QuorumController(BrokerLifecycleManager):
         """``generateLeaderAndIsrUpdates`` for the partition in the controller's image
         (``broker_to_remove``, ``broker_to_add``, ``broker_with_unclean_shutdown``)."""
         k = self._kraft(state)
-        return self._change_of(replayed(k.base, k.batches, self.n), remove, add, unclean)
+        return self._change_of(self._controller_view(k), remove, add, unclean)
 
     @memoised
     def _change_of(self, image: Image, remove: int, add: int, unclean: int) -> ChangeResult:
@@ -179,7 +184,7 @@ class QuorumController(BrokerLifecycleManager):
     def _a_fence(self, state: State, out: Out) -> None:
         """``FenceBroker(b)`` (see the module docstring)."""
         k = self._kraft(state)
-        image = core_image(replayed(k.base, k.batches, self.n), self.n)
+        image = core_image(self._controller_view(k), self.n)
         reg = image.partitions[0][1]
         for b in range(self.n):
             registered = broker(image, b)
@@ -210,7 +215,7 @@ class QuorumController(BrokerLifecycleManager):
     def _a_unfence(self, state: State, out: Out) -> None:
         """``UnfenceBroker(b)`` (see the module docstring)."""
         k = self._kraft(state)
-        image = core_image(replayed(k.base, k.batches, self.n), self.n)
+        image = core_image(self._controller_view(k), self.n)
         reg = image.partitions[0][1]
         for b in range(self.n):
             registered = broker(image, b)
@@ -234,7 +239,7 @@ class QuorumController(BrokerLifecycleManager):
         """``RegisterBroker(b)``: down broker ``b`` starts, registers and catches up (see the
         module docstring)."""
         k = self._kraft(state)
-        image = core_image(replayed(k.base, k.batches, self.n), self.n)
+        image = core_image(self._controller_view(k), self.n)
         reg = image.partitions[0][1]
         for b in range(self.n):
             br = state.brokers[b]
@@ -242,15 +247,10 @@ class QuorumController(BrokerLifecycleManager):
             if br.alive or (existing is not None and not existing.fenced):
                 continue
             epoch = next_broker_epoch(k, b)
-            clean = not br.unclean_shutdown and existing is not None
-            request = BrokerRegistrationRequest(
-                b, epoch, existing.epoch if clean and existing is not None else -1)
-            outcome = register_broker(existing, False, request, epoch,
-                                      DETECTIONS[self.cfg.unclean_detection]).unwrap()
-            assert outcome.record is not None
             records: list[tuple[int, ...]] = []
             unclean = False
-            if outcome.unclean_shutdown and self.cfg.elr and (b in reg.isr or b in reg.elr):
+            if (self.cfg.elr and (b in reg.isr or b in reg.elr) and self._registers_unclean(
+                    self._controller_view(k), b, br.unclean_shutdown, epoch)):
                 change = self._change(state, unclean=b)
                 if change.record is not None:
                     records.append(record_of(change.record))
@@ -270,42 +270,75 @@ class QuorumController(BrokerLifecycleManager):
             s = self._published(self._with_kraft(written, k3), b, len(k3.batches), fresh=True)
             out.append((broker_step("RegisterBroker", b), s))
 
+    @memoised
+    def _registers_unclean(self, image: Image, b: int, unclean_shutdown: int,
+                           epoch: int) -> bool:
+        """``ClusterControlManager.registerBroker`` (``register_broker``) of broker ``b``'s new
+        incarnation with broker epoch ``epoch`` in the controller's plain ``image``: whether
+        KIP-966's detection finds an unclean shutdown (the previous broker epoch comes from
+        the clean-shutdown file: none after a power loss, ``unclean_shutdown``; memoised)."""
+        existing = broker(core_image(image, self.n), b)
+        clean = not unclean_shutdown and existing is not None
+        request = BrokerRegistrationRequest(
+            b, epoch, existing.epoch if clean and existing is not None else -1)
+        outcome = register_broker(existing, False, request, epoch,
+                                  DETECTIONS[self.cfg.unclean_detection]).unwrap()
+        assert outcome.record is not None
+        return outcome.unclean_shutdown
+
     def _a_kraft_alter_partition(self, state: State, out: Out) -> None:
         """``AlterPartition(b)``: the controller handles leader ``b``'s request (see the
         module docstring) and its answer is on its way back."""
         k = self._kraft(state)
-        image = core_image(replayed(k.base, k.batches, self.n), self.n)
-        reg = image.partitions[0][1]
+        image = self._controller_view(k)
         for b in range(self.n):
             br = state.brokers[b]
             if br.alter_partition != ALTER_SENT or not br.alive:
                 continue
-            epochs = k.alter_isr_epochs[b] or (-1,) * self.n
-            request = KRaftAlterPartitionRequest(
-                b, k.broker_epoch[b], br.leader_epoch, k.alter_epoch[b] + 1,
-                tuple(BrokerState(m, epochs[m]) for m in members(br.pending_isr)),
-                version=3 if self.cfg.kip903 else 2)
-            config = AlterPartitionConfig(kip841=self.cfg.fence_ineligible,
-                                          kip903=self.cfg.kip903, builder=self._builder())
-            response = alter_partition(TP, reg, image, request, config).unwrap()
-            if response.error is Errors.NONE:
-                answer = ALTER_ACCEPTED
-            elif response.error in (Errors.INELIGIBLE_REPLICA, Errors.OPERATION_NOT_ATTEMPTED):
-                answer = ALTER_INELIGIBLE
-            else:
-                answer = ALTER_FENCED
+            answer, record, registered = self._alter_partition_answer(
+                image, b, k.broker_epoch[b], br.leader_epoch, k.alter_epoch[b],
+                br.pending_isr, k.alter_isr_epochs[b])
             s: State | None = self._set_broker(state, b, br._replace(alter_partition=answer))
-            if s is not None and response.record is not None:
-                s = self._write(s, (record_of(response.record),))
+            if s is not None and record is not None:
+                s = self._write(s, (record,))
             if s is None:
                 continue  # the controller's write waits (max_metadata_lag)
-            if response.registration is not None:
+            if registered:
                 # the answer carries the partition epoch after the change (relative to the
                 # state's base, which the write may have moved)
                 k2 = self._kraft(s)
                 s = self._with_kraft(s, k2._replace(alter_epoch=put(
                     k2.alter_epoch, b, self._controller_pe(s))))
             out.append((broker_step("AlterPartition", b), s))
+
+    @memoised
+    def _alter_partition_answer(self, image: Image, b: int, broker_epoch: int,
+                                leader_epoch: int, alter_epoch: int, pending_isr: int,
+                                isr_epochs: tuple[int, ...],
+                                ) -> tuple[int, Record | None, bool]:
+        """``ReplicationControlManager.alterPartition`` (``alter_partition``) on leader ``b``'s
+        request (its broker epoch, leader epoch, the partition epoch ``alter_epoch`` it
+        carries, the proposed ISR and, KIP-903, its members' broker epochs) in the
+        controller's plain ``image``: the answer (``ALTER_*``), the record written, and
+        whether the answer carries the new registration (memoised)."""
+        core = core_image(image, self.n)
+        reg = core.partitions[0][1]
+        epochs = isr_epochs or (-1,) * self.n
+        request = KRaftAlterPartitionRequest(
+            b, broker_epoch, leader_epoch, alter_epoch + 1,
+            tuple(BrokerState(m, epochs[m]) for m in members(pending_isr)),
+            version=3 if self.cfg.kip903 else 2)
+        config = AlterPartitionConfig(kip841=self.cfg.fence_ineligible,
+                                      kip903=self.cfg.kip903, builder=self._builder())
+        response = alter_partition(TP, reg, core, request, config).unwrap()
+        if response.error is Errors.NONE:
+            answer = ALTER_ACCEPTED
+        elif response.error in (Errors.INELIGIBLE_REPLICA, Errors.OPERATION_NOT_ATTEMPTED):
+            answer = ALTER_INELIGIBLE
+        else:
+            answer = ALTER_FENCED
+        record = None if response.record is None else record_of(response.record)
+        return answer, record, response.registration is not None
 
     def _controller_pe(self, state: State) -> int:
         """The controller's partition epoch, relative to the state's base."""

@@ -203,6 +203,14 @@ class KafkaState(NamedTuple):
     ghost: Ghost
 
 
+def kafka_state(controller: ZkPartitionState, brokers: tuple[BrokerPartition, ...],
+                channels: tuple[Request, ...], ghost: Ghost) -> KafkaState:
+    """``KafkaState(controller, brokers, channels, ghost)`` built by ``tuple.__new__`` in C:
+    calling the class runs the named tuple's ``__new__``, which is Python code (interpreted
+    even when the model is compiled).  The model's steps build their successors with it."""
+    return _new(KafkaState, (controller, brokers, channels, ghost))
+
+
 LEADER_AND_ISR, UPDATE_METADATA = 0, 1
 
 
@@ -412,7 +420,13 @@ class Encoder:
     Byte for byte the same: ``marshal`` version 2 writes no back-references, so a tuple's
     bytes are its header (``(`` and its length, four bytes little-endian) followed by the
     bytes of its items, each written alone.  The caches are dicts keyed on the component
-    values (compared by equality); each is bounded by ``memo.remember``."""
+    values (compared by equality); each is bounded by ``memo.remember``.
+
+    Before a dict is asked (which hashes the whole component), each position (the
+    controller, broker ``b``, the requests, the ghost) remembers the component object it
+    encoded last and its bytes: the successors of one state, encoded one after the other,
+    share the objects of every component their step left alone, so most components are
+    found by identity (``is``), without hashing."""
 
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
@@ -420,26 +434,52 @@ class Encoder:
         self._brokers: dict[BrokerPartition, bytes] = {}
         self._msgs: dict[tuple[Request, ...], bytes] = {}
         self._ghost: dict[Ghost, bytes] = {}
+        self._last: list[object] = []
+        """The component object last encoded at each position: the controller, the
+        requests, the ghost, then one per broker."""
+        self._last_bytes: list[bytes] = []
+        """Its bytes."""
 
     def __call__(self, state: KafkaState) -> bytes:
         ctrl, brokers, msgs, ghost = state
+        last, last_bytes = self._last, self._last_bytes
+        if len(last) != 3 + len(brokers):
+            self._last = last = [None] * (3 + len(brokers))
+            self._last_bytes = last_bytes = [b""] * (3 + len(brokers))
         layout = self.layout
-        c = self._ctrl.get(ctrl)
-        if c is None:
-            c = self._store(self._ctrl, ctrl, layout.plain_ctrl(ctrl))
+        if ctrl is last[0]:
+            c = last_bytes[0]
+        else:
+            found = self._ctrl.get(ctrl)
+            c = found if found is not None else self._store(self._ctrl, ctrl,
+                                                           layout.plain_ctrl(ctrl))
+            last[0], last_bytes[0] = ctrl, c
         parts = [_FOUR, c, b"(" + len(brokers).to_bytes(4, "little")]
         cache = self._brokers
+        at = 3
         for br in brokers:
-            e = cache.get(br)
-            if e is None:
-                e = self._store(cache, br, layout.plain_broker(br))
+            if br is last[at]:
+                e = last_bytes[at]
+            else:
+                found = cache.get(br)
+                e = found if found is not None else self._store(cache, br,
+                                                               layout.plain_broker(br))
+                last[at], last_bytes[at] = br, e
             parts.append(e)
-        m = self._msgs.get(msgs)
-        if m is None:
-            m = self._store(self._msgs, msgs, layout.plain_msgs(msgs))
-        g = self._ghost.get(ghost)
-        if g is None:
-            g = self._store(self._ghost, ghost, tuple(ghost))
+            at += 1
+        if msgs is last[1]:
+            m = last_bytes[1]
+        else:
+            found = self._msgs.get(msgs)
+            m = found if found is not None else self._store(self._msgs, msgs,
+                                                           layout.plain_msgs(msgs))
+            last[1], last_bytes[1] = msgs, m
+        if ghost is last[2]:
+            g = last_bytes[2]
+        else:
+            found = self._ghost.get(ghost)
+            g = found if found is not None else self._store(self._ghost, ghost, tuple(ghost))
+            last[2], last_bytes[2] = ghost, g
         parts.append(m)
         parts.append(g)
         return b"".join(parts)
