@@ -45,7 +45,7 @@ E1_TO_1 = "Deliver(LeaderAndIsr(to=1,cepoch=0,leader=1,epoch=1,isr=(0, 1)))"
 
 def two_moves(m: KafkaModel) -> State:
     """Leadership to broker 1 (epoch 1), then back to broker 0 (epoch 2), by reassignment;
-    broker 1 has handled epoch 1 (so broker 0 may follow it: KIP-320 waits for that),
+    broker 1 has handled epoch 1 (so broker 0's fetcher may truncate against it at once),
     broker 0 neither request."""
     s = step(m, init(m), "Reassign(10)")
     s = step(m, s, "Reassign(01)")
