@@ -5,6 +5,8 @@ optionally beside TLC for the same wall time.
         -p brokers=3 -p replication_factor=3 -p min_isr=2 -p init_isr_size=2 \\
         -p unclean_shutdown_limit=1 -p fence_broker_limit=1 --run-dir RUN --budget 600 \\
         [--tlc-jar JAR --tlc-dir DIR --tlc-module kafka_replication_v3_5]
+    .venv/bin/python bench/bench_kraft_published.py --model tla-kraft-3.5 -p ... \
+        --one-search --run-dir RUN [--workers 2]
 
 Each level is one ``explore`` with ``max_depth`` one more than the last, resumed from
 ``--run-dir``; it prints, per level, the new and total distinct states, the generated
@@ -22,12 +24,21 @@ stored state takes: ``sys.getsizeof`` of a ``bytes`` state, or for a tuple state
 size of its objects counted once (what a state decoded from a run directory takes; states
 found in one run share unchanged parts with their parent), averaged over the first 2,000
 states of level ``N``'s breadth-first walk.
+With ``--one-search`` (and ``--run-dir``, ``--workers``) it runs one resumable ``explore``
+through the run directory (what ``isrlab check --run-dir`` does: rerun to resume) and prints
+a row each time a level is committed: the counts from the run directory's commit, the
+level's wall seconds, the run directory's size and the summed RSS of this process and its
+worker processes (now and the peak of the samples, taken every half second while a level
+is built; levels shorter than that share a row, whose "new" counts them all).
 A script, not a timed test.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import multiprocessing
+import os
 import re
 import resource
 import subprocess
@@ -38,7 +49,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from isrlab.checker.bfs import CheckOptions, explore  # noqa: E402
+from isrlab.checker.bfs import CheckOptions, Progress, explore  # noqa: E402
 from isrlab.cli_support import resolve_model  # noqa: E402
 
 
@@ -69,6 +80,54 @@ def ours(model_name: str, params: list[str], run_dir: Path, budget: float) -> fl
             break
         last = (result.distinct_states, result.generated_states)
     return time.monotonic() - started
+
+
+def _rss_mib(pids: list[int]) -> float:
+    """The summed resident set of ``pids`` (``/proc/PID/status``), MiB."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/status", encoding="ascii") as status:
+                total += next((int(line.split()[1]) for line in status
+                               if line.startswith("VmRSS:")), 0)
+        except OSError:
+            continue
+    return total / 1024
+
+
+def one_search(model_name: str, params: list[str], run_dir: Path, workers: int) -> None:
+    """One resumable ``explore`` through ``run_dir``: a row per committed level."""
+    _, parsed, model = resolve_model(model_name, params)
+    commit_file = run_dir / "commit.json"
+    seen: dict[str, float] = {"level": -1.0, "distinct": 0.0, "elapsed": 0.0, "peak": 0.0}
+    print("level  new distinct  total distinct  generated  seconds  disk MiB  "
+          "RSS MiB  peak RSS MiB", flush=True)
+
+    def sample(_: Progress | None = None) -> None:
+        pids = [os.getpid(), *(c.pid for c in multiprocessing.active_children() if c.pid)]
+        rss = _rss_mib(pids)
+        seen["peak"] = max(seen["peak"], rss)
+        try:
+            commit = json.loads(commit_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if commit["level"] == seen["level"]:
+            return
+        print(f"{commit['level']:5d}  {commit['distinct'] - seen['distinct']:12,.0f}  "
+              f"{commit['distinct']:14,d}  {commit['generated']:9,d}  "
+              f"{commit['elapsed'] - seen['elapsed']:7.1f}  "
+              f"{_disk(run_dir) / 2**20:8.1f}  {rss:7.0f}  {seen['peak']:12.0f}",
+              flush=True)
+        seen.update(level=commit["level"], distinct=commit["distinct"],
+                    elapsed=commit["elapsed"])
+
+    result = explore(model, CheckOptions(params=parsed, run_dir=run_dir, workers=workers,
+                                         progress=sample, progress_interval_s=0.5))
+    sample()
+    print(f"{'finished' if result.complete else 'stopped'}: {result.distinct_states:,d} "
+          f"distinct / {result.generated_states:,d} generated, diameter {result.diameter}; "
+          f"violation {result.violation.invariant if result.violation else None}; "
+          f"peak summed RSS {seen['peak']:,.0f} MiB", flush=True)
 
 
 def _deep(obj: object, counted: set[int]) -> int:
@@ -131,7 +190,14 @@ def main() -> None:
     parser.add_argument("--tlc-jar")
     parser.add_argument("--tlc-dir", type=Path)
     parser.add_argument("--tlc-module")
+    parser.add_argument("--one-search", action="store_true")
+    parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args()
+    if args.one_search:
+        if args.run_dir is None:
+            parser.error("--one-search needs --run-dir")
+        one_search(args.model, args.params, args.run_dir, args.workers)
+        return
     if args.levels is not None:
         in_memory(args.model, args.params, args.levels, args.run_dir)
         return

@@ -534,9 +534,11 @@ class _Worker(Generic[S]):
         assert self.exchange is not None
         me, decode = self.index, self.model.decode
         mine = [owner == me for owner in self._owners]
+        # A model whose states are their own encoding kept no encodings beside them.
+        own_encodings = self.candidates if self.identity else self.candidate_enc
         found: dict[int, tuple[bytes, tuple[int, str], Any, bytes]] = {
             fp: (key, link, state, encoding) for fp, link, state, encoding, key, own in zip(
-                self.links.keys(), self.links.values(), self.candidates, self.candidate_enc,
+                self.links.keys(), self.links.values(), self.candidates, own_encodings,
                 self.candidate_keys, mine, strict=True) if own}
         others = [array("Q", self.links.keys())]
         for other in range(self.workers):

@@ -94,7 +94,11 @@ def matching_config(version: str, brokers: int, max_records: int,
     controller naming another ISR member, the spec's ``ControllerElectLeader``) and
     KIP-279 truncation, with KIP-320 fencing for ``tla-kip320``; the leader writes its ISR
     to ZooKeeper itself, as these versions do (the spec's ``LeaderShrinkIsr`` /
-    ``LeaderExpandIsr`` change the ISR in one step)."""
+    ``LeaderExpandIsr`` change the ISR in one step); a follower truncates in the step that
+    makes it a follower (``unavailable_leader=follow``: the spec's become-follower step
+    truncates at once, with KIP-320 only once the leader is in the new epoch; with the
+    default ``fetcher`` the follower takes the request first and its fetcher truncates
+    later, a state the spec has no counterpart for)."""
     if version not in ("tla-kip279", "tla-kip320"):
         raise ValueError(f"no refinement mapping for {version!r}")
     return KafkaConfig(
@@ -105,6 +109,7 @@ def matching_config(version: str, brokers: int, max_records: int,
         max_controller_epoch=0, reorder_requests=False, lost_requests=False,
         duplicate_requests=False, fetch="atomic", isr_shrink=True, lag_ticks=0,
         isr_changes="zookeeper",  # Kafka 2.0/2.1: the leader writes its ISR to ZooKeeper
+        unavailable_leader="follow",  # truncation in the become-follower step, as the spec
         controller="zookeeper",
     )
 

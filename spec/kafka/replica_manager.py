@@ -82,18 +82,34 @@ class ReplicaManagerSteps(GhostHistory):
 
     def _handle_leader_and_isr(self, state: State, m: Request) -> State | None:
         """``become_leader_or_follower`` for one LeaderAndIsr request; ``None`` when the step
-        is not enabled (KIP-320: the new leader is not yet in the request's epoch)."""
-        dest, _, _, leader, epoch, *_ = m
+        is not enabled.
+
+        With KIP-320's fencing (``fetch_fencing=final``) a live leader answers the
+        follower's ``OffsetsForLeaderEpoch`` only in the request's epoch.  A request the
+        broker ignores (its controller epoch or leader epoch is not newer than the broker's:
+        ``becomeLeaderOrFollower`` answers STALE_CONTROLLER_EPOCH) is handled at once and
+        changes nothing.  With the fetcher's pending truncation (``unavailable_leader=
+        fetcher``) a follower whose leader is not yet (or no longer) in the request's epoch
+        becomes its follower at once and leaves the truncation to its fetcher (``Truncate(f)``
+        once the leader is in that epoch), as Kafka's ``makeFollowers`` does: the fetcher,
+        not the request, waits (``AbstractFetcherThread.maybeTruncateToEpochEndOffsets``
+        retries on an error; FENCED_LEADER_EPOCH marks the partition failed until the next
+        LeaderAndIsr).  Shortcut, without the fetcher's pending truncation (the modes
+        that truncate in the request's step): the request waits until the leader is in its
+        epoch."""
+        dest, _, cepoch, leader, epoch, *_ = m
         br = state.brokers[dest]
         if leader == NONE:
             return None
         lb = state.brokers[leader]
-        if (self.fenced and leader != dest and lb.alive
-                and (lb.leader_epoch != epoch or lb.leader != leader)):
+        ready = not (self.fenced and leader != dest and lb.alive
+                     and (lb.leader_epoch != epoch or lb.leader != leader))
+        ignored = cepoch < br.controller_epoch or epoch <= br.leader_epoch
+        if not (ready or ignored or self.deferred_truncation):
             return None
         p = self.partition(state, dest)
         newbr, newp = self._leader_and_isr(m, br, bool(lb.alive), lb.log,
-                                           self._request_alive(state, m))
+                                           self._request_alive(state, m), ready)
         s = self._set_broker(state, dest, newbr)
         if len(newp.log) < len(p.log):
             s = self._flag(s, F_TRUNCATED)
@@ -109,12 +125,14 @@ class ReplicaManagerSteps(GhostHistory):
 
     @memoised
     def _leader_and_isr(self, m: Request, br: BrokerPartition, leader_alive: bool,
-                        leader_codes: tuple[int, ...], alive: int
+                        leader_codes: tuple[int, ...], alive: int, leader_ready: bool = True
                         ) -> tuple[BrokerPartition, Partition]:
         """Broker ``m.dest``'s side of LeaderAndIsr ``m``: its new ``BrokerPartition`` and
         ``Partition`` (``become_leader_or_follower``), from its tuple ``br``, whether the
-        named leader is alive, the leader's log and the brokers ``makeFollowers`` takes for
-        alive (memoised: these repeat across states)."""
+        named leader is alive, the leader's log, the brokers ``makeFollowers`` takes for
+        alive and whether the leader would answer ``OffsetsForLeaderEpoch`` now
+        (``leader_ready``: in the request's epoch, KIP-320; memoised: these repeat across
+        states)."""
         dest, _, cepoch, leader, epoch, isr, *_ = m
         p = self.broker_partition(br, dest)
         manager = ReplicaManager(dest, br.controller_epoch, (p,))
@@ -134,14 +152,16 @@ class ReplicaManagerSteps(GhostHistory):
         newp = mgr.partitions[0]
         newp = replace(newp, controller_epoch=mgr.controller_epoch)
         truncating = 0
-        if self.deferred_truncation and newp.leader == leader != dest:
-            if newp.leader != p.leader and not leader_alive:
-                # The fetcher starts Truncating; the down leader cannot answer
-                # OffsetsForLeaderEpoch, so the log stays as it was for now.
-                newp = replace(newp, log=p.log, high_watermark=p.high_watermark)
-                truncating = 1
-            elif newp.leader == p.leader:
-                truncating = br.truncating  # same leader: the fetcher goes on as it was
+        if (self.deferred_truncation and newp.leader == leader != dest
+                and newp.leader != p.leader and not (leader_alive and leader_ready)):
+            # The fetcher starts Truncating; a down leader, or one not in the request's
+            # epoch (KIP-320), does not answer OffsetsForLeaderEpoch, so the log stays as
+            # it was for now.
+            newp = replace(newp, log=p.log, high_watermark=p.high_watermark)
+            truncating = 1
+        elif newp.leader == p.leader:
+            # same leader (or the request ignored): the fetcher goes on as it was
+            truncating = br.truncating
         newbr = self._with_partition(br, newp)._replace(truncating=truncating)
         # (_with_partition leaves awaiting_first_leader_and_isr at 0: the HW checkpoint
         # thread starts with the first LeaderAndIsr, hwThreadInitialized)

@@ -109,3 +109,67 @@ def test_a_run_under_a_view_resumes_with_the_states_kept(tmp_path: Any, workers:
     assert not first.complete
     resumed = run(Tagged(COUSINS), workers=workers, run_dir=str(tmp_path))
     assert (resumed.distinct_states, resumed.generated_states, resumed.diameter) == (4, 5, 3)
+
+
+class PackedTagged:
+    """``Tagged`` with states that are their own encoding (``identity_encoding``: ``bytes``
+    states ``b"x,tag"``, as the tla-kraft ports' packed states are)."""
+
+    name = "packed-tagged"
+    identity_encoding = True
+
+    def __init__(self, edges: Mapping[State, Sequence[tuple[str, State]]]) -> None:
+        self.tagged = Tagged(edges)
+
+    @staticmethod
+    def pack(state: State) -> bytes:
+        return f"{state[0]},{state[1]}".encode()
+
+    @staticmethod
+    def unpack(data: bytes) -> State:
+        x, tag = data.split(b",")
+        return (int(x), int(tag))
+
+    def view(self, state: bytes) -> bytes:
+        return state.split(b",")[0]
+
+    def init_states(self) -> list[bytes]:
+        return [self.pack(s) for s in self.tagged.init_states()]
+
+    def next_states(self, state: bytes) -> list[tuple[str, bytes]]:
+        return [(a, self.pack(t)) for a, t in self.tagged.next_states(self.unpack(state))]
+
+    def invariants(self) -> Sequence[Property[bytes]]:
+        return ()
+
+    def sometimes(self) -> Sequence[Property[bytes]]:
+        return ()
+
+    def within_boundary(self, state: bytes) -> bool:
+        return True
+
+    def canonical(self, state: bytes) -> bytes:
+        return state
+
+    def encode(self, state: bytes) -> bytes:
+        return state
+
+    def decode(self, data: bytes) -> bytes:
+        return data
+
+    def variables(self, state: bytes) -> Mapping[str, Any]:
+        return self.tagged.variables(self.unpack(state))
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_states_that_are_their_own_encoding_under_a_view_on_several_workers(
+        tmp_path: Any, workers: int) -> None:
+    # The same counts as Tagged's: the workers' merge under a view takes a bytes state as
+    # its own encoding (it kept no encodings beside such states).
+    for edges, counts in ((SIBLINGS, (3, 4, 3)), (COUSINS, (4, 5, 3))):
+        result = run(PackedTagged(edges), workers=workers)
+        assert (result.distinct_states, result.generated_states, result.diameter) == counts
+    first = run(PackedTagged(COUSINS), workers=workers, run_dir=str(tmp_path), max_depth=2)
+    assert not first.complete
+    resumed = run(PackedTagged(COUSINS), workers=workers, run_dir=str(tmp_path))
+    assert (resumed.distinct_states, resumed.generated_states, resumed.diameter) == (4, 5, 3)

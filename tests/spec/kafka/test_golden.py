@@ -96,18 +96,18 @@ _ZK: dict[str, Any] = {"isr_changes": "zookeeper"}
 _KAFKA21: dict[str, Any] = {"elr": False, "unavailable_leader": "follow", **_ZK}
 _FAULTS: dict[str, Any] = {"reorder_requests": True, "lost_requests": True}
 PINNED_SPACES = {
-    "zookeeper-defaults": ({}, (50_510, 160_433, 31), (54_928, 180_049, 30)),
-    "zookeeper": (_ZK, (23_452, 62_558, 25), (25_477, 68_823, 25)),
-    "zookeeper-no-4485": ({"kafka_4485": False, **_ZK}, (21_949, 56_715, 25),
-                          (23_967, 62_958, 25)),
-    "zookeeper-faults": ({**_FAULTS, **_ZK}, (49_449, 179_128, 25), (54_371, 200_370, 26)),
+    "zookeeper-defaults": ({}, (52_393, 173_401, 31), (56_991, 194_322, 30)),
+    "zookeeper": (_ZK, (24_455, 69_252, 25), (26_488, 75_927, 25)),
+    "zookeeper-no-4485": ({"kafka_4485": False, **_ZK}, (22_822, 62_826, 25),
+                          (24_848, 69_478, 25)),
+    "zookeeper-faults": ({**_FAULTS, **_ZK}, (52_469, 210_622, 25), (57_540, 235_111, 26)),
     "kafka-2.1": (_KAFKA21, (16_839, 46_936, 24), (18_536, 52_376, 25)),
     "kafka-2.1-no-4485": ({"kafka_4485": False, **_KAFKA21}, (15_245, 40_609, 24),
                           (16_942, 46_049, 25)),
-    "kafka-2.1-faults": ({**_FAULTS, **_KAFKA21}, (37_832, 140_699, 25),
-                         (42_038, 159_243, 25)),
+    "kafka-2.1-faults": ({**_FAULTS, **_KAFKA21}, (37_832, 149_494, 25),
+                         (42_038, 169_595, 25)),
     "kafka-2.1-faults-no-4485": ({**_FAULTS, "kafka_4485": False, **_KAFKA21},
-                                 (34_142, 123_476, 25), (38_299, 141_753, 25)),
+                                 (34_142, 130_896, 25), (38_299, 150_681, 25)),
 }
 """The pinned spaces of ZooKeeper mode (``KafkaModel``, ``controller=zookeeper``): parameters
 and (distinct, generated, diameter) with ``kafka_7152`` (the default) and without it; one
@@ -141,7 +141,19 @@ def test_the_zookeeper_mode_spaces_are_pinned(name: str, kafka_7152: bool) -> No
     # whose LEO is the leader's, so an idle follower no longer leaves the ISR and rejoins
     # (54,928 / 180,049 / 30 -> 50,510 / 160,433 / 31 for the defaults); with
     # kafka_7152=false (Kafka <= 2.0's time rule alone) every earlier figure comes back
-    # exactly, which the second column pins.  A change must say why in its commit.
+    # exactly, which the second column pinned.  Then finding 1 of the liveness checks was
+    # fixed (docs/kafka-model.md, Liveness): a LeaderAndIsr whose leader is not in its
+    # epoch no longer waits at its channel's head; with the fetcher's pending truncation
+    # (unavailable_leader=fetcher) the follower takes it at once and its fetcher truncates
+    # later, which reaches more states (50,510 / 160,433 / 31 -> 52,393 / 173,401 / 31 for
+    # the defaults, every invariant holding; all of it from that part: with requests the
+    # broker ignores handled at once alone the defaults stay 50,510 / 160,433), and a
+    # request the broker ignores (STALE_CONTROLLER_EPOCH) is handled at once, which only
+    # adds steps (Kafka 2.1's spaces with reordered and lost requests: the distinct counts
+    # stay, a delivery of an ignored request reaching the state its loss reaches); the
+    # Kafka 2.1 spaces without faults (unavailable_leader=follow) do not move.  Regression
+    # pins of our own output, not independent figures.  A change must say why in its
+    # commit.
     params, with_7152, without_7152 = PINNED_SPACES[name]
     figures = with_7152 if kafka_7152 else without_7152
     config = KafkaConfig(controller="zookeeper", kafka_7152=kafka_7152, **params)

@@ -168,12 +168,32 @@ ZK_CRASHES: dict[str, ParamValue] = {
 """ZooKeeper mode, clean crashes and restarts, one record."""
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "finding 1: a superseded LeaderAndIsr at a channel's head waits for ever for its leader "
-    "to reach its epoch (Kafka's makeFollower never waits; its fetcher does)"))
 def test_zookeeper_mode_followers_rejoin_and_replicate_after_crashes() -> None:
+    # Finding 1, fixed: a superseded LeaderAndIsr no longer blocks its channel.
     holds = verdicts(check_liveness(model_of(ZK_CRASHES)))
     assert holds["OutOfSyncFollowerRejoinsIsr"] and holds["AckedRecordFullyReplicated"]
+
+
+SUPERSEDED = "Deliver(LeaderAndIsr(to=1,cepoch=0,leader=0,epoch=0,isr=(0, 1)))"
+NEWER = "Deliver(LeaderAndIsr(to=1,cepoch=0,leader=1,epoch=1,isr=(1,)))"
+
+
+def test_finding_1_a_superseded_leader_and_isr_is_handled_and_the_fetcher_waits() -> None:
+    # Broker 1 came back while leader 0 was down and was sent LeaderAndIsr(leader 0, epoch
+    # 0); broker 0's restart elected 1 (epoch 1).  Broker 0, restarted, is in no epoch, so
+    # it would never answer OffsetsForLeaderEpoch in epoch 0.  Kafka's makeFollowers
+    # becomes 0's follower at once and its fetcher retries; the next request makes 1 the
+    # leader of epoch 1.  Before, the request waited for 0 to reach epoch 0 for ever.
+    m = model_of(ZK_CRASHES)
+    restarted = walk(m, "Crash(0)", "Crash(1)", "Restart(1)", "Restart(0)")
+    assert restarted.brokers[0].leader_epoch == -1
+    follower = walk(m, "Crash(0)", "Crash(1)", "Restart(1)", "Restart(0)", SUPERSEDED)
+    b1 = follower.brokers[1]
+    assert (b1.leader, b1.leader_epoch, b1.truncating) == (0, 0, 1)
+    assert "Truncate(1)" not in [a for a, _ in m.next_states(follower)]
+    leader = walk(m, "Crash(0)", "Crash(1)", "Restart(1)", "Restart(0)", SUPERSEDED, NEWER)
+    b1 = leader.brokers[1]
+    assert (b1.leader, b1.leader_epoch, b1.truncating) == (1, 1, 0)
 
 
 def test_without_the_leader_and_isr_wait_followers_rejoin_after_crashes() -> None:
