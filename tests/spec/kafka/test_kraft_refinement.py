@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from isrlab.spec.kafka import kraft_refinement
 from isrlab.spec.kafka.kraft_model import KRaftModel
 from isrlab.spec.kafka.kraft_refinement import (
     VERSIONS,
@@ -30,19 +31,27 @@ def small(version: str, **changes: Any) -> KRaftModel:
     return KRaftModel(matching_config(version, 2, 1, 1, MIN_ISR[version], **changes), ())
 
 
-def transitions_by_plain_bfs(m: KRaftModel) -> tuple[int, int]:
-    """The kafka state space walked independently of the refinement checker."""
+def plain_bfs(m: KRaftModel) -> tuple[int, int, set[str]]:
+    """The kafka state space walked independently of the refinement checker: states,
+    transitions, and the actions of its steps."""
     seen: set[Any] = set(m.init_states())
     queue = list(seen)
     edges = 0
+    actions: set[str] = set()
     while queue:
         s = queue.pop()
-        for _, t in m.next_states(s):
+        for label, t in m.next_states(s):
             edges += 1
+            actions.add(label.split("(")[0])
             if t not in seen:
                 seen.add(t)
                 queue.append(t)
-    return len(seen), edges
+    return len(seen), edges, actions
+
+
+def transitions_by_plain_bfs(m: KRaftModel) -> tuple[int, int]:
+    """``plain_bfs``'s states and transitions."""
+    return plain_bfs(m)[:2]
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -84,6 +93,36 @@ def test_make_leader_applying_an_equal_epoch_is_a_gap(version: str) -> None:
     result = check_refinement(m, tla_for(m), gaps=GAP_STEPS)
     assert not result.ok
     assert set(result.failed_kinds) == {"HandleCommit"}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_controlled_shutdown_refines_with_the_spec_own_steps(version: str) -> None:
+    # ControlledShutdown(b) is the spec's FenceBroker (b out of the ISR and of the leader
+    # candidates, still running) or, leading nothing, its CleanShutdown / NoDataLossShutdown;
+    # ShutdownNow(b) is the latter: no gap step beyond the two-broker ones.
+    m = small(version, controlled_shutdown=True)
+    result = check_refinement(m, tla_for(m), gaps=GAP_STEPS)
+    assert result.ok, result.failures
+    states, transitions, actions = plain_bfs(m)
+    assert (result.states, result.transitions) == (states, transitions)
+    assert {"ControlledShutdown", "ShutdownNow"} <= actions
+    assert set(result.gap_kinds) <= {"LeaderIncHwOnWrite", "LeaderAwaitsMetadataOnFencedError",
+                                     "LeaderResendsRefusedAlterPartition"}
+
+
+def test_controlled_shutdown_needs_fencing_and_the_shutting_down_observation(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    m = small("tla-kraft-3.5", controlled_shutdown=True)
+    # a broker in controlled shutdown observed as unfenced: the spec has no such state
+    with monkeypatch.context() as patch:
+        patch.setattr(kraft_refinement, "SHUTTING_DOWN", 0)
+        result = check_refinement(m, tla_for(m), gaps=GAP_STEPS)
+    assert not result.ok and "ControlledShutdown" in result.failed_kinds
+    # the in-controlled-shutdown batch without the spec's FenceBroker
+    alphabet = {**kraft_refinement.ALPHABET, "ControlledShutdown": (("CleanShutdown", True),)}
+    monkeypatch.setattr(kraft_refinement, "ALPHABET", alphabet)
+    result = check_refinement(m, tla_for(m), gaps=GAP_STEPS)
+    assert set(result.failed_kinds) == {"ControlledShutdown"}
 
 
 def test_the_initial_states_agree() -> None:
