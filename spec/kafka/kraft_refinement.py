@@ -125,6 +125,9 @@ def tla_for(kafka: KRaftModel) -> KraftModel:
     controlled shutdown's last step (``CONTROLLED_SHUTDOWN``); a Kafka crash or power loss
     is a gap step (``BrokerStopsBeforeFencing``): the alphabet decides which is tried."""
     cfg = kafka.cfg
+    if cfg.max_records != 1:
+        raise ValueError(f"max_records={cfg.max_records}: the ports write one record "
+                         "(Values = {A}); no refinement mapping for more")
     n = cfg.brokers
     return KraftModel(KraftConfig(
         kip966=cfg.elr, brokers=n, replication_factor=n, min_isr=cfg.min_isr,
@@ -232,10 +235,14 @@ ALPHABET: dict[str, tuple[tuple[str, bool], ...]] = {
     "FenceBroker": (("FenceBroker", True),),
     "UnfenceBroker": (("UnfenceBroker", True),),
     "Crash": (),
+    "PowerLoss": (),
+    "Flush": (),
     "RegisterBroker": (("BrokerStart", True), ("ReceiveBrokerRegRequest", True),
                        ("ReceiveBrokerRegResponse", True), ("ReceiveMetadataUpdate", True)),
     "ControlledShutdown": (("FenceBroker", True), ("CleanShutdown", True)),
     "ShutdownNow": (("CleanShutdown", True),),
+    "PreferredElection": (),
+    "ControllerFailover": (),
 }
 """The port actions each ``kafka`` action may be matched by (any number, up to ``k``)."""
 
