@@ -242,6 +242,7 @@ ALPHABET: dict[str, tuple[tuple[str, bool], ...]] = {
     "ControlledShutdown": (("FenceBroker", True), ("CleanShutdown", True)),
     "ShutdownNow": (("CleanShutdown", True),),
     "PreferredElection": (),
+    "ReplaceDisk": (),
     "ControllerFailover": (),
 }
 """The port actions each ``kafka`` action may be matched by (any number, up to ``k``)."""
@@ -271,6 +272,12 @@ spec's own actions, no gap step:
 ``tests/spec/kafka/test_kraft_refinement.py`` shows both parts needed: without
 ``FenceBroker`` in the alphabet, or with a broker in controlled shutdown observed as
 unfenced, ``ControlledShutdown`` steps fail."""
+
+FORCED = {"ReplaceDisk": "DiskReplacedWhileDown"}
+"""The ``kafka`` steps matched by exactly one step, their gap step: each changes what the
+observation does not show (a replaced disk loses the clean-shutdown file, so the next
+registration is unclean, even when the log was already empty), so a stutter would track
+port states the ``kafka`` state has left."""
 
 _SPELLING = {"CleanShutdown": "NoDataLossShutdown", "UncleanShutdown": "DataLossShutdown"}
 """``tla-kraft-kip966``'s names of ``tla-kraft-3.5``'s shutdown actions."""
@@ -352,8 +359,11 @@ class Matcher:
               target: Obs) -> tuple[int, set[Abstract], frozenset[str]]:
         """The states matching ``target`` from any of ``ts``, the fewest steps (-1: none),
         the gap steps of the shortest match; the port's own steps first, the gap steps
-        only when those find no match."""
+        only when those find no match; a step of ``FORCED`` only by its gap step, once."""
         ts = list(ts)
+        forced = FORCED.get(label.split("(")[0])
+        if forced is not None:
+            return self._forced(ts, label, target, forced)
         for gaps in (False, True) if self.gaps else (False,):
             best, found, names = -1, set[Abstract](), frozenset[str]()
             for t in ts:
@@ -367,6 +377,19 @@ class Matcher:
             if best >= 0:
                 return best, found, names
         return -1, set(), frozenset()
+
+
+    def _forced(self, ts: list[Abstract], label: str, target: Obs,
+                name: str) -> tuple[int, set[Abstract], frozenset[str]]:
+        """``match`` for a step of ``FORCED``: the states its gap step ``name`` leads to from
+        ``ts`` whose observation is ``target``."""
+        if name not in self.gaps:
+            return -1, set(), frozenset()
+        action, broker, _steps = self.steps(label)
+        found = {normalised(u) for t in ts
+                 for _, u in gap_steps(self.tla, t, action, broker + 1, (name,))
+                 if observe(self.tla, u) == target}
+        return (1, found, frozenset((name,))) if found else (-1, set(), frozenset())
 
 
 def _record(result: KraftRefinementResult, steps: int, gap: frozenset[str],

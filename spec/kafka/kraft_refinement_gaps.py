@@ -222,6 +222,27 @@ def broker_loses_power_before_fencing(tla: KraftModel, s: Abstract,
             *_stopped(tla, s, b, kl.OFFLINE_CLEAN, 0, False)]
 
 
+def disk_replaced_while_down(tla: KraftModel, s: Abstract, b: int) -> list[Abstract]:
+    """DiskReplacedWhileDown: down broker ``b`` comes back with an empty log directory.
+
+    The ``kafka`` model's ``ReplaceDisk(b)`` (``empty_disk``, KAFKA-14139's precondition): a
+    broker that is down gets a new, empty disk under its old broker id: no log, no HW
+    checkpoint, no ``.kafka_cleanshutdown`` file, so it registers with no previous broker
+    epoch (KIP-966: an unclean shutdown).  The spec loses a log only as a broker stops
+    (``UncleanShutdown`` / ``DataLossShutdown``), not while it is down.  The step: a down
+    broker's state as that data-loss shutdown leaves it (log emptied, ``OFFLINE_DIRTY``,
+    broker epoch 0 on disk)."""
+    status = s[kl.BROKER_STATE][b - 1][0]
+    if status not in (kl.OFFLINE_CLEAN, kl.OFFLINE_DIRTY):
+        return []
+    d = list(s)
+    d[kl.BROKER_STATE] = _put(s[kl.BROKER_STATE], b, (kl.OFFLINE_DIRTY, 0, 0, False))
+    d[kl.P_DATA] = _put(s[kl.P_DATA], b, ((), 1, 1))
+    d[kl.P_LESO] = _put(s[kl.P_LESO], b, kl.NIL)
+    t = tuple(d)
+    return [t] if t != s else []
+
+
 def _stopped(tla: KraftModel, s: Abstract, b: int, status: int, epoch: int,
              lose_data: bool) -> list[Abstract]:
     """The broker side of the spec's ``Shutdown`` (``_shutdown``) for a running or starting
@@ -463,6 +484,7 @@ GAPS: dict[str, tuple[tuple[str, ...], GapStep]] = {
     "BrokerStopsBeforeFencing": (("Crash",), broker_stops_before_fencing),
     "BrokerLosesPowerBeforeFencing": (("PowerLoss",), broker_loses_power_before_fencing),
     "RegistersFenced": (("RegisterBroker",), registers_fenced),
+    "DiskReplacedWhileDown": (("ReplaceDisk",), disk_replaced_while_down),
     "PreferredLeaderElection": (("PreferredElection",), preferred_leader_election),
     "UncleanLeaderElection": (_ELECTING, unclean_leader_election),
     "FollowerTruncationCapsHw": (("Truncate",), follower_truncation_caps_hw),

@@ -188,6 +188,22 @@ def test_a_power_loss_needs_its_gap_step(version: str) -> None:
     assert with_it.gap_kinds.get("BrokerLosesPowerBeforeFencing", 0) >= 1
 
 
+def test_a_replaced_disk_is_its_gap_step_never_a_stutter(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # One walk (2 brokers, clean crashes, empty disks, 30 steps, seed 3) replaces the disk of
+    # a down broker whose log is already empty: nothing observed changes, but the next
+    # registration is unclean (KIP-966: broker 0 leaves the ELR).  Matched by a stutter the
+    # walk fails at that RegisterBroker(0); by DiskReplacedWhileDown it refines.
+    m = small("tla-kraft-kip966", crashes="clean", empty_disk=True)
+    tla = tla_for(m)
+    with_it = random_walks(m, tla, 1, 30, 3, gaps=GAP_STEPS)
+    assert with_it.ok, with_it.failures
+    assert with_it.gap_kinds.get("DiskReplacedWhileDown", 0) >= 1
+    monkeypatch.setattr(kraft_refinement, "FORCED", {})
+    stutter = random_walks(m, tla, 1, 30, 3, gaps=GAP_STEPS)
+    assert stutter.failed == 1 and stutter.failures[0].startswith("RegisterBroker(0)")
+
+
 @pytest.mark.heavy
 @pytest.mark.skipif(bool(os.environ.get("ISRLAB_SKIP_HEAVY")), reason="about 30 s")
 def test_power_losses_refine() -> None:
