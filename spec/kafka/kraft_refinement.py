@@ -35,9 +35,9 @@ Modelling shortcuts: the abstract steps one ``kafka`` step may take are drawn fr
 port actions that depends on the step (``ALPHABET``; a fetch round trip is the spec's
 request, its handling, its response and the leader's AlterPartition it may trigger), up
 to ``k`` of them, with the gap steps of ``isrlab.spec.kafka.kraft_refinement_gaps`` only
-when those find no match; the tracked port states are normalised (``normalised``), a
-bisimulation of the port's steps used here; and each ``kafka`` state is expanded once
-(``check_refinement``).
+when those find no match (a step of ``FORCED`` only by its gap step); the tracked port
+states are normalised (``normalised``), a bisimulation of the port's steps used here; and
+each ``kafka`` state is expanded once (``check_refinement``).
 """
 
 from __future__ import annotations
