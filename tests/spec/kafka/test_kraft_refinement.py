@@ -204,6 +204,21 @@ def test_a_replaced_disk_is_its_gap_step_never_a_stutter(
     assert stutter.failed == 1 and stutter.failures[0].startswith("RegisterBroker(0)")
 
 
+def test_the_last_known_leader_election_is_not_mapped() -> None:
+    # One walk (3 brokers, epochs 0..2, lag 2, power losses, replaced disks, 30 steps, seed 3):
+    # broker 1, the only ELR member (ISR empty), registers uncleanly after a replaced disk;
+    # PartitionChangeBuilder.electAnyLeader's canElectLastKnownLeader then elects the
+    # last-known leader, broker 0, outside the ISR and the ELR (leader epoch 2, ISR {0}).  The
+    # spec's MaybeUpdatePartitionOnBrokerChange leaves the partition leaderless and its
+    # last-known ELR does not name Kafka's last leader: no gap step, the walk fails there.
+    m = KRaftModel(matching_config("tla-kraft-kip966", 3, 2, 2, 2, crashes="unclean",
+                                   empty_disk=True), ())
+    walk = random_walks(m, tla_for(m), 1, 30, 3, gaps=GAP_STEPS)
+    assert walk.failed == 1
+    assert walk.failures[0].startswith("RegisterBroker(1): from (-1, 1, 0, 2, 1,")
+    assert " to (0, 2, 1, 0, " in walk.failures[0]
+
+
 @pytest.mark.heavy
 @pytest.mark.skipif(bool(os.environ.get("ISRLAB_SKIP_HEAVY")), reason="about 30 s")
 def test_power_losses_refine() -> None:
