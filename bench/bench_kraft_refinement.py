@@ -3,17 +3,21 @@
 
     .venv/bin/python bench/bench_kraft_refinement.py [--walks 2000] [--length 30]
         [--seed 1] [--brokers 3] [--max-leader-epoch 2] [--max-metadata-lag 2] [-k 5]
-        [--skip-complete]
+        [--skip-complete] [--group all|base|operations]
 
-For each version: the complete state space of three small configurations (2 brokers,
-epochs 0..1 with metadata lag 1, epochs 0..2 with lag 2, and epochs 0..1 with lag 1 and
-clean crashes; every transition checked), then ``--walks`` seeded random walks of
-``--length`` steps on ``--brokers`` brokers without and with clean crashes, each
-``kafka`` step matched by 0..k port steps with every gap step available
-(``isrlab.spec.kafka.kraft_refinement``).  ``tla-kraft-kip966`` runs with min ISR 2 (so
-that the ELR and the HW gate act).  Prints, per run, the walks, the steps checked, the
-steps that needed a gap step (per gap step), the failures, and wall and CPU time (the
-machine may be shared).  Exits 1 if any step fails to refine.
+For each version, group ``base``: the complete state space of three small configurations
+(2 brokers, epochs 0..1 with metadata lag 1, epochs 0..2 with lag 2, and epochs 0..1 with
+lag 1 and clean crashes; every transition checked), then ``--walks`` seeded random walks
+of ``--length`` steps on ``--brokers`` brokers without and with clean crashes.  Group
+``operations``: the complete spaces (2 brokers, lag 1, epochs 0..1, 0..2 for preferred
+elections) with each of controlled shutdown, preferred elections, controller failover,
+unclean elections, power losses (``crashes=unclean``) and replaced disks (``empty_disk``
+with clean crashes), then the walks with all four controller operations, without crashes
+and with power losses and replaced disks.  Each ``kafka`` step is matched by 0..k port
+steps with every gap step available (``isrlab.spec.kafka.kraft_refinement``).
+``tla-kraft-kip966`` runs with min ISR 2 (so that the ELR and the HW gate act).  Prints,
+per run, the walks, the steps checked, the steps that needed a gap step (per gap step), the
+failures, and wall and CPU time (the machine may be shared).  Exits 1 if any step fails to refine.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -63,29 +68,83 @@ def main() -> int:
     ap.add_argument("--max-metadata-lag", type=int, default=2)
     ap.add_argument("-k", type=int, default=5)
     ap.add_argument("--skip-complete", action="store_true")
+    ap.add_argument("--group", choices=("all", "base", "operations"), default="all")
     a = ap.parse_args()
     ok = True
     for version in VERSIONS:
         print(version)
-        min_isr = MIN_ISR[version]
-        if not a.skip_complete:
-            for epochs, lag, crashes in ((1, 1, "none"), (2, 2, "none"), (1, 1, "clean")):
-                m = KRaftModel(matching_config(version, 2, epochs, lag, min_isr,
-                                               crashes=crashes), ())
-                ok &= _timed(
-                    f"complete space brokers=2 max_leader_epoch={epochs} "
-                    f"max_metadata_lag={lag} min_isr={min_isr} crashes={crashes}",
-                    partial(check_refinement, m, tla_for(m), k=a.k, gaps=GAP_STEPS))
-        for crashes in ("none", "clean"):
-            big = KRaftModel(matching_config(version, a.brokers, a.max_leader_epoch,
-                                             a.max_metadata_lag, min_isr, crashes=crashes), ())
-            ok &= _timed(
-                f"walks of {a.length} steps, seed {a.seed}, brokers={a.brokers} "
-                f"max_leader_epoch={a.max_leader_epoch} "
-                f"max_metadata_lag={a.max_metadata_lag} min_isr={min_isr} crashes={crashes}",
-                partial(random_walks, big, tla_for(big), a.walks, a.length, a.seed, k=a.k,
-                        gaps=GAP_STEPS))
+        if a.group in ("all", "base"):
+            ok &= _base(version, a)
+        if a.group in ("all", "operations"):
+            ok &= _operations(version, a)
     return 0 if ok else 1
+
+
+OPERATIONS: dict[str, dict[str, Any]] = {
+    "controlled_shutdown": {"controlled_shutdown": True},
+    "preferred_election": {"preferred_election": True},
+    "controller_failover": {"controller_failover": True},
+    "unclean_election": {"unclean_election": True},
+    "power loss": {"crashes": "unclean"},
+    "replaced disk": {"crashes": "clean", "empty_disk": True},
+}
+"""The complete spaces of group ``operations``: the ``kafka`` parameters of each."""
+ALL_OPERATIONS = {"controlled_shutdown": True, "preferred_election": True,
+                  "controller_failover": True, "unclean_election": True}
+
+
+def _operations(version: str, a: argparse.Namespace) -> bool:
+    """Group ``operations`` for ``version`` (the module doc)."""
+    ok = True
+    min_isr = MIN_ISR[version]
+    if not a.skip_complete:
+        for name, changes in OPERATIONS.items():
+            epochs = 2 if "preferred_election" in changes else 1
+            m = KRaftModel(matching_config(version, 2, epochs, 1, min_isr, **changes), ())
+            ok &= _timed(
+                f"complete space ({name}) brokers=2 max_leader_epoch={epochs} "
+                f"max_metadata_lag=1 min_isr={min_isr} {_text(changes)}",
+                partial(check_refinement, m, tla_for(m), k=a.k, gaps=GAP_STEPS))
+    for crashes in ({"crashes": "none"}, {"crashes": "unclean", "empty_disk": True}):
+        changes = {**ALL_OPERATIONS, **crashes}
+        big = KRaftModel(matching_config(version, a.brokers, a.max_leader_epoch,
+                                         a.max_metadata_lag, min_isr, **changes), ())
+        ok &= _timed(
+            f"walks of {a.length} steps, seed {a.seed}, brokers={a.brokers} "
+            f"max_leader_epoch={a.max_leader_epoch} max_metadata_lag={a.max_metadata_lag} "
+            f"min_isr={min_isr} {_text(changes)}",
+            partial(random_walks, big, tla_for(big), a.walks, a.length, a.seed, k=a.k,
+                    gaps=GAP_STEPS))
+    return ok
+
+
+def _text(changes: dict[str, Any]) -> str:
+    return " ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
+                    for k, v in changes.items())
+
+
+def _base(version: str, a: argparse.Namespace) -> bool:
+    """Group ``base`` for ``version`` (the module doc)."""
+    ok = True
+    min_isr = MIN_ISR[version]
+    if not a.skip_complete:
+        for epochs, lag, crashes in ((1, 1, "none"), (2, 2, "none"), (1, 1, "clean")):
+            m = KRaftModel(matching_config(version, 2, epochs, lag, min_isr,
+                                           crashes=crashes), ())
+            ok &= _timed(
+                f"complete space brokers=2 max_leader_epoch={epochs} "
+                f"max_metadata_lag={lag} min_isr={min_isr} crashes={crashes}",
+                partial(check_refinement, m, tla_for(m), k=a.k, gaps=GAP_STEPS))
+    for crashes in ("none", "clean"):
+        big = KRaftModel(matching_config(version, a.brokers, a.max_leader_epoch,
+                                         a.max_metadata_lag, min_isr, crashes=crashes), ())
+        ok &= _timed(
+            f"walks of {a.length} steps, seed {a.seed}, brokers={a.brokers} "
+            f"max_leader_epoch={a.max_leader_epoch} "
+            f"max_metadata_lag={a.max_metadata_lag} min_isr={min_isr} crashes={crashes}",
+            partial(random_walks, big, tla_for(big), a.walks, a.length, a.seed, k=a.k,
+                    gaps=GAP_STEPS))
+    return ok
 
 
 if __name__ == "__main__":

@@ -15,7 +15,9 @@ The observation (``Obs``), broker ids 0-based, leader epochs 0-based (the spec s
 1), offsets 0-based (the spec's are 1-based), no leader ``-1``:
 
 * the controller's partition (``con_partition_metadata``: leader, leader epoch, ISR, ELR)
-  and its unfenced brokers (``con_unfenced``; Kafka: the brokers its image has unfenced);
+  and its unfenced brokers (``con_unfenced``; Kafka: the brokers its image has unfenced
+  and not in controlled shutdown, the ones ``isActive`` accepts as leader and KIP-841 as
+  ISR member: see ``CONTROLLED_SHUTDOWN``);
 * records produced (``inv_sent``), and the fetch requests in flight (none in Kafka, whose
   fetch is one round trip);
 * per broker: whether it runs, the leader and leader epoch its ``Partition`` acts on
@@ -33,9 +35,9 @@ Modelling shortcuts: the abstract steps one ``kafka`` step may take are drawn fr
 port actions that depends on the step (``ALPHABET``; a fetch round trip is the spec's
 request, its handling, its response and the leader's AlterPartition it may trigger), up
 to ``k`` of them, with the gap steps of ``isrlab.spec.kafka.kraft_refinement_gaps`` only
-when those find no match; the tracked port states are normalised (``normalised``), a
-bisimulation of the port's steps used here; and each ``kafka`` state is expanded once
-(``check_refinement``).
+when those find no match (a step of ``FORCED`` only by its gap step); the tracked port
+states are normalised (``normalised``), a bisimulation of the port's steps used here; and
+each ``kafka`` state is expanded once (``check_refinement``).
 """
 
 from __future__ import annotations
@@ -49,7 +51,13 @@ from isrlab.spec.kafka.config import KafkaConfig
 from isrlab.spec.kafka.kraft_model import KRaftModel
 from isrlab.spec.kafka.kraft_refinement_gaps import gap_steps
 from isrlab.spec.kafka.kraft_refinement_normal import normalised
-from isrlab.spec.kafka.kraft_state import PCR, KRaftState, controller_image
+from isrlab.spec.kafka.kraft_state import (
+    FENCED,
+    PCR,
+    SHUTTING_DOWN,
+    KRaftState,
+    controller_image,
+)
 from isrlab.spec.kafka.labels import parse
 from isrlab.spec.kafka.refinement import RefinementResult, bounded_ball
 from isrlab.spec.kafka.state import (
@@ -111,16 +119,20 @@ def matching_config(version: str, brokers: int, max_leader_epoch: int = 2,
 
 def tla_for(kafka: KRaftModel) -> KraftModel:
     """The port with the constants of ``kafka``'s configuration: the same brokers, every
-    one a replica and in the initial ISR, the same min ISR, no shutdowns (a Kafka crash is
-    the gap step ``BrokerStopsBeforeFencing``) and no reassignment (``kafka`` has none in
-    KRaft mode), the counted limits out of reach, no invariants and no VIEW (the
-    refinement compares states, not views)."""
+    one a replica and in the initial ISR, the same min ISR, no reassignment (``kafka`` has
+    none in KRaft mode), the counted limits (shutdowns too) out of reach, no invariants and
+    no VIEW (the refinement compares states, not views).  The spec's clean shutdown is a
+    controlled shutdown's last step (``CONTROLLED_SHUTDOWN``); a Kafka crash or power loss
+    is a gap step (``BrokerStopsBeforeFencing``): the alphabet decides which is tried."""
     cfg = kafka.cfg
+    if cfg.max_records != 1:
+        raise ValueError(f"max_records={cfg.max_records}: the ports write one record "
+                         "(Values = {A}); no refinement mapping for more")
     n = cfg.brokers
     return KraftModel(KraftConfig(
         kip966=cfg.elr, brokers=n, replication_factor=n, min_isr=cfg.min_isr,
         init_isr_size=n, fence_broker_limit=UNLIMITED, leader_shrink_isr_limit=UNLIMITED,
-        reassignment_limit=0, invariants=(), view=False))
+        clean_limit=UNLIMITED, reassignment_limit=0, invariants=(), view=False))
 
 
 # ---- the observation ------------------------------------------------------------------
@@ -130,7 +142,8 @@ def project(model: KRaftModel, state: KafkaState) -> Obs:
     k = ctrl.kraft
     assert isinstance(k, KRaftState)
     part, regs = controller_image(k, model.n)
-    unfenced = sum(1 << b for b, (epoch, fenced) in enumerate(regs) if epoch >= 0 and not fenced)
+    unfenced = sum(1 << b for b, (epoch, flags) in enumerate(regs)
+                   if epoch >= 0 and not flags & (FENCED | SHUTTING_DOWN))
     per = model.codec.epochs
     brokers = []
     for b, br in enumerate(state.brokers):
@@ -222,10 +235,52 @@ ALPHABET: dict[str, tuple[tuple[str, bool], ...]] = {
     "FenceBroker": (("FenceBroker", True),),
     "UnfenceBroker": (("UnfenceBroker", True),),
     "Crash": (),
+    "PowerLoss": (),
+    "Flush": (),
     "RegisterBroker": (("BrokerStart", True), ("ReceiveBrokerRegRequest", True),
                        ("ReceiveBrokerRegResponse", True), ("ReceiveMetadataUpdate", True)),
+    "ControlledShutdown": (("FenceBroker", True), ("CleanShutdown", True)),
+    "ShutdownNow": (("CleanShutdown", True),),
+    "PreferredElection": (),
+    "ReplaceDisk": (),
+    "ControllerFailover": (),
 }
 """The port actions each ``kafka`` action may be matched by (any number, up to ``k``)."""
+
+CONTROLLED_SHUTDOWN = ("ControlledShutdown", "ShutdownNow")
+"""The ``kafka`` steps of a controlled shutdown (``controlled_shutdown``), matched by the
+spec's own actions, no gap step:
+
+* ``ControlledShutdown(b)`` of a broker that still leads: ``processBrokerHeartbeat`` with
+  ``wantShutDown`` goes to CONTROLLED_SHUTDOWN and ``handleBrokerInControlledShutdown``
+  writes the in-controlled-shutdown record and ``b``'s removal from the ISR, a new leader
+  where it led (``generateLeaderAndIsrUpdates`` with ``brokerToRemove``, the same builder
+  call as ``handleBrokerFenced``).  From then on ``b`` is neither a leader candidate
+  (``ClusterControlManager.isActive``: unfenced and not in controlled shutdown) nor ISR
+  eligible (KIP-841, ``Partition.isReplicaIsrEligible``: ``!isBrokerShuttingDown``), while
+  it keeps running and following.  That is what the spec's ``FenceBroker(b)`` does
+  (``HandleBrokerFenced``: ``b`` out of ``con_unfenced`` and the ISR, an election from
+  the ISR's members in ``con_unfenced``; the broker itself unchanged), so the observation counts a
+  broker in controlled shutdown as fenced, and the step is ``FenceBroker``.
+* ``ControlledShutdown(b)`` of a broker leading nothing, and ``ShutdownNow(b)`` once every
+  active broker has replayed the batch: SHUTDOWN_NOW, ``handleBrokerFenced``'s records,
+  and ``b`` stops cleanly (``BrokerServer.shutdown``: logs flushed, the clean-shutdown
+  file with its broker epoch written).  That is the spec's ``CleanShutdown`` /
+  ``NoDataLossShutdown`` (``b`` stops with its log, ``HandleBrokerFenced`` in the same
+  step; KIP-966: the broker epoch kept on disk, the ``is_clean_shutdown = TRUE`` branch).
+
+``tests/spec/kafka/test_kraft_refinement.py`` shows both parts needed: without
+``FenceBroker`` in the alphabet, or with a broker in controlled shutdown observed as
+unfenced, ``ControlledShutdown`` steps fail."""
+
+FORCED = {"ReplaceDisk": "DiskReplacedWhileDown"}
+"""The ``kafka`` steps matched by exactly one step, their gap step: each changes what the
+observation does not show (a replaced disk loses the clean-shutdown file, so the next
+registration is unclean, even when the log was already empty), so a stutter would track
+port states the ``kafka`` state has left."""
+
+_SPELLING = {"CleanShutdown": "NoDataLossShutdown", "UncleanShutdown": "DataLossShutdown"}
+"""``tla-kraft-kip966``'s names of ``tla-kraft-3.5``'s shutdown actions."""
 
 Step = tuple[str, int, Callable[[Abstract, int], list[Abstract]]]
 
@@ -272,7 +327,7 @@ class Matcher:
             raise ValueError(f"no port counterpart declared for the kafka step {label!r}")
         out: list[Step] = []
         for name, own in alphabet:
-            fn = self._actions[name]
+            fn = self._actions[_SPELLING.get(name, name) if self.tla.config.kip966 else name]
             targets = [broker + 1] if own and broker is not None else list(self.tla.brokers)
             out += [(name, b, fn) for b in targets]
         return action, -1 if broker is None else broker, out
@@ -304,8 +359,11 @@ class Matcher:
               target: Obs) -> tuple[int, set[Abstract], frozenset[str]]:
         """The states matching ``target`` from any of ``ts``, the fewest steps (-1: none),
         the gap steps of the shortest match; the port's own steps first, the gap steps
-        only when those find no match."""
+        only when those find no match; a step of ``FORCED`` only by its gap step, once."""
         ts = list(ts)
+        forced = FORCED.get(label.split("(")[0])
+        if forced is not None:
+            return self._forced(ts, label, target, forced)
         for gaps in (False, True) if self.gaps else (False,):
             best, found, names = -1, set[Abstract](), frozenset[str]()
             for t in ts:
@@ -319,6 +377,19 @@ class Matcher:
             if best >= 0:
                 return best, found, names
         return -1, set(), frozenset()
+
+
+    def _forced(self, ts: list[Abstract], label: str, target: Obs,
+                name: str) -> tuple[int, set[Abstract], frozenset[str]]:
+        """``match`` for a step of ``FORCED``: the states its gap step ``name`` leads to from
+        ``ts`` whose observation is ``target``."""
+        if name not in self.gaps:
+            return -1, set(), frozenset()
+        action, broker, _steps = self.steps(label)
+        found = {normalised(u) for t in ts
+                 for _, u in gap_steps(self.tla, t, action, broker + 1, (name,))
+                 if observe(self.tla, u) == target}
+        return (1, found, frozenset((name,))) if found else (-1, set(), frozenset())
 
 
 def _record(result: KraftRefinementResult, steps: int, gap: frozenset[str],

@@ -196,14 +196,68 @@ def broker_stops_before_fencing(tla: KraftModel, s: Abstract, b: int) -> list[Ab
     The step: that shutdown's broker side alone (fetch sessions dropped, follower states
     and pending request cleared, pending writes failed, the broker epoch kept on disk with
     KIP-966), the controller unchanged."""
+    epoch = s[kl.BROKER_STATE][b - 1][1] if tla.config.kip966 else 0
+    return _stopped(tla, s, b, kl.OFFLINE_CLEAN, epoch, False)
+
+
+def broker_loses_power_before_fencing(tla: KraftModel, s: Abstract,
+                                      b: int) -> list[Abstract]:
+    """BrokerLosesPowerBeforeFencing: broker ``b`` loses power; the controller does not know
+    yet.
+
+    A power loss (the ``kafka`` model's ``PowerLoss``, ``crashes=unclean``) stops the broker
+    with neither its unflushed tail nor a clean-shutdown file (``LogManager`` writes
+    ``.kafka_cleanshutdown`` only in ``shutdown``; without it ``LogLoader`` recovers the
+    segments and the broker registers with no previous broker epoch, KIP-966's unclean
+    shutdown).  As for ``BrokerStopsBeforeFencing``, the controller fences it only when its
+    session expires.  With one record the log is lost whole or kept whole (flushed), the two
+    broker sides the spec's shutdowns have: ``UncleanShutdown`` / ``DataLossShutdown`` (log
+    emptied, ``OFFLINE_DIRTY``, epoch 0 on disk) and, with KIP-966, ``NoDataLossShutdown``
+    with ``is_clean_shutdown = FALSE`` (log kept, epoch 0 on disk: the spec's own "no data
+    loss but unclean" case; ``tla-kraft-3.5`` keeps no epoch, so its ``CleanShutdown``).
+    The step: either broker side alone, the controller unchanged (v3.5's
+    ``AvoidLastReplicaStanding`` is a bound of the spec's search, not a rule of Kafka's,
+    so the last ISR member may lose power too)."""
+    return [*_stopped(tla, s, b, kl.OFFLINE_DIRTY, 0, True),
+            *_stopped(tla, s, b, kl.OFFLINE_CLEAN, 0, False)]
+
+
+def disk_replaced_while_down(tla: KraftModel, s: Abstract, b: int) -> list[Abstract]:
+    """DiskReplacedWhileDown: down broker ``b`` comes back with an empty log directory.
+
+    The ``kafka`` model's ``ReplaceDisk(b)`` (``empty_disk``, KAFKA-14139's precondition): a
+    broker that is down gets a new, empty disk under its old broker id: no log, no HW
+    checkpoint, no ``.kafka_cleanshutdown`` file, so it registers with no previous broker
+    epoch (KIP-966: an unclean shutdown).  The spec loses a log only as a broker stops
+    (``UncleanShutdown`` / ``DataLossShutdown``), not while it is down.  The step: a down
+    broker's state as that data-loss shutdown leaves it (log emptied, ``OFFLINE_DIRTY``,
+    broker epoch 0 on disk)."""
     status = s[kl.BROKER_STATE][b - 1][0]
-    if status in (kl.OFFLINE_CLEAN, kl.OFFLINE_DIRTY):
+    if status not in (kl.OFFLINE_CLEAN, kl.OFFLINE_DIRTY):
         return []
     d = list(s)
-    epoch = s[kl.BROKER_STATE][b - 1][1] if tla.config.kip966 else 0
-    d[kl.BROKER_STATE] = _put(s[kl.BROKER_STATE], b, (kl.OFFLINE_CLEAN, epoch, 0, False))
+    d[kl.BROKER_STATE] = _put(s[kl.BROKER_STATE], b, (kl.OFFLINE_DIRTY, 0, 0, False))
+    d[kl.P_DATA] = _put(s[kl.P_DATA], b, ((), 1, 1))
+    d[kl.P_LESO] = _put(s[kl.P_LESO], b, kl.NIL)
+    t = tuple(d)
+    return [t] if t != s else []
+
+
+def _stopped(tla: KraftModel, s: Abstract, b: int, status: int, epoch: int,
+             lose_data: bool) -> list[Abstract]:
+    """The broker side of the spec's ``Shutdown`` (``_shutdown``) for a running or starting
+    broker ``b``: its status and the broker epoch on disk, fetch sessions dropped, role,
+    follower states and pending request cleared, pending writes failed, with
+    ``lose_data`` its log emptied; the controller unchanged."""
+    if s[kl.BROKER_STATE][b - 1][0] in (kl.OFFLINE_CLEAN, kl.OFFLINE_DIRTY):
+        return []
+    d = list(s)
+    d[kl.BROKER_STATE] = _put(s[kl.BROKER_STATE], b, (status, epoch, 0, False))
     tla._drop_fetch_sessions(s, d, b)
     d[kl.P_STATUS] = _put(s[kl.P_STATUS], b, kl.ROLE_NIL)
+    if lose_data:
+        d[kl.P_DATA] = _put(s[kl.P_DATA], b, ((), 1, 1))
+        d[kl.P_LESO] = _put(s[kl.P_LESO], b, kl.NIL)
     d[kl.P_REPLICA_STATE] = _put(s[kl.P_REPLICA_STATE], b, tla._blank_replica_states())
     d[kl.P_PENDING_AP] = _put(s[kl.P_PENDING_AP], b, (0, ()))
     if s[kl.P_STATUS][b - 1] == kl.LEADER and tla._hwm(s, b) < tla._leo(s, b):
@@ -248,6 +302,174 @@ def registers_fenced(tla: KraftModel, s: Abstract, b: int) -> list[Abstract]:
     return out
 
 
+def leader_answers_with_hw_before_update(tla: KraftModel, s: Abstract,
+                                         b: int) -> list[Abstract]:
+    """LeaderAnswersWithHwBeforeUpdate: leader ``b`` handles a fetch and its response
+    carries the HW it had before the fetch raised it.
+
+    Kafka's ``Partition.fetchRecords`` (3.5 through 4.0) reads the log under the lock
+    (``readFromLocalLog``: the ``LogReadInfo`` holds the HW as it is then) and only after
+    that calls ``updateFollowerFetchState``, whose ``maybeIncrementLeaderHW`` may raise the
+    HW: the response carries the HW from before this fetch's update, and the follower's
+    ``UnifiedLog.updateHighWatermark`` takes it even when it is below its own (the HW is
+    bounded by the log start and end offsets only).  The spec's ``ReceiveFetchRequest``
+    answers with the HW after its update.  Usually the spec's response left in flight stands
+    for Kafka's (the follower's HW unchanged until the next fetch); but when the follower's
+    HW is above the leader's (an old leader following a newly elected one that has not
+    learnt the HW yet, as a preferred election leaves it) Kafka's follower goes down to the
+    leader's old HW, which no spec response carries.  The step: ``ReceiveFetchRequest`` of
+    leader ``b`` with the response's HW set to ``b``'s HW before the step, where that
+    differs."""
+    old = tla._hwm(s, b)
+    out: list[Abstract] = []
+    for t in tla.receive_fetch_request(s, b):
+        msgs = list(t[kl.MESSAGES])
+        for i, m in enumerate(msgs):
+            if (m[0] == kl.FETCH_RESP and m[2] == b and m not in s[kl.MESSAGES]
+                    and m[3] == kl.ERR_NONE and m[7] == () and m[6] != old):
+                msgs[i] = (*m[:6], old, *m[7:])
+                d = list(t)
+                d[kl.MESSAGES] = tuple(sorted(msgs))
+                out.append(tuple(d))
+                break
+    return out
+
+
+def preferred_leader_election(tla: KraftModel, s: Abstract, _b: int) -> list[Abstract]:
+    """PreferredLeaderElection: the controller makes the preferred replica leader.
+
+    Kafka's ``ReplicationControlManager.electLeader`` with ``ElectionType.PREFERRED`` (an
+    ``ElectLeaders`` request, or the controller's own ``maybeBalancePartitionLeaders`` with
+    ``auto.leader.rebalance.enable``, on by default) runs ``PartitionChangeBuilder`` with
+    ``Election.PREFERRED``: when the first replica of the assignment is in the ISR and
+    active and does not lead, the record makes it leader (a new leader epoch and partition
+    epoch, the ISR and the ELR unchanged); otherwise nothing is written.  The spec elects a
+    leader only in ``MaybeUpdatePartitionOnBrokerChange``, when the leader leaves the ISR or
+    is fenced, or the partition has none: no action moves leadership away from a live,
+    unfenced ISR leader.  The new leader is one the spec's own elections could pick (an
+    unfenced ISR member), so the step adds no state the spec's invariants were not meant
+    for.  The step: ``ApplyPartitionChange`` with the preferred replica (broker 1, the
+    first of ``0..n-1`` in the ``kafka`` model's assignment) as leader, leader and partition
+    epochs bumped, the ISR and the ELR kept."""
+    con = s[kl.CON_PM]
+    replicas, isr, elr, leader, le, pe, adding, removing = (
+        con[0], con[1], con[2], con[4], con[5], con[6], con[7], con[8])
+    if leader == 1 or not isr & 1 or not s[kl.CON_UNFENCED] & 1:
+        return []
+    d = list(s)
+    tla._apply_partition_change(s, d, replicas, 1, isr, elr, le + 1, pe + 1, adding, removing)
+    return [tuple(d)]
+
+
+def unclean_leader_election(tla: KraftModel, s: Abstract, b: int) -> list[Abstract]:
+    """UncleanLeaderElection: the controller elects a replica outside the ISR.
+
+    With ``unclean.leader.election.enable`` Kafka's ``PartitionChangeBuilder.electLeader``
+    (``Election.UNCLEAN``), when no ISR member (nor, with KIP-966, ELR member) is an
+    acceptable leader, takes the first acceptable replica of the assignment (active:
+    unfenced, not in controlled shutdown); ``tryElection`` then sets the ISR to that replica
+    alone and the leader recovery state to RECOVERING (KIP-704), and
+    ``maybeUpdateRecordElr`` empties the ELR and the last-known ELR.  It runs wherever the
+    builder does, in the same record: fencing a broker (``handleBrokerFenced``), unfencing
+    one (``handleBrokerUnfenced``), a controlled shutdown.  The spec has no unclean election
+    (``MaybeUpdatePartitionOnBrokerChange`` elects only from the ISR, or the ELR, and
+    otherwise leaves the partition leaderless with a new leader epoch); the unclean
+    election is the flaw the spec's v3.5 ``AvoidLastReplicaStanding`` and KIP-966 are
+    about.  The step, where the partition is left leaderless with no unfenced ISR or ELR
+    member: the first unfenced replica made leader and sole ISR member, the ELR emptied;
+    either as the record of broker ``b``'s fencing or shutdown (the spec's record
+    rewritten: one leader epoch, as Kafka's one record) or, for an unfencing that elects
+    nobody in the spec, as a record of its own (leader and partition epochs bumped).  The
+    recovery state is not in the spec."""
+    out = _elected_uncleanly(tla, s, s[kl.CON_PM], s)
+    shutdown = tla.clean_shutdown(s, b) if tla.config.clean_limit else []
+    for t in (*tla.fence_broker(s, b), *shutdown):
+        if len(t[kl.CON_LOG]) > len(s[kl.CON_LOG]):
+            base = list(t)
+            base[kl.CON_LOG] = t[kl.CON_LOG][:-1]
+            base[kl.CON_PM] = s[kl.CON_PM]
+            out += _elected_uncleanly(tla, tuple(base), t[kl.CON_PM], t)
+    return out
+
+
+def _elected_uncleanly(tla: KraftModel, base: Abstract, con: tuple[Any, ...],
+                       t: Abstract) -> list[Abstract]:
+    """``t`` with the partition metadata ``con`` (a leaderless one, written by ``t``'s step
+    when ``base`` is ``t`` before that record, else to be bumped) replaced by an unclean
+    election's, appended to ``base``'s metadata log; none if ``con`` has a leader or an
+    unfenced ISR or ELR member, or no replica is unfenced."""
+    replicas, isr, elr, leader, le, pe, adding, removing = (
+        con[0], con[1], con[2], con[4], con[5], con[6], con[7], con[8])
+    unfenced = t[kl.CON_UNFENCED]
+    if leader != kl.NO_LEADER or (isr | elr) & unfenced:
+        return []
+    first = next((c for c in tla.brokers
+                  if replicas >> (c - 1) & 1 and unfenced >> (c - 1) & 1), None)
+    if first is None:
+        return []
+    bump = int(base is t)
+    d = list(t)
+    tla._apply_partition_change(base, d, replicas, first, 1 << (first - 1), 0, le + bump,
+                                pe + bump, adding, removing)
+    return [tuple(d)]
+
+
+def follower_truncation_caps_hw(tla: KraftModel, s: Abstract, b: int) -> list[Abstract]:
+    """FollowerTruncationCapsHw: follower ``b``, truncated below its HW, lowers the HW to its
+    new log end.
+
+    Kafka's ``UnifiedLog.truncateTo`` (3.5 through 4.0), after cutting the log, calls
+    ``updateHighWatermark(logEndOffsetMetadata)`` when the HW is at or past the new log end:
+    a HW never exceeds the LEO.  The spec's ``TruncateToSafePoint`` keeps the HW as it was.
+    In the spec's own behaviours a follower is never cut below its HW (only committed
+    records would be lost); an unclean election (``UncleanLeaderElection``) elects a leader
+    without them, and the old ISR members, following it, truncate their committed records.
+    The step: a running broker's HW above its log end set to its log end."""
+    if s[kl.BROKER_STATE][b - 1][0] != kl.RUNNING:
+        return []
+    log, hwm, leo = s[kl.P_DATA][b - 1]
+    if hwm <= leo:
+        return []
+    d = list(s)
+    d[kl.P_DATA] = _put(s[kl.P_DATA], b, (log, leo, leo))
+    return [tuple(d)]
+
+
+def controller_failover_resends(tla: KraftModel, s: Abstract, _b: int) -> list[Abstract]:
+    """ControllerFailoverResends: a new active controller; the answers the old one had not
+    delivered are lost and the leaders' requests go again.
+
+    ``QuorumController.renounce`` fails every pending answer (NOT_CONTROLLER,
+    ``deferredEventQueue.failAll``; a connection to a resigned controller breaks), and a
+    leader's ``NodeToControllerChannelManager`` puts the AlterPartition it is waiting on back
+    first in its queue (``requestQueue.putFirst``) for the new controller, which continues
+    from the committed metadata log (``claim``).  The ``kafka`` model's
+    ``ControllerFailover`` turns each answer on its way back into the same request in
+    flight.  The spec has one controller that never fails: an AlterPartition answer, once
+    sent, arrives.  The step: for every leader whose pending AlterPartition has its answer
+    in flight, the answer replaced by the request (the controller's state unchanged: its
+    records were committed); none such, no step."""
+    msgs = s[kl.MESSAGES]
+    changed = False
+    for b in tla.brokers:
+        request = s[kl.P_PENDING_AP][b - 1][1]
+        if not request or not KraftModel._pending(s, b):
+            continue
+        for m in msgs:
+            if m[0] == kl.AP_RESP and (m[7] if m[1] == kl.ERR_NONE else m[2]) == request:
+                msgs = tuple(sorted((*(x for x in msgs if x != m), request)))
+                changed = True
+                break
+    if not changed:
+        return []
+    d = list(s)
+    d[kl.MESSAGES] = msgs
+    return [tuple(d)]
+
+
+_ELECTING = ("FenceBroker", "UnfenceBroker", "ControlledShutdown", "ShutdownNow")
+"""The ``kafka`` steps whose ``PartitionChangeBuilder`` run may elect uncleanly."""
+
 _PROPOSING = ("Fetch", "ShrinkIsr", "AlterPartitionResponse", "HandleCommit")
 """The ``kafka`` steps in which a leader may send an AlterPartition."""
 
@@ -257,9 +479,16 @@ GAPS: dict[str, tuple[tuple[str, ...], GapStep]] = {
                                           leader_awaits_metadata_on_fenced_error),
     "LeaderResendsRefusedAlterPartition": (_PROPOSING, leader_resends_refused_alter_partition),
     "LeaderExpandsIsrByOne": (("Fetch",), leader_expands_isr_by_one),
+    "LeaderAnswersWithHwBeforeUpdate": (("Fetch",), leader_answers_with_hw_before_update),
     "LeaderShrinksIsrOnly": (("ShrinkIsr",), leader_shrinks_isr_only),
     "BrokerStopsBeforeFencing": (("Crash",), broker_stops_before_fencing),
+    "BrokerLosesPowerBeforeFencing": (("PowerLoss",), broker_loses_power_before_fencing),
     "RegistersFenced": (("RegisterBroker",), registers_fenced),
+    "DiskReplacedWhileDown": (("ReplaceDisk",), disk_replaced_while_down),
+    "PreferredLeaderElection": (("PreferredElection",), preferred_leader_election),
+    "UncleanLeaderElection": (_ELECTING, unclean_leader_election),
+    "FollowerTruncationCapsHw": (("Truncate",), follower_truncation_caps_hw),
+    "ControllerFailoverResends": (("ControllerFailover",), controller_failover_resends),
 }
 """Each gap step: the ``kafka`` actions it may accompany, and the step."""
 
@@ -272,8 +501,9 @@ def gap_steps(tla: KraftModel, s: Abstract, action: str, broker: int,
     """The gap steps among ``enabled`` that the ``kafka`` step ``action`` of ``broker``
     (1-based) may take from ``s``, with their names."""
     out: list[tuple[str, Abstract]] = []
-    # a fetch is the follower's step, but the leader's AlterPartition may come with it
-    brokers = tla.brokers if action == "Fetch" else (broker,) if broker > 0 else ()
+    # a fetch is the follower's step, but the leader's AlterPartition may come with it; a
+    # controller's step (no broker) passes 0
+    brokers = tla.brokers if action == "Fetch" else (broker,) if broker > 0 else (0,)
     for name in enabled:
         actions, step = GAPS[name]
         if action in actions:

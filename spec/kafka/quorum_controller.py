@@ -222,6 +222,11 @@ class QuorumController(BrokerLifecycleManager):
             if (registered is None or not registered.fenced or not state.brokers[b].alive
                     or registered.epoch != k.broker_epoch[b]):
                 continue
+            if registered.in_controlled_shutdown:
+                # this incarnation asked to shut down (BrokerLifecycleManager's heartbeats
+                # carry wantShutDown from then on): calculateNextBrokerState answers a fenced
+                # broker's wantShutDown with SHUTDOWN_NOW, never UNFENCED
+                continue
             if self._leader_view(state, b)[1][b][0] != registered.epoch:
                 continue  # not caught up with its own registration record yet
             records: list[tuple[int, ...]] = [(CHG, b, registered.epoch, -1)]

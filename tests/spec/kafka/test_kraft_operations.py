@@ -74,6 +74,10 @@ def test_fencing_ends_a_controlled_shutdown() -> None:
     assert broker_flags(m, s, 0) == FENCED | SHUTTING_DOWN
     steps = labels(m, s)
     assert "ShutdownNow(0)" not in steps and "ControlledShutdown(0)" not in steps
+    # nor is it unfenced: its heartbeats still carry wantShutDown (SHUTDOWN_NOW, not UNFENCED)
+    caught_up = walk(m, "ControlledShutdown(0)", "FenceBroker(0)", "HandleCommit(0,2)",
+                     "HandleCommit(1,2)", "HandleCommit(2,2)")
+    assert "UnfenceBroker(0)" not in labels(m, caught_up)
     assert "Crash(0)" in steps
     # a broker that crashes in controlled shutdown stops heartbeating: its session expires
     # (findOneStaleBroker looks at every unfenced broker) and it is fenced
