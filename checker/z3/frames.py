@@ -108,6 +108,8 @@ class ReachFrames(Generic[C]):
     frames: list[list[Candidate]] = field(default_factory=list)
     stable: bool = False
     queries: int = 0
+    _terms: dict[Candidate, tuple[z3.BoolRef, z3.BoolRef]] = field(default_factory=dict)
+    """Each candidate over Houdini's frames ``s`` and ``t``, built once."""
 
     def lemma(self, k: int, s: Frame) -> z3.BoolRef:
         """``F_k`` over frame ``s`` (computing ``F_0 … F_k`` first if needed)."""
@@ -121,15 +123,18 @@ class ReachFrames(Generic[C]):
         if self.stable:
             self.frames.append(self.frames[-1])
             return
+        if not self._terms:
+            self._terms = {c: (formula(c, s), formula(c, t))
+                           for c in candidates(sig, self.constants, self.pairs)}
         solver = z3.Solver()
         if not self.frames:
             solver.add(self.system.init(t))
         else:
             fresh = Fresh("houdini")
-            solver.add(z3.And([formula(c, s) for c in self.frames[-1]]))
+            solver.add(z3.And([self._terms[c][0] for c in self.frames[-1]]))
             solver.add(self.invariant(s))
             solver.add(z3.Or([a.relation(s, t, fresh) for a in self.system.actions()]))
-        kept = self._houdini(solver, t, candidates(sig, self.constants, self.pairs))
+        kept = self._houdini(solver, t, list(self._terms))
         self.stable = bool(self.frames) and kept == self.frames[-1]
         self.frames.append(kept)
 
@@ -138,7 +143,7 @@ class ReachFrames(Generic[C]):
         names = [name for name, _ in self.system.signature()]
         while kept:
             solver.push()
-            solver.add(z3.Not(z3.And([formula(c, t) for c in kept])))
+            solver.add(z3.Not(z3.And([self._terms[c][1] for c in kept])))
             self.queries += 1
             verdict = check(solver)
             if verdict == z3.unsat:
