@@ -44,9 +44,9 @@ b, ``("is", b, 0)`` ¬b."""
 
 
 def candidates(signature: Sequence[tuple[str, z3.SortRef]],
-               constants: Sequence[int], pairs: bool = False) -> list[Candidate]:
+               constants: Sequence[int]) -> list[Candidate]:
     """Every candidate predicate over the state variables of ``signature`` (module docstring),
-    in a fixed order; with ``pairs`` also ``a → b`` and ``¬(a ∧ b)`` over Boolean variables."""
+    in a fixed order."""
     ints = [name for name, sort in signature if sort == z3.IntSort()]
     bools = [name for name, sort in signature if sort == z3.BoolSort()]
     found: list[Candidate] = []
@@ -54,9 +54,6 @@ def candidates(signature: Sequence[tuple[str, z3.SortRef]],
         found += [(op, name, c) for c in constants for op in ("le", "ge")]
     found += [("lev", a, b) for a, b in itertools.permutations(ints, 2)]
     found += [("is", name, value) for name in bools for value in (1, 0)]
-    if pairs:
-        found += [("imp", a, b) for a, b in itertools.permutations(bools, 2)]
-        found += [("nand", a, b) for a, b in itertools.combinations(bools, 2)]
     return found
 
 
@@ -71,10 +68,6 @@ def formula(candidate: Candidate, s: Frame) -> z3.BoolRef:
         result = v >= other
     elif op == "lev":
         result = v <= s[str(other)]
-    elif op == "imp":
-        result = z3.Implies(v, s[str(other)])
-    elif op == "nand":
-        result = z3.Not(z3.And(v, s[str(other)]))
     else:
         result = v if other else z3.Not(v)
     return result
@@ -90,10 +83,6 @@ def holds_in(candidate: Candidate, values: dict[str, int | bool]) -> bool:
         return v >= int(other)
     if op == "lev":
         return v <= values[str(other)]
-    if op == "imp":
-        return not v or bool(values[str(other)])
-    if op == "nand":
-        return not (v and values[str(other)])
     return bool(v) == bool(other)
 
 
@@ -104,7 +93,6 @@ class ReachFrames(Generic[C]):
     system: SymbolicSystem[C]
     invariant: Callable[[Frame], z3.BoolRef]  # the chosen invariants' conjunction
     constants: Sequence[int]
-    pairs: bool = False
     frames: list[list[Candidate]] = field(default_factory=list)
     stable: bool = False
     queries: int = 0
@@ -125,7 +113,7 @@ class ReachFrames(Generic[C]):
             return
         if not self._terms:
             self._terms = {c: (formula(c, s), formula(c, t))
-                           for c in candidates(sig, self.constants, self.pairs)}
+                           for c in candidates(sig, self.constants)}
         solver = z3.Solver()
         if not self.frames:
             solver.add(self.system.init(t))
