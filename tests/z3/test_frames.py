@@ -1,5 +1,6 @@
-"""The forward frame lemmas of ``bmc`` (``isrlab.checker.z3.frames``) on the two-counter toy,
-whose reachable states per step are counted by hand (tests/z3/toys.py)."""
+"""The forward frame lemmas of ``bmc`` (``isrlab.checker.z3.frames``): on the two-counter toy,
+whose reachable states per step are counted by hand (tests/z3/toys.py), and on TLC's
+configuration-A trace of KafkaTruncateToHighWatermark."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import z3
 from isrlab.checker.z3 import bmc
 from isrlab.checker.z3.frames import ReachFrames, candidates, holds_in
 from isrlab.checker.z3.system import make_frame
+from isrlab.spec.symbolic.bridge import replay
+from tests.z3.conftest import build_pair
 from tests.z3.toys import Counters
 
 CONSTANTS = (0, 1, 2, 3, 4)
@@ -68,3 +71,14 @@ def test_frame_lemmas_change_no_verdict(solver: str) -> None:
         assert framed.proved_steps == plain.proved_steps
         assert (len(framed.trace) if framed.trace else None) == (
             len(plain.trace) if plain.trace else None)
+
+
+def test_frame_lemmas_keep_tlc_s_length_on_truncate_to_hw_configuration_a() -> None:
+    # docs/conformance.md, configuration A: KafkaTruncateToHighWatermark, WeakIsr, 9 states
+    # (TLC 2.15), every shorter depth refuted, with F_k asserted on every frame.
+    model, system = build_pair("tla-truncate-to-hw")
+    result = bmc(system, ["WeakIsr"], 9, logic="QF_LIA", frame_constants=system.frame_constants,
+                 **system.symmetry_breaking(["WeakIsr"]))
+    assert result.trace is not None
+    assert (len(result.trace), result.proved_steps) == (9, 7)
+    replay(model, result.trace, system.replicas)  # a real trace of the explicit model
