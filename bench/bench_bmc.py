@@ -3,11 +3,15 @@ counterexamples (TLC's shortest lengths: configuration A truncate-to-hw 9 and Ki
 states; configuration B truncate-to-hw 9, Kip101 11, Kip279 11 and Kip320FirstTry 13 states).
 
     .venv/bin/python bench/bench_bmc.py [--only NAME] [--solvers z3,yices] [--symmetry MODE]
+                                        [--methods frames,plain]
 
 For each case: BFS (``isrlab.checker.bfs.explore``, one worker, stop at the first violation) and BMC
 (``isrlab.checker.z3.bmc`` on the bounded symbolic twin) with each solver in turn, the trace
 lengths found, wall and CPU times (the solver's child process included), per-depth times, and
-the ratios BMC / BFS and Z3 / Yices.  A script, not a timed test.
+the ratios BMC / BFS and Z3 / Yices.  ``--methods`` runs each solver with the forward
+frame lemmas (``frames``: ``bmc``'s ``frame_constants``, the default of ``isrlab bmc``) and
+without them (``plain``), one after the other, and prints the ratio.  A script, not a timed
+test.
 """
 
 from __future__ import annotations
@@ -43,15 +47,18 @@ def main() -> None:
     """Run the cases and print one line each."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--only", help="run only the case whose label contains this")
-    parser.add_argument("--solvers", default="z3,yices",
+    parser.add_argument("--skip", help="skip the cases whose label contains this")
+    parser.add_argument("--solvers", default="yices",
                         help="comma-separated bmc solvers to run, in this order")
     parser.add_argument("--symmetry", choices=("default", "first-step", "labels"),
                         default="default",
                         help="symmetry breaking: TlaSystem.symmetry_breaking (default), the "
                              "first step only, or the first step and the lex-leader labels")
+    parser.add_argument("--methods", default="frames,plain",
+                        help="comma-separated: frames (forward frame lemmas) and/or plain")
     args = parser.parse_args()
     for label, name, params, invariants, tlc in CASES:
-        if args.only and args.only not in label:
+        if (args.only and args.only not in label) or (args.skip and args.skip in label):
             continue
         flat = [params[i + 1] for i in range(0, len(params), 2)]
         _, values, model = resolve_model(name, [*flat, f"invariants={invariants}"])
@@ -63,26 +70,33 @@ def main() -> None:
               f"({found.distinct_states:,} distinct)", flush=True)
         system = symbolic_for(name, values)
         assert system is not None
-        walls: dict[str, float] = {}
-        for solver in args.solvers.split(","):
+        cpus: dict[str, float] = {}
+        for solver, method in ((s, m) for s in args.solvers.split(",")
+                               for m in args.methods.split(",")):
             before = os.times()
             names = invariants.split(",")
             breaking = (system.symmetry_breaking(names) if args.symmetry == "default" else
                         {"first_step": system.symmetric_first_step(), "symmetries":
                          system.label_symmetries() if args.symmetry == "labels" else [],
                          "violation": None})
+            constants = system.frame_constants if method == "frames" else None
             result = bmc(system, names, tlc, logic="QF_LIA", options=system.solver_options,
-                         solver=solver, **breaking)
+                         solver=solver, frame_constants=constants, **breaking)
             after = os.times()
             cpu = sum(after[:4]) - sum(before[:4])  # user + system, self and waited children
-            walls[solver] = result.seconds
+            cpus[f"{solver} {method}"] = cpu
             bmc_len = len(result.trace) if result.trace else None
-            print(f"  BMC ({result.solver}): {bmc_len} states in {result.seconds:.1f} s wall, "
-                  f"{cpu:.1f} CPU-s (BMC / BFS {result.seconds / max(bfs_s, 1e-9):,.0f}x); "
+            load = os.getloadavg()[0]
+            ratio = result.seconds / max(bfs_s, 1e-9)
+            print(f"  BMC ({result.solver}, {method}): {bmc_len} states in "
+                  f"{result.seconds:.1f} s wall, {cpu:.1f} CPU-s, load {load:.1f} "
+                  f"(BMC / BFS {ratio:,.0f}x); "
                   f"per depth: {' '.join(f'{d.seconds:.1f}' for d in result.depths)}",
                   flush=True)
-        if "z3" in walls and "yices" in walls:
-            print(f"  Z3 / Yices: {walls['z3'] / walls['yices']:.2f}", flush=True)
+        for solver in args.solvers.split(","):
+            if f"{solver} frames" in cpus and f"{solver} plain" in cpus:
+                print(f"  {solver} CPU plain / frames: "
+                      f"{cpus[f'{solver} plain'] / cpus[f'{solver} frames']:.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from typing import Generic
 
 import z3
 
+from isrlab.checker.z3.frames import ReachFrames
 from isrlab.checker.z3.solvers import IncrementalSolver, open_solver
 from isrlab.checker.z3.system import (
     C,
@@ -157,6 +158,7 @@ def bmc(
     solver: str = "auto",
     symmetries: Sequence[Mapping[str, str]] = (),
     violation: Callable[[Frame], z3.BoolRef] | None = None,
+    frame_constants: Sequence[int] | None = None,
 ) -> BmcResult[C]:
     """Search for a shortest trace of at most ``depth`` steps that violates an invariant.
 
@@ -180,6 +182,11 @@ def bmc(
     answer comes, never the answer.  ``solver`` (``solvers.SOLVERS``) picks who answers the
     queries: ``auto`` is Yices for ``QF_LIA`` when ``yices-smt2`` is installed and Z3
     otherwise; the result's ``solver`` names the one used.
+
+    ``frame_constants`` turns on the forward frame lemmas of ``frames.py``: each frame ``k``
+    of the unrolling also carries ``F_k``, the candidate bounds (against these constants) and
+    orderings that Houdini proved of every state reachable in ``k`` steps.  Like ``options``
+    they change how fast the answer comes, never the answer.
     """
     chosen = [p for p in system.invariants() if invariants is None or p.name in invariants]
     missing = set(invariants or ()) - {p.name for p in chosen}
@@ -188,14 +195,17 @@ def bmc(
     backend = open_solver(solver, logic, options, timeout_ms)
     try:
         unrolling = Unrolling(system, backend, first_step=first_step, symmetries=symmetries)
-        return _deepen(system, chosen, depth, unrolling, backend, violation)
+        frames = None if frame_constants is None else ReachFrames(
+            system, lambda s: z3.And([p.holds(s) for p in chosen]), frame_constants)
+        return _deepen(system, chosen, depth, unrolling, backend, violation, frames)
     finally:
         backend.close()
 
 
 def _deepen(system: SymbolicSystem[C], chosen: Sequence[SymbolicProperty], depth: int,
             unrolling: Unrolling[C], solver: IncrementalSolver,
-            violation: Callable[[Frame], z3.BoolRef] | None = None) -> BmcResult[C]:
+            violation: Callable[[Frame], z3.BoolRef] | None = None,
+            frames: ReachFrames[C] | None = None) -> BmcResult[C]:
     """``bmc``'s loop: one more step per depth, each depth's negated invariants in a scope."""
     names = tuple(p.name for p in chosen)
     frame = unrolling.start()
@@ -210,6 +220,8 @@ def _deepen(system: SymbolicSystem[C], chosen: Sequence[SymbolicProperty], depth
     for k in range(depth + 1):
         if k > 0:
             frame = unrolling.extend()
+        if frames is not None:
+            solver.add(frames.lemma(k, frame))
         holds = [p.holds(frame) for p in chosen]
         solver.push()
         solver.add(z3.Not(z3.And(holds)) if violation is None else violation(frame))

@@ -567,6 +567,16 @@ class TlaSystem:
         """The variant's Z3 parameters for bounded model checking (``Variant.z3_options``)."""
         return get(f"tla-{self.variant}").z3_options
 
+    @property
+    def frame_constants(self) -> tuple[int, ...] | None:
+        """The constants of ``bmc``'s forward frame lemmas (``frame_constants``): ``-1`` (None,
+        Nil) up to one past the largest bound, so that every variable's bounds at each step
+        (offsets, record ids, epochs) can be stated; ``None`` when unbounded."""
+        if self.bounds is None:
+            return None
+        top = max(self.bounds.log_size, self.bounds.max_records, self.bounds.max_leader_epoch)
+        return tuple(range(-1, top + 2))
+
     def symmetric_first_step(self) -> tuple[str, ...]:
         """Symmetry breaking for BMC: the first step may be taken to involve ``r1``.
 
