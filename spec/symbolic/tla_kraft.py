@@ -1731,11 +1731,15 @@ class KraftSystem:
         return self.ap_group(), {**self._request_fields(req), "kind": 3, "err": err}
 
     def _pin_group(self, s: Frame, group: Any, messages: Sequence[Msg]) -> list[Any]:
-        """The group's slots hold exactly ``messages`` (as a set)."""
+        """The group's slots hold exactly ``messages`` (as a set), each message in one slot:
+        ``add`` and ``remove`` never put a message in two slots, and a frame that did would
+        have a full group where the state has room (an ``ovf`` step no state has)."""
         prefixes, fields, eq = group
         slots = [self.slot(s, p, fields) for p in prefixes]
         parts = [_or([eq(x, m) for x in slots]) for m in messages]
         parts += [z3.Or(x["kind"] == 0, _or([eq(x, m) for m in messages])) for x in slots]
+        parts += [z3.Or(x["kind"] == 0, y["kind"] == 0, z3.Not(eq(x, y)))
+                  for i, x in enumerate(slots) for y in slots[i + 1:]]
         return parts
 
     def pin(self, s: Frame, state: ProjState) -> Bool:
