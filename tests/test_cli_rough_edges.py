@@ -191,8 +191,23 @@ def test_ctrl_c_while_isrlab_is_still_starting_exits_130_in_one_line(tmp_path: P
     """Ctrl-C before the command runs (isrlab's modules still importing, a second or more
     on a loaded machine) is the same one line and exit 130, not a KeyboardInterrupt
     traceback out of an import and exit -2."""
+    # The Ctrl-C lands at a known moment, not after a sleep that races the machine's speed:
+    # the child presses it itself when isrlab.cli starts importing isrlab.cli_support.
     report = tmp_path / "r.json"
-    done = _interrupt_after(["check", "--model", "toy-symmetric", "--json", str(report)], 0.4)
+    child = "\n".join([
+        "import builtins, os, runpy, signal, sys",
+        "real = builtins.__import__",
+        "def interrupting(name, *args, **kwargs):",
+        "    if name == 'isrlab.cli_support':",
+        "        os.kill(os.getpid(), signal.SIGINT)",
+        "    return real(name, *args, **kwargs)",
+        "builtins.__import__ = interrupting",
+        "sys.argv = ['isrlab', 'check', '--model', 'toy-symmetric', '--json', sys.argv[1]]",
+        "runpy.run_module('isrlab', run_name='__main__', alter_sys=True)",
+    ])
+    done = subprocess.run([sys.executable, "-c", child, str(report)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120,
+                          preexec_fn=_as_from_a_terminal)
     assert done.returncode == 130, (done.stdout, done.stderr)
     assert done.stderr.strip().splitlines() == ["isrlab: interrupted"]
     assert list(tmp_path.iterdir()) == []
