@@ -213,6 +213,73 @@ def test_ctrl_c_while_isrlab_is_still_starting_exits_130_in_one_line(tmp_path: P
     assert list(tmp_path.iterdir()) == []
 
 
+# Where the child presses Ctrl-C itself as a run ends: while the report is renamed into place;
+# on the command's exit and again while that first Ctrl-C is reported; in the last ``atexit``
+# callback (registered first, so run last); in a ``__del__`` of an object only the
+# interpreter's teardown frees, where Python has given SIGINT its default action back (killed,
+# status -2, not a word); and as a one-line error exits.
+_PRESS = "os.kill(os.getpid(), signal.SIGINT)"
+_ON_EXIT = ["real = sys.exit",
+            "def exiting(*args):",
+            f"    {_PRESS}",
+            "    real(*args)",
+            "sys.exit = exiting"]
+_MOMENTS = {
+    "report": ["real = os.replace",
+               "def replacing(*args, **kwargs):",
+               f"    {_PRESS}",
+               "    return real(*args, **kwargs)",
+               "os.replace = replacing"],
+    "twice": _ON_EXIT,
+    "atexit": [f"atexit.register(lambda: {_PRESS})"],
+    "teardown": ["class Pressing:",
+                 "    def __del__(self):",
+                 "        sys.stderr.write('teardown\\n')",
+                 f"        {_PRESS}",
+                 "builtins.left_for_teardown = Pressing()"],
+}
+
+
+def _pressing(moment: list[str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``isrlab ARGS`` in a child that presses Ctrl-C itself at ``moment`` (code run first)."""
+    child = "\n".join([
+        "import atexit, builtins, os, runpy, signal, sys",
+        *moment,
+        f"sys.argv = ['isrlab', *{list(args)!r}]",
+        "runpy.run_module('isrlab', run_name='__main__', alter_sys=True)",
+    ])
+    return subprocess.run([sys.executable, "-c", child], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, preexec_fn=_as_from_a_terminal)
+
+
+@pytest.mark.parametrize("moment", list(_MOMENTS))
+def test_ctrl_c_as_a_run_ends_exits_130_in_one_line(tmp_path: Path, moment: str) -> None:
+    """Ctrl-C in the last moments of ``check`` (the report written, the process exiting) is
+    the same one line and exit 130 as anywhere else, never a traceback, an "Exception
+    ignored" or a silent death by SIGINT; the teardown, where Python could only die of it,
+    is not reached."""
+    report = tmp_path / "r.json"
+    done = _pressing(_MOMENTS[moment], "check", "--model", "toy-counter", "--json", str(report))
+    assert "OK: every invariant holds" in done.stdout  # the run itself finished
+    if moment == "teardown":
+        assert (done.returncode, done.stderr) == (0, ""), done.stderr
+        assert json.loads(report.read_text())["ok"] is True
+        return
+    assert done.returncode == 130, (done.stdout, done.stderr)
+    assert done.stderr.strip().splitlines() == ["isrlab: interrupted"]
+    written = moment != "report"
+    assert [p.name for p in tmp_path.iterdir()] == (["r.json"] if written else [])
+
+
+def test_ctrl_c_as_a_one_line_error_exits_is_one_more_line_and_130() -> None:
+    done = _pressing(_ON_EXIT, "check", "--model", "toy-counter", "-p", "limit=x")
+    assert done.returncode == 130, (done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 2, done.stderr
+    assert lines[0].startswith("isrlab: error: ") and "limit" in lines[0]
+    assert lines[1] == "isrlab: interrupted"
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_ctrl_c_on_check_exits_130_and_writes_no_report(tmp_path: Path, workers: int) -> None:
     report = tmp_path / "r.json"
