@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from isrlab.checker.model import Model
-from isrlab.checker.trace import itf_value, violation_text, write_itf
+from isrlab.checker.trace import violation_text, write_itf
 from isrlab.checker.validate import TraceFormatError, ValidateOptions, ValidationResult
 from isrlab.cli_support import (
     MODEL_HELP,
@@ -60,10 +60,6 @@ EXIT_NOT_COVERED = 4
 """The exit statuses of ``isrlab validate`` (documented in docs/oracle.md)."""
 
 __all__ = ["EXIT_NOT_COVERED", "FORMATS", "detect_format", "validate_command"]
-
-
-def _show_value(value: Any) -> str:
-    return json.dumps(itf_value(value)) if not isinstance(value, str) else repr(value)
 
 
 def report_rejection(result: ValidationResult) -> None:
