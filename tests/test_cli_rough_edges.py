@@ -112,6 +112,53 @@ def test_outputs_are_still_written_where_asked(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "t.itf.json"]  # no temp
 
 
+# -- render and explore: a file that is no ITF trace ---------------------------------------
+
+_NO_ITF = [
+    (b"not json", "not an ITF trace (Expecting value"),
+    (b"{}", "an ITF trace is an object with a 'states' array"),
+    (b"[1, 2]", "not an ITF trace (a JSON list, not an object)"),
+    (b'{"states": [1]}', "ITF state 0: a state must be an object"),
+    (b'{"states": [{"x": 0}, {"x": {"#map": [1]}}]}', "ITF state 1: variable 'x': not an ITF"),
+    (b'{"states": [{"x": {"#bigint": "z"}}]}', "ITF state 0: variable 'x': not an ITF value"),
+]
+_PYTHON_ERROR = re.compile(r"\b(KeyError|TypeError|AttributeError|ValueError|JSONDecodeError)\b")
+
+
+@pytest.mark.parametrize(("content", "words"), _NO_ITF)
+def test_render_says_what_makes_a_file_no_itf_trace(
+    tmp_path: Path, content: bytes, words: str
+) -> None:
+    """One line naming the file and the problem, not a Python exception's class and text
+    (``not an ITF trace (KeyError: 'states')``); nothing written."""
+    trace, out = tmp_path / "t.itf.json", tmp_path / "t.svg"
+    trace.write_bytes(content)
+    code, stdout, err = _invoke("render", str(trace), "-o", str(out))
+    _one_line_error(code, stdout, err, f"{trace}: {words}")
+    assert not _PYTHON_ERROR.search(err), err
+    assert not out.exists()
+    assert trace.read_bytes() == content
+
+
+@pytest.mark.parametrize(("content", "words"), _NO_ITF)
+def test_explore_says_what_makes_its_trace_no_itf_trace(
+    tmp_path: Path, content: bytes, words: str
+) -> None:
+    trace = tmp_path / "t.itf.json"
+    trace.write_bytes(content)
+    code, stdout, err = _invoke("explore", "--model", "toy-counter", "--trace", str(trace))
+    _one_line_error(code, stdout, err, f"{trace}: {words}")
+    assert not _PYTHON_ERROR.search(err), err
+
+
+def test_render_counts_one_state_in_the_singular(tmp_path: Path) -> None:
+    trace, out = tmp_path / "t.itf.json", tmp_path / "t.svg"
+    trace.write_text('{"states": [{"x": 1}]}', encoding="utf-8")
+    code, stdout, _ = _invoke("render", str(trace), "-o", str(out))
+    assert (code, stdout.strip()) == (0, f"wrote {out} (1 state)")
+    assert out.read_text(encoding="utf-8").startswith("<svg")
+
+
 # -- parameters ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(
