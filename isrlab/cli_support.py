@@ -375,6 +375,23 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def _files_read() -> dict[str, Path]:
+    """The files the current command reads besides its arguments: the ``--config`` run file
+    and the model's own file (``--model path/to/file.py:NAME``)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return {}
+    found: dict[str, Path] = {}
+    config = ctx.meta.get(_CONFIG_PATH)
+    if config:
+        found["--config"] = Path(config)
+    model = ctx.params.get("model_name")
+    target = model.rpartition(":")[0] if isinstance(model, str) else ""
+    if target.endswith(".py"):
+        found["--model"] = Path(target)
+    return found
+
+
 def check_outputs(
     outputs: Mapping[str, Path | None], inputs: Mapping[str, Path | None] | None = None
 ) -> None:
@@ -383,7 +400,10 @@ def check_outputs(
     path (``None``: not given).  ``BadInput`` (one line, exit 2) when an output could not be
     written (its directory missing, read-only or not a real directory, as under /proc; the
     output a directory; a descriptor not open for writing: ``writable_problem``), two
-    outputs name one file, or an output names an input."""
+    outputs name one file, or an output names an input: one of ``inputs`` or a file the
+    command reads anyway, its ``--config`` run file and a ``--model path/to/file.py:NAME``
+    (``_files_read``)."""
+    inputs = {**_files_read(), **(inputs or {})}
     given = [(option, path) for option, path in outputs.items() if path is not None]
     for option, path in given:
         problem = writable_problem(path)
@@ -393,7 +413,7 @@ def check_outputs(
         for other, other_path in given[index + 1:]:
             if _same_file(path, other_path):
                 raise BadInput(f"{option} and {other} name the same file {str(path)!r}")
-        for name, source in (inputs or {}).items():
+        for name, source in inputs.items():
             if source is not None and _same_file(path, source):
                 raise BadInput(f"{option} {str(path)!r} is the input {name}; "
                                "refusing to overwrite it")

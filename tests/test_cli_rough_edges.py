@@ -102,6 +102,29 @@ def test_the_witness_may_not_overwrite_the_input_trace(tmp_path: Path) -> None:
     assert trace.read_bytes() == before
 
 
+@pytest.mark.parametrize("command", ["check", "simulate", "bmc"])
+@pytest.mark.parametrize("option", ["--json", "--itf"])
+def test_an_output_may_not_overwrite_the_run_file(
+    tmp_path: Path, command: str, option: str
+) -> None:
+    run = tmp_path / "run.toml"
+    run.write_text('model = "toy-counter"\n[params]\nbad = 2\n', encoding="utf-8")
+    before = run.read_bytes()
+    code, out, err = _invoke(command, "--config", str(run), option, str(run))
+    _one_line_error(code, out, err, option, "--config")
+    assert run.read_bytes() == before
+
+
+def test_an_output_may_not_overwrite_the_models_own_file(tmp_path: Path) -> None:
+    model = tmp_path / "mine.py"
+    model.write_text('from isrlab.api import extend\nMINE = extend("toy-counter")\n',
+                     encoding="utf-8")
+    before = model.read_bytes()
+    code, out, err = _invoke("check", "--model", f"{model}:MINE", "--json", str(model))
+    _one_line_error(code, out, err, "--json", "--model")
+    assert model.read_bytes() == before
+
+
 def test_outputs_are_still_written_where_asked(tmp_path: Path) -> None:
     report, itf = tmp_path / "r.json", tmp_path / "t.itf.json"
     code, _, _ = _invoke("check", "--model", "toy-counter", "-p", "bad=2",
