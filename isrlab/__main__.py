@@ -25,6 +25,10 @@ from typing import NoReturn
 INTERRUPTED = 130
 """The exit status after Ctrl-C (128 + SIGINT), as ``isrlab.cli_support.INTERRUPTED``."""
 
+BROKEN_PIPE = 141
+"""The exit status when standard output's reader stopped reading, as
+``isrlab.cli_support.BROKEN_PIPE``."""
+
 _INTERRUPTED_LINE = b"isrlab: interrupted\n"
 
 
@@ -101,10 +105,13 @@ def _exit(status: int) -> None:
 
 
 def _flushed(status: int) -> int:
-    """``status`` once standard output and error are flushed; 120 (Python's status when it
-    cannot flush them at exit) if standard output could not be written, said in one line."""
+    """``status`` once standard output and error are flushed; ``BROKEN_PIPE``, silently, if
+    standard output's reader stopped reading, else 120 (Python's status when it cannot
+    flush them at exit) if standard output could not be written, said in one line."""
     try:
         sys.stdout.flush()
+    except BrokenPipeError:
+        status = BROKEN_PIPE
     except (OSError, ValueError) as error:
         status = status or 120
         with contextlib.suppress(OSError, ValueError):

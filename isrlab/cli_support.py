@@ -5,7 +5,8 @@ before a run, atomic writes, and model look-up.
 ``BadInput`` raised by a command or ``InputError`` raised by a service (``isrlab.services``)
 prints ONE line, ``isrlab: error: ...``, and exits 2 — never a traceback, never a usage
 dump.  Ctrl-C anywhere prints ``isrlab: interrupted`` and exits 130 (128 + SIGINT, the
-shell's convention).  A bare ``isrlab`` prints its help.
+shell's convention); standard output closed by its reader (``| head``) exits 141 (128 +
+SIGPIPE) without a word.  A bare ``isrlab`` prints its help.
 
 Every command calls ``check_outputs`` with its output options before it starts working, so a
 missing directory or an output naming an input fails at once, and writes its files with
@@ -15,6 +16,7 @@ leaves no partial file.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import traceback
@@ -42,11 +44,11 @@ from isrlab.services import InputError
 from isrlab.services.rendering import write_result_itf, write_result_svg
 
 __all__ = [
-    "CONFIG_OPTION", "DOT_OPTIONS", "INCOMPLETE", "INTERRUPTED", "ITF_OPTION", "JSON_OPTION",
-    "MODEL_HELP", "PARAM_HELP", "SVG_OPTION", "BadInput", "OneLineErrors", "atomic_output",
-    "check_outputs", "config_params", "load_run_file", "params_text", "resolve_model",
-    "run_metadata", "say_not_written", "with_run_metadata", "write_run_outputs",
-    "write_text_atomically",
+    "BROKEN_PIPE", "CONFIG_OPTION", "DOT_OPTIONS", "INCOMPLETE", "INTERRUPTED", "ITF_OPTION",
+    "JSON_OPTION", "MODEL_HELP", "PARAM_HELP", "SVG_OPTION", "BadInput", "OneLineErrors",
+    "atomic_output", "check_outputs", "config_params", "load_run_file", "params_text",
+    "resolve_model", "run_metadata", "say_not_written", "with_run_metadata",
+    "write_run_outputs", "write_text_atomically",
 ]
 
 MODEL_HELP = ("a registered model (see `isrlab models`), path/to/file.py:NAME or "
@@ -86,6 +88,11 @@ INTERRUPTED = 130
 INCOMPLETE = 4
 """The exit status of ``check --fail-on-incomplete`` when a bound stopped the search."""
 
+BROKEN_PIPE = 141
+"""The exit status when whatever read the standard output stopped reading (``isrlab check |
+head``): 128 + SIGPIPE, what the shell reports for a command that signal stopped, silently;
+never 1, which says an invariant was violated (click's own choice)."""
+
 CRASHED = 70
 """The exit status when an exception escapes a command: a bug in the model being checked
 (your own model's code) or in isrlab (``EX_SOFTWARE`` of sysexits.h), never 1, which says
@@ -121,6 +128,18 @@ class OneLineErrors(click.Group):
         self.params.append(click.Option(
             [DEBUG_FLAG], is_flag=True, expose_value=False,
             help="print the traceback when your own invariant raises (any position)"))
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; standard output closed by its reader ends it with
+        ``BROKEN_PIPE`` and no message (what it would still print goes nowhere)."""
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(devnull, sys.stdout.fileno())  # the buffered rest is flushed there
+            os.close(devnull)
+            ctx.exit(BROKEN_PIPE)
 
     def make_context(
         self, info_name: str | None, args: list[str], parent: click.Context | None = None,

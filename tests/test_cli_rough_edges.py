@@ -218,6 +218,28 @@ def test_bare_isrlab_prints_its_help() -> None:
     assert re.search(r"^\s+check\s", result.stdout, re.MULTILINE)
 
 
+# -- standard output closed by its reader (isrlab check | head) ------------------------------
+
+@pytest.mark.parametrize("args", [
+    ["models"],
+    ["check", "--model", "toy-counter", "--no-progress"],  # holds: exit 0 otherwise
+    ["check", "--model", "toy-counter", "-p", "bad=2", "--no-progress"],  # 1 otherwise
+])
+def test_a_closed_standard_output_exits_141_silently(args: list[str]) -> None:
+    """The reader of standard output gone before isrlab writes (its read end closed before
+    the child starts, so the first write fails: no timing): exit 141 (128 + SIGPIPE) and
+    nothing on stderr, not click's exit 1, which says an invariant was violated."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run([sys.executable, "-m", "isrlab", *args], cwd=ROOT,
+                              stdout=write, stderr=subprocess.PIPE, text=True, timeout=120,
+                              check=False)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (141, ""), done.stderr
+
+
 # -- Ctrl-C ---------------------------------------------------------------------------------
 
 def _as_from_a_terminal() -> None:
