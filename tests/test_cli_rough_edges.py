@@ -206,6 +206,17 @@ def test_a_too_large_product_of_constants_names_a_positive_bound() -> None:
     assert not re.search(r"-\d", err), err
 
 
+# -- a model file that exits -------------------------------------------------------------
+
+@pytest.mark.parametrize("code", ["3", "0", "'bye'"])
+def test_a_model_file_that_calls_sys_exit_is_bad_input(tmp_path: Path, code: str) -> None:
+    """Its exit status is not isrlab's (``3``: bmc gave up; ``0``: every invariant holds)."""
+    model = tmp_path / "exits.py"
+    model.write_text(f"import sys\nsys.exit({code})\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["check", "--model", f"{model}:X"], standalone_mode=True)
+    _one_line_error(result.exit_code, result.stdout, result.stderr, str(model), "SystemExit")
+
+
 # -- bare isrlab ------------------------------------------------------------------------------
 
 def test_bare_isrlab_prints_its_help() -> None:
