@@ -17,6 +17,7 @@ leaves no partial file.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import sys
 import traceback
@@ -46,6 +47,7 @@ from isrlab.services.rendering import write_result_itf, write_result_svg
 __all__ = [
     "BROKEN_PIPE", "CONFIG_OPTION", "DOT_OPTIONS", "INCOMPLETE", "INTERRUPTED", "ITF_OPTION",
     "JSON_OPTION", "MODEL_HELP", "PARAM_HELP", "SVG_OPTION", "BadInput", "OneLineErrors",
+    "Seconds",
     "atomic_output", "check_outputs", "config_params", "load_run_file", "params_text",
     "resolve_model", "run_metadata", "say_not_written", "with_run_metadata",
     "write_run_outputs", "write_text_atomically",
@@ -97,6 +99,18 @@ CRASHED = 70
 """The exit status when an exception escapes a command: a bug in the model being checked
 (your own model's code) or in isrlab (``EX_SOFTWARE`` of sysexits.h), never 1, which says
 an invariant was violated."""
+
+
+class Seconds(click.FloatRange):
+    """A duration option: ``click.FloatRange`` that also refuses ``nan``, which its bounds
+    let through (every comparison with ``nan`` is false)."""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        seconds = super().convert(value, param, ctx)
+        if math.isnan(seconds):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        return seconds
 
 
 class BadInput(click.ClickException):

@@ -28,6 +28,7 @@ from isrlab.cli_support import (
     MODEL_HELP,
     SVG_OPTION,
     BadInput,
+    Seconds,
     check_outputs,
     resolve_model,
     run_metadata,
@@ -144,7 +145,7 @@ def _write_svg(path: Path, result: ValidationResult, model: Model[Any], trace: P
 @click.option("--follow", is_flag=True,
               help="Kafka log: keep reading the files as the cluster writes them, print each "
                    "verdict change, exit at the first rejection")
-@click.option("--idle-exit", type=click.FloatRange(0), default=None,
+@click.option("--idle-exit", type=Seconds(0), default=None,
               help="with --follow: exit when no line was written for this many seconds")
 @SVG_OPTION
 @click.argument("traces", nargs=-1, required=False,

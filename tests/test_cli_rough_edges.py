@@ -217,6 +217,21 @@ def test_a_model_file_that_calls_sys_exit_is_bad_input(tmp_path: Path, code: str
     _one_line_error(result.exit_code, result.stdout, result.stderr, str(model), "SystemExit")
 
 
+# -- durations ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [
+    ["check", "--model", "toy-counter", "--progress-interval", "nan"],
+    ["simulate", "--model", "toy-counter", "--progress-interval", "NaN"],
+    ["validate", "--follow", "--idle-exit", "nan", str(ROOT / "README.md")],
+])
+def test_a_duration_of_nan_is_bad_input(args: list[str]) -> None:
+    """``nan`` passes click's bounds (every comparison with it is false): ``check`` then
+    printed progress at every level, ``validate --follow`` had no idle limit it could keep."""
+    code, out, err = _invoke(*args)
+    option = "--idle-exit" if args[0] == "validate" else "--progress-interval"
+    _one_line_error(code, out, err, option, "not a number of seconds")
+
+
 # -- bare isrlab ------------------------------------------------------------------------------
 
 def test_bare_isrlab_prints_its_help() -> None:
