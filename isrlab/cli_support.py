@@ -432,13 +432,17 @@ def check_outputs(
     something: ``outputs`` and ``inputs`` map an option's name (``--json``, ``TRACE``) to its
     path (``None``: not given).  ``BadInput`` (one line, exit 2) when an output could not be
     written (its directory missing, read-only or not a real directory, as under /proc; the
-    output a directory; a descriptor not open for writing: ``writable_problem``), two
-    outputs name one file, or an output names an input: one of ``inputs`` or a file the
-    command reads anyway, its ``--config`` run file and a ``--model path/to/file.py:NAME``
-    (``_files_read``)."""
+    output a directory; a descriptor not open for writing: ``writable_problem``), an output
+    is ``-`` (standard output to ``models --json`` and ``validate --json``, which handle it
+    before; here it would be a file named ``-``), two outputs name one file, or an output
+    names an input: one of ``inputs`` or a file the command reads anyway, its ``--config``
+    run file and a ``--model path/to/file.py:NAME`` (``_files_read``)."""
     inputs = {**_files_read(), **(inputs or {})}
     given = [(option, path) for option, path in outputs.items() if path is not None]
     for option, path in given:
+        if str(path) == "-":  # where another command's option means standard output
+            raise BadInput(f"{option} -: this option writes a file, not the standard output; "
+                           "name a file")
         problem = writable_problem(path)
         if problem is not None:
             raise BadInput(f"{option}: cannot write {str(path)!r}: {problem}")

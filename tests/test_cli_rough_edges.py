@@ -125,6 +125,28 @@ def test_an_output_may_not_overwrite_the_models_own_file(tmp_path: Path) -> None
     assert model.read_bytes() == before
 
 
+@pytest.mark.parametrize("args", [
+    ["check", "--model", "toy-counter", "--json", "-"],
+    ["check", "--model", "toy-counter", "-p", "bad=2", "--itf", "-"],
+    ["simulate", "--model", "toy-counter", "--json", "-"],
+    ["bmc", "--model", "tla-kip101", "--json", "-"],
+    ["render", "TRACE", "-o", "-"],
+])
+def test_a_dash_output_is_refused_where_it_would_be_a_file_named_dash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    """``models --json -`` and ``validate --json -`` print to standard output; elsewhere
+    ``-`` made a file named ``-`` in the working directory."""
+    trace = tmp_path / "t.itf.json"
+    trace.write_text('{"states": [{"x": 1}]}', encoding="utf-8")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    code, out, err = _invoke(*[str(trace) if a == "TRACE" else a for a in args])
+    _one_line_error(code, out, err, f"{args[-2]} -", "name a file")
+    assert list(work.iterdir()) == []
+
+
 def test_outputs_are_still_written_where_asked(tmp_path: Path) -> None:
     report, itf = tmp_path / "r.json", tmp_path / "t.itf.json"
     code, _, _ = _invoke("check", "--model", "toy-counter", "-p", "bad=2",
