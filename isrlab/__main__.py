@@ -88,7 +88,8 @@ def _pressed_again(error: BaseException) -> bool:
 
 def _interrupted(signum: int, frame: FrameType | None) -> NoReturn:
     """The SIGINT handler while the process ends: one line, exit 130, now."""
-    with contextlib.suppress(OSError, ValueError):  # no standard error: the status says it
+    # no standard error (closed, or None when the shell closed it): the status says it
+    with contextlib.suppress(OSError, ValueError, AttributeError):
         os.write(sys.stderr.fileno(), _INTERRUPTED_LINE)
     os._exit(INTERRUPTED)
 
@@ -107,17 +108,20 @@ def _exit(status: int) -> None:
 def _flushed(status: int) -> int:
     """``status`` once standard output and error are flushed; ``BROKEN_PIPE``, silently, if
     standard output's reader stopped reading, else 120 (Python's status when it cannot
-    flush them at exit) if standard output could not be written, said in one line."""
+    flush them at exit) if standard output could not be written, said in one line.  A stream
+    Python has none of (``None``: the shell closed it, ``isrlab ... >&-``) is skipped."""
+    out, err = sys.stdout, sys.stderr
     try:
-        sys.stdout.flush()
+        if out is not None:
+            out.flush()
     except BrokenPipeError:
         status = BROKEN_PIPE
     except (OSError, ValueError) as error:
         status = status or 120
-        with contextlib.suppress(OSError, ValueError):
-            sys.stderr.write(f"isrlab: error: cannot write the standard output: {error}\n")
-    with contextlib.suppress(OSError, ValueError):
-        sys.stderr.flush()
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            err.write(f"isrlab: error: cannot write the standard output: {error}\n")
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        err.flush()
     return status
 
 

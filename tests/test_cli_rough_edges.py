@@ -288,6 +288,24 @@ def test_a_closed_standard_output_exits_141_silently(args: list[str]) -> None:
     assert (done.returncode, done.stderr) == (141, ""), done.stderr
 
 
+@pytest.mark.parametrize(("closed", "args", "status"), [
+    (1, ["models"], 0),
+    (1, ["check", "--model", "toy-counter", "--no-progress"], 0),
+    (2, ["check", "--model", "toy-counter", "-p", "x=1"], 2),
+])
+def test_a_closed_standard_stream_is_no_crash(closed: int, args: list[str],
+                                              status: int) -> None:
+    """``isrlab ... >&-`` (Python's ``sys.stdout`` is then ``None``): the command's own
+    status, no traceback."""
+    # the child closes the stream after subprocess set it up, just before exec
+    done = subprocess.run([sys.executable, "-m", "isrlab", *args], cwd=ROOT,
+                          stdin=subprocess.DEVNULL, capture_output=True, timeout=120,
+                          check=False, preexec_fn=lambda: os.close(closed))
+    shown = done.stderr if closed == 1 else done.stdout
+    assert done.returncode == status, shown
+    assert b"Traceback" not in shown
+
+
 # -- Ctrl-C ---------------------------------------------------------------------------------
 
 def _as_from_a_terminal() -> None:
