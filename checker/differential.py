@@ -30,6 +30,7 @@ from typing import Any, Generic, TypeVar
 
 from isrlab.checker.model import Model
 from isrlab.checker.report import INIT_ACTION, TraceStep
+from isrlab.checker.trace import value_text
 from isrlab.checker.validate import Mismatch, mismatches, value_matches
 
 S = TypeVar("S")
@@ -68,15 +69,15 @@ class Divergence:
     error: str = ""
 
     def text(self) -> str:
-        """A readable account: the walk's labels, then what differs."""
+        """A readable account: the walk's labels, then what differs (values written as
+        text traces write them, ``value_text``)."""
         lines = [f"the implementation diverges after step {self.step} ({self.label}); walk:"]
         lines.extend(f"  {i}. {s.action}" for i, s in enumerate(self.walk))
         if self.error:
             lines.append(f"  it raised {self.error}")
         for m in self.mismatches:
-            lines.append(
-                f"  {m.path}: implementation has {m.observed!r}, model has {m.actual!r}"
-            )
+            lines.append(f"  {m.path}: implementation has {value_text(m.observed)}, "
+                         f"model has {value_text(m.actual)}")
         return "\n".join(lines)
 
 

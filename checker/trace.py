@@ -163,13 +163,28 @@ def write_itf(
     write_text_atomically(path, json.dumps(document, indent=1) + "\n")
 
 
-def parse_itf(document: Mapping[str, Any]) -> tuple[TraceStep, ...]:
-    """The trace of an ITF document (actions from each state's ``#meta``, else ``""``)."""
+def parse_itf(document: Any) -> tuple[TraceStep, ...]:
+    """The trace of an ITF document (actions from each state's ``#meta``, else ``""``);
+    ``ValueError`` saying what is wrong (and where: ``ITF state 2: variable 'x': ...``) for a
+    document that is not one."""
+    states = document.get("states") if isinstance(document, Mapping) else None
+    if not isinstance(states, list):
+        raise ValueError("an ITF trace is an object with a 'states' array")
     steps = []
-    for encoded in document["states"]:
+    for index, encoded in enumerate(states):
+        if not isinstance(encoded, Mapping):
+            raise ValueError(f"ITF state {index}: a state must be an object")
         meta = encoded.get("#meta", {})
         action = str(meta.get("action", "")) if isinstance(meta, Mapping) else ""
-        state = {k: from_itf_value(v) for k, v in encoded.items() if k != "#meta"}
+        state = {}
+        for name, value in encoded.items():
+            if name == "#meta":
+                continue
+            try:
+                state[name] = from_itf_value(value)
+            except (ValueError, TypeError, KeyError) as error:
+                raise ValueError(f"ITF state {index}: variable {name!r}: "
+                                 f"not an ITF value ({error})") from error
         steps.append(TraceStep(action=action, state=state))
     return tuple(steps)
 

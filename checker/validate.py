@@ -41,7 +41,7 @@ from typing import Any, Generic, TypeVar
 from isrlab.checker.chart import plain_text
 from isrlab.checker.model import Model
 from isrlab.checker.report import INIT_ACTION, TraceStep, Violation
-from isrlab.checker.trace import from_itf_value
+from isrlab.checker.trace import from_itf_value, value_text
 
 S = TypeVar("S")
 
@@ -122,6 +122,19 @@ class Observation:
         return "; ".join(parts) or "nothing"
 
 
+class _Absent:
+    """The model's side of a mismatch whose observed path the model state does not have."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+ABSENT = _Absent()
+"""``Mismatch.actual`` when the model state has no such variable or entry: ``(absent)``."""
+
+
 @dataclass(frozen=True, slots=True)
 class Mismatch:
     """One observed value a candidate state does not have: where, observed, actual."""
@@ -131,8 +144,39 @@ class Mismatch:
     actual: Any
 
     def text(self) -> str:
-        """``path: observed X, model has Y``."""
-        return f"{self.path}: observed {_show(self.observed)}, model has {_show(self.actual)}"
+        """``path: observed X, model has Y``, both written as text traces write values
+        (``value_text``, docs/glossary.md): a JSON list observed where the model has a
+        tuple is written ``<<a, b>>``, where it has a set ``{a, b}``, as the model's value
+        is, so the line shows how the values differ, not how JSON spells them."""
+        observed = value_text(in_notation_of(self.observed, self.actual))
+        return f"{self.path}: observed {observed}, model has {value_text(self.actual)}"
+
+
+def in_notation_of(observed: Any, actual: Any) -> Any:
+    """``observed`` (a value read from JSON) with its lists made the model value
+    ``actual``'s tuples or sets and its keys the model's (``1`` for an observed ``"1"``),
+    element by element where ``actual`` has the same shape; anything else as it is."""
+    if isinstance(observed, list) and isinstance(actual, tuple | list | frozenset | set):
+        guides = list(actual) if isinstance(actual, tuple | list) else sorted(actual, key=repr)
+        spare = guides[0] if guides else None
+        items = [in_notation_of(o, guides[i] if i < len(guides) else spare)
+                 for i, o in enumerate(observed)]
+        if isinstance(actual, tuple):
+            return tuple(items)
+        if isinstance(actual, frozenset | set):
+            try:
+                return frozenset(items)
+            except TypeError:  # an element JSON can only write as a list or object
+                return items
+        return items
+    if isinstance(observed, Mapping) and isinstance(actual, Mapping):
+        out = {}
+        for key, value in observed.items():
+            found, sub = _lookup(actual, key)
+            model_key = next((k for k in actual if k == key or str(k) == str(key)), key)
+            out[model_key if found else key] = in_notation_of(value, sub) if found else value
+        return out
+    return observed
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,7 +384,7 @@ def mismatches(observed: Mapping[str, Any], actual: Mapping[str, Any]) -> list[M
 
     def walk(path: str, obs: Any, act: Any, present: bool) -> None:
         if not present:
-            out.append(Mismatch(path, obs, "(absent)"))
+            out.append(Mismatch(path, obs, ABSENT))
         elif observed_length(obs) is not None:
             if not value_matches(obs, act):
                 out.append(Mismatch(f"{path} length", observed_length(obs),

@@ -79,7 +79,7 @@ def _module_of_file(path: Path) -> Any:
     sys.modules[name] = module  # dataclasses and pickling look modules up by name
     try:
         spec.loader.exec_module(module)
-    except Exception as error:
+    except (Exception, SystemExit) as error:  # a file that calls sys.exit() is no model
         del sys.modules[name]
         raise ModelError(f"cannot load {str(path)!r}: {type(error).__name__}: {error}") from error
     return module
@@ -88,7 +88,7 @@ def _module_of_file(path: Path) -> Any:
 def _module_named(name: str) -> Any:
     try:
         return importlib.import_module(name)
-    except Exception as error:
+    except (Exception, SystemExit) as error:
         raise ModelError(f"cannot import {name!r}: {type(error).__name__}: {error}") from error
 
 

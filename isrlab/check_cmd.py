@@ -26,6 +26,7 @@ from isrlab.cli_support import (
     MODEL_HELP,
     SVG_OPTION,
     BadInput,
+    Seconds,
     check_outputs,
     resolve_model,
     say_not_written,
@@ -129,7 +130,7 @@ def _report(
 @click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path),
               help="persist each BFS level here; rerun with it to resume")
 @click.option("--progress/--no-progress", default=None, help=_PROGRESS_HELP)
-@click.option("--progress-interval", "interval_s", type=click.FloatRange(0, min_open=True),
+@click.option("--progress-interval", "interval_s", type=Seconds(0, min_open=True),
               default=None, help=_INTERVAL_HELP)
 @click.option("--fail-on-incomplete", is_flag=True,
               help="exit 4 when --max-states or --max-depth stopped the search before it "
@@ -221,7 +222,7 @@ def _report_liveness(
 @JSON_OPTION
 @ITF_OPTION
 @click.option("--progress/--no-progress", default=None, help=_PROGRESS_HELP)
-@click.option("--progress-interval", "interval_s", type=click.FloatRange(0, min_open=True),
+@click.option("--progress-interval", "interval_s", type=Seconds(0, min_open=True),
               default=None, help=_INTERVAL_HELP)
 @SVG_OPTION
 def simulate_command(

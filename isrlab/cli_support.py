@@ -5,7 +5,8 @@ before a run, atomic writes, and model look-up.
 ``BadInput`` raised by a command or ``InputError`` raised by a service (``isrlab.services``)
 prints ONE line, ``isrlab: error: ...``, and exits 2 — never a traceback, never a usage
 dump.  Ctrl-C anywhere prints ``isrlab: interrupted`` and exits 130 (128 + SIGINT, the
-shell's convention).  A bare ``isrlab`` prints its help.
+shell's convention); standard output closed by its reader (``| head``) exits 141 (128 +
+SIGPIPE) without a word.  A bare ``isrlab`` prints its help.
 
 Every command calls ``check_outputs`` with its output options before it starts working, so a
 missing directory or an output naming an input fails at once, and writes its files with
@@ -15,6 +16,8 @@ leaves no partial file.
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
 import sys
 import traceback
@@ -42,11 +45,12 @@ from isrlab.services import InputError
 from isrlab.services.rendering import write_result_itf, write_result_svg
 
 __all__ = [
-    "CONFIG_OPTION", "DOT_OPTIONS", "INCOMPLETE", "INTERRUPTED", "ITF_OPTION", "JSON_OPTION",
-    "MODEL_HELP", "PARAM_HELP", "SVG_OPTION", "BadInput", "OneLineErrors", "atomic_output",
-    "check_outputs", "config_params", "load_run_file", "params_text", "resolve_model",
-    "run_metadata", "say_not_written", "with_run_metadata", "write_run_outputs",
-    "write_text_atomically",
+    "BROKEN_PIPE", "CONFIG_OPTION", "DOT_OPTIONS", "INCOMPLETE", "INTERRUPTED", "ITF_OPTION",
+    "JSON_OPTION", "MODEL_HELP", "PARAM_HELP", "SVG_OPTION", "BadInput", "OneLineErrors",
+    "Seconds",
+    "atomic_output", "check_outputs", "config_params", "load_run_file", "params_text",
+    "resolve_model", "run_metadata", "say_not_written", "with_run_metadata",
+    "write_run_outputs", "write_text_atomically",
 ]
 
 MODEL_HELP = ("a registered model (see `isrlab models`), path/to/file.py:NAME or "
@@ -86,10 +90,27 @@ INTERRUPTED = 130
 INCOMPLETE = 4
 """The exit status of ``check --fail-on-incomplete`` when a bound stopped the search."""
 
+BROKEN_PIPE = 141
+"""The exit status when whatever read the standard output stopped reading (``isrlab check |
+head``): 128 + SIGPIPE, what the shell reports for a command that signal stopped, silently;
+never 1, which says an invariant was violated (click's own choice)."""
+
 CRASHED = 70
 """The exit status when an exception escapes a command: a bug in the model being checked
 (your own model's code) or in isrlab (``EX_SOFTWARE`` of sysexits.h), never 1, which says
 an invariant was violated."""
+
+
+class Seconds(click.FloatRange):
+    """A duration option: ``click.FloatRange`` that also refuses ``nan``, which its bounds
+    let through (every comparison with ``nan`` is false)."""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        seconds = super().convert(value, param, ctx)
+        if math.isnan(seconds):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        return seconds
 
 
 class BadInput(click.ClickException):
@@ -121,6 +142,18 @@ class OneLineErrors(click.Group):
         self.params.append(click.Option(
             [DEBUG_FLAG], is_flag=True, expose_value=False,
             help="print the traceback when your own invariant raises (any position)"))
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; standard output closed by its reader ends it with
+        ``BROKEN_PIPE`` and no message (what it would still print goes nowhere)."""
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(devnull, sys.stdout.fileno())  # the buffered rest is flushed there
+            os.close(devnull)
+            ctx.exit(BROKEN_PIPE)
 
     def make_context(
         self, info_name: str | None, args: list[str], parent: click.Context | None = None,
@@ -375,6 +408,23 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def _files_read() -> dict[str, Path]:
+    """The files the current command reads besides its arguments: the ``--config`` run file
+    and the model's own file (``--model path/to/file.py:NAME``)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return {}
+    found: dict[str, Path] = {}
+    config = ctx.meta.get(_CONFIG_PATH)
+    if config:
+        found["--config"] = Path(config)
+    model = ctx.params.get("model_name")
+    target = model.rpartition(":")[0] if isinstance(model, str) else ""
+    if target.endswith(".py"):
+        found["--model"] = Path(target)
+    return found
+
+
 def check_outputs(
     outputs: Mapping[str, Path | None], inputs: Mapping[str, Path | None] | None = None
 ) -> None:
@@ -382,10 +432,17 @@ def check_outputs(
     something: ``outputs`` and ``inputs`` map an option's name (``--json``, ``TRACE``) to its
     path (``None``: not given).  ``BadInput`` (one line, exit 2) when an output could not be
     written (its directory missing, read-only or not a real directory, as under /proc; the
-    output a directory; a descriptor not open for writing: ``writable_problem``), two
-    outputs name one file, or an output names an input."""
+    output a directory; a descriptor not open for writing: ``writable_problem``), an output
+    is ``-`` (standard output to ``models --json`` and ``validate --json``, which handle it
+    before; here it would be a file named ``-``), two outputs name one file, or an output
+    names an input: one of ``inputs`` or a file the command reads anyway, its ``--config``
+    run file and a ``--model path/to/file.py:NAME`` (``_files_read``)."""
+    inputs = {**_files_read(), **(inputs or {})}
     given = [(option, path) for option, path in outputs.items() if path is not None]
     for option, path in given:
+        if str(path) == "-":  # where another command's option means standard output
+            raise BadInput(f"{option} -: this option writes a file, not the standard output; "
+                           "name a file")
         problem = writable_problem(path)
         if problem is not None:
             raise BadInput(f"{option}: cannot write {str(path)!r}: {problem}")
@@ -393,7 +450,7 @@ def check_outputs(
         for other, other_path in given[index + 1:]:
             if _same_file(path, other_path):
                 raise BadInput(f"{option} and {other} name the same file {str(path)!r}")
-        for name, source in (inputs or {}).items():
+        for name, source in inputs.items():
             if source is not None and _same_file(path, source):
                 raise BadInput(f"{option} {str(path)!r} is the input {name}; "
                                "refusing to overwrite it")

@@ -45,8 +45,8 @@ def explore_command(
             session.load(parse_itf(document))
         except TraceMismatch as error:
             raise BadInput(f"{trace_path}: {error}") from error
-        except (ValueError, KeyError, TypeError, AttributeError) as error:
-            raise BadInput(f"{trace_path}: not an ITF trace ({error})") from error
+        except ValueError as error:  # parse_itf says what is wrong
+            raise BadInput(f"{trace_path}: {error}") from error
     try:
         serve(create_app(session), port,
               lambda url: click.echo(f"isrlab explore: serving {url} (Ctrl-C stops)"))

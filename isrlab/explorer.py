@@ -374,8 +374,10 @@ def create_app(session: Session) -> Flask:
     def trace() -> Response | tuple[Response, int]:
         try:
             steps = parse_itf(request.get_json(force=True))
-        except Exception as error:  # any malformed document: one message, no traceback
-            return fail(f"not an ITF trace: {type(error).__name__}: {error}")
+        except ValueError as error:  # parse_itf says what is wrong
+            return fail(str(error))
+        except Exception as error:  # JSON the request could not parse: one message
+            return fail(f"not an ITF trace: {error}")
         with session.lock:
             try:
                 session.load(steps)

@@ -26,4 +26,4 @@ def render_command(trace: Path, out: Path, invariant: str | None) -> None:
     """
     check_outputs({"-o": out}, {"TRACE": trace})
     states = render_itf(trace, out, invariant)
-    click.echo(f"wrote {out} ({states} states)")
+    click.echo(f"wrote {out} ({states} state{'s' if states != 1 else ''})")

@@ -22,12 +22,13 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from isrlab.checker.model import Model
-from isrlab.checker.trace import itf_value, violation_text, write_itf
+from isrlab.checker.trace import violation_text, write_itf
 from isrlab.checker.validate import TraceFormatError, ValidateOptions, ValidationResult
 from isrlab.cli_support import (
     MODEL_HELP,
     SVG_OPTION,
     BadInput,
+    Seconds,
     check_outputs,
     resolve_model,
     run_metadata,
@@ -60,10 +61,6 @@ EXIT_NOT_COVERED = 4
 """The exit statuses of ``isrlab validate`` (documented in docs/oracle.md)."""
 
 __all__ = ["EXIT_NOT_COVERED", "FORMATS", "detect_format", "validate_command"]
-
-
-def _show_value(value: Any) -> str:
-    return json.dumps(itf_value(value)) if not isinstance(value, str) else repr(value)
 
 
 def report_rejection(result: ValidationResult) -> None:
@@ -148,7 +145,7 @@ def _write_svg(path: Path, result: ValidationResult, model: Model[Any], trace: P
 @click.option("--follow", is_flag=True,
               help="Kafka log: keep reading the files as the cluster writes them, print each "
                    "verdict change, exit at the first rejection")
-@click.option("--idle-exit", type=click.FloatRange(0), default=None,
+@click.option("--idle-exit", type=Seconds(0), default=None,
               help="with --follow: exit when no line was written for this many seconds")
 @SVG_OPTION
 @click.argument("traces", nargs=-1, required=False,

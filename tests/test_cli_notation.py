@@ -81,3 +81,50 @@ def test_an_empty_set_is_not_written_as_an_empty_dictionary(real_output: str) ->
     assert "'leader': None, 'isr': set()}" in real_output
     assert "'isr': {}" not in real_output
     assert "`set()`" in GLOSSARY
+
+
+# -- validate's mismatch lines and the differential test's divergence ------------------------
+
+def test_validate_writes_its_mismatches_in_the_traces_notation(tmp_path: Path) -> None:
+    """The JSON the user wrote (``[0]``) is written as the model's value is: a tuple
+    ``<<0>>`` beside the model's ``<<0, 1>>``, not ``[0]`` beside ``[0, 1]``."""
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"zk": {"isr": [0]}, "broker0": {"log": ["m0@0"]}}\n', encoding="utf-8")
+    result = CliRunner().invoke(cli, ["validate", "--model", "kafka",
+                                      "-p", "controller=zookeeper", str(trace)])
+    assert result.exit_code == 1, result.output
+    assert "       zk.isr: observed <<0>>, model has <<0, 1>>" in result.stdout
+    assert "       broker0.log: observed <<'m0@0'>>, model has <<>>" in result.stdout
+    assert "observed [0]" not in result.stdout
+
+
+@pytest.mark.parametrize(("observed", "actual", "written"), [
+    ([2, 0], frozenset({0, 1}), "x: observed {0, 2}, model has {0, 1}"),
+    ([], frozenset({"r1"}), "x: observed set(), model has {'r1'}"),
+    ([[0, 1]], ((0, 2),), "x: observed <<<<0, 1>>>>, model has <<<<0, 2>>>>"),
+    ([], [{"id": 0, "epoch": 0}], "x: observed [], model has [{'id': 0, 'epoch': 0}]"),
+    ({"1": 0}, {1: -1}, "x: observed {1: 0}, model has {1: -1}"),
+    ([1], 1, "x: observed [1], model has 1"),
+    ("a", "(absent)", "x: observed 'a', model has '(absent)'"),
+])
+def test_a_mismatch_writes_both_values_in_the_models_notation(
+    observed: object, actual: object, written: str
+) -> None:
+    from isrlab.checker.validate import Mismatch
+
+    assert Mismatch("x", observed, actual).text() == written
+
+
+def test_a_value_the_model_state_lacks_is_absent_not_a_string() -> None:
+    from isrlab.checker.validate import mismatches
+
+    assert [m.text() for m in mismatches({"x": [1], "y": {"z": 1}}, {"y": {}})] == [
+        "x: observed [1], model has (absent)", "y.z: observed 1, model has (absent)"]
+
+
+def test_a_divergence_writes_values_as_traces_do() -> None:
+    from isrlab.checker.differential import Divergence
+    from isrlab.checker.validate import Mismatch
+
+    text = Divergence(3, "Fetch(1)", (Mismatch("isr", (0,), frozenset({0, 1})),), ()).text()
+    assert text.splitlines()[-1] == "  isr: implementation has <<0>>, model has {0, 1}"

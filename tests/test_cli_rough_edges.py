@@ -102,6 +102,51 @@ def test_the_witness_may_not_overwrite_the_input_trace(tmp_path: Path) -> None:
     assert trace.read_bytes() == before
 
 
+@pytest.mark.parametrize("command", ["check", "simulate", "bmc"])
+@pytest.mark.parametrize("option", ["--json", "--itf"])
+def test_an_output_may_not_overwrite_the_run_file(
+    tmp_path: Path, command: str, option: str
+) -> None:
+    run = tmp_path / "run.toml"
+    run.write_text('model = "toy-counter"\n[params]\nbad = 2\n', encoding="utf-8")
+    before = run.read_bytes()
+    code, out, err = _invoke(command, "--config", str(run), option, str(run))
+    _one_line_error(code, out, err, option, "--config")
+    assert run.read_bytes() == before
+
+
+def test_an_output_may_not_overwrite_the_models_own_file(tmp_path: Path) -> None:
+    model = tmp_path / "mine.py"
+    model.write_text('from isrlab.api import extend\nMINE = extend("toy-counter")\n',
+                     encoding="utf-8")
+    before = model.read_bytes()
+    code, out, err = _invoke("check", "--model", f"{model}:MINE", "--json", str(model))
+    _one_line_error(code, out, err, "--json", "--model")
+    assert model.read_bytes() == before
+
+
+@pytest.mark.parametrize("args", [
+    ["check", "--model", "toy-counter", "--json", "-"],
+    ["check", "--model", "toy-counter", "-p", "bad=2", "--itf", "-"],
+    ["simulate", "--model", "toy-counter", "--json", "-"],
+    ["bmc", "--model", "tla-kip101", "--json", "-"],
+    ["render", "TRACE", "-o", "-"],
+])
+def test_a_dash_output_is_refused_where_it_would_be_a_file_named_dash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    """``models --json -`` and ``validate --json -`` print to standard output; elsewhere
+    ``-`` made a file named ``-`` in the working directory."""
+    trace = tmp_path / "t.itf.json"
+    trace.write_text('{"states": [{"x": 1}]}', encoding="utf-8")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    code, out, err = _invoke(*[str(trace) if a == "TRACE" else a for a in args])
+    _one_line_error(code, out, err, f"{args[-2]} -", "name a file")
+    assert list(work.iterdir()) == []
+
+
 def test_outputs_are_still_written_where_asked(tmp_path: Path) -> None:
     report, itf = tmp_path / "r.json", tmp_path / "t.itf.json"
     code, _, _ = _invoke("check", "--model", "toy-counter", "-p", "bad=2",
@@ -110,6 +155,53 @@ def test_outputs_are_still_written_where_asked(tmp_path: Path) -> None:
     assert json.loads(report.read_text())["violation"]["length"] == 3
     assert len(json.loads(itf.read_text())["states"]) == 3
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "t.itf.json"]  # no temp
+
+
+# -- render and explore: a file that is no ITF trace ---------------------------------------
+
+_NO_ITF = [
+    (b"not json", "not an ITF trace (Expecting value"),
+    (b"{}", "an ITF trace is an object with a 'states' array"),
+    (b"[1, 2]", "not an ITF trace (a JSON list, not an object)"),
+    (b'{"states": [1]}', "ITF state 0: a state must be an object"),
+    (b'{"states": [{"x": 0}, {"x": {"#map": [1]}}]}', "ITF state 1: variable 'x': not an ITF"),
+    (b'{"states": [{"x": {"#bigint": "z"}}]}', "ITF state 0: variable 'x': not an ITF value"),
+]
+_PYTHON_ERROR = re.compile(r"\b(KeyError|TypeError|AttributeError|ValueError|JSONDecodeError)\b")
+
+
+@pytest.mark.parametrize(("content", "words"), _NO_ITF)
+def test_render_says_what_makes_a_file_no_itf_trace(
+    tmp_path: Path, content: bytes, words: str
+) -> None:
+    """One line naming the file and the problem, not a Python exception's class and text
+    (``not an ITF trace (KeyError: 'states')``); nothing written."""
+    trace, out = tmp_path / "t.itf.json", tmp_path / "t.svg"
+    trace.write_bytes(content)
+    code, stdout, err = _invoke("render", str(trace), "-o", str(out))
+    _one_line_error(code, stdout, err, f"{trace}: {words}")
+    assert not _PYTHON_ERROR.search(err), err
+    assert not out.exists()
+    assert trace.read_bytes() == content
+
+
+@pytest.mark.parametrize(("content", "words"), _NO_ITF)
+def test_explore_says_what_makes_its_trace_no_itf_trace(
+    tmp_path: Path, content: bytes, words: str
+) -> None:
+    trace = tmp_path / "t.itf.json"
+    trace.write_bytes(content)
+    code, stdout, err = _invoke("explore", "--model", "toy-counter", "--trace", str(trace))
+    _one_line_error(code, stdout, err, f"{trace}: {words}")
+    assert not _PYTHON_ERROR.search(err), err
+
+
+def test_render_counts_one_state_in_the_singular(tmp_path: Path) -> None:
+    trace, out = tmp_path / "t.itf.json", tmp_path / "t.svg"
+    trace.write_text('{"states": [{"x": 1}]}', encoding="utf-8")
+    code, stdout, _ = _invoke("render", str(trace), "-o", str(out))
+    assert (code, stdout.strip()) == (0, f"wrote {out} (1 state)")
+    assert out.read_text(encoding="utf-8").startswith("<svg")
 
 
 # -- parameters ---------------------------------------------------------------------------------
@@ -136,6 +228,32 @@ def test_a_too_large_product_of_constants_names_a_positive_bound() -> None:
     assert not re.search(r"-\d", err), err
 
 
+# -- a model file that exits -------------------------------------------------------------
+
+@pytest.mark.parametrize("code", ["3", "0", "'bye'"])
+def test_a_model_file_that_calls_sys_exit_is_bad_input(tmp_path: Path, code: str) -> None:
+    """Its exit status is not isrlab's (``3``: bmc gave up; ``0``: every invariant holds)."""
+    model = tmp_path / "exits.py"
+    model.write_text(f"import sys\nsys.exit({code})\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["check", "--model", f"{model}:X"], standalone_mode=True)
+    _one_line_error(result.exit_code, result.stdout, result.stderr, str(model), "SystemExit")
+
+
+# -- durations ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [
+    ["check", "--model", "toy-counter", "--progress-interval", "nan"],
+    ["simulate", "--model", "toy-counter", "--progress-interval", "NaN"],
+    ["validate", "--follow", "--idle-exit", "nan", str(ROOT / "README.md")],
+])
+def test_a_duration_of_nan_is_bad_input(args: list[str]) -> None:
+    """``nan`` passes click's bounds (every comparison with it is false): ``check`` then
+    printed progress at every level, ``validate --follow`` had no idle limit it could keep."""
+    code, out, err = _invoke(*args)
+    option = "--idle-exit" if args[0] == "validate" else "--progress-interval"
+    _one_line_error(code, out, err, option, "not a number of seconds")
+
+
 # -- bare isrlab ------------------------------------------------------------------------------
 
 def test_bare_isrlab_prints_its_help() -> None:
@@ -146,6 +264,46 @@ def test_bare_isrlab_prints_its_help() -> None:
     assert "Commands:" in result.stdout
     assert len(result.stdout.splitlines()) > 10
     assert re.search(r"^\s+check\s", result.stdout, re.MULTILINE)
+
+
+# -- standard output closed by its reader (isrlab check | head) ------------------------------
+
+@pytest.mark.parametrize("args", [
+    ["models"],
+    ["check", "--model", "toy-counter", "--no-progress"],  # holds: exit 0 otherwise
+    ["check", "--model", "toy-counter", "-p", "bad=2", "--no-progress"],  # 1 otherwise
+])
+def test_a_closed_standard_output_exits_141_silently(args: list[str]) -> None:
+    """The reader of standard output gone before isrlab writes (its read end closed before
+    the child starts, so the first write fails: no timing): exit 141 (128 + SIGPIPE) and
+    nothing on stderr, not click's exit 1, which says an invariant was violated."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run([sys.executable, "-m", "isrlab", *args], cwd=ROOT,
+                              stdout=write, stderr=subprocess.PIPE, text=True, timeout=120,
+                              check=False)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (141, ""), done.stderr
+
+
+@pytest.mark.parametrize(("closed", "args", "status"), [
+    (1, ["models"], 0),
+    (1, ["check", "--model", "toy-counter", "--no-progress"], 0),
+    (2, ["check", "--model", "toy-counter", "-p", "x=1"], 2),
+])
+def test_a_closed_standard_stream_is_no_crash(closed: int, args: list[str],
+                                              status: int) -> None:
+    """``isrlab ... >&-`` (Python's ``sys.stdout`` is then ``None``): the command's own
+    status, no traceback."""
+    # the child closes the stream after subprocess set it up, just before exec
+    done = subprocess.run([sys.executable, "-m", "isrlab", *args], cwd=ROOT,
+                          stdin=subprocess.DEVNULL, capture_output=True, timeout=120,
+                          check=False, preexec_fn=lambda: os.close(closed))
+    shown = done.stderr if closed == 1 else done.stdout
+    assert done.returncode == status, shown
+    assert b"Traceback" not in shown
 
 
 # -- Ctrl-C ---------------------------------------------------------------------------------
@@ -211,6 +369,73 @@ def test_ctrl_c_while_isrlab_is_still_starting_exits_130_in_one_line(tmp_path: P
     assert done.returncode == 130, (done.stdout, done.stderr)
     assert done.stderr.strip().splitlines() == ["isrlab: interrupted"]
     assert list(tmp_path.iterdir()) == []
+
+
+# Where the child presses Ctrl-C itself as a run ends: while the report is renamed into place;
+# on the command's exit and again while that first Ctrl-C is reported; in the last ``atexit``
+# callback (registered first, so run last); in a ``__del__`` of an object only the
+# interpreter's teardown frees, where Python has given SIGINT its default action back (killed,
+# status -2, not a word); and as a one-line error exits.
+_PRESS = "os.kill(os.getpid(), signal.SIGINT)"
+_ON_EXIT = ["real = sys.exit",
+            "def exiting(*args):",
+            f"    {_PRESS}",
+            "    real(*args)",
+            "sys.exit = exiting"]
+_MOMENTS = {
+    "report": ["real = os.replace",
+               "def replacing(*args, **kwargs):",
+               f"    {_PRESS}",
+               "    return real(*args, **kwargs)",
+               "os.replace = replacing"],
+    "twice": _ON_EXIT,
+    "atexit": [f"atexit.register(lambda: {_PRESS})"],
+    "teardown": ["class Pressing:",
+                 "    def __del__(self):",
+                 "        sys.stderr.write('teardown\\n')",
+                 f"        {_PRESS}",
+                 "builtins.left_for_teardown = Pressing()"],
+}
+
+
+def _pressing(moment: list[str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``isrlab ARGS`` in a child that presses Ctrl-C itself at ``moment`` (code run first)."""
+    child = "\n".join([
+        "import atexit, builtins, os, runpy, signal, sys",
+        *moment,
+        f"sys.argv = ['isrlab', *{list(args)!r}]",
+        "runpy.run_module('isrlab', run_name='__main__', alter_sys=True)",
+    ])
+    return subprocess.run([sys.executable, "-c", child], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, preexec_fn=_as_from_a_terminal)
+
+
+@pytest.mark.parametrize("moment", list(_MOMENTS))
+def test_ctrl_c_as_a_run_ends_exits_130_in_one_line(tmp_path: Path, moment: str) -> None:
+    """Ctrl-C in the last moments of ``check`` (the report written, the process exiting) is
+    the same one line and exit 130 as anywhere else, never a traceback, an "Exception
+    ignored" or a silent death by SIGINT; the teardown, where Python could only die of it,
+    is not reached."""
+    report = tmp_path / "r.json"
+    done = _pressing(_MOMENTS[moment], "check", "--model", "toy-counter", "--json", str(report))
+    assert "OK: every invariant holds" in done.stdout  # the run itself finished
+    if moment == "teardown":
+        assert (done.returncode, done.stderr) == (0, ""), done.stderr
+        assert json.loads(report.read_text())["ok"] is True
+        return
+    assert done.returncode == 130, (done.stdout, done.stderr)
+    assert done.stderr.strip().splitlines() == ["isrlab: interrupted"]
+    written = moment != "report"
+    assert [p.name for p in tmp_path.iterdir()] == (["r.json"] if written else [])
+
+
+def test_ctrl_c_as_a_one_line_error_exits_is_one_more_line_and_130() -> None:
+    done = _pressing(_ON_EXIT, "check", "--model", "toy-counter", "-p", "limit=x")
+    assert done.returncode == 130, (done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 2, done.stderr
+    assert lines[0].startswith("isrlab: error: ") and "limit" in lines[0]
+    assert lines[1] == "isrlab: interrupted"
 
 
 @pytest.mark.parametrize("workers", [1, 2])

@@ -7,7 +7,6 @@ counterexample returns whether there was one to write (the commands then say so)
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -143,15 +142,13 @@ def render_itf(trace: Path, out: Path, invariant: str | None = None) -> int:
     ``invariant``, else the one its description names (``NAME violated (...)``), and its
     words come from the registered model the trace names.  Returns the number of states;
     ``InputError`` for a file that is no ITF trace."""
+    from isrlab.services.traces import read_itf_document
+
+    document = read_itf_document(trace)  # as explore reads it: a BOM is no error
     try:
-        document = json.loads(trace.read_text(encoding="utf-8-sig"))  # a BOM is no error
         steps = parse_itf(document)
-    except RecursionError:  # JSON nested past Python's parser, as validate says it
-        raise InputError(f"{trace}: not an ITF trace (malformed JSON: nested too deeply)"
-                         ) from None
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError,
-            AttributeError) as e:
-        raise InputError(f"{trace}: not an ITF trace ({type(e).__name__}: {e})") from e
+    except ValueError as e:  # parse_itf says what is wrong, and where
+        raise InputError(f"{trace}: {e}") from e
     if not steps:
         raise InputError(f"{trace}: the trace has no states")
     meta = document.get("#meta", {}) if isinstance(document, dict) else {}

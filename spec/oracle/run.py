@@ -63,8 +63,12 @@ rest of its partition's log not covered."""
 _ISR_WRITE_FAILED = re.compile(r"scheduled task 'isr-expiration'|Partition\.updateIsr|"
                                r"conditionalUpdatePath")
 """An ERROR of the ISR's ZooKeeper write (0.10-2.6): the proposed change was not applied."""
-_NAMED_TP = re.compile(r"\[Partition (\S+) broker=|[Pp]artition (\[[^\]]+\]|\S+?)"
-                       r"(?=[,:]|\.?(?:\s|$))")
+_NAMED_TP = re.compile(r"\[Partition (\S+) broker=|"
+                       r"(?:Leader|Follower) (\S+) (?:with topic id|starts at)|"
+                       r"[Pp]artition (?!epoch\b)(\[[^\]]+\]|\S+?)(?=[,:]|\.?(?:\s|$))")
+"""The partition a line names: ``[Partition t-0 broker=1]``, 2.7+'s state-change ``Leader
+t-0 with topic id ...`` / ``Follower t-0 starts at ...``, ``partition t-0`` (never the
+``partition epoch 2`` those lines also carry)."""
 
 _ZOOKEEPER = re.compile(r"zkVersion|zookeeper|ZooKeeper|\[KafkaServer id=|\[Kafka Server \d+\]|"
                         r"LeaderAndIsr request|Partition \[[^\]]+\] on broker \d+:|"

@@ -1,11 +1,12 @@
 """Z3 encodings of ``core``'s leader-side ISR/HW steps for one partition (issue #5, part).
 
-Encodes ``isrlab.core.isr.maybe_shrink_isr``, ``isrlab.core.isr.maybe_expand_isr`` (the pre-2.1 rule
-and
-KAFKA-7128's epoch-start rule) and ``isrlab.core.partition.maybe_increment_leader_hw`` as
-relations ``T(s, s')`` over a ``LeaderState`` of unbounded Z3 Ints/Bools, each with the HW
-over the ISR (Kafka <= 0.10.1, ``core``'s default) or, given ``caught_up = (now, lag)``,
-KAFKA-4485's HW over the ISR and the followers caught up within ``lag`` (0.10.2+).
+Encodes ``isrlab.core.isr.maybe_shrink_isr`` (Kafka <= 2.0's time rule, ``core``'s default,
+and KAFKA-7152's: a follower at the leader's LEO stays), ``isrlab.core.isr.maybe_expand_isr``
+(the pre-2.1 rule and KAFKA-7128's epoch-start rule) and
+``isrlab.core.partition.maybe_increment_leader_hw`` as relations ``T(s, s')`` over a
+``LeaderState`` of unbounded Z3 Ints/Bools, each with the HW over the ISR (Kafka <= 0.10.1,
+``core``'s default) or, given ``caught_up = (now, lag)``, KAFKA-4485's HW over the ISR and
+the followers caught up within ``lag`` (0.10.2+).
 
 State (``n`` replicas, broker ids ``0 … n-1``, broker ``0`` the local leader):
 
@@ -126,20 +127,28 @@ def increment_leader_hw(s: LeaderState, t: LeaderState, caught_up: CaughtUp = No
                   t.hw == _raised_hw(s, s.isr, caught_up))
 
 
-def out_of_sync(s: LeaderState, i: int, now_ms: Int, lag_ms: Int) -> Bool:
-    """``get_out_of_sync_replicas``' test for follower ``i``: in ISR, ``now - caught > lag``."""
-    return z3.And(s.isr[i], now_ms - s.caught[i] > lag_ms)
+def out_of_sync(s: LeaderState, i: int, now_ms: Int, lag_ms: Int,
+                kafka_7152: bool = False) -> Bool:
+    """``get_out_of_sync_replicas``' test for follower ``i``: in ISR, ``now - caught > lag``
+    and, with ``kafka_7152`` (KAFKA-7152, Kafka 2.1+), its LEO not the leader's (a follower
+    at the leader's LEO is in sync however long ago it last fetched; an unknown LEO, ``-1``,
+    never is the leader's)."""
+    late = z3.And(s.isr[i], now_ms - s.caught[i] > lag_ms)
+    return z3.And(late, s.rleo[i] != s.leo) if kafka_7152 else late
 
 
 def shrink_isr(s: LeaderState, t: LeaderState, now_ms: Int, lag_ms: Int,
-               kafka_4485: bool = False) -> Bool:
-    """``isrlab.core.isr.maybe_shrink_isr(p, now_ms, lag_ms)`` on a leader.
+               kafka_4485: bool = False, kafka_7152: bool = False) -> Bool:
+    """``isrlab.core.isr.maybe_shrink_isr(p, now_ms, lag_ms, kafka_4485, kafka_7152)`` on a
+    leader.
 
     Negative ``now``/``lag`` or a malformed state: no successor (the Python's ``Failure``).
-    With no out-of-sync follower nothing changes (the HW is not even re-raised, as in
-    ``_shrink``); otherwise they leave the ISR and the HW is raised over the smaller ISR.
+    With no out-of-sync follower (``out_of_sync``) nothing changes (the HW is not even
+    re-raised, as in ``_shrink``); otherwise they leave the ISR and the HW is raised over
+    the smaller ISR.
     """
-    out = [z3.BoolVal(False)] + [out_of_sync(s, i, now_ms, lag_ms) for i in range(1, s.n)]
+    out = [z3.BoolVal(False)] + [out_of_sync(s, i, now_ms, lag_ms, kafka_7152)
+                                 for i in range(1, s.n)]
     new_isr = tuple(z3.And(s.isr[i], z3.Not(out[i])) for i in range(s.n))
     any_out = z3.Or(out)
     return z3.And(

@@ -601,11 +601,13 @@ def increment_hw(s: BrokerState, t: BrokerState, now: Int | None = None,
     return z3.And(*_time_guard(now, hw_lag), _on_leader(s, t, step))
 
 
-def shrink(s: BrokerState, t: BrokerState, now: Int, lag: Int, kafka_4485: bool = False
-           ) -> Bool:
-    """``isrlab.core.isr.maybe_shrink_isr(p, now, lag, kafka_4485)`` (``core_isr.shrink_isr``)."""
+def shrink(s: BrokerState, t: BrokerState, now: Int, lag: Int, kafka_4485: bool = False,
+           kafka_7152: bool = False) -> Bool:
+    """``isrlab.core.isr.maybe_shrink_isr(p, now, lag, kafka_4485, kafka_7152)``
+    (``core_isr.shrink_isr``)."""
     return z3.And(now >= 0, lag >= 0, _on_leader(
-        s, t, shrink_isr(_leader_state(s), _leader_state(t), now, lag, kafka_4485)))
+        s, t, shrink_isr(_leader_state(s), _leader_state(t), now, lag, kafka_4485,
+                         kafka_7152)))
 
 
 def expand(s: BrokerState, t: BrokerState, j: int, epoch_start: Int | None = None,

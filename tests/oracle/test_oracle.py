@@ -744,3 +744,22 @@ def test_a_rejected_log_line_wrapped_over_several_lines_names_all_of_them() -> N
     assert isinstance(rejected, dict) and code == 1
     assert rejected["line"] == 1 and str(rejected["where"]).endswith("drill.log:1-3")
     assert "partitionEpoch: 5 -> 7" in str(rejected["text"])
+
+
+@pytest.mark.parametrize("transition", [
+    f"Leader t-0 {TID} starts at leader epoch 0 from offset 0 with partition epoch 0, high "
+    "watermark 0, ISR [1,x], adding replicas [] and removing replicas []. Previous leader "
+    "epoch was -1.",
+    "Follower t-0 starts at leader epoch 1 from offset zero with partition epoch 1 and high "
+    "watermark 0. Current leader is 2. Previous leader epoch was 0.",
+])
+def test_a_transition_line_the_oracle_cannot_read_leaves_its_own_partition_not_covered(
+        tmp_path: Path, transition: str) -> None:
+    """A 2.7+ state-change line the oracle cannot read (a figure that is no number) names
+    its partition in ``Leader t-0`` / ``Follower t-0``: that partition is not covered from
+    there on, not one called ``epoch`` read from the line's ``partition epoch 0``."""
+    path = log(tmp_path, "INFO [KafkaServer id=1] started (kafka.server.KafkaServer)",
+               f"INFO [Broker id=1] {transition} (state.change.logger)")
+    code, report = verdict(path)
+    assert (code, report["verdict"], report["partition"]) == (4, "not-covered", "t-0"), report
+    assert "server.log:2" in str(report["reason"])

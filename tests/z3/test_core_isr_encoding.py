@@ -111,14 +111,30 @@ def test_the_hw_raise_relation_admits_exactly_the_python_successor(p: Partition)
 
 
 @FAST
-@given(partitions(), st.integers(0, 6), st.integers(0, 3))
+@given(partitions(), st.integers(0, 6), st.integers(0, 3), st.booleans(), st.booleans())
 def test_the_shrink_relation_admits_exactly_the_python_successor(
-    p: Partition, now: int, lag: int
+    p: Partition, now: int, lag: int, kafka_4485: bool, kafka_7152: bool
 ) -> None:
     def relation(s: LeaderState, t: LeaderState) -> z3.BoolRef:
-        return shrink_isr(s, t, z3.IntVal(now), z3.IntVal(lag))
+        return shrink_isr(s, t, z3.IntVal(now), z3.IntVal(lag), kafka_4485, kafka_7152)
 
-    check_agrees(relation, p, ok(maybe_shrink_isr(p, now, lag)).partition)
+    check_agrees(relation, p,
+                 ok(maybe_shrink_isr(p, now, lag, kafka_4485, kafka_7152)).partition)
+
+
+def test_kafka_7152_keeps_a_late_follower_at_the_leaders_leo_in_python_and_z3() -> None:
+    # Follower 1 fetched up to the leader's LEO 2 at time 0, follower 2 only to offset 1:
+    # at time 5 with a lag of 1 both are late; Kafka <= 2.0 drops both, 2.1+ only follower 2.
+    p = append(leader_partition((0, 1, 2)), 2)
+    p = fetch(fetch(p, 1, 2, 0), 2, 1, 0)
+    for kafka_7152, isr in ((False, frozenset({0})), (True, frozenset({0, 1}))):
+        after = ok(maybe_shrink_isr(p, 5, 1, kafka_7152=kafka_7152)).partition
+        assert after.isr == isr
+
+        def relation(s: LeaderState, t: LeaderState, on: bool = kafka_7152) -> z3.BoolRef:
+            return shrink_isr(s, t, z3.IntVal(5), z3.IntVal(1), kafka_7152=on)
+
+        check_agrees(relation, p, after)
 
 
 @FAST
@@ -206,6 +222,7 @@ def test_every_encoded_step_keeps_hw_within_leo_leader_in_isr_and_hw_monotone() 
     for n in (1, 2, 3, 4):
         assert _preserves(increment_leader_hw, n)
         assert _preserves(lambda s, t: shrink_isr(s, t, NOW, LAG), n)
+        assert _preserves(lambda s, t: shrink_isr(s, t, NOW, LAG, kafka_7152=True), n)
         for j in range(1, n):
             assert _preserves(_expand_with(j, None), n)
             assert _preserves(_expand_with(j, START), n)

@@ -443,9 +443,11 @@ def test_the_isr_steps_admit_exactly_the_python_successor_on_any_broker(
     assert admitted(lambda s, t, w: ck.increment_hw(s, t), view, n) == expected(
         maybe_increment_leader_hw(p).map(lambda u: u.partition), n)
     kafka_4485 = data.draw(st.booleans())  # the HW also over followers caught up within lag
+    kafka_7152 = data.draw(st.booleans())  # a follower at the leader's LEO stays
     assert admitted(lambda s, t, w: ck.shrink(s, t, z3.IntVal(now), z3.IntVal(lag),
-                                              kafka_4485),
-                    view, n) == expected(maybe_shrink_isr(p, now, lag, kafka_4485).map(
+                                              kafka_4485, kafka_7152),
+                    view, n) == expected(maybe_shrink_isr(p, now, lag, kafka_4485,
+                                                          kafka_7152).map(
                         lambda u: u.partition), n)
     assert admitted(lambda s, t, w: ck.expand(s, t, j, es), view, n) == expected(
         maybe_expand_isr(p, j, start).map(lambda u: u.partition), n)
