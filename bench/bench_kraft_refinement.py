@@ -3,7 +3,7 @@
 
     .venv/bin/python bench/bench_kraft_refinement.py [--walks 2000] [--length 30]
         [--seed 1] [--brokers 3] [--max-leader-epoch 2] [--max-metadata-lag 2] [-k 5]
-        [--skip-complete] [--group all|base|operations]
+        [--skip-complete] [--group all|base|operations] [--version tla-kraft-3.5|...]
 
 For each version, group ``base``: the complete state space of three small configurations
 (2 brokers, epochs 0..1 with metadata lag 1, epochs 0..2 with lag 2, and epochs 0..1 with
@@ -69,9 +69,11 @@ def main() -> int:
     ap.add_argument("-k", type=int, default=5)
     ap.add_argument("--skip-complete", action="store_true")
     ap.add_argument("--group", choices=("all", "base", "operations"), default="all")
+    ap.add_argument("--version", choices=VERSIONS, action="append",
+                    help="the port(s) to run (default: both)")
     a = ap.parse_args()
     ok = True
-    for version in VERSIONS:
+    for version in a.version or VERSIONS:
         print(version)
         if a.group in ("all", "base"):
             ok &= _base(version, a)

@@ -50,6 +50,7 @@ from typing import Any
 from isrlab.spec.kafka.config import KafkaConfig
 from isrlab.spec.kafka.kraft_model import KRaftModel
 from isrlab.spec.kafka.kraft_refinement_gaps import gap_steps
+from isrlab.spec.kafka.kraft_refinement_history import observed, stepped, with_history
 from isrlab.spec.kafka.kraft_refinement_normal import normalised
 from isrlab.spec.kafka.kraft_state import (
     FENCED,
@@ -75,11 +76,12 @@ Broker = tuple[int, int, int, tuple[int, ...], int, int, int, int, int, int]
 """(running, leader, leader epoch, record epochs, HW, ISR or -1, maximal ISR or -1,
 partition epochs behind the controller's or -1, partition change records not yet read or
 -1, AlterPartition round trip); the -1 fields are observed only while the broker leads."""
-Obs = tuple[int, int, int, int, int, int, int, tuple[Broker, ...]]
+Obs = tuple[int, int, int, int, int, int, int, tuple[Broker, ...], int]
 """(leader, leader epoch, ISR, ELR, unfenced, records produced, fetch requests in flight,
-brokers)."""
+brokers, last-known leader)."""
 Abstract = tuple[Any, ...]
-"""A port state as ``KraftModel.unpack`` gives it (a tuple of the spec's 23 variables)."""
+"""A tracked port state: the spec's 23 variables as ``KraftModel.unpack`` gives them, and
+the history variable ``kraft_refinement_history.LAST_LEADER``."""
 
 UNLIMITED = 1 << 20
 """The port's counted limits (FenceBroker, LeaderShrinkIsr) set out of reach."""
@@ -160,7 +162,7 @@ def project(model: KRaftModel, state: KafkaState) -> Obs:
             _unread(k, b) if leads else -1,
             _KAFKA_PHASE[br.alter_partition] if br.alive else 0))
     return (ctrl.leader, ctrl.leader_epoch, ctrl.isr, ctrl.elr, unfenced,
-            state.ghost.next_id, 0, tuple(brokers))
+            state.ghost.next_id, 0, tuple(brokers), part[5])
 
 
 def _unread(k: KRaftState, b: int) -> int:
@@ -208,7 +210,7 @@ def observe(tla: KraftModel, s: Abstract) -> Obs:
             _phase(s, b) if running else 0))
     requests = sum(1 for m in s[kl.MESSAGES] if m[0] == kl.FETCH_REQ)
     return (con[4] - 1, con[5] - 1, con[1], con[2], s[kl.CON_UNFENCED],
-            bin(s[kl.INV_SENT]).count("1"), requests, tuple(brokers))
+            bin(s[kl.INV_SENT]).count("1"), requests, tuple(brokers), observed(s))
 
 
 # ---- which port steps a kafka step may take ----------------------------------------------
@@ -349,7 +351,7 @@ class Matcher:
         def successors(u: Abstract) -> list[tuple[str, Abstract]]:
             succ = [("", v) for _name, b, fn in steps for v in fn(u, b)]
             succ += gap_steps(self.tla, u, action, broker + 1, enabled)
-            return [(name, normalised(v)) for name, v in succ]
+            return [(name, normalised(stepped(u, v))) for name, v in succ]
 
         out = bounded_ball(t, self.k, lambda u: observe(self.tla, u), successors)
         self._balls[key] = out
@@ -387,7 +389,9 @@ class Matcher:
             return -1, set(), frozenset()
         action, broker, _steps = self.steps(label)
         found = {normalised(u) for t in ts
-                 for _, u in gap_steps(self.tla, t, action, broker + 1, (name,))
+                 for _, u in (
+                     (n, stepped(t, v))
+                     for n, v in gap_steps(self.tla, t, action, broker + 1, (name,)))
                  if observe(self.tla, u) == target}
         return (1, found, frozenset((name,))) if found else (-1, set(), frozenset())
 
@@ -416,7 +420,7 @@ def _fail(result: KraftRefinementResult, kafka: KRaftModel, s: KafkaState, label
 def initial_pairs(kafka: KRaftModel, tla: KraftModel) -> list[tuple[KafkaState,
                                                                     set[Abstract]]]:
     """Each ``kafka`` initial state with the port's initial states of its observation."""
-    inits = {normalised(tla.unpack(p)) for p in tla.init_states()}
+    inits = {normalised(with_history(tla.unpack(p))) for p in tla.init_states()}
     out = []
     for s0 in kafka.init_states():
         ts = {t for t in inits if observe(tla, t) == project(kafka, s0)}

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from isrlab.spec.kafka.kraft_refinement_history import last_leader
 from isrlab.spec.tla_kraft import layout as kl
 from isrlab.spec.tla_kraft.model import KraftModel
 
@@ -302,6 +303,52 @@ def registers_fenced(tla: KraftModel, s: Abstract, b: int) -> list[Abstract]:
     return out
 
 
+def last_known_leader_election(tla: KraftModel, s: Abstract, b: int) -> list[Abstract]:
+    """LastKnownLeaderElection: broker ``b``'s unclean registration empties the ELR of a
+    partition with an empty ISR, and the controller elects the partition's last-known
+    leader in the same record.
+
+    Kafka (3.7.0, KAFKA-15584 "Leader election with ELR", through trunk 2024-10), with the
+    ELR on: ``ReplicationControlManager.handleBrokerUncleanShutdown`` runs
+    ``PartitionChangeBuilder`` with ``b`` out of the ISR and the ELR; ``electAnyLeader``
+    finds no ISR or ELR member and then ``canElectLastKnownLeader`` holds (ISR and ELR
+    empty, ``lastKnownElr`` the one leader recorded when the ISR emptied,
+    ``maybeUpdateLastKnownLeader``), so ``tryElection`` makes that replica leader as an
+    unclean election: ISR = [it], the ELR emptied (``maybeUpdateRecordElr``), RECOVERING.
+    ``canElectLastKnownLeader`` does not test ``isAcceptableLeader`` (it only logs when the
+    replica *is* acceptable), so the replica may be fenced, down, or ``b`` itself, just
+    registered with an empty disk.  No Kafka release with ELR elections lacks it (3.7.0
+    added both in one commit) and no controller path calls
+    ``setUseLastKnownLeaderInBalancedRecovery(false)``, so it is no version parameter of
+    the ``kafka`` model.  The spec's ``MaybeUpdatePartitionOnBrokerChange`` elects only from
+    the ISR or an unfenced ELR member and otherwise leaves the partition leaderless, and
+    its ``last_known_elr`` holds the members that left the ELR, not the last leader: the
+    check keeps that leader as a history variable
+    (``isrlab.spec.kafka.kraft_refinement_history``).  The step: ``RegistersFenced``'s
+    registration where its record leaves no leader, ISR or ELR, rewritten to elect the
+    last-known leader (one record: leader epoch bumped once, ISR = [it], ELR emptied); the
+    recovery state is not in the spec.  Reached only with replaced disks or power losses
+    (the ELR empties only by unclean registrations; fencing the last ISR member puts it in
+    the ELR)."""
+    leader = last_leader(s)
+    if not tla.config.kip966 or leader == kl.NIL:
+        return []
+    out: list[Abstract] = []
+    for t in registers_fenced(tla, s, b):
+        con = t[kl.CON_PM]
+        if (len(t[kl.CON_LOG]) == len(s[kl.CON_LOG]) or con[4] != kl.NO_LEADER
+                or con[1] or con[2]):
+            continue
+        base = list(t)
+        base[kl.CON_LOG] = t[kl.CON_LOG][:-1]
+        base[kl.CON_PM] = s[kl.CON_PM]
+        d = list(t)
+        tla._apply_partition_change(tuple(base), d, con[0], leader, 1 << (leader - 1), 0,
+                                    s[kl.CON_PM][5] + 1, con[6], con[7], con[8])
+        out.append(tuple(d))
+    return out
+
+
 def leader_answers_with_hw_before_update(tla: KraftModel, s: Abstract,
                                          b: int) -> list[Abstract]:
     """LeaderAnswersWithHwBeforeUpdate: leader ``b`` handles a fetch and its response
@@ -484,6 +531,7 @@ GAPS: dict[str, tuple[tuple[str, ...], GapStep]] = {
     "BrokerStopsBeforeFencing": (("Crash",), broker_stops_before_fencing),
     "BrokerLosesPowerBeforeFencing": (("PowerLoss",), broker_loses_power_before_fencing),
     "RegistersFenced": (("RegisterBroker",), registers_fenced),
+    "LastKnownLeaderElection": (("RegisterBroker",), last_known_leader_election),
     "DiskReplacedWhileDown": (("ReplaceDisk",), disk_replaced_while_down),
     "PreferredLeaderElection": (("PreferredElection",), preferred_leader_election),
     "UncleanLeaderElection": (_ELECTING, unclean_leader_election),
