@@ -70,10 +70,10 @@ from isrlab.spec.kafka.state import (
     KafkaState,
 )
 from isrlab.spec.tla_kraft import layout as kl
-from isrlab.spec.tla_kraft.model import KraftConfig, KraftModel
+from isrlab.spec.tla_kraft.model import KraftConfig, KraftModel, SpecError
 
-Broker = tuple[int, int, int, tuple[int, ...], int, int, int, int, int, int]
-"""(running, leader, leader epoch, record epochs, HW, ISR or -1, maximal ISR or -1,
+Broker = tuple[int, int, int, tuple[tuple[int, int], ...], int, int, int, int, int, int]
+"""(running, leader, leader epoch, records as (epoch, record id), HW, ISR or -1, maximal ISR or -1,
 partition epochs behind the controller's or -1, partition change records not yet read or
 -1, AlterPartition round trip); the -1 fields are observed only while the broker leads."""
 Obs = tuple[int, int, int, int, int, int, int, tuple[Broker, ...], int]
@@ -127,14 +127,15 @@ def tla_for(kafka: KRaftModel) -> KraftModel:
     controlled shutdown's last step (``CONTROLLED_SHUTDOWN``); a Kafka crash or power loss
     is a gap step (``BrokerStopsBeforeFencing``): the alphabet decides which is tried."""
     cfg = kafka.cfg
-    if cfg.max_records != 1:
-        raise ValueError(f"max_records={cfg.max_records}: the ports write one record "
-                         "(Values = {A}); no refinement mapping for more")
+    if not 1 <= cfg.max_records <= len(kl.VALUE_NAMES):
+        raise ValueError(f"max_records={cfg.max_records}: the ports write at most "
+                         f"{len(kl.VALUE_NAMES)} values; no refinement mapping for more")
     n = cfg.brokers
     return KraftModel(KraftConfig(
         kip966=cfg.elr, brokers=n, replication_factor=n, min_isr=cfg.min_isr,
         init_isr_size=n, fence_broker_limit=UNLIMITED, leader_shrink_isr_limit=UNLIMITED,
-        clean_limit=UNLIMITED, reassignment_limit=0, invariants=(), view=False))
+        clean_limit=UNLIMITED, reassignment_limit=0, invariants=(), view=False,
+        values=cfg.max_records))
 
 
 # ---- the observation ------------------------------------------------------------------
@@ -151,11 +152,11 @@ def project(model: KRaftModel, state: KafkaState) -> Obs:
     for b, br in enumerate(state.brokers):
         leads = br.alive and br.leader == b
         if not br.alive:
-            brokers.append((0, -1, -1, tuple(r % per for r in br.log), br.high_watermark,
+            brokers.append((0, -1, -1, _records(br.log, per), br.high_watermark,
                             -1, -1, -1, -1, 0))
             continue
         brokers.append((
-            br.alive, br.leader, br.leader_epoch, tuple(r % per for r in br.log),
+            br.alive, br.leader, br.leader_epoch, _records(br.log, per),
             br.high_watermark, br.in_sync_replica_ids if leads else -1,
             br.in_sync_replica_ids | br.pending_isr if leads else -1,
             part[2] - k.partition_epoch[b] if leads else -1,
@@ -163,6 +164,12 @@ def project(model: KRaftModel, state: KafkaState) -> Obs:
             _KAFKA_PHASE[br.alter_partition] if br.alive else 0))
     return (ctrl.leader, ctrl.leader_epoch, ctrl.isr, ctrl.elr, unfenced,
             state.ghost.next_id, 0, tuple(brokers), part[5])
+
+
+def _records(log: tuple[int, ...], per: int) -> tuple[tuple[int, int], ...]:
+    """A ``kafka`` log as (epoch, record id) pairs (a record's code is ``id * per + epoch``,
+    ``isrlab.spec.kafka.codes.EpochCodec``)."""
+    return tuple((r % per, r // per) for r in log)
 
 
 def _unread(k: KRaftState, b: int) -> int:
@@ -189,6 +196,13 @@ def _phase(s: Abstract, b: int) -> int:
     return 0
 
 
+def _entries(log: tuple[tuple[int, int, int], ...]) -> tuple[tuple[int, int], ...]:
+    """A port log (entries ``(epoch, offset, value)``, 1-based) as (epoch, record id) pairs,
+    0-based: value ``v`` (A, B, ...) is the ``kafka`` model's record ``v - 1``, the
+    ``v``-th produced."""
+    return tuple((entry[0] - 1, entry[2] - 1) for entry in log)
+
+
 def observe(tla: KraftModel, s: Abstract) -> Obs:
     """The same observation read off a port state."""
     con = s[kl.CON_PM]
@@ -200,11 +214,10 @@ def observe(tla: KraftModel, s: Abstract) -> Obs:
         running = status == kl.RUNNING
         leads = running and s[kl.P_STATUS][b - 1] == kl.LEADER
         if not running:
-            brokers.append((0, -1, -1, tuple(entry[0] - 1 for entry in log), hwm - 1,
-                            -1, -1, -1, -1, 0))
+            brokers.append((0, -1, -1, _entries(log), hwm - 1, -1, -1, -1, -1, 0))
             continue
         brokers.append((
-            int(running), md[3] - 1, md[4] - 1, tuple(entry[0] - 1 for entry in log), hwm - 1,
+            int(running), md[3] - 1, md[4] - 1, _entries(log), hwm - 1,
             md[1] if leads else -1, md[2] if leads else -1, con[6] - md[5] if leads else -1,
             len(s[kl.CON_LOG]) - s[kl.BROKER_MD_LOG][b - 1] if leads else -1,
             _phase(s, b) if running else 0))
@@ -349,7 +362,7 @@ class Matcher:
         enabled = self.gaps if gaps else ()
 
         def successors(u: Abstract) -> list[tuple[str, Abstract]]:
-            succ = [("", v) for _name, b, fn in steps for v in fn(u, b)]
+            succ = [("", v) for _name, b, fn in steps for v in _port_step(fn, u, b)]
             succ += gap_steps(self.tla, u, action, broker + 1, enabled)
             return [(name, normalised(stepped(u, v))) for name, v in succ]
 
@@ -394,6 +407,18 @@ class Matcher:
                      for n, v in gap_steps(self.tla, t, action, broker + 1, (name,)))
                  if observe(self.tla, u) == target}
         return (1, found, frozenset((name,))) if found else (-1, set(), frozenset())
+
+
+def _port_step(fn: Callable[[Abstract, int], list[Abstract]], u: Abstract,
+               b: int) -> list[Abstract]:
+    """The port states action ``fn`` of broker ``b`` leads to from ``u``; none where the
+    spec's step stops with an evaluation error TLC would report (``SpecError``: with more
+    than one value, ``WriteRecordToLeader`` committing its own record; the gap step
+    ``LeaderAppendsWhereTheSpecStops`` is Kafka's step there)."""
+    try:
+        return fn(u, b)
+    except SpecError:
+        return []
 
 
 def _record(result: KraftRefinementResult, steps: int, gap: frozenset[str],

@@ -13,7 +13,7 @@ from typing import Any
 
 from isrlab.spec.kafka.kraft_refinement_history import last_leader
 from isrlab.spec.tla_kraft import layout as kl
-from isrlab.spec.tla_kraft.model import KraftModel
+from isrlab.spec.tla_kraft.model import KraftModel, SpecError
 
 Abstract = tuple[Any, ...]
 GapStep = Callable[[KraftModel, Abstract, int], list[Abstract]]
@@ -36,6 +36,41 @@ def leader_inc_hw_on_write(tla: KraftModel, s: Abstract, b: int) -> list[Abstrac
     tla._update_hwm_on_partition_change(s, d, b, s[kl.P_MD][b - 1])
     t = tuple(d)
     return [t] if t != s else []
+
+
+def leader_appends_where_the_spec_stops(tla: KraftModel, s: Abstract,
+                                        b: int) -> list[Abstract]:
+    """LeaderAppendsWhereTheSpecStops: leader ``b`` appends a record that commits at once,
+    the append alone (``LeaderIncHwOnWrite`` then raises the HW).
+
+    With more than one value the spec's ``WriteRecordToLeader`` has no step where the
+    append commits its own record (a leader alone in its maximal ISR, min ISR 1, writing
+    to a non-empty log): it passes the new HW to ``UpdateHwmInvariantVars``, whose
+    ``SubSeq(LogOf(b), inv_true_hwm, new_hwm - 1)`` reads the log *before* the append, one
+    record short, and TLC stops with an evaluation error (the port raises ``SpecError``;
+    the cfgs' ``Values = {A}`` never reach it: ``GetCommitOffset`` answers 0 for an empty
+    log).  Kafka's ``Partition.appendRecordsToLeader`` appends and then
+    ``maybeIncrementLeaderHW`` commits the record (the HW is the least LEO of the maximal
+    ISR, the leader's own).  The step, only where the spec's write stops: the spec's
+    append of each value not yet written with the HW unchanged."""
+    try:
+        tla.write_record_to_leader(s, b)
+        return []
+    except SpecError:
+        pass
+    md = s[kl.P_MD][b - 1]
+    log, hwm, leo = s[kl.P_DATA][b - 1]
+    out: list[Abstract] = []
+    for v in tla.values:
+        if s[kl.INV_SENT] & 1 << (v - 1):
+            continue
+        d = list(s)
+        d[kl.P_DATA] = _put(s[kl.P_DATA], b, ((*log, (md[4], leo, v)), hwm, leo + 1))
+        d[kl.INV_SENT] = s[kl.INV_SENT] | 1 << (v - 1)
+        if s[kl.AUX_FLO][b - 1] == kl.INT_MAX:
+            d[kl.AUX_FLO] = _put(s[kl.AUX_FLO], b, leo)
+        out.append(tuple(d))
+    return out
 
 
 def leader_awaits_metadata_on_fenced_error(tla: KraftModel, s: Abstract,
@@ -364,9 +399,11 @@ def leader_answers_with_hw_before_update(tla: KraftModel, s: Abstract,
     for Kafka's (the follower's HW unchanged until the next fetch); but when the follower's
     HW is above the leader's (an old leader following a newly elected one that has not
     learnt the HW yet, as a preferred election leaves it) Kafka's follower goes down to the
-    leader's old HW, which no spec response carries.  The step: ``ReceiveFetchRequest`` of
-    leader ``b`` with the response's HW set to ``b``'s HW before the step, where that
-    differs."""
+    leader's old HW, which no spec response carries; and with two records a response
+    carrying the second record, which the follower must take, carries the HW the first
+    one's fetch offset just raised in the spec, not the one Kafka's carries.  The step:
+    ``ReceiveFetchRequest`` of leader ``b`` with the response's HW set to ``b``'s HW before
+    the step, where that differs."""
     old = tla._hwm(s, b)
     out: list[Abstract] = []
     for t in tla.receive_fetch_request(s, b):
@@ -375,6 +412,40 @@ def leader_answers_with_hw_before_update(tla: KraftModel, s: Abstract,
             if (m[0] == kl.FETCH_RESP and m[2] == b and m not in s[kl.MESSAGES]
                     and m[3] == kl.ERR_NONE and m[7] == () and m[6] != old):
                 msgs[i] = (*m[:6], old, *m[7:])
+                d = list(t)
+                d[kl.MESSAGES] = tuple(sorted(msgs))
+                out.append(tuple(d))
+                break
+    return out
+
+
+def leader_answers_with_every_record(tla: KraftModel, s: Abstract, b: int) -> list[Abstract]:
+    """LeaderAnswersWithEveryRecord: leader ``b`` handles a fetch and its response carries
+    every record from the fetch offset to its log end.
+
+    Kafka's ``Partition.fetchRecords`` reads a follower's fetch with ``readFromLocalLog``:
+    ``UnifiedLog.read`` from the fetch offset up to the log end (``FetchIsolation.LOG_END``),
+    as many records as ``replica.fetch.max.bytes`` (1 MiB by default; the ``kafka`` model's
+    few records always fit) allows, so one round trip brings a follower up to the leader's
+    log end.  The spec's ``ReceiveFetchRequest`` answers with the one record at the fetch
+    offset (its ``Values = {A}`` cfgs never hold more), so a follower two records behind
+    needs two round trips, and the second request, carrying the first record's offset,
+    lets the leader raise its HW before the follower has both: no sequence of the spec's
+    steps leaves the follower with both records and the leader's HW where Kafka's is.
+    The step: ``ReceiveFetchRequest`` of leader ``b`` with the response Kafka's: the records
+    from the fetch offset to ``b``'s log end, where that is more than one (the follower's
+    ``ReceiveFetchResponse`` appends every record of a response), and the HW ``b`` had
+    before the step (``LeaderAnswersWithHwBeforeUpdate``)."""
+    out: list[Abstract] = []
+    leo, old = tla._leo(s, b), tla._hwm(s, b)
+    for t in tla.receive_fetch_request(s, b):
+        msgs = list(t[kl.MESSAGES])
+        for i, m in enumerate(msgs):
+            if (m[0] == kl.FETCH_RESP and m[2] == b and m not in s[kl.MESSAGES]
+                    and m[3] == kl.ERR_NONE and m[7] == () and len(m[8]) == 1
+                    and m[5] + 1 < leo):
+                records = tuple(tla._entry(s, b, offset) for offset in range(m[5], leo))
+                msgs[i] = (*m[:6], old, m[7], records, *m[9:])
                 d = list(t)
                 d[kl.MESSAGES] = tuple(sorted(msgs))
                 out.append(tuple(d))
@@ -522,11 +593,13 @@ _PROPOSING = ("Fetch", "ShrinkIsr", "AlterPartitionResponse", "HandleCommit")
 
 GAPS: dict[str, tuple[tuple[str, ...], GapStep]] = {
     "LeaderIncHwOnWrite": (("Produce",), leader_inc_hw_on_write),
+    "LeaderAppendsWhereTheSpecStops": (("Produce",), leader_appends_where_the_spec_stops),
     "LeaderAwaitsMetadataOnFencedError": (("AlterPartitionResponse",),
                                           leader_awaits_metadata_on_fenced_error),
     "LeaderResendsRefusedAlterPartition": (_PROPOSING, leader_resends_refused_alter_partition),
     "LeaderExpandsIsrByOne": (("Fetch",), leader_expands_isr_by_one),
     "LeaderAnswersWithHwBeforeUpdate": (("Fetch",), leader_answers_with_hw_before_update),
+    "LeaderAnswersWithEveryRecord": (("Fetch",), leader_answers_with_every_record),
     "LeaderShrinksIsrOnly": (("ShrinkIsr",), leader_shrinks_isr_only),
     "BrokerStopsBeforeFencing": (("Crash",), broker_stops_before_fencing),
     "BrokerLosesPowerBeforeFencing": (("PowerLoss",), broker_loses_power_before_fencing),

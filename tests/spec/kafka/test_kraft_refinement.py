@@ -266,9 +266,45 @@ def test_a_step_without_a_declared_counterpart_is_refused() -> None:
 
 
 def test_a_configuration_outside_the_mapping_is_refused() -> None:
-    # the ports write one record (Values = {A})
-    with pytest.raises(ValueError, match="max_records=2"):
-        tla_for(small("tla-kraft-3.5", max_records=2))
+    # the ports' Values hold at most four values (A..D)
+    with pytest.raises(ValueError, match="max_records=5"):
+        tla_for(small("tla-kraft-3.5", max_records=5))
+
+
+TWO_RECORD_GAPS = {"LeaderAnswersWithEveryRecord", "LeaderAnswersWithHwBeforeUpdate",
+                   "LeaderAppendsWhereTheSpecStops"}
+"""The gap steps two records need beyond the two-broker ones."""
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_two_records_refine(version: str) -> None:
+    # max_records=2 against the port with Values = {A, B} (leader epoch 0 only: a few
+    # seconds); a follower two records behind gets both in one fetch
+    m = small(version, epochs=0, max_records=2)
+    tla = tla_for(m)
+    assert tla.values == (1, 2)
+    result = check_refinement(m, tla, gaps=GAP_STEPS)
+    assert result.ok, result.failures
+    assert (result.states, result.transitions) == transitions_by_plain_bfs(m)
+    assert "LeaderAnswersWithEveryRecord" in result.gap_kinds
+    assert set(result.gap_kinds) <= TWO_BROKER_GAPS | TWO_RECORD_GAPS
+
+
+# Each two-record gap step, the version, and the kafka steps that fail without it (with min
+# ISR 1 a leader alone commits its second record on the write, where the spec stops).
+TWO_RECORD_NEEDED = [
+    ("tla-kraft-3.5", "LeaderAnswersWithEveryRecord", {"Fetch"}),
+    ("tla-kraft-3.5", "LeaderAppendsWhereTheSpecStops", {"Produce"}),
+    ("tla-kraft-kip966", "LeaderAnswersWithEveryRecord", {"Fetch"}),
+]
+
+
+@pytest.mark.parametrize(("version", "gap", "kafka_steps"), TWO_RECORD_NEEDED)
+def test_each_two_record_gap_step_is_needed(version: str, gap: str,
+                                            kafka_steps: set[str]) -> None:
+    m = small(version, epochs=0, max_records=2)
+    result = check_refinement(m, tla_for(m), gaps=set(GAP_STEPS) - {gap})
+    assert set(result.failed_kinds) == kafka_steps
 
 
 def test_random_walks_are_deterministic() -> None:
