@@ -253,9 +253,26 @@ def broker_loses_power_before_fencing(tla: KraftModel, s: Abstract,
     loss but unclean" case; ``tla-kraft-3.5`` keeps no epoch, so its ``CleanShutdown``).
     The step: either broker side alone, the controller unchanged (v3.5's
     ``AvoidLastReplicaStanding`` is a bound of the spec's search, not a rule of Kafka's,
-    so the last ISR member may lose power too)."""
+    so the last ISR member may lose power too; with more records,
+    ``BrokerLosesUnflushedTailBeforeFencing``)."""
     return [*_stopped(tla, s, b, kl.OFFLINE_DIRTY, 0, True),
             *_stopped(tla, s, b, kl.OFFLINE_CLEAN, 0, False)]
+
+
+def broker_loses_unflushed_tail_before_fencing(tla: KraftModel, s: Abstract,
+                                               b: int) -> list[Abstract]:
+    """BrokerLosesUnflushedTailBeforeFencing: broker ``b`` loses power with part of its log
+    flushed; the controller does not know yet.
+
+    With more than one record a power loss (``BrokerLosesPowerBeforeFencing``) keeps what
+    was flushed (``UnifiedLog.flush`` up to the recovery point; ``LogLoader`` recovers the
+    segments and truncates the torn tail) and loses the rest: a broker side between the
+    spec's two shutdowns, which lose the whole log (``UncleanShutdown`` /
+    ``DataLossShutdown``) or none of it.  The step: the data-loss shutdown's broker side
+    (``OFFLINE_DIRTY``, epoch 0 on disk) with the log cut to a non-empty proper prefix
+    instead of emptied, the HW at most its end; the controller unchanged."""
+    return [t for keep in range(1, tla._leo(s, b) - 1)
+            for t in _stopped(tla, s, b, kl.OFFLINE_DIRTY, 0, True, keep)]
 
 
 def disk_replaced_while_down(tla: KraftModel, s: Abstract, b: int) -> list[Abstract]:
@@ -280,11 +297,12 @@ def disk_replaced_while_down(tla: KraftModel, s: Abstract, b: int) -> list[Abstr
 
 
 def _stopped(tla: KraftModel, s: Abstract, b: int, status: int, epoch: int,
-             lose_data: bool) -> list[Abstract]:
+             lose_data: bool, keep: int = 0) -> list[Abstract]:
     """The broker side of the spec's ``Shutdown`` (``_shutdown``) for a running or starting
     broker ``b``: its status and the broker epoch on disk, fetch sessions dropped, role,
     follower states and pending request cleared, pending writes failed, with
-    ``lose_data`` its log emptied; the controller unchanged."""
+    ``lose_data`` its log cut to its first ``keep`` records (the spec's: emptied) and the
+    HW to at most the new log end; the controller unchanged."""
     if s[kl.BROKER_STATE][b - 1][0] in (kl.OFFLINE_CLEAN, kl.OFFLINE_DIRTY):
         return []
     d = list(s)
@@ -292,7 +310,8 @@ def _stopped(tla: KraftModel, s: Abstract, b: int, status: int, epoch: int,
     tla._drop_fetch_sessions(s, d, b)
     d[kl.P_STATUS] = _put(s[kl.P_STATUS], b, kl.ROLE_NIL)
     if lose_data:
-        d[kl.P_DATA] = _put(s[kl.P_DATA], b, ((), 1, 1))
+        log, hwm, _leo = s[kl.P_DATA][b - 1]
+        d[kl.P_DATA] = _put(s[kl.P_DATA], b, (log[:keep], min(hwm, keep + 1), keep + 1))
         d[kl.P_LESO] = _put(s[kl.P_LESO], b, kl.NIL)
     d[kl.P_REPLICA_STATE] = _put(s[kl.P_REPLICA_STATE], b, tla._blank_replica_states())
     d[kl.P_PENDING_AP] = _put(s[kl.P_PENDING_AP], b, (0, ()))
@@ -603,6 +622,8 @@ GAPS: dict[str, tuple[tuple[str, ...], GapStep]] = {
     "LeaderShrinksIsrOnly": (("ShrinkIsr",), leader_shrinks_isr_only),
     "BrokerStopsBeforeFencing": (("Crash",), broker_stops_before_fencing),
     "BrokerLosesPowerBeforeFencing": (("PowerLoss",), broker_loses_power_before_fencing),
+    "BrokerLosesUnflushedTailBeforeFencing": (("PowerLoss",),
+                                              broker_loses_unflushed_tail_before_fencing),
     "RegistersFenced": (("RegisterBroker",), registers_fenced),
     "LastKnownLeaderElection": (("RegisterBroker",), last_known_leader_election),
     "DiskReplacedWhileDown": (("ReplaceDisk",), disk_replaced_while_down),

@@ -299,6 +299,21 @@ TWO_RECORD_NEEDED = [
 ]
 
 
+def test_a_power_loss_keeps_the_flushed_prefix() -> None:
+    # One walk (2 brokers, two records, power losses, 30 steps, seed 20): broker 1 loses
+    # power with its first record flushed and its second not; the spec's shutdowns lose the
+    # whole log or none of it, so without BrokerLosesUnflushedTailBeforeFencing the walk
+    # fails at that PowerLoss(1).
+    m = small("tla-kraft-3.5", max_records=2, crashes="unclean")
+    tla = tla_for(m)
+    gaps = set(GAP_STEPS) - {"BrokerLosesUnflushedTailBeforeFencing"}
+    without = random_walks(m, tla, 1, 30, 20, gaps=gaps)
+    assert without.failed == 1 and without.failures[0].startswith("PowerLoss(1)")
+    with_it = random_walks(m, tla, 1, 30, 20, gaps=GAP_STEPS)
+    assert with_it.ok, with_it.failures
+    assert with_it.gap_kinds.get("BrokerLosesUnflushedTailBeforeFencing", 0) == 1
+
+
 @pytest.mark.parametrize(("version", "gap", "kafka_steps"), TWO_RECORD_NEEDED)
 def test_each_two_record_gap_step_is_needed(version: str, gap: str,
                                             kafka_steps: set[str]) -> None:
