@@ -20,9 +20,11 @@ The observation (``Obs``), broker ids 0-based, leader epochs 0-based (the spec s
   ISR member: see ``CONTROLLED_SHUTDOWN``);
 * records produced (``inv_sent``), and the fetch requests in flight (none in Kafka, whose
   fetch is one round trip);
+* the controller's last-known leader (``lastKnownElr`` with KIP-966; the port's, a history
+  variable of the check: ``isrlab.spec.kafka.kraft_refinement_history``);
 * per broker: whether it runs, the leader and leader epoch its ``Partition`` acts on
-  (``partition_metadata[b]``), its log as the epochs of its records (``Values = {A}``: one
-  record in all, so a record is its epoch), its HW, and while it leads its committed and
+  (``partition_metadata[b]``), its log as (epoch, record id) pairs (the port's value
+  ``v``, A, B, ..., is record ``v - 1``), its HW, and while it leads its committed and
   maximal ISR (Kafka: ``in_sync_replica_ids`` and that plus the pending proposal's), the
   partition epochs it is behind the controller, the partition change records it has not
   read, and its AlterPartition round trip (none, sent, accepted, refused).
@@ -94,7 +96,8 @@ def matching_config(version: str, brokers: int, max_leader_epoch: int = 2,
                     **changes: Any) -> KafkaConfig:
     """The ``kafka`` parameters closest to the port's modelling choices (docs/kafka-model.md,
     "Refinement to the KRaft TLA+ level", lists them as the refinement's assumptions):
-    ``controller=kraft``; one record (``Values = {A}``, ``max_records=1``); no crashes
+    ``controller=kraft``; one record (``max_records=1``, the cfgs' ``Values = {A}``;
+    ``max_records=2`` in ``changes`` is checked too, against ``Values = {A, B}``); no crashes
     (``crashes="clean"`` in ``changes`` is checked too: a clean stop and restart) and a
     live broker's heartbeats may stop (``heartbeat_loss``: the spec's ``FenceBroker`` fences
     any unfenced broker, ``UnfenceBroker`` unfences it); the leader epoch bumped only on a
@@ -121,7 +124,9 @@ def matching_config(version: str, brokers: int, max_leader_epoch: int = 2,
 
 def tla_for(kafka: KRaftModel) -> KraftModel:
     """The port with the constants of ``kafka``'s configuration: the same brokers, every
-    one a replica and in the initial ISR, the same min ISR, no reassignment (``kafka`` has
+    one a replica and in the initial ISR, the same min ISR, ``Values`` with as many values
+    as ``max_records`` (A, B, ...: record ``i`` is value ``i + 1``), the spec's KIP-903
+    check (``kip903_check``) as ``kip903``, no reassignment (``kafka`` has
     none in KRaft mode), the counted limits (shutdowns too) out of reach, no invariants and
     no VIEW (the refinement compares states, not views).  The spec's clean shutdown is a
     controlled shutdown's last step (``CONTROLLED_SHUTDOWN``); a Kafka crash or power loss
@@ -135,7 +140,7 @@ def tla_for(kafka: KRaftModel) -> KraftModel:
         kip966=cfg.elr, brokers=n, replication_factor=n, min_isr=cfg.min_isr,
         init_isr_size=n, fence_broker_limit=UNLIMITED, leader_shrink_isr_limit=UNLIMITED,
         clean_limit=UNLIMITED, reassignment_limit=0, invariants=(), view=False,
-        values=cfg.max_records))
+        values=cfg.max_records, kip903_check=cfg.kip903))
 
 
 # ---- the observation ------------------------------------------------------------------

@@ -235,6 +235,28 @@ def test_the_last_known_leader_is_observed(monkeypatch: pytest.MonkeyPatch) -> N
     assert walk.failed == 1 and walk.failures[0].startswith("FenceBroker(")
 
 
+def test_kip903_off_maps_to_the_port_without_its_check() -> None:
+    # kip903=false (Kafka 3.3-3.4: AlterPartition carries no broker epochs) is the port with
+    # kip903_check=false; walks with restarts and replaced disks refine.  (No walk found so
+    # far where the check decides: a leader learns a restarted follower's new broker epoch
+    # from its fetch before it proposes it.)
+    m = small("tla-kraft-kip966", kip903=False, crashes="clean", empty_disk=True)
+    tla = tla_for(m)
+    assert not tla.config.kip903_check
+    walks = random_walks(m, tla, 10, 30, 1, gaps=GAP_STEPS)
+    assert walks.ok, walks.failures
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_leader_epoch_bump_on_isr_shrink_is_not_mapped(version: str) -> None:
+    # kraft_epoch_bump=isr-shrink (3.0-3.5, metadata.version < 3.6-IV0: KAFKA-15021): a
+    # record that shrinks the ISR bumps the leader epoch (triggerLeaderEpochBumpIfNeeded);
+    # both ports keep it, as 3.6+ does: the shrinks fail, at a fencing and an AlterPartition.
+    m = small(version, kraft_epoch_bump="isr-shrink")
+    result = check_refinement(m, tla_for(m), gaps=GAP_STEPS)
+    assert set(result.failed_kinds) == {"AlterPartition", "FenceBroker"}
+
+
 @pytest.mark.heavy
 @pytest.mark.skipif(bool(os.environ.get("ISRLAB_SKIP_HEAVY")), reason="about 30 s")
 def test_power_losses_refine() -> None:
