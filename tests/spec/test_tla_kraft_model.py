@@ -113,3 +113,12 @@ def test_a_write_that_commits_its_own_record_stops_the_spec() -> None:
     assert t[P_DATA][0][1] == 1  # the first record is not committed on the write
     with pytest.raises(SpecError, match=r"SubSeq\(1 elements, 1, 2\)"):
         model.write_record_to_leader(t, 1)
+
+
+def test_the_z3_encoding_refuses_two_values_in_one_line() -> None:
+    result = CliRunner().invoke(cli, ["bmc", "--model", "tla-kraft-3.5", "-p", "values=2",
+                                      "--depth", "1"])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        "isrlab: error: model 'tla-kraft-3.5': the KRaft encoding holds one value "
+        "(Values = {A}): values=2"]
