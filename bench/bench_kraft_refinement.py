@@ -6,22 +6,22 @@
         [--skip-complete] [--group all|base|operations|records]
         [--version tla-kraft-3.5|tla-kraft-kip966]
 
-For each version, group ``base``: the complete state space of three small configurations
-(2 brokers, epochs 0..1 with metadata lag 1, epochs 0..2 with lag 2, and epochs 0..1 with
-lag 1 and clean crashes; every transition checked), then ``--walks`` seeded random walks
-of ``--length`` steps on ``--brokers`` brokers without and with clean crashes.  Group
-``operations``: the complete spaces (2 brokers, lag 1, epochs 0..1, 0..2 for preferred
-elections) with each of controlled shutdown, preferred elections, controller failover,
-unclean elections, power losses (``crashes=unclean``) and replaced disks (``empty_disk``
-with clean crashes), then the walks with all four controller operations, without crashes
-and with power losses and replaced disks.  Group ``records``: two records
-(``max_records=2`` against the port with ``Values = {A, B}``): the complete space (2
-brokers, epochs 0..1, lag 1), then the walks without crashes and with power losses.  Each
-``kafka`` step is matched by 0..k port
-steps with every gap step available (``isrlab.spec.kafka.kraft_refinement``).
-``tla-kraft-kip966`` runs with min ISR 2 (so that the ELR and the HW gate act).  Prints,
-per run, the walks, the steps checked, the steps that needed a gap step (per gap step), the
-failures, and wall and CPU time (the machine may be shared).  Exits 1 if any step fails to refine.
+For each version (both, or those ``--version`` names; repeatable), group ``base``: the
+complete state space of three small configurations (2 brokers, epochs 0..1 with metadata lag
+1, epochs 0..2 with lag 2, and epochs 0..1 with lag 1 and clean crashes; every transition
+checked), then ``--walks`` seeded random walks of ``--length`` steps on ``--brokers``
+brokers without and with clean crashes. Group ``operations``: the complete spaces (2
+brokers, lag 1, epochs 0..1, 0..2 for preferred elections) with each of controlled shutdown,
+preferred elections, controller failover, unclean elections, power losses
+(``crashes=unclean``) and replaced disks (``empty_disk`` with clean crashes), then the walks
+with all four controller operations, without crashes and with power losses and replaced
+disks. Group ``records``: two records (``max_records=2`` against the port with ``Values =
+{A, B}``): the complete space (2 brokers, epochs 0..1, lag 1), then the walks without
+crashes and with power losses. Each ``kafka`` step is matched by 0..k port steps with every
+gap step available (``isrlab.spec.kafka.kraft_refinement``). ``tla-kraft-kip966`` runs with
+min ISR 2 (so that the ELR and the HW gate act). Prints, per run, the walks, the steps
+checked, the steps that needed a gap step (per gap step), the failures, and wall and CPU
+time (the machine may be shared). Exits 1 if any step fails to refine.
 """
 
 from __future__ import annotations
