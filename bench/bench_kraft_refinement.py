@@ -3,21 +3,25 @@
 
     .venv/bin/python bench/bench_kraft_refinement.py [--walks 2000] [--length 30]
         [--seed 1] [--brokers 3] [--max-leader-epoch 2] [--max-metadata-lag 2] [-k 5]
-        [--skip-complete] [--group all|base|operations]
+        [--skip-complete] [--group all|base|operations|records]
+        [--version tla-kraft-3.5|tla-kraft-kip966]
 
-For each version, group ``base``: the complete state space of three small configurations
-(2 brokers, epochs 0..1 with metadata lag 1, epochs 0..2 with lag 2, and epochs 0..1 with
-lag 1 and clean crashes; every transition checked), then ``--walks`` seeded random walks
-of ``--length`` steps on ``--brokers`` brokers without and with clean crashes.  Group
-``operations``: the complete spaces (2 brokers, lag 1, epochs 0..1, 0..2 for preferred
-elections) with each of controlled shutdown, preferred elections, controller failover,
-unclean elections, power losses (``crashes=unclean``) and replaced disks (``empty_disk``
-with clean crashes), then the walks with all four controller operations, without crashes
-and with power losses and replaced disks.  Each ``kafka`` step is matched by 0..k port
-steps with every gap step available (``isrlab.spec.kafka.kraft_refinement``).
-``tla-kraft-kip966`` runs with min ISR 2 (so that the ELR and the HW gate act).  Prints,
-per run, the walks, the steps checked, the steps that needed a gap step (per gap step), the
-failures, and wall and CPU time (the machine may be shared).  Exits 1 if any step fails to refine.
+For each version (both, or those ``--version`` names; repeatable), group ``base``: the
+complete state space of three small configurations (2 brokers, epochs 0..1 with metadata lag
+1, epochs 0..2 with lag 2, and epochs 0..1 with lag 1 and clean crashes; every transition
+checked), then ``--walks`` seeded random walks of ``--length`` steps on ``--brokers``
+brokers without and with clean crashes. Group ``operations``: the complete spaces (2
+brokers, lag 1, epochs 0..1, 0..2 for preferred elections) with each of controlled shutdown,
+preferred elections, controller failover, unclean elections, power losses
+(``crashes=unclean``) and replaced disks (``empty_disk`` with clean crashes), then the walks
+with all four controller operations, without crashes and with power losses and replaced
+disks. Group ``records``: two records (``max_records=2`` against the port with ``Values =
+{A, B}``): the complete space (2 brokers, epochs 0..1, lag 1), then the walks without
+crashes and with power losses. Each ``kafka`` step is matched by 0..k port steps with every
+gap step available (``isrlab.spec.kafka.kraft_refinement``). ``tla-kraft-kip966`` runs with
+min ISR 2 (so that the ELR and the HW gate act). Prints, per run, the walks, the steps
+checked, the steps that needed a gap step (per gap step), the failures, and wall and CPU
+time (the machine may be shared). Exits 1 if any step fails to refine.
 """
 
 from __future__ import annotations
@@ -68,15 +72,20 @@ def main() -> int:
     ap.add_argument("--max-metadata-lag", type=int, default=2)
     ap.add_argument("-k", type=int, default=5)
     ap.add_argument("--skip-complete", action="store_true")
-    ap.add_argument("--group", choices=("all", "base", "operations"), default="all")
+    ap.add_argument("--group", choices=("all", "base", "operations", "records"),
+                    default="all")
+    ap.add_argument("--version", choices=VERSIONS, action="append",
+                    help="the port(s) to run (default: both)")
     a = ap.parse_args()
     ok = True
-    for version in VERSIONS:
+    for version in a.version or VERSIONS:
         print(version)
         if a.group in ("all", "base"):
             ok &= _base(version, a)
         if a.group in ("all", "operations"):
             ok &= _operations(version, a)
+        if a.group in ("all", "records"):
+            ok &= _records(version, a)
     return 0 if ok else 1
 
 
@@ -113,6 +122,29 @@ def _operations(version: str, a: argparse.Namespace) -> bool:
             f"walks of {a.length} steps, seed {a.seed}, brokers={a.brokers} "
             f"max_leader_epoch={a.max_leader_epoch} max_metadata_lag={a.max_metadata_lag} "
             f"min_isr={min_isr} {_text(changes)}",
+            partial(random_walks, big, tla_for(big), a.walks, a.length, a.seed, k=a.k,
+                    gaps=GAP_STEPS))
+    return ok
+
+
+def _records(version: str, a: argparse.Namespace) -> bool:
+    """Group ``records`` for ``version`` (the module doc)."""
+    ok = True
+    min_isr = MIN_ISR[version]
+    if not a.skip_complete:
+        m = KRaftModel(matching_config(version, 2, 1, 1, min_isr, max_records=2), ())
+        ok &= _timed(
+            f"complete space brokers=2 max_leader_epoch=1 max_metadata_lag=1 "
+            f"min_isr={min_isr} max_records=2",
+            partial(check_refinement, m, tla_for(m), k=a.k, gaps=GAP_STEPS))
+    for crashes in ("none", "unclean"):
+        big = KRaftModel(matching_config(version, a.brokers, a.max_leader_epoch,
+                                         a.max_metadata_lag, min_isr, max_records=2,
+                                         crashes=crashes), ())
+        ok &= _timed(
+            f"walks of {a.length} steps, seed {a.seed}, brokers={a.brokers} "
+            f"max_leader_epoch={a.max_leader_epoch} max_metadata_lag={a.max_metadata_lag} "
+            f"min_isr={min_isr} max_records=2 crashes={crashes}",
             partial(random_walks, big, tla_for(big), a.walks, a.length, a.seed, k=a.k,
                     gaps=GAP_STEPS))
     return ok

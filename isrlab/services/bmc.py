@@ -70,10 +70,14 @@ def bmc(
     """Search the symbolic twin of registered model ``name`` (built as ``model`` with
     ``values``) for a shortest counterexample, one more step at a time up to ``depth``
     steps (``timeout_s`` per depth, 0: none); ``InputError`` for a model without a symbolic
-    encoding, an invariant it does not encode, or a solver not installed.  A solver's
+    encoding, parameters its encoding does not take, an invariant it does not encode, or a
+    solver not installed.  A solver's
     failure (``SolverError``) and a trace the explicit model does not replay
     (``DriftError``) propagate: they are isrlab's bugs."""
-    system = symbolic_for(name, values)
+    try:
+        system = symbolic_for(name, values)
+    except ValueError as error:  # parameters the encoding does not take (e.g. values=2)
+        raise InputError(f"model {name!r}: {error}") from error
     if system is None:
         raise InputError(f"model {name!r} has no symbolic encoding "
                          f"(bmc supports: {', '.join(symbolic_models())})")

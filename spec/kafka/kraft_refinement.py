@@ -20,9 +20,11 @@ The observation (``Obs``), broker ids 0-based, leader epochs 0-based (the spec s
   ISR member: see ``CONTROLLED_SHUTDOWN``);
 * records produced (``inv_sent``), and the fetch requests in flight (none in Kafka, whose
   fetch is one round trip);
+* the controller's last-known leader (``lastKnownElr`` with KIP-966; the port's, a history
+  variable of the check: ``isrlab.spec.kafka.kraft_refinement_history``);
 * per broker: whether it runs, the leader and leader epoch its ``Partition`` acts on
-  (``partition_metadata[b]``), its log as the epochs of its records (``Values = {A}``: one
-  record in all, so a record is its epoch), its HW, and while it leads its committed and
+  (``partition_metadata[b]``), its log as (epoch, record id) pairs (the port's value
+  ``v``, A, B, ..., is record ``v - 1``), its HW, and while it leads its committed and
   maximal ISR (Kafka: ``in_sync_replica_ids`` and that plus the pending proposal's), the
   partition epochs it is behind the controller, the partition change records it has not
   read, and its AlterPartition round trip (none, sent, accepted, refused).
@@ -50,6 +52,7 @@ from typing import Any
 from isrlab.spec.kafka.config import KafkaConfig
 from isrlab.spec.kafka.kraft_model import KRaftModel
 from isrlab.spec.kafka.kraft_refinement_gaps import gap_steps
+from isrlab.spec.kafka.kraft_refinement_history import observed, stepped, with_history
 from isrlab.spec.kafka.kraft_refinement_normal import normalised
 from isrlab.spec.kafka.kraft_state import (
     FENCED,
@@ -69,17 +72,18 @@ from isrlab.spec.kafka.state import (
     KafkaState,
 )
 from isrlab.spec.tla_kraft import layout as kl
-from isrlab.spec.tla_kraft.model import KraftConfig, KraftModel
+from isrlab.spec.tla_kraft.model import KraftConfig, KraftModel, SpecError
 
-Broker = tuple[int, int, int, tuple[int, ...], int, int, int, int, int, int]
-"""(running, leader, leader epoch, record epochs, HW, ISR or -1, maximal ISR or -1,
+Broker = tuple[int, int, int, tuple[tuple[int, int], ...], int, int, int, int, int, int]
+"""(running, leader, leader epoch, records as (epoch, record id), HW, ISR or -1, maximal ISR or -1,
 partition epochs behind the controller's or -1, partition change records not yet read or
 -1, AlterPartition round trip); the -1 fields are observed only while the broker leads."""
-Obs = tuple[int, int, int, int, int, int, int, tuple[Broker, ...]]
+Obs = tuple[int, int, int, int, int, int, int, tuple[Broker, ...], int]
 """(leader, leader epoch, ISR, ELR, unfenced, records produced, fetch requests in flight,
-brokers)."""
+brokers, last-known leader)."""
 Abstract = tuple[Any, ...]
-"""A port state as ``KraftModel.unpack`` gives it (a tuple of the spec's 23 variables)."""
+"""A tracked port state: the spec's 23 variables as ``KraftModel.unpack`` gives them, and
+the history variable ``kraft_refinement_history.LAST_LEADER``."""
 
 UNLIMITED = 1 << 20
 """The port's counted limits (FenceBroker, LeaderShrinkIsr) set out of reach."""
@@ -92,7 +96,8 @@ def matching_config(version: str, brokers: int, max_leader_epoch: int = 2,
                     **changes: Any) -> KafkaConfig:
     """The ``kafka`` parameters closest to the port's modelling choices (docs/kafka-model.md,
     "Refinement to the KRaft TLA+ level", lists them as the refinement's assumptions):
-    ``controller=kraft``; one record (``Values = {A}``, ``max_records=1``); no crashes
+    ``controller=kraft``; one record (``max_records=1``, the cfgs' ``Values = {A}``;
+    ``max_records=2`` in ``changes`` is checked too, against ``Values = {A, B}``); no crashes
     (``crashes="clean"`` in ``changes`` is checked too: a clean stop and restart) and a
     live broker's heartbeats may stop (``heartbeat_loss``: the spec's ``FenceBroker`` fences
     any unfenced broker, ``UnfenceBroker`` unfences it); the leader epoch bumped only on a
@@ -119,20 +124,23 @@ def matching_config(version: str, brokers: int, max_leader_epoch: int = 2,
 
 def tla_for(kafka: KRaftModel) -> KraftModel:
     """The port with the constants of ``kafka``'s configuration: the same brokers, every
-    one a replica and in the initial ISR, the same min ISR, no reassignment (``kafka`` has
+    one a replica and in the initial ISR, the same min ISR, ``Values`` with as many values
+    as ``max_records`` (A, B, ...: record ``i`` is value ``i + 1``), the spec's KIP-903
+    check (``kip903_check``) as ``kip903``, no reassignment (``kafka`` has
     none in KRaft mode), the counted limits (shutdowns too) out of reach, no invariants and
     no VIEW (the refinement compares states, not views).  The spec's clean shutdown is a
     controlled shutdown's last step (``CONTROLLED_SHUTDOWN``); a Kafka crash or power loss
     is a gap step (``BrokerStopsBeforeFencing``): the alphabet decides which is tried."""
     cfg = kafka.cfg
-    if cfg.max_records != 1:
-        raise ValueError(f"max_records={cfg.max_records}: the ports write one record "
-                         "(Values = {A}); no refinement mapping for more")
+    if not 1 <= cfg.max_records <= len(kl.VALUE_NAMES):
+        raise ValueError(f"max_records={cfg.max_records}: the ports write at most "
+                         f"{len(kl.VALUE_NAMES)} values; no refinement mapping for more")
     n = cfg.brokers
     return KraftModel(KraftConfig(
         kip966=cfg.elr, brokers=n, replication_factor=n, min_isr=cfg.min_isr,
         init_isr_size=n, fence_broker_limit=UNLIMITED, leader_shrink_isr_limit=UNLIMITED,
-        clean_limit=UNLIMITED, reassignment_limit=0, invariants=(), view=False))
+        clean_limit=UNLIMITED, reassignment_limit=0, invariants=(), view=False,
+        values=cfg.max_records, kip903_check=cfg.kip903))
 
 
 # ---- the observation ------------------------------------------------------------------
@@ -149,18 +157,24 @@ def project(model: KRaftModel, state: KafkaState) -> Obs:
     for b, br in enumerate(state.brokers):
         leads = br.alive and br.leader == b
         if not br.alive:
-            brokers.append((0, -1, -1, tuple(r % per for r in br.log), br.high_watermark,
+            brokers.append((0, -1, -1, _records(br.log, per), br.high_watermark,
                             -1, -1, -1, -1, 0))
             continue
         brokers.append((
-            br.alive, br.leader, br.leader_epoch, tuple(r % per for r in br.log),
+            br.alive, br.leader, br.leader_epoch, _records(br.log, per),
             br.high_watermark, br.in_sync_replica_ids if leads else -1,
             br.in_sync_replica_ids | br.pending_isr if leads else -1,
             part[2] - k.partition_epoch[b] if leads else -1,
             _unread(k, b) if leads else -1,
             _KAFKA_PHASE[br.alter_partition] if br.alive else 0))
     return (ctrl.leader, ctrl.leader_epoch, ctrl.isr, ctrl.elr, unfenced,
-            state.ghost.next_id, 0, tuple(brokers))
+            state.ghost.next_id, 0, tuple(brokers), part[5])
+
+
+def _records(log: tuple[int, ...], per: int) -> tuple[tuple[int, int], ...]:
+    """A ``kafka`` log as (epoch, record id) pairs (a record's code is ``id * per + epoch``,
+    ``isrlab.spec.kafka.codes.EpochCodec``)."""
+    return tuple((r % per, r // per) for r in log)
 
 
 def _unread(k: KRaftState, b: int) -> int:
@@ -187,6 +201,13 @@ def _phase(s: Abstract, b: int) -> int:
     return 0
 
 
+def _entries(log: tuple[tuple[int, int, int], ...]) -> tuple[tuple[int, int], ...]:
+    """A port log (entries ``(epoch, offset, value)``, 1-based) as (epoch, record id) pairs,
+    0-based: value ``v`` (A, B, ...) is the ``kafka`` model's record ``v - 1``, the
+    ``v``-th produced."""
+    return tuple((entry[0] - 1, entry[2] - 1) for entry in log)
+
+
 def observe(tla: KraftModel, s: Abstract) -> Obs:
     """The same observation read off a port state."""
     con = s[kl.CON_PM]
@@ -198,17 +219,16 @@ def observe(tla: KraftModel, s: Abstract) -> Obs:
         running = status == kl.RUNNING
         leads = running and s[kl.P_STATUS][b - 1] == kl.LEADER
         if not running:
-            brokers.append((0, -1, -1, tuple(entry[0] - 1 for entry in log), hwm - 1,
-                            -1, -1, -1, -1, 0))
+            brokers.append((0, -1, -1, _entries(log), hwm - 1, -1, -1, -1, -1, 0))
             continue
         brokers.append((
-            int(running), md[3] - 1, md[4] - 1, tuple(entry[0] - 1 for entry in log), hwm - 1,
+            int(running), md[3] - 1, md[4] - 1, _entries(log), hwm - 1,
             md[1] if leads else -1, md[2] if leads else -1, con[6] - md[5] if leads else -1,
             len(s[kl.CON_LOG]) - s[kl.BROKER_MD_LOG][b - 1] if leads else -1,
             _phase(s, b) if running else 0))
     requests = sum(1 for m in s[kl.MESSAGES] if m[0] == kl.FETCH_REQ)
     return (con[4] - 1, con[5] - 1, con[1], con[2], s[kl.CON_UNFENCED],
-            bin(s[kl.INV_SENT]).count("1"), requests, tuple(brokers))
+            bin(s[kl.INV_SENT]).count("1"), requests, tuple(brokers), observed(s))
 
 
 # ---- which port steps a kafka step may take ----------------------------------------------
@@ -347,9 +367,9 @@ class Matcher:
         enabled = self.gaps if gaps else ()
 
         def successors(u: Abstract) -> list[tuple[str, Abstract]]:
-            succ = [("", v) for _name, b, fn in steps for v in fn(u, b)]
+            succ = [("", v) for _name, b, fn in steps for v in _port_step(fn, u, b)]
             succ += gap_steps(self.tla, u, action, broker + 1, enabled)
-            return [(name, normalised(v)) for name, v in succ]
+            return [(name, normalised(stepped(u, v))) for name, v in succ]
 
         out = bounded_ball(t, self.k, lambda u: observe(self.tla, u), successors)
         self._balls[key] = out
@@ -387,9 +407,23 @@ class Matcher:
             return -1, set(), frozenset()
         action, broker, _steps = self.steps(label)
         found = {normalised(u) for t in ts
-                 for _, u in gap_steps(self.tla, t, action, broker + 1, (name,))
+                 for _, u in (
+                     (n, stepped(t, v))
+                     for n, v in gap_steps(self.tla, t, action, broker + 1, (name,)))
                  if observe(self.tla, u) == target}
         return (1, found, frozenset((name,))) if found else (-1, set(), frozenset())
+
+
+def _port_step(fn: Callable[[Abstract, int], list[Abstract]], u: Abstract,
+               b: int) -> list[Abstract]:
+    """The port states action ``fn`` of broker ``b`` leads to from ``u``; none where the
+    spec's step stops with an evaluation error TLC would report (``SpecError``: with more
+    than one value, ``WriteRecordToLeader`` committing its own record; the gap step
+    ``LeaderAppendsWhereTheSpecStops`` is Kafka's step there)."""
+    try:
+        return fn(u, b)
+    except SpecError:
+        return []
 
 
 def _record(result: KraftRefinementResult, steps: int, gap: frozenset[str],
@@ -416,7 +450,7 @@ def _fail(result: KraftRefinementResult, kafka: KRaftModel, s: KafkaState, label
 def initial_pairs(kafka: KRaftModel, tla: KraftModel) -> list[tuple[KafkaState,
                                                                     set[Abstract]]]:
     """Each ``kafka`` initial state with the port's initial states of its observation."""
-    inits = {normalised(tla.unpack(p)) for p in tla.init_states()}
+    inits = {normalised(with_history(tla.unpack(p))) for p in tla.init_states()}
     out = []
     for s0 in kafka.init_states():
         ts = {t for t in inits if observe(tla, t) == project(kafka, s0)}

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from isrlab.spec.kafka.kraft_refinement_history import last_leader
 from isrlab.spec.tla_kraft import layout as kl
-from isrlab.spec.tla_kraft.model import KraftModel
+from isrlab.spec.tla_kraft.model import KraftModel, SpecError
 
 Abstract = tuple[Any, ...]
 GapStep = Callable[[KraftModel, Abstract, int], list[Abstract]]
@@ -35,6 +36,41 @@ def leader_inc_hw_on_write(tla: KraftModel, s: Abstract, b: int) -> list[Abstrac
     tla._update_hwm_on_partition_change(s, d, b, s[kl.P_MD][b - 1])
     t = tuple(d)
     return [t] if t != s else []
+
+
+def leader_appends_where_the_spec_stops(tla: KraftModel, s: Abstract,
+                                        b: int) -> list[Abstract]:
+    """LeaderAppendsWhereTheSpecStops: leader ``b`` appends a record that commits at once,
+    the append alone (``LeaderIncHwOnWrite`` then raises the HW).
+
+    With more than one value the spec's ``WriteRecordToLeader`` has no step where the
+    append commits its own record (a leader alone in its maximal ISR, min ISR 1, writing
+    to a non-empty log): it passes the new HW to ``UpdateHwmInvariantVars``, whose
+    ``SubSeq(LogOf(b), inv_true_hwm, new_hwm - 1)`` reads the log *before* the append, one
+    record short, and TLC stops with an evaluation error (the port raises ``SpecError``;
+    the cfgs' ``Values = {A}`` never reach it: ``GetCommitOffset`` answers 0 for an empty
+    log).  Kafka's ``Partition.appendRecordsToLeader`` appends and then
+    ``maybeIncrementLeaderHW`` commits the record (the HW is the least LEO of the maximal
+    ISR, the leader's own).  The step, only where the spec's write stops: the spec's
+    append of each value not yet written with the HW unchanged."""
+    try:
+        tla.write_record_to_leader(s, b)
+        return []
+    except SpecError:
+        pass
+    md = s[kl.P_MD][b - 1]
+    log, hwm, leo = s[kl.P_DATA][b - 1]
+    out: list[Abstract] = []
+    for v in tla.values:
+        if s[kl.INV_SENT] & 1 << (v - 1):
+            continue
+        d = list(s)
+        d[kl.P_DATA] = _put(s[kl.P_DATA], b, ((*log, (md[4], leo, v)), hwm, leo + 1))
+        d[kl.INV_SENT] = s[kl.INV_SENT] | 1 << (v - 1)
+        if s[kl.AUX_FLO][b - 1] == kl.INT_MAX:
+            d[kl.AUX_FLO] = _put(s[kl.AUX_FLO], b, leo)
+        out.append(tuple(d))
+    return out
 
 
 def leader_awaits_metadata_on_fenced_error(tla: KraftModel, s: Abstract,
@@ -217,9 +253,26 @@ def broker_loses_power_before_fencing(tla: KraftModel, s: Abstract,
     loss but unclean" case; ``tla-kraft-3.5`` keeps no epoch, so its ``CleanShutdown``).
     The step: either broker side alone, the controller unchanged (v3.5's
     ``AvoidLastReplicaStanding`` is a bound of the spec's search, not a rule of Kafka's,
-    so the last ISR member may lose power too)."""
+    so the last ISR member may lose power too; with more records,
+    ``BrokerLosesUnflushedTailBeforeFencing``)."""
     return [*_stopped(tla, s, b, kl.OFFLINE_DIRTY, 0, True),
             *_stopped(tla, s, b, kl.OFFLINE_CLEAN, 0, False)]
+
+
+def broker_loses_unflushed_tail_before_fencing(tla: KraftModel, s: Abstract,
+                                               b: int) -> list[Abstract]:
+    """BrokerLosesUnflushedTailBeforeFencing: broker ``b`` loses power with part of its log
+    flushed; the controller does not know yet.
+
+    With more than one record a power loss (``BrokerLosesPowerBeforeFencing``) keeps what
+    was flushed (``UnifiedLog.flush`` up to the recovery point; ``LogLoader`` recovers the
+    segments and truncates the torn tail) and loses the rest: a broker side between the
+    spec's two shutdowns, which lose the whole log (``UncleanShutdown`` /
+    ``DataLossShutdown``) or none of it.  The step: the data-loss shutdown's broker side
+    (``OFFLINE_DIRTY``, epoch 0 on disk) with the log cut to a non-empty proper prefix
+    instead of emptied, the HW at most its end; the controller unchanged."""
+    return [t for keep in range(1, tla._leo(s, b) - 1)
+            for t in _stopped(tla, s, b, kl.OFFLINE_DIRTY, 0, True, keep)]
 
 
 def disk_replaced_while_down(tla: KraftModel, s: Abstract, b: int) -> list[Abstract]:
@@ -244,11 +297,12 @@ def disk_replaced_while_down(tla: KraftModel, s: Abstract, b: int) -> list[Abstr
 
 
 def _stopped(tla: KraftModel, s: Abstract, b: int, status: int, epoch: int,
-             lose_data: bool) -> list[Abstract]:
+             lose_data: bool, keep: int = 0) -> list[Abstract]:
     """The broker side of the spec's ``Shutdown`` (``_shutdown``) for a running or starting
     broker ``b``: its status and the broker epoch on disk, fetch sessions dropped, role,
     follower states and pending request cleared, pending writes failed, with
-    ``lose_data`` its log emptied; the controller unchanged."""
+    ``lose_data`` its log cut to its first ``keep`` records (the spec's: emptied) and the
+    HW to at most the new log end; the controller unchanged."""
     if s[kl.BROKER_STATE][b - 1][0] in (kl.OFFLINE_CLEAN, kl.OFFLINE_DIRTY):
         return []
     d = list(s)
@@ -256,7 +310,8 @@ def _stopped(tla: KraftModel, s: Abstract, b: int, status: int, epoch: int,
     tla._drop_fetch_sessions(s, d, b)
     d[kl.P_STATUS] = _put(s[kl.P_STATUS], b, kl.ROLE_NIL)
     if lose_data:
-        d[kl.P_DATA] = _put(s[kl.P_DATA], b, ((), 1, 1))
+        log, hwm, _leo = s[kl.P_DATA][b - 1]
+        d[kl.P_DATA] = _put(s[kl.P_DATA], b, (log[:keep], min(hwm, keep + 1), keep + 1))
         d[kl.P_LESO] = _put(s[kl.P_LESO], b, kl.NIL)
     d[kl.P_REPLICA_STATE] = _put(s[kl.P_REPLICA_STATE], b, tla._blank_replica_states())
     d[kl.P_PENDING_AP] = _put(s[kl.P_PENDING_AP], b, (0, ()))
@@ -302,6 +357,52 @@ def registers_fenced(tla: KraftModel, s: Abstract, b: int) -> list[Abstract]:
     return out
 
 
+def last_known_leader_election(tla: KraftModel, s: Abstract, b: int) -> list[Abstract]:
+    """LastKnownLeaderElection: broker ``b``'s unclean registration empties the ELR of a
+    partition with an empty ISR, and the controller elects the partition's last-known
+    leader in the same record.
+
+    Kafka (3.7.0, KAFKA-15584 "Leader election with ELR", through trunk 2024-10), with the
+    ELR on: ``ReplicationControlManager.handleBrokerUncleanShutdown`` runs
+    ``PartitionChangeBuilder`` with ``b`` out of the ISR and the ELR; ``electAnyLeader``
+    finds no ISR or ELR member and then ``canElectLastKnownLeader`` holds (ISR and ELR
+    empty, ``lastKnownElr`` the one leader recorded when the ISR emptied,
+    ``maybeUpdateLastKnownLeader``), so ``tryElection`` makes that replica leader as an
+    unclean election: ISR = [it], the ELR emptied (``maybeUpdateRecordElr``), RECOVERING.
+    ``canElectLastKnownLeader`` does not test ``isAcceptableLeader`` (it only logs when the
+    replica *is* acceptable), so the replica may be fenced, down, or ``b`` itself, just
+    registered with an empty disk.  No Kafka release with ELR elections lacks it (3.7.0
+    added both in one commit) and no controller path calls
+    ``setUseLastKnownLeaderInBalancedRecovery(false)``, so it is no version parameter of
+    the ``kafka`` model.  The spec's ``MaybeUpdatePartitionOnBrokerChange`` elects only from
+    the ISR or an unfenced ELR member and otherwise leaves the partition leaderless, and
+    its ``last_known_elr`` holds the members that left the ELR, not the last leader: the
+    check keeps that leader as a history variable
+    (``isrlab.spec.kafka.kraft_refinement_history``).  The step: ``RegistersFenced``'s
+    registration where its record leaves no leader, ISR or ELR, rewritten to elect the
+    last-known leader (one record: leader epoch bumped once, ISR = [it], ELR emptied); the
+    recovery state is not in the spec.  Reached only with replaced disks or power losses
+    (the ELR empties only by unclean registrations; fencing the last ISR member puts it in
+    the ELR)."""
+    leader = last_leader(s)
+    if not tla.config.kip966 or leader == kl.NIL:
+        return []
+    out: list[Abstract] = []
+    for t in registers_fenced(tla, s, b):
+        con = t[kl.CON_PM]
+        if (len(t[kl.CON_LOG]) == len(s[kl.CON_LOG]) or con[4] != kl.NO_LEADER
+                or con[1] or con[2]):
+            continue
+        base = list(t)
+        base[kl.CON_LOG] = t[kl.CON_LOG][:-1]
+        base[kl.CON_PM] = s[kl.CON_PM]
+        d = list(t)
+        tla._apply_partition_change(tuple(base), d, con[0], leader, 1 << (leader - 1), 0,
+                                    s[kl.CON_PM][5] + 1, con[6], con[7], con[8])
+        out.append(tuple(d))
+    return out
+
+
 def leader_answers_with_hw_before_update(tla: KraftModel, s: Abstract,
                                          b: int) -> list[Abstract]:
     """LeaderAnswersWithHwBeforeUpdate: leader ``b`` handles a fetch and its response
@@ -317,9 +418,11 @@ def leader_answers_with_hw_before_update(tla: KraftModel, s: Abstract,
     for Kafka's (the follower's HW unchanged until the next fetch); but when the follower's
     HW is above the leader's (an old leader following a newly elected one that has not
     learnt the HW yet, as a preferred election leaves it) Kafka's follower goes down to the
-    leader's old HW, which no spec response carries.  The step: ``ReceiveFetchRequest`` of
-    leader ``b`` with the response's HW set to ``b``'s HW before the step, where that
-    differs."""
+    leader's old HW, which no spec response carries; and with two records a response
+    carrying the second record, which the follower must take, carries the HW the first
+    one's fetch offset just raised in the spec, not the one Kafka's carries.  The step:
+    ``ReceiveFetchRequest`` of leader ``b`` with the response's HW set to ``b``'s HW before
+    the step, where that differs."""
     old = tla._hwm(s, b)
     out: list[Abstract] = []
     for t in tla.receive_fetch_request(s, b):
@@ -328,6 +431,40 @@ def leader_answers_with_hw_before_update(tla: KraftModel, s: Abstract,
             if (m[0] == kl.FETCH_RESP and m[2] == b and m not in s[kl.MESSAGES]
                     and m[3] == kl.ERR_NONE and m[7] == () and m[6] != old):
                 msgs[i] = (*m[:6], old, *m[7:])
+                d = list(t)
+                d[kl.MESSAGES] = tuple(sorted(msgs))
+                out.append(tuple(d))
+                break
+    return out
+
+
+def leader_answers_with_every_record(tla: KraftModel, s: Abstract, b: int) -> list[Abstract]:
+    """LeaderAnswersWithEveryRecord: leader ``b`` handles a fetch and its response carries
+    every record from the fetch offset to its log end.
+
+    Kafka's ``Partition.fetchRecords`` reads a follower's fetch with ``readFromLocalLog``:
+    ``UnifiedLog.read`` from the fetch offset up to the log end (``FetchIsolation.LOG_END``),
+    as many records as ``replica.fetch.max.bytes`` (1 MiB by default; the ``kafka`` model's
+    few records always fit) allows, so one round trip brings a follower up to the leader's
+    log end.  The spec's ``ReceiveFetchRequest`` answers with the one record at the fetch
+    offset (its ``Values = {A}`` cfgs never hold more), so a follower two records behind
+    needs two round trips, and the second request, carrying the first record's offset,
+    lets the leader raise its HW before the follower has both: no sequence of the spec's
+    steps leaves the follower with both records and the leader's HW where Kafka's is.
+    The step: ``ReceiveFetchRequest`` of leader ``b`` with the response Kafka's: the records
+    from the fetch offset to ``b``'s log end, where that is more than one (the follower's
+    ``ReceiveFetchResponse`` appends every record of a response), and the HW ``b`` had
+    before the step (``LeaderAnswersWithHwBeforeUpdate``)."""
+    out: list[Abstract] = []
+    leo, old = tla._leo(s, b), tla._hwm(s, b)
+    for t in tla.receive_fetch_request(s, b):
+        msgs = list(t[kl.MESSAGES])
+        for i, m in enumerate(msgs):
+            if (m[0] == kl.FETCH_RESP and m[2] == b and m not in s[kl.MESSAGES]
+                    and m[3] == kl.ERR_NONE and m[7] == () and len(m[8]) == 1
+                    and m[5] + 1 < leo):
+                records = tuple(tla._entry(s, b, offset) for offset in range(m[5], leo))
+                msgs[i] = (*m[:6], old, m[7], records, *m[9:])
                 d = list(t)
                 d[kl.MESSAGES] = tuple(sorted(msgs))
                 out.append(tuple(d))
@@ -475,15 +612,20 @@ _PROPOSING = ("Fetch", "ShrinkIsr", "AlterPartitionResponse", "HandleCommit")
 
 GAPS: dict[str, tuple[tuple[str, ...], GapStep]] = {
     "LeaderIncHwOnWrite": (("Produce",), leader_inc_hw_on_write),
+    "LeaderAppendsWhereTheSpecStops": (("Produce",), leader_appends_where_the_spec_stops),
     "LeaderAwaitsMetadataOnFencedError": (("AlterPartitionResponse",),
                                           leader_awaits_metadata_on_fenced_error),
     "LeaderResendsRefusedAlterPartition": (_PROPOSING, leader_resends_refused_alter_partition),
     "LeaderExpandsIsrByOne": (("Fetch",), leader_expands_isr_by_one),
     "LeaderAnswersWithHwBeforeUpdate": (("Fetch",), leader_answers_with_hw_before_update),
+    "LeaderAnswersWithEveryRecord": (("Fetch",), leader_answers_with_every_record),
     "LeaderShrinksIsrOnly": (("ShrinkIsr",), leader_shrinks_isr_only),
     "BrokerStopsBeforeFencing": (("Crash",), broker_stops_before_fencing),
     "BrokerLosesPowerBeforeFencing": (("PowerLoss",), broker_loses_power_before_fencing),
+    "BrokerLosesUnflushedTailBeforeFencing": (("PowerLoss",),
+                                              broker_loses_unflushed_tail_before_fencing),
     "RegistersFenced": (("RegisterBroker",), registers_fenced),
+    "LastKnownLeaderElection": (("RegisterBroker",), last_known_leader_election),
     "DiskReplacedWhileDown": (("ReplaceDisk",), disk_replaced_while_down),
     "PreferredLeaderElection": (("PreferredElection",), preferred_leader_election),
     "UncleanLeaderElection": (_ELECTING, unclean_leader_election),

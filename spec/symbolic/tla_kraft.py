@@ -113,7 +113,6 @@ from isrlab.spec.tla_kraft.layout import (
     RUNNING,
     STARTING,
     VALUE_A,
-    VALUES,
 )
 from isrlab.spec.tla_kraft.model import KraftConfig
 from isrlab.spec.tla_kraft.params import kraft_config
@@ -183,8 +182,9 @@ class KraftSystem:
     """The symbolic ``tla-kraft-3.5`` / ``tla-kraft-kip966`` model (module docstring)."""
 
     def __init__(self, config: KraftConfig, capacities: Capacities | None = None) -> None:
-        if len(VALUES) != 1:
-            raise ValueError("the KRaft encoding holds one value (Values = {A})")
+        if config.values != 1:
+            raise ValueError("the KRaft encoding holds one value (Values = {A}): "
+                             f"values={config.values}")
         self.config = config
         self.caps = capacities or self.default_capacities(config)
         self.kip = config.kip966

@@ -68,8 +68,9 @@ BLANK_MD = (0, 0, 0, NO_LEADER, 0, 0)
 # (adding = removing = -1: the initial record, which has no such fields)
 BLANK_FETCH = ((), False)
 BLANK_REPLICA_STATE = (NIL, 0)
-VALUE_A = 1  # Values = {A}: the only value, bit 0 of the inv_* value sets
-VALUES = (VALUE_A,)
+VALUE_A = 1  # the cfgs' Values = {A}; a model with KraftConfig.values = k writes 1..k
+VALUE_NAMES = ("A", "B", "C", "D")
+"""The names of values 1, 2, ...: value v is bit v - 1 of the ``inv_*`` value sets."""
 
 INVARIANTS_V35 = (
     "LeaderCompletenessProperty", "LeaderCandidateCompletenessProperty",

@@ -58,7 +58,6 @@ from isrlab.spec.tla_kraft.layout import (
     RUNNING,
     STARTING,
     UNFENCED,
-    VALUES,
     Packed,
     State,
 )
@@ -69,6 +68,9 @@ class KraftLike(Protocol):
 
     @property
     def brokers(self) -> Sequence[int]: ...
+
+    @property
+    def values(self) -> Sequence[int]: ...
 
     def unpack(self, packed: Packed) -> State: ...
 
@@ -196,8 +198,9 @@ def kraft_liveness(model: KraftLike, unfair: Iterable[str] = ()) -> Liveness[Pac
                                      _registration_is(b, UNFENCED))),
         per_broker(lambda b: AlwaysEventuallyImplies(_ap_pending(b), _ap_reached_or_zero(b))),
         (AlwaysEventually(_all_converged(brokers)),),
-        tuple(LeadsTo(_in(INV_SENT, v), _acked_or_rejected(v)) for v in VALUES),
-        tuple(LeadsTo(_in(INV_POS_ACKED, v), _fully_replicated(v, brokers)) for v in VALUES),
+        tuple(LeadsTo(_in(INV_SENT, v), _acked_or_rejected(v)) for v in model.values),
+        tuple(LeadsTo(_in(INV_POS_ACKED, v), _fully_replicated(v, brokers))
+              for v in model.values),
         (LeadsTo(_removing, _no_reassignment),),
     )
     dropped = frozenset(unfair)

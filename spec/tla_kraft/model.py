@@ -93,7 +93,7 @@ from isrlab.spec.tla_kraft.layout import (
     STARTING,
     STATUS_NAMES,
     UNFENCED,
-    VALUES,
+    VALUE_NAMES,
     VARIABLES,
     Draft,
     Packed,
@@ -155,6 +155,8 @@ class KraftConfig:
     ``hw_min_isr_gate``) is one mechanism of the spec marked ``\\* CHECK`` (or, for the
     gate, KIP-966's SafeToAdvanceHwm); ``False`` removes it, a fault for research.
     ``unfair`` names actions of ``FAIR_ACTIONS`` whose weak fairness ``liveness()`` drops.
+    ``values`` is the size of the constant ``Values``: the values 1..``values`` (A, B, ...),
+    each written once by ``WriteRecordToLeader``; the cfgs' ``Values = {A}`` is 1.
     """
 
     kip966: bool
@@ -181,6 +183,7 @@ class KraftConfig:
     partition_epoch_check: bool = True
     hw_min_isr_gate: bool = True
     unfair: tuple[str, ...] = ()
+    values: int = 1
 
 
 class KraftModel:
@@ -200,11 +203,14 @@ class KraftModel:
             raise ValueError("ASSUME MinISR <= InitIsrSize <= InitReplicationFactor fails")
         if c.init_isr_size < 1:
             raise ValueError("init_isr_size must be at least 1 (broker 1 leads the ISR)")
+        if not 1 <= c.values <= len(VALUE_NAMES):
+            raise ValueError(f"values must be 1 to {len(VALUE_NAMES)}, got {c.values}")
         self.config = c
         self.name = "tla-kraft-kip966" if c.kip966 else "tla-kraft-3.5"
         self.n = c.brokers
         self.all = (1 << c.brokers) - 1
         self.brokers = tuple(range(1, c.brokers + 1))
+        self.values = tuple(range(1, c.values + 1))
         known = INVARIANTS_KIP966 if c.kip966 else INVARIANTS_V35
         extra = ("ValidControllerIsrAndElr",) if c.kip966 else ()
         allowed = (*known, *extra)
@@ -426,7 +432,7 @@ class KraftModel:
         ``lower..higher`` of b's log written in b's unbroken leadership."""
         values = 0
         flo = s[AUX_FLO][b - 1]
-        for v in VALUES:
+        for v in self.values:
             bit = 1 << (v - 1)
             if not s[INV_SENT] & bit or s[INV_POS_ACKED] & bit or s[INV_NEG_ACKED] & bit:
                 continue
@@ -1190,13 +1196,13 @@ class KraftModel:
 
     def write_record_to_leader(self, s: State, b: int) -> list[State]:
         """WriteRecordToLeader: a leader whose maximal ISR has MinISR members appends a value
-        not written before (Values = {A}: one write in all)."""
+        not written before (each of ``Values`` once: with the cfgs' ``{A}`` one write in all)."""
         md = s[P_MD][b - 1]
         if (s[BROKER_STATE][b - 1][0] != RUNNING or s[P_STATUS][b - 1] != LEADER
                 or not _card(md[2]) >= self.config.min_isr):
             return []
         out: list[State] = []
-        for v in VALUES:
+        for v in self.values:
             if s[INV_SENT] & (1 << (v - 1)):
                 continue
             log, old_hwm, leo = s[P_DATA][b - 1]
@@ -1318,7 +1324,7 @@ class KraftModel:
 
     def inv_LogMatchingProperty(self, s: State) -> bool:
         """Below both HWs, every two replicas hold the same value at each offset."""
-        for offset in range(1, len(VALUES) + 1):
+        for offset in range(1, len(self.values) + 1):
             held = [self._entry(s, b, offset)[2] for b in self.brokers
                     if self._leo(s, b) > offset and self._hwm(s, b) > offset]
             if len(set(held)) > 1:
@@ -1384,7 +1390,7 @@ def _plain(index: int, value: Any, model: KraftModel) -> Any:
     if index == P_STATUS:
         return [ROLE_NAMES[v] for v in value]
     if index in (INV_SENT, INV_POS_ACKED, INV_NEG_ACKED):
-        return ["A"] if value else []
+        return [name for v, name in enumerate(VALUE_NAMES, 1) if value >> (v - 1) & 1]
     if index == BROKER_MD_LOG:
         return [f"con_metadata_log[1..{n}]" for n in value]
     return value

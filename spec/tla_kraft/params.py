@@ -20,6 +20,8 @@ _SIZES = (
     Param("min_isr", int, 1, "MinISR (<= init_isr_size)", minimum=0, maximum=8),
     Param("init_isr_size", int, 2, "InitIsrSize (<= replication_factor); brokers outside the "
           "initial ISR start fenced and stale", minimum=1, maximum=8),
+    Param("values", int, 1, "|Values|: the values A, B, ... leaders write, each once (the "
+          "cfgs' Values = {A}: 1)", minimum=1, maximum=4),
 )
 _LIMITS = (
     Param("fence_broker_limit", int, 0, "FenceBrokerLimit: FenceBroker steps allowed",
@@ -100,7 +102,8 @@ def _config(kip966: bool, p: Mapping[str, ParamValue]) -> KraftConfig:
         reassignment_limit=int(p["reassignment_limit"]),
         avoid_last_replica_standing=bool(p.get("avoid_last_replica_standing", True)),
         invariants=_invariants(str(p["invariants"])), view=p["view"] == "published",
-        unfair=tuple(a.strip() for a in str(p["unfair"]).split(",") if a.strip()), **checks,
+        unfair=tuple(a.strip() for a in str(p["unfair"]).split(",") if a.strip()),
+        values=int(p["values"]), **checks,
     )
 
 

@@ -3,12 +3,14 @@ VIEW's variables, the ASSUMEs as one-line errors."""
 
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 
 from isrlab.cli import cli
 from isrlab.cli_support import resolve_model
 from isrlab.spec.tla_kraft import build_v35
 from isrlab.spec.tla_kraft.layout import AUX_CTRS, MESSAGES_DISCARD, P_DATA, VARIABLES
+from isrlab.spec.tla_kraft.model import KraftModel, SpecError
 
 NEXT_V35 = {
     "BrokerStart", "ReceiveBrokerRegResponse", "ReceiveMetadataUpdate",
@@ -82,3 +84,41 @@ def test_an_assume_that_fails_is_a_one_line_error() -> None:
     assert result.output.strip().splitlines() == [
         "isrlab: error: model 'tla-kraft-kip966': ASSUME MinISR <= InitIsrSize <= "
         "InitReplicationFactor fails"]
+
+
+def test_values_is_a_constant_whose_cfg_value_is_one() -> None:
+    _, _, one = resolve_model("tla-kraft-kip966", [])
+    _, _, two = resolve_model("tla-kraft-kip966", ["values=2"])
+    assert isinstance(one, KraftModel) and isinstance(two, KraftModel)
+    assert one.values == (1,) and two.values == (1, 2)
+    # with {A, B} a leader writes each value once: two writes in all
+    s = two.unpack(next(iter(two.init_states())))
+    first = two.write_record_to_leader(s, 1)
+    assert [t[P_DATA][0][0][0][2] for t in first] == [1, 2]
+    second = [u for t in first for u in two.write_record_to_leader(t, 1)]
+    assert sorted(u[P_DATA][0][0][1][2] for u in second) == [1, 2]
+    assert all(not two.write_record_to_leader(u, 1) for u in second)
+
+
+def test_a_write_that_commits_its_own_record_stops_the_spec() -> None:
+    # WriteRecordToLeader hands the new HW to UpdateHwmInvariantVars, whose
+    # SubSeq(LogOf(b), inv_true_hwm, new_hwm - 1) reads the log before the append: with two
+    # values a leader alone in its ISR commits its second record on the write and TLC stops
+    # with an evaluation error (with Values = {A} the first write never commits).
+    _, _, model = resolve_model("tla-kraft-3.5", [
+        "brokers=1", "replication_factor=1", "init_isr_size=1", "values=2"])
+    assert isinstance(model, KraftModel)
+    s = model.unpack(next(iter(model.init_states())))
+    (t, _) = model.write_record_to_leader(s, 1)
+    assert t[P_DATA][0][1] == 1  # the first record is not committed on the write
+    with pytest.raises(SpecError, match=r"SubSeq\(1 elements, 1, 2\)"):
+        model.write_record_to_leader(t, 1)
+
+
+def test_the_z3_encoding_refuses_two_values_in_one_line() -> None:
+    result = CliRunner().invoke(cli, ["bmc", "--model", "tla-kraft-3.5", "-p", "values=2",
+                                      "--depth", "1"])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        "isrlab: error: model 'tla-kraft-3.5': the KRaft encoding holds one value "
+        "(Values = {A}): values=2"]

@@ -204,19 +204,57 @@ def test_a_replaced_disk_is_its_gap_step_never_a_stutter(
     assert stutter.failed == 1 and stutter.failures[0].startswith("RegisterBroker(0)")
 
 
-def test_the_last_known_leader_election_is_not_mapped() -> None:
+def test_the_last_known_leader_election_is_its_gap_step() -> None:
     # One walk (3 brokers, epochs 0..2, lag 2, power losses, replaced disks, 30 steps, seed 3):
     # broker 1, the only ELR member (ISR empty), registers uncleanly after a replaced disk;
     # PartitionChangeBuilder.electAnyLeader's canElectLastKnownLeader then elects the
     # last-known leader, broker 0, outside the ISR and the ELR (leader epoch 2, ISR {0}).  The
-    # spec's MaybeUpdatePartitionOnBrokerChange leaves the partition leaderless and its
-    # last-known ELR does not name Kafka's last leader: no gap step, the walk fails there.
+    # spec's MaybeUpdatePartitionOnBrokerChange leaves the partition leaderless: without
+    # LastKnownLeaderElection the walk fails there; with it the walk refines.
     m = KRaftModel(matching_config("tla-kraft-kip966", 3, 2, 2, 2, crashes="unclean",
                                    empty_disk=True), ())
+    tla = tla_for(m)
+    without = random_walks(m, tla, 1, 30, 3, gaps=set(GAP_STEPS) - {"LastKnownLeaderElection"})
+    assert without.failed == 1
+    assert without.failures[0].startswith("RegisterBroker(1): from (-1, 1, 0, 2, 1,")
+    assert " to (0, 2, 1, 0, " in without.failures[0]
+    with_it = random_walks(m, tla, 1, 30, 3, gaps=GAP_STEPS)
+    assert with_it.ok, with_it.failures
+    assert with_it.gap_kinds.get("LastKnownLeaderElection", 0) == 1
+
+
+def test_the_last_known_leader_is_observed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The history variable the check keeps for the port (the last leader before the ISR
+    # emptied) is compared with the kafka controller's last-known ELR at every step: a rule
+    # that never records it fails the same walk where the ISR first empties (FenceBroker), not
+    # only where Kafka elects it.
+    m = KRaftModel(matching_config("tla-kraft-kip966", 3, 2, 2, 2, crashes="unclean",
+                                   empty_disk=True), ())
+    monkeypatch.setattr(kraft_refinement, "stepped", lambda _u, v: v)
     walk = random_walks(m, tla_for(m), 1, 30, 3, gaps=GAP_STEPS)
-    assert walk.failed == 1
-    assert walk.failures[0].startswith("RegisterBroker(1): from (-1, 1, 0, 2, 1,")
-    assert " to (0, 2, 1, 0, " in walk.failures[0]
+    assert walk.failed == 1 and walk.failures[0].startswith("FenceBroker(")
+
+
+def test_kip903_off_maps_to_the_port_without_its_check() -> None:
+    # kip903=false (Kafka 3.3-3.4: AlterPartition carries no broker epochs) is the port with
+    # kip903_check=false; walks with restarts and replaced disks refine.  (No walk found so
+    # far where the check decides: a leader learns a restarted follower's new broker epoch
+    # from its fetch before it proposes it.)
+    m = small("tla-kraft-kip966", kip903=False, crashes="clean", empty_disk=True)
+    tla = tla_for(m)
+    assert not tla.config.kip903_check
+    walks = random_walks(m, tla, 10, 30, 1, gaps=GAP_STEPS)
+    assert walks.ok, walks.failures
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_leader_epoch_bump_on_isr_shrink_is_not_mapped(version: str) -> None:
+    # kraft_epoch_bump=isr-shrink (3.0-3.5, metadata.version < 3.6-IV0: KAFKA-15021): a
+    # record that shrinks the ISR bumps the leader epoch (triggerLeaderEpochBumpIfNeeded);
+    # both ports keep it, as 3.6+ does: the shrinks fail, at a fencing and an AlterPartition.
+    m = small(version, kraft_epoch_bump="isr-shrink")
+    result = check_refinement(m, tla_for(m), gaps=GAP_STEPS)
+    assert set(result.failed_kinds) == {"AlterPartition", "FenceBroker"}
 
 
 @pytest.mark.heavy
@@ -250,9 +288,60 @@ def test_a_step_without_a_declared_counterpart_is_refused() -> None:
 
 
 def test_a_configuration_outside_the_mapping_is_refused() -> None:
-    # the ports write one record (Values = {A})
-    with pytest.raises(ValueError, match="max_records=2"):
-        tla_for(small("tla-kraft-3.5", max_records=2))
+    # the ports' Values hold at most four values (A..D)
+    with pytest.raises(ValueError, match="max_records=5"):
+        tla_for(small("tla-kraft-3.5", max_records=5))
+
+
+TWO_RECORD_GAPS = {"LeaderAnswersWithEveryRecord", "LeaderAnswersWithHwBeforeUpdate",
+                   "LeaderAppendsWhereTheSpecStops"}
+"""The gap steps two records need beyond the two-broker ones."""
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_two_records_refine(version: str) -> None:
+    # max_records=2 against the port with Values = {A, B} (leader epoch 0 only: a few
+    # seconds); a follower two records behind gets both in one fetch
+    m = small(version, epochs=0, max_records=2)
+    tla = tla_for(m)
+    assert tla.values == (1, 2)
+    result = check_refinement(m, tla, gaps=GAP_STEPS)
+    assert result.ok, result.failures
+    assert (result.states, result.transitions) == transitions_by_plain_bfs(m)
+    assert "LeaderAnswersWithEveryRecord" in result.gap_kinds
+    assert set(result.gap_kinds) <= TWO_BROKER_GAPS | TWO_RECORD_GAPS
+
+
+# Each two-record gap step, the version, and the kafka steps that fail without it (with min
+# ISR 1 a leader alone commits its second record on the write, where the spec stops).
+TWO_RECORD_NEEDED = [
+    ("tla-kraft-3.5", "LeaderAnswersWithEveryRecord", {"Fetch"}),
+    ("tla-kraft-3.5", "LeaderAppendsWhereTheSpecStops", {"Produce"}),
+    ("tla-kraft-kip966", "LeaderAnswersWithEveryRecord", {"Fetch"}),
+]
+
+
+def test_a_power_loss_keeps_the_flushed_prefix() -> None:
+    # One walk (2 brokers, two records, power losses, 30 steps, seed 20): broker 1 loses
+    # power with its first record flushed and its second not; the spec's shutdowns lose the
+    # whole log or none of it, so without BrokerLosesUnflushedTailBeforeFencing the walk
+    # fails at that PowerLoss(1).
+    m = small("tla-kraft-3.5", max_records=2, crashes="unclean")
+    tla = tla_for(m)
+    gaps = set(GAP_STEPS) - {"BrokerLosesUnflushedTailBeforeFencing"}
+    without = random_walks(m, tla, 1, 30, 20, gaps=gaps)
+    assert without.failed == 1 and without.failures[0].startswith("PowerLoss(1)")
+    with_it = random_walks(m, tla, 1, 30, 20, gaps=GAP_STEPS)
+    assert with_it.ok, with_it.failures
+    assert with_it.gap_kinds.get("BrokerLosesUnflushedTailBeforeFencing", 0) == 1
+
+
+@pytest.mark.parametrize(("version", "gap", "kafka_steps"), TWO_RECORD_NEEDED)
+def test_each_two_record_gap_step_is_needed(version: str, gap: str,
+                                            kafka_steps: set[str]) -> None:
+    m = small(version, epochs=0, max_records=2)
+    result = check_refinement(m, tla_for(m), gaps=set(GAP_STEPS) - {gap})
+    assert set(result.failed_kinds) == kafka_steps
 
 
 def test_random_walks_are_deterministic() -> None:
