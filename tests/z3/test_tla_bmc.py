@@ -34,7 +34,7 @@ def shortest(name: str, invariants: list[str], depth: int,
     model, system = build_pair(name, **(params or {}))
     result = bmc(system, invariants, depth, logic="QF_LIA",
                  options=system.solver_options, solver=solver,
-                 **system.symmetry_breaking(invariants))
+                 partial_order=system.partial_order, **system.symmetry_breaking(invariants))
     assert result.trace is not None
     replay(model, result.trace, system.replicas)  # a real trace of the explicit model
     return len(result.trace), result.proved_steps
