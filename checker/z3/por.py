@@ -119,14 +119,6 @@ def independent(a: Footprint, b: Footprint) -> bool:
     return not (a.writes & (b.writes | b.reads) or b.writes & a.reads)
 
 
-def independence(system: SymbolicSystem[C]) -> list[frozenset[int]]:
-    """For each action instance (by index in ``actions()``), the indices of the instances
-    independent of it (never itself)."""
-    prints = [footprint(system, a) for a in system.actions()]
-    return [frozenset(j for j, b in enumerate(prints) if j != i and independent(a, b))
-            for i, a in enumerate(prints)]
-
-
 def left_movers(system: SymbolicSystem[C], timeout_ms: int = 10_000
                 ) -> list[frozenset[int]]:
     """For each action instance ``x`` (by index in ``actions()``), the instances ``z`` that
