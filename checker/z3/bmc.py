@@ -30,6 +30,7 @@ from typing import Generic
 import z3
 
 from isrlab.checker.z3.frames import ReachFrames
+from isrlab.checker.z3.por import PartialOrder, left_movers
 from isrlab.checker.z3.solvers import IncrementalSolver, open_solver
 from isrlab.checker.z3.system import (
     C,
@@ -89,6 +90,7 @@ class Unrolling(Generic[C]):
     tag: str = "u"
     first_step: Collection[str] | None = None
     symmetries: Sequence[Mapping[str, str]] = ()
+    partial_order: PartialOrder | None = None
     frames: list[Frame] = field(default_factory=list)
     selectors: list[z3.ArithRef] = field(default_factory=list)
     unbroken: list[z3.BoolRef] = field(default_factory=list)
@@ -114,6 +116,9 @@ class Unrolling(Generic[C]):
         ]
         self.solver.add(z3.Or(disjuncts))
         self._break_symmetries(selector, t.step)
+        if self.partial_order is not None:
+            for part in self.partial_order.step(selector, t.step):
+                self.solver.add(part)
         self.frames.append(t)
         self.selectors.append(selector)
         return t
@@ -159,6 +164,8 @@ def bmc(
     symmetries: Sequence[Mapping[str, str]] = (),
     violation: Callable[[Frame], z3.BoolRef] | None = None,
     frame_constants: Sequence[int] | None = None,
+    partial_order: bool = False,
+    on_depth: Callable[[DepthOutcome], None] | None = None,
 ) -> BmcResult[C]:
     """Search for a shortest trace of at most ``depth`` steps that violates an invariant.
 
@@ -187,6 +194,14 @@ def bmc(
     of the unrolling also carries ``F_k``, the candidate bounds (against these constants) and
     orderings that Houdini proved of every state reachable in ``k`` steps.  Like ``options``
     they change how fast the answer comes, never the answer.
+
+    ``partial_order`` keeps each trace only in its lexicographic normal form under the
+    commutation of independent steps (``por.py``, where the footprints are derived from the
+    relations and the soundness is argued, with the symmetry breaking above): it changes
+    how fast the answer comes, never the answer.
+
+    ``on_depth`` is called with each depth's outcome as soon as the solver has answered
+    (progress reports, per-depth measurements).
     """
     chosen = [p for p in system.invariants() if invariants is None or p.name in invariants]
     missing = set(invariants or ()) - {p.name for p in chosen}
@@ -194,10 +209,12 @@ def bmc(
         raise ValueError(f"system {system.name!r} has no invariant(s) {sorted(missing)}")
     backend = open_solver(solver, logic, options, timeout_ms)
     try:
-        unrolling = Unrolling(system, backend, first_step=first_step, symmetries=symmetries)
+        order = PartialOrder(left_movers(system)) if partial_order else None
+        unrolling = Unrolling(system, backend, first_step=first_step, symmetries=symmetries,
+                              partial_order=order)
         frames = None if frame_constants is None else ReachFrames(
             system, lambda s: z3.And([p.holds(s) for p in chosen]), frame_constants)
-        return _deepen(system, chosen, depth, unrolling, backend, violation, frames)
+        return _deepen(system, chosen, depth, unrolling, backend, violation, frames, on_depth)
     finally:
         backend.close()
 
@@ -205,7 +222,8 @@ def bmc(
 def _deepen(system: SymbolicSystem[C], chosen: Sequence[SymbolicProperty], depth: int,
             unrolling: Unrolling[C], solver: IncrementalSolver,
             violation: Callable[[Frame], z3.BoolRef] | None = None,
-            frames: ReachFrames[C] | None = None) -> BmcResult[C]:
+            frames: ReachFrames[C] | None = None,
+            on_depth: Callable[[DepthOutcome], None] | None = None) -> BmcResult[C]:
     """``bmc``'s loop: one more step per depth, each depth's negated invariants in a scope."""
     names = tuple(p.name for p in chosen)
     frame = unrolling.start()
@@ -228,6 +246,8 @@ def _deepen(system: SymbolicSystem[C], chosen: Sequence[SymbolicProperty], depth
         started = time.perf_counter()
         verdict = solver.check()
         outcomes.append(DepthOutcome(k, str(verdict), time.perf_counter() - started))
+        if on_depth is not None:
+            on_depth(outcomes[-1])
         if verdict == z3.sat:
             model = solver.model()
             violated = next((

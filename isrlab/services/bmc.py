@@ -93,6 +93,7 @@ def bmc(
         breaking = getattr(system, "symmetry_breaking", None)
         result = bmc_search(system, wanted, depth, timeout_s * 1000, logic="QF_LIA",
                             options=getattr(system, "solver_options", None), solver=solver,
+                            partial_order=getattr(system, "partial_order", False),
                             **(breaking(wanted) if breaking is not None
                                else {"first_step": system.symmetric_first_step()}))
     except ValueError as error:  # the solver asked for is not installed

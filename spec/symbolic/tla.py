@@ -568,6 +568,11 @@ class TlaSystem:
         return get(f"tla-{self.variant}").z3_options
 
     @property
+    def partial_order(self) -> bool:
+        """Whether BMC uses the partial-order reduction (``Variant.bmc_partial_order``)."""
+        return get(f"tla-{self.variant}").bmc_partial_order
+
+    @property
     def frame_constants(self) -> tuple[int, ...] | None:
         """The constants of ``bmc``'s forward frame lemmas (``frame_constants``): ``-1`` (None,
         Nil) up to one past the largest bound, so that every variable's bounds at each step

@@ -84,6 +84,10 @@ class Variant:
     z3_options: Mapping[str, bool | int] = field(default_factory=dict)
     """Z3 solver parameters for bounded model checking of its encoding: how fast, never what
     the answer is (``isrlab.checker.z3.bmc.bmc``'s ``options``; docs/z3.md has the measurements)."""
+    bmc_partial_order: bool = False
+    """Whether ``isrlab bmc`` unrolls its encoding with the partial-order reduction
+    (``isrlab.checker.z3.bmc.bmc``'s ``partial_order``): how fast, never what the answer is
+    (docs/z3.md has the measurements)."""
 
     def next_actions(self) -> tuple[str, ...]:
         """The names of ``Next``'s disjuncts: the base's, each replaced one expanded."""

@@ -37,4 +37,5 @@ VARIANT = Variant(
         Action(NAME, become_follower, lambda system: system.become_follower_family("kip101")),
     )},
     proofs="strengthening-fails",
+    bmc_partial_order=True,
 )

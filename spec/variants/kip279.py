@@ -47,4 +47,5 @@ VARIANT = Variant(
         Action(NAME, become_follower, lambda system: system.become_follower_family("kip279")),
     )},
     proofs="strengthening-fails",
+    bmc_partial_order=True,
 )

@@ -248,4 +248,5 @@ VARIANT = Variant(
                                      z_follower_truncate)),
     },
     z3_options=ARITH_OPTIONS,
+    bmc_partial_order=True,
 )
