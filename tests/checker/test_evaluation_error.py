@@ -64,3 +64,19 @@ def test_cli_tla_kraft_spec_error_exits_3_with_its_trace() -> None:
         steps = [line for line in out.stdout.splitlines() if line.startswith("State ")]
         assert steps[0] == "State 1: Init"
         assert steps[-1].endswith("WriteRecordToLeader(1)")  # the next write reads it short
+
+
+def test_explorer_shows_the_error_instead_of_enabled_actions() -> None:
+    from isrlab.explorer import Session
+
+    session = Session(_Undefined(limit=6), "undefined")
+    session.bounded_check(6)  # from x = 0: the check stops at x = 3 with the error
+    assert session.check["violation"] == EVALUATION_ERROR
+    assert session.check["steps"] == ["Inc", "Inc", "Inc"]
+    session.append_counterexample()
+    session.goto(3)
+    view = session.view()
+    assert view["enabled"] == []
+    assert view["evaluation_error"] == "Inc: x[4] is outside the sequence"
+    session.goto(2)
+    assert session.view()["evaluation_error"] == ""
