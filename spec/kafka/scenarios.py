@@ -60,6 +60,7 @@ PINNED: dict[str, str] = {
     "isr_changes": "zookeeper",
     "hw_checkpoint_file": "fsync",
     "controller": "zookeeper",
+    "last_known_leader": "unchecked",
 }
 """The parameters every scenario run names explicitly, with the value it takes when the
 scenario does not choose one: Kafka 2.1's (the model's defaults when the figures of
