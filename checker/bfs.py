@@ -58,7 +58,7 @@ from isrlab.checker.fingerprint import (
     fingerprint_set,
 )
 from isrlab.checker.fingerprint import xxh3_64 as _xxh3
-from isrlab.checker.model import Model, state_layout
+from isrlab.checker.model import EvaluationError, Model, state_layout
 from isrlab.checker.report import (
     DEADLOCK,
     INIT_ACTION,
@@ -772,6 +772,8 @@ def _serve(
                 raise
             except RunDirError as error:  # a damaged run directory or a full disk: one line
                 connection.send(("run-dir", str(error)))
+            except EvaluationError as error:  # the model's own error: the coordinator reruns
+                connection.send(("evaluation", (str(error.args[0]), error.action)))
             except Exception:
                 connection.send(("error", traceback.format_exc()))
 
@@ -850,6 +852,8 @@ class _MultiProcess(_Driver[S]):
             raise WorkerError(f"worker {index} died") from error
         if status == "run-dir":
             raise RunDirError(str(value))
+        if status == "evaluation":
+            raise EvaluationError(*value)
         if status == "error":
             failure = WorkerError(f"worker {index} failed: {exception_line(str(value))}")
             failure.add_note(f"worker {index}'s traceback:\n{str(value).rstrip()}")

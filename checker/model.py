@@ -99,6 +99,22 @@ class Model(Protocol[S]):
     def variables(self, state: S) -> Mapping[str, Any]: ...
 
 
+class EvaluationError(Exception):
+    """A model's own evaluation error, raised by ``next_states``: the spec's next step is
+    undefined in this state (TLC stops with "Error: evaluating ..."; e.g. an index outside
+    a sequence).  Not a bug of the checker nor a violation: ``isrlab check`` and
+    ``simulate`` report it with the trace that reached the state (exit 3).  ``action``
+    names the step being evaluated (its label) when the model knows it."""
+
+    def __init__(self, message: str, action: str | None = None) -> None:
+        super().__init__(message)
+        self.action = action
+
+    def __str__(self) -> str:
+        message = super().__str__()
+        return f"{self.action}: {message}" if self.action else message
+
+
 # -- liveness declarations (optional) ----------------------------------------------------------
 
 

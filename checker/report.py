@@ -30,6 +30,11 @@ INIT_ACTION = "Init"
 DEADLOCK = "Deadlock"
 """The pseudo-invariant a deadlock (a state without successors) violates when checked."""
 
+EVALUATION_ERROR = "EvaluationError"
+"""The pseudo-invariant a state violates when the model cannot evaluate its next step
+(``checker.model.EvaluationError``); the violation's ``explanation`` is the error (action:
+message) and its trace ends in the state being expanded."""
+
 JsonValue = Any
 
 
@@ -112,10 +117,22 @@ class CheckResult:
         """Whether every checked property held (the CLI's exit code 0)."""
         return self.violation is None and not self.violations
 
+    @property
+    def evaluation_error(self) -> bool:
+        """Whether the search stopped at the model's own evaluation error (exit 3), not at
+        a violation."""
+        return self.violation is not None and self.violation.invariant == EVALUATION_ERROR
+
     def summary_line(self) -> str:
         """One line: verdict, counts, diameter, time and throughput."""
         rate = self.generated_states / self.elapsed_s if self.elapsed_s > 0 else 0.0
-        if self.violation is not None:
+        if self.evaluation_error:
+            assert self.violation is not None
+            verdict = (
+                f"ERROR: the spec's next step cannot be evaluated: "
+                f"{self.violation.explanation} (trace of {self.violation.length} states)"
+            )
+        elif self.violation is not None:
             verdict = (
                 f"VIOLATION of {self.violation.invariant} "
                 f"(trace of {self.violation.length} states)"

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from isrlab.checker.fingerprint import fingerprint
-from isrlab.checker.model import Model
+from isrlab.checker.model import EvaluationError, Model
 from isrlab.checker.report import (
     DEADLOCK,
+    EVALUATION_ERROR,
     INIT_ACTION,
     ActionCoverage,
     CheckResult,
@@ -81,18 +82,21 @@ def simulate(model: Model[S], options: SimulateOptions) -> CheckResult:
             for prop in sometimes:
                 if prop.name not in reached and prop.holds(state):
                     reached[prop.name] = len(walked)
-            broken = _first_broken(model, state)
+            broken, why = _first_broken(model, state), ""
             if broken is None and len(walked) < options.depth and model.within_boundary(state):
-                successors = list(model.next_states(state))
-                if not successors and options.check_deadlock:
-                    broken = DEADLOCK
-                elif successors:
+                try:
+                    successors = list(model.next_states(state))
+                except EvaluationError as error:
+                    successors, broken, why = [], EVALUATION_ERROR, str(error)
+                if successors:
                     label, state = successors[rng.randrange(len(successors))]
                     walked.append((label, state))
                     continue
+                if broken is None and options.check_deadlock:
+                    broken = DEADLOCK
             if broken is not None:
                 trace = tuple(TraceStep(a, model.variables(s)) for a, s in walked)
-                violation, bad_walk = Violation(broken, trace), walk
+                violation, bad_walk = Violation(broken, trace, why), walk
             break
         longest = max(longest, len(walked))
         if options.progress is not None:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from isrlab.checker.atomic import write_text_atomically
-from isrlab.checker.report import CheckResult, TraceStep, Violation
+from isrlab.checker.report import EVALUATION_ERROR, CheckResult, TraceStep, Violation
 
 ITF_FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 
@@ -267,7 +267,12 @@ def text_trace(trace: Sequence[TraceStep]) -> str:
 
 def violation_text(violation: Violation) -> str:
     """A violation's heading, its readable trace and, when the property explains itself,
-    why the last state breaks it."""
+    why the last state breaks it (for the model's evaluation error: the error, then the
+    trace to the state whose next step it could not evaluate)."""
+    if violation.invariant == EVALUATION_ERROR:
+        return (f"evaluating the next step of State {violation.length} fails "
+                f"({violation.explanation}); trace of {violation.length} states:\n"
+                + text_trace(violation.trace))
     heading = f"{violation.invariant} is violated; trace of {violation.length} states:"
     text = heading + "\n" + text_trace(violation.trace)
     if violation.explanation:

@@ -71,12 +71,33 @@ class LeaderEpochBump(Enum):
     LEADER_CHANGE_ONLY = "3.6+"
 
 
+@unique
+class LastKnownLeaderCheck(Enum):
+    """What ``canElectLastKnownLeader`` asks of the last-known leader (a version parameter).
+
+    ``UNCHECKED``: KAFKA-15584 (3.7.0, commit 505e5b3) through trunk of 2024-10: nothing (it
+    only logs, when the replica *is* acceptable), so a fenced broker, or the very broker whose
+    unclean registration emptied the ELR, is elected.  ``ACCEPTABLE``: KAFKA-19522 (apache/kafka
+    PR #20200, trunk 2025-07): it must be an acceptable leader (``isAcceptableLeader``: active,
+    not the broker being fenced or registering uncleanly).  ``FORGET_UNCLEAN``: in no release,
+    a candidate fix: acceptable, and a broker's unclean registration also forgets it as the
+    last-known leader (``handleBrokerUncleanShutdown`` visits the partitions it is the
+    last-known leader of and clears ``lastKnownElr``): a replaced disk no longer leads later,
+    once it is unfenced.
+    """
+
+    UNCHECKED = "unchecked"
+    ACCEPTABLE = "acceptable"
+    FORGET_UNCLEAN = "forget-unclean"
+
+
 @dataclass(frozen=True, slots=True)
 class BuilderConfig:
     """The builder's settings: ``getTopicEffectiveMinIsr``, ``isElrEnabled()``, the topic's
     unclean election flag (``Election.UNCLEAN``), the leader-epoch bump version, whether
     KIP-704's RECOVERING state is supported (metadata.version 3.2-IV0+), and
-    ``useLastKnownLeaderInBalancedRecovery`` (true in every controller path)."""
+    ``useLastKnownLeaderInBalancedRecovery`` (true in every controller path) and what it asks
+    of the last-known leader (``LastKnownLeaderCheck``)."""
 
     min_isr: int = 1
     elr_enabled: bool = False
@@ -84,6 +105,7 @@ class BuilderConfig:
     epoch_bump: LeaderEpochBump = LeaderEpochBump.LEADER_CHANGE_ONLY
     leader_recovery_supported: bool = True
     last_known_leader: bool = True
+    last_known_leader_check: LastKnownLeaderCheck = LastKnownLeaderCheck.UNCHECKED
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,11 +132,14 @@ def _valid_new_leader(replica: int, target_isr: tuple[int, ...], target_elr: tup
 
 
 def _can_elect_last_known_leader(reg: PartitionRegistration, target_isr: tuple[int, ...],
-                                 target_elr: tuple[int, ...], config: BuilderConfig) -> bool:
-    # canElectLastKnownLeader: note that it does not test the replica's acceptability (trunk
+                                 target_elr: tuple[int, ...], acceptable: frozenset[int],
+                                 config: BuilderConfig) -> bool:
+    # canElectLastKnownLeader: UNCHECKED does not test the replica's acceptability (trunk
     # 2024-10 only logs when it IS acceptable); mirrored as written.
+    checked = config.last_known_leader_check is not LastKnownLeaderCheck.UNCHECKED
     return (config.elr_enabled and config.last_known_leader and not target_isr
-            and not target_elr and len(reg.last_known_elr) == 1)
+            and not target_elr and len(reg.last_known_elr) == 1
+            and (not checked or reg.last_known_elr[0] in acceptable))
 
 
 def elect_leader(reg: PartitionRegistration, target_isr: tuple[int, ...],
@@ -127,8 +152,8 @@ def elect_leader(reg: PartitionRegistration, target_isr: tuple[int, ...],
     valid, else the first valid among the others.  ONLINE / UNCLEAN: the current leader if valid,
     else the first valid replica in assignment order.  Then, with ELR on and both ISR and ELR
     empty, the single last-known-ELR member, as an unclean election (``canElectLastKnownLeader``,
-    which does not check that member's acceptability).  Then, for UNCLEAN only, the first
-    acceptable replica (unclean).  Else ``NO_LEADER``.  Total.
+    which checks that member's acceptability only from KAFKA-19522: ``LastKnownLeaderCheck``).
+    Then, for UNCLEAN only, the first acceptable replica (unclean).  Else ``NO_LEADER``.  Total.
     """
     def valid(r: int) -> bool:
         return _valid_new_leader(r, target_isr, target_elr, acceptable)
@@ -141,7 +166,7 @@ def elect_leader(reg: PartitionRegistration, target_isr: tuple[int, ...],
     found = next((r for r in order if valid(r)), None)
     if found is not None:
         return ElectionResult(found, False)
-    if _can_elect_last_known_leader(reg, target_isr, target_elr, config):
+    if _can_elect_last_known_leader(reg, target_isr, target_elr, acceptable, config):
         return ElectionResult(reg.last_known_elr[0], True)
     if config.election is Election.UNCLEAN:
         unclean = next((r for r in order if r in acceptable), None)
@@ -240,6 +265,11 @@ def _ordered(replicas: tuple[int, ...], members: frozenset[int]) -> tuple[int, .
 def _build(reg: PartitionRegistration, tp: TopicPartition, target_isr: tuple[int, ...],
            acceptable: frozenset[int], config: BuilderConfig, unclean_shutdown: frozenset[int],
            target_recovery: LeaderRecoveryState | None) -> ChangeResult:
+    forget = (config.last_known_leader_check is LastKnownLeaderCheck.FORGET_UNCLEAN
+              and len(reg.last_known_elr) == 1 and reg.last_known_elr[0] in unclean_shutdown)
+    stored = reg
+    if forget:  # the candidate fix: the last-known leader registered uncleanly is forgotten
+        reg = replace(reg, last_known_elr=())
     isr = _ordered(reg.replicas, frozenset(target_isr))
     elr, last_known = reg.elr, reg.last_known_elr
     if config.elr_enabled:
@@ -252,11 +282,13 @@ def _build(reg: PartitionRegistration, tp: TopicPartition, target_isr: tuple[int
     draft = _set_isr(reg, draft, config)
     draft = _update_last_known_leader(reg, draft, config)
     record = draft.record
+    if forget and record.last_known_elr is None:
+        record = replace(record, last_known_elr=())
     if target_recovery is not None and target_recovery is not reg.leader_recovery_state:
         record = replace(record, leader_recovery_state=target_recovery)
     if is_no_op(record):
-        return ChangeResult(None, reg)
-    return ChangeResult(record, merge(reg, record))
+        return ChangeResult(None, stored)
+    return ChangeResult(record, merge(stored, record))
 
 
 def build(reg: PartitionRegistration, tp: TopicPartition, acceptable: frozenset[int],

@@ -20,6 +20,7 @@ from isrlab.checker.trace import result_text
 from isrlab.cli_support import (
     CONFIG_OPTION,
     DOT_OPTIONS,
+    EVALUATION_FAILED,
     INCOMPLETE,
     ITF_OPTION,
     JSON_OPTION,
@@ -96,13 +97,15 @@ def _report(
     model: Model[Any] | None = None, coverage: bool = False,
 ) -> None:
     """Print the summary (and trace, with why its last state breaks the property), write the
-    requested files, exit 0, 1 or 4."""
+    requested files, exit 0, 1, 3 (the model's evaluation error) or 4."""
     click.echo(result_text(result))
     if coverage:
         text = runs.coverage_text(result, model)
         if text:
             click.echo(text)
     write_run_outputs(result, model, json_path, itf_path, svg_path)
+    if result.evaluation_error:
+        sys.exit(EVALUATION_FAILED)
     if not result.ok:
         sys.exit(1)
     sys.exit(INCOMPLETE if fail_on_incomplete and not result.complete else 0)
@@ -159,8 +162,10 @@ def check(
     """Explore a model breadth-first and check every invariant on every reachable state.
 
     Exit status: 0 when every invariant (and with --liveness every temporal property)
-    holds, 1 on a violation, 2 on bad input, 4 with --fail-on-incomplete when a bound
-    stopped the search without a violation, 130 on Ctrl-C.
+    holds, 1 on a violation, 2 on bad input, 3 when the model cannot evaluate a reachable
+    state's next step (the spec's own error, as TLC's evaluation error: reported with the
+    trace reaching that state), 4 with --fail-on-incomplete when a bound stopped the search
+    without a violation, 130 on Ctrl-C.
     """
     check_outputs({"--json": json_path, "--itf": itf_path, "--svg": svg_path,
                    "--dot": dot_path})
@@ -232,7 +237,8 @@ def simulate_command(
 ) -> None:
     """Check every invariant along seeded random walks; the same seed replays the same walks.
 
-    Exit status: 0 when no walk broke an invariant, 1 on a violation, 2 on bad input.
+    Exit status: 0 when no walk broke an invariant, 1 on a violation, 2 on bad input, 3 when
+    the model cannot evaluate a visited state's next step (the spec's own error).
     """
     check_outputs({"--json": json_path, "--itf": itf_path, "--svg": svg_path})
     _, values, model = resolve_model(model_name, params)

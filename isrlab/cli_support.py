@@ -45,8 +45,9 @@ from isrlab.services import InputError
 from isrlab.services.rendering import write_result_itf, write_result_svg
 
 __all__ = [
-    "BROKEN_PIPE", "CONFIG_OPTION", "DOT_OPTIONS", "INCOMPLETE", "INTERRUPTED", "ITF_OPTION",
-    "JSON_OPTION", "MODEL_HELP", "PARAM_HELP", "SVG_OPTION", "BadInput", "OneLineErrors",
+    "BROKEN_PIPE", "CONFIG_OPTION", "DOT_OPTIONS", "EVALUATION_FAILED", "INCOMPLETE",
+    "INTERRUPTED", "ITF_OPTION", "JSON_OPTION", "MODEL_HELP", "PARAM_HELP", "SVG_OPTION",
+    "BadInput", "OneLineErrors",
     "Seconds",
     "atomic_output", "check_outputs", "config_params", "load_run_file", "params_text",
     "resolve_model", "run_metadata", "say_not_written", "with_run_metadata",
@@ -87,6 +88,9 @@ DOT_OPTIONS = (
 INTERRUPTED = 130
 """The exit status after Ctrl-C (128 + SIGINT)."""
 
+EVALUATION_FAILED = 3
+"""Exit status of a check or simulation stopped by the model's own evaluation error (the
+spec's next step undefined; TLC's evaluation error), distinct from a violation's 1."""
 INCOMPLETE = 4
 """The exit status of ``check --fail-on-incomplete`` when a bound stopped the search."""
 

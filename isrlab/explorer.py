@@ -27,7 +27,7 @@ from flask import Flask, Response, jsonify, request
 
 from isrlab.api import Extended
 from isrlab.checker.bfs import CheckOptions
-from isrlab.checker.model import Model
+from isrlab.checker.model import EvaluationError, Model
 from isrlab.checker.report import TraceStep
 from isrlab.checker.trace import entry_text, itf_document, parse_itf, value_text
 from isrlab.explorer_page import PAGE
@@ -195,8 +195,21 @@ class Session:
         self.goto(cursor)
 
     def enabled(self) -> list[tuple[str, Any]]:
-        """Every enabled step from the state under the cursor."""
-        return list(self.model.next_states(self.path[self.cursor][1]))
+        """Every enabled step from the state under the cursor; none when the model cannot
+        evaluate its next step (``evaluation_error`` says why)."""
+        try:
+            return list(self.model.next_states(self.path[self.cursor][1]))
+        except EvaluationError:
+            return []
+
+    def evaluation_error(self) -> str:
+        """The model's own error evaluating the next step of the state under the cursor
+        (``ACTION: message``, TLC's evaluation error), or ``""``."""
+        try:
+            self.model.next_states(self.path[self.cursor][1])
+        except EvaluationError as error:
+            return str(error)
+        return ""
 
     def take(self, i: int) -> None:
         """Take enabled step ``i``: the path after the cursor is replaced by its successor."""
@@ -279,6 +292,7 @@ class Session:
             "cursor": self.cursor,
             "path": [label for label, _ in self.path],
             "enabled": [label for label, _ in self.enabled()],
+            "evaluation_error": self.evaluation_error(),
             "table": [{"name": n, "value": v, "words": w,
                        "changed": bool(before) and before.get(n) != v,
                        "before": before.get(n) if before and before.get(n) != v else None}

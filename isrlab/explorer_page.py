@@ -213,7 +213,9 @@ async function show(v, fromHistory) {
     b.dataset.label = label; b.dataset.index = i;
     b.onclick = () => call('POST', '/api/step/' + i); enabled.appendChild(b);
   });
-  if (!v.enabled.length) enabled.appendChild(el('span', 'none (deadlock)', 'muted'));
+  if (v.evaluation_error) enabled.appendChild(
+    el('span', 'none: the spec cannot evaluate the next step: ' + v.evaluation_error, 'muted'));
+  else if (!v.enabled.length) enabled.appendChild(el('span', 'none (deadlock)', 'muted'));
   const path = $('path'); path.replaceChildren();
   v.path.forEach((label, n) => {
     const li = el('li', label, n === v.cursor ? 'current' : '');

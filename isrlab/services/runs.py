@@ -6,14 +6,14 @@ explained (why its last state breaks the invariant).  Bounded model checking is
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from isrlab.checker.bfs import CheckOptions
+from isrlab.checker.bfs import CheckOptions, explore
 from isrlab.checker.liveness import LivenessResult, check_liveness, declared_liveness
-from isrlab.checker.model import Model
-from isrlab.checker.report import CheckResult, explained_result
+from isrlab.checker.model import EvaluationError, Model, Property
+from isrlab.checker.report import EVALUATION_ERROR, CheckResult, explained_result
 from isrlab.checker.simulate import SimulateOptions
 from isrlab.checker.simulate import simulate as simulate_walks
 from isrlab.services import InputError
@@ -56,9 +56,91 @@ def check(
     model: Model[Any], options: CheckOptions, engine: Engine | None = None,
 ) -> CheckResult:
     """Every invariant on every state ``model`` reaches within ``options``' bounds, explored
-    by ``engine`` (default: the local BFS); the shortest counterexample explained."""
-    explored = explore_with(model, options, engine or Engine())
+    by ``engine`` (default: the local BFS); the shortest counterexample explained.  When
+    the model raises its own ``EvaluationError`` (the spec's next step undefined), the
+    report is that error with a shortest trace to the state it was raised in
+    (``evaluation_error_result``), as TLC reports an evaluation error."""
+    try:
+        explored = explore_with(model, options, engine or Engine())
+    except EvaluationError:
+        return evaluation_error_result(model, options)
     return explained_result(explored, model.invariants())
+
+
+class _Evaluating:
+    """``model`` with one pseudo-invariant, ``EvaluationError``: the next step of every
+    state within its boundary can be evaluated.  Checking it when a state is generated
+    (before any state of its level is expanded) stops the search at a shortest path to
+    the first state whose expansion raises; it evaluates ``next_states`` twice per state,
+    a cost paid only by the rerun after an error."""
+
+    def __init__(self, base: Model[Any]) -> None:
+        self.base = base
+        self.name = base.name
+        self.errors: list[tuple[Mapping[str, Any], EvaluationError]] = []
+
+    def __getattr__(self, name: str) -> Any:  # optional members: view, symmetry, layout
+        return getattr(self.base, name)
+
+    def native_successors(self) -> None:
+        """No compiled successors: the pseudo-invariant is Python."""
+        return None
+
+    def evaluates(self, state: Any) -> bool:
+        """Whether ``state``'s next step can be evaluated (when not, the error is kept with
+        the state's variables)."""
+        if not self.base.within_boundary(state):
+            return True
+        try:
+            self.base.next_states(state)
+        except EvaluationError as error:
+            self.errors.append((self.base.variables(state), error))
+            return False
+        return True
+
+    def init_states(self) -> Iterable[Any]:
+        return self.base.init_states()
+
+    def next_states(self, state: Any) -> Iterable[tuple[str, Any]]:
+        return self.base.next_states(state)
+
+    def invariants(self) -> Sequence[Property[Any]]:
+        return (Property(EVALUATION_ERROR, self.evaluates),)
+
+    def sometimes(self) -> Sequence[Property[Any]]:
+        return ()
+
+    def within_boundary(self, state: Any) -> bool:
+        return self.base.within_boundary(state)
+
+    def canonical(self, state: Any) -> Any:
+        return self.base.canonical(state)
+
+    def encode(self, state: Any) -> bytes:
+        return self.base.encode(state)
+
+    def decode(self, data: bytes) -> Any:
+        return self.base.decode(data)
+
+    def variables(self, state: Any) -> Mapping[str, Any]:
+        return self.base.variables(state)
+
+
+def evaluation_error_result(model: Model[Any], options: CheckOptions) -> CheckResult:
+    """The report of a check that stopped at ``model``'s ``EvaluationError``: the search
+    rerun in this process, one worker, no run directory, until the first state whose next
+    step cannot be evaluated (the same state the first run failed in: every state of its
+    level is generated before any is expanded); the violation is ``EVALUATION_ERROR``, its
+    explanation the error (action: message), its trace a shortest path to that state."""
+    checked = _Evaluating(model)
+    result = explore(checked, replace(options, workers=1, run_dir=None, stop_at_first=True,
+                                      check_deadlock=False))
+    last = None if result.violation is None else result.violation.trace[-1].state
+    errors = [str(error) for state, error in checked.errors if state == last]
+    if result.violation is None or not errors:
+        raise RuntimeError("the model's EvaluationError did not recur when the search was rerun")
+    violation = replace(result.violation, explanation=errors[0])
+    return replace(result, violation=violation, violations=())
 
 
 def liveness(

@@ -31,6 +31,7 @@ from isrlab.spec.kafka.params import (
     IsrChanges,
     Kind,
     KRaftEpochBump,
+    LastKnownLeaderParam,
     LeaderStateReset,
     ParamInfo,
     UnavailableLeader,
@@ -249,6 +250,17 @@ class KafkaConfig:
         "(3.9+, KAFKA-16952: every new incarnation); an unclean registration leaves the ISR "
         "and the ELR (handleBrokerUncleanShutdown)", Kind.VERSION, kafka="3.9+",
         choices=UncleanDetectionParam))
+    last_known_leader: str = field(default=LastKnownLeaderParam.UNCHECKED.value,
+                                   metadata=declare(
+        "with controller=kraft and elr, what KIP-966's last-known-leader election "
+        "(PartitionChangeBuilder.canElectLastKnownLeader: ISR and ELR empty) asks of that "
+        "replica: unchecked (KAFKA-15584, 3.7.0 through trunk 2024-10: nothing, so a fenced "
+        "broker or one just registered with an empty disk is elected), acceptable "
+        "(KAFKA-19522, trunk 2025-07: an acceptable leader, unfenced and not the broker "
+        "registering uncleanly) or forget-unclean (no release, a candidate fix: acceptable, "
+        "and an unclean registration forgets the broker as the last-known leader); "
+        "docs/findings/last-known-leader-empty-disk.md", Kind.VERSION, kafka="3.7+",
+        choices=LastKnownLeaderParam))
     kraft_epoch_bump: str = field(default=KRaftEpochBump.LEADER_CHANGE.value, metadata=declare(
         "with controller=kraft, when a PartitionChangeRecord bumps the leader epoch: "
         "isr-shrink (Kafka 3.0-3.5, and metadata versions below 3.6-IV0: also on every ISR "

@@ -373,8 +373,9 @@ def last_known_leader_election(tla: KraftModel, s: Abstract, b: int) -> list[Abs
     replica *is* acceptable), so the replica may be fenced, down, or ``b`` itself, just
     registered with an empty disk.  No Kafka release with ELR elections lacks it (3.7.0
     added both in one commit) and no controller path calls
-    ``setUseLastKnownLeaderInBalancedRecovery(false)``, so it is no version parameter of
-    the ``kafka`` model.  The spec's ``MaybeUpdatePartitionOnBrokerChange`` elects only from
+    ``setUseLastKnownLeaderInBalancedRecovery(false)``: the ``kafka`` model's default
+    ``last_known_leader=unchecked`` (the only value this step maps; KAFKA-19522's check is
+    ``acceptable``).  The spec's ``MaybeUpdatePartitionOnBrokerChange`` elects only from
     the ISR or an unfenced ELR member and otherwise leaves the partition leaderless, and
     its ``last_known_elr`` holds the members that left the ELR, not the last leader: the
     check keeps that leader as a history variable

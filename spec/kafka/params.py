@@ -95,6 +95,15 @@ class UncleanDetectionParam(StrEnum):
     NEW_INCARNATION = "new-incarnation"
 
 
+class LastKnownLeaderParam(StrEnum):
+    """What KIP-966's last-known-leader election asks of that replica (``last_known_leader``;
+    ``isrlab.core.partition_change_builder.LastKnownLeaderCheck``)."""
+
+    UNCHECKED = "unchecked"
+    ACCEPTABLE = "acceptable"
+    FORGET_UNCLEAN = "forget-unclean"
+
+
 class EqualEpochDelta(StrEnum):
     """What ``makeLeader`` does with a delta of the leader's own partition epoch."""
 

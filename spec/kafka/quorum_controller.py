@@ -86,6 +86,7 @@ from isrlab.core.partition_change_builder import (
     BuilderConfig,
     ChangeResult,
     Election,
+    LastKnownLeaderCheck,
     LeaderEpochBump,
     generate_leader_and_isr_update,
 )
@@ -137,7 +138,8 @@ class QuorumController(BrokerLifecycleManager):
             min_isr=cfg.min_isr, elr_enabled=cfg.elr,
             election=Election.UNCLEAN if cfg.unclean_election else Election.ONLINE,
             epoch_bump=(LeaderEpochBump.ON_ISR_SHRINK if cfg.kraft_epoch_bump == "isr-shrink"
-                        else LeaderEpochBump.LEADER_CHANGE_ONLY))
+                        else LeaderEpochBump.LEADER_CHANGE_ONLY),
+            last_known_leader_check=LastKnownLeaderCheck(cfg.last_known_leader))
 
     def _write(self, state: State, batch: Batch, unclean: bool = False) -> State | None:
         """``state`` once the controller committed ``batch``; ``None`` when the bounds forbid
@@ -240,6 +242,13 @@ class QuorumController(BrokerLifecycleManager):
             if s is not None:
                 out.append((broker_step("UnfenceBroker", b), s))
 
+    def _forgets(self, reg: PartitionRegistration, b: int) -> bool:
+        """With ``last_known_leader=forget-unclean`` (a candidate fix),
+        ``handleBrokerUncleanShutdown`` also visits a partition whose last-known leader is
+        ``b``, to clear it."""
+        return (self.cfg.last_known_leader == "forget-unclean"
+                and reg.last_known_elr == (b,))
+
     def _a_register(self, state: State, out: Out) -> None:
         """``RegisterBroker(b)``: down broker ``b`` starts, registers and catches up (see the
         module docstring)."""
@@ -254,8 +263,9 @@ class QuorumController(BrokerLifecycleManager):
             epoch = next_broker_epoch(k, b)
             records: list[tuple[int, ...]] = []
             unclean = False
-            if (self.cfg.elr and (b in reg.isr or b in reg.elr) and self._registers_unclean(
-                    self._controller_view(k), b, br.unclean_shutdown, epoch)):
+            if (self.cfg.elr and (b in reg.isr or b in reg.elr or self._forgets(reg, b))
+                    and self._registers_unclean(
+                        self._controller_view(k), b, br.unclean_shutdown, epoch)):
                 change = self._change(state, unclean=b)
                 if change.record is not None:
                     records.append(record_of(change.record))

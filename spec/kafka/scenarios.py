@@ -60,6 +60,7 @@ PINNED: dict[str, str] = {
     "isr_changes": "zookeeper",
     "hw_checkpoint_file": "fsync",
     "controller": "zookeeper",
+    "last_known_leader": "unchecked",
 }
 """The parameters every scenario run names explicitly, with the value it takes when the
 scenario does not choose one: Kafka 2.1's (the model's defaults when the figures of
@@ -232,6 +233,18 @@ SCENARIOS = (
          "initial_leader=1", "max_records=1", "max_leader_epoch=3", "isr_shrink=false",
          "crashes=none", "controlled_shutdown=true", "preferred_election=true"),
         ("leader_state_reset=on-leadership",), ("leader_state_reset=on-epoch",),
+    ),
+    Scenario(
+        "last-known-leader", "KIP-966's last-known-leader election picks a broker back with "
+        "an empty disk over a replica holding an acknowledged record, with unclean election "
+        "off (KAFKA-15584; KRaft with ELR on, 3.9-4.0; KAFKA-19522 checks only that it is "
+        "acceptable; candidate fix in no release)",
+        "AcknowledgedWritesDurable",
+        (*KRAFT_BASE, "kip903=true", "kraft_epoch_bump=leader-change", "elr=true",
+         "unclean_detection=new-incarnation", "make_leader_equal_epoch=skip",
+         "unclean_election=false", "min_isr=2", "max_records=1", "max_leader_epoch=2",
+         "isr_shrink=false", "crashes=clean", "empty_disk=true"),
+        ("last_known_leader=unchecked",), ("last_known_leader=forget-unclean",),
     ),
 )
 """The scenarios of docs/scenarios.md, in its order."""

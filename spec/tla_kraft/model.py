@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pickle import loads as _loads
 from typing import Any
 
-from isrlab.checker.model import Liveness, Property
+from isrlab.checker.model import EvaluationError, Liveness, Property
 from isrlab.spec.tla_kraft.layout import (
     _REST_PART,
     _VIEW_PART,
@@ -103,9 +103,10 @@ from isrlab.spec.tla_kraft.layout import (
 from isrlab.spec.tla_kraft.liveness import kraft_liveness
 
 
-class SpecError(RuntimeError):
+class SpecError(EvaluationError):
     """An evaluation TLC would reject (an index outside a sequence, Nil compared with a
-    number): the spec's own "this should not happen" cases."""
+    number): the spec's own "this should not happen" cases.  ``next_states`` names the
+    action it was raised in; the checker reports it as TLC does, with the trace."""
 
 
 def _bit(b: int) -> int:
@@ -305,10 +306,14 @@ class KraftModel:
         the module's order, then PerformPartitionReassignment."""
         s, pack = self.unpack(state), self.pack
         out: list[tuple[str, Packed]] = []
-        for label, action, b in self._steps:
-            out.extend((label, pack(t)) for t in action(s, b))
-        out.extend(("PerformPartitionReassignment", pack(t))
-                   for t in self.perform_partition_reassignment(s))
+        label = "PerformPartitionReassignment"
+        try:
+            for label, action, b in self._steps:
+                out.extend((label, pack(t)) for t in action(s, b))
+            label = "PerformPartitionReassignment"
+            out.extend((label, pack(t)) for t in self.perform_partition_reassignment(s))
+        except SpecError as error:
+            raise SpecError(str(error), label) from None
         return out
 
     def invariants(self) -> Sequence[Property[Packed]]:

@@ -21,6 +21,7 @@ from isrlab.core.partition_change_builder import (
     BuilderConfig,
     Election,
     ElectionResult,
+    LastKnownLeaderCheck,
     LeaderEpochBump,
     build,
     elect_leader,
@@ -216,6 +217,32 @@ def test_the_last_known_leader_is_elected_even_when_not_acceptable() -> None:
     reg = PartitionRegistration((1, 2, 3), (), NO_LEADER, 5, 9, last_known_elr=(1,))
     config = BuilderConfig(2, elr_enabled=True)
     assert elect_leader(reg, (), (), frozenset(), config) == ElectionResult(1, True)
+
+
+def test_kafka_19522_elects_the_last_known_leader_only_when_acceptable() -> None:
+    # KAFKA-19522 (PR #20200): canElectLastKnownLeader returns false when isAcceptableLeader
+    # does; an acceptable last-known leader is still elected, unclean.
+    reg = PartitionRegistration((1, 2, 3), (), NO_LEADER, 5, 9, last_known_elr=(1,))
+    config = BuilderConfig(2, elr_enabled=True,
+                           last_known_leader_check=LastKnownLeaderCheck.ACCEPTABLE)
+    assert elect_leader(reg, (), (), frozenset({2, 3}), config) == ElectionResult(NO_LEADER, False)
+    assert elect_leader(reg, (), (), frozenset({1}), config) == ElectionResult(1, True)
+
+
+def test_forget_unclean_clears_the_last_known_leader_at_its_unclean_registration() -> None:
+    # The candidate fix: broker 1 (the last-known leader, in neither ISR nor ELR) registers
+    # uncleanly: the record clears lastKnownElr and elects nobody; unchecked keeps [1].
+    reg = PartitionRegistration((1, 2, 3), (), NO_LEADER, 5, 9, last_known_elr=(1,))
+    config = BuilderConfig(2, elr_enabled=True,
+                           last_known_leader_check=LastKnownLeaderCheck.FORGET_UNCLEAN)
+    change = ok(generate_leader_and_isr_update(reg, TP, frozenset({1, 2, 3}), config,
+                                               broker_with_unclean_shutdown=1))
+    assert change.record == _record(last_known_elr=())
+    assert (change.registration.leader, change.registration.last_known_elr) == (NO_LEADER, ())
+    unchecked = replace(config, last_known_leader_check=LastKnownLeaderCheck.UNCHECKED)
+    elected = ok(generate_leader_and_isr_update(reg, TP, frozenset({1, 2, 3}), unchecked,
+                                                broker_with_unclean_shutdown=1))
+    assert elected.registration.leader == 1  # the released code: unclean broker 1 elected
 
 
 def _fence(reg: PartitionRegistration, broker: int, active: frozenset[int],

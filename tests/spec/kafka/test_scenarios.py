@@ -301,3 +301,17 @@ def test_stale_leo_kraft_is_the_twelve_state_story() -> None:
     result = run(BY_KEY["stale-leo-kraft"], fixed=False)
     assert result.violation is not None
     assert [step.action for step in result.violation.trace[1:]] == list(STALE_LEO_SHORT)
+
+
+@pytest.mark.same_worker("kafka-scenario-bug-runs")
+def test_last_known_leader_is_the_eleven_state_story() -> None:
+    # docs/scenarios.md #18, counted by hand (each step is needed):
+    #  1 Init (leader 0, ISR {0,1})  2 Produce m0  3-4 broker 1 fetches twice: m0 acked
+    #  5-6 broker 1 stops, is fenced (ELR {1})  7-8 broker 0 stops, is fenced (ISR empty,
+    #  ELR {0,1}, last-known leader 0)  9 broker 1 registers: a new incarnation leaves the ELR
+    # 10 broker 0's disk is replaced  11 broker 0 registers: the ELR empties and it is elected.
+    result = run(BY_KEY["last-known-leader"], fixed=False)
+    assert result.violation is not None
+    actions = [step.action.split("(")[0] for step in result.violation.trace]
+    assert actions == ["Init", "Produce", "Fetch", "Fetch", "Crash", "FenceBroker", "Crash",
+                       "FenceBroker", "RegisterBroker", "ReplaceDisk", "RegisterBroker"]
