@@ -38,7 +38,6 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from isrlab.checker.chart import plain_text
 from isrlab.checker.model import Model
 from isrlab.checker.report import INIT_ACTION, TraceStep, Violation
 from isrlab.checker.trace import from_itf_value, value_text
@@ -99,8 +98,13 @@ class Observation:
         """Where the step is in its source: ``place`` if given, else ``line N``."""
         return self.place or f"line {self.line}"
 
-    def describe(self) -> str:
-        """The observation in one line: label constraint and observed variables."""
+    def describe(self, before: Mapping[str, Any] | None = None,
+                 after: Mapping[str, Any] | None = None) -> str:
+        """The observation in one line: label constraint and observed variables, their
+        values written as text traces write them (``value_text``); given the model states
+        ``before`` and ``after`` a step (a candidate's), in their notation
+        (``in_notation_of``: ``<<0, 1>>`` for a JSON list where the model has a tuple), as
+        the mismatch lines are."""
         parts = []
         if self.label is not None:
             parts.append(f"label {self.label}")
@@ -108,10 +112,9 @@ class Observation:
             args = "" if self.args is None else "(" + ", ".join(self.args) + ")"
             parts.append(f"action {self.action}{args}")
         if self.before:
-            shown = ", ".join(f"{k} = {_show(v)}" for k, v in self.before.items())
-            parts.append(f"before the step {shown}")
+            parts.append(f"before the step {_values_text(self.before, before)}")
         if self.variables:
-            shown = ", ".join(f"{k} = {_show(v)}" for k, v in self.variables.items())
+            shown = _values_text(self.variables, after)
             parts.append(shown if not self.before else f"after it {shown}")
         if self.stutter:
             parts.append("possibly without a step of its own")
@@ -120,6 +123,13 @@ class Observation:
         if self.hidden:
             parts.append(f"after up to {self.hidden} unobserved steps")
         return "; ".join(parts) or "nothing"
+
+
+def _values_text(observed: Mapping[str, Any], model: Mapping[str, Any] | None) -> str:
+    """``name = value, ...`` of observed variables, in the notation of ``model``'s values
+    when given."""
+    shown = observed if model is None else in_notation_of(observed, model)
+    return ", ".join(f"{k} = {value_text(v)}" for k, v in shown.items())
 
 
 class _Absent:
@@ -186,6 +196,8 @@ class NearMiss:
     label: str
     state: Mapping[str, Any]
     mismatches: tuple[Mismatch, ...]
+    before: Mapping[str, Any] | None = None
+    """The model state before the step (when the observation constrains it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,13 +283,21 @@ class ValidationResult:
             out["rejected"] = {
                 "step": (self.failed_index or 0) + 1, "where": self.failed.where,
                 "line": self.failed.line, "text": self.failed.text,
-                "observed": self.failed.describe(), "reason": self.gave_up or
+                "observed": self.observed_text(), "reason": self.gave_up or
                 "no behaviour of the model matches",
                 "hidden_step_that_would_be_logged": self.blocked or None,
                 "closest": [{"label": n.label, "mismatches": [m.text() for m in n.mismatches]}
                             for n in self.closest],
             }
         return out
+
+    def observed_text(self) -> str:
+        """The rejected observation in one line (``Observation.describe``), its values in
+        the notation of the closest candidate's states, as its mismatch lines are."""
+        if self.failed is None:
+            return ""
+        near = self.closest[0] if self.closest else None
+        return self.failed.describe(near.before if near else None, near.state if near else None)
 
     def summary_line(self, model: str) -> str:
         """One line: verdict, steps, frontier, time."""
@@ -313,11 +333,6 @@ class ValidationResult:
 
 
 # ---------------------------------------------------------------------------- matching
-def _show(value: Any) -> str:
-    """A compact rendering of a plain value for messages (strings quoted)."""
-    return plain_text(value, quote=True)
-
-
 def _hashable(value: Any) -> Any:
     """A hashable, order-insensitive-where-it-should-be form for set comparison."""
     if isinstance(value, list | tuple):
@@ -653,7 +668,8 @@ class _Search(Generic[S]):
             if signature in shown:
                 continue
             shown.add(signature)
-            ranked.append((tier, len(missing), label, key, NearMiss(label, view, tuple(missing))))
+            near = NearMiss(label, view, tuple(missing), before)
+            ranked.append((tier, len(missing), label, key, near))
         ranked.sort(key=lambda r: (r[0], r[1], r[2], r[3]))
         return [r[4] for r in ranked[: self.options.closest]]
 

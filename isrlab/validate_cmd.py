@@ -77,7 +77,7 @@ def report_rejection(result: ValidationResult) -> None:
     if obs is None:
         return
     click.echo(f"{obs.where}: {obs.text}" if obs.text else obs.where)
-    click.echo(f"observed: {obs.describe()}")
+    click.echo(f"observed: {result.observed_text()}")
     if result.blocked:
         click.echo(f"a behaviour would match only with a hidden step the logs would show: "
                    f"{result.blocked}")

@@ -67,6 +67,7 @@ from isrlab.spark_explore.tasks import (
     bits,
     bucket_of,
     candidates_dir,
+    evaluation_error_of,
     from_key,
     read_summary,
     read_table,
@@ -263,8 +264,9 @@ class SparkTaskFailed(RuntimeError):
 
 def task_failure(error: Exception) -> Exception:
     """``SparkTaskFailed`` for the Python exception a failed Spark job reports inside
-    ``error`` (its Java message holds the worker's traceback); ``error`` itself when it
-    holds none."""
+    ``error`` (its Java message holds the worker's traceback); the model's own
+    ``EvaluationError`` when the task stopped at one (``TaskEvaluationError``); ``error``
+    itself when it holds no traceback."""
     text = str(error)
     start = text.find("Traceback (most recent call last):")
     if start < 0:
@@ -273,7 +275,11 @@ def task_failure(error: Exception) -> Exception:
     for end in ("\n SQLSTATE", "\n\tat "):  # where the JVM's part of the message resumes
         if end in python:
             python = python[:python.index(end)]
-    failure = SparkTaskFailed(f"a Spark task failed: {exception_line(python)}")
+    line = exception_line(python)
+    evaluation = evaluation_error_of(line)
+    if evaluation is not None:
+        return evaluation
+    failure = SparkTaskFailed(f"a Spark task failed: {line}")
     failure.add_note(f"the task's Python traceback:\n{python.rstrip()}")
     return failure
 
@@ -288,7 +294,8 @@ def explore(
     workers); ``spark`` says where to run; ``session`` joins an existing Spark session (or context).
     Without ``options.run_dir`` the levels go to a temporary directory removed at the end
     (with a real cluster, give a run directory every executor can reach).  Raises
-    ``isrlab.checker.runstore.RunDirError`` when the run directory belongs to another check.
+    ``isrlab.checker.runstore.RunDirError`` when the run directory belongs to another check,
+    the model's own ``EvaluationError`` when a task's ``next_states`` raised one.
     States outside ``within_boundary`` are treated as TLC and the local checker treat states
     outside a CONSTRAINT: generated and checked, neither expanded nor counted as distinct.
     """

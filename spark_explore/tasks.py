@@ -61,7 +61,7 @@ import pyarrow.compute as pc
 
 from isrlab.checker.fingerprint import compiled_columns, fingerprint
 from isrlab.checker.fingerprint import xxh3_64 as _xxh3
-from isrlab.checker.model import Model
+from isrlab.checker.model import EvaluationError, Model
 from isrlab.checker.registry import USER_MODULE_PREFIX
 from isrlab.checker.report import INIT_ACTION
 from isrlab.spark_explore.session import context_of
@@ -387,9 +387,28 @@ def share_task(ref: ModelRef[S], plan: LevelPlan, tasks: int) -> BucketTask:
     one = bucket_task(ref, plan)
 
     def run(task: int) -> int:
-        return sum(one(bucket) for bucket in range(task, plan.buckets, tasks))
+        try:
+            return sum(one(bucket) for bucket in range(task, plan.buckets, tasks))
+        except EvaluationError as error:  # the model's own: the driver raises it again
+            raise TaskEvaluationError(json.dumps([str(error.args[0]), error.action])) from None
 
     return run
+
+
+class TaskEvaluationError(Exception):
+    """A task stopped at the model's own ``EvaluationError``: its message is the JSON list
+    ``[message, action]``, one line, so that the driver can read it back from the exception
+    line Spark reports (``evaluation_error_of``) and raise the ``EvaluationError`` again."""
+
+
+def evaluation_error_of(line: str) -> EvaluationError | None:
+    """The model's ``EvaluationError`` a task's exception line (``Type: message``) carries,
+    if it is a ``TaskEvaluationError``'s."""
+    marker = f"{TaskEvaluationError.__name__}: "
+    if marker not in line:
+        return None
+    message, action = json.loads(line.split(marker, 1)[1])
+    return EvaluationError(str(message), None if action is None else str(action))
 
 
 @dataclass(slots=True)

@@ -3,6 +3,7 @@ docs/glossary.md quotes and what the explorer's state table shows."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -96,6 +97,21 @@ def test_validate_writes_its_mismatches_in_the_traces_notation(tmp_path: Path) -
     assert "       zk.isr: observed <<0>>, model has <<0, 1>>" in result.stdout
     assert "       broker0.log: observed <<'m0@0'>>, model has <<>>" in result.stdout
     assert "observed [0]" not in result.stdout
+
+
+def test_validate_writes_the_observed_line_in_the_traces_notation(tmp_path: Path) -> None:
+    """The ``observed:`` line above the mismatches writes the values as they do: the tuple
+    ``<<0>>`` (in the notation of the closest candidate's state), not the JSON ``[0]``;
+    the JSON report's ``observed`` is the same line."""
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"zk": {"isr": [0]}, "broker0": {"log": ["m0@0"]}}\n', encoding="utf-8")
+    args = ["validate", "--model", "kafka", "-p", "controller=zookeeper", str(trace)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1, result.output
+    observed = [line for line in result.stdout.splitlines() if line.startswith("observed: ")]
+    assert observed == ["observed: zk = {'isr': <<0>>}, broker0 = {'log': <<'m0@0'>>}"]
+    report = CliRunner().invoke(cli, [*args, "--json"])
+    assert json.loads(report.stdout)["rejected"]["observed"] == observed[0][len("observed: "):]
 
 
 @pytest.mark.parametrize(("observed", "actual", "written"), [
