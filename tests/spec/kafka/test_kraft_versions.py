@@ -103,6 +103,18 @@ def test_unclean_detection_does_not_stop_kafka14139_without_kip903() -> None:
     assert not holds(m, LOSS, s)
 
 
+def test_a_power_loss_is_the_same_story_one_step_shorter() -> None:
+    # KIP-903's other case: broker 1 loses its unflushed m0 to a power loss (one step for
+    # Crash(1) and ReplaceDisk(1)); its registration without the clean-shutdown file is
+    # unclean, and again it is in neither the ISR nor the ELR.
+    steps = tuple(step for step in KAFKA14139 if step != "ReplaceDisk(1)")
+    steps = tuple("PowerLoss(1)" if step == "Crash(1)" else step for step in steps)
+    m = model(kip903=False, crashes="unclean", max_records=1, make_leader_equal_epoch="skip")
+    s = walk(m, *steps)
+    assert (s.brokers[1].leader, s.brokers[1].log) == (1, ())
+    assert not holds(m, LOSS, s)
+
+
 def test_kip903_refuses_the_stale_proposal_under_the_defaults() -> None:
     # 3.5.0 ineligibleReplicasForIsr l. 1180: the proposal carries broker 1's epoch from its
     # last fetch, the registration holds the new incarnation's: INELIGIBLE_REPLICA.
@@ -147,3 +159,17 @@ def test_unclean_detection_makes_that_election_unclean() -> None:
         assert (s.controller.leader, s.controller.isr, s.controller.elr) == (0, 0b01, 0)
         assert s.ghost.flags & F_UNCLEAN  # an unclean election: NoCommittedRecordLost waived
         assert holds(m, LOSS, s)
+
+
+def test_without_elr_the_same_steps_are_the_last_replica_standing_of_3_4() -> None:
+    # 3.3-3.4 (no ELR, no detection, the epoch bumped on a shrink): fencing the last ISR
+    # member keeps it in the ISR of the leaderless partition (generateLeaderAndIsrUpdates),
+    # so UnfenceBroker(0) elects it from the ISR, cleanly; each fence bumps the epoch, so
+    # the story needs epochs 0..3.
+    m = model(kip903=False, kraft_epoch_bump="isr-shrink", elr=False,
+              unclean_detection="none", max_leader_epoch=3, **POWER)
+    s = walk(m, *ELR_LOSS[:6])
+    assert (s.controller.leader, s.controller.isr, s.controller.elr) == (-1, 0b01, 0)
+    s = walk(m, *ELR_LOSS)
+    assert (s.brokers[0].leader, s.brokers[0].log) == (0, ())
+    assert not s.ghost.flags & F_UNCLEAN and not holds(m, LOSS, s)
