@@ -36,6 +36,7 @@ from isrlab.spec.kafka.state import (
     ALTER_ACCEPTED,
     ALTER_FENCED,
     ALTER_INELIGIBLE,
+    ALTER_NEW_EPOCH,
     ALTER_NONE,
     ALTER_SENT,
     BrokerPartition,
@@ -46,7 +47,8 @@ from isrlab.spec.kafka.state import (
 )
 
 ALTER_TEXT = {ALTER_SENT: "sent", ALTER_ACCEPTED: "accepted",
-              ALTER_FENCED: "FENCED_LEADER_EPOCH", ALTER_INELIGIBLE: "INELIGIBLE_REPLICA"}
+              ALTER_FENCED: "FENCED_LEADER_EPOCH", ALTER_INELIGIBLE: "INELIGIBLE_REPLICA",
+              ALTER_NEW_EPOCH: "accepted, leader epoch bumped"}
 """How a trace shows a leader's AlterPartition round trip."""
 
 
@@ -160,7 +162,9 @@ class AlterPartitionManager(KafkaController):
         (``handle_alter_partition_response``): accepted, the proposed ISR is committed and
         the HW may rise (Kafka 3.0+, KAFKA-13091; 2.7-2.8 waited for the next fetch);
         INELIGIBLE_REPLICA, back to the committed ISR; FENCED_LEADER_EPOCH, the proposal
-        stays pending until a LeaderAndIsr installs the controller's ISR."""
+        stays pending until a LeaderAndIsr installs the controller's ISR; so does an accepted
+        answer carrying another leader epoch (KRaft, ``kraft_epoch_bump=isr-shrink``:
+        ``ALTER_NEW_EPOCH``), which ``handleAlterPartitionUpdate`` ignores."""
         for b in range(self.n):
             br = state.brokers[b]
             if br.alter_partition in (ALTER_NONE, ALTER_SENT) or not br.alive:
@@ -173,8 +177,10 @@ class AlterPartitionManager(KafkaController):
         """Leader ``b`` holding ``br`` after it handled the controller's answer and raised
         its HW (``_a_alter_partition_response``; memoised)."""
         before = self._isr_state(br)
-        if br.alter_partition == ALTER_ACCEPTED:
-            lai = LeaderAndIsr(b, br.leader_epoch, members(br.pending_isr), 1)
+        if br.alter_partition in (ALTER_ACCEPTED, ALTER_NEW_EPOCH):
+            # KRaft's ALTER_NEW_EPOCH: the answer carries the epoch the record bumped to
+            epoch = br.leader_epoch + (br.alter_partition == ALTER_NEW_EPOCH)
+            lai = LeaderAndIsr(b, epoch, members(br.pending_isr), 1)
             response = AlterPartitionResponse(Errors.NONE, lai)
         elif br.alter_partition == ALTER_INELIGIBLE:
             response = AlterPartitionResponse(Errors.INELIGIBLE_REPLICA)

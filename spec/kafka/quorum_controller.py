@@ -116,6 +116,7 @@ from isrlab.spec.kafka.state import (
     ALTER_ACCEPTED,
     ALTER_FENCED,
     ALTER_INELIGIBLE,
+    ALTER_NEW_EPOCH,
     ALTER_NONE,
     ALTER_SENT,
     F_UNCLEAN,
@@ -347,7 +348,11 @@ class QuorumController(BrokerLifecycleManager):
                                       kip903=self.cfg.kip903, builder=self._builder())
         response = alter_partition(TP, reg, core, request, config).unwrap()
         if response.error is Errors.NONE:
-            answer = ALTER_ACCEPTED
+            # the answer carries the registration after the change: with isr-shrink (3.0-3.5)
+            # a shrink's record bumped the leader epoch, and the leader ignores the answer
+            assert response.registration is not None
+            bumped = response.registration.leader_epoch != leader_epoch
+            answer = ALTER_NEW_EPOCH if bumped else ALTER_ACCEPTED
         elif response.error in (Errors.INELIGIBLE_REPLICA, Errors.OPERATION_NOT_ATTEMPTED):
             answer = ALTER_INELIGIBLE
         else:

@@ -151,7 +151,8 @@ class BrokerPartition(NamedTuple):
     alter_partition: int = 0
     """Its AlterPartition round trip (``isr_changes=alter-partition``): ``ALTER_NONE``, the
     request on its way to the controller (``ALTER_SENT``), or the controller's answer on
-    its way back (``ALTER_ACCEPTED`` or an error, ``ALTER_FENCED``, ``ALTER_INELIGIBLE``);
+    its way back (``ALTER_ACCEPTED`` or an error, ``ALTER_FENCED``, ``ALTER_INELIGIBLE``, or
+    KRaft's ``ALTER_NEW_EPOCH``);
     one at a time, as ``AlterPartitionManager`` keeps one request per partition."""
 
 
@@ -527,3 +528,8 @@ leader keeps its pending state until a LeaderAndIsr resets it."""
 ALTER_INELIGIBLE = 4
 """The controller refused it, ``INELIGIBLE_REPLICA`` (KIP-841: the proposed ISR holds a
 fenced or offline broker); the leader goes back to its committed ISR."""
+ALTER_NEW_EPOCH = 5
+"""KRaft, ``kraft_epoch_bump=isr-shrink`` (3.0-3.5): the controller took the proposal, but
+its record bumped the leader epoch (an ISR shrink), so the answer carries a leader epoch
+the leader, still in the old one, ignores (``Partition.handleAlterPartitionUpdate``: "stale
+leader epoch"); the proposal stays pending until the leader publishes the record."""
