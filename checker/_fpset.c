@@ -1090,9 +1090,9 @@ LinkTable_columns(LinkTable *t, PyObject *unused)
         return PyErr_NoMemory();
     for (size_t i = 0; i < t->rows; i++)
         codes[i] = t->codes[i] & ~CLAIMED;
-    PyObject *result = Py_BuildValue(
-        "(y#y#y#)", (const char *)t->fps, (Py_ssize_t)(t->rows * 8),
-        (const char *)t->parents, (Py_ssize_t)(t->rows * 8), (const char *)codes,
+    PyObject *result = Py_BuildValue(  /* an empty table has no arrays: "" (y# of NULL is None) */
+        "(y#y#y#)", t->rows ? (const char *)t->fps : "", (Py_ssize_t)(t->rows * 8),
+        t->rows ? (const char *)t->parents : "", (Py_ssize_t)(t->rows * 8), (const char *)codes,
         (Py_ssize_t)(t->rows * 4));
     PyMem_Free(codes);
     return result;

@@ -141,6 +141,8 @@ class DiskWorker(_Worker[S]):
         """This worker's states of ``level`` in order (key order under a view): (fingerprint,
         discovery key, state), streamed from the run directory."""
         keyed = self.view is not None
+        if self.source is not None and self.source[1] == self.workers:
+            self.source = None  # written by as many workers: this worker's own file
         if self.source is None:
             records: Iterator[Record] = self.disk.frontier_records(level, self.index, keyed=keyed)
         else:
@@ -262,8 +264,7 @@ class DiskWorker(_Worker[S]):
                 found = self._claimed(table, chain(*streams))
             else:
                 table = link_table(self.names, True)
-                tagged = [((fp, parent, mapping[code], key, enc)
-                           for fp, parent, code, key, enc in stream)
+                tagged = [_recoded(stream, mapping)
                           for stream, mapping in zip(streams, maps, strict=True)]
                 found = (r for r in heapq.merge(*tagged, key=_key) if table.offer(r[0], 0, 0))
         report = self._finish(level, found)
@@ -319,6 +320,12 @@ class DiskWorker(_Worker[S]):
 
     def parent_of(self, level: int, fp: int) -> int | None:
         raise RuntimeError("a run directory's links are read from the run directory")
+
+
+def _recoded(records: Iterator[Record], mapping: array[int]) -> Iterator[Record]:
+    """A sender's records with its label codes translated to this worker's."""
+    for fp, parent, code, key, encoding in records:
+        yield fp, parent, mapping[code], key, encoding
 
 
 def make_worker(
