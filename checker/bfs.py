@@ -23,7 +23,8 @@ Exactness and determinism:
 Memory per distinct state: one fingerprint in the visited set (13 to 26 bytes in the
 compiled ``isrlab.checker._fpset.FpSet``, about 80 in the Python set used when it is not
 built) plus 16 bytes of links (two ``array('Q')`` per level); the frontier holds one level's
-states.
+states.  With a run directory the states and links stay on disk instead (checker/diskbfs.py:
+the fingerprints, and the links of the level being built, are all that is in memory).
 """
 
 from __future__ import annotations
