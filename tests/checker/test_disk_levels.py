@@ -26,7 +26,12 @@ from pathlib import Path
 import pytest
 
 from isrlab.checker.bfs import CheckOptions, explore
-from isrlab.checker.fingerprint import COMPILED_SET, PyLinkTable, link_table
+from isrlab.checker.fingerprint import (
+    COMPILED_SET,
+    PyLinkTable,
+    link_table,
+    pure_python_forced,
+)
 from isrlab.checker.runstore import MAGIC, RunStore, _digest
 from isrlab.checker.toys import Symmetric
 from isrlab.cli_support import resolve_model
@@ -123,7 +128,8 @@ def test_a_format_2_run_directory_is_read_and_upgraded(tmp_path: Path) -> None:
     assert json.loads((run_dir / "meta.json").read_text())["format"] == 3
 
 
-@pytest.mark.skipif(COMPILED_SET is None, reason="checker/_fpset.c is not built")
+@pytest.mark.skipif(COMPILED_SET is None or pure_python_forced(),
+                    reason="checker/_fpset.c is not built or turned off")
 @pytest.mark.parametrize("keep_first", [False, True])
 def test_the_compiled_link_table_agrees_with_the_python_one(keep_first: bool) -> None:
     rng = random.Random(7)
