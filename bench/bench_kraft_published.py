@@ -18,7 +18,7 @@ and a cfg of the same name: never committed here) it then runs ``java -cp JAR tl
 the two rates side by side.
 
 With ``--levels N`` it runs one ``explore`` to ``N`` levels (in memory, or through a fresh
-``--run-dir`` when given, where the checker also keeps each new state's encoding) and
+``--run-dir`` when given, where the checker keeps the states on disk instead) and
 prints the counts, wall and CPU seconds, states per CPU second, peak RSS, and the bytes one
 stored state takes: ``sys.getsizeof`` of a ``bytes`` state, or for a tuple state the deep
 size of its objects counted once (what a state decoded from a run directory takes; states

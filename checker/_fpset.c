@@ -842,6 +842,303 @@ done:
     return result;
 }
 
+/* -- the level being built, compactly: LinkTable ----------------------------------------------- */
+
+/* A run directory's search (isrlab.checker.diskbfs) writes each new state to disk when it is
+ * found and keeps in memory only its fingerprint and its link: this table maps a fingerprint
+ * to (parent fingerprint, label code), 20 bytes a row in insertion order plus a 4-byte slot
+ * (open addressing, at most 1/2 full): 28 to 44 bytes a state of the level being built,
+ * where a Python dict of (parent, label) tuples takes about 200.  ``names`` is the list of
+ * labels by code (the caller appends new ones); with ``keep_first`` a row's link never
+ * changes (TLC's VIEW: the first state found is kept, with its link), otherwise the smallest
+ * (parent, label) wins, labels compared as strings.  ``claim`` marks a row taken (the top
+ * bit of its code) and hands its link out once. */
+
+#define CLAIMED 0x80000000u
+
+typedef struct {
+    PyObject_HEAD
+    uint64_t *fps, *parents;
+    uint32_t *codes;
+    size_t rows, capacity;
+    uint32_t *slots;  /* row + 1; 0 marks an empty slot */
+    size_t mask;
+    PyObject *names;
+    int keep_first;
+} LinkTable;
+
+static int
+table_reserve(LinkTable *t)
+{
+    if (t->rows + 1 > t->capacity) {
+        size_t capacity = t->capacity ? t->capacity + t->capacity / 2 : 4096;
+        if (capacity >= 0x7fffffffu) {
+            PyErr_SetString(PyExc_OverflowError, "LinkTable: too many rows");
+            return -1;
+        }
+        uint64_t *fps = PyMem_Realloc(t->fps, capacity * sizeof(uint64_t));
+        if (fps != NULL) t->fps = fps;
+        uint64_t *parents = fps ? PyMem_Realloc(t->parents, capacity * sizeof(uint64_t)) : NULL;
+        if (parents != NULL) t->parents = parents;
+        uint32_t *codes = parents ? PyMem_Realloc(t->codes, capacity * sizeof(uint32_t)) : NULL;
+        if (codes == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        t->codes = codes;
+        t->capacity = capacity;
+    }
+    if ((t->rows + 1) * 2 > t->mask + 1) {
+        size_t size = (t->mask + 1) * 2;
+        uint32_t *slots = PyMem_Calloc(size, sizeof(uint32_t));
+        if (slots == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (size_t row = 0; row < t->rows; row++) {
+            size_t j = slot_of(t->fps[row], size - 1);
+            while (slots[j] != 0)
+                j = (j + 1) & (size - 1);
+            slots[j] = (uint32_t)(row + 1);
+        }
+        PyMem_Free(t->slots);
+        t->slots = slots;
+        t->mask = size - 1;
+    }
+    return 0;
+}
+
+/* The row of ``fp`` or -1; ``*slot`` is where it is or would go. */
+static Py_ssize_t
+table_find(const LinkTable *t, uint64_t fp, size_t *slot)
+{
+    size_t j = slot_of(fp, t->mask);
+    for (; t->slots[j] != 0; j = (j + 1) & t->mask) {
+        size_t row = t->slots[j] - 1;
+        if (t->fps[row] == fp) {
+            *slot = j;
+            return (Py_ssize_t)row;
+        }
+    }
+    *slot = j;
+    return -1;
+}
+
+/* Whether label ``a`` sorts before label ``b`` (codes into ``names``); -1 on error. */
+static int
+label_less(LinkTable *t, uint32_t a, uint32_t b)
+{
+    Py_ssize_t n = PyList_GET_SIZE(t->names);
+    if ((Py_ssize_t)a >= n || (Py_ssize_t)b >= n) {
+        PyErr_SetString(PyExc_IndexError, "LinkTable: a label code without a name");
+        return -1;
+    }
+    return PyObject_RichCompareBool(PyList_GET_ITEM(t->names, a),
+                                    PyList_GET_ITEM(t->names, b), Py_LT);
+}
+
+/* Add or improve the link of ``fp``: 1 when the row is new, 0 when it was there, -1 on
+ * error. */
+static int
+table_offer(LinkTable *t, uint64_t fp, uint64_t parent, uint32_t code)
+{
+    if (code & CLAIMED) {
+        PyErr_SetString(PyExc_OverflowError, "LinkTable: label code too large");
+        return -1;
+    }
+    if (table_reserve(t) < 0)
+        return -1;
+    size_t j;
+    Py_ssize_t row = table_find(t, fp, &j);
+    if (row >= 0) {
+        if (t->keep_first)
+            return 0;
+        uint32_t old = t->codes[row] & ~CLAIMED;
+        int less = parent < t->parents[row];
+        if (parent == t->parents[row] && code != old) {
+            less = label_less(t, code, old);
+            if (less < 0)
+                return -1;
+        }
+        if (less) {
+            t->parents[row] = parent;
+            t->codes[row] = code | (t->codes[row] & CLAIMED);
+        }
+        return 0;
+    }
+    row = (Py_ssize_t)t->rows++;
+    t->fps[row] = fp;
+    t->parents[row] = parent;
+    t->codes[row] = code;
+    t->slots[j] = (uint32_t)(row + 1);
+    return 1;
+}
+
+static PyObject *
+LinkTable_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *names;
+    int keep_first;
+    if (!PyArg_ParseTuple(args, "O!p:LinkTable", &PyList_Type, &names, &keep_first))
+        return NULL;
+    LinkTable *t = (LinkTable *)type->tp_alloc(type, 0);
+    if (t == NULL)
+        return NULL;
+    t->mask = 8191;
+    t->slots = PyMem_Calloc(t->mask + 1, sizeof(uint32_t));
+    if (t->slots == NULL) {
+        Py_DECREF(t);
+        return PyErr_NoMemory();
+    }
+    Py_INCREF(names);
+    t->names = names;
+    t->keep_first = keep_first;
+    return (PyObject *)t;
+}
+
+static void
+LinkTable_dealloc(LinkTable *t)
+{
+    PyMem_Free(t->fps);
+    PyMem_Free(t->parents);
+    PyMem_Free(t->codes);
+    PyMem_Free(t->slots);
+    Py_XDECREF(t->names);
+    Py_TYPE(t)->tp_free((PyObject *)t);
+}
+
+static int
+as_u64(PyObject *value, uint64_t *out)
+{
+    *out = PyLong_AsUnsignedLongLong(value);
+    return (*out == (uint64_t)-1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* offer(fp, parent, code) -> bool: whether fp is new in the table. */
+static PyObject *
+LinkTable_offer(LinkTable *t, PyObject *const *args, Py_ssize_t nargs)
+{
+    uint64_t fp, parent, code;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "offer(fp, parent, code)");
+        return NULL;
+    }
+    if (as_u64(args[0], &fp) < 0 || as_u64(args[1], &parent) < 0 || as_u64(args[2], &code) < 0)
+        return NULL;
+    if (code > 0x7fffffffu) {
+        PyErr_SetString(PyExc_OverflowError, "LinkTable: label code too large");
+        return NULL;
+    }
+    int rc = table_offer(t, fp, parent, (uint32_t)code);
+    if (rc < 0)
+        return NULL;
+    return PyBool_FromLong(rc);
+}
+
+/* offer_columns(fps, parents, codes): ``offer`` of every row of three native columns
+ * (uint64, uint64, uint32 bytes). */
+static PyObject *
+LinkTable_offer_columns(LinkTable *t, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyBytes_Check(args[0]) || !PyBytes_Check(args[1])
+        || !PyBytes_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "offer_columns(fps: bytes, parents: bytes, codes: bytes)");
+        return NULL;
+    }
+    Py_ssize_t count = PyBytes_GET_SIZE(args[0]) / 8;
+    if (PyBytes_GET_SIZE(args[0]) != count * 8 || PyBytes_GET_SIZE(args[1]) != count * 8
+        || PyBytes_GET_SIZE(args[2]) != count * 4) {
+        PyErr_SetString(PyExc_ValueError, "offer_columns(): columns of different lengths");
+        return NULL;
+    }
+    const char *fps = PyBytes_AS_STRING(args[0]), *parents = PyBytes_AS_STRING(args[1]);
+    const char *codes = PyBytes_AS_STRING(args[2]);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        uint64_t fp, parent;
+        uint32_t code;
+        memcpy(&fp, fps + 8 * i, 8);
+        memcpy(&parent, parents + 8 * i, 8);
+        memcpy(&code, codes + 4 * i, 4);
+        if (table_offer(t, fp, parent, code) < 0)
+            return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* claim(fp) -> (parent, code) the first time for a row, else None (taken, or absent). */
+static PyObject *
+LinkTable_claim(LinkTable *t, PyObject *key)
+{
+    uint64_t fp;
+    if (as_u64(key, &fp) < 0)
+        return NULL;
+    size_t j;
+    Py_ssize_t row = table_find(t, fp, &j);
+    if (row < 0 || (t->codes[row] & CLAIMED))
+        Py_RETURN_NONE;
+    t->codes[row] |= CLAIMED;
+    return Py_BuildValue("(KI)", (unsigned long long)t->parents[row],
+                         (unsigned int)(t->codes[row] & ~CLAIMED));
+}
+
+/* columns() -> (fps, parents, codes): every row in insertion order, as native bytes. */
+static PyObject *
+LinkTable_columns(LinkTable *t, PyObject *unused)
+{
+    uint32_t *codes = PyMem_Malloc((t->rows ? t->rows : 1) * sizeof(uint32_t));
+    if (codes == NULL)
+        return PyErr_NoMemory();
+    for (size_t i = 0; i < t->rows; i++)
+        codes[i] = t->codes[i] & ~CLAIMED;
+    PyObject *result = Py_BuildValue(  /* an empty table has no arrays: "" (y# of NULL is None) */
+        "(y#y#y#)", t->rows ? (const char *)t->fps : "", (Py_ssize_t)(t->rows * 8),
+        t->rows ? (const char *)t->parents : "", (Py_ssize_t)(t->rows * 8), (const char *)codes,
+        (Py_ssize_t)(t->rows * 4));
+    PyMem_Free(codes);
+    return result;
+}
+
+static Py_ssize_t
+LinkTable_len(LinkTable *t)
+{
+    return (Py_ssize_t)t->rows;
+}
+
+static PyObject *
+LinkTable_sizeof(LinkTable *t, PyObject *unused)
+{
+    return PyLong_FromSize_t(sizeof(LinkTable) + t->capacity * 20 + (t->mask + 1) * 4);
+}
+
+static PyMethodDef LinkTable_methods[] = {
+    {"offer", (PyCFunction)(void (*)(void))LinkTable_offer, METH_FASTCALL,
+     "offer(fp, parent, code) -> bool: add fp's link, or improve it (see the source)."},
+    {"offer_columns", (PyCFunction)(void (*)(void))LinkTable_offer_columns, METH_FASTCALL,
+     "offer_columns(fps, parents, codes): offer every row of native uint64/uint64/uint32 bytes."},
+    {"claim", (PyCFunction)LinkTable_claim, METH_O,
+     "claim(fp) -> (parent, code) once per row, else None."},
+    {"columns", (PyCFunction)LinkTable_columns, METH_NOARGS,
+     "columns() -> (fps, parents, codes) as native bytes, in insertion order."},
+    {"__sizeof__", (PyCFunction)LinkTable_sizeof, METH_NOARGS, "Bytes used."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods LinkTable_as_sequence = {
+    .sq_length = (lenfunc)LinkTable_len,
+};
+
+static PyTypeObject LinkTableType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "isrlab.checker._fpset.LinkTable",
+    .tp_basicsize = sizeof(LinkTable),
+    .tp_dealloc = (destructor)LinkTable_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "LinkTable(names, keep_first): fingerprint -> (parent, label code), compactly.",
+    .tp_as_sequence = &LinkTable_as_sequence,
+    .tp_methods = LinkTable_methods,
+    .tp_new = LinkTable_new,
+};
+
 static PyMethodDef module_methods[] = {
     {"expand", (PyCFunction)(void (*)(void))expand, METH_FASTCALL,
      "expand(fps, states, next_states, cov, seen, links, candidates, digest, orbit_of, "
@@ -891,7 +1188,7 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__fpset(void)
 {
-    if (PyType_Ready(&FpSetType) < 0)
+    if (PyType_Ready(&FpSetType) < 0 || PyType_Ready(&LinkTableType) < 0)
         return NULL;
     PyObject *mod = PyModule_Create(&module);
     if (mod == NULL)
@@ -899,6 +1196,12 @@ PyInit__fpset(void)
     Py_INCREF(&FpSetType);
     if (PyModule_AddObject(mod, "FpSet", (PyObject *)&FpSetType) < 0) {
         Py_DECREF(&FpSetType);
+        Py_DECREF(mod);
+        return NULL;
+    }
+    Py_INCREF(&LinkTableType);
+    if (PyModule_AddObject(mod, "LinkTable", (PyObject *)&LinkTableType) < 0) {
+        Py_DECREF(&LinkTableType);
         Py_DECREF(mod);
         return NULL;
     }

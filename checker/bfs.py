@@ -23,7 +23,8 @@ Exactness and determinism:
 Memory per distinct state: one fingerprint in the visited set (13 to 26 bytes in the
 compiled ``isrlab.checker._fpset.FpSet``, about 80 in the Python set used when it is not
 built) plus 16 bytes of links (two ``array('Q')`` per level); the frontier holds one level's
-states.
+states.  With a run directory the states and links stay on disk instead (checker/diskbfs.py:
+the fingerprints, and the links of the level being built, are all that is in memory).
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ from isrlab.checker.report import (
     Violation,
     collision_probability,
 )
-from isrlab.checker.runstore import RunDirError, RunStore
+from isrlab.checker.runstore import RunDirError, RunStore, parts_of
 
 S = TypeVar("S")
 
@@ -86,16 +87,6 @@ _first, _second = itemgetter(0), itemgetter(1)
 KEY_BYTES = 4
 """Under a view: the bytes of one successor index in a discovery key."""
 
-
-def _join_key(key: bytes, encoding: bytes) -> bytes:
-    """A frontier state's discovery key and encoding as one run-directory record."""
-    return len(key).to_bytes(2, "big") + key + encoding
-
-
-def _split_key(record: bytes) -> tuple[bytes, bytes]:
-    """The inverse of ``_join_key``."""
-    size = int.from_bytes(record[:2], "big")
-    return record[2:2 + size], record[2 + size:]
 
 __all__ = ["CheckOptions", "Progress", "RunDirError", "explore", "replay_path"]
 
@@ -207,7 +198,7 @@ class _Worker(Generic[S]):
         self.candidate_keys: list[bytes] = []
         self.candidate_at: dict[int, int] = {}  # view: fingerprint -> index in candidates
         self._pkey = b""  # view: the key of the state being expanded
-        self.keep_encodings = (store is not None or workers > 1) and not self.identity
+        self.keep_encodings = workers > 1 and not self.identity
         self._owners: list[int] = []  # each candidate's owner, from _publish to merge
         # The compiled split and merge of the exchange (checker/_fpset.c), for models whose
         # states are their own encoding; this worker's own links and candidates, from
@@ -253,31 +244,8 @@ class _Worker(Generic[S]):
         self._publish(1)
 
     def resume(self, commit: Mapping[str, Any]) -> None:
-        """Reload the committed levels of a run directory (any former worker count)."""
-        assert self.store is not None
-        level, former = int(commit["level"]), int(commit["workers"])
-        for lv in range(1, level + 1):
-            fps, parents = array("Q"), array("Q")
-            for w in range(former):
-                f, p = self.store.read_links(lv, w)
-                self.seen.update(f)
-                if w % self.workers == self.index:
-                    fps.extend(f)
-                    parents.extend(p)
-            self.levels.append((fps, parents))
-        decode = self.model.decode
-        for w in range(former):
-            f, encodings = self.store.read_frontier(level, w)
-            for fp, encoding in zip(f, encodings, strict=True):
-                if fp % self.workers == self.index:
-                    self.frontier_fps.append(fp)
-                    if self.view is not None:
-                        key, encoding = _split_key(encoding)
-                        self.frontier_keys.append(key)
-                    self.frontier.append(decode(encoding))
-        self.pending_sometimes = [
-            (i, h) for i, h in self.pending_sometimes if str(i) not in commit["sometimes"]
-        ]
+        """Only a search with a run directory resumes (``diskbfs.DiskWorker``)."""
+        raise RuntimeError("an in-memory search has nothing to resume")
 
     # -- level k -> k + 1 ----------------------------------------------------------------------
     def expand(self, level: int) -> None:
@@ -599,7 +567,6 @@ class _Worker(Generic[S]):
         invariants, violations = self.invariants, report.violations
         frontier_fps: list[int] = []
         frontier: list[S] = []
-        frontier_enc: list[bytes] = []
         if not getattr(self.model, "has_boundary", True):
             # Every state lies within the boundary: the loop below, column by column.
             fps.extend(links.keys())
@@ -615,13 +582,11 @@ class _Worker(Generic[S]):
             count_labels(distinct, map(_second, links.values()))
             frontier_fps, frontier = list(links), states
             frontier_keys = list(keys)
-            if self.store is not None:
-                frontier_enc = encodings
             links = {}  # the loop below has nothing left to do
         else:
             frontier_keys = []
-        for (fp, (parent, label)), state, encoding, key in zip(
-            links.items(), states, encodings or repeat(b""), keys or repeat(b""), strict=False
+        for (fp, (parent, label)), state, key in zip(
+            links.items(), states, keys or repeat(b""), strict=False
         ):
             fps.append(fp)
             parents.append(parent)
@@ -635,8 +600,6 @@ class _Worker(Generic[S]):
                 frontier_fps.append(fp)
                 frontier.append(state)
                 frontier_keys.append(key)
-                if self.store is not None:
-                    frontier_enc.append(encoding)
         self.levels.append((fps, parents))
         if not others:  # several workers: ``others`` holds every new state, these included
             self.seen.update(fps)
@@ -648,14 +611,7 @@ class _Worker(Generic[S]):
         self.candidate_keys, self.candidate_at = [], {}
         self.frontier_fps, self.frontier = frontier_fps, frontier
         self.frontier_keys = frontier_keys if self.view is not None else []
-        if self.view is not None and self.store is not None:
-            frontier_enc = [_join_key(k, e) for k, e in zip(frontier_keys, frontier_enc,
-                                                            strict=True)]
         report.frontier = len(frontier)
-        if self.store is not None:
-            self.store.write_level(
-                level, self.index, fps, parents, array("Q", frontier_fps), frontier_enc
-            )
         return report
 
     def parent_of(self, level: int, fp: int) -> int | None:
@@ -720,7 +676,9 @@ class _LocalSlots:
 class _InProcess(_Driver[S]):
     def __init__(self, model: Model[S], options: CheckOptions, store: RunStore | None) -> None:
         self.slots = _LocalSlots()
-        self.worker = _Worker(model, options, 0, 1, None, store, self.slots)
+        from isrlab.checker.diskbfs import make_worker  # diskbfs extends this module
+
+        self.worker = make_worker(model, options, 0, 1, None, store, self.slots)
 
     def start(self) -> list[_LevelReport]:
         self.worker.start()
@@ -757,7 +715,9 @@ def _serve(
     gc.set_threshold(*WORKER_GC_THRESHOLDS)
     for end in inherited:
         end.close()
-    worker = _Worker(model, options, index, workers, exchange, store, _Slots(shared))
+    from isrlab.checker.diskbfs import make_worker  # diskbfs extends this module
+
+    worker = make_worker(model, options, index, workers, exchange, store, _Slots(shared))
     with contextlib.suppress(OSError, EOFError):  # the coordinator is gone: just exit
         while True:
             while not connection.poll(1.0):
@@ -1067,6 +1027,7 @@ class _Totals:
     violations: list[tuple[int, int, int]] = field(default_factory=list)
     sometimes: dict[str, int] = field(default_factory=dict)  # property index -> level
     elapsed_before: float = 0.0
+    parts: list[int] = field(default_factory=list)  # the workers that wrote each level
 
     def add(self, level: int, reports: Sequence[_LevelReport]) -> None:
         self.level = level
@@ -1090,7 +1051,7 @@ class _Totals:
             "generated": self.generated, "frontier": self.frontier,
             "cov_generated": self.cov_generated, "cov_distinct": self.cov_distinct,
             "violations": sorted(self.violations), "sometimes": self.sometimes,
-            "elapsed": self.elapsed_before + elapsed,
+            "elapsed": self.elapsed_before + elapsed, "parts": self.parts,
         }
 
     @staticmethod
@@ -1102,6 +1063,7 @@ class _Totals:
             cov_distinct=dict(record["cov_distinct"]),
             violations=[(a, b, c) for a, b, c in record["violations"]],
             sometimes=dict(record["sometimes"]), elapsed_before=float(record["elapsed"]),
+            parts=parts_of(record),
         )
 
 
@@ -1227,12 +1189,15 @@ def _search(
 ) -> CheckResult:
     names = [p.name for p in model.invariants()] + [DEADLOCK]
     commit = store.commit() if store is not None else None
+    if store is not None:
+        store.clear_uncommitted(0 if commit is None else int(commit["level"]))
     if commit is not None:
         totals = _Totals.load(commit)
         driver.resume(commit)
     else:
         totals = _Totals()
         totals.add(1, driver.start())
+        totals.parts.append(workers)
         if store is not None:
             store.write_commit(totals.record(workers, time.monotonic() - started))
     last_shown = [time.monotonic()]
@@ -1256,9 +1221,17 @@ def _search(
                                      bool(totals.violations))) is None:
         level = totals.level
         totals.add(level + 1, driver.step(level, show))
+        totals.parts.append(workers)
         if store is not None:
             store.write_commit(totals.record(workers, time.monotonic() - started))
-    violations = _violations(model, options, driver, totals, names)
+    parent_of = driver.parent_of
+    if store is not None:
+        disk, parts = store, totals.parts
+
+        def parent_of(level: int, fp: int) -> int:
+            return disk.parent_of(level, parts[level - 1], fp)
+
+    violations = _violations(model, options, parent_of, totals, names)
     return check_result(
         model, options, totals,
         engine="bfs" if workers == 1 else f"bfs-{workers}{'thread' if threads else 'proc'}",
@@ -1268,8 +1241,8 @@ def _search(
 
 
 def _violations(
-    model: Model[S], options: CheckOptions, driver: _Driver[S], totals: _Totals,
-    names: Sequence[str],
+    model: Model[S], options: CheckOptions, parent_of: Callable[[int, int], int],
+    totals: _Totals, names: Sequence[str],
 ) -> list[Violation]:
     """One shortest trace per violated property, first by (level, property, fingerprint)."""
     chosen: dict[int, tuple[int, int]] = {}
@@ -1282,7 +1255,7 @@ def _violations(
     for prop, (level, fp) in ordered:
         path = [fp]
         for lv in range(level, 1, -1):
-            path.append(driver.parent_of(lv, path[-1]))
+            path.append(parent_of(lv, path[-1]))
         path.reverse()
         result.append(Violation(names[prop], replay_path(model, path, symmetry=options.symmetry)))
     return result

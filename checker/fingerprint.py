@@ -8,6 +8,7 @@ partition states across workers and Spark executors and be written to disk.
 from __future__ import annotations
 
 import os
+from array import array
 from collections.abc import Iterable
 from typing import Any, Protocol
 
@@ -15,6 +16,7 @@ import xxhash
 
 try:  # the compiled fingerprint set and successor loop (checker/_fpset.c), optional
     from isrlab.checker._fpset import FpSet as _FpSet
+    from isrlab.checker._fpset import LinkTable as _LinkTable
     from isrlab.checker._fpset import columns as _columns
     from isrlab.checker._fpset import expand as _expand
     from isrlab.checker._fpset import merge as _merge
@@ -22,6 +24,7 @@ try:  # the compiled fingerprint set and successor loop (checker/_fpset.c), opti
     from isrlab.checker._fpset import split as _split
 except ImportError:  # not built: a Python set and bfs.py's own loops, the same answers
     _FpSet = None  # type: ignore[assignment, misc]
+    _LinkTable = None  # type: ignore[assignment, misc]
     _scan = _split = _merge = _expand = _columns = None  # type: ignore[assignment]
 
 try:  # the search's levels in C on several threads (checker/_engine.c), optional
@@ -102,3 +105,73 @@ def compiled_engine() -> Any:
     """The compiled level engine's class (checker/_engine.c) when built and not turned off,
     else None."""
     return None if pure_python_forced() else _Engine
+
+
+class LinkTableLike(Protocol):
+    """What the on-disk level store (checker/diskbfs.py) uses of a table of links."""
+
+    def offer(self, fp: int, parent: int, code: int, /) -> bool: ...
+
+    def offer_columns(self, fps: bytes, parents: bytes, codes: bytes, /) -> None: ...
+
+    def claim(self, fp: int, /) -> tuple[int, int] | None: ...
+
+    def columns(self) -> tuple[bytes, bytes, bytes]: ...
+
+    def __len__(self) -> int: ...
+
+
+class PyLinkTable:
+    """The Python version of ``checker/_fpset.c``'s ``LinkTable`` (used when it is not built):
+    fingerprint -> (parent fingerprint, label code), in insertion order.  With
+    ``keep_first`` a link never changes, otherwise the smallest (parent, label) wins, labels
+    compared as the strings ``names[code]``; ``claim`` hands a row's link out once."""
+
+    def __init__(self, names: list[str], keep_first: bool) -> None:
+        self.names = names
+        self.keep_first = keep_first
+        self.rows: dict[int, list[int]] = {}  # fp -> [parent, code, claimed]
+
+    def offer(self, fp: int, parent: int, code: int, /) -> bool:
+        """Add ``fp``'s link, or improve it: whether ``fp`` is new."""
+        row = self.rows.get(fp)
+        if row is None:
+            self.rows[fp] = [parent, code, 0]
+            return True
+        if not self.keep_first and (parent, self.names[code]) < (row[0], self.names[row[1]]):
+            row[0], row[1] = parent, code
+        return False
+
+    def offer_columns(self, fps: bytes, parents: bytes, codes: bytes, /) -> None:
+        """``offer`` every row of native uint64, uint64 and uint32 columns."""
+        f, p, c = array("Q"), array("Q"), array("I")
+        f.frombytes(fps)
+        p.frombytes(parents)
+        c.frombytes(codes)
+        for row in zip(f, p, c, strict=True):
+            self.offer(*row)
+
+    def claim(self, fp: int, /) -> tuple[int, int] | None:
+        """``fp``'s (parent, code) the first time it is asked for, else None."""
+        row = self.rows.get(fp)
+        if row is None or row[2]:
+            return None
+        row[2] = 1
+        return row[0], row[1]
+
+    def columns(self) -> tuple[bytes, bytes, bytes]:
+        """(fingerprints, parents, codes) as native bytes, in insertion order."""
+        return (array("Q", self.rows).tobytes(),
+                array("Q", (r[0] for r in self.rows.values())).tobytes(),
+                array("I", (r[1] for r in self.rows.values())).tobytes())
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+def link_table(names: list[str], keep_first: bool) -> LinkTableLike:
+    """An empty table of links (28 to 44 bytes a row when compiled, about 250 in Python)."""
+    if _LinkTable is not None and not pure_python_forced():
+        table: LinkTableLike = _LinkTable(names, keep_first)
+        return table
+    return PyLinkTable(names, keep_first)

@@ -1,25 +1,41 @@
 """A run directory: the completed BFS levels of one check, so a stopped run can resume.
 
-Layout (all files written atomically: a temporary name, then ``os.replace``):
+With a run directory the checker keeps every state on disk (the *on-disk level store*,
+checker/diskbfs.py): in memory only the fingerprints of the states seen so far (a compact
+set) and, for the level being built, each new state's fingerprint and link.
+
+Layout (every file written under a temporary name, then ``os.replace``):
 
 * ``meta.json`` -- what the run explores (model, parameters, symmetry, deadlock checking);
   a run directory whose ``meta.json`` differs is refused, never overwritten;
 * ``links-LLLL-W.bin`` -- for level ``L`` and worker ``W``: the fingerprints first found at
   that level and the fingerprint of each one's chosen parent (two arrays of unsigned 64-bit);
-* ``frontier-LLLL-W.bin`` -- the encodings of that level's states still to be expanded (only
-  the last committed level's are kept);
+* ``frontier-LLLL-W.bin`` -- worker ``W``'s states of level ``L`` to be expanded, as a
+  *record file* (below; only the last committed level's are kept);
+* ``build-LLLL-S-O.bin`` / ``.links`` -- the level being built: the new states worker ``S``
+  found that worker ``O`` owns, written as they are found (a record file), and their links
+  (``.links``: fingerprints, parents and label codes, with several workers); removed once
+  merged, and ignored and rewritten after a kill;
 * ``commit.json`` -- written last, after every worker has written its level files: the level
-  it commits and every counter at that point.  A run killed at any moment resumes from the
-  level named here; files of a later, uncommitted level are ignored and rewritten;
+  it commits, the number of workers that wrote each level (``parts``) and every counter at
+  that point.  A run killed at any moment resumes from the level named here; files of a
+  later, uncommitted level are removed when it resumes;
 * ``lock`` -- the process id of the run using the directory, locked with ``flock`` while it
   runs (see ``RunStore.open``).
 
-Every file carries a checksum written with it (the ``.bin`` files end with a 24-byte trailer:
-a magic word and the XXH3-128 digest of what precedes it; ``commit.json`` holds the digest of
-its other fields under ``checksum``), verified whenever the file is read back: a truncated,
-missing or corrupted file is reported in one line (``RunDirError``) and never read as fewer
-states.  A write that fails (the disk is full) is reported likewise and leaves the last
-commit and its files intact, so the run resumes from there once there is room.
+A record file is a sequence of blocks of about 1 MiB (a header: payload bytes and records;
+the payload; the XXH3-128 digest of the payload), then a 40-byte trailer (a magic word, the
+record and block counts, the digest of the blocks' digests).  A record is a fingerprint,
+a parent fingerprint and a label code, the lengths of a discovery key and of an encoding,
+then the key and the encoding: a reader streams it one block at a time.
+
+Every file carries a checksum written with it (the other ``.bin`` files end with a 24-byte
+trailer: a magic word and the XXH3-128 digest of what precedes it; ``commit.json`` holds the
+digest of its other fields under ``checksum``), verified whenever the file is read back: a
+truncated, missing or corrupted file is reported in one line (``RunDirError``) and never
+read as fewer states.  A write that fails (the disk is full) is reported likewise and
+leaves the last commit and its files intact, so the run resumes from there once there is
+room.
 """
 
 from __future__ import annotations
@@ -30,21 +46,34 @@ import fcntl
 import json
 import os
 import pickle
+import struct
 from array import array
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import xxhash
 
-FORMAT = 2
-"""2: every file checksummed (1 had no checksums; its directories are refused)."""
+FORMAT = 3
+"""3: frontiers as record files streamed block by block.  2 (every file checksummed,
+frontiers one pickle) is read and upgraded in place when a run resumes; 1 (no checksums)
+is refused."""
+UPGRADABLE = 2
 
 MAGIC = b"isrlab\x02\x00"
 """The first 8 bytes of a ``.bin`` file's trailer; the 16 after them are the digest."""
 TRAILER = len(MAGIC) + 16
 LOCK = "lock"
+
+RECORDS_MAGIC = b"isrlab\x03\x00"
+"""The first 8 bytes of a record file's trailer."""
+_RECORD = struct.Struct("<QQIHI")  # fingerprint, parent, label code, key and encoding lengths
+_BLOCK = struct.Struct("<II")  # payload bytes, records
+_TAIL = struct.Struct("<8sQQ16s")  # magic, records, blocks, digest of the block digests
+BLOCK_BYTES = 1 << 20
+Record = tuple[int, int, int, bytes, bytes]
+"""(fingerprint, parent fingerprint, label code, discovery key, encoding)."""
 
 
 class RunDirError(Exception):
@@ -173,6 +202,12 @@ class RunStore:
                     f"run directory {str(self.root)!r} has an unreadable meta.json (not an "
                     "object)"
                 )
+            if found.get("format") == UPGRADABLE and found == json.loads(json.dumps(
+                    {**wanted, "format": UPGRADABLE})):
+                # A format-2 directory of this check: its links are format 3's, its last
+                # frontier (one pickle) is read as such; from now on it is format 3.
+                _write_atomically(meta_path, json.dumps(wanted, indent=1).encode())
+                return
             if found.get("format") != FORMAT:
                 raise RunDirError(
                     f"run directory {str(self.root)!r} was written by another version of "
@@ -219,20 +254,75 @@ class RunStore:
             if int(old.name.split("-")[1]) < level:
                 old.unlink(missing_ok=True)
 
+    def clear_uncommitted(self, level: int) -> None:
+        """Remove the files of the levels after ``level`` (the last commit) and of every level
+        being built: what a killed run left behind, never read."""
+        for path in self.root.iterdir():
+            name = path.name
+            if name.startswith("build-") or name.endswith(".tmp"):
+                path.unlink(missing_ok=True)
+            elif name.startswith(("links-", "frontier-")) and name.endswith(".bin"):
+                with contextlib.suppress(ValueError, IndexError):
+                    if int(name.split("-")[1]) > level:
+                        path.unlink(missing_ok=True)
+
+    def frontier_path(self, level: int, worker: int) -> Path:
+        """Worker ``worker``'s record file of level ``level``'s states to expand."""
+        return self._frontier(level, worker)
+
+    def build_path(self, level: int, sender: int, owner: int, suffix: str = "bin") -> Path:
+        """The new states of level ``level`` found by ``sender`` and owned by ``owner``."""
+        return self.root / f"build-{level:04d}-{sender}-{owner}.{suffix}"
+
+    def write_links(self, level: int, worker: int, fps: array[int], parents: array[int]) -> None:
+        """Persist one worker's links of a level."""
+        _write_sealed(self._links(level, worker), fps.tobytes() + parents.tobytes())
+
+    def write_pickle(self, path: Path, value: Any) -> None:
+        """A sealed pickle (the links a worker hands another while a level is built)."""
+        _write_sealed(path, pickle.dumps(value, protocol=5))
+
+    def read_pickle(self, path: Path) -> Any:
+        """The inverse of ``write_pickle``, its checksum verified."""
+        return pickle.loads(self._read_sealed(path))
+
+    def records(self, path: Path) -> Iterator[Record]:
+        """The records of a record file, one block at a time, each block's digest checked
+        before its records are handed out and the trailer's counts at the end."""
+        return read_records(path, self._damaged)
+
+    def frontier_records(self, level: int, worker: int, *, keyed: bool) -> Iterator[Record]:
+        """One worker's frontier of a committed level, streamed; a format-2 frontier (one
+        pickle, the key joined to each encoding under a view) is read whole."""
+        path = self._frontier(level, worker)
+        if _is_record_file(path):
+            return self.records(path)
+        return self._legacy_frontier(path, keyed=keyed)
+
+    def _legacy_frontier(self, path: Path, *, keyed: bool) -> Iterator[Record]:
+        raw_fps, encodings = pickle.loads(self._read_sealed(path))
+        fps = array("Q")
+        fps.frombytes(raw_fps)
+        for fp, encoding in zip(fps, encodings, strict=True):
+            if keyed:
+                size = int.from_bytes(encoding[:2], "big")
+                yield fp, 0, 0, encoding[2:2 + size], encoding[2 + size:]
+            else:
+                yield fp, 0, 0, b"", encoding
+
+    def parent_of(self, level: int, workers: int, fp: int) -> int:
+        """The linked parent of ``fp``, a state of ``level`` (written by ``workers``)."""
+        for worker in range(workers):
+            fps, parents = self.read_links(level, worker)
+            with contextlib.suppress(ValueError):
+                return int(parents[fps.index(fp)])
+        raise self._damaged(f"links-{level:04d}-*.bin", f"missing the state {fp:#x}")
+
     def _links(self, level: int, worker: int) -> Path:
         return self.root / f"links-{level:04d}-{worker}.bin"
 
     def _frontier(self, level: int, worker: int) -> Path:
         return self.root / f"frontier-{level:04d}-{worker}.bin"
-
-    def write_level(
-        self, level: int, worker: int, fps: array[int], parents: array[int],
-        frontier_fps: array[int], frontier: list[bytes],
-    ) -> None:
-        """Persist one worker's share of a level: its links and its frontier encodings."""
-        _write_sealed(self._links(level, worker), fps.tobytes() + parents.tobytes())
-        payload = pickle.dumps((frontier_fps.tobytes(), frontier), protocol=5)
-        _write_sealed(self._frontier(level, worker), payload)
 
     def _read_sealed(self, path: Path) -> bytes:
         """A ``.bin`` file's payload, its trailer checked (``RunDirError`` if it fails)."""
@@ -256,12 +346,146 @@ class RunStore:
         parents.frombytes(data[half:])
         return fps, parents
 
-    def read_frontier(self, level: int, worker: int) -> tuple[array[int], list[bytes]]:
-        """One worker's frontier of a committed level: fingerprints and state encodings."""
-        raw_fps, encodings = pickle.loads(self._read_sealed(self._frontier(level, worker)))
-        fps = array("Q")
-        fps.frombytes(raw_fps)
-        return fps, list(encodings)
+
+class RecordWriter:
+    """A record file written as records come (one block of about 1 MiB in memory), under a
+    temporary name until ``close``; an ``OSError`` becomes a one-line ``RunDirError``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.temporary = path.with_name(path.name + ".tmp")
+        self.buffer = bytearray()
+        self.count = self.pending = self.blocks = 0
+        self.digests = xxhash.xxh3_128()
+        self.handle = self._guard(lambda: open(self.temporary, "wb"))  # noqa: SIM115
+
+    def _guard(self, action: Any) -> Any:
+        try:
+            return action()
+        except OSError as error:
+            with contextlib.suppress(OSError):
+                self.temporary.unlink(missing_ok=True)
+            raise RunDirError(
+                f"run directory {str(self.path.parent)!r}: cannot write {self.path.name} "
+                f"({error.strerror or error}); the run can resume from its last committed "
+                "level once this is fixed"
+            ) from error
+
+    def add(self, fp: int, parent: int, code: int, key: bytes, encoding: bytes) -> None:
+        """Append one record."""
+        buffer = self.buffer
+        buffer += _RECORD.pack(fp, parent, code, len(key), len(encoding))
+        buffer += key
+        buffer += encoding
+        self.pending += 1
+        if len(buffer) >= BLOCK_BYTES:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self.pending:
+            return
+        payload = bytes(self.buffer)
+        digest = _digest(payload)
+        self._guard(lambda: self.handle.write(
+            _BLOCK.pack(len(payload), self.pending) + payload + digest))
+        self.digests.update(digest)
+        self.count += self.pending
+        self.blocks += 1
+        self.pending = 0
+        self.buffer = bytearray()
+
+    def close(self) -> int:
+        """Seal the file and give it its name; the number of records."""
+        self._flush()
+        tail = _TAIL.pack(RECORDS_MAGIC, self.count, self.blocks, self.digests.digest())
+
+        def finish() -> None:
+            self.handle.write(tail)
+            self.handle.close()
+            os.replace(self.temporary, self.path)
+
+        self._guard(finish)
+        return self.count
+
+    def abort(self) -> None:
+        """Drop the file (a search that failed)."""
+        with contextlib.suppress(OSError):
+            self.handle.close()
+            self.temporary.unlink(missing_ok=True)
+
+
+def _is_record_file(path: Path) -> bool:
+    """Whether ``path`` is a record file rather than a format-2 sealed pickle (a file that
+    is neither counts as a record file, and is reported damaged when read)."""
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            handle.seek(max(0, size - _TAIL.size))
+            tail = handle.read()
+    except OSError:
+        return True
+    return tail[:len(RECORDS_MAGIC)] == RECORDS_MAGIC or tail[-TRAILER:-16] != MAGIC
+
+
+def read_records(path: Path, damaged: Any) -> Iterator[Record]:
+    """The records of the record file ``path`` (see the module's docstring); ``damaged(name,
+    what)`` makes the error raised for a missing, truncated or corrupted file."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115
+    except FileNotFoundError:
+        raise damaged(path.name, "missing") from None
+    except OSError as error:
+        raise damaged(path.name, f"unreadable ({error.strerror})") from error
+    corrupted = "truncated or corrupted (checksum mismatch)"
+    with handle:
+        end = os.fstat(handle.fileno()).st_size - _TAIL.size
+        if end < 0:
+            raise damaged(path.name, corrupted)
+        handle.seek(end)
+        magic, count, blocks, total = _TAIL.unpack(handle.read(_TAIL.size))
+        if magic != RECORDS_MAGIC:
+            raise damaged(path.name, corrupted)
+        handle.seek(0)
+        digests = xxhash.xxh3_128()
+        position = found = read_blocks = 0
+        unpack = _RECORD.unpack_from
+        head = _RECORD.size
+        while position < end:
+            header = handle.read(_BLOCK.size)
+            if len(header) < _BLOCK.size:
+                raise damaged(path.name, corrupted)
+            size, records = _BLOCK.unpack(header)
+            payload = handle.read(size)
+            digest = handle.read(16)
+            position += _BLOCK.size + size + 16
+            if position > end or len(payload) != size or digest != _digest(payload):
+                raise damaged(path.name, corrupted)
+            digests.update(digest)
+            read_blocks += 1
+            offset = 0
+            for _ in range(records):
+                fp, parent, code, key_size, size = unpack(payload, offset)
+                offset += head
+                key = payload[offset:offset + key_size]
+                offset += key_size
+                yield fp, parent, code, key, payload[offset:offset + size]
+                offset += size
+            found += records
+            if offset != len(payload):
+                raise damaged(path.name, corrupted)
+        if (position != end or found != count or read_blocks != blocks
+                or digests.digest() != total):
+            raise damaged(path.name, corrupted)
+
+
+def parts_of(commit: Mapping[str, Any]) -> list[int]:
+    """The number of workers that wrote each committed level (a format-2 commit, without
+    ``parts``, was written by one worker count throughout)."""
+    level = int(commit["level"])
+    parts = commit.get("parts")
+    if isinstance(parts, list) and len(parts) == level:
+        return [int(p) for p in parts]
+    return [int(commit["workers"])] * level
 
 
 def _dead(pid: str) -> bool:
