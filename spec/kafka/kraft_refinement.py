@@ -67,6 +67,7 @@ from isrlab.spec.kafka.state import (
     ALTER_ACCEPTED,
     ALTER_FENCED,
     ALTER_INELIGIBLE,
+    ALTER_NEW_EPOCH,
     ALTER_NONE,
     ALTER_SENT,
     KafkaState,
@@ -182,9 +183,10 @@ def _unread(k: KRaftState, b: int) -> int:
     return sum(1 for batch in k.batches[max(0, k.applied[b]):] for r in batch if r[0] == PCR)
 
 
-_KAFKA_PHASE = {ALTER_NONE: 0, ALTER_SENT: 1, ALTER_ACCEPTED: 2, ALTER_FENCED: 3,
-                ALTER_INELIGIBLE: 3}
-"""A leader's AlterPartition round trip: none, sent, accepted, refused."""
+_KAFKA_PHASE = {ALTER_NONE: 0, ALTER_SENT: 1, ALTER_ACCEPTED: 2, ALTER_NEW_EPOCH: 2,
+                ALTER_FENCED: 3, ALTER_INELIGIBLE: 3}
+"""A leader's AlterPartition round trip: none, sent, accepted (``ALTER_NEW_EPOCH``: accepted
+with the leader epoch bumped, ``kraft_epoch_bump=isr-shrink`` only), refused."""
 
 
 def _phase(s: Abstract, b: int) -> int:
