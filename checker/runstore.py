@@ -206,6 +206,7 @@ class RunStore:
                     {**wanted, "format": UPGRADABLE})):
                 # A format-2 directory of this check: its links are format 3's, its last
                 # frontier (one pickle) is read as such; from now on it is format 3.
+                self._record_parts_of_format_2()
                 _write_atomically(meta_path, json.dumps(wanted, indent=1).encode())
                 return
             if found.get("format") != FORMAT:
@@ -244,6 +245,25 @@ class RunStore:
             raise self._damaged("commit.json", "corrupted (checksum mismatch)")
         del record["checksum"]
         return record
+
+    def _record_parts_of_format_2(self) -> None:
+        """Write into a format-2 commit how many workers wrote each level, counted from its
+        ``links-LLLL-W.bin`` files.  A format-2 commit names only the worker count of its last
+        run, and a run resumed with another count (two workers to level 20, one for level 21)
+        wrote the earlier levels with more files than that count: reading only that many would
+        leave states out of the visited set, and the search would find them again as new."""
+        commit = self.commit()
+        if commit is None or "parts" in commit:
+            return
+        level = int(commit["level"])
+        counts = [0] * level
+        for path in self.root.glob("links-*.bin"):
+            with contextlib.suppress(ValueError, IndexError):
+                lv, worker = int(path.name[6:10]), int(path.stem.split("-")[2])
+                if 1 <= lv <= level:
+                    counts[lv - 1] = max(counts[lv - 1], worker + 1)
+        workers = int(commit["workers"])
+        self.write_commit({**commit, "parts": [c or workers for c in counts]})
 
     def write_commit(self, record: Mapping[str, Any]) -> None:
         """Commit a level: written after every worker has written that level's files."""

@@ -128,6 +128,29 @@ def test_a_format_2_run_directory_is_read_and_upgraded(tmp_path: Path) -> None:
     assert json.loads((run_dir / "meta.json").read_text())["format"] == 3
 
 
+def test_a_format_2_directory_written_by_two_then_one_worker_keeps_every_state(
+    tmp_path: Path,
+) -> None:
+    # Format 2's commit names only its last run's worker count: levels 1-4 written by two
+    # workers (two links files each), level 5 by one.  The upgrade counts the files, so no
+    # state of worker 1 is missing from the visited set (else it is found again as new).
+    run_dir = tmp_path / "run"
+    model, params = Symmetric(4, 3), {"procs": 4, "values": 3}
+    explore(model, CheckOptions(run_dir=run_dir, params=params, workers=2, max_depth=4))
+    explore(model, CheckOptions(run_dir=run_dir, params=params, workers=1, max_depth=5))
+    store = RunStore(run_dir)
+    commit = store.commit()
+    assert commit is not None and commit["parts"] == [2, 2, 2, 2, 1]
+    del commit["parts"]
+    commit["workers"] = 1
+    store.write_commit(commit)
+    meta = json.loads((run_dir / "meta.json").read_text())
+    (run_dir / "meta.json").write_text(json.dumps({**meta, "format": 2}))
+    done = explore(model, CheckOptions(run_dir=run_dir, params=params))
+    assert (done.distinct_states, done.generated_states, done.diameter) == (
+        3**4, 1 + 4 * 3**4, 4 * 2 + 1)
+
+
 @pytest.mark.skipif(COMPILED_SET is None or pure_python_forced(),
                     reason="checker/_fpset.c is not built or turned off")
 @pytest.mark.parametrize("keep_first", [False, True])
