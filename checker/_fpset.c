@@ -254,7 +254,7 @@ fingerprint_of(PyObject **successor, PyObject *digest, PyObject *orbit_of, PyObj
 
 /* scan(successors, pfp, seen, links, candidates, digest, orbit_of, canonical) -> None
  *
- * The inner loop of isrlab.checker.bfs._Worker.expand for a model whose states are bytes
+ * The inner loop of isrlab.checker.level_worker._Worker.expand for a model whose states are bytes
  * and their own encoding, transcribed: for each (label, successor) of ``successors`` (a
  * list), its fingerprint ``digest(successor)`` (with symmetry: ``orbit_of`` maps the raw
  * fingerprint to the representative's, ``canonical`` gives a representative on a miss);
@@ -356,7 +356,7 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 /* expand(fps, states, next_states, cov, seen, links, candidates, digest, orbit_of,
  *        canonical) -> (generated, deadlocked)
  *
- * bfs._Worker.expand's loop over (a slice of) the frontier: ``next_states`` of each state,
+ * level_worker._Worker.expand's loop over (a slice of) the frontier: ``next_states`` of each state,
  * every successor's label counted in ``cov`` (as collections.Counter.update), then ``scan``
  * of its successors with the state's fingerprint as parent.  Returns the number of
  * successors and the list of fingerprints of the states that had none. */

@@ -34,9 +34,15 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, TypeVar
 
-from isrlab.checker.bfs import KEY_BYTES, CheckOptions, _least_per_property, _LevelReport, _Worker
 from isrlab.checker.fingerprint import LinkTableLike, link_table
 from isrlab.checker.fingerprint import xxh3_64 as _xxh3
+from isrlab.checker.level_worker import (
+    KEY_BYTES,
+    CheckOptions,
+    _least_per_property,
+    _LevelReport,
+    _Worker,
+)
 from isrlab.checker.model import Model
 from isrlab.checker.report import INIT_ACTION
 from isrlab.checker.runstore import Record, RecordWriter, RunStore, parts_of

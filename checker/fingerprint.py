@@ -35,7 +35,7 @@ except ImportError:  # not built: bfs.py's own levels, the same answers
 COMPILED_SET = _FpSet
 """The compiled fingerprint set's class, or None when it is not built."""
 COMPILED_SCAN = _scan
-"""The compiled per-successor loop of the checker (``bfs._Worker.expand``), or None."""
+"""The compiled per-successor loop of the checker (``level_worker._Worker.expand``), or None."""
 
 PURE_PYTHON_ENV = "ISRLAB_PURE_PYTHON"
 """Set to ``1`` to ignore every compiled module (spec/tla/_native.c, checker/_fpset.c): the

@@ -39,10 +39,10 @@ from isrlab.checker.bfs import (
     CheckOptions,
     check_result,
     exception_line,
-    merge_counts,
     replay_path,
     stop_verdict,
 )
+from isrlab.checker.level_worker import merge_counts
 from isrlab.checker.model import Model, state_layout
 from isrlab.checker.report import (
     DEADLOCK,

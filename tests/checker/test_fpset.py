@@ -61,7 +61,7 @@ def test_compiled_scan_same_search(
     (checker/_fpset.c: expand, scan, split, merge) or in Python (``_Worker.expand``,
     ``_scan_python``, ``_publish``, ``merge``): the same counts, coverage and
     counterexamples (deadlocks included)."""
-    from isrlab.checker import bfs
+    from isrlab.checker import bfs, level_worker
     from isrlab.spec.tla import VERSIONS, TlaModel
 
     assert fingerprint.COMPILED_SCAN is not None
@@ -71,9 +71,9 @@ def test_compiled_scan_same_search(
                                check_deadlock=True)
     monkeypatch.setattr(bfs, "compiled_engine", lambda: None)  # tests/checker/test_engine.py
     compiled = bfs.explore(model, options)
-    monkeypatch.setattr(bfs, "compiled_scan", lambda: None)
-    monkeypatch.setattr(bfs, "compiled_expand", lambda: None)
-    monkeypatch.setattr(bfs, "compiled_exchange", lambda: None)
+    monkeypatch.setattr(level_worker, "compiled_scan", lambda: None)
+    monkeypatch.setattr(level_worker, "compiled_expand", lambda: None)
+    monkeypatch.setattr(level_worker, "compiled_exchange", lambda: None)
     python = bfs.explore(model, options)
     assert (compiled.distinct_states, compiled.generated_states, compiled.diameter) == (
         python.distinct_states, python.generated_states, python.diameter)
