@@ -41,6 +41,11 @@ SPACES: dict[str, dict[str, Any]] = {
 space names its controller)."""
 
 
+SPACES_GROUP = "kafka-label-spaces"
+"""The tests that call ``labels_of`` run on one xdist worker (tests/conftest.py), so that each
+space is searched once in the suite, not once per worker that gets one of them."""
+
+
 @cache
 def labels_of(name: str) -> frozenset[str]:
     """Every label of every step of the space ``name`` (a breadth-first search)."""
@@ -62,6 +67,7 @@ def labels_of(name: str) -> frozenset[str]:
     return frozenset(found)
 
 
+@pytest.mark.same_worker(SPACES_GROUP)
 @pytest.mark.parametrize("name", SPACES)
 def test_every_label_of_the_space_round_trips(name: str) -> None:
     found = labels_of(name)
@@ -72,6 +78,7 @@ def test_every_label_of_the_space_round_trips(name: str) -> None:
                        "PowerLoss", "Reassign", "HandleCommit"}
 
 
+@pytest.mark.same_worker(SPACES_GROUP)
 def test_the_spaces_cover_every_action() -> None:
     actions = {parse(label).action for name in SPACES for label in labels_of(name)}
     assert actions == {*labels.ACTIONS, *labels.BROKER_ACTIONS, *labels.REQUEST_ACTIONS,
@@ -144,6 +151,7 @@ def test_parse_request_refuses_what_is_not_a_request() -> None:
         labels.parse_request("LeaderAndIsr(to=1,cepoch=0)")
 
 
+@pytest.mark.same_worker(SPACES_GROUP)
 @pytest.mark.parametrize("name", SPACES)
 def test_coverage_groups_labels_by_their_parsed_action(name: str) -> None:
     # checker/ stays domain-free: coverage (checker.bfs.action_coverage, checker.simulate)
