@@ -20,13 +20,6 @@ from isrlab.spec.symbolic.tla import TlaSystem
 heavy = pytest.mark.skipif(bool(os.environ.get("ISRLAB_SKIP_HEAVY")),
                            reason="minutes-long Z3 run skipped: ISRLAB_SKIP_HEAVY is set")
 
-# Runs the suite's ten-minute budget has not been measured to absorb (the 13-state BMC of
-# Kip320FirstTry configuration B: 110 CPU-s with the partial-order reduction, docs/z3.md)
-# run only with ISRLAB_VERY_HEAVY=1 (docs/z3.md records the command line run instead).
-very_heavy = pytest.mark.skipif(not os.environ.get("ISRLAB_VERY_HEAVY"),
-                                reason="long Z3 run: set ISRLAB_VERY_HEAVY=1 to run it")
-
-
 def build_pair(name: str, **params: int | str) -> tuple[Model[Any], TlaSystem]:
     """The explicit model ``name`` and its bounded symbolic twin for the same parameters."""
     entry = registry().get(name).unwrap()
