@@ -389,12 +389,11 @@ class _Worker(Generic[S]):
                 every,
                 list(compress(self.candidate_keys, chosen)) if self.view is not None else [],
             )
-            (self.exchange / f"{level - 1}-{me}-{other}.bin").unlink(missing_ok=True)
-            temporary = self.exchange / f"{level}-{me}-{other}.tmp"
-            temporary.write_bytes(pickle.dumps(payload, protocol=5))
-            os.replace(temporary, self.exchange / f"{level}-{me}-{other}.bin")
+            self._write_part(level, other, payload)
 
     def _write_part(self, level: int, other: int, payload: Any) -> None:
+        """Hand ``other`` its part of ``level`` (written whole, then renamed into place),
+        removing this worker's part for it of the level before."""
         me = self.index
         assert self.exchange is not None
         (self.exchange / f"{level - 1}-{me}-{other}.bin").unlink(missing_ok=True)
