@@ -58,8 +58,9 @@ def check(
     """Every invariant on every state ``model`` reaches within ``options``' bounds, explored
     by ``engine`` (default: the local BFS); the shortest counterexample explained.  When
     the model raises its own ``EvaluationError`` (the spec's next step undefined), the
-    report is that error with a shortest trace to the state it was raised in
-    (``evaluation_error_result``), as TLC reports an evaluation error."""
+    report is that error with a shortest trace to the state it was raised in, as TLC
+    reports an evaluation error: the local engine raises it and the search is rerun
+    (``evaluation_error_result``); the Spark engine makes the same report itself."""
     try:
         explored = explore_with(model, options, engine or Engine())
     except EvaluationError:
