@@ -51,3 +51,16 @@ def test_a_violation_the_local_engine_stops_at_first_is_reported_instead(
     spark, local = runs.check(model, CheckOptions(), engine), runs.check(model, CheckOptions())
     assert not local.evaluation_error and local.violation is not None
     assert comparable(spark) == comparable(local)
+
+
+def test_a_tla_kraft_spec_error_gives_the_local_engines_report(spark_context: Any) -> None:
+    """States that are their own encoding go through the compiled expansion, which cannot
+    say which state raised: the task finds it again among its bucket's states."""
+    from isrlab.api import model
+
+    engine = Engine("spark", master="local[2]", progress=False)
+    kraft = model("tla-kraft-3.5", values=2, min_isr=1, leader_shrink_isr_limit=1)
+    spark, local = runs.check(kraft, CheckOptions(), engine), runs.check(kraft, CheckOptions())
+    assert spark.evaluation_error and spark.violation is not None
+    assert "WriteRecordToLeader(1): SubSeq(" in spark.violation.explanation
+    assert comparable(spark) == comparable(local)
