@@ -5,6 +5,8 @@ never as a failed Spark task."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -64,3 +66,14 @@ def test_a_tla_kraft_spec_error_gives_the_local_engines_report(spark_context: An
     assert spark.evaluation_error and spark.violation is not None
     assert "WriteRecordToLeader(1): SubSeq(" in spark.violation.explanation
     assert comparable(spark) == comparable(local)
+
+
+def test_the_level_of_the_error_is_not_committed(spark_context: Any, tmp_path: Path) -> None:
+    """A rerun on the same run directory meets the error again, with the same report."""
+    options = CheckOptions(run_dir=tmp_path / "run")
+    first = explore(_Undefined(limit=6), options, SparkOptions(), spark_context)
+    commit = json.loads((tmp_path / "run" / "commit.json").read_text())
+    assert commit["level"] == 3  # x = 0, 1, 2: the level of x = 3 raised in its expansion
+    again = explore(_Undefined(limit=6), options, SparkOptions(), spark_context)
+    assert again.evaluation_error
+    assert comparable(again) == comparable(first)
