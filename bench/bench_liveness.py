@@ -29,7 +29,7 @@ import multiprocessing
 import resource
 import sys
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,59 +40,32 @@ from isrlab.checker.bfs import CheckOptions, explore  # noqa: E402
 from isrlab.checker.liveness import check_liveness  # noqa: E402
 from isrlab.checker.model import (  # noqa: E402
     AlwaysEventually,
+    Delegating,
     Fairness,
     LeadsTo,
     Liveness,
     Model,
-    Property,
     TemporalProperty,
 )
 from isrlab.cli_support import resolve_model  # noqa: E402
 
 
-class WithLiveness:
-    """``inner`` with two liveness properties and weak fairness of every action."""
+class WithLiveness(Delegating[Any]):
+    """``base`` with two liveness properties and weak fairness of every action."""
 
-    def __init__(self, inner: Model[Any]) -> None:
-        self.inner = inner
-        self.name = inner.name
+    def __init__(self, base: Model[Any]) -> None:
+        self.base = base
+        self.name = base.name
         self._last: tuple[Any, Mapping[str, Any]] | None = None
 
     def _variables(self, state: Any) -> Mapping[str, Any]:
         """``variables(state)``, computed once for the state the predicates look at."""
         if self._last is None or self._last[0] is not state:
-            self._last = (state, self.inner.variables(state))
+            self._last = (state, self.base.variables(state))
         return self._last[1]
 
     def __getattr__(self, attribute: str) -> Any:  # identity_encoding, has_boundary, ...
-        return getattr(self.inner, attribute)
-
-    def init_states(self) -> Iterable[Any]:
-        return self.inner.init_states()
-
-    def next_states(self, state: Any) -> Iterable[tuple[str, Any]]:
-        return self.inner.next_states(state)
-
-    def invariants(self) -> Sequence[Property[Any]]:
-        return self.inner.invariants()
-
-    def sometimes(self) -> Sequence[Property[Any]]:
-        return self.inner.sometimes()
-
-    def within_boundary(self, state: Any) -> bool:
-        return self.inner.within_boundary(state)
-
-    def canonical(self, state: Any) -> Any:
-        return self.inner.canonical(state)
-
-    def encode(self, state: Any) -> bytes:
-        return self.inner.encode(state)
-
-    def decode(self, data: bytes) -> Any:
-        return self.inner.decode(data)
-
-    def variables(self, state: Any) -> Mapping[str, Any]:
-        return self.inner.variables(state)
+        return getattr(self.base, attribute)
 
     def _has_leader(self, state: Any) -> bool:
         return self._variables(state)["quorumState"]["leader"] is not None

@@ -38,6 +38,7 @@ from isrlab.checker.fingerprint import LinkTableLike, link_table
 from isrlab.checker.fingerprint import xxh3_64 as _xxh3
 from isrlab.checker.level_worker import (
     KEY_BYTES,
+    ORBIT_CACHE_LIMIT,
     CheckOptions,
     _least_per_property,
     _LevelReport,
@@ -109,21 +110,15 @@ class DiskWorker(_Worker[S]):
     # -- level 1 -------------------------------------------------------------------------------
     def start(self) -> None:
         """This worker's share of the initial states, written to the level being built."""
-        self.report = report = _LevelReport()
-        symmetry, model, view = self.options.symmetry, self.model, self.view
+        self.report = _LevelReport()
+        keyed = self.view is not None
         self._open_level(1)
         table = self.table
         assert table is not None
         code = self._code(INIT_ACTION)
-        for number, state in enumerate(model.init_states()):
-            if self.index == 0:
-                report.generated += 1
-                report.cov_generated[INIT_ACTION] = report.cov_generated.get(INIT_ACTION, 0) + 1
-            canonical = model.canonical(state) if symmetry else state
-            encoding = model.encode(canonical)
-            fp = _xxh3(encoding if view is None else view(canonical))
-            if fp % self.workers == self.index and table.offer(fp, 0, code):
-                key = number.to_bytes(KEY_BYTES, "big") if view is not None else b""
+        for number, fp, _state, encoding in self._own_initial_states():
+            if table.offer(fp, 0, code):
+                key = number.to_bytes(KEY_BYTES, "big") if keyed else b""
                 self.writers[self.index].add(fp, 0, code, key, encoding)
         self._close_level(1)
         self.seen_through = 0
@@ -183,7 +178,7 @@ class DiskWorker(_Worker[S]):
         model, options, view = self.model, self.options, self.view
         next_states, encode = model.next_states, model.encode
         canonical = model.canonical if options.symmetry else None
-        if len(self.orbit_of) > 20_000_000:
+        if len(self.orbit_of) > ORBIT_CACHE_LIMIT:
             self.orbit_of.clear()
         orbit_of, seen, identity = self.orbit_of, self.seen, self.identity
         self._open_level(level + 1)

@@ -8,7 +8,7 @@ import os
 import pickle
 from array import array
 from collections import _count_elements as count_labels  # type: ignore[attr-defined]  # C helper behind Counter.update
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 from operator import itemgetter
@@ -177,18 +177,29 @@ class _Worker(Generic[S]):
             ]
 
     # -- level 1 -------------------------------------------------------------------------------
-    def start(self) -> None:
-        """Collect this worker's share of the initial states (partitioned by fingerprint)."""
-        self.report = report = _LevelReport()
-        symmetry, model = self.options.symmetry, self.model
+    def _own_initial_states(self) -> Iterator[tuple[int, int, S, bytes]]:
+        """This worker's share of the initial states, in ``init_states()``' order
+        (duplicates included): ``(number, fingerprint, state, encoding)`` for each whose
+        fingerprint (its view's under a view) it owns, the state its representative under
+        symmetry, ``number`` its place among all initial states (its discovery key under a
+        view).  Worker 0 counts every initial state as generated in ``self.report``."""
+        report = self.report
+        symmetry, model, view = self.options.symmetry, self.model, self.view
         for number, state in enumerate(model.init_states()):
             if self.index == 0:
                 report.generated += 1
                 report.cov_generated[INIT_ACTION] = report.cov_generated.get(INIT_ACTION, 0) + 1
             canonical = model.canonical(state) if symmetry else state
             encoding = model.encode(canonical)
-            fp = fingerprint(encoding if self.view is None else self.view(canonical))
-            if fp % self.workers != self.index or fp in self.links:
+            fp = fingerprint(encoding if view is None else view(canonical))
+            if fp % self.workers == self.index:
+                yield number, fp, canonical, encoding
+
+    def start(self) -> None:
+        """Collect this worker's share of the initial states (partitioned by fingerprint)."""
+        self.report = _LevelReport()
+        for number, fp, canonical, encoding in self._own_initial_states():
+            if fp in self.links:
                 continue
             self.links[fp] = (0, INIT_ACTION)
             self.candidates.append(canonical)
@@ -378,12 +389,11 @@ class _Worker(Generic[S]):
                 every,
                 list(compress(self.candidate_keys, chosen)) if self.view is not None else [],
             )
-            (self.exchange / f"{level - 1}-{me}-{other}.bin").unlink(missing_ok=True)
-            temporary = self.exchange / f"{level}-{me}-{other}.tmp"
-            temporary.write_bytes(pickle.dumps(payload, protocol=5))
-            os.replace(temporary, self.exchange / f"{level}-{me}-{other}.bin")
+            self._write_part(level, other, payload)
 
     def _write_part(self, level: int, other: int, payload: Any) -> None:
+        """Hand ``other`` its part of ``level`` (written whole, then renamed into place),
+        removing this worker's part for it of the level before."""
         me = self.index
         assert self.exchange is not None
         (self.exchange / f"{level - 1}-{me}-{other}.bin").unlink(missing_ok=True)

@@ -46,6 +46,9 @@ conjunction of such clauses under one name, as TLA+'s ``\\A b : P(b) ~> Q(b)``) 
 weak or strong fairness of its actions (``Fairness``: which labels form which fair action).
 ``isrlab check --liveness`` checks them (``isrlab.checker.liveness``); ``HasLiveness`` is the
 protocol such a model satisfies.
+
+A model that wraps another (adds properties, checks something more) subclasses ``Delegating``:
+every member above is its ``base``'s, the optional ones are not passed on.
 """
 
 from __future__ import annotations
@@ -97,6 +100,54 @@ class Model(Protocol[S]):
     def decode(self, data: bytes) -> S: ...
 
     def variables(self, state: S) -> Mapping[str, Any]: ...
+
+
+class Delegating(Generic[S]):
+    """A model that is another model, ``base``, in every member ``Model`` names but its
+    ``name``: the steps, states, properties and encoding are ``base``'s.  A wrapper
+    subclasses it and overrides what it changes (its properties, say) and sets ``base``
+    and ``name``.  The optional members (``view``, ``identity_encoding``,
+    ``has_boundary``, ``native_successors``, ``state_layout``, ``liveness``, ...) are not
+    passed on: the checker detects them by presence (``getattr(model, "view", None)``), so
+    a wrapper that keeps them says so itself (a ``__getattr__`` reaching ``base``)."""
+
+    base: Model[S]
+
+    def init_states(self) -> Iterable[S]:
+        """The base model's initial states."""
+        return self.base.init_states()
+
+    def next_states(self, state: S) -> Iterable[tuple[str, S]]:
+        """The base model's steps."""
+        return self.base.next_states(state)
+
+    def invariants(self) -> Sequence[Property[S]]:
+        """The base model's invariants."""
+        return self.base.invariants()
+
+    def sometimes(self) -> Sequence[Property[S]]:
+        """The base model's ``sometimes`` properties."""
+        return self.base.sometimes()
+
+    def within_boundary(self, state: S) -> bool:
+        """The base model's boundary."""
+        return self.base.within_boundary(state)
+
+    def canonical(self, state: S) -> S:
+        """The base model's symmetry representative."""
+        return self.base.canonical(state)
+
+    def encode(self, state: S) -> bytes:
+        """The base model's encoding."""
+        return self.base.encode(state)
+
+    def decode(self, data: bytes) -> S:
+        """The base model's decoding."""
+        return self.base.decode(data)
+
+    def variables(self, state: S) -> Mapping[str, Any]:
+        """The base model's variables."""
+        return self.base.variables(state)
 
 
 class EvaluationError(Exception):

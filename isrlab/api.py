@@ -33,7 +33,7 @@ from returns.result import Failure
 from isrlab.checker.bfs import CheckOptions
 from isrlab.checker.graph import DOT_LIMIT
 from isrlab.checker.liveness import LivenessResult
-from isrlab.checker.model import Model, Property
+from isrlab.checker.model import Delegating, Model, Property
 from isrlab.checker.registry import USER_MODULE_PREFIX, ModelEntry, Param, ParamValue, Registry
 from isrlab.checker.report import CheckResult
 from isrlab.checker.simulate import SimulateOptions
@@ -214,7 +214,7 @@ def _on_variables(base: Model[Any], name: str, predicate: Predicate,
 
 
 @dataclass(frozen=True)
-class Extended:
+class Extended(Delegating[Any]):
     """A model with more properties: every step, state and encoding is the base model's; the
     invariants and ``sometimes`` properties are the base's (unless ``replace``) followed by
     the added ones.  Modelling shortcut: the added predicates read ``variables(state)``, so
@@ -227,14 +227,6 @@ class Extended:
     replace: bool = False
     _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
-    def init_states(self) -> Iterable[Any]:
-        """The base model's initial states."""
-        return self.base.init_states()
-
-    def next_states(self, state: Any) -> Iterable[tuple[str, Any]]:
-        """The base model's steps."""
-        return self.base.next_states(state)
-
     def invariants(self) -> Sequence[Property[Any]]:
         """The base's invariants (none with ``replace``), then the added ones."""
         kept = () if self.replace else tuple(self.base.invariants())
@@ -244,26 +236,6 @@ class Extended:
         """The base's ``sometimes`` properties (none with ``replace``), then the added ones."""
         kept = () if self.replace else tuple(self.base.sometimes())
         return (*kept, *self.added_sometimes)
-
-    def within_boundary(self, state: Any) -> bool:
-        """The base model's boundary."""
-        return self.base.within_boundary(state)
-
-    def canonical(self, state: Any) -> Any:
-        """The base model's symmetry representative."""
-        return self.base.canonical(state)
-
-    def encode(self, state: Any) -> bytes:
-        """The base model's encoding."""
-        return self.base.encode(state)
-
-    def decode(self, data: bytes) -> Any:
-        """The base model's decoding."""
-        return self.base.decode(data)
-
-    def variables(self, state: Any) -> Mapping[str, Any]:
-        """The base model's variables."""
-        return self.base.variables(state)
 
 
 def extend(

@@ -28,7 +28,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -43,11 +43,13 @@ from isrlab.checker.bfs import (
     stop_verdict,
 )
 from isrlab.checker.level_worker import merge_counts
-from isrlab.checker.model import Model, state_layout
+from isrlab.checker.model import EvaluationError, Model, state_layout
 from isrlab.checker.report import (
     DEADLOCK,
+    EVALUATION_ERROR,
     INIT_ACTION,
     CheckResult,
+    TraceStep,
     Violation,
 )
 from isrlab.checker.runstore import RunStore
@@ -67,7 +69,6 @@ from isrlab.spark_explore.tasks import (
     bits,
     bucket_of,
     candidates_dir,
-    evaluation_error_of,
     from_key,
     read_summary,
     read_table,
@@ -140,6 +141,7 @@ class LevelStats:
     generated: int = 0  # successors of the previous level (this level's share of TLC's count)
     cov_generated: dict[str, int] = field(default_factory=dict)
     deadlock: int | None = None  # smallest deadlocked key of the previous level
+    evaluation: tuple[int, EvaluationError] | None = None  # this level's, smallest key
 
 
 class _Run:
@@ -226,6 +228,10 @@ class _Run:
                 old = stats.violations.get(int(prop))
                 stats.violations[int(prop)] = key if old is None else min(old, key)
             stats.reached |= int(own["reached"])
+            found = own["evaluation"]
+            if found is not None and (stats.evaluation is None or found[0] < stats.evaluation[0]):
+                key, message, action = found
+                stats.evaluation = (int(key), EvaluationError(str(message), action))
             if level > 1:
                 before = read_summary(self.root, level - 1, bucket)
                 stats.generated += int(before["generated"])
@@ -264,9 +270,8 @@ class SparkTaskFailed(RuntimeError):
 
 def task_failure(error: Exception) -> Exception:
     """``SparkTaskFailed`` for the Python exception a failed Spark job reports inside
-    ``error`` (its Java message holds the worker's traceback); the model's own
-    ``EvaluationError`` when the task stopped at one (``TaskEvaluationError``); ``error``
-    itself when it holds no traceback."""
+    ``error`` (its Java message holds the worker's traceback); ``error`` itself when it
+    holds no traceback."""
     text = str(error)
     start = text.find("Traceback (most recent call last):")
     if start < 0:
@@ -276,9 +281,6 @@ def task_failure(error: Exception) -> Exception:
         if end in python:
             python = python[:python.index(end)]
     line = exception_line(python)
-    evaluation = evaluation_error_of(line)
-    if evaluation is not None:
-        return evaluation
     failure = SparkTaskFailed(f"a Spark task failed: {line}")
     failure.add_note(f"the task's Python traceback:\n{python.rstrip()}")
     return failure
@@ -294,8 +296,12 @@ def explore(
     workers); ``spark`` says where to run; ``session`` joins an existing Spark session (or context).
     Without ``options.run_dir`` the levels go to a temporary directory removed at the end
     (with a real cluster, give a run directory every executor can reach).  Raises
-    ``isrlab.checker.runstore.RunDirError`` when the run directory belongs to another check,
-    the model's own ``EvaluationError`` when a task's ``next_states`` raised one.
+    ``isrlab.checker.runstore.RunDirError`` when the run directory belongs to another check.
+    When the model raises its own ``EvaluationError`` in the expansion of a level the local
+    engine would expand, the report is the one ``isrlab.services.runs`` makes for the local
+    engine: the error (``evaluation_error_result``), with the shortest trace to the state of
+    smallest fingerprint of that level whose next step raises, and that level is not
+    committed (a resumed run meets the error again).
     States outside ``within_boundary`` are treated as TLC and the local checker treat states
     outside a CONSTRAINT: generated and checked, neither expanded nor counted as distinct.
     """
@@ -347,6 +353,7 @@ def _search(run: _Run, store: RunStore, started: float) -> CheckResult:
                 f"UI {url or 'disabled'}, run directory {run.root}")
     commit = store.commit()
     deadlock_prop = len(run.props)
+    evaluation: tuple[int, EvaluationError] | None = None
     if commit is not None:
         totals = Totals.load(commit)
         run.remove_levels_after(totals.level)
@@ -356,10 +363,12 @@ def _search(run: _Run, store: RunStore, started: float) -> CheckResult:
     else:
         totals = Totals(buckets=run.default_buckets())
         run.remove_levels_after(0)
-        _step(run, store, totals, 1, started, deadlock_prop)
+        evaluation = _step(run, store, totals, 1, started, deadlock_prop)
     while (complete := stop_verdict(options, totals.level, totals.distinct, totals.frontier,
                                      bool(totals.violations))) is None:
-        _step(run, store, totals, totals.level + 1, started, deadlock_prop)
+        if evaluation is not None:
+            return evaluation_error_result(run, totals, *evaluation)
+        evaluation = _step(run, store, totals, totals.level + 1, started, deadlock_prop)
     violations = _violations(run, totals)
     return check_result(
         model, options, totals, engine=ENGINE, workers=run.cores, elapsed_s=totals.elapsed,
@@ -369,8 +378,10 @@ def _search(run: _Run, store: RunStore, started: float) -> CheckResult:
 
 def _step(
     run: _Run, store: RunStore, totals: Totals, level: int, started: float, deadlock_prop: int,
-) -> None:
-    """Build one level, fold it into the totals, commit it and print its progress line."""
+) -> tuple[int, EvaluationError] | None:
+    """Build one level, fold it into the totals, commit it and print its progress line.  A
+    level whose expansion met the model's own ``EvaluationError`` is not committed (its
+    successors are incomplete): its smallest such key and the error are returned."""
     before = time.monotonic()
     elapsed_before = totals.elapsed
     stats = run.build(level, totals)
@@ -394,13 +405,15 @@ def _step(
         totals.sometimes.setdefault(str(index), level)
     now = time.monotonic()
     totals.elapsed = elapsed_before + (now - before)
-    store.write_commit(totals.record())
-    run.forget_inputs(level)
+    if stats.evaluation is None:
+        store.write_commit(totals.record())
+        run.forget_inputs(level)
     seconds = now - before
     rate = stats.new / seconds if seconds > 0 else 0.0
     _say(run.spark, f"spark: level {level}: {stats.new:,} new states, {totals.distinct:,} total, "
                     f"{stats.generated:,} generated, {rate:,.0f} states/s "
                     f"({seconds:.1f} s, {totals.elapsed:.1f} s in all)")
+    return stats.evaluation
 
 
 def _violations(run: _Run, totals: Totals) -> list[Violation]:
@@ -412,16 +425,35 @@ def _violations(run: _Run, totals: Totals) -> list[Violation]:
     )
     if run.options.stop_at_first:
         ordered = ordered[:1]
-    result = []
-    for prop, level, key in ordered:
-        path = [key]
-        for lv in range(level, 1, -1):
-            path.append(run.parent_of(lv, path[-1], totals.buckets))
-        path.reverse()
-        fingerprints = [from_key(k) for k in path]
-        trace = replay_path(run.model, fingerprints, symmetry=run.options.symmetry)
-        result.append(Violation(names[prop], trace))
-    return result
+    return [Violation(names[prop], _trace(run, totals, level, key))
+            for prop, level, key in ordered]
+
+
+def _trace(run: _Run, totals: Totals, level: int, key: int) -> tuple[TraceStep, ...]:
+    """The shortest trace to the state ``key`` of level ``level``: its links looked up level
+    by level, then replayed through the model."""
+    path = [key]
+    for lv in range(level, 1, -1):
+        path.append(run.parent_of(lv, path[-1], totals.buckets))
+    path.reverse()
+    fingerprints = [from_key(k) for k in path]
+    return replay_path(run.model, fingerprints, symmetry=run.options.symmetry)
+
+
+def evaluation_error_result(
+    run: _Run, totals: Totals, key: int, error: EvaluationError,
+) -> CheckResult:
+    """The report of a search stopped at the model's own ``error``, raised by the next step
+    of the state ``key`` of the last level built: the report the local engine makes of it
+    (``isrlab.services.runs.evaluation_error_result``): the violation ``EVALUATION_ERROR``
+    explained by the error, with the shortest trace to that state, the counts of the levels
+    built, no other violation and no ``sometimes`` verdicts (the search stopped short)."""
+    violation = Violation(EVALUATION_ERROR, _trace(run, totals, totals.level, key), str(error))
+    result = check_result(
+        run.model, replace(run.options, stop_at_first=True), totals, engine=ENGINE,
+        workers=run.cores, elapsed_s=totals.elapsed, violations=[violation],
+        complete=totals.frontier == 0)
+    return replace(result, sometimes=())
 
 
 def level_files(root: Path) -> Sequence[Path]:

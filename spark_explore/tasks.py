@@ -27,7 +27,8 @@ broadcast; states travel as ``model.encode`` bytes.
   4. writes its settled states with their links and verdicts
      (``levels/level-<k>/states-<b>.arrow``), its new keys (``bucket-<b>.fp``) and its
      counters (new, frontier, coverage, violations, reached ``sometimes``, generated,
-     deadlock) beside the ``.seen`` file.
+     deadlock, and the state of smallest key whose next step raised the model's own
+     ``EvaluationError``, with the error) beside the ``.seen`` file.
 
 Everything the work of a bucket writes is a function of its input *set* (the candidates of
 the bucket, read in file-name order), whichever task does it, so a retried or duplicated
@@ -387,28 +388,9 @@ def share_task(ref: ModelRef[S], plan: LevelPlan, tasks: int) -> BucketTask:
     one = bucket_task(ref, plan)
 
     def run(task: int) -> int:
-        try:
-            return sum(one(bucket) for bucket in range(task, plan.buckets, tasks))
-        except EvaluationError as error:  # the model's own: the driver raises it again
-            raise TaskEvaluationError(json.dumps([str(error.args[0]), error.action])) from None
+        return sum(one(bucket) for bucket in range(task, plan.buckets, tasks))
 
     return run
-
-
-class TaskEvaluationError(Exception):
-    """A task stopped at the model's own ``EvaluationError``: its message is the JSON list
-    ``[message, action]``, one line, so that the driver can read it back from the exception
-    line Spark reports (``evaluation_error_of``) and raise the ``EvaluationError`` again."""
-
-
-def evaluation_error_of(line: str) -> EvaluationError | None:
-    """The model's ``EvaluationError`` a task's exception line (``Type: message``) carries,
-    if it is a ``TaskEvaluationError``'s."""
-    marker = f"{TaskEvaluationError.__name__}: "
-    if marker not in line:
-        return None
-    message, action = json.loads(line.split(marker, 1)[1])
-    return EvaluationError(str(message), None if action is None else str(action))
 
 
 @dataclass(slots=True)
@@ -425,6 +407,7 @@ class _Outcome:
     frontier: int
     generated: int
     deadlock: int | None
+    evaluation: list[Any] | None = None  # [smallest key, message, action] of an EvaluationError
 
     def summary(self, new: Any) -> dict[str, Any]:
         """The JSON counters of the bucket (``new``: its settled states)."""
@@ -439,6 +422,7 @@ class _Outcome:
             "generated": self.generated,
             "cov_generated": self.coverage,
             "deadlock": self.deadlock,
+            "evaluation": self.evaluation,
         }
 
 
@@ -459,11 +443,30 @@ def _check_and_expand(
     if not plan.expand:
         growing_keys, growing, growing_orders = [], [], []
     columns = compiled_columns() if identity and _view_of(model) is None else None
-    if columns is not None:
-        _expand_compiled(columns, model, plan, growing_keys, growing, out)
-    else:
-        _expand_python(model, plan, growing_keys, growing, growing_orders, out)
+    try:
+        if columns is not None:
+            _expand_compiled(columns, model, plan, growing_keys, growing, out)
+        else:
+            _expand_python(model, plan, growing_keys, growing, growing_orders, out)
+    except EvaluationError:
+        out.evaluation = _first_evaluation_error(model, growing_keys, growing)
+        out.following = [None] * plan.buckets
     return out
+
+
+def _first_evaluation_error(model: Model[S], keys: list[int], states: list[S]) -> list[Any]:
+    """``[key, message, action]`` of the model's own ``EvaluationError`` raised by the
+    next step of the state of smallest key among ``states`` (keys ascending) whose next step
+    raises one: the state the local engine reports (``isrlab.services.runs``).  Only after
+    an expansion stopped at such an error: the level is not committed, nor its successors
+    used (the search stops there), so they are not kept."""
+    for key, state in zip(keys, states, strict=True):
+        try:
+            model.next_states(state)
+        except EvaluationError as error:
+            return [key, str(error.args[0]), error.action]
+    raise RuntimeError("the model's EvaluationError did not recur when its states were expanded "
+                       "again")
 
 
 def _check_one_by_one(

@@ -6,13 +6,13 @@ explained (why its last state breaks the invariant).  Bounded model checking is
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from isrlab.checker.bfs import CheckOptions, explore
 from isrlab.checker.liveness import LivenessResult, check_liveness, declared_liveness
-from isrlab.checker.model import EvaluationError, Model, Property
+from isrlab.checker.model import Delegating, EvaluationError, Model, Property
 from isrlab.checker.report import EVALUATION_ERROR, CheckResult, explained_result
 from isrlab.checker.simulate import SimulateOptions
 from isrlab.checker.simulate import simulate as simulate_walks
@@ -58,8 +58,9 @@ def check(
     """Every invariant on every state ``model`` reaches within ``options``' bounds, explored
     by ``engine`` (default: the local BFS); the shortest counterexample explained.  When
     the model raises its own ``EvaluationError`` (the spec's next step undefined), the
-    report is that error with a shortest trace to the state it was raised in
-    (``evaluation_error_result``), as TLC reports an evaluation error."""
+    report is that error with a shortest trace to the state it was raised in, as TLC
+    reports an evaluation error: the local engine raises it and the search is rerun
+    (``evaluation_error_result``); the Spark engine makes the same report itself."""
     try:
         explored = explore_with(model, options, engine or Engine())
     except EvaluationError:
@@ -67,7 +68,7 @@ def check(
     return explained_result(explored, model.invariants())
 
 
-class _Evaluating:
+class _Evaluating(Delegating[Any]):
     """``model`` with one pseudo-invariant, ``EvaluationError``: the next step of every
     state within its boundary can be evaluated.  Checking it when a state is generated
     (before any state of its level is expanded) stops the search at a shortest path to
@@ -98,32 +99,13 @@ class _Evaluating:
             return False
         return True
 
-    def init_states(self) -> Iterable[Any]:
-        return self.base.init_states()
-
-    def next_states(self, state: Any) -> Iterable[tuple[str, Any]]:
-        return self.base.next_states(state)
-
     def invariants(self) -> Sequence[Property[Any]]:
+        """The one pseudo-invariant: ``evaluates``."""
         return (Property(EVALUATION_ERROR, self.evaluates),)
 
     def sometimes(self) -> Sequence[Property[Any]]:
+        """None: the rerun looks only for the error."""
         return ()
-
-    def within_boundary(self, state: Any) -> bool:
-        return self.base.within_boundary(state)
-
-    def canonical(self, state: Any) -> Any:
-        return self.base.canonical(state)
-
-    def encode(self, state: Any) -> bytes:
-        return self.base.encode(state)
-
-    def decode(self, data: bytes) -> Any:
-        return self.base.decode(data)
-
-    def variables(self, state: Any) -> Mapping[str, Any]:
-        return self.base.variables(state)
 
 
 def evaluation_error_result(model: Model[Any], options: CheckOptions) -> CheckResult:

@@ -478,22 +478,40 @@ class PartitionJudge:
                             "-p crashes=unclean")
         return True
 
+    def _starts_judged(self, e: Any) -> bool:
+        """What a ``Leader`` or ``Follower ... starts at leader epoch`` line is checked for
+        first: ``False`` when the broker lost its storage (``storage_lost``: the partition
+        is not covered from this line on), else the previous epoch's leader the line names
+        (``Previous leader``) checked against the one known."""
+        f = e.fields
+        prev = f.get("prev")
+        if self.storage_lost(e, e.broker, f["epoch"], f["offset"], prev):
+            return False
+        if "prevleader" in f and prev is not None:
+            self.leader_of(e, prev, f["prevleader"], "'Previous leader'")
+        return True
+
+    @staticmethod
+    def _hw_within_start(e: Any) -> None:
+        """``hw-le-leo`` on a start line: the high watermark it gives is not above the log
+        end offset the broker starts from."""
+        f = e.fields
+        if "hw" in f and f["hw"] > f["offset"]:
+            raise Rejected("hw-le-leo", f"broker {e.broker}'s high watermark {f['hw']} is "
+                                        f"above its log end offset {f['offset']}")
+
     def _leader_start(self, e: Any) -> Any:
         """``Leader ... starts at leader epoch E from offset O [with high watermark H ISR
         [...]]. Previous leader epoch was P`` (``Partition.makeLeader``)."""
         f, b = e.fields, e.broker
         epoch, start, prev = f["epoch"], f["offset"], f.get("prev")
-        if self.storage_lost(e, b, epoch, start, prev):
+        if not self._starts_judged(e):
             return False
-        if "prevleader" in f and prev is not None:
-            self.leader_of(e, prev, f["prevleader"], "'Previous leader'")
         self.leader_of(e, epoch, b, "the line")
         self.broker_pe_state(e, f.get("version"), epoch, b, f.get("isr") or None,
                              f"broker {b}'s transition")
         self.check_previous(b, epoch, prev, strictly=True)
-        if "hw" in f and f["hw"] > start:
-            raise Rejected("hw-le-leo", f"broker {b}'s high watermark {f['hw']} is above its "
-                                        f"log end offset {start}")
+        self._hw_within_start(e)
         self.check_version(e, b)
         self.election(e, b, epoch, start)
         self.new_epoch(e, b, epoch, prev)
@@ -513,18 +531,14 @@ class PartitionJudge:
         [Current leader is L.] Previous leader epoch was P`` (``Partition.makeFollower``)."""
         f, b = e.fields, e.broker
         epoch, start, prev = f["epoch"], f["offset"], f.get("prev")
-        if self.storage_lost(e, b, epoch, start, prev):
+        if not self._starts_judged(e):
             return False
-        if "prevleader" in f and prev is not None:
-            self.leader_of(e, prev, f["prevleader"], "'Previous leader'")
         leader = f.get("leader", -1)
         self.leader_of(e, epoch, leader, "the line")
         self.broker_pe_state(e, f.get("version"), epoch, leader, None,
                              f"broker {b}'s transition")
         self.check_previous(b, epoch, prev, strictly=False)
-        if "hw" in f and f["hw"] > start:
-            raise Rejected("hw-le-leo", f"broker {b}'s high watermark {f['hw']} is above its "
-                                        f"log end offset {start}")
+        self._hw_within_start(e)
         self.check_version(e, b)
         if leader >= 0 and leader != b:
             self.election(e, leader, epoch, None)
