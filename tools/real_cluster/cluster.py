@@ -241,7 +241,7 @@ class Cluster:
         return env
 
     def tool(self, name: str, *args: str, timeout: float = 120.0, stdin: str | None = None) -> str:
-        """Run ``bin/NAME`` of the distribution; return its standard output."""
+        """Run ``bin/NAME`` of the distribution; return its standard output and error."""
         done = subprocess.run(
             [str(self.home / "bin" / name), *args],
             env=self.env(None),
@@ -253,7 +253,7 @@ class Cluster:
         )
         if done.returncode != 0:
             raise RuntimeError(f"{name} {' '.join(args)} exited {done.returncode}: {done.stderr}")
-        return done.stdout
+        return done.stdout + done.stderr
 
     def format(self) -> str:
         """``kafka-storage.sh format`` every node with one cluster id (the data is wiped)."""
@@ -371,9 +371,12 @@ class Cluster:
         )
 
     def produce(self, topic: str, values: Sequence[str], timeout_ms: int = 20000) -> str:
-        """``kafka-console-producer.sh`` with ``acks=all``: one record per value."""
+        """``kafka-console-producer.sh`` with ``acks=all``: one record per value.  The tool
+        exits 0 even when a send fails, so its "Error when sending message" (logged to the
+        standard error) raises ``RuntimeError``: a return means every record was acknowledged.
+        """
         layout = self.layout()
-        return self.tool(
+        out = self.tool(
             "kafka-console-producer.sh", "--bootstrap-server", layout.bootstrap(),
             "--topic", topic, "--producer-property", "acks=all",
             "--producer-property", f"delivery.timeout.ms={timeout_ms}",
@@ -381,6 +384,9 @@ class Cluster:
             "--producer-property", "enable.idempotence=false",
             stdin="\n".join(values) + "\n",
         )
+        if "Error when sending message" in out:
+            raise RuntimeError(f"a record of {values} was not acknowledged: {out.strip()}")
+        return out
 
     def consume(self, topic: str, timeout_ms: int = 8000) -> list[str]:
         """Every record of partition 0 from the beginning (``kafka-console-consumer.sh``
@@ -392,7 +398,7 @@ class Cluster:
             "--timeout-ms", str(timeout_ms), "--property", "print.offset=true",
             timeout=timeout_ms / 1000 + 60,
         )
-        return [line for line in out.splitlines() if line.strip()]
+        return [line for line in out.splitlines() if line.startswith("Offset:")]
 
     def offsets(self, topic: str) -> str:
         """``kafka-get-offsets.sh`` (the latest offset: the HW for a plain consumer)."""
@@ -548,6 +554,9 @@ def _equal_epoch_steps(cluster: Cluster, rules: Rules, topic: str) -> None:
     rules.release(HOLD_METADATA)
     say(cluster.wait_for_log(0, "state-change.log", "Skipped the become-leader", 30, change0))
     rules.hold(HOLD_METADATA)
+    # A metadata fetch forwarded before the hold may be parked at the controller (a long
+    # poll) and would carry the expansion's record: let it be answered first.
+    time.sleep(2)
     server0 = log_size(cluster, 0, "server.log")
     rules.release(HOLD_ALTER_PARTITION)
     say(cluster.wait_for_log(0, "server.log", "Ignoring failed ISR update", 30, server0))

@@ -7,7 +7,8 @@ string, as in every request header version from 1; ``ControlledShutdown`` v0's h
 has no client id) and forwards them one by one.  A request matching an active *hold rule*
 (an API key and a client-id prefix) waits in the proxy, and every later request of the same
 connection waits behind it, so the order Kafka relies on (one connection's responses come
-back in request order) is kept.  Responses are passed through untouched.
+back in request order) is kept.  Responses are passed through unchanged (and logged with
+the API of their request).
 
 The rules live in a text file that the proxy re-reads every 50 ms, one rule a line::
 
@@ -161,6 +162,15 @@ def parse_rules(text: str) -> list[HoldRule]:
     return rules
 
 
+def parse_response_correlation(frame: bytes) -> int:
+    """The correlation id of one response frame (the first int32 of every response header
+    version)."""
+    if len(frame) < 4:
+        raise FramingError(f"response of {len(frame)} bytes is shorter than a header (4)")
+    (correlation_id,) = struct.unpack_from(">i", frame, 0)
+    return int(correlation_id)
+
+
 def frame_bytes(payload: bytes) -> bytes:
     """The wire form of one frame: its 4-byte size, then ``payload``."""
     return struct.pack(">i", len(payload)) + payload
@@ -231,8 +241,9 @@ class Proxy:
             client_w.close()
             return
         self.note(port, connection, "open")
-        up = asyncio.create_task(self._requests(port, connection, client_r, server_w))
-        down = asyncio.create_task(self._responses(client_w, server_r))
+        pending: dict[int, str] = {}
+        up = asyncio.create_task(self._requests(port, connection, client_r, server_w, pending))
+        down = asyncio.create_task(self._responses(port, connection, client_w, server_r, pending))
         await asyncio.wait({up, down}, return_when=asyncio.FIRST_COMPLETED)
         for task in (up, down):
             task.cancel()
@@ -241,7 +252,12 @@ class Proxy:
         self.note(port, connection, "closed")
 
     async def _requests(
-        self, port: int, connection: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self,
+        port: int,
+        connection: int,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        pending: dict[int, str],
     ) -> None:
         frames = FrameBuffer()
         while chunk := await reader.read(65536):
@@ -259,13 +275,25 @@ class Proxy:
                     self.note(port, connection, f"RELEASE {what}")
                 else:
                     self.note(port, connection, f"pass {what}")
+                pending[header.correlation_id] = name
                 writer.write(frame_bytes(frame))
                 await writer.drain()
 
-    @staticmethod
-    async def _responses(writer: asyncio.StreamWriter, reader: asyncio.StreamReader) -> None:
+    async def _responses(
+        self,
+        port: int,
+        connection: int,
+        writer: asyncio.StreamWriter,
+        reader: asyncio.StreamReader,
+        pending: dict[int, str],
+    ) -> None:
+        frames = FrameBuffer()
         while chunk := await reader.read(65536):
-            writer.write(chunk)
+            for frame in frames.feed(chunk):
+                correlation_id = parse_response_correlation(frame)
+                name = pending.pop(correlation_id, "?")
+                self.note(port, connection, f"response {name} corr={correlation_id} {len(frame)}B")
+                writer.write(frame_bytes(frame))
             await writer.drain()
 
 
