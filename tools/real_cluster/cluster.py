@@ -24,6 +24,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -408,6 +409,13 @@ class Cluster:
         ).strip()
 
 
+def _listening(port: int) -> bool:
+    """Whether something accepts connections on ``localhost:port``."""
+    with socket.socket() as probe:
+        probe.settimeout(1.0)
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
 def say(text: str) -> None:
     """Print one timestamped progress line."""
     print(time.strftime("%H:%M:%S", time.gmtime()) + " " + text, flush=True)
@@ -632,6 +640,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif args.command == "scenario" and args.name == "oracle":
         scenario_oracle(cluster, args.topic or "oracle")
     elif args.command == "scenario":
+        layout = cluster.layout()
+        if not layout.proxy or not _listening(layout.controller_proxy_port):
+            print(
+                f"cluster: error: scenario equal-epoch needs configure --proxy and kafka_proxy "
+                f"listening on {layout.controller_proxy_port} (tools/real_cluster/README.md)",
+                file=sys.stderr,
+            )
+            return 2
         scenario_equal_epoch(cluster, args.topic or "t")
     return 0
 
