@@ -362,12 +362,13 @@ class Cluster:
             "--topic", topic,
         )
 
-    def create_topic(self, topic: str, min_isr: int = 2) -> str:
-        """Create ``topic``: one partition, replicas [0, 1, 2], ``min.insync.replicas``."""
+    def create_topic(self, topic: str, min_isr: int = 2, replicas: str = "0:1:2") -> str:
+        """Create ``topic``: one partition, ``replicas`` (``--replica-assignment``),
+        ``min.insync.replicas``."""
         layout = self.layout()
         return self.tool(
             "kafka-topics.sh", "--bootstrap-server", layout.bootstrap(), "--create",
-            "--topic", topic, "--replica-assignment", "0:1:2",
+            "--topic", topic, "--replica-assignment", replicas,
             "--config", f"min.insync.replicas={min_isr}",
         )
 
@@ -522,7 +523,7 @@ def log_size(cluster: Cluster, node: int, name: str) -> int:
     return len(cluster.log_text(node, name))
 
 
-def scenario_equal_epoch(cluster: Cluster, topic: str = "t") -> None:
+def scenario_equal_epoch(cluster: Cluster, topic: str = "t", two_replicas: bool = False) -> None:
     """docs/findings/kraft-equal-epoch-delta.md on a running cluster (``configure --proxy``,
     ``kafka_proxy`` running with ``--rules W/rules``): leader 0, ISR {0,1,2}; broker 1's
     fetches are held until broker 0 shrinks the ISR to {0,2} (learnt from the AlterPartition
@@ -531,19 +532,21 @@ def scenario_equal_epoch(cluster: Cluster, topic: str = "t") -> None:
     again; broker 0 publishes the shrink's record; its metadata is held again and the
     expansion released (the controller accepts it); after ``replica.lag.time.max.ms`` a
     record is produced with ``acks=all``; broker 0 is killed; the controller elects broker 1;
-    a consumer reads the partition."""
+    a consumer reads the partition.  ``two_replicas``: the findings' two-broker form, replicas
+    [0, 1] and ``min.insync.replicas=1`` (the reduced ISR is {0})."""
     rules = Rules(cluster.work / "rules")
     rules.path.write_text("")
     try:
-        _equal_epoch_steps(cluster, rules, topic)
+        _equal_epoch_steps(cluster, rules, topic, two_replicas)
     finally:
         rules.path.write_text("")
 
 
-def _equal_epoch_steps(cluster: Cluster, rules: Rules, topic: str) -> None:
+def _equal_epoch_steps(cluster: Cluster, rules: Rules, topic: str, two_replicas: bool) -> None:
     layout = cluster.layout()
-    say(cluster.create_topic(topic).strip())
-    wait_until(lambda: isr_of(cluster.describe(topic)) == "0,1,2", 60, "ISR 0,1,2")
+    replicas, full, reduced = ("0:1", "0,1", "0") if two_replicas else ("0:1:2", "0,1,2", "0,2")
+    say(cluster.create_topic(topic, min_isr=1 if two_replicas else 2, replicas=replicas).strip())
+    wait_until(lambda: isr_of(cluster.describe(topic)) == full, 60, f"ISR {full}")
     say("describe: " + cluster.describe(topic).strip().splitlines()[-1])
     time.sleep(2)
     server0 = log_size(cluster, 0, "server.log")
@@ -551,7 +554,7 @@ def _equal_epoch_steps(cluster: Cluster, rules: Rules, topic: str) -> None:
     rules.hold(HOLD_FOLLOWER)
     # A follower at the leader's LEO is in sync however long it is silent: write a record.
     say("produce r0 (acks=all): " + cluster.produce(topic, ["r0"]).strip())
-    say(cluster.wait_for_log(0, "server.log", "ISR updated to 0,2", 60, server0))
+    say(cluster.wait_for_log(0, "server.log", f"ISR updated to {reduced} ", 60, server0))
     rules.hold(HOLD_ALTER_PARTITION)
     server0 = log_size(cluster, 0, "server.log")
     rules.release(HOLD_FOLLOWER)
@@ -604,6 +607,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     scenario = sub.add_parser("scenario", help="run a scripted history")
     scenario.add_argument("name", choices=["oracle", "equal-epoch"])
     scenario.add_argument("--topic", help="the topic to create (default: oracle / t)")
+    scenario.add_argument(
+        "--two-replicas",
+        action="store_true",
+        help="equal-epoch: replicas [0, 1] and min.insync.replicas=1 (the two-broker form)",
+    )
     args = parser.parse_args(argv)
     if not (args.kafka_home / "bin" / "kafka-server-start.sh").is_file():
         print(f"cluster: error: {args.kafka_home}: no bin/kafka-server-start.sh (not a Kafka "
@@ -648,7 +656,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 2
-        scenario_equal_epoch(cluster, args.topic or "t")
+        scenario_equal_epoch(cluster, args.topic or "t", args.two_replicas)
     return 0
 
 
