@@ -73,10 +73,14 @@ t-0 with topic id ...`` / ``Follower t-0 starts at ...``, ``partition t-0`` (nev
 _ZOOKEEPER = re.compile(r"zkVersion|zookeeper|ZooKeeper|\[KafkaServer id=|\[Kafka Server \d+\]|"
                         r"LeaderAndIsr request|Partition \[[^\]]+\] on broker \d+:|"
                         r"starts at Leader Epoch \d+ from offset|"
-                        r"\[ReplicaFetcherThread-\d+-\d+\][,:] ")
+                        r"\[ReplicaFetcherThread-\d+-\d+\](?:, |: (?!Starting|Stopped|"
+                        r"Shutting down|Shutdown completed))")
 """Lines only ZooKeeper-mode brokers write, or formats older than KRaft (2.8): 0.10-0.11's
 ``Partition [t,0] on broker 1:``, 0.11-2.6's ``starts at Leader Epoch``, 0.8-0.11's fetcher
-logIdent ``[ReplicaFetcherThread-F-L], `` / ``]: ``."""
+logIdent ``[ReplicaFetcherThread-F-L], `` / ``]: ``.  Not the thread's start and stop lines
+(``[ReplicaFetcherThread-0-1]: Starting``, ``Stopped``, ``Shutting down``, ``Shutdown
+completed``): ``ShutdownableThread`` writes them in that form in every release, KRaft 4.0
+included."""
 _LOG_IDENT_1_0 = re.compile(r"\[Partition \S+ broker=\d+")
 """``Partition``'s log prefix from 1.0 on (0.10-0.11: ``Partition [t,0] on broker 1:``)."""
 _FROM_2_7 = re.compile(r"UnifiedLog|org\.apache\.kafka\.|offset=\d+, segment|TruncationState|"
