@@ -117,6 +117,16 @@ def test_explore_takes_the_parameters_the_trace_records(kip101_itf: Path,
         proc.wait(timeout=30)
 
 
+def test_explore_names_a_damaged_trace_before_asking_for_its_model(tmp_path: Path) -> None:
+    """An ITF document whose value is damaged (no model recorded either): the damage is the
+    error, not the missing --model it would have named."""
+    bad = tmp_path / "t.json"
+    bad.write_text('{"vars": ["a"], "states": [{"a": {"#bigint": "x"}}]}')
+    result = CliRunner().invoke(cli, ["explore", "--trace", str(bad)])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1
+    assert "not an ITF value" in result.stderr and "--model" not in result.stderr
+
+
 def test_explore_without_model_or_trace_is_one_line() -> None:
     result = CliRunner().invoke(cli, ["explore"])
     assert result.exit_code == 2 and result.stderr.count("\n") == 1
