@@ -61,6 +61,28 @@ def test_session_loads_steps_and_goes_back(kip101_itf: Path) -> None:
     assert len(session.path) == 10 and session.path[-1][0] == labels[0]
 
 
+def test_a_removed_entry_is_a_changed_row() -> None:
+    """The kafka default's finding (docs/findings/kraft-equal-epoch-delta.md): the replay of
+    state 8 drops broker0's pending ISR and its AlterPartition answer; the table shows both
+    as changed rows (old -> removed), beside the other entries of broker0."""
+    entry = registry().entries["kafka"]
+    model = entry.build(registry().parse_params(entry, ["controller=kraft"]).unwrap())
+    session = Session(model, "kafka")
+    for label in ("Tick", "ShrinkIsr(0)", "AlterPartition(0)", "AlterPartitionResponse(0)",
+                  "Fetch(1)", "AlterPartition(0)", "HandleCommit(0)"):
+        session.take(session.view()["enabled"].index(label))
+    table = session.view()["table"]
+    rows = {row["name"]: row for row in table}
+    assert rows["broker0['pending_isr']"]["value"] == "(removed)"
+    assert rows["broker0['pending_isr']"]["before"] == "<<0, 1>>"
+    assert rows["broker0['alter_partition']"]["before"] == "'accepted'"
+    assert all(rows[n]["changed"] for n in ("broker0['pending_isr']",
+                                            "broker0['alter_partition']"))
+    names = [row["name"] for row in table]
+    assert names.index("broker0['isr']") < names.index("broker0['pending_isr']") < (
+        names.index("broker1['alive']"))
+
+
 def test_session_rejects_a_trace_of_other_parameters(kip101_itf: Path) -> None:
     steps = read_itf(kip101_itf)
     session = _session()
