@@ -75,7 +75,9 @@ def _ticks(n: int) -> str:
 
 
 def _record(r: Sequence[Any]) -> str:
-    return f"{'A' if r[2] == 1 else r[2]}@{r[0]}"
+    from isrlab.spec.charts import value_name
+
+    return f"{value_name(r[2])}@{r[0]}"
 
 
 def kraft_spec_words(name: str, value: Any) -> str:

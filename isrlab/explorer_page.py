@@ -231,6 +231,12 @@ async function show(v, fromHistory) {
     table.appendChild(tr);
   }
   const bad = $('violated'); bad.replaceChildren();
+  if (v.evaluation_error) {  // the model's own error, as TLC's: no step can be taken here
+    const d = el('div'); d.appendChild(el('b', 'Evaluation error'));
+    d.appendChild(el('div', 'the model cannot evaluate the next step of this state: ' +
+                            v.evaluation_error));
+    bad.appendChild(d);
+  }
   for (const p of v.violated) {
     const d = el('div'); d.appendChild(el('b', 'Violated: ' + p.name));
     d.appendChild(el('div', p.words));

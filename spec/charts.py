@@ -25,6 +25,7 @@ from isrlab.checker.chart import Arrow, Chart, Note, Row, generic_chart
 from isrlab.checker.report import TraceStep
 from isrlab.spec.kafka import labels
 from isrlab.spec.kafka.labels import Step
+from isrlab.spec.tla_kraft.layout import VALUE_NAMES
 
 KINDS: dict[str, tuple[str, str]] = {
     "leader_and_isr": ("#1f5fbf", "LeaderAndIsr: controller tells a broker its leader, "
@@ -41,8 +42,8 @@ KINDS: dict[str, tuple[str, str]] = {
 }
 
 KRAFT_KINDS: dict[str, tuple[str, str]] = {
-    "metadata": ("#7b3fb0", "HandleCommit: a broker publishes committed batches of the "
-                            "metadata log (MetadataLoader.handleCommit, KRaft)"),
+    "metadata": ("#7b3fb0", "HandleCommit: a broker publishes committed metadata batches "
+                            "(MetadataLoader.handleCommit)"),
     **{k: v for k, v in KINDS.items() if k in ("fetch", "alter_isr", "client")},
 }
 """The arrow kinds of a ``controller=kraft`` trace (no controller requests: the brokers read
@@ -545,14 +546,13 @@ class _TlaChart:
 
 
 KRAFT_TLA_KINDS: dict[str, tuple[str, str]] = {
-    "metadata": ("#7b3fb0", "metadata: a broker replays the controller's metadata log up to a "
-                            "partition record (ReceiveMetadataUpdate)"),
+    "metadata": ("#7b3fb0", "metadata: a broker replays the metadata log up to a partition "
+                            "record (ReceiveMetadataUpdate)"),
     "registration": ("#1f5fbf", "broker registration (KIP-631) and the controller's answer: "
                                 "a new broker epoch"),
     "fetch": KINDS["fetch"],
-    "alter_isr": ("#d35400", "AlterPartition: the leader proposes an ISR to the controller, "
-                             "which commits it (KIP-497, KIP-903: with broker epochs) or "
-                             "refuses it"),
+    "alter_isr": ("#d35400", "AlterPartition: the leader proposes an ISR, the controller "
+                             "commits or refuses it (KIP-903: with broker epochs)"),
     "client": KINDS["client"],
 }
 """The arrow kinds of a ``tla-kraft-*`` trace."""
@@ -575,6 +575,12 @@ _RECEIVER = ("ReceiveBrokerRegRequest", "ReceiveBrokerRegResponse",
              "ReceiveFetchRequest", "ReceiveFetchResponse")
 """The action that receives each kind of message (any other step that consumes one drops
 it, as a shutdown drops its broker's fetch sessions)."""
+
+
+def value_name(v: int) -> str:
+    """A ``tla-kraft-*`` record's value as the spec's cfg names it (1: ``A``, 2: ``B``, ...:
+    ``tla_kraft.layout.VALUE_NAMES``, as its ``inv_*`` sets print), else the number."""
+    return VALUE_NAMES[v - 1] if isinstance(v, int) and 1 <= v <= len(VALUE_NAMES) else str(v)
 
 
 def _bits(mask: int) -> str:
@@ -606,7 +612,7 @@ def kraft_message_arrow(m: Sequence[Any]) -> Arrow | None:
             text = (f"FetchResponse(diverging epoch {diverging[0]}, end offset "
                     f"{diverging[1] - 1})")
         else:
-            values = ", ".join(f"{'A' if r[2] == 1 else r[2]}@{r[0]}" for r in records)
+            values = ", ".join(f"{value_name(r[2])}@{r[0]}" for r in records)
             text = f"FetchResponse([{values}], HW {hw - 1})"
         return Arrow(f"broker{leader}", f"broker{follower}", text, "fetch")
     if kind == _AP_REQ:
@@ -669,7 +675,7 @@ class _KraftTlaChart:
 
     @staticmethod
     def _log(state: Mapping[str, Any], b: int) -> tuple[str, ...]:
-        return tuple(f"{'A' if record[2] == 1 else record[2]}@{record[0]}"
+        return tuple(f"{value_name(record[2])}@{record[0]}"
                      for record in state["partition_data"][b - 1][0])
 
     def _broker_notes(

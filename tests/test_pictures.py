@@ -93,6 +93,44 @@ def test_chart_text_never_overlaps(kip101_itf: Path, tmp_path: Path) -> None:
     assert not any(_overlap(a, b) for a, b in itertools.combinations(notes, 2))
 
 
+@pytest.mark.parametrize("args", [
+    ["--model", "kafka", "-p", "controller=kraft"],
+    ["--model", "tla-kraft-3.5", "-p", "values=2", "-p", "min_isr=1", "-p",
+     "leader_shrink_isr_limit=1"],
+])
+def test_every_text_of_the_chart_is_inside_it(args: list[str], tmp_path: Path) -> None:
+    """The legend's lines too: the AlterPartition line of the kafka default's chart ran
+    past its right edge; the tla-kraft chart's values are named as the spec's cfg names
+    them (value 2 is B, as its acknowledgement says)."""
+    svg = tmp_path / "t.svg"
+    code, _, _ = _invoke("check", *args, "--no-progress", "--svg", str(svg))
+    assert code in (1, 3)
+    root = ET.fromstring(svg.read_text())
+    width = float(root.get("width", "0"))
+    boxes = _texts(root)
+    assert [b[4] for b in boxes if b[0] < 0 or b[2] > width] == []
+    if "tla-kraft-3.5" in args:
+        texts = [b[4] for b in boxes]
+        assert "Produce B@1" in texts and not any("2@1" in t for t in texts)
+
+
+def test_an_evaluation_error_trace_renders_as_the_models_error(tmp_path: Path) -> None:
+    """``check --itf`` of the spec's own evaluation error (exit 3) wrote a trace that
+    ``render`` refused ("unknown invariant 'EvaluationError'", exit 2); the chart said
+    "EvaluationError violated".  Both now say the model cannot evaluate the next step."""
+    itf, svg = tmp_path / "t.json", tmp_path / "t.svg"
+    code, _, _ = _invoke("check", "--model", "tla-kraft-3.5", "-p", "values=2", "-p",
+                         "min_isr=1", "-p", "leader_shrink_isr_limit=1", "--no-progress",
+                         "--itf", str(itf))
+    assert code == 3
+    code, _, err = _invoke("render", str(itf), "-o", str(svg))
+    assert code == 0, err
+    texts = [t[4] for t in _texts(ET.fromstring(svg.read_text()))]
+    assert not any("EvaluationError violated" in t for t in texts)
+    assert any(t.startswith("the model cannot evaluate the next step of this state") for t in texts)
+    assert any("WriteRecordToLeader(1)" in t for t in texts if "cannot evaluate" in t)
+
+
 def test_tla_trace_has_leader_and_isr_and_fetch_arrows(tmp_path: Path) -> None:
     itf, svg = tmp_path / "t.json", tmp_path / "t.svg"
     code, _, _ = _invoke("check", "--model", "tla-truncate-to-hw", "--itf", str(itf),
