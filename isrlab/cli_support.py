@@ -145,7 +145,8 @@ class OneLineErrors(click.Group):
         # shown in the help only: main() takes --debug off the command line wherever it is
         self.params.append(click.Option(
             [DEBUG_FLAG], is_flag=True, expose_value=False,
-            help="print the traceback when your own invariant raises (any position)"))
+            help="print the traceback when an invariant of your own raises (anywhere on "
+                 "the command line)"))
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command; standard output closed by its reader ends it with

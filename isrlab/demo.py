@@ -311,6 +311,7 @@ def list_scenarios() -> None:
     "--scenario",
     type=click.Choice(_scenario_keys()),
     default=None,
+    metavar="NAME",
     help="Which known Kafka bug (docs/scenarios.md) to find with the model checker, alone "
          f"(without it: the worked examples, then {_default_key()}); "
          "'list' prints every name with its title.",
