@@ -24,3 +24,17 @@ def test_demo_scenario_runs_only_that_scenario_in_current_spelling() -> None:
     used = set(re.findall(r"-p (\w+)=(\S+)", " ".join(commands)))
     assert aliases and not used & aliases  # no deprecated spelling, e.g. fetch_fencing=true
     assert "-p fetch_fencing=final" in " ".join(commands)
+
+
+def test_demo_names_what_differs_between_the_versions_and_what_to_run_next() -> None:
+    """The two commands differ only in the version's parameters, which a reader would
+    otherwise find by comparing two lines of 20 parameters each."""
+    result = CliRunner().invoke(cli, ["demo", "--scenario", "last-replica-standing"])
+    assert result.exit_code == 0, result.output
+    heads = [line for line in result.stdout.splitlines() if line.startswith("== ")]
+    assert heads[0].endswith("the buggy protocol version (-p elr=false -p "
+                              "unclean_detection=none)")
+    assert heads[1] == ("== the fixing version, same bounds (-p elr=true -p "
+                        "unclean_detection=previous-epoch)")
+    after = result.stdout.split("\nNext:\n", 1)[1]
+    assert "isrlab demo --scenario list" in after and "isrlab explore --trace" in after
