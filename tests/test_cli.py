@@ -1,3 +1,5 @@
+from pathlib import Path
+
 from click.testing import CliRunner
 
 from isrlab import __version__
@@ -37,3 +39,17 @@ def test_models_short_texts_say_something_and_defaults_are_as_p_takes_them() -> 
     assert "fetches carry the follower's broker" in kip903
     fault = next(x for x in short if x.strip().startswith("-p incarnation_check="))
     assert fault.count("[fault]") == 1
+
+
+def test_the_kafka_defaults_violation_points_at_its_write_up() -> None:
+    """``isrlab check --model kafka`` exits 1 on purpose (README); its output says which
+    finding that is and the candidate fix, and no other violation gets that note."""
+    result = CliRunner().invoke(cli, ["check", "--model", "kafka", "--no-progress"])
+    assert result.exit_code == 1
+    assert "VIOLATION of ReplicationQuorumSuperset (trace of 8 states)" in result.stdout
+    note = [line for line in result.stdout.splitlines() if line.startswith("Note: ")]
+    assert len(note) == 1 and "docs/findings/kraft-equal-epoch-delta.md" in note[0]
+    assert "-p make_leader_equal_epoch=skip" in note[0]
+    run_file = Path(__file__).resolve().parents[1] / "scenarios" / "kip101-1.toml"
+    other = CliRunner().invoke(cli, ["check", "--config", str(run_file), "--no-progress"])
+    assert other.exit_code == 1 and "Note: " not in other.stdout
