@@ -44,8 +44,12 @@ def explore_command(
     if model_name is None:
         raise BadInput("--model is required (no --trace naming its model)")
     assignments = (*recorded, *params)
-    _, values, model = resolve_model(model_name, assignments)
-    session = Session(model, " ".join((model_name, *params)), values)
+    entry, values, model = resolve_model(model_name, assignments)
+    defaults = {p.name: p.default for p in entry.params}
+    settings = " ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
+                        for k, v in values.items() if k in defaults and v != defaults[k])
+    session = Session(model, " ".join((model_name, *params)), values,
+                      settings=settings or "(the model's defaults)")
     if steps is not None:
         try:
             session.load(steps)

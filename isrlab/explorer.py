@@ -191,6 +191,9 @@ class Session:
     model: Model[Any]
     title: str
     params: Mapping[str, Any] = field(default_factory=dict)
+    settings: str = ""
+    """The parameters that differ from the model's defaults, as ``key=value`` words (the
+    page's header shows them beside the title)."""
     path: list[tuple[str, Any]] = field(default_factory=list)
     cursor: int = 0
     check: dict[str, Any] = field(default_factory=dict)
@@ -321,6 +324,7 @@ class Session:
         broken = self.violated(state)
         return {
             "title": self.title,
+            "settings": self.settings,
             "inits": len(self.inits),
             "init": self.init_index,
             "cursor": self.cursor,

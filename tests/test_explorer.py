@@ -130,6 +130,9 @@ def test_explore_takes_the_parameters_the_trace_records(kip101_itf: Path,
         with urllib.request.urlopen(url + "api/view", timeout=60) as response:
             view = json.load(response)
         assert len(view["path"]) == 10
+        # the header names the recorded parameters that differ from the defaults
+        assert {"controller=zookeeper", "truncation=hw"} <= set(view["settings"].split())
+        assert "brokers=2" not in view["settings"]  # a default
         with urllib.request.urlopen(url + "api/path.itf.json", timeout=60) as response:
             saved = json.load(response)
         recorded = json.loads(kip101_itf.read_text())["#meta"]["parameters"]
