@@ -7,6 +7,7 @@ import re
 import sys
 import textwrap
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import click
 from isrlab.api import describe
 from isrlab.checker.bfs import CheckOptions, Progress
 from isrlab.checker.model import Model
-from isrlab.checker.report import CheckResult
+from isrlab.checker.report import CheckResult, Violation
 from isrlab.checker.simulate import SimulateOptions
 from isrlab.checker.trace import result_text
 from isrlab.cli_support import (
@@ -100,9 +101,9 @@ def _report(
     """Print the summary (and trace, with why its last state breaks the property), write the
     requested files, exit 0, 1, 3 (the model's evaluation error) or 4."""
     click.echo(result_text(result))
-    note = known_finding(result)
-    if note:
-        click.echo(note)
+    for note in (renumbering_note(result.violation), known_finding(result)):
+        if note:
+            click.echo(note)
     if coverage:
         text = runs.coverage_text(result, model)
         if text:
@@ -126,6 +127,31 @@ KNOWN_FINDINGS = (
 """(model, invariant, the parameters under which it breaks by Kafka's own code, the note a
 run breaking it prints): a violation a newcomer meets under a model's defaults, pointed at
 its write-up so that it is not mistaken for a bug of the model."""
+
+
+_RENUMBERED = ("metadata_applied", "partition_epoch", "broker_epoch")
+"""The kafka model's KRaft broker fields that its state compaction may lower."""
+
+
+def renumbering_note(violation: Violation | None) -> str:
+    """A reading hint when a KRaft trace of the kafka model lowers a broker's
+    ``metadata_applied``, ``partition_epoch`` or ``broker_epoch`` at some step (the model
+    folds the published metadata prefix away and renumbers epochs), ``""`` otherwise."""
+    if violation is None:
+        return ""
+    for before, after in zip(violation.trace, violation.trace[1:], strict=False):
+        for name, now in after.state.items():
+            was = before.state.get(name)
+            if not (name.startswith("broker") and isinstance(now, Mapping)
+                    and isinstance(was, Mapping)):
+                continue
+            if any(isinstance(now.get(k), int) and isinstance(was.get(k), int)
+                   and now[k] < was[k] for k in _RENUMBERED):
+                return ("Reading it: metadata_applied, partition_epoch and broker epochs are "
+                        "kept relative (the metadata every live broker has published is "
+                        "folded away), so a step may lower them on brokers it does not touch; "
+                        "docs/glossary.md, KRaft.")
+    return ""
 
 
 def known_finding(result: CheckResult) -> str:

@@ -17,6 +17,7 @@ from typing import TypeVar
 import click
 from returns.result import Result
 
+from isrlab.check_cmd import renumbering_note
 from isrlab.checker.trace import violation_text
 from isrlab.core.errors import ElectionFailed, InvalidInput
 from isrlab.core.isr import (
@@ -272,6 +273,9 @@ def check_scenario(key: str) -> bool:
     click.echo(bug.summary_line())
     if bug.violation is not None:
         click.echo(violation_text(bug.violation))
+        note = renumbering_note(bug.violation)
+        if note:
+            click.echo(note)
     click.echo(f"\n== the fixing version, same bounds ({_version(scenario.fix)})")
     click.echo(f"$ {current_spelling(scenario.command(fixed=True))}")
     fix = run(scenario, fixed=True)

@@ -38,3 +38,15 @@ def test_demo_names_what_differs_between_the_versions_and_what_to_run_next() -> 
                         "unclean_detection=previous-epoch)")
     after = result.stdout.split("\nNext:\n", 1)[1]
     assert "isrlab demo --scenario list" in after and "isrlab explore --trace" in after
+
+
+def test_a_kraft_trace_whose_epochs_drop_says_how_to_read_it() -> None:
+    """KAFKA-14139's trace lowers broker1's broker_epoch 1 -> 0 at HandleCommit(0,2) (the
+    model renumbers): the demo says so under the trace; KIP-101's (ZooKeeper) has no note."""
+    kraft = CliRunner().invoke(cli, ["demo", "--scenario", "kafka14139"])
+    assert kraft.exit_code == 0, kraft.output
+    assert "broker1['broker_epoch'] = 0" in kraft.stdout
+    assert kraft.stdout.count("Reading it: metadata_applied, partition_epoch and broker "
+                              "epochs are kept relative") == 1
+    zk = CliRunner().invoke(cli, ["demo", "--scenario", "kip101-1"])
+    assert zk.exit_code == 0 and "Reading it" not in zk.stdout
