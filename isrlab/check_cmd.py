@@ -99,15 +99,20 @@ def _report(
     model: Model[Any] | None = None, coverage: bool = False,
 ) -> None:
     """Print the summary (and trace, with why its last state breaks the property), write the
-    requested files, exit 0, 1, 3 (the model's evaluation error) or 4."""
-    click.echo(result_text(result))
-    for note in (renumbering_note(result.violation), known_finding(result)):
-        if note:
-            click.echo(note)
-    if coverage:
-        text = runs.coverage_text(result, model)
-        if text:
-            click.echo(text)
+    requested files (also when the reader of the output stopped reading: ``isrlab check
+    ... --svg t.svg | head``), exit 0, 1, 3 (the model's evaluation error) or 4."""
+    try:
+        click.echo(result_text(result))
+        for note in (renumbering_note(result.violation), known_finding(result)):
+            if note:
+                click.echo(note)
+        if coverage:
+            text = runs.coverage_text(result, model)
+            if text:
+                click.echo(text)
+    except BrokenPipeError:
+        write_run_outputs(result, model, json_path, itf_path, svg_path)
+        raise
     write_run_outputs(result, model, json_path, itf_path, svg_path)
     if result.evaluation_error:
         sys.exit(EVALUATION_FAILED)
