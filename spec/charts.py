@@ -67,6 +67,12 @@ GLOSSARY = (
     "'epoch E: leader' = the broker leads epoch E, 'follows bN' = it follows broker N.",
 )
 
+KRAFT_NOTE = (
+    "KRaft: metadata applied, partition epochs and broker epochs are kept relative (the "
+    "metadata every live broker has published is folded away), so a step may lower them on "
+    "a process it does not touch (docs/glossary.md).")
+"""The ``controller=kraft`` charts' extra notation line."""
+
 TLA_GLOSSARY = (GLOSSARY[0].replace("'follows bN' = it follows broker N",
                                     "'follows rN' = it follows replica rN"),)
 """The ``tla-*`` charts' notation: their replicas are ``r1``, ``r2``, ..."""
@@ -262,7 +268,8 @@ class _KafkaChart:
         last = len(self.trace) - 1 if violation is not None else -1
         rows = [self._row(i, i == last) for i in range(len(self.trace))]
         kinds = KRAFT_KINDS if self.kraft else KINDS
-        return Chart(title, self.lanes, tuple(rows), kinds, GLOSSARY, violation)
+        glossary = (*GLOSSARY, KRAFT_NOTE) if self.kraft else GLOSSARY
+        return Chart(title, self.lanes, tuple(rows), kinds, glossary, violation)
 
     def _broker_arg(self, step: Step) -> bool:
         """Whether the step acts on one of the chart's brokers."""

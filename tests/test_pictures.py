@@ -176,6 +176,7 @@ def test_alter_partition_answer_is_drawn_where_the_leader_handles_it() -> None:
     assert arrows[6] == [("broker0", "controller", "AlterPartition(ISR {b0, b1})")]
     notes = {n.lifeline: n.lines for n in chart.rows[6].notes}
     assert "answers b0: accepted" in notes["controller"] and "broker0" not in notes
+    assert any("kept relative" in line for line in chart.glossary)  # KRaft's renumbering
     last = {n.lifeline: n.lines for n in chart.rows[7].notes}["broker0"]
     assert "no pending ISR (was {b0, b1})" in last
     assert "no AlterPartition in flight (was accepted)" in last
