@@ -17,7 +17,6 @@ from typing import TypeVar
 import click
 from returns.result import Result
 
-from isrlab.check_cmd import renumbering_note
 from isrlab.checker.trace import violation_text
 from isrlab.core.errors import ElectionFailed, InvalidInput
 from isrlab.core.isr import (
@@ -46,6 +45,7 @@ from isrlab.core.selectors import (
     offline_partition_leader_selector,
 )
 from isrlab.core.state import LeaderAndIsr, Partition, PartitionState, TopicPartition, records
+from isrlab.services.reading import renumbering_note
 from isrlab.spec.kafka.scenarios import BY_KEY, DEFAULT_KEY, SCENARIOS, run
 from isrlab.spec.kafka.truncation_versions import TRUNCATION_RULES
 
