@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import textwrap
 import time
@@ -39,6 +40,7 @@ from isrlab.cli_support import PARAM_HELP as _PARAM_HELP
 from isrlab.models import registry
 from isrlab.services import runs
 from isrlab.services.engines import ENGINES, Engine
+from isrlab.services.reading import known_finding, renumbering_note
 from isrlab.services.rendering import (
     write_dot,
     write_lasso_itf,
@@ -97,12 +99,20 @@ def _report(
     model: Model[Any] | None = None, coverage: bool = False,
 ) -> None:
     """Print the summary (and trace, with why its last state breaks the property), write the
-    requested files, exit 0, 1, 3 (the model's evaluation error) or 4."""
-    click.echo(result_text(result))
-    if coverage:
-        text = runs.coverage_text(result, model)
-        if text:
-            click.echo(text)
+    requested files (also when the reader of the output stopped reading: ``isrlab check
+    ... --svg t.svg | head``), exit 0, 1, 3 (the model's evaluation error) or 4."""
+    try:
+        click.echo(result_text(result))
+        for note in (renumbering_note(result.violation), known_finding(result)):
+            if note:
+                click.echo(note)
+        if coverage:
+            text = runs.coverage_text(result, model)
+            if text:
+                click.echo(text)
+    except BrokenPipeError:
+        write_run_outputs(result, model, json_path, itf_path, svg_path)
+        raise
     write_run_outputs(result, model, json_path, itf_path, svg_path)
     if result.evaluation_error:
         sys.exit(EVALUATION_FAILED)
@@ -271,10 +281,21 @@ SHORT_LINE = 160
 """... and its whole line (name, choices, default and text) to at most this long."""
 
 
+SHORT_CLAUSE = 24
+"""... and a first clause shorter than this (less a leading ``with controller=kraft,``)
+says too little alone ("KAFKA-7414", "with controller=kraft, KIP-903"): the next joins it."""
+
+_QUALIFIER = re.compile(r"^(?:\[fault\] )?(?:with [^,:(]+[,:] )?")
+
+
 def short_doc(doc: str, room: int = SHORT_DOC) -> str:
-    """A parameter's text cut to its first clause (before `` (`` or ``: ``), at most
-    ``room`` characters (``SHORT_DOC`` by default); ``isrlab models NAME`` prints it whole."""
-    cut = min((i for i in (doc.find(" ("), doc.find(": ")) if i > 0), default=len(doc))
+    """A parameter's text cut to its first clause (before `` (`` or ``: ``) that says
+    something (``SHORT_CLAUSE``), at most ``room`` characters (``SHORT_DOC`` by default);
+    ``isrlab models NAME`` prints it whole."""
+    skip = _QUALIFIER.match(doc)
+    start = skip.end() if skip else 0
+    cuts = sorted({m.start() for m in re.finditer(r" \(|: ", doc)})
+    cut = next((i for i in cuts if i - start >= SHORT_CLAUSE), len(doc))
     text = doc[:cut].rstrip(" ,;")
     if len(text) > room:
         text = text[:room - 3].rsplit(" ", 1)[0] + "..."
@@ -290,7 +311,9 @@ def _param_head(param: Any, full: bool = True) -> str:
     ``SHORT_DEFAULT`` characters unless ``full``)."""
     kind = "|".join(param.choices) if param.choices else f"<{param.type.__name__}>"
     fault = " [fault]" if param.fault else ""
-    default = str(param.default)
+    # as -p takes it: true/false, and an empty text as ""
+    default = (str(param.default).lower() if isinstance(param.default, bool)
+               else str(param.default) or '""')
     if not full and len(default) > SHORT_DEFAULT:
         default = default[:SHORT_DEFAULT].rsplit(",", 1)[0] + ",..."
     return f"-p {param.name}={kind}{fault} (default {default})"
@@ -369,7 +392,8 @@ def _print_model(name: str, full: bool) -> None:
     for param in entry.params:
         head = f"    {_param_head(param, full)}: "
         room = max(30, min(SHORT_DOC, SHORT_LINE - len(head) - 4))
-        click.echo(head + (param.doc if full else short_doc(param.doc, room)))
+        doc = param.doc.removeprefix("[fault] ") if param.fault else param.doc  # in the head
+        click.echo(head + (doc if full else short_doc(doc, room)))
     for kind in ("invariants", "sometimes"):
         props = described[kind]
         if not props:

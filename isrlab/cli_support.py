@@ -17,8 +17,10 @@ leaves no partial file.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import math
 import os
+import re
 import sys
 import traceback
 from collections.abc import Mapping, Sequence
@@ -145,7 +147,8 @@ class OneLineErrors(click.Group):
         # shown in the help only: main() takes --debug off the command line wherever it is
         self.params.append(click.Option(
             [DEBUG_FLAG], is_flag=True, expose_value=False,
-            help="print the traceback when your own invariant raises (any position)"))
+            help="print the traceback when an invariant of your own raises (anywhere on "
+                 "the command line)"))
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command; standard output closed by its reader ends it with
@@ -251,12 +254,28 @@ def resolve_model(
         try:
             api.parse(found, from_file)
         except api.ModelError as error:  # the run file's parameters: name the file
-            raise BadInput(f"{_config_path()}: {error}") from error
+            raise BadInput(f"{_config_path()}: {_shorter(str(error), found)}") from error
     try:
         values = api.parse(found, [*from_file, *assignments])
         return found, values, api.build(found, values)
     except api.ModelError as error:
-        raise BadInput(str(error)) from error
+        raise BadInput(_shorter(str(error), found)) from error
+
+
+_NO_PARAMETER = re.compile(r"^(model '[^']*' has no parameter '([^']*)') \(parameters: .*\)$")
+
+
+def _shorter(message: str, entry: ModelEntry) -> str:
+    """An unknown parameter's message with the closest names instead of all of them (the
+    kafka model's are 49, one line of 700 characters)."""
+    match = _NO_PARAMETER.match(message)
+    if match is None:
+        return message
+    names = [p.name for p in entry.params]
+    close = difflib.get_close_matches(match.group(2), names, n=3, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    return (f"{match.group(1)}{hint} (`isrlab models {entry.name}` lists its "
+            f"{len(names)} parameters)")
 
 
 # -- run files (--config run.toml) ----------------------------------------------------------
@@ -331,7 +350,10 @@ def load_run_file(ctx: click.Context, path: Path) -> None:
             names = value if isinstance(value, list) else [value]
             assignments.append("invariants=" + ",".join(str(n) for n in names))
         elif key == "model":
-            defaults["model_name"] = str(value)
+            if not isinstance(value, str):  # model = 3 read as "unknown model '3'"
+                raise BadInput(f"{path}: model must be text, a model's name in quotes "
+                               f"(got {value!r})")
+            defaults["model_name"] = value
         elif key in keys:
             defaults[keys[key]] = _converted(path, key, value, command, ctx, keys[key])
         else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeVar
 
 import click
@@ -44,6 +45,7 @@ from isrlab.core.selectors import (
     offline_partition_leader_selector,
 )
 from isrlab.core.state import LeaderAndIsr, Partition, PartitionState, TopicPartition, records
+from isrlab.services.reading import renumbering_note
 from isrlab.spec.kafka.scenarios import BY_KEY, DEFAULT_KEY, SCENARIOS, run
 from isrlab.spec.kafka.truncation_versions import TRUNCATION_RULES
 
@@ -159,7 +161,8 @@ def propagation_timings() -> Example:
     once = first_write(lambda now: now == 1_000)
     steady = first_write(lambda now: now % 1_000 == 0 and now > 0)
     return Example(
-        "ISR changes reach the controller in bounded time",
+        "ISR changes reach the controller in bounded time (ZooKeeper's "
+        "/isr_change_notification, before KIP-497's AlterIsr in 2.7)",
         (
             f"one change at 1000 ms -> notification at {once} ms (first poll after 5 s quiet)",
             f"a change every second -> first notification at {steady} ms (60 s cap)",
@@ -263,17 +266,48 @@ def check_scenario(key: str) -> bool:
     true when the bug is found and the fixing version holds in the same bounds.
     """
     scenario = BY_KEY[key]
-    click.echo(f"\n== {scenario.title}: the buggy protocol version")
+    click.echo(f"\n== {scenario.title}: the buggy protocol version "
+               f"({_version(scenario.bug)})")
     click.echo(f"$ {current_spelling(scenario.command(fixed=False))}")
     bug = run(scenario, fixed=False)
     click.echo(bug.summary_line())
     if bug.violation is not None:
         click.echo(violation_text(bug.violation))
-    click.echo("\n== the fixing version, same bounds")
+        note = renumbering_note(bug.violation)
+        if note:
+            click.echo(note)
+    click.echo(f"\n== the fixing version, same bounds ({_version(scenario.fix)})")
     click.echo(f"$ {current_spelling(scenario.command(fixed=True))}")
     fix = run(scenario, fixed=True)
     click.echo(fix.summary_line())
+    click.echo(f"\n{next_steps(key)}")
     return bug.violation is not None and fix.violation is None and fix.complete
+
+
+def _version(assignments: tuple[str, ...]) -> str:
+    """The parameters that make a scenario's buggy or fixing version (the rest of the two
+    commands is the same), as ``-p key=value``."""
+    return current_spelling(" ".join(f"-p {a}" for a in assignments))
+
+
+def next_steps(key: str) -> str:
+    """What to run after the demo of scenario ``key``: its run file (when the checkout's
+    ``scenarios/`` is here), its chart, the other bugs, the kafka model's default."""
+    run_file = Path("scenarios") / f"{key}.toml"
+    again = (f"isrlab check --config {run_file}" if run_file.is_file()
+             else "(the buggy command above)")
+    return "\n".join((
+        "Next:",
+        f"  {again} --svg {key}.svg",
+        "      the counterexample as a sequence chart (docs/pictures.md)",
+        f"  {again} --itf {key}.itf.json; isrlab explore --trace {key}.itf.json",
+        "      step through it in the browser",
+        "  isrlab demo --scenario list",
+        "      the other known bugs (docs/scenarios.md)",
+        "  isrlab check --model kafka",
+        "      the KRaft default: a finding of the model, "
+        "docs/findings/kraft-equal-epoch-delta.md",
+    ))
 
 
 def current_spelling(command: str) -> str:
@@ -311,6 +345,7 @@ def list_scenarios() -> None:
     "--scenario",
     type=click.Choice(_scenario_keys()),
     default=None,
+    metavar="NAME",
     help="Which known Kafka bug (docs/scenarios.md) to find with the model checker, alone "
          f"(without it: the worked examples, then {_default_key()}); "
          "'list' prints every name with its title.",

@@ -34,18 +34,26 @@ def explore_command(
     beside its sequence chart; run a bounded check from the current state.  Ctrl-C stops.
     """
     document = read_itf_document(trace_path) if trace_path is not None else None
+    steps = None
+    if document is not None:
+        try:  # a damaged trace is named before anything it should have told (its model)
+            steps = parse_itf(document)
+        except ValueError as error:  # parse_itf says what is wrong
+            raise BadInput(f"{trace_path}: {error}") from error
     model_name, recorded = recorded_params(document, model_name)
     if model_name is None:
         raise BadInput("--model is required (no --trace naming its model)")
     assignments = (*recorded, *params)
-    _, values, model = resolve_model(model_name, assignments)
-    session = Session(model, " ".join((model_name, *params)), values)
-    if document is not None:
+    entry, values, model = resolve_model(model_name, assignments)
+    defaults = {p.name: p.default for p in entry.params}
+    settings = " ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
+                        for k, v in values.items() if k in defaults and v != defaults[k])
+    session = Session(model, " ".join((model_name, *params)), values,
+                      settings=settings or "(the model's defaults)")
+    if steps is not None:
         try:
-            session.load(parse_itf(document))
+            session.load(steps)
         except TraceMismatch as error:
-            raise BadInput(f"{trace_path}: {error}") from error
-        except ValueError as error:  # parse_itf says what is wrong
             raise BadInput(f"{trace_path}: {error}") from error
     try:
         serve(create_app(session), port,

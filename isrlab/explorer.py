@@ -75,7 +75,9 @@ def _ticks(n: int) -> str:
 
 
 def _record(r: Sequence[Any]) -> str:
-    return f"{'A' if r[2] == 1 else r[2]}@{r[0]}"
+    from isrlab.spec.charts import value_name
+
+    return f"{value_name(r[2])}@{r[0]}"
 
 
 def kraft_spec_words(name: str, value: Any) -> str:
@@ -154,6 +156,34 @@ def state_rows(variables: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     return rows
 
 
+REMOVED = "(removed)"
+"""The value of a table row whose variable or entry the step removed."""
+
+
+def with_removed(table: list[dict[str, Any]], before: Mapping[str, str]
+                 ) -> list[dict[str, Any]]:
+    """``table`` with a changed row for each entry of ``before`` (the previous state's rows)
+    the state no longer has (a leader's ``pending_isr`` that a makeLeader dropped), placed
+    after the row that preceded it there."""
+    present = {row["name"] for row in table}
+    after: dict[str | None, list[dict[str, Any]]] = {}
+    previous: str | None = None
+    for name, value in before.items():
+        if name in present:
+            previous = name
+            continue
+        after.setdefault(previous, []).append(
+            {"name": name, "value": REMOVED, "words": "the step removed it", "changed": True,
+             "before": value})
+    if not after:
+        return table
+    out = list(after.get(None, ()))
+    for row in table:
+        out.append(row)
+        out.extend(after.get(row["name"], ()))
+    return out
+
+
 @dataclass
 class Session:
     """One user's path through the model and the cursor on it (see the module docstring)."""
@@ -161,6 +191,9 @@ class Session:
     model: Model[Any]
     title: str
     params: Mapping[str, Any] = field(default_factory=dict)
+    settings: str = ""
+    """The parameters that differ from the model's defaults, as ``key=value`` words (the
+    page's header shows them beside the title)."""
     path: list[tuple[str, Any]] = field(default_factory=list)
     cursor: int = 0
     check: dict[str, Any] = field(default_factory=dict)
@@ -284,19 +317,21 @@ class Session:
         rows = state_rows(self.model.variables(state))
         before = dict(flatten(self.model.variables(self.path[self.cursor - 1][1]))) if (
             self.cursor) else {}
+        table = [{"name": n, "value": v, "words": w,
+                  "changed": bool(before) and before.get(n) != v,
+                  "before": before.get(n) if before and before.get(n) != v else None}
+                 for n, v, w in rows]
         broken = self.violated(state)
         return {
             "title": self.title,
+            "settings": self.settings,
             "inits": len(self.inits),
             "init": self.init_index,
             "cursor": self.cursor,
             "path": [label for label, _ in self.path],
             "enabled": [label for label, _ in self.enabled()],
             "evaluation_error": self.evaluation_error(),
-            "table": [{"name": n, "value": v, "words": w,
-                       "changed": bool(before) and before.get(n) != v,
-                       "before": before.get(n) if before and before.get(n) != v else None}
-                      for n, v, w in rows],
+            "table": with_removed(table, before),
             "violated": [{"name": n, "words": invariant_words(self.model, n),
                           "why": explanation_words(self.model, n, self.model.variables(state))}
                          for n in broken],

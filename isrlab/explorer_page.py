@@ -34,6 +34,8 @@ PAGE = """<!doctype html>
         gap:14px;align-items:baseline;flex-wrap:wrap}
  header b{font-family:monospace}
  header .keys{font-size:12px;opacity:.85;margin-left:auto}
+ header #settings{font:12px monospace;opacity:.9;flex:1 1 0;min-width:0;white-space:nowrap;
+                  overflow:hidden;text-overflow:ellipsis}
  main{display:grid;grid-template-columns:290px minmax(0,1fr);gap:10px;padding:10px}
  section{background:#fff;border:1px solid #ddd;border-radius:6px;padding:8px 10px;
          overflow:auto;box-sizing:border-box;min-width:0}
@@ -80,6 +82,7 @@ PAGE = """<!doctype html>
 </style></head>
 <body>
 <header>isrlab explore &mdash; <b id="title"></b>
+ <span id="settings"></span>
  <span class="keys">keys: &larr;/&rarr; back/forward &middot; 1&ndash;9 take &middot;
  / filter &middot; ? help</span></header>
 <main>
@@ -198,6 +201,8 @@ function valueCell(row) {
 async function show(v, fromHistory) {
   current = v;
   $('title').textContent = v.title;
+  $('settings').textContent = v.settings;  // one line; the whole of it on hover
+  $('settings').title = 'parameters that differ from the defaults: ' + v.settings;
   const inits = $('inits'); inits.replaceChildren();
   for (let k = 0; k < v.inits; k++) {
     const b = el('button', v.inits > 1 ? 'initial state ' + (k + 1) : 'restart from Init');
@@ -231,6 +236,12 @@ async function show(v, fromHistory) {
     table.appendChild(tr);
   }
   const bad = $('violated'); bad.replaceChildren();
+  if (v.evaluation_error) {  // the model's own error, as TLC's: no step can be taken here
+    const d = el('div'); d.appendChild(el('b', 'Evaluation error'));
+    d.appendChild(el('div', 'the model cannot evaluate the next step of this state: ' +
+                            v.evaluation_error));
+    bad.appendChild(d);
+  }
   for (const p of v.violated) {
     const d = el('div'); d.appendChild(el('b', 'Violated: ' + p.name));
     d.appendChild(el('div', p.words));

@@ -172,8 +172,16 @@ def validate_command(
                    "--json": json_file}, {f"TRACE {path}": path for path in traces})
     trace = traces[0]
     text = _read(trace, head=True)
+    if not text.strip() and not _read(trace).strip():
+        # before asking for the --model an empty file cannot name
+        empty = [p for p in traces if p == trace or not _read(p).strip()]
+        if len(empty) == len(traces):
+            what = "log" if fmt == "kafka-log" else "trace"
+            raise BadInput(f"{trace}: line 1: the {what} file is empty")
     try:
-        if fmt == "auto" and text.strip():
+        if fmt == "auto" and len(traces) > 1:
+            fmt = "kafka-log"  # several files are only ever a cluster's Kafka logs
+        elif fmt == "auto" and text.strip():
             fmt = detect_format(text)
         if fmt != "kafka-log" or engine == "model":
             text = _read(trace)
@@ -202,7 +210,7 @@ def validate_command(
                               log_level)
             params = kafka_model_params(log, model_name, params)
     except TraceFormatError as error:
-        raise BadInput(f"{trace}: {error}") from error
+        raise BadInput(_named(traces, error)) from error
     _, values, model = resolve_model(model_name, params)
     try:
         if log is not None:
@@ -238,6 +246,15 @@ def validate_command(
         raise SystemExit(EXIT_BREAKS_INVARIANT)
 
 
+def _named(paths: Sequence[Path], error: Exception) -> str:
+    """The error prefixed with the first file's name, unless it names one of ``paths``
+    itself (a Kafka log's reader says which of several files: not "a.log: a.log: ...")."""
+    text = str(error)
+    if any(text.startswith(f"{p}:") for p in paths):
+        return text
+    return f"{paths[0]}: {text}"
+
+
 def _judge(
     paths: Sequence[Path], params: tuple[str, ...], partition: str | None,
     brokers: str | None, json_path: Path | None, follow: bool, idle_exit: float | None,
@@ -248,7 +265,6 @@ def _judge(
     as_json = json_path == STDOUT
     _, values, _ = resolve_model("kafka", params)
     given = oracle_params(values, any(p.startswith("brokers=") for p in params))
-    trace = paths[0]
     try:
         if follow:
             verdicts = follow_kafka_logs(paths, lambda v: _show(v, as_json),
@@ -258,7 +274,7 @@ def _judge(
             verdicts = judge_kafka_logs([(str(p), p) for p in paths], partition=partition,
                                         brokers=brokers, params=given)
     except TraceFormatError as error:
-        raise BadInput(f"{trace}: {error}") from error
+        raise BadInput(_named(paths, error)) from error
     if not verdicts:
         click.echo("kafka: NOT COVERED: no line about a partition's replication was written")
         raise SystemExit(EXIT_NOT_COVERED)

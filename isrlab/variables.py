@@ -36,18 +36,38 @@ KAFKA = {
     "zk.elr": "KIP-966's Eligible Leader Replicas (with -p elr=true): replicas that left the "
               "ISR below min.insync.replicas yet hold every committed record",
     "zk.last_known_elr": "KIP-966's last-known ELR: ELR members that went down",
-    "brokerN.metadata_applied": "KRaft: the offset of the metadata log broker N has "
-                                "published (MetadataLoader)",
-    "brokerN.broker_epoch": "KRaft: the broker epoch of broker N's running incarnation "
-                            "(its registration)",
+    "brokerN.metadata_applied": "KRaft: how many batches of metadata_log broker N has "
+                                "published (MetadataLoader), counted from metadata_log's "
+                                "start: a batch every live broker published leaves the log, "
+                                "so the count drops by as many (a shortcut of the model)",
+    "brokerN.broker_epoch": "KRaft: the broker epoch of broker N's running incarnation (its "
+                            "registration), as a rank among broker N's epochs the state "
+                            "holds (0, 1, ...; Kafka's is the registration record's offset: "
+                            "only order and equality matter), so it may drop when an older "
+                            "epoch is forgotten",
     "brokerN.partition_epoch": "KRaft: the partition epoch broker N knows (from its metadata "
-                               "image or its AlterPartition answer)",
-    "controller": "KRaft: the active controller's PartitionRegistration (leader, leader "
-                  "epoch, ISR, replicas, ELR, last-known ELR, partition epoch, leader "
-                  "recovery state) and each broker's registration (epoch, fenced, and "
-                  "controlled_shutdown while it is in controlled shutdown)",
-    "metadata_log": "KRaft: the controller's metadata log not yet published by every live "
-                    "broker, one batch per commit",
+                               "image or its AlterPartition answer), relative to the one "
+                               "every live broker has published (0; -1: older), so it drops "
+                               "when that one rises",
+    "controller.leader": "KRaft: the active controller's PartitionRegistration.leader, a "
+                         "broker id or -1",
+    "controller.leader_epoch": "KRaft: the registration's leader epoch",
+    "controller.isr": "KRaft: the registration's ISR (broker ids): the committed ISR",
+    "controller.replicas": "KRaft: the assigned replicas in preference order",
+    "controller.elr": "KRaft, KIP-966 (elr=true): the Eligible Leader Replicas",
+    "controller.last_known_elr": "KRaft, KIP-966: the last-known ELR",
+    "controller.partition_epoch": "KRaft: the registration's partition epoch, relative as "
+                                  "the brokers' partition_epoch is",
+    "controller.leader_recovery_state": "KRaft: the registration's LeaderRecoveryState "
+                                        "(RECOVERING after an unclean election)",
+    "controller.brokers": "KRaft: each broker's registration with the controller: its "
+                          "epoch (a rank, as broker_epoch), fenced, and controlled_shutdown "
+                          "while in controlled shutdown",
+    "controller": "KRaft: the active controller's PartitionRegistration and each broker's "
+                  "registration",
+    "metadata_log": "KRaft: the suffix of the controller's committed metadata log that some "
+                    "live broker has not published yet, one batch per commit (the prefix "
+                    "every live broker published is folded into their images)",
     "brokerN.alive": "whether broker N is up (False after Crash/PowerLoss, until Restart)",
     "brokerN.log": "broker N's log of the partition, oldest first, each record as "
                    "mID@EPOCH (record id, the leader epoch it was appended in)",

@@ -3,9 +3,10 @@
 ``isrlab.checker.chart`` draws charts but knows nothing of Kafka; this module reads a trace's
 action labels and variables and says which process acted, which Kafka requests went where
 (LeaderAndIsr and UpdateMetadata from the controller, Fetch round trips between follower and
-leader, AlterIsr: the leader's ISR write to ZooKeeper, ``Partition.maybeShrinkIsr`` /
-``maybeExpandIsr`` then ``zkClient.conditionalUpdatePath``) and what changed in each
-broker's log, LEO, HW, epoch and ISR.
+leader, the leader's ISR write to ZooKeeper before KIP-497, ``Partition.maybeShrinkIsr`` /
+``maybeExpandIsr`` then ``zkClient.conditionalUpdatePath``, and from KIP-497 its
+AlterIsr/AlterPartition round trip with the controller) and what changed in each broker's
+log, LEO, HW, epoch and ISR.
 
 Modelling shortcuts: a request is drawn at the step it takes effect (``Deliver(...)`` in the
 ``kafka`` model; ``BecomeLeader``/``BecomeFollower*`` in the TLA+ models, which read the
@@ -24,6 +25,7 @@ from isrlab.checker.chart import Arrow, Chart, Note, Row, generic_chart
 from isrlab.checker.report import TraceStep
 from isrlab.spec.kafka import labels
 from isrlab.spec.kafka.labels import Step
+from isrlab.spec.tla_kraft.layout import VALUE_NAMES
 
 KINDS: dict[str, tuple[str, str]] = {
     "leader_and_isr": ("#1f5fbf", "LeaderAndIsr: controller tells a broker its leader, "
@@ -32,15 +34,16 @@ KINDS: dict[str, tuple[str, str]] = {
                                    "metadata cache"),
     "fetch": ("#1e8449", "Fetch request (follower -> leader) and its response "
                          "(records, leader's HW)"),
-    "alter_isr": ("#d35400", "AlterIsr: the leader writes a new ISR (to ZooKeeper), or "
-                             "proposes it to the controller, which answers (AlterPartition, "
-                             "KIP-497)"),
+    "isr_write": ("#d35400", "ISR write: the leader writes a new ISR to ZooKeeper itself "
+                             "(Partition.updateIsr, before KIP-497)"),
+    "alter_isr": ("#d35400", "AlterPartition: the leader proposes an ISR, the controller "
+                             "answers (KIP-497; AlterIsr before 3.2)"),
     "client": ("#555555", "produce / acknowledge / consume between a client and a broker"),
 }
 
 KRAFT_KINDS: dict[str, tuple[str, str]] = {
-    "metadata": ("#7b3fb0", "HandleCommit: a broker publishes committed batches of the "
-                            "metadata log (MetadataLoader.handleCommit, KRaft)"),
+    "metadata": ("#7b3fb0", "HandleCommit: a broker publishes committed metadata batches "
+                            "(MetadataLoader.handleCommit)"),
     **{k: v for k, v in KINDS.items() if k in ("fetch", "alter_isr", "client")},
 }
 """The arrow kinds of a ``controller=kraft`` trace (no controller requests: the brokers read
@@ -63,6 +66,16 @@ GLOSSARY = (
     "the log); HW = high watermark (records below it are committed); ISR = in-sync replicas; "
     "'epoch E: leader' = the broker leads epoch E, 'follows bN' = it follows broker N.",
 )
+
+KRAFT_NOTE = (
+    "KRaft: metadata applied, partition epochs and broker epochs are kept relative (the "
+    "metadata every live broker has published is folded away), so a step may lower them on "
+    "a process it does not touch (docs/glossary.md).")
+"""The ``controller=kraft`` charts' extra notation line."""
+
+TLA_GLOSSARY = (GLOSSARY[0].replace("'follows bN' = it follows broker N",
+                                    "'follows rN' = it follows replica rN"),)
+"""The ``tla-*`` charts' notation: their replicas are ``r1``, ``r2``, ..."""
 
 _LABEL = re.compile(r"^(\w+)(?:\((.*)\))?$")
 
@@ -177,7 +190,9 @@ def _extra_lines(key: str, value: Any) -> list[str]:
     if key == "pending_isr":
         return [f"pending ISR {_set(value)}"]
     if key == "alter_partition":
-        return [f"AlterPartition {value}"]
+        # "sent": the proposal leaves the leader; any other value is the controller's answer
+        # on its way back, which the leader has not handled yet
+        return ["sends AlterPartition" if value == "sent" else f"answer in flight: {value}"]
     if key == "remote_age":
         ages = ", ".join(f"b{k}={v}" for k, v in sorted(value.items()))
         return [f"ticks since caught up {ages}"]
@@ -186,6 +201,28 @@ def _extra_lines(key: str, value: Any) -> list[str]:
         return [f"b{k} last fetch: leader LEO {v['leader_leo']}, {_ticks(v['age'])} ago"
                 for k, v in sorted(value.items())]
     return [f"{key.replace('_', ' ')} {value}"]
+
+
+_REMOVED = {
+    "pending_isr": "no pending ISR",
+    "alter_partition": "no AlterPartition in flight",
+    "fetch_response": "no fetch response in flight",
+}
+"""A ``kafka`` model broker variable a step removed (its absence is its "none"), in words."""
+
+
+def _removed_lines(old: Mapping[str, Any], new: Mapping[str, Any], answered: bool
+                   ) -> list[str]:
+    """Note lines for the in-flight broker variables of ``_REMOVED`` that ``old`` had and
+    ``new`` lacks (a pending ISR a makeLeader dropped, say); none when ``answered``: the
+    step handled the AlterPartition answer, which its arrow shows."""
+    out = []
+    for key, words in _REMOVED.items():
+        if key not in old or key in new or answered:
+            continue
+        was = _set(old[key]) if key == "pending_isr" else old[key]
+        out.append(f"{words} (was {was})")
+    return out
 
 
 def _ticks(n: int) -> str:
@@ -231,7 +268,8 @@ class _KafkaChart:
         last = len(self.trace) - 1 if violation is not None else -1
         rows = [self._row(i, i == last) for i in range(len(self.trace))]
         kinds = KRAFT_KINDS if self.kraft else KINDS
-        return Chart(title, self.lanes, tuple(rows), kinds, GLOSSARY, violation)
+        glossary = (*GLOSSARY, KRAFT_NOTE) if self.kraft else GLOSSARY
+        return Chart(title, self.lanes, tuple(rows), kinds, glossary, violation)
 
     def _broker_arg(self, step: Step) -> bool:
         """Whether the step acts on one of the chart's brokers."""
@@ -253,11 +291,19 @@ class _KafkaChart:
                     "alive"):
                 notes.add(lane, "CRASHED" if not after[lane].get("alive") else "restarted")
             self._broker_notes(notes, lane, None if full else before, after)
+            if before is not None:
+                handled = parsed.action == "AlterPartitionResponse" and lane == (
+                    f"broker{parsed.broker}")  # the answer's arrow says it
+                for line in _removed_lines(before[lane], after[lane], handled):
+                    notes.add(lane, line)
             if full and not after[lane].get("alive", True):
                 notes.add(lane, "(down)")
         self._controller_notes(notes, None if full else before, after)
         if parsed.action in _CONTROLLER_STEPS and parsed.broker is not None:
             notes.add("controller", _CONTROLLER_STEPS[parsed.action].format(parsed.broker))
+        if parsed.action == "AlterPartition" and self._broker_arg(parsed):
+            answer = after[f"broker{parsed.broker}"].get("alter_partition")
+            notes.add("controller", f"answers b{parsed.broker}: {answer}")
         if before is not None:
             arrows.extend(self._arrows(parsed, before, after))
             for key in ("acknowledged", "committed", "consumed"):
@@ -295,6 +341,8 @@ class _KafkaChart:
             if key in self._KNOWN or key == "remote_leo":
                 continue
             if old is None or old.get(key) != value:
+                if old is not None and key == "alter_partition" and value != "sent":
+                    continue  # the controller's answer: its sending is the controller's note
                 for line in _extra_lines(key, value):
                     notes.add(lane, line)
 
@@ -400,27 +448,29 @@ class _KafkaChart:
             writer = (self._leader_of(before, step.broker) if name.startswith("Fetch")
                       else f"broker{step.broker}")
             if writer and name not in _NOT_ISR_WRITES:
-                out.append(Arrow(writer, "controller", f"AlterIsr(ISR {_set(isr)})",
-                                 "alter_isr"))
+                out.append(Arrow(writer, "controller", f"write ISR {_set(isr)} to ZK",
+                                 "isr_write"))
         return out
 
     def _alter_partition_arrows(
         self, step: Step, before: Mapping[str, Any], after: Mapping[str, Any],
     ) -> list[Arrow]:
-        """``isr_changes=alter-partition``: a leader's proposal leaving (its round trip
-        becomes ``sent``) and the controller's answer (``AlterPartition(b)``)."""
-        out = []
-        for lane in self.brokers:
-            was, now = before[lane].get("alter_partition"), after[lane].get("alter_partition")
-            if now == "sent" and was != "sent":
-                out.append(Arrow(lane, "controller",
-                                 f"AlterPartition(ISR {_set(after[lane]['pending_isr'])})",
-                                 "alter_isr"))
-        if step.action == "AlterPartition" and self._broker_arg(step):
-            lane = f"broker{step.broker}"
-            answer = after[lane].get("alter_partition")
-            out.append(Arrow("controller", lane, f"answer: {answer}", "alter_isr"))
-        return out
+        """``isr_changes=alter-partition``: a leader's proposal (drawn where the controller
+        handles it, ``AlterPartition(b)``; its sending, when the round trip becomes ``sent``,
+        is a note on the leader) and the controller's answer (drawn where the leader handles
+        it, ``AlterPartitionResponse(b)``; its sending is a note on the controller)."""
+        if not self._broker_arg(step):
+            return []
+        lane = f"broker{step.broker}"
+        if step.action == "AlterPartition":
+            return [Arrow(lane, "controller",
+                          f"AlterPartition(ISR {_set(before[lane].get('pending_isr', ()))})",
+                          "alter_isr")]
+        if step.action == "AlterPartitionResponse":
+            answer = before[lane].get("alter_partition")
+            return [Arrow("controller", lane, f"AlterPartitionResponse: {answer}",
+                          "alter_isr")]
+        return []
 
 
 class _TlaChart:
@@ -436,7 +486,7 @@ class _TlaChart:
         """Every row of the trace (the violating last state noted in full)."""
         last = len(self.trace) - 1 if violation is not None else -1
         rows = [self._row(i, i == last) for i in range(len(self.trace))]
-        return Chart(title, self.lanes, tuple(rows), KINDS, GLOSSARY, violation)
+        return Chart(title, self.lanes, tuple(rows), KINDS, TLA_GLOSSARY, violation)
 
     @staticmethod
     def _log(state: Mapping[str, Any], r: str) -> tuple[str, ...]:
@@ -483,7 +533,8 @@ class _TlaChart:
         if name == "LeaderWrite" and names:
             new = self._log(after, names[0])[len(self._log(before, names[0])):]
             return [Arrow("client", names[0], f"write {', '.join(new)}", "client")]
-        if name in ("FollowerReplicate", "FencedFollowerFetch") and len(names) == 2:
+        if name in ("FollowerReplicate", "FencedFollowerFetch", "FollowerFetch") and len(
+                names) == 2:
             follower, leader = names
             old, new = self._log(before, follower), self._log(after, follower)
             records = new[len(_common(old, new)):]
@@ -494,21 +545,21 @@ class _TlaChart:
             return [Arrow(follower, leader, f"Fetch(offset {len(old)}{fenced})", "fetch"),
                     Arrow(leader, follower, f"FetchResponse([{', '.join(records)}], HW {hw})",
                           "fetch")]
-        if name.endswith(("LeaderShrinkIsr", "LeaderExpandIsr")) and names:
+        # LeaderShrinkIsr, FencedLeaderExpandIsr, LeaderShrinkIsrBetterFencing, ...
+        if re.search(r"Leader(Shrink|Expand)Isr", name) and names:
             isr = _set(after["quorumState"]["isr"])
-            return [Arrow(names[0], "controller", f"AlterIsr(ISR {isr})", "alter_isr")]
+            return [Arrow(names[0], "controller", f"write ISR {isr} to ZK", "isr_write")]
         return []
 
 
 KRAFT_TLA_KINDS: dict[str, tuple[str, str]] = {
-    "metadata": ("#7b3fb0", "metadata: a broker replays the controller's metadata log up to a "
-                            "partition record (ReceiveMetadataUpdate)"),
+    "metadata": ("#7b3fb0", "metadata: a broker replays the metadata log up to a partition "
+                            "record (ReceiveMetadataUpdate)"),
     "registration": ("#1f5fbf", "broker registration (KIP-631) and the controller's answer: "
                                 "a new broker epoch"),
     "fetch": KINDS["fetch"],
-    "alter_isr": ("#d35400", "AlterPartition: the leader proposes an ISR to the controller, "
-                             "which commits it (KIP-497, KIP-903: with broker epochs) or "
-                             "refuses it"),
+    "alter_isr": ("#d35400", "AlterPartition: the leader proposes an ISR, the controller "
+                             "commits or refuses it (KIP-903: with broker epochs)"),
     "client": KINDS["client"],
 }
 """The arrow kinds of a ``tla-kraft-*`` trace."""
@@ -531,6 +582,12 @@ _RECEIVER = ("ReceiveBrokerRegRequest", "ReceiveBrokerRegResponse",
              "ReceiveFetchRequest", "ReceiveFetchResponse")
 """The action that receives each kind of message (any other step that consumes one drops
 it, as a shutdown drops its broker's fetch sessions)."""
+
+
+def value_name(v: int) -> str:
+    """A ``tla-kraft-*`` record's value as the spec's cfg names it (1: ``A``, 2: ``B``, ...:
+    ``tla_kraft.layout.VALUE_NAMES``, as its ``inv_*`` sets print), else the number."""
+    return VALUE_NAMES[v - 1] if isinstance(v, int) and 1 <= v <= len(VALUE_NAMES) else str(v)
 
 
 def _bits(mask: int) -> str:
@@ -562,7 +619,7 @@ def kraft_message_arrow(m: Sequence[Any]) -> Arrow | None:
             text = (f"FetchResponse(diverging epoch {diverging[0]}, end offset "
                     f"{diverging[1] - 1})")
         else:
-            values = ", ".join(f"{'A' if r[2] == 1 else r[2]}@{r[0]}" for r in records)
+            values = ", ".join(f"{value_name(r[2])}@{r[0]}" for r in records)
             text = f"FetchResponse([{values}], HW {hw - 1})"
         return Arrow(f"broker{leader}", f"broker{follower}", text, "fetch")
     if kind == _AP_REQ:
@@ -625,7 +682,7 @@ class _KraftTlaChart:
 
     @staticmethod
     def _log(state: Mapping[str, Any], b: int) -> tuple[str, ...]:
-        return tuple(f"{'A' if record[2] == 1 else record[2]}@{record[0]}"
+        return tuple(f"{value_name(record[2])}@{record[0]}"
                      for record in state["partition_data"][b - 1][0])
 
     def _broker_notes(

@@ -109,6 +109,7 @@ def test_explore_takes_a_run_file(tmp_path: Path) -> None:
     ('model = "tla-kip101\n', ["not a TOML run file"]),
     ('params = 3\n', ["params must be a table"]),
     ('check = 3\n', ["[check] must be a table"]),
+    ('model = 3\n', ["model must be text", "got 3"]),  # was "unknown model '3'", no file
 ])
 def test_a_bad_run_file_is_one_line_and_exit_2(tmp_path: Path, text: str,
                                                words: list[str]) -> None:
@@ -157,3 +158,10 @@ def test_an_ill_typed_option_in_the_file_is_one_line(tmp_path: Path, line: str,
     assert code == 2 and out == "" and err.count("\n") == 1, (out, err)
     for word in [str(path), *words]:
         assert word in err, (word, err)
+
+
+def test_an_unknown_parameter_names_the_closest_not_all_fifty() -> None:
+    code, _, err = _invoke("check", "--model", "kafka", "-p", "brokres=3")
+    assert code == 2 and err.count("\n") == 1
+    assert "has no parameter 'brokres'; did you mean brokers?" in err
+    assert "`isrlab models kafka` lists its" in err and len(err) < 200

@@ -288,6 +288,23 @@ def test_a_closed_standard_output_exits_141_silently(args: list[str]) -> None:
     assert (done.returncode, done.stderr) == (141, ""), done.stderr
 
 
+def test_a_closed_standard_output_still_gets_the_files_written(tmp_path: Path) -> None:
+    """``isrlab check ... --svg t.svg --itf t.json | head -1``: the files were lost (the
+    broken pipe ended the command before it wrote them)."""
+    svg, itf = tmp_path / "t.svg", tmp_path / "t.json"
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run([sys.executable, "-m", "isrlab", "check", "--model", "toy-counter",
+                               "-p", "bad=2", "--no-progress", "--svg", str(svg), "--itf",
+                               str(itf)], cwd=ROOT, stdout=write, stderr=subprocess.PIPE,
+                              text=True, timeout=120, check=False)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (141, ""), done.stderr
+    assert svg.read_text().startswith("<svg") and '"#meta"' in itf.read_text()
+
+
 @pytest.mark.parametrize(("closed", "args", "status"), [
     (1, ["models"], 0),
     (1, ["check", "--model", "toy-counter", "--no-progress"], 0),

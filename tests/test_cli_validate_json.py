@@ -87,3 +87,14 @@ def test_no_trace_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert code == 2 and stdout == ""
     assert err.startswith("isrlab: error: missing argument TRACES") and err.count("\n") == 1
     assert not (tmp_path / "new.json").exists()
+
+
+@pytest.mark.parametrize("args", [[], ["--model", "kafka"], ["--format", "kafka-log"]])
+def test_an_empty_file_is_named_as_empty_once(args: list[str], tmp_path: Path) -> None:
+    """Without --model it was '--model: is required (the trace does not name its model)';
+    as a Kafka log the file was named twice ('e.log: e.log: the log file is empty')."""
+    empty = tmp_path / "e.log"
+    empty.write_text("\n \n")
+    result = CliRunner().invoke(cli, ["validate", *args, str(empty)])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1
+    assert result.stderr.count(str(empty)) == 1 and "file is empty" in result.stderr

@@ -96,3 +96,14 @@ def test_models_name_prints_the_full_texts() -> None:
     assert "NoCommittedRecordLost: " in result.stdout
     bad = CliRunner().invoke(cli, ["models", "nosuch"])
     assert bad.exit_code == 2 and bad.stderr.count("\n") == 1
+
+
+def test_kraft_variables_say_what_each_entry_is_and_that_the_model_renumbers_them() -> None:
+    """The KRaft default's trace shows broker_epoch 1 -> 0 and metadata_applied 2 -> 0 at a
+    HandleCommit (the published prefix folded away, epochs renumbered): the meanings say
+    so, and each entry of the controller has its own (they were one text, nine times)."""
+    rows = {path: meaning for path, _, meaning in variable_rows("kafka", _model("kafka", []))}
+    controller = [meaning for path, meaning in rows.items() if path.startswith("controller.")]
+    assert len(controller) == len(set(controller)) > 5
+    assert "drops" in rows["brokerN.metadata_applied"]
+    assert "rank" in rows["brokerN.broker_epoch"] and "relative" in rows["brokerN.partition_epoch"]

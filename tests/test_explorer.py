@@ -61,6 +61,28 @@ def test_session_loads_steps_and_goes_back(kip101_itf: Path) -> None:
     assert len(session.path) == 10 and session.path[-1][0] == labels[0]
 
 
+def test_a_removed_entry_is_a_changed_row() -> None:
+    """The kafka default's finding (docs/findings/kraft-equal-epoch-delta.md): the replay of
+    state 8 drops broker0's pending ISR and its AlterPartition answer; the table shows both
+    as changed rows (old -> removed), beside the other entries of broker0."""
+    entry = registry().entries["kafka"]
+    model = entry.build(registry().parse_params(entry, ["controller=kraft"]).unwrap())
+    session = Session(model, "kafka")
+    for label in ("Tick", "ShrinkIsr(0)", "AlterPartition(0)", "AlterPartitionResponse(0)",
+                  "Fetch(1)", "AlterPartition(0)", "HandleCommit(0)"):
+        session.take(session.view()["enabled"].index(label))
+    table = session.view()["table"]
+    rows = {row["name"]: row for row in table}
+    assert rows["broker0['pending_isr']"]["value"] == "(removed)"
+    assert rows["broker0['pending_isr']"]["before"] == "<<0, 1>>"
+    assert rows["broker0['alter_partition']"]["before"] == "'accepted'"
+    assert all(rows[n]["changed"] for n in ("broker0['pending_isr']",
+                                            "broker0['alter_partition']"))
+    names = [row["name"] for row in table]
+    assert names.index("broker0['isr']") < names.index("broker0['pending_isr']") < (
+        names.index("broker1['alive']"))
+
+
 def test_session_rejects_a_trace_of_other_parameters(kip101_itf: Path) -> None:
     steps = read_itf(kip101_itf)
     session = _session()
@@ -108,6 +130,9 @@ def test_explore_takes_the_parameters_the_trace_records(kip101_itf: Path,
         with urllib.request.urlopen(url + "api/view", timeout=60) as response:
             view = json.load(response)
         assert len(view["path"]) == 10
+        # the header names the recorded parameters that differ from the defaults
+        assert {"controller=zookeeper", "truncation=hw"} <= set(view["settings"].split())
+        assert "brokers=2" not in view["settings"]  # a default
         with urllib.request.urlopen(url + "api/path.itf.json", timeout=60) as response:
             saved = json.load(response)
         recorded = json.loads(kip101_itf.read_text())["#meta"]["parameters"]
@@ -115,6 +140,16 @@ def test_explore_takes_the_parameters_the_trace_records(kip101_itf: Path,
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_explore_names_a_damaged_trace_before_asking_for_its_model(tmp_path: Path) -> None:
+    """An ITF document whose value is damaged (no model recorded either): the damage is the
+    error, not the missing --model it would have named."""
+    bad = tmp_path / "t.json"
+    bad.write_text('{"vars": ["a"], "states": [{"a": {"#bigint": "x"}}]}')
+    result = CliRunner().invoke(cli, ["explore", "--trace", str(bad)])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1
+    assert "not an ITF value" in result.stderr and "--model" not in result.stderr
 
 
 def test_explore_without_model_or_trace_is_one_line() -> None:

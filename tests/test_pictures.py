@@ -93,6 +93,44 @@ def test_chart_text_never_overlaps(kip101_itf: Path, tmp_path: Path) -> None:
     assert not any(_overlap(a, b) for a, b in itertools.combinations(notes, 2))
 
 
+@pytest.mark.parametrize("args", [
+    ["--model", "kafka", "-p", "controller=kraft"],
+    ["--model", "tla-kraft-3.5", "-p", "values=2", "-p", "min_isr=1", "-p",
+     "leader_shrink_isr_limit=1"],
+])
+def test_every_text_of_the_chart_is_inside_it(args: list[str], tmp_path: Path) -> None:
+    """The legend's lines too: the AlterPartition line of the kafka default's chart ran
+    past its right edge; the tla-kraft chart's values are named as the spec's cfg names
+    them (value 2 is B, as its acknowledgement says)."""
+    svg = tmp_path / "t.svg"
+    code, _, _ = _invoke("check", *args, "--no-progress", "--svg", str(svg))
+    assert code in (1, 3)
+    root = ET.fromstring(svg.read_text())
+    width = float(root.get("width", "0"))
+    boxes = _texts(root)
+    assert [b[4] for b in boxes if b[0] < 0 or b[2] > width] == []
+    if "tla-kraft-3.5" in args:
+        texts = [b[4] for b in boxes]
+        assert "Produce B@1" in texts and not any("2@1" in t for t in texts)
+
+
+def test_an_evaluation_error_trace_renders_as_the_models_error(tmp_path: Path) -> None:
+    """``check --itf`` of the spec's own evaluation error (exit 3) wrote a trace that
+    ``render`` refused ("unknown invariant 'EvaluationError'", exit 2); the chart said
+    "EvaluationError violated".  Both now say the model cannot evaluate the next step."""
+    itf, svg = tmp_path / "t.json", tmp_path / "t.svg"
+    code, _, _ = _invoke("check", "--model", "tla-kraft-3.5", "-p", "values=2", "-p",
+                         "min_isr=1", "-p", "leader_shrink_isr_limit=1", "--no-progress",
+                         "--itf", str(itf))
+    assert code == 3
+    code, _, err = _invoke("render", str(itf), "-o", str(svg))
+    assert code == 0, err
+    texts = [t[4] for t in _texts(ET.fromstring(svg.read_text()))]
+    assert not any("EvaluationError violated" in t for t in texts)
+    assert any(t.startswith("the model cannot evaluate the next step of this state") for t in texts)
+    assert any("WriteRecordToLeader(1)" in t for t in texts if "cannot evaluate" in t)
+
+
 def test_tla_trace_has_leader_and_isr_and_fetch_arrows(tmp_path: Path) -> None:
     itf, svg = tmp_path / "t.json", tmp_path / "t.svg"
     code, _, _ = _invoke("check", "--model", "tla-truncate-to-hw", "--itf", str(itf),
@@ -114,8 +152,34 @@ def test_alter_partition_round_trip_is_drawn_leader_to_controller_and_back(
                          "initial_isr=1", "--svg", str(svg))
     assert code == 1
     texts = [t[4] for t in _texts(ET.fromstring(svg.read_text()))]
-    assert "AlterPartition(ISR {b0, b1})" in texts and "answer: accepted" in texts
+    assert "AlterPartition(ISR {b0, b1})" in texts and "answers b0: accepted" in texts
     assert "pending ISR {b0, b1}" in texts
+
+
+def test_alter_partition_answer_is_drawn_where_the_leader_handles_it() -> None:
+    """The kafka model's default counterexample (docs/findings/kraft-equal-epoch-delta.md):
+    the controller accepts ISR {b0, b1} (AlterPartition(0)), but broker0 replays the older
+    record before it handles that answer.  The answer's arrow belongs to the step the
+    leader handles it, so there is none into broker0 at the controller's step, and the
+    violating state says what the replay dropped."""
+    from isrlab.checker.report import TraceStep
+    from isrlab.spec.charts import chart_for
+
+    trace = _walk("kafka", ["controller=kraft"], [
+        "Tick", "ShrinkIsr(0)", "AlterPartition(0)", "AlterPartitionResponse(0)", "Fetch(1)",
+        "AlterPartition(0)", "HandleCommit(0)"])
+    chart = chart_for([t for t in trace if isinstance(t, TraceStep)], "t",
+                      ("ReplicationQuorumSuperset", ""))
+    arrows = [[(a.source, a.target, a.label) for a in row.arrows] for row in chart.rows]
+    assert arrows[3] == [("broker0", "controller", "AlterPartition(ISR {b0})")]
+    assert arrows[4] == [("controller", "broker0", "AlterPartitionResponse: accepted")]
+    assert arrows[6] == [("broker0", "controller", "AlterPartition(ISR {b0, b1})")]
+    notes = {n.lifeline: n.lines for n in chart.rows[6].notes}
+    assert "answers b0: accepted" in notes["controller"] and "broker0" not in notes
+    assert any("kept relative" in line for line in chart.glossary)  # KRaft's renumbering
+    last = {n.lifeline: n.lines for n in chart.rows[7].notes}["broker0"]
+    assert "no pending ISR (was {b0, b1})" in last
+    assert "no AlterPartition in flight (was accepted)" in last
 
 
 def test_generic_chart_for_a_toy_model(tmp_path: Path) -> None:
@@ -341,7 +405,27 @@ def test_tla_kip279_and_kip320_charts_draw_fetches_and_isr_writes(
     epoch = ", epoch 0" if model == "tla-kip320" else ""  # KIP-320's fetch names its epoch
     assert arrows[fetch] == [("r1", "r2", f"Fetch(offset 0{epoch})", "fetch"),
                              ("r2", "r1", "FetchResponse([m0@0], HW 1)", "fetch")]
-    assert arrows[shrink] == [("r2", "controller", "AlterIsr(ISR {r2})", "alter_isr")]
+    assert arrows[shrink] == [("r2", "controller", "write ISR {r2} to ZK", "isr_write")]
+
+
+def test_tla_kip320_first_try_chart_draws_its_fetches_and_isr_writes() -> None:
+    """tla-kip320-first-try names its fetch FollowerFetch and its shrink
+    LeaderShrinkIsrBetterFencing: both are drawn (the chart of its configuration B
+    counterexample had neither), and its notation names replicas r1, r2."""
+    from isrlab.checker.report import TraceStep
+    from isrlab.spec.charts import chart_for
+
+    fetch, shrink = "FollowerFetch(r1 from r2)", "LeaderShrinkIsrBetterFencing(r2, r1)"
+    trace = _walk("tla-kip320-first-try", [], [
+        "ControllerElectLeader(r2)", "BecomeLeader(r2, epoch 0)", "LeaderWrite(r2)", shrink,
+        "ImprovedLeaderIncHighWatermark(r2)", "BecomeFollower(r1 follows r2, epoch 0)", fetch])
+    chart = chart_for([t for t in trace if isinstance(t, TraceStep)], "t")
+    arrows = {row.action: [(a.source, a.target, a.label) for a in row.arrows]
+              for row in chart.rows}
+    assert arrows[fetch] == [("r1", "r2", "Fetch(offset 0)"),
+                             ("r2", "r1", "FetchResponse([m0@0], HW 1)")]
+    assert arrows[shrink] == [("r2", "controller", "write ISR {r2} to ZK")]
+    assert "'follows rN' = it follows replica rN" in chart.glossary[0]
 
 
 def test_tla_kraft_chart_draws_its_messages(tmp_path: Path) -> None:

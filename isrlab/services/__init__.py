@@ -3,8 +3,8 @@ modules, so that a command only parses its options and prints: ``traces`` (trace
 reading, the Kafka log oracle), ``engines`` (the local breadth-first search or Spark, and
 their run directories), ``runs`` (check, liveness and simulate runs with their options and
 preconditions), ``bmc`` (bounded model checking), ``rendering`` (sequence charts, state
-graphs, ITF counterexamples) and ``proofs`` (the proof obligations, compared with and
-written beside the recorded ones).
+graphs, ITF counterexamples), ``reading`` (the notes printed beside a counterexample) and
+``proofs`` (the proof obligations, compared with and written beside the recorded ones).
 
 A service reports input it cannot use by raising ``InputError``: the command line prints its
 one line and exits 2 (``isrlab.cli_support``), the API lets it propagate."""

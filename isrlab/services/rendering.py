@@ -20,7 +20,13 @@ from isrlab.checker.chart import render_svg
 from isrlab.checker.graph import GraphTooLarge, dot_text, state_graph
 from isrlab.checker.liveness import LivenessResult, lasso_itf_meta
 from isrlab.checker.model import Model
-from isrlab.checker.report import CheckResult, TraceStep, Violation, explanation_of
+from isrlab.checker.report import (
+    EVALUATION_ERROR,
+    CheckResult,
+    TraceStep,
+    Violation,
+    explanation_of,
+)
 from isrlab.checker.trace import parse_itf, write_itf
 from isrlab.models import registry
 from isrlab.services import InputError
@@ -58,15 +64,24 @@ def note_words(model: Model[Any] | None, name: str, state: Mapping[str, Any]) ->
 
 
 # ---------------------------------------------------------------------- sequence charts
+EVALUATION_WORDS = ("the model cannot evaluate the next step of this state (as TLC's "
+                    "evaluation error), so the search stopped here")
+"""The chart's words under an ``EvaluationError`` (the model's own error, not a violation)."""
+
+
 def trace_svg(
     trace: Sequence[TraceStep], title: str, model: Model[Any] | None = None,
     invariant: str | None = None, current: int | None = None, width: float | None = None,
+    error: str = "",
 ) -> str:
     """The SVG chart of ``trace``; the last state is marked violating ``invariant`` if
-    given; state ``current`` (1-based) is shaded if given; its lifelines share ``width`` px
-    if given and their natural layout is wider (``render_svg``)."""
+    given (``EvaluationError``: the model's ``error`` there, its action and message);
+    state ``current`` (1-based) is shaded if given; its lifelines share ``width`` px if
+    given and their natural layout is wider (``render_svg``)."""
     violation = None
-    if invariant is not None:
+    if invariant == EVALUATION_ERROR:
+        violation = (invariant, f"{EVALUATION_WORDS}: {error}" if error else EVALUATION_WORDS)
+    elif invariant is not None:
         state = trace[-1].state if trace else {}
         violation = (invariant, note_words(model, invariant, state))
     return render_svg(chart_for(trace, title, violation), current, width)
@@ -74,21 +89,29 @@ def trace_svg(
 
 def write_svg(
     path: Path, trace: Sequence[TraceStep], title: str, model: Model[Any] | None = None,
-    invariant: str | None = None,
+    invariant: str | None = None, error: str = "",
 ) -> None:
     """Write ``trace_svg`` to ``path``."""
-    write_text_atomically(path, trace_svg(trace, title, model, invariant))
+    write_text_atomically(path, trace_svg(trace, title, model, invariant, error=error))
 
 
 def _write_svg_or_say(
     path: Path, trace: Sequence[TraceStep], title: str, model: Model[Any] | None,
-    invariant: str | None,
+    invariant: str | None, error: str = "",
 ) -> None:
     """``write_svg``; ``InputError`` naming ``path`` when it cannot be written."""
     try:
-        write_svg(path, trace, title, model, invariant)
-    except OSError as error:
-        raise InputError(f"cannot write {path}: {error}") from error
+        write_svg(path, trace, title, model, invariant, error)
+    except OSError as error_:
+        raise InputError(f"cannot write {path}: {error_}") from error_
+
+
+def _headline(violation: Violation, engine: str) -> str:
+    """``NAME violated (engine)``, or for the model's own error ``EvaluationError (engine):
+    ...`` (no invariant was violated)."""
+    if violation.invariant == EVALUATION_ERROR:
+        return f"{EVALUATION_ERROR} ({engine}): the next step of the last state cannot be evaluated"
+    return f"{violation.invariant} violated ({engine})"
 
 
 def write_violation_svg(
@@ -99,8 +122,9 @@ def write_violation_svg(
     ``False`` (nothing written) when there is none."""
     if violation is None:
         return False
-    title = f"{source}: {violation.invariant} violated ({engine})"
-    _write_svg_or_say(path, violation.trace, title, model, violation.invariant)
+    title = f"{source}: {_headline(violation, engine)}"
+    _write_svg_or_say(path, violation.trace, title, model, violation.invariant,
+                      violation.explanation)
     return True
 
 
@@ -157,9 +181,16 @@ def render_itf(trace: Path, out: Path, invariant: str | None = None) -> int:
     if invariant is None:
         match = re.match(r"^(\w+) violated\b", description)
         invariant = match.group(1) if match else None
-    model = model_named(source, invariant)
+        if description.startswith(EVALUATION_ERROR):  # the model's error: no invariant
+            invariant = EVALUATION_ERROR
+    error = ""
+    if invariant == EVALUATION_ERROR:
+        error = str(meta.get("explanation", "")) if isinstance(meta, dict) else ""
+        model = model_named(source, None)
+    else:
+        model = model_named(source, invariant)
     title = f"{source or trace.name}: {description}" if description else (source or trace.name)
-    _write_svg_or_say(out, steps, title, model, invariant)
+    _write_svg_or_say(out, steps, title, model, invariant, error)
     return len(steps)
 
 
@@ -186,7 +217,7 @@ def write_result_itf(path: Path, result: CheckResult) -> bool:
     if result.violation is None:
         return False
     write_itf(path, result.violation.trace, source=result.model, parameters=result.params,
-              description=f"{result.violation.invariant} violated ({result.engine})",
+              description=_headline(result.violation, result.engine),
               explanation=result.violation.explanation)
     return True
 
