@@ -13,8 +13,9 @@ KNOWN_FINDINGS = (
     ("kafka", "ReplicationQuorumSuperset",
      {"controller": "kraft", "make_leader_equal_epoch": "apply"},
      "Note: a known finding of the model in Kafka's KRaft code (every KRaft release, "
-     "3.3-4.0): the leader's replay of its own earlier ISR change drops its pending one "
-     "(docs/findings/kraft-equal-epoch-delta.md, scenario equal-epoch-delta); "
+     "3.3-4.0; reproduced on a Kafka 4.0.0 cluster): the leader's replay of its own earlier "
+     "ISR change drops its pending one (docs/findings/kraft-equal-epoch-delta.md, scenario "
+     "equal-epoch-delta); "
      "-p make_leader_equal_epoch=skip is its candidate fix."),
 )
 """(model, invariant, the parameters under which it breaks by Kafka's own code, the note a
