@@ -17,6 +17,7 @@ leaves no partial file.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import difflib
 import math
 import os
@@ -202,6 +203,9 @@ class OneLineErrors(click.Group):
             click.echo("isrlab: interrupted", err=True)
             sys.exit(INTERRUPTED)
         except Exception as error:
+            if _interrupt_in_foreign_call(error):
+                click.echo("isrlab: interrupted", err=True)
+                sys.exit(INTERRUPTED)
             yours = user_error(error)
             if yours is not None:  # the user's own invariant raised: their bug, one line
                 if debug:
@@ -216,6 +220,14 @@ class OneLineErrors(click.Group):
                        "model or in isrlab; its traceback is above)", err=True)
             sys.exit(CRASHED)
         sys.exit(code if isinstance(code, int) else 0)
+
+
+def _interrupt_in_foreign_call(error: Exception) -> bool:
+    """Whether ``error`` is Ctrl-C arriving while ctypes converted a foreign call's argument
+    (a Z3 call of ``bmc`` or ``prove``): ctypes replaces the KeyboardInterrupt by an
+    ``ArgumentError`` that only names it ("argument 1: KeyboardInterrupt: ")."""
+    return (isinstance(error, ctypes.ArgumentError)
+            and re.match(r"argument \d+: KeyboardInterrupt\b", str(error)) is not None)
 
 
 _ARGV, _STARTED = "isrlab.argv", "isrlab.started"

@@ -788,3 +788,14 @@ def test_an_unknown_action_names_the_trace_file(tmp_path: Path) -> None:
     trace.write_text('{"action": "Init"}\n{"action": "Frobnicate"}\n', encoding="utf-8")
     code, out, err = _invoke("validate", "--model", "tla-kip320", str(trace))
     _one_line_error(code, out, err, f"{trace}: line 2: unknown action 'Frobnicate'")
+
+
+def test_ctrl_c_inside_a_z3_call_is_an_interrupt_not_a_crash() -> None:
+    # Ctrl-C while ctypes converts a Z3 call's argument reaches isrlab as an ArgumentError
+    # naming the KeyboardInterrupt (seen under load in the bmc Ctrl-C test: exit 70)
+    import ctypes
+
+    from isrlab.cli_support import _interrupt_in_foreign_call
+    assert _interrupt_in_foreign_call(ctypes.ArgumentError("argument 1: KeyboardInterrupt: "))
+    assert not _interrupt_in_foreign_call(ctypes.ArgumentError("argument 1: TypeError: x"))
+    assert not _interrupt_in_foreign_call(ValueError("argument 1: KeyboardInterrupt: "))

@@ -65,7 +65,10 @@ def test_isrlab_models_lists_each_declaration() -> None:
     for name, kind, default, info in declarations():
         fault = " [fault]" if info.fault else ""
         shown = "|".join(info.choices) if info.choices else f"<{kind.__name__}>"
-        assert (f"    -p {name}={shown}{fault} (default {default}): {info.help}"
+        # defaults as -p takes them: booleans true/false, an empty text ""
+        value = (str(default).lower() if isinstance(default, bool)
+                 else '""' if default == "" else default)
+        assert (f"    -p {name}={shown}{fault} (default {value}): {info.help}"
                 in out), name
 
 
