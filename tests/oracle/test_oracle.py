@@ -41,7 +41,8 @@ def verdict(*args: str | Path) -> tuple[int, dict[str, object]]:
 
 
 def rule_of(report: dict[str, object]) -> object:
-    rejected = report.get("rejected")
+    """The rule of a rejection, or of the line breaking an invariant (``at``)."""
+    rejected = report.get("rejected", report.get("at"))
     return rejected.get("rule") if isinstance(rejected, dict) else None
 
 
@@ -112,13 +113,18 @@ def test_a_mid_history_failover_seen_from_one_broker_of_three_is_accepted(
     assert "1,2,3" in str(report["brokers_from"])
 
 
-def test_a_new_leader_without_a_committed_record_is_rejected(tmp_path: Path) -> None:
+def test_a_new_leader_without_a_committed_record_breaks_no_committed_record_lost(
+        tmp_path: Path) -> None:
     """Broker 2 saw HW 690 in epoch 5; leading epoch 6 from offset 600 means a cleanly
-    elected leader lacks committed records."""
+    elected leader lacks committed records: the cluster lost them (exit 3), offsets 600 to
+    689."""
     lines = (FAILOVER[0], FAILOVER[1].replace("from offset 760", "from offset 600")
              .replace("high watermark 750", "high watermark 600"))
     code, report = verdict(log(tmp_path, *lines))
-    assert (code, rule_of(report)) == (1, "elected-has-committed")
+    assert (code, report["verdict"], report["invariant"], rule_of(report)) == (
+        3, "breaks-invariant", "NoCommittedRecordLost", "elected-has-committed"), report
+    at = report["at"]
+    assert isinstance(at, dict) and "offsets 600 to 689 (90 records)" in at["detail"]
     # with unclean election on, it is a possible (unclean) history
     code, report = verdict("-p", "unclean_election=true", log(tmp_path, *lines))
     assert code == 0, report
@@ -218,7 +224,10 @@ def test_truncation_lines_are_read(tmp_path: Path) -> None:
     # truncating below the HW the replica held: its committed records lost
     lines[2] = lines[2].replace("offset=9", "offset=7")
     code, report = verdict(log(tmp_path, *lines))
-    assert (code, rule_of(report)) == (1, "leader-no-truncate-below-hw")
+    assert (code, report["invariant"], rule_of(report)) == (
+        3, "NoCommittedRecordLost", "leader-no-truncate-below-hw"), report
+    at = report["at"]
+    assert isinstance(at, dict) and "at offset 7 are gone from broker 2" in at["detail"]
 
 
 def test_a_log_without_replication_lines_is_not_covered(tmp_path: Path) -> None:
@@ -297,6 +306,8 @@ def test_each_real_log_gets_the_verdict_its_source_argues(case: Path) -> None:
         assert (report["verdict"], report.get("invariant")) == ("breaks-invariant",
                                                                  expected["breaks"]), report
         assert report["at"]["line"] == expected["breaks_line"]
+        if expected.get("rule"):  # a rule that is an invariant (not the FATAL exit)
+            assert report["at"]["rule"] == expected["rule"], report
         return
     assert report["verdict"] == want, report
     if want == "rejected":
@@ -367,7 +378,7 @@ WRITTEN = Path(__file__).parent.parent / "fixtures" / "oracle"
     ("broker-orders-0.log", 0, None), ("kafka-2.0", 0, None), ("kafka-2.4", 0, None),
     ("kafka-2.7", 0, None), ("kafka-3.4-zk-compose", 0, None), ("kafka-4.0-kraft", 0, None),
     ("scenarios/acks1-loss", 0, None), ("unclean-election", 1, "leader-from-isr"),
-    ("scenarios/kip101", 1, "isr-member-no-truncate-below-hw"),
+    ("scenarios/kip101", 3, "isr-member-no-truncate-below-hw"),
 ])
 def test_the_written_corpus_as_docs_oracle_md_says(name: str, code: int,
                                                    rule: str | None) -> None:
