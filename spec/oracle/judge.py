@@ -476,12 +476,12 @@ class PartitionJudge:
         if (clean and start is not None and start < hw and hw_epoch < epoch
                 and self.options.truncation == "kip279" and self.options.crashes != "unclean"
                 and not self.unclean):
+            lost, verb, _ = _span(start, hw)
             self.breaks(e, "elected-has-committed",
                         f"broker {leader}, elected cleanly, starts leader epoch {epoch} from "
                         f"offset {start:,}, below the high watermark {hw:,} of epoch {hw_epoch} "
-                        f"({hw_line}): the committed records at {_span(start, hw)} are not "
-                        f"in the new leader's log, so lost to every consumer of epoch {epoch}"
-                        f"{_UNLOGGED_UNCLEAN}")
+                        f"({hw_line}): {lost} {verb} not in the new leader's log, so lost "
+                        f"to every consumer of epoch {epoch}{_UNLOGGED_UNCLEAN}")
         self.latest_epoch = epoch
 
     def storage_lost(self, e: Any, b: int, epoch: int, start: int, prev: int | None) -> bool:
@@ -1162,12 +1162,13 @@ class PartitionJudge:
         leader = self.leaders.get(known.epoch) if known.epoch is not None else None
         whose = (f"its leader's (broker {leader[0]}, leader epoch {known.epoch})" if leader
                  else "its leader's")
+        lost, verb, pronoun = _span(k, known.hw)
         self.breaks(e, "leader-no-truncate-below-hw",
                     f"broker {b} truncates its log to {k:,}, below the high watermark "
-                    f"{known.hw:,} it was {role} ({known.hw_line}): the committed records at "
-                    f"{_span(k, known.hw)} are gone from broker {b}, and, as a replica "
-                    f"truncates only where its log differs from {whose}, they are not in "
-                    f"that leader's log either{_UNLOGGED_UNCLEAN}")
+                    f"{known.hw:,} it was {role} ({known.hw_line}): {lost} {verb} gone from "
+                    f"broker {b}, and, as a replica truncates only where its log differs from "
+                    f"{whose}, {pronoun} {verb} not in that leader's log either"
+                    f"{_UNLOGGED_UNCLEAN}")
 
     def _isr_member_truncation(self, e: Any, b: int, k: int) -> None:
         """``isr-member-no-truncate-below-hw`` (KIP-279 with KAFKA-7415, 2.1+)."""
@@ -1187,8 +1188,8 @@ class PartitionJudge:
             self.breaks(e, "isr-member-no-truncate-below-hw",
                         f"broker {b}, in leader {leader}'s ISR {_ids(isr.must)} since line "
                         f"{isr.line}, truncates to {k:,}, below the leader's high watermark "
-                        f"{lead.hw:,} ({lead.hw_line}): the committed records at "
-                        f"{_span(k, lead.hw)} are not on broker {b}, a member of the ISR, "
+                        f"{lead.hw:,} ({lead.hw_line}): {' '.join(_span(k, lead.hw)[:2])} "
+                        f"not on broker {b}, a member of the ISR, "
                         f"which a clean election may choose next{_UNLOGGED_UNCLEAN}")
 
     def forget_leos(self) -> None:
@@ -1284,15 +1285,17 @@ class PartitionJudge:
             self.isr.restarted = True  # its own view of the ISR is gone with the crash
 
 
-_UNLOGGED_UNCLEAN = (" (no unclean election is logged; if one happened unlogged, it lost them "
-                     "by design: -p unclean_election=true)")
+_UNLOGGED_UNCLEAN = (" (no unclean election is logged; an unlogged one would lose committed "
+                     "records by design: -p unclean_election=true)")
 
 
-def _span(start: int, end: int) -> str:
-    """Offsets ``start`` to ``end - 1``, in words."""
+def _span(start: int, end: int) -> tuple[str, str, str]:
+    """The committed records at offsets ``start`` to ``end - 1``, in words: the subject, its
+    verb ``is``/``are``, its pronoun ``it``/``they``."""
     if end - start == 1:
-        return f"offset {start:,}"
-    return f"offsets {start:,} to {end - 1:,} ({end - start:,} records)"
+        return f"the committed record at offset {start:,}", "is", "it"
+    return (f"the committed records at offsets {start:,} to {end - 1:,} ({end - start:,} "
+            "records)", "are", "they")
 
 
 def _where(e: Any) -> str:
