@@ -400,7 +400,20 @@ def test_docs_oracle_md_lists_every_rule_with_its_method() -> None:
 
     text = (Path(__file__).parents[2] / "docs" / "oracle.md").read_text(encoding="utf-8")
     for rule in RULES.values():
-        assert f"| `{rule.id}` | `{rule.method}` | {rule.versions} | {rule.statement} |" in text
+        kind = f"BREAKS {rule.invariant}" if rule.invariant else "REJECTED"
+        assert (f"| `{rule.id}` | `{rule.method}` | {rule.versions} | {rule.statement} | "
+                f"{kind} |") in text, rule.id
+
+
+def test_the_rules_that_are_invariants_name_one_of_the_models() -> None:
+    """A rule that is a safety property names an invariant of the model's catalogue (the
+    name a BREAKS verdict prints); the three are the truncation and election rules."""
+    from isrlab.spec.invariants import INVARIANT_NAMES
+    from isrlab.spec.oracle.rules import INVARIANT_RULES, RULES
+
+    assert set(INVARIANT_RULES) == {"leader-no-truncate-below-hw", "elected-has-committed",
+                                    "isr-member-no-truncate-below-hw"}
+    assert all(RULES[r].invariant in INVARIANT_NAMES for r in INVARIANT_RULES)
 
 
 def test_lines_pasted_without_timestamps_are_judged_in_file_order(tmp_path: Path) -> None:
