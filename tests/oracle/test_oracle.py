@@ -231,6 +231,46 @@ def test_truncation_lines_are_read(tmp_path: Path) -> None:
     assert "the committed record at offset 7 is gone from broker 2" in at["detail"]
 
 
+BELOW_HW = ["INFO [Broker id=2] Follower t-0 starts at leader epoch 3 from offset 10 with high "
+            "watermark 8. Previous leader epoch was 2. (state.change.logger)",
+            "INFO [ReplicaFetcher replicaId=2, leaderId=1, fetcherId=0] Truncating partition t-0 "
+            "with TruncationState(offset=5, completed=true) due to leader epoch and offset "
+            "EpochEndOffset(errorCode=0, partition=0, leaderEpoch=3, endOffset=5)"]
+"""Broker 2 holds HW 8 and truncates to 5: committed records at offsets 5 to 7 lost."""
+
+
+def test_a_breach_is_judged_past_and_a_later_step_broken_still_rejects(tmp_path: Path) -> None:
+    """After a line breaking an invariant the oracle judges on: a later line breaking a step
+    of Kafka's code makes the verdict REJECTED, with a note naming the breach."""
+    code, report = verdict(log(tmp_path, *BELOW_HW))
+    assert (code, report["verdict"], report["invariant"]) == (
+        3, "breaks-invariant", "NoCommittedRecordLost"), report
+    at = report["at"]
+    assert isinstance(at, dict) and at["line"] == 2
+    assert "offsets 5 to 7 (3 records) are gone from broker 2" in at["detail"]
+    down = ("INFO [Broker id=2] Follower t-0 starts at leader epoch 2 from offset 5 with high "
+            "watermark 5. Previous leader epoch was 3. (state.change.logger)")
+    code, report = verdict(log(tmp_path, *BELOW_HW, down))
+    assert (code, report["verdict"], rule_of(report)) == (1, "rejected", "epoch-monotonic")
+    notes = report["notes"]
+    assert isinstance(notes, list)
+    assert any("server.log:2 broke NoCommittedRecordLost" in n for n in notes), report
+
+
+def test_the_worst_of_several_partitions_ranks_rejected_above_breaks(tmp_path: Path) -> None:
+    """``--partition all``: a partition that lost records and one accepted give BREAKS (exit
+    3); one rejected besides gives REJECTED (exit 1): the oracle's account of Kafka failed."""
+    other = "INFO [Partition t-1 broker=1] Expanding ISR from 1 to 1,2"
+    code, report = verdict("--partition", "all", log(tmp_path, *BELOW_HW, other))
+    rows = report["partitions"]
+    assert isinstance(rows, list)
+    assert (code, report["verdict"], [r["verdict"] for r in rows]) == (
+        3, "breaks-invariant", ["breaks-invariant", "accepted"]), report
+    wrong = "INFO [Partition t-1 broker=1] Shrinking ISR from 1,3 to 1"  # 3 not in {1,2}
+    code, report = verdict("--partition", "all", log(tmp_path, *BELOW_HW, other, wrong))
+    assert (code, report["verdict"]) == (1, "rejected"), report
+
+
 def test_a_log_without_replication_lines_is_not_covered(tmp_path: Path) -> None:
     path = log(tmp_path, "INFO [KafkaServer id=1] started (kafka.server.KafkaServer)",
                "INFO [GroupCoordinator 1]: Preparing to rebalance group g (kafka.coordinator)")
