@@ -403,6 +403,34 @@ def test_follow_reads_a_growing_log_and_exits_at_the_first_rejection(tmp_path: P
     assert len(appended) == 1 and "10:00:05" in appended[0]
 
 
+def test_follow_goes_on_after_a_breach(tmp_path: Path) -> None:
+    """``--follow``: a line breaking an invariant (committed records lost) is printed as it is
+    judged and does not end the run; a later rejection does (exit 1)."""
+    from isrlab.services import traces
+
+    path = tmp_path / "server.log"
+    stamps = iter(f"[2024-05-01 10:00:0{i},000] " for i in range(10))
+    path.write_text(next(stamps) + BELOW_HW[0] + "\n")
+    appended = [next(stamps) + BELOW_HW[1] + "\n",
+                next(stamps) + "INFO [Broker id=2] Follower t-0 starts at leader epoch 4 from "
+                "offset 5 with high watermark 5. Previous leader epoch was 3. "
+                "(state.change.logger)\n",
+                next(stamps) + "INFO [Broker id=2] Follower t-0 starts at leader epoch 2 from "
+                "offset 5 with high watermark 5. Previous leader epoch was 4. "
+                "(state.change.logger)\n",
+                next(stamps) + "INFO [Partition t-0 broker=2] Expanding ISR from 1 to 1,2\n"]
+    seen: list[tuple[str, int]] = []
+
+    def sleep(_: float) -> None:
+        if appended:
+            with path.open("a") as handle:
+                handle.write(appended.pop(0))
+
+    traces.follow_kafka_logs([path], lambda v: seen.append((v.verdict, v.observations)),
+                             poll=0.0, sleep=sleep, idle=5.0)
+    assert seen == [("accepted", 1), ("breaks-invariant", 2), ("rejected", 4)]
+
+
 def test_follow_on_the_command_line(tmp_path: Path) -> None:
     """The command prints each verdict change and exits with the last verdict when the log
     stops growing (``--idle-exit``)."""
