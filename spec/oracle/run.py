@@ -53,7 +53,9 @@ EXIT = {"accepted": 0, "rejected": 1, "breaks-invariant": 3, "not-covered": 4}
 """The exit status of each verdict (bad input is 2)."""
 
 WORST = ("accepted", "not-covered", "breaks-invariant", "rejected")
-"""Verdicts from best to worst (``--partition all`` exits with the worst)."""
+"""Verdicts from best to worst (``--partition all`` exits with the worst).  A rejection
+ranks above a breach: it says the oracle's account of Kafka's code does not fit the logs,
+and every verdict, a breach included, rests on that account."""
 
 _EVIDENCE = re.compile(r"Shrinking ISR|Expanding ISR|ISR updated|starts at [Ll]eader [Ee]poch|"
                        r"High watermark updated|Truncating|truncation is not allowed|"
