@@ -185,7 +185,11 @@ class PartitionJudge:
         self.pending_cid: dict[tuple[int, int], int] = {}
         self.observations = 0
         self.rejection: Rejection | None = None
-        self.fatal: Rejection | None = None
+        self.breach: Rejection | None = None
+        """The first line breaking an invariant (``Rule.invariant``, or ``NoFatalExit``'s
+        FATAL exit): judging goes on after it (a later line may still break a step)."""
+        self.breaches = 0
+        """How many lines broke an invariant (the first is ``breach``)."""
         self.uncovered: tuple[int, str, str] | None = None
         self.notes: list[str] = []
         self.notes_topic_only = False
@@ -228,6 +232,24 @@ class PartitionJudge:
                                        broken.detail)
             return False
         return True
+
+    def breaks(self, e: Any, rule: str, detail: str) -> None:
+        """A line breaking ``rule``, a safety property a real cluster breaks through a bug of
+        Kafka's code (``Rule.invariant``): the first is the verdict, judging goes on."""
+        if self.breach is not None and self.breach.detail == detail:
+            return  # the same truncation told twice (the fetcher's line, then the log's)
+        self.breaches += 1
+        if self.breach is None:
+            self.breach = Rejection(e.line, _where(e), e.text.strip(), RULES[rule], detail)
+        elif self.breaches == 2:
+            self.notes.append(f"line {_where(e)} breaks {rule} too")
+
+    @property
+    def invariant(self) -> str | None:
+        """The invariant the first breach breaks (``None``: none broken)."""
+        if self.breach is None:
+            return None
+        return self.breach.rule.invariant or "NoFatalExit"
 
     def not_covered(self, e: Any, why: str) -> None:
         """A line of this partition that carries evidence the oracle does not read: nothing
@@ -454,9 +476,12 @@ class PartitionJudge:
         if (clean and start is not None and start < hw and hw_epoch < epoch
                 and self.options.truncation == "kip279" and self.options.crashes != "unclean"
                 and not self.unclean):
-            raise Rejected("elected-has-committed",
-                           f"broker {leader} starts leader epoch {epoch} from offset {start}, "
-                           f"below the high watermark {hw} of epoch {hw_epoch} ({hw_line})")
+            lost, verb, _ = _span(start, hw)
+            self.breaks(e, "elected-has-committed",
+                        f"broker {leader}, elected cleanly, starts leader epoch {epoch} from "
+                        f"offset {start:,}, below the high watermark {hw:,} of epoch {hw_epoch} "
+                        f"({hw_line}): {lost} {verb} not in the new leader's log, so lost "
+                        f"to every consumer of epoch {epoch}{_UNLOGGED_UNCLEAN}")
         self.latest_epoch = epoch
 
     def storage_lost(self, e: Any, b: int, epoch: int, start: int, prev: int | None) -> bool:
@@ -1148,10 +1173,16 @@ class PartitionJudge:
                 or known.hw is None or k >= known.hw):
             return
         role = "leading" if known.leads else "holding"
-        raise Rejected("leader-no-truncate-below-hw",
-                       f"broker {b} truncates its log to {k:,}, below the high watermark "
-                       f"{known.hw:,} it was {role} ({known.hw_line}): the records below "
-                       f"it are committed")
+        leader = self.leaders.get(known.epoch) if known.epoch is not None else None
+        whose = (f"its leader's (broker {leader[0]}, leader epoch {known.epoch})" if leader
+                 else "its leader's")
+        lost, verb, pronoun = _span(k, known.hw)
+        self.breaks(e, "leader-no-truncate-below-hw",
+                    f"broker {b} truncates its log to {k:,}, below the high watermark "
+                    f"{known.hw:,} it was {role} ({known.hw_line}): {lost} {verb} gone from "
+                    f"broker {b}, and, as a replica truncates only where its log differs from "
+                    f"{whose}, {pronoun} {verb} not in that leader's log either"
+                    f"{_UNLOGGED_UNCLEAN}")
 
     def _isr_member_truncation(self, e: Any, b: int, k: int) -> None:
         """``isr-member-no-truncate-below-hw`` (KIP-279 with KAFKA-7415, 2.1+)."""
@@ -1168,10 +1199,12 @@ class PartitionJudge:
                 or mine.epoch != isr.epoch):
             return
         if k < lead.hw:
-            raise Rejected("isr-member-no-truncate-below-hw",
-                           f"broker {b}, in leader {leader}'s ISR {_ids(isr.must)} since line "
-                           f"{isr.line}, truncates to {k}, below the leader's high watermark "
-                           f"{lead.hw} ({lead.hw_line})")
+            self.breaks(e, "isr-member-no-truncate-below-hw",
+                        f"broker {b}, in leader {leader}'s ISR {_ids(isr.must)} since line "
+                        f"{isr.line}, truncates to {k:,}, below the leader's high watermark "
+                        f"{lead.hw:,} ({lead.hw_line}): {' '.join(_span(k, lead.hw)[:2])} "
+                        f"not on broker {b}, a member of the ISR, "
+                        f"which a clean election may choose next{_UNLOGGED_UNCLEAN}")
 
     def forget_leos(self) -> None:
         """A truncation whose broker the log does not say (a ``Log`` line in a file of
@@ -1242,10 +1275,8 @@ class PartitionJudge:
             self.notes.append(f"line {_where(e)}: 0.8-0.9's FATAL names topic {self.partition}, "
                               "not the partition: which of its partitions halted the broker "
                               "the line does not say")
-        if self.fatal is None:
-            self.fatal = Rejection(e.line, _where(e), e.text.strip(), RULES["fatal-truncation"],
-                                   f"broker {b} (LEO {f['leo']:,}) exits: its leader "
-                                   f"{f['leader']}'s LEO is {f['leaderleo']:,}")
+        self.breaks(e, "fatal-truncation", f"broker {b} (LEO {f['leo']:,}) exits: its leader "
+                                           f"{f['leader']}'s LEO is {f['leaderleo']:,}")
 
     def _log_deleted(self, e: Any) -> None:
         """The partition's log deleted (the topic deleted, or the replica moved away): what
@@ -1266,6 +1297,19 @@ class PartitionJudge:
         known.version = None
         if self.isr.leader == e.broker:
             self.isr.restarted = True  # its own view of the ISR is gone with the crash
+
+
+_UNLOGGED_UNCLEAN = (" (no unclean election is logged; an unlogged one would lose committed "
+                     "records by design: -p unclean_election=true)")
+
+
+def _span(start: int, end: int) -> tuple[str, str, str]:
+    """The committed records at offsets ``start`` to ``end - 1``, in words: the subject, its
+    verb ``is``/``are``, its pronoun ``it``/``they``."""
+    if end - start == 1:
+        return f"the committed record at offset {start:,}", "is", "it"
+    return (f"the committed records at offsets {start:,} to {end - 1:,} ({end - start:,} "
+            "records)", "are", "they")
 
 
 def _where(e: Any) -> str:

@@ -3,6 +3,13 @@
 Each rule is one statement every reachable state of the protocol satisfies, or one
 transition Kafka's code allows, named by the Kafka method that enforces it and the
 versions that run that method.  A rejection names the rule, the line and the values.
+
+Two kinds of rule.  Most are steps Kafka's code takes (a check, a computation, a record the
+controller writes): a line breaking one is not what Kafka's code does, and the log is
+rejected.  A few (``Rule.invariant`` set) are safety properties Kafka intends but no one
+method enforces: they follow from the steps only while the code has no bug, and a real
+cluster breaks them through one (docs/findings/kraft-equal-epoch-delta.md): a line breaking
+one is evidence of that, and the verdict is the invariant broken, in the model's name.
 """
 
 from __future__ import annotations
@@ -12,12 +19,16 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """One rule: a short id, the Kafka method(s) it comes from, the versions, the statement."""
+    """One rule: a short id, the Kafka method(s) it comes from, the versions, the statement;
+    ``invariant``: the model's invariant (``isrlab.spec.invariants``) the rule is a case of,
+    when the rule is a safety property a bug of Kafka's code can break (empty: a step of the
+    code)."""
 
     id: str
     method: str
     versions: str
     statement: str
+    invariant: str = ""
 
     def cite(self) -> str:
         """``method (versions): statement``, as a rejection prints it."""
@@ -66,7 +77,8 @@ _ALL = (
          "2.1-4.x",
          "a leader elected from the ISR starts its epoch at or above every high watermark of "
          "the earlier epochs (committed records are on every ISR member, and truncation by "
-         "leader epoch never removes them)"),
+         "leader epoch never removes them)",
+         "NoCommittedRecordLost"),
     Rule("leader-no-truncate", "Partition.makeLeader / AbstractFetcherThread", "0.9-4.x",
          "a leader's log is not truncated while it leads: only the follower's fetcher "
          "truncates, and becoming leader removes the partition from the fetcher"),
@@ -74,11 +86,13 @@ _ALL = (
          "Partition.maybeIncrementLeaderHW", "0.9-4.x",
          "a replica never truncates below a high watermark it held: the records below it are "
          "on every ISR member, so on every leader elected cleanly, and a replica truncates "
-         "only where its log differs from its leader's (or, before KIP-101, to its own HW)"),
+         "only where its log differs from its leader's (or, before KIP-101, to its own HW)",
+         "NoCommittedRecordLost"),
     Rule("isr-member-no-truncate-below-hw", "AbstractFetcherThread.truncate (KIP-279 with "
          "KAFKA-7415)", "2.1-4.x",
          "a follower in the leader's ISR never truncates below the leader's high watermark: "
-         "its log agrees with the leader's below it, and it truncates only where they differ"),
+         "its log agrees with the leader's below it, and it truncates only where they differ",
+         "WeakIsr"),
     Rule("log-shrinks-by-truncation", "UnifiedLog.truncateTo / Log.truncateTo", "0.9-4.x",
          "a replica's log end offset decreases only by a truncation, which the broker logs "
          "at INFO ('Truncating to offset')"),
@@ -124,3 +138,6 @@ _ALL = (
 
 RULES: dict[str, Rule] = {rule.id: rule for rule in _ALL}
 """Every rule by id."""
+
+INVARIANT_RULES: tuple[str, ...] = tuple(rule.id for rule in _ALL if rule.invariant)
+"""The rules that are safety properties (a line breaking one: ``BREAKS`` the invariant)."""

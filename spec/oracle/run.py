@@ -53,7 +53,9 @@ EXIT = {"accepted": 0, "rejected": 1, "breaks-invariant": 3, "not-covered": 4}
 """The exit status of each verdict (bad input is 2)."""
 
 WORST = ("accepted", "not-covered", "breaks-invariant", "rejected")
-"""Verdicts from best to worst (``--partition all`` exits with the worst)."""
+"""Verdicts from best to worst (``--partition all`` exits with the worst).  A rejection
+ranks above a breach: it says the oracle's account of Kafka's code does not fit the logs,
+and every verdict, a breach included, rests on that account."""
 
 _EVIDENCE = re.compile(r"Shrinking ISR|Expanding ISR|ISR updated|starts at [Ll]eader [Ee]poch|"
                        r"High watermark updated|Truncating|truncation is not allowed|"
@@ -326,7 +328,8 @@ def survey(files: Sequence[LogFile]) -> Survey:
 @dataclass(slots=True)
 class Verdict:
     """One partition's verdict: ``accepted``, ``rejected`` (the line, the rule, the values),
-    ``breaks-invariant`` (a behaviour of Kafka that breaks one: ``NoFatalExit``), or
+    ``breaks-invariant`` (a behaviour of Kafka that breaks one: ``NoFatalExit``'s FATAL exit,
+    or a line breaking a rule that is a safety property, ``Rule.invariant``), or
     ``not-covered`` (why), with the observations it rests on and what it assumed."""
 
     partition: str
@@ -365,6 +368,10 @@ class Verdict:
             return f"{head}NOT COVERED: {self.reason} ({self.assumed()})"
         r = self.rejection
         assert r is not None
+        if self.verdict == "breaks-invariant" and r.rule.invariant:
+            return (f"{head}BREAKS {self.invariant} at {r.where}: {r.detail}; breaks "
+                    f"{r.rule.id}, a safety property Kafka {r.rule.versions} intends "
+                    f"({r.rule.method}) and only a bug of its code breaks ({self.assumed()})")
         if self.verdict == "breaks-invariant":
             return (f"{head}BREAKS {self.invariant} at {r.where}: {r.detail}; a behaviour of "
                     f"Kafka {r.rule.versions} ({r.rule.method}) ({self.assumed()})")
@@ -406,11 +413,18 @@ def verdict_of(judge: PartitionJudge, brokers: int, how: str) -> Verdict:
     mode = judge.options.mode
     base = Verdict(judge.partition, "accepted", judge.observations, brokers, how, mode,
                    notes=list(judge.notes))
-    fatal, uncovered = judge.fatal, judge.uncovered
+    breach, uncovered = judge.breach, judge.uncovered
     if judge.rejection is not None:
         base.verdict, base.rejection = "rejected", judge.rejection
-    elif fatal is not None and (uncovered is None or fatal.line <= uncovered[0]):
-        base.verdict, base.rejection, base.invariant = "breaks-invariant", fatal, "NoFatalExit"
+        if breach is not None:
+            base.notes.append(f"{breach.where} broke {judge.invariant} ({breach.rule.id}) "
+                              "before this line")
+    elif breach is not None and (uncovered is None or breach.line <= uncovered[0]):
+        base.verdict, base.rejection = "breaks-invariant", breach
+        base.invariant = judge.invariant
+        if judge.breaches > 2:
+            base.notes.append(f"{judge.breaches - 1} later lines break an invariant too (the "
+                              "first is the verdict)")
     elif uncovered is not None:
         base.verdict = "not-covered"
         base.reason = (f"{uncovered[1]}: a line the oracle does not read ({uncovered[2]})"

@@ -1,6 +1,8 @@
 """The findings' reproduction logs (tests/fixtures/oracle/findings/): each is judged by the log
-oracle as its expected.json says (docs/findings/stale-leo-failover.md: the new leader of epoch
-3 starts below the HW broker 0 reached in epoch 2, NoCommittedRecordLost's rule).  Needs the
+oracle as its expected.json says: ``breaks-invariant`` (exit 3) with the invariant and the
+rule, at the line (docs/findings/stale-leo-failover.md: the new leader of epoch 3 starts below
+the HW broker 0 reached in epoch 2, BREAKS NoCommittedRecordLost), or ``rejected`` (exit 1)
+at the line, by the rule.  Needs the
 rule-based log oracle (``isrlab.spec.oracle``, branch ``oracle``); skipped without it."""
 
 from __future__ import annotations
@@ -23,8 +25,13 @@ def test_a_findings_log_is_judged_as_expected(case: Path) -> None:
     expected = json.loads((case / "expected.json").read_text(encoding="utf-8"))
     logs = sorted(str(p) for p in case.glob("*.log"))
     outcome = CliRunner().invoke(cli, ["validate", *logs])
-    assert expected["verdict"] == "rejected"
-    assert outcome.exit_code == 1, outcome.output
-    where = f"{case / expected['file']}:{expected['line']}: breaks {expected['rule']}"
-    assert where in outcome.output, outcome.output
+    where = f"{case / expected['file']}:{expected['line']}"
+    if expected["verdict"] == "breaks-invariant":
+        assert outcome.exit_code == 3, outcome.output
+        assert f"BREAKS {expected['invariant']} at {where}: " in outcome.output, outcome.output
+        assert f"; breaks {expected['rule']}, a safety property" in outcome.output
+    else:
+        assert expected["verdict"] == "rejected"
+        assert outcome.exit_code == 1, outcome.output
+        assert f"{where}: breaks {expected['rule']}" in outcome.output, outcome.output
     assert f"assumed: {expected['brokers']} brokers" in outcome.output

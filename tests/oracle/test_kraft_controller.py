@@ -71,6 +71,13 @@ def rejected(report: dict[str, object]) -> tuple[object, object]:
     return r["rule"], r["line"]
 
 
+def breaks(report: dict[str, object]) -> tuple[object, object, object]:
+    """The invariant, the rule and the line of a ``breaks-invariant`` verdict."""
+    r = report["at"]
+    assert isinstance(r, dict) and report["verdict"] == "breaks-invariant", report
+    return report["invariant"], r["rule"], r["line"]
+
+
 CLEAN = [CREATED, FENCE_1, ELECT_2, SHRINK]
 
 
@@ -162,7 +169,8 @@ def test_unclean_and_elr_elections_as_the_controller_logs_them(tmp_path: Path) -
     assert (code, report["verdict"]) == (0, "accepted")
     assert any("unclean election of broker 2" in n for n in notes(report))
     code, report = judge(write(tmp_path / "brokers.log", [follower, truncate]))
-    assert rejected(report) == ("leader-no-truncate-below-hw", 2)
+    assert code == 3 and breaks(report) == (
+        "NoCommittedRecordLost", "leader-no-truncate-below-hw", 2), report
     elr = unclean.replace("isr: [1] -> [2]", "isr: [] -> [2], elr: [2] -> []")
     code, report = judge(write(tmp_path / "elr.log", [elr]))
     assert (code, report["verdict"]) == (0, "accepted")
@@ -197,7 +205,7 @@ def test_broker_epochs_and_a_controller_replaying_from_its_snapshot(tmp_path: Pa
 def test_fetcher_resets_of_0_8_to_3_x(tmp_path: Path) -> None:
     """0.8-0.11 ``Replica N for partition [t,0] reset its fetch offset from A to current
     leader L's latest offset B`` (a truncation Kafka made only with unclean election on:
-    noted); 1.0+ ``Reset fetch offset ...`` below the HW held is rejected."""
+    noted); 1.0+ ``Reset fetch offset ...`` below the HW held loses committed records."""
     old = ("WARN [ReplicaFetcherThread-0-1], Replica 2 for partition [t,0] reset its fetch "
            "offset from 20 to current leader 1's latest offset 10 "
            "(kafka.server.ReplicaFetcherThread)")
@@ -211,7 +219,8 @@ def test_fetcher_resets_of_0_8_to_3_x(tmp_path: Path) -> None:
     new = ("WARN [ReplicaFetcher replicaId=2, leaderId=1, fetcherId=0] Reset fetch offset for "
            "partition t-0 from 20 to current leader's latest offset 12")
     code, report = judge(write(tmp_path / "new.log", [held, new]))
-    assert rejected(report) == ("leader-no-truncate-below-hw", 2)
+    assert code == 3 and breaks(report) == (
+        "NoCommittedRecordLost", "leader-no-truncate-below-hw", 2), report
     code, report = judge(write(tmp_path / "ok.log", [held, new.replace("offset 12", "offset 17")]))
     assert (code, report["verdict"]) == (0, "accepted"), report
 

@@ -41,7 +41,8 @@ def verdict(*args: str | Path) -> tuple[int, dict[str, object]]:
 
 
 def rule_of(report: dict[str, object]) -> object:
-    rejected = report.get("rejected")
+    """The rule of a rejection, or of the line breaking an invariant (``at``)."""
+    rejected = report.get("rejected", report.get("at"))
     return rejected.get("rule") if isinstance(rejected, dict) else None
 
 
@@ -112,13 +113,18 @@ def test_a_mid_history_failover_seen_from_one_broker_of_three_is_accepted(
     assert "1,2,3" in str(report["brokers_from"])
 
 
-def test_a_new_leader_without_a_committed_record_is_rejected(tmp_path: Path) -> None:
+def test_a_new_leader_without_a_committed_record_breaks_no_committed_record_lost(
+        tmp_path: Path) -> None:
     """Broker 2 saw HW 690 in epoch 5; leading epoch 6 from offset 600 means a cleanly
-    elected leader lacks committed records."""
+    elected leader lacks committed records: the cluster lost them (exit 3), offsets 600 to
+    689."""
     lines = (FAILOVER[0], FAILOVER[1].replace("from offset 760", "from offset 600")
              .replace("high watermark 750", "high watermark 600"))
     code, report = verdict(log(tmp_path, *lines))
-    assert (code, rule_of(report)) == (1, "elected-has-committed")
+    assert (code, report["verdict"], report["invariant"], rule_of(report)) == (
+        3, "breaks-invariant", "NoCommittedRecordLost", "elected-has-committed"), report
+    at = report["at"]
+    assert isinstance(at, dict) and "offsets 600 to 689 (90 records)" in at["detail"]
     # with unclean election on, it is a possible (unclean) history
     code, report = verdict("-p", "unclean_election=true", log(tmp_path, *lines))
     assert code == 0, report
@@ -218,7 +224,51 @@ def test_truncation_lines_are_read(tmp_path: Path) -> None:
     # truncating below the HW the replica held: its committed records lost
     lines[2] = lines[2].replace("offset=9", "offset=7")
     code, report = verdict(log(tmp_path, *lines))
-    assert (code, rule_of(report)) == (1, "leader-no-truncate-below-hw")
+    assert (code, report["invariant"], rule_of(report)) == (
+        3, "NoCommittedRecordLost", "leader-no-truncate-below-hw"), report
+    at = report["at"]
+    assert isinstance(at, dict)
+    assert "the committed record at offset 7 is gone from broker 2" in at["detail"]
+
+
+BELOW_HW = ["INFO [Broker id=2] Follower t-0 starts at leader epoch 3 from offset 10 with high "
+            "watermark 8. Previous leader epoch was 2. (state.change.logger)",
+            "INFO [ReplicaFetcher replicaId=2, leaderId=1, fetcherId=0] Truncating partition t-0 "
+            "with TruncationState(offset=5, completed=true) due to leader epoch and offset "
+            "EpochEndOffset(errorCode=0, partition=0, leaderEpoch=3, endOffset=5)"]
+"""Broker 2 holds HW 8 and truncates to 5: committed records at offsets 5 to 7 lost."""
+
+
+def test_a_breach_is_judged_past_and_a_later_step_broken_still_rejects(tmp_path: Path) -> None:
+    """After a line breaking an invariant the oracle judges on: a later line breaking a step
+    of Kafka's code makes the verdict REJECTED, with a note naming the breach."""
+    code, report = verdict(log(tmp_path, *BELOW_HW))
+    assert (code, report["verdict"], report["invariant"]) == (
+        3, "breaks-invariant", "NoCommittedRecordLost"), report
+    at = report["at"]
+    assert isinstance(at, dict) and at["line"] == 2
+    assert "offsets 5 to 7 (3 records) are gone from broker 2" in at["detail"]
+    down = ("INFO [Broker id=2] Follower t-0 starts at leader epoch 2 from offset 5 with high "
+            "watermark 5. Previous leader epoch was 3. (state.change.logger)")
+    code, report = verdict(log(tmp_path, *BELOW_HW, down))
+    assert (code, report["verdict"], rule_of(report)) == (1, "rejected", "epoch-monotonic")
+    notes = report["notes"]
+    assert isinstance(notes, list)
+    assert any("server.log:2 broke NoCommittedRecordLost" in n for n in notes), report
+
+
+def test_the_worst_of_several_partitions_ranks_rejected_above_breaks(tmp_path: Path) -> None:
+    """``--partition all``: a partition that lost records and one accepted give BREAKS (exit
+    3); one rejected besides gives REJECTED (exit 1): the oracle's account of Kafka failed."""
+    other = "INFO [Partition t-1 broker=1] Expanding ISR from 1 to 1,2"
+    code, report = verdict("--partition", "all", log(tmp_path, *BELOW_HW, other))
+    rows = report["partitions"]
+    assert isinstance(rows, list)
+    assert (code, report["verdict"], [r["verdict"] for r in rows]) == (
+        3, "breaks-invariant", ["breaks-invariant", "accepted"]), report
+    wrong = "INFO [Partition t-1 broker=1] Shrinking ISR from 1,3 to 1"  # 3 not in {1,2}
+    code, report = verdict("--partition", "all", log(tmp_path, *BELOW_HW, other, wrong))
+    assert (code, report["verdict"]) == (1, "rejected"), report
 
 
 def test_a_log_without_replication_lines_is_not_covered(tmp_path: Path) -> None:
@@ -297,6 +347,8 @@ def test_each_real_log_gets_the_verdict_its_source_argues(case: Path) -> None:
         assert (report["verdict"], report.get("invariant")) == ("breaks-invariant",
                                                                  expected["breaks"]), report
         assert report["at"]["line"] == expected["breaks_line"]
+        if expected.get("rule"):  # a rule that is an invariant (not the FATAL exit)
+            assert report["at"]["rule"] == expected["rule"], report
         return
     assert report["verdict"] == want, report
     if want == "rejected":
@@ -351,6 +403,34 @@ def test_follow_reads_a_growing_log_and_exits_at_the_first_rejection(tmp_path: P
     assert len(appended) == 1 and "10:00:05" in appended[0]
 
 
+def test_follow_goes_on_after_a_breach(tmp_path: Path) -> None:
+    """``--follow``: a line breaking an invariant (committed records lost) is printed as it is
+    judged and does not end the run; a later rejection does (exit 1)."""
+    from isrlab.services import traces
+
+    path = tmp_path / "server.log"
+    stamps = iter(f"[2024-05-01 10:00:0{i},000] " for i in range(10))
+    path.write_text(next(stamps) + BELOW_HW[0] + "\n")
+    appended = [next(stamps) + BELOW_HW[1] + "\n",
+                next(stamps) + "INFO [Broker id=2] Follower t-0 starts at leader epoch 4 from "
+                "offset 5 with high watermark 5. Previous leader epoch was 3. "
+                "(state.change.logger)\n",
+                next(stamps) + "INFO [Broker id=2] Follower t-0 starts at leader epoch 2 from "
+                "offset 5 with high watermark 5. Previous leader epoch was 4. "
+                "(state.change.logger)\n",
+                next(stamps) + "INFO [Partition t-0 broker=2] Expanding ISR from 1 to 1,2\n"]
+    seen: list[tuple[str, int]] = []
+
+    def sleep(_: float) -> None:
+        if appended:
+            with path.open("a") as handle:
+                handle.write(appended.pop(0))
+
+    traces.follow_kafka_logs([path], lambda v: seen.append((v.verdict, v.observations)),
+                             poll=0.0, sleep=sleep, idle=5.0)
+    assert seen == [("accepted", 1), ("breaks-invariant", 2), ("rejected", 4)]
+
+
 def test_follow_on_the_command_line(tmp_path: Path) -> None:
     """The command prints each verdict change and exits with the last verdict when the log
     stops growing (``--idle-exit``)."""
@@ -367,7 +447,7 @@ WRITTEN = Path(__file__).parent.parent / "fixtures" / "oracle"
     ("broker-orders-0.log", 0, None), ("kafka-2.0", 0, None), ("kafka-2.4", 0, None),
     ("kafka-2.7", 0, None), ("kafka-3.4-zk-compose", 0, None), ("kafka-4.0-kraft", 0, None),
     ("scenarios/acks1-loss", 0, None), ("unclean-election", 1, "leader-from-isr"),
-    ("scenarios/kip101", 1, "isr-member-no-truncate-below-hw"),
+    ("scenarios/kip101", 3, "isr-member-no-truncate-below-hw"),
 ])
 def test_the_written_corpus_as_docs_oracle_md_says(name: str, code: int,
                                                    rule: str | None) -> None:
@@ -388,7 +468,20 @@ def test_docs_oracle_md_lists_every_rule_with_its_method() -> None:
 
     text = (Path(__file__).parents[2] / "docs" / "oracle.md").read_text(encoding="utf-8")
     for rule in RULES.values():
-        assert f"| `{rule.id}` | `{rule.method}` | {rule.versions} | {rule.statement} |" in text
+        kind = f"BREAKS {rule.invariant}" if rule.invariant else "REJECTED"
+        assert (f"| `{rule.id}` | `{rule.method}` | {rule.versions} | {rule.statement} | "
+                f"{kind} |") in text, rule.id
+
+
+def test_the_rules_that_are_invariants_name_one_of_the_models() -> None:
+    """A rule that is a safety property names an invariant of the model's catalogue (the
+    name a BREAKS verdict prints); the three are the truncation and election rules."""
+    from isrlab.spec.invariants import INVARIANT_NAMES
+    from isrlab.spec.oracle.rules import INVARIANT_RULES, RULES
+
+    assert set(INVARIANT_RULES) == {"leader-no-truncate-below-hw", "elected-has-committed",
+                                    "isr-member-no-truncate-below-hw"}
+    assert all(RULES[r].invariant in INVARIANT_NAMES for r in INVARIANT_RULES)
 
 
 def test_lines_pasted_without_timestamps_are_judged_in_file_order(tmp_path: Path) -> None:
