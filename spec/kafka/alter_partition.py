@@ -44,6 +44,7 @@ from isrlab.spec.kafka.state import (
     kafka_state,
     mask_of,
     members,
+    with_fields,
 )
 
 ALTER_TEXT = {ALTER_SENT: "sent", ALTER_ACCEPTED: "accepted",
@@ -69,7 +70,7 @@ class AlterPartitionManager(KafkaController):
         raised = raise_leader_hw(view, self.sat, self.hw_lag).partition
         newbr = self._with_partition(br, raised)
         if proposal.request is not None:
-            newbr = newbr._replace(pending_isr=mask_of(proposal.request.new_isr),
+            newbr = with_fields(newbr, pending_isr=mask_of(proposal.request.new_isr),
                                    alter_partition=ALTER_SENT)
         return newbr
 
@@ -97,7 +98,7 @@ class AlterPartitionManager(KafkaController):
                                       p.isr - update.partition.isr).unwrap()
         if proposal.request is None:
             return None
-        return br._replace(pending_isr=mask_of(proposal.request.new_isr),
+        return with_fields(br, pending_isr=mask_of(proposal.request.new_isr),
                            alter_partition=ALTER_SENT)
 
     def _a_alter_partition(self, state: State, out: Out) -> None:
@@ -120,7 +121,7 @@ class AlterPartitionManager(KafkaController):
             ctrl = state.controller
             answer = self._alter_answer(ctrl, b, br.leader_epoch, br.in_sync_replica_ids,
                                         br.pending_isr, self._alive_mask(state))
-            s = self._set_broker(state, b, br._replace(alter_partition=answer))
+            s = self._set_broker(state, b, with_fields(br, alter_partition=answer))
             if answer == ALTER_ACCEPTED and br.pending_isr != ctrl.isr:
                 s = self._commit_alter_partition(s, br.pending_isr)
             out.append((broker_step("AlterPartition", b), s))
@@ -147,10 +148,10 @@ class AlterPartitionManager(KafkaController):
     def _commit_alter_partition(self, state: State, isr: int) -> State:
         """The controller's write of an accepted ISR: ZooKeeper's ISR (same leader epoch),
         the ELR with ``elr``, UpdateMetadata to every broker with ``metadata``."""
-        ctrl = state.controller._replace(isr=isr)
+        ctrl = with_fields(state.controller, isr=isr)
         if self.cfg.elr:
             elr, lke = kip966.populate(state.controller, isr, self.cfg.min_isr)
-            ctrl = ctrl._replace(elr=elr, last_known_elr=lke)
+            ctrl = with_fields(ctrl, elr=elr, last_known_elr=lke)
         msgs = state.channels
         if self.cfg.metadata:
             msgs = self._enqueue(state, self._update_metadata_for_all(
@@ -189,7 +190,7 @@ class AlterPartitionManager(KafkaController):
         after = handle_alter_partition_response(before, br.leader_epoch, before,
                                                 response).state
         pending = mask_of(after.pending.proposed_isr) if after.pending else 0
-        newbr = br._replace(in_sync_replica_ids=mask_of(after.isr), pending_isr=pending,
+        newbr = with_fields(br, in_sync_replica_ids=mask_of(after.isr), pending_isr=pending,
                             alter_partition=ALTER_NONE)
         raised = raise_leader_hw(self.broker_partition(newbr, b), self.sat,
                                  self.hw_lag).partition

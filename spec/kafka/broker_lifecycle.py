@@ -33,6 +33,7 @@ from isrlab.spec.kafka.state import (
     ALTER_SENT,
     BrokerPartition,
     members,
+    with_fields,
 )
 
 HW_EVENTS = frozenset({"Produce", "Fetch", "FetchRequest", "FencedFetch",
@@ -167,7 +168,7 @@ class BrokerLifecycleManager(MetadataLoader):
         directory (no log, HW checkpoint or clean-shutdown file)."""
         for b in range(self.n):
             br = state.brokers[b]
-            empty = br._replace(log=(), high_watermark=0, hw_checkpoint=0, flushed=0,
+            empty = with_fields(br, log=(), high_watermark=0, hw_checkpoint=0, flushed=0,
                                 unclean_shutdown=int(self.cfg.elr))
             if br.alive or empty == br:
                 continue

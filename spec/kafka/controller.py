@@ -48,9 +48,11 @@ from isrlab.spec.kafka.state import (
     NONE,
     Request,
     ZkPartitionState,
+    built,
     kafka_state,
     mask_of,
     members,
+    with_fields,
 )
 
 
@@ -87,15 +89,15 @@ class KafkaController(ControllerChannelManager):
         ctrl = ZkPartitionState(ctrl.controller_epoch, lai.leader, lai.leader_epoch,
                                 mask_of(lai.isr), ar, ctrl.isr_change_set)
         if elected is not None:
-            ctrl = ctrl._replace(elr=elected.elr, last_known_elr=elected.last_known_elr)
+            ctrl = with_fields(ctrl, elr=elected.elr, last_known_elr=elected.last_known_elr)
         elif self.cfg.elr:
             elr, lke = kip966.populate(old, ctrl.isr, self.cfg.min_isr)
-            ctrl = ctrl._replace(elr=elr, last_known_elr=lke)
+            ctrl = with_fields(ctrl, elr=elr, last_known_elr=lke)
         # ControllerBrokerRequestBatch.sendRequestsToBrokers: the LeaderAndIsr requests
         # first, then UpdateMetadata to every broker (when some LeaderAndIsr was added).
         receivers = sorted(set(receivers))
-        new = [Request(r, LEADER_AND_ISR, ctrl.controller_epoch, lai.leader, lai.leader_epoch,
-                       ctrl.isr, ar) for r in receivers]
+        new = [built(Request, r, LEADER_AND_ISR, ctrl.controller_epoch, lai.leader,
+                     lai.leader_epoch, ctrl.isr, ar) for r in receivers]
         if self.cfg.metadata and receivers:
             new += self._update_metadata_for_all(ctrl, lai.leader, lai.leader_epoch, ctrl.isr, ar)
         s = kafka_state(ctrl, state.brokers, self._enqueue(state, new), state.ghost)
@@ -106,12 +108,12 @@ class KafkaController(ControllerChannelManager):
     def _write_isr(self, state: State, lid: int, p: Partition) -> State:
         """The leader's ISR written to ZooKeeper and recorded as an ISR change."""
         ctrl = state.controller
-        ctrl = ctrl._replace(isr=mask_of(p.isr))
+        ctrl = with_fields(ctrl, isr=mask_of(p.isr))
         if self.cfg.elr:
             elr, lke = kip966.populate(state.controller, ctrl.isr, self.cfg.min_isr)
-            ctrl = ctrl._replace(elr=elr, last_known_elr=lke)
+            ctrl = with_fields(ctrl, elr=elr, last_known_elr=lke)
         if self.cfg.metadata:
-            ctrl = ctrl._replace(isr_change_set=ctrl.isr_change_set | 1 << lid)
+            ctrl = with_fields(ctrl, isr_change_set=ctrl.isr_change_set | 1 << lid)
         return kafka_state(ctrl, state.brokers, state.channels, state.ghost)
 
     def _may_join(self, state: State, lid: int) -> bool:
@@ -185,7 +187,7 @@ class KafkaController(ControllerChannelManager):
                     else tuple(self._log_ends(state).items()))
         elected = self._fence_and_elect(ctrl, fenced, dirty, passes, log_ends)
         if elected.leader == NONE:
-            ctrl = ctrl._replace(leader=NONE, isr=elected.isr, elr=elected.elr,
+            ctrl = with_fields(ctrl, leader=NONE, isr=elected.isr, elr=elected.elr,
                                  last_known_elr=elected.last_known_elr)
             return kafka_state(ctrl, state.brokers, state.channels, state.ghost)
         lai = LeaderAndIsr(elected.leader, ctrl.leader_epoch + 1, members(elected.isr), 0)
@@ -240,7 +242,7 @@ class KafkaController(ControllerChannelManager):
             lai = LeaderAndIsr(zl, ctrl.leader_epoch + 1, members(isr), 0)
             elected = kip966.Elected(zl, isr, elr, lke, False)
             return self._write_zk(state, lai, members(self._alive_mask(state)), None, elected)
-        ctrl = ctrl._replace(isr=isr, elr=elr, last_known_elr=lke)
+        ctrl = with_fields(ctrl, isr=isr, elr=elr, last_known_elr=lke)
         return kafka_state(ctrl, state.brokers, state.channels, state.ghost)
 
     def _a_remove_dead_from_isr(self, state: State, out: Out) -> None:
@@ -304,9 +306,9 @@ class KafkaController(ControllerChannelManager):
         ctrl = state.controller
         if ctrl.controller_epoch >= self.cfg.max_controller_epoch:
             return
-        ctrl = ctrl._replace(controller_epoch=ctrl.controller_epoch + 1)
-        new = [Request(r, LEADER_AND_ISR, ctrl.controller_epoch, ctrl.leader, ctrl.leader_epoch,
-                       ctrl.isr, ctrl.assigned_replicas)
+        ctrl = with_fields(ctrl, controller_epoch=ctrl.controller_epoch + 1)
+        new = [built(Request, r, LEADER_AND_ISR, ctrl.controller_epoch, ctrl.leader,
+                     ctrl.leader_epoch, ctrl.isr, ctrl.assigned_replicas)
                for r in ctrl.assigned_replicas if state.brokers[r].alive]
         msgs = self._enqueue(state, new)
         out.append((CONTROLLER_FAILOVER, kafka_state(ctrl, state.brokers, msgs, state.ghost)))
@@ -319,7 +321,7 @@ class KafkaController(ControllerChannelManager):
             return
         msgs = self._enqueue(state, self._update_metadata_for_all(
             ctrl, ctrl.leader, ctrl.leader_epoch, ctrl.isr, ctrl.assigned_replicas))
-        ctrl = ctrl._replace(isr_change_set=0)
+        ctrl = with_fields(ctrl, isr_change_set=0)
         out.append((PROPAGATE_ISR_CHANGES, kafka_state(ctrl, state.brokers, msgs, state.ghost)))
 
 

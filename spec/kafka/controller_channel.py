@@ -22,8 +22,10 @@ from isrlab.spec.kafka.state import (
     UPDATE_METADATA,
     Request,
     ZkPartitionState,
+    built,
     kafka_state,
     members,
+    with_fields,
 )
 
 
@@ -44,7 +46,7 @@ class ControllerChannelManager(ReplicaManagerSteps):
         (``ControllerBrokerRequestBatch.addUpdateMetadataRequestForBrokers``, which Kafka
         sends to the live or shutting-down brokers; here one per broker, and ``_enqueue``
         drops those to dead brokers)."""
-        return [Request(d, UPDATE_METADATA, ctrl.controller_epoch, leader, leader_epoch, isr,
+        return [built(Request, d, UPDATE_METADATA, ctrl.controller_epoch, leader, leader_epoch, isr,
                         assigned) for d in range(self.n)]
 
     def _enqueue(self, state: State, new: Iterable[Request]) -> tuple[Request, ...]:
@@ -70,7 +72,7 @@ class ControllerChannelManager(ReplicaManagerSteps):
         new = tuple(m for m in new if alive >> m.dest & 1
                     and (m.leader != NONE or m.kind != LEADER_AND_ISR))
         if self.skip:
-            new = tuple(m._replace(leader_alive=int(m.leader != NONE and alive >> m.leader & 1))
+            new = tuple(with_fields(m, leader_alive=int(m.leader != NONE and alive >> m.leader & 1))
                         for m in new)
         if self.cfg.reorder_requests:
             return tuple(sorted(set(channels).union(new)))

@@ -39,7 +39,14 @@ from isrlab.spec.kafka.labels import broker_step
 from isrlab.spec.kafka.lifecycle import BrokerLifecycle
 from isrlab.spec.kafka.memo import memoised
 from isrlab.spec.kafka.params import ExpandRule
-from isrlab.spec.kafka.state import F_HALTED, F_TRUNCATED, NONE, BrokerPartition, FetchResponse
+from isrlab.spec.kafka.state import (
+    F_HALTED,
+    F_TRUNCATED,
+    NONE,
+    BrokerPartition,
+    FetchResponse,
+    with_fields,
+)
 
 
 class ReplicaFetcher(BrokerLifecycle):
@@ -142,7 +149,7 @@ class ReplicaFetcher(BrokerLifecycle):
         leader_log = self.log_records(leader_codes)
         offset = min(max(0, self.rule(p.log, p.high_watermark, leader_log)), len(p.log))
         newp = truncate_local_log(p, offset)
-        return self._with_partition(fb, newp)._replace(truncating=0)
+        return with_fields(self._with_partition(fb, newp), truncating=0)
 
     def _fenced_fetch(self, state: State, f: int, lid: int, follower_older: bool) -> State:
         """A fetch the leader refuses for its epoch (KIP-320): Kafka 2.1's ``readFromLocalLog``
@@ -199,7 +206,7 @@ class ReplicaFetcher(BrokerLifecycle):
             return self._apply_response(s, f, response)
         if s == state and self._apply_response(state, f, response) == state:
             return None  # an idle fetch: nothing would change on either side
-        return self._set_broker(s, f, s.brokers[f]._replace(fetch_in_flight=response))
+        return self._set_broker(s, f, with_fields(s.brokers[f], fetch_in_flight=response))
 
     @memoised
     def _fetch_at_leader(
@@ -300,7 +307,7 @@ class ReplicaFetcher(BrokerLifecycle):
             r = fb.fetch_in_flight
             if not r or not fb.alive:
                 continue
-            cleared = self._set_broker(state, f, fb._replace(fetch_in_flight=NO_FETCH))
+            cleared = self._set_broker(state, f, with_fields(fb, fetch_in_flight=NO_FETCH))
             if self.cfg.lost_requests:
                 out.append((broker_step("LoseFetchResponse", f), cleared))
             stale = (fb.leader != r.leader or fb.leader_epoch != r.leader_epoch

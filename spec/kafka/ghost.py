@@ -20,6 +20,7 @@ from isrlab.spec.kafka.state import (
     BrokerPartition,
     Ghost,
     kafka_state,
+    with_fields,
 )
 
 
@@ -92,7 +93,7 @@ class GhostHistory(PartitionBridge):
             return state
         if table[epoch] != NONE:
             return self._flag(state, F_TWO_LEADERS)
-        ghost = ghost._replace(epoch_leader=self._set(table, epoch, b))
+        ghost = with_fields(ghost, epoch_leader=self._set(table, epoch, b))
         return kafka_state(state.controller, state.brokers, state.channels, ghost)
 
     def _drop_pending(self, state: State, b: int) -> State:
@@ -104,7 +105,7 @@ class GhostHistory(PartitionBridge):
         if pending == ghost.pending:
             return state
         return kafka_state(state.controller, state.brokers, state.channels,
-                          ghost._replace(pending=pending))
+                          with_fields(ghost, pending=pending))
 
     def _a_consume(self, state: State, out: Out) -> None:
         """``Consume(b)``: a consumer reads every record below the HW of broker ``b``, which
@@ -121,7 +122,7 @@ class GhostHistory(PartitionBridge):
                     consumed[x // c.epochs] = br.leader_epoch
             new = tuple(consumed)
             if new != ghost.consumed:
-                g = ghost._replace(consumed=new)
+                g = with_fields(ghost, consumed=new)
                 out.append((broker_step("Consume", b),
                             kafka_state(state.controller, state.brokers, state.channels, g)))
 

@@ -30,7 +30,7 @@ from isrlab.spec.kafka.kraft_state import (
 )
 from isrlab.spec.kafka.memo import remember
 from isrlab.spec.kafka.quorum_controller import ControllerOperations
-from isrlab.spec.kafka.state import ZkPartitionState, kafka_state, members
+from isrlab.spec.kafka.state import ZkPartitionState, kafka_state, members, with_fields
 
 
 class KRaftModel(ControllerOperations):
@@ -67,12 +67,12 @@ class KRaftModel(ControllerOperations):
         (``initial_leader``): its ``Partition`` holds the ISR and the remote replicas, the
         others follow it."""
         leader = zk.brokers[0]
-        brokers = tuple(br._replace(leader=lead, in_sync_replica_ids=leader.in_sync_replica_ids
+        brokers = tuple(with_fields(br, leader=lead, in_sync_replica_ids=leader.in_sync_replica_ids
                                     if b == lead else 0,
                                     remotes=leader.remotes if b == lead else ())
                         for b, br in enumerate(zk.brokers))
-        ghost = zk.ghost._replace(epoch_leader=(lead, *zk.ghost.epoch_leader[1:]))
-        return kafka_state(zk.controller._replace(leader=lead), brokers, zk.channels, ghost)
+        ghost = with_fields(zk.ghost, epoch_leader=(lead, *zk.ghost.epoch_leader[1:]))
+        return kafka_state(with_fields(zk.controller, leader=lead), brokers, zk.channels, ghost)
 
     def next_states(self, state: State) -> Iterable[tuple[str, State]]:
         """Every enabled step: the brokers' (produce, fetch and truncation, ISR expiration,
@@ -136,7 +136,7 @@ class KRaftModel(ControllerOperations):
         size = int.from_bytes(data[:4], "little")
         s = self.layout.from_plain(marshal.loads(data[4:4 + size]))
         kraft = self.layout.kraft_from_plain(marshal.loads(data[4 + size:]))
-        ctrl: ZkPartitionState = s.controller._replace(kraft=kraft)
+        ctrl: ZkPartitionState = with_fields(s.controller, kraft=kraft)
         return kafka_state(ctrl, s.brokers, s.channels, s.ghost)
 
     def variables(self, state: State) -> Mapping[str, Any]:

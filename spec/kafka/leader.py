@@ -27,6 +27,7 @@ from isrlab.spec.kafka.state import (
     RemoteReplicaView,
     kafka_state,
     members,
+    with_fields,
 )
 
 
@@ -107,7 +108,7 @@ class PartitionLeader(ReplicaFetcher):
         ages (``_a_tick``; memoised)."""
         rem = tuple(self._aged(r, self.sat, self.previous_fetch) if i != b else r
                     for i, r in enumerate(br.remotes))
-        return br._replace(remotes=rem) if rem != br.remotes else None
+        return with_fields(br, remotes=rem) if rem != br.remotes else None
 
     @staticmethod
     def _aged(r: RemoteReplicaView, sat: int, previous_fetch: bool) -> RemoteReplicaView:

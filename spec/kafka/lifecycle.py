@@ -34,8 +34,10 @@ from isrlab.spec.kafka.state import (
     BrokerPartition,
     MetadataView,
     Request,
+    built,
     kafka_state,
     members,
+    with_fields,
 )
 
 
@@ -84,7 +86,7 @@ class BrokerLifecycle(AlterPartitionManager):
             # Fetch responses b had not sent yet die with its connections.
             for f, fb in enumerate(s.brokers):
                 if fb.fetch_in_flight and fb.fetch_in_flight.leader == b:
-                    s = self._set_broker(s, f, fb._replace(fetch_in_flight=NO_FETCH))
+                    s = self._set_broker(s, f, with_fields(fb, fetch_in_flight=NO_FETCH))
         # The controller's channel to b dies with b: requests in flight to it are dropped.
         msgs = self._without_dest(s.channels, b)
         return self._drop_pending(kafka_state(s.controller, s.brokers, msgs, s.ghost), b)
@@ -117,8 +119,9 @@ class BrokerLifecycle(AlterPartitionManager):
             MetadataView(0, NONE, NONE, 0) if self.cfg.metadata else ()
         )
         flushed = len(log) if self.power_loss else 0
-        new = BrokerPartition(0, log, hw, ckpt, flushed, NONE, NONE, 0, 0, (), meta, NO_FETCH,
-                              int(unclean and self.cfg.elr))
+        new = built(BrokerPartition, 0, log, hw, ckpt, flushed, NONE, NONE, 0, 0, (), meta,
+                    NO_FETCH,
+                    int(unclean and self.cfg.elr))
         return new, lost
 
     def _a_crash(self, state: State, out: Out) -> None:
@@ -203,10 +206,10 @@ class BrokerLifecycle(AlterPartitionManager):
                 MetadataView(self._alive_mask(state) | 1 << b, NONE, NONE, 0)
                 if self.cfg.metadata else ()
             )
-            up = BrokerPartition(1, br.log, br.high_watermark, br.hw_checkpoint, br.flushed,
-                                 br.leader_epoch, br.leader, br.controller_epoch,
-                                 br.in_sync_replica_ids, br.remotes, meta, NO_FETCH,
-                                 awaiting_first_leader_and_isr=int(self.skip))
+            up = built(BrokerPartition, 1, br.log, br.high_watermark, br.hw_checkpoint,
+                       br.flushed, br.leader_epoch, br.leader, br.controller_epoch,
+                       br.in_sync_replica_ids, br.remotes, meta, NO_FETCH,
+                       awaiting_first_leader_and_isr=int(self.skip))
             s = self._set_broker(state, b, up)
             if ctrl.leader == b:
                 # The partition is offline (its last leader was b): elect, or, when no
@@ -227,8 +230,8 @@ class BrokerLifecycle(AlterPartitionManager):
                 # KIP-966: an offline partition; ElectLeader runs next (handleBrokerUnfenced)
                 out.append((broker_step("Restart", b), s))
                 continue
-            msg = Request(b, LEADER_AND_ISR, c.controller_epoch, c.leader, c.leader_epoch, c.isr,
-                          c.assigned_replicas)
+            msg = built(Request, b, LEADER_AND_ISR, c.controller_epoch, c.leader, c.leader_epoch,
+                        c.isr, c.assigned_replicas)
             msgs = self._enqueue(s, [msg])
             out.append((broker_step("Restart", b),
                         kafka_state(s.controller, s.brokers, msgs, s.ghost)))
@@ -239,7 +242,7 @@ class BrokerLifecycle(AlterPartitionManager):
             br = state.brokers[b]
             if br.alive and br.flushed < len(br.log):
                 out.append((broker_step("Flush", b),
-                            self._set_broker(state, b, br._replace(flushed=len(br.log)))))
+                            self._set_broker(state, b, with_fields(br, flushed=len(br.log)))))
 
     def _a_checkpoint(self, state: State, out: Out) -> None:
         """``CheckpointHw(b)``: the HW checkpoint thread writes ``b``'s HW to disk.
@@ -259,9 +262,10 @@ class BrokerLifecycle(AlterPartitionManager):
             if not br.alive or hw is None:
                 continue
             if br.hw_checkpoint != hw:
-                new = br._replace(hw_checkpoint=hw)
+                new = with_fields(br, hw_checkpoint=hw)
                 if follows and self.skip and br.leader_epoch == NONE:  # not hosted
-                    new = new._replace(high_watermark=initial_high_watermark(hw, 0, len(br.log)))
+                    new = with_fields(new, high_watermark=initial_high_watermark(
+                        hw, 0, len(br.log)))
                 s = self._set_broker(state, b, new)
                 if lost:
                     s = self._flag(s, F_CHECKPOINT_LOST)

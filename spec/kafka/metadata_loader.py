@@ -60,6 +60,7 @@ from isrlab.spec.kafka.state import (
     kafka_state,
     mask_of,
     members,
+    with_fields,
 )
 
 
@@ -173,11 +174,11 @@ class MetadataLoader(KafkaModel):
                 return br, pe, row  # makeFollower: an older partition epoch is ignored
             leader = reg.leader
             moved = leader != br.leader or reg.leader_epoch != br.leader_epoch
-            newbr = br._replace(leader=leader, leader_epoch=reg.leader_epoch,
+            newbr = with_fields(br, leader=leader, leader_epoch=reg.leader_epoch,
                                 in_sync_replica_ids=0, remotes=(), pending_isr=0,
                                 alter_partition=ALTER_NONE)
             if moved:
-                newbr = newbr._replace(truncating=int(leader != NONE and bool(br.log)),
+                newbr = with_fields(newbr, truncating=int(leader != NONE and bool(br.log)),
                                        fetch_in_flight=NO_FETCH)
             return newbr, reg.partition_epoch - 1, ()
         return br, pe, row
@@ -188,7 +189,7 @@ class MetadataLoader(KafkaModel):
         """``applyLocalLeadersDelta``: ``Partition.makeLeader`` (``make_leader_kraft``) on
         the broker's committed partition state; its ``maybeIncrementLeaderHW`` leaves out
         the caught-up replicas in ``ineligible`` (KAFKA-15021, ``eligible_hw``)."""
-        committed = br._replace(pending_isr=0, alter_partition=ALTER_NONE)
+        committed = with_fields(br, pending_isr=0, alter_partition=ALTER_NONE)
         p = replace(self.broker_partition(committed, b), zk_version=pe + 1)
         if (reg.partition_epoch - 1 == pe and br.leader == b
                 and self.cfg.make_leader_equal_epoch == "skip"):
@@ -202,9 +203,9 @@ class MetadataLoader(KafkaModel):
         newp = raise_leader_hw(replace(newp, high_watermark=p.high_watermark), self.sat,
                                self.hw_lag, frozenset(members(ineligible))).partition
         # the ISR the controller registered (makeLeader installs a committed state)
-        base = committed._replace(in_sync_replica_ids=mask_of(reg.isr)
+        base = with_fields(committed, in_sync_replica_ids=mask_of(reg.isr)
                                   if br.leader == b else 0, truncating=0)
-        newbr = self._with_partition(base, newp)._replace(
+        newbr = with_fields(self._with_partition(base, newp),
             in_sync_replica_ids=mask_of(newp.isr), truncating=0, fetch_in_flight=NO_FETCH)
         if (flags.is_new_leader or not row
                 or (self.reset_on_epoch and flags.is_new_leader_epoch)):

@@ -23,6 +23,7 @@ from isrlab.spec.kafka.state import (
     NONE,
     BrokerPartition,
     RemoteReplicaView,
+    built,
     kafka_state,
     mask_of,
     members,
@@ -137,9 +138,9 @@ class PartitionBridge(KafkaSetup):
             # KIP-966: maybeIncrementLeaderHW returns early while the ISR is below
             # min.insync.replicas (the HW may still drop with the log).
             hw = min(hw, br.high_watermark)
-        return BrokerPartition(br.alive, log, hw, ckpt, flushed, p.leader_epoch,
-                               leader, p.controller_epoch, isr, remotes, br.metadata_cache,
-                               br.fetch_in_flight, pending_isr=pending, alter_partition=alter)
+        return built(BrokerPartition, br.alive, log, hw, ckpt, flushed, p.leader_epoch,
+                     leader, p.controller_epoch, isr, remotes, br.metadata_cache,
+                     br.fetch_in_flight, pending_isr=pending, alter_partition=alter)
 
     def _last_fetch(self, r: RemoteReplica) -> tuple[int, ...]:
         """A remote's previous fetch as ``(lf_leo, lf_age)`` (kafka_4485; else nothing): a

@@ -122,6 +122,7 @@ from isrlab.spec.kafka.state import (
     F_UNCLEAN,
     NONE,
     members,
+    with_fields,
 )
 
 DETECTIONS = {"none": UncleanDetection.NONE, "previous-epoch": UncleanDetection.PREVIOUS_EPOCH,
@@ -210,7 +211,7 @@ class QuorumController(BrokerLifecycleManager):
             if s is not None and k.shutdown_offset and k.shutdown_offset[b] >= 0:
                 # BrokerHeartbeatManager.touch(fenced): a fenced broker leaves controlled
                 # shutdown (a live one, with heartbeat_loss: its next heartbeat stops it)
-                s = self._with_kraft(s, self._kraft(s)._replace(
+                s = self._with_kraft(s, with_fields(self._kraft(s),
                     shutdown_offset=put(k.shutdown_offset, b, -1)))
             if s is not None:
                 out.append((broker_step("FenceBroker", b), s))
@@ -272,16 +273,16 @@ class QuorumController(BrokerLifecycleManager):
                     records.append(record_of(change.record))
                     unclean = self._unclean(reg, change)
             records.append((REG, b, epoch))
-            up = br._replace(alive=1, leader=NONE, leader_epoch=NONE, in_sync_replica_ids=0,
+            up = with_fields(br, alive=1, leader=NONE, leader_epoch=NONE, in_sync_replica_ids=0,
                              remotes=(), unclean_shutdown=0, truncating=0, pending_isr=0,
                              alter_partition=0)
             s = self._set_broker(state, b, up)
-            k2 = self._kraft(s)._replace(broker_epoch=put(k.broker_epoch, b, epoch))
+            k2 = with_fields(self._kraft(s), broker_epoch=put(k.broker_epoch, b, epoch))
             written = self._write(self._with_kraft(s, k2), tuple(records), unclean)
             if written is None:
                 continue
             k3 = self._kraft(written)
-            k3 = k3._replace(applied=put(k3.applied, b, 0),
+            k3 = with_fields(k3, applied=put(k3.applied, b, 0),
                              partition_epoch=put(k3.partition_epoch, b, -1))
             s = self._published(self._with_kraft(written, k3), b, len(k3.batches), fresh=True)
             out.append((broker_step("RegisterBroker", b), s))
@@ -314,7 +315,7 @@ class QuorumController(BrokerLifecycleManager):
             answer, record, registered = self._alter_partition_answer(
                 image, b, k.broker_epoch[b], br.leader_epoch, k.alter_epoch[b],
                 br.pending_isr, k.alter_isr_epochs[b])
-            s: State | None = self._set_broker(state, b, br._replace(alter_partition=answer))
+            s: State | None = self._set_broker(state, b, with_fields(br, alter_partition=answer))
             if s is not None and record is not None:
                 s = self._write(s, (record,))
             if s is None:
@@ -323,7 +324,7 @@ class QuorumController(BrokerLifecycleManager):
                 # the answer carries the partition epoch after the change (relative to the
                 # state's base, which the write may have moved)
                 k2 = self._kraft(s)
-                s = self._with_kraft(s, k2._replace(alter_epoch=put(
+                s = self._with_kraft(s, with_fields(k2, alter_epoch=put(
                     k2.alter_epoch, b, self._controller_pe(s))))
             out.append((broker_step("AlterPartition", b), s))
 
@@ -393,7 +394,7 @@ class ControllerOperations(QuorumController):
     def _with_shutdown_offset(self, state: State, b: int, offset: int) -> State:
         """``state`` with the heartbeat manager's controlled-shutdown offset of ``b``."""
         k = self._kraft(state)
-        return self._with_kraft(state, k._replace(
+        return self._with_kraft(state, with_fields(k,
             shutdown_offset=put(k.shutdown_offset, b, offset)))
 
     def _lowest_active_offset(self, state: State, image: Image, b: int) -> int | None:
@@ -518,10 +519,10 @@ class ControllerOperations(QuorumController):
         for b in range(self.n):
             br = s.brokers[b]
             if br.alive and br.alter_partition not in (ALTER_NONE, ALTER_SENT):
-                s = self._set_broker(s, b, br._replace(alter_partition=ALTER_SENT))
+                s = self._set_broker(s, b, with_fields(br, alter_partition=ALTER_SENT))
                 alter_epoch = put(alter_epoch, b, k.partition_epoch[b])
         offsets = tuple(-1 for _ in k.shutdown_offset)
         if s is state and offsets == k.shutdown_offset:
             return
         out.append((CONTROLLER_FAILOVER, self._with_kraft(
-            s, k._replace(alter_epoch=alter_epoch, shutdown_offset=offsets))))
+            s, with_fields(k, alter_epoch=alter_epoch, shutdown_offset=offsets))))

@@ -42,6 +42,7 @@ from isrlab.spec.kafka.state import (
     Request,
     mask_of,
     members,
+    with_fields,
 )
 
 
@@ -162,13 +163,13 @@ class ReplicaManagerSteps(GhostHistory):
         elif newp.leader == p.leader:
             # same leader (or the request ignored): the fetcher goes on as it was
             truncating = br.truncating
-        newbr = self._with_partition(br, newp)._replace(truncating=truncating)
+        newbr = with_fields(self._with_partition(br, newp), truncating=truncating)
         # (_with_partition leaves awaiting_first_leader_and_isr at 0: the HW checkpoint
         # thread starts with the first LeaderAndIsr, hwThreadInitialized)
         if newbr.fetch_in_flight and (newp.leader != p.leader
                                       or newp.leader_epoch != p.leader_epoch):
             # the fetcher restarts: the response in flight is dropped
-            newbr = newbr._replace(fetch_in_flight=NO_FETCH)
+            newbr = with_fields(newbr, fetch_in_flight=NO_FETCH)
         return newbr, newp
 
     def _handle_update_metadata(self, state: State, m: Request) -> State | None:
@@ -186,5 +187,5 @@ class ReplicaManagerSteps(GhostHistory):
         meta = MetadataView(alive, info.leader, info.leader_epoch, mask_of(info.isr))
         if meta == br.metadata_cache:
             return None
-        return self._set_broker(state, dest, br._replace(metadata_cache=meta))
+        return self._set_broker(state, dest, with_fields(br, metadata_cache=meta))
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import marshal
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from isrlab.spec.kafka.codes import EpochCodec as EpochCodec
 from isrlab.spec.kafka.codes import mask_of as mask_of
@@ -210,6 +210,37 @@ def kafka_state(controller: ZkPartitionState, brokers: tuple[BrokerPartition, ..
     calling the class runs the named tuple's ``__new__``, which is Python code (interpreted
     even when the model is compiled).  The model's steps build their successors with it."""
     return _new(KafkaState, (controller, brokers, channels, ghost))
+
+
+_T = TypeVar("_T", bound=tuple[Any, ...])
+
+
+def built(cls: type[_T], *values: object, **named: object) -> _T:
+    """``cls(*values, **named)`` for one of the named tuple classes above, built by
+    ``tuple.__new__`` in C (see ``kafka_state``): the fields not given take the class's
+    defaults.  The model's steps build the requests and broker tuples they make with it."""
+    named_tuple: Any = cls  # a NamedTuple class: its _fields and _field_defaults
+    fields: tuple[str, ...] = named_tuple._fields
+    if len(values) == len(fields) and not named:
+        return _new(cls, values)
+    defaults: dict[str, object] = named_tuple._field_defaults
+    items = [*values, *[defaults[name] for name in fields[len(values):]]]
+    for name, item in named.items():
+        items[fields.index(name)] = item
+    return _new(cls, items)
+
+
+def with_fields(value: _T, **changes: object) -> _T:
+    """``value._replace(**changes)`` built by ``tuple.__new__`` in C (a named tuple's
+    ``_replace`` is Python code, interpreted even when the model is compiled); the model's
+    steps change a field of a component with it."""
+    cls = type(value)
+    named_tuple: Any = cls  # a NamedTuple class: its _fields
+    fields: tuple[str, ...] = named_tuple._fields
+    items = list(value)
+    for name, item in changes.items():
+        items[fields.index(name)] = item
+    return _new(cls, items)
 
 
 LEADER_AND_ISR, UPDATE_METADATA = 0, 1
