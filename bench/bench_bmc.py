@@ -1,6 +1,7 @@
 """Benchmark Z3 bounded model checking against breadth-first search on docs/conformance.md's
 counterexamples (TLC's shortest lengths: configuration A truncate-to-hw 9 and Kip101 12
-states; configuration B truncate-to-hw 9, Kip101 11, Kip279 11 and Kip320FirstTry 13 states).
+states; configuration B truncate-to-hw 9, Kip101 11, Kip279 11 and Kip320FirstTry 13 states;
+``tla-kraft-3.5`` with ``kip903_check=false`` 14 states).
 
     .venv/bin/python bench/bench_bmc.py [--only NAME] [--solvers z3,yices] [--symmetry MODE]
                                         [--methods por,plain,frames] [--max-depth K]
@@ -10,7 +11,9 @@ For each case: BFS (``isrlab.checker.bfs.explore``, one worker, stop at the firs
 lengths found, wall and CPU times (the solver's child process included), per-depth times, and
 the ratios BMC / BFS and Z3 / Yices.  ``--methods`` runs each solver, one after the other,
 with the partial-order reduction (``por``: ``bmc``'s ``partial_order``), with the forward
-frame lemmas (``frames``: ``bmc``'s ``frame_constants``) or with neither (``plain``), and
+frame lemmas (``frames``: ``bmc``'s ``frame_constants``), from the actions' full relations
+instead of their factored forms (``unfactored``: ``bmc``'s ``factored=False``; the same as
+``plain`` for systems without factored forms) or with none of these (``plain``), and
 prints each method's CPU against ``plain``'s; the CPU of each depth (this process and the
 solver's child, read from /proc) is printed as it is answered.  ``--max-depth K`` stops
 every case after depth K (refuted depths only, for the runs too long to finish).  A
@@ -32,9 +35,15 @@ from isrlab.checker.bfs import CheckOptions, explore  # noqa: E402
 from isrlab.checker.z3 import DepthOutcome, bmc  # noqa: E402
 from isrlab.cli_support import resolve_model  # noqa: E402
 from isrlab.spec.symbolic import symbolic_for  # noqa: E402
+from isrlab.spec.tla_kraft.layout import INVARIANTS_V35  # noqa: E402
 
 A = ("-p", "replicas=2", "-p", "log_size=2", "-p", "max_records=2", "-p", "max_leader_epoch=2")
 B = ("-p", "replicas=3", "-p", "log_size=2", "-p", "max_records=2", "-p", "max_leader_epoch=3")
+
+KRAFT_903 = ("-p", "unclean_shutdown_limit=1", "-p", "fence_broker_limit=1", "-p",
+             "kip903_check=false")
+"""docs/z3.md's ``tla-kraft-3.5`` row with ``kip903_check=false`` (2 brokers, RF 2, min ISR 1,
+ISR 2): TLC's LeaderCandidateCompletenessProperty trace has 14 states."""
 
 CASES = (
     ("A truncate-to-hw", "tla-truncate-to-hw", A, "WeakIsr,StrongIsr", 9),
@@ -43,6 +52,8 @@ CASES = (
     ("B kip101", "tla-kip101", B, "StrongIsr", 11),
     ("B kip279", "tla-kip279", B, "StrongIsr", 11),
     ("B kip320-first-try", "tla-kip320-first-try", B, "StrongIsr", 13),
+    ("kraft-3.5 kip903_check=false", "tla-kraft-3.5", KRAFT_903, ",".join(INVARIANTS_V35),
+     14),
 )
 
 
@@ -90,7 +101,8 @@ def main() -> None:
                              "first step only, or the first step and the lex-leader labels")
     parser.add_argument("--methods", default="por,plain",
                         help="comma-separated: por (partial-order reduction), frames "
-                             "(forward frame lemmas) and/or plain")
+                             "(forward frame lemmas), unfactored (each action's full "
+                             "relation, not its factored form) and/or plain")
     parser.add_argument("--max-depth", type=int, default=None,
                         help="stop each case after this many steps (default: TLC's length)")
     parser.add_argument("--no-bfs", action="store_true",
@@ -124,9 +136,11 @@ def main() -> None:
                          "violation": None})
             constants = system.frame_constants if method == "frames" else None
             depth = tlc if args.max_depth is None else min(tlc, args.max_depth)
-            result = bmc(system, names, depth, logic="QF_LIA", options=system.solver_options,
+            result = bmc(system, names, depth, logic="QF_LIA",
+                         options=getattr(system, "solver_options", None),
                          solver=solver, frame_constants=constants,
-                         partial_order=method == "por", on_depth=DepthClock(), **breaking)
+                         partial_order=method == "por", factored=method != "unfactored",
+                         on_depth=DepthClock(), **breaking)
             after = os.times()
             cpu = sum(after[:4]) - sum(before[:4])  # user + system, self and waited children
             cpus[f"{solver} {method}"] = cpu
@@ -139,7 +153,7 @@ def main() -> None:
                   f"per depth: {' '.join(f'{d.seconds:.1f}' for d in result.depths)}",
                   flush=True)
         for solver in args.solvers.split(","):
-            for method in ("frames", "por"):
+            for method in ("frames", "por", "unfactored"):
                 if f"{solver} {method}" in cpus and f"{solver} plain" in cpus:
                     print(f"  {solver} CPU plain / {method}: "
                           f"{cpus[f'{solver} plain'] / cpus[f'{solver} {method}']:.2f}",

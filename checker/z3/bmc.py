@@ -33,6 +33,7 @@ from isrlab.checker.z3.frames import ReachFrames
 from isrlab.checker.z3.por import PartialOrder, left_movers
 from isrlab.checker.z3.solvers import IncrementalSolver, open_solver
 from isrlab.checker.z3.system import (
+    ActionInstance,
     C,
     Frame,
     Fresh,
@@ -91,6 +92,7 @@ class Unrolling(Generic[C]):
     first_step: Collection[str] | None = None
     symmetries: Sequence[Mapping[str, str]] = ()
     partial_order: PartialOrder | None = None
+    factored: bool = True
     frames: list[Frame] = field(default_factory=list)
     selectors: list[z3.ArithRef] = field(default_factory=list)
     unbroken: list[z3.BoolRef] = field(default_factory=list)
@@ -109,12 +111,13 @@ class Unrolling(Generic[C]):
         selector = z3.Int(f"action@{self.tag}.{t.step}")
         fresh = Fresh(f"p@{self.tag}.{t.step}")
         restrict = self.first_step if t.step == 1 else None
-        disjuncts = [
-            z3.And(selector == index, action.relation(s, t, fresh))
-            for index, action in enumerate(self.system.actions())
-            if restrict is None or action.label in restrict
-        ]
-        self.solver.add(z3.Or(disjuncts))
+        chosen = [(index, action) for index, action in enumerate(self.system.actions())
+                  if restrict is None or action.label in restrict]
+        if self.factored and all(action.factored is not None for _, action in chosen):
+            self.solver.add(self._factored_step(s, t, selector, fresh, chosen))
+        else:
+            self.solver.add(z3.Or([z3.And(selector == index, action.relation(s, t, fresh))
+                                   for index, action in chosen]))
         self._break_symmetries(selector, t.step)
         if self.partial_order is not None:
             for part in self.partial_order.step(selector, t.step):
@@ -122,6 +125,25 @@ class Unrolling(Generic[C]):
         self.frames.append(t)
         self.selectors.append(selector)
         return t
+
+    @staticmethod
+    def _factored_step(s: Frame, t: Frame, selector: z3.ArithRef, fresh: Fresh,
+                       chosen: Sequence[tuple[int, ActionInstance]]) -> z3.BoolRef:
+        """One step from the actions' ``factored`` forms: the selected action's ``U`` and, for
+        each variable, ``t.v = s.v`` unless the selected action is one that may write ``v``.
+        Equivalent to the disjunction of the full relations (the selector takes exactly one
+        value), with each frame condition stated once per step instead of once per action."""
+        writers: dict[str, list[int]] = {}
+        disjuncts = []
+        for index, action in chosen:
+            assert action.factored is not None  # checked by the caller
+            update, writes = action.factored(s, t, fresh)
+            disjuncts.append(z3.And(selector == index, update))
+            for name in writes:
+                writers.setdefault(name, []).append(index)
+        frame = [z3.Or(t[name] == s[name], *[selector == i for i in writers.get(name, ())])
+                 for name in s]
+        return z3.And(z3.Or(disjuncts), *frame)
 
     def _break_symmetries(self, selector: z3.ArithRef, step: int) -> None:
         """The lex-leader constraint of each permutation in ``symmetries`` for this step:
@@ -166,6 +188,7 @@ def bmc(
     frame_constants: Sequence[int] | None = None,
     partial_order: bool = False,
     on_depth: Callable[[DepthOutcome], None] | None = None,
+    factored: bool = True,
 ) -> BmcResult[C]:
     """Search for a shortest trace of at most ``depth`` steps that violates an invariant.
 
@@ -200,6 +223,11 @@ def bmc(
     relations and the soundness is argued, with the symmetry breaking above): it changes
     how fast the answer comes, never the answer.
 
+    ``factored`` (the default) unrolls a step from the actions' ``factored`` forms when every
+    action has one (``Unrolling._factored_step``: each variable's frame condition once per
+    step); ``False`` always uses the full relations.  Both formulas are equivalent: it changes
+    how fast the answer comes, never the answer.
+
     ``on_depth`` is called with each depth's outcome as soon as the solver has answered
     (progress reports, per-depth measurements).
     """
@@ -211,7 +239,7 @@ def bmc(
     try:
         order = PartialOrder(left_movers(system)) if partial_order else None
         unrolling = Unrolling(system, backend, first_step=first_step, symmetries=symmetries,
-                              partial_order=order)
+                              partial_order=order, factored=factored)
         frames = None if frame_constants is None else ReachFrames(
             system, lambda s: z3.And([p.holds(s) for p in chosen]), frame_constants)
         return _deepen(system, chosen, depth, unrolling, backend, violation, frames, on_depth)

@@ -96,6 +96,11 @@ def footprint(system: SymbolicSystem[C], action: ActionInstance,
     signature = system.signature()
     s = make_frame(signature, 0, "por")
     t = make_frame(signature, 1, "por")
+    by_const = {s[name].decl().name(): name for name, _ in signature}
+    if action.factored is not None:  # writes: the factored W (a superset of the real ones)
+        update, written = action.factored(s, t, Fresh("p@por"))
+        return Footprint(frozenset(by_const[c] for c in _constants(update) if c in by_const),
+                         written)
     relation = action.relation(s, t, Fresh("p@por"))
     solver = z3.Solver()
     solver.set("timeout", timeout_ms)
@@ -109,7 +114,6 @@ def footprint(system: SymbolicSystem[C], action: ActionInstance,
         solver.pop()
     kept = [(t[name], s[name]) for name, _ in signature if name not in writes]
     reduced = z3.simplify(z3.substitute(relation, *kept) if kept else relation)
-    by_const = {s[name].decl().name(): name for name, _ in signature}
     reads = {by_const[c] for c in _constants(reduced) if c in by_const}
     return Footprint(frozenset(reads), frozenset(writes))
 

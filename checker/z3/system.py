@@ -82,15 +82,24 @@ class Fresh:
 
 Relation = Callable[[Frame, Frame, Fresh], z3.BoolRef]
 Predicate = Callable[[Frame], z3.BoolRef]
+Factored = Callable[[Frame, Frame, Fresh], tuple[z3.BoolRef, frozenset[str]]]
+"""A relation without its frame conditions: ``(U, W)`` with
+``T(s, s′) ≡ U ∧ ⋀_{v ∉ W} s′.v = s.v``."""
 
 
 @dataclass(frozen=True, slots=True)
 class ActionInstance:
-    """One disjunct of the next-state relation: T(s, s') for one label."""
+    """One disjunct of the next-state relation: T(s, s') for one label.
+
+    ``factored`` (optional) is the same relation split as ``(U, W)``: ``W`` names the
+    variables the action may write and ``U`` constrains the next state only on them, so that
+    ``relation(s, t, p) ≡ U ∧ ⋀_{v ∉ W} t.v = s.v``.  ``bmc`` then states each variable's
+    frame condition once per step for all actions (``Unrolling``) instead of once per action."""
 
     family: str
     label: str
     relation: Relation
+    factored: Factored | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -258,8 +258,21 @@ class KraftSystem:
         sig += [("abe", I)] + [(f"ctr.{k}", I) for k in range(6)]
         sig += [(f"flo.{b}", I) for b in self.B]
         sig += [("sent", Bo), ("pos", Bo), ("neg", Bo), ("thw", I), ("cons.n", I),
-                ("cons.e", I), (OVF, Bo)]
+                ("cons.e", I)]
+        sig += [(flag, Bo) for flag in self._overflow_flags]
         return sig
+
+    @cached_property
+    def _overflow_flags(self) -> list[str]:
+        """``ovf`` split per action instance (``ovf.<index>``, the index in ``actions()``):
+        each action sets only its own flag, so that ``ovf`` is no variable that every step
+        writes (the partial-order reduction sees which steps commute); ``ovf`` is their
+        disjunction."""
+        return [f"{OVF}.{k}" for k in range(len(self._makers))]
+
+    def overflowed(self, s: Mapping[str, Any]) -> Any:
+        """``ovf``: some step needed more slots than the encoding has (any action's flag)."""
+        return _or([s[flag] for flag in self._overflow_flags])
 
     def _request_sig(self, prefix: str) -> list[tuple[str, z3.SortRef]]:
         """An AlterPartition request (and the slot's kind) under ``prefix``."""
@@ -869,7 +882,9 @@ class KraftSystem:
         rec_ldr, rec_le, rec_pe = record("ldr"), record("le"), record("pe")
         needs = z3.If(curr["rep"][b - 1], z3.Or(is_leader, rec_le > curr["le"]),
                       z3.Or(is_leader, rec_rep[b - 1]))
-        guard = z3.And(ready, s[f"mdl.{b}"] < off, off <= s["lg.len"], needs)
+        # position + 1 >= 1, and no record past the slots is read (the if-chain's default)
+        guard = z3.And(ready, s[f"mdl.{b}"] < off, off >= 1, off <= s["lg.len"],
+                       off <= self.caps.metadata_log, needs)
         new = {"rep": rec_rep, "isr": rec_isr, "max": rec_isr, "ldr": rec_ldr,
                "le": rec_le, "pe": rec_pe}
         base = dict(s)
@@ -1389,17 +1404,28 @@ class KraftSystem:
     def _names(self) -> list[str]:
         return [name for name, _sort in self.signature()]
 
-    def _relation(self, make: Callable[[Vals], list[Alt]]) -> Callable[[Frame, Frame, Fresh],
-                                                                       Bool]:
+    def _relation(self, make: Callable[[Vals], list[Alt]], flag: str
+                  ) -> Callable[[Frame, Frame, Fresh], Bool]:
         cache: dict[tuple[str, str, str], Bool] = {}
 
         def rel(s: Frame, t: Frame, fresh: Fresh) -> Bool:
             # frames of the same names are the same constants: built once per pair of frames
-            key = (str(s[OVF]), str(t[OVF]), fresh.prefix)
+            key = (str(s["abe"]), str(t["abe"]), fresh.prefix)
             if key not in cache:
-                cache[key] = self._disjunction(s, t, make({**s.terms, FRESH: fresh}))
+                cache[key] = self._disjunction(s, t, self._drafts(make, flag, s, fresh))
             return cache[key]
         return rel
+
+    @staticmethod
+    def _drafts(make: Callable[[Vals], list[Alt]], flag: str, s: Frame, fresh: Fresh
+                ) -> list[Alt]:
+        """The successors ``make`` drafts from frame ``s``, the action's own overflow flag
+        ``flag`` standing for ``ovf`` (read and set as ``ovf``)."""
+        alts = make({**s.terms, FRESH: fresh, OVF: s[flag]})
+        for _g, d in alts:
+            if OVF in d:  # a draft listed twice is renamed once
+                d[flag] = d.pop(OVF)
+        return alts
 
     def _disjunction(self, s: Frame, t: Frame, alts: Sequence[Alt]) -> Bool:
         """One disjunct per successor: its guard and every variable of ``t`` equal to its
@@ -1409,6 +1435,24 @@ class KraftSystem:
         return _or([z3.And(g, *[same[v] if d[v] is s[v] else t[v] == d[v]
                                 for v in self._names])
                     for g, d in alts if not _is_const(g, False)])
+
+    def _factored(self, make: Callable[[Vals], list[Alt]], flag: str) -> Callable[
+            [Frame, Frame, Fresh], tuple[Bool, frozenset[str]]]:
+        """The relation of ``_relation`` without its frame conditions (``ActionInstance``'s
+        ``factored``): the variables some successor's draft changes, and one disjunct per
+        successor equating only those."""
+        cache: dict[tuple[str, str, str], tuple[Bool, frozenset[str]]] = {}
+
+        def factored(s: Frame, t: Frame, fresh: Fresh) -> tuple[Bool, frozenset[str]]:
+            key = (str(s["abe"]), str(t["abe"]), fresh.prefix)
+            if key not in cache:
+                alts = [(g, d) for g, d in self._drafts(make, flag, s, fresh)
+                        if not _is_const(g, False)]
+                writes = [v for v in self._names if any(d[v] is not s[v] for _g, d in alts)]
+                update = _or([z3.And(g, *[t[v] == d[v] for v in writes]) for g, d in alts])
+                cache[key] = (update, frozenset(writes))
+            return cache[key]
+        return factored
 
     @cached_property
     def _makers(self) -> list[tuple[str, str, Callable[[Vals], list[Alt]]]]:
@@ -1433,8 +1477,10 @@ class KraftSystem:
 
     @cached_property
     def _actions(self) -> list[ActionInstance]:
-        return [ActionInstance(family, label, self._relation(make))
-                for family, label, make in self._makers]
+        return [ActionInstance(family, label, self._relation(make, flag),
+                               self._factored(make, flag))
+                for (family, label, make), flag in zip(self._makers, self._overflow_flags,
+                                                       strict=True)]
 
     def symmetry_breaking(self, names: Sequence[str]) -> dict[str, Any]:
         """None: broker 1 leads initially, so the brokers are not interchangeable."""
@@ -1443,7 +1489,7 @@ class KraftSystem:
     # ----------------------------------------------------------------- invariants
 
     def _fits(self, s: Mapping[str, Any]) -> Any:
-        return z3.Not(s[OVF])
+        return z3.Not(self.overflowed(s))
 
     def leader_completeness(self, s: Frame) -> Bool:
         """LeaderCompletenessProperty: the controller's running leader has every committed
@@ -1681,7 +1727,7 @@ class KraftSystem:
             int(flag("sent")), int(flag("pos")), int(flag("neg")))
         st[INV_TRUE_HWM] = val("thw")
         st[INV_CONSUMED] = ((val("cons.e"), 1, VALUE_A),) * min(val("cons.n"), 1)
-        return (*st, flag(OVF))
+        return (*st, any(flag(name) for name in self._overflow_flags))
 
     # -- pin ------------------------------------------------------------------------------------
 
@@ -1745,7 +1791,7 @@ class KraftSystem:
     def pin(self, s: Frame, state: ProjState) -> Bool:
         """Frame ``s`` is the projected ``state`` (on exactly what ``decode`` reads)."""
         B = self.B
-        parts: list[Any] = [s[OVF] == bool(state[-1])]
+        parts: list[Any] = [self.overflowed(s) == bool(state[-1])]
 
         def bits(prefix: str, value: int) -> None:
             parts.extend(s[f"{prefix}.{j}"] == bool(value >> (j - 1) & 1) for j in B)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pytest
+import z3
 
 from isrlab.checker.z3 import (
     PROVED,
     REFUTED,
+    Unrolling,
     admits,
     all_proved,
     bmc,
@@ -145,3 +147,40 @@ def test_bmc_first_step_restriction_limits_the_first_step_only(solver: str) -> N
     result = bmc(Counters(), ["SumBelow5"], depth=8, first_step={"IncX"}, logic="QF_LIA",
                  solver=solver)
     assert result.trace is not None and len(result.trace) == 6
+
+
+@SOLVERS
+@pytest.mark.parametrize("jumps", [False, True])
+def test_bmc_from_factored_actions_finds_the_same_shortest_violation(solver: str,
+                                                                     jumps: bool) -> None:
+    # The hand-counted lengths above (6 states without Add, 5 with it), from the actions'
+    # factored forms (each variable's frame condition once per step).
+    result = bmc(Counters(jumps=jumps, factored=True), ["SumBelow5"], depth=8,
+                 logic="QF_LIA", solver=solver)
+    assert result.trace is not None
+    assert len(result.trace) == (5 if jumps else 6)
+    assert result.proved_steps == (3 if jumps else 4)
+
+
+def test_a_factored_step_is_the_disjunction_of_the_relations() -> None:
+    # Unrolling._factored_step against the disjunction of the full relations, one step from
+    # any state: equivalent (the negation is unsatisfiable).
+    steps = []
+    for factored in (True, False):
+        solver = z3.Solver()
+        unrolling = Unrolling(Counters(jumps=True, factored=True), solver, factored=factored)
+        unrolling.start()
+        unrolling.extend()
+        steps.append(z3.And(solver.assertions()[1:]))
+    assert z3.Solver().check(steps[0] != steps[1]) == z3.unsat
+
+
+def test_a_factored_step_without_a_writer_keeps_the_variable() -> None:
+    # Only IncX may write x and only IncY y: from (0, 0) a step selecting IncX cannot
+    # change y, and it changes x.
+    solver = z3.Solver()
+    unrolling = Unrolling(Counters(factored=True), solver)
+    s0 = unrolling.start()
+    s1 = unrolling.extend()
+    assert solver.check(unrolling.selectors[0] == 0, s1["y"] != s0["y"]) == z3.unsat
+    assert solver.check(unrolling.selectors[0] == 0, s1["x"] != s0["x"]) == z3.sat

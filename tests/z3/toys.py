@@ -30,12 +30,27 @@ def _inc_y(s: Frame, t: Frame, fresh: Fresh) -> z3.BoolRef:
     return z3.And(s["y"] < s["x"], t["y"] == s["y"] + 1, t["x"] == s["x"])
 
 
+def _inc_x_update(s: Frame, t: Frame, fresh: Fresh) -> tuple[z3.BoolRef, frozenset[str]]:
+    return z3.And(s["x"] < LIMIT, t["x"] == s["x"] + 1), frozenset({"x"})
+
+
+def _add_update(s: Frame, t: Frame, fresh: Fresh) -> tuple[z3.BoolRef, frozenset[str]]:
+    d = fresh.int("d")
+    return z3.And(d >= 1, d <= 2, s["x"] + d <= LIMIT, t["x"] == s["x"] + d), frozenset({"x"})
+
+
+def _inc_y_update(s: Frame, t: Frame, fresh: Fresh) -> tuple[z3.BoolRef, frozenset[str]]:
+    return z3.And(s["y"] < s["x"], t["y"] == s["y"] + 1), frozenset({"y"})
+
+
 @dataclass(frozen=True)
 class Counters:
-    """The two-counter system; ``jumps`` adds the parameterised ``Add`` action."""
+    """The two-counter system; ``jumps`` adds the parameterised ``Add`` action; ``factored``
+    gives each action its ``factored`` form (the update without the frame condition)."""
 
     jumps: bool = False
     name: str = "counters"
+    factored: bool = False
 
     def signature(self) -> Sequence[tuple[str, z3.SortRef]]:
         return [("x", z3.IntSort()), ("y", z3.IntSort())]
@@ -44,9 +59,11 @@ class Counters:
         return z3.And(s["x"] == 0, s["y"] == 0)
 
     def actions(self) -> Sequence[ActionInstance]:
-        acts = [ActionInstance("IncX", "IncX", _inc_x), ActionInstance("IncY", "IncY", _inc_y)]
+        f = self.factored
+        acts = [ActionInstance("IncX", "IncX", _inc_x, _inc_x_update if f else None),
+                ActionInstance("IncY", "IncY", _inc_y, _inc_y_update if f else None)]
         if self.jumps:
-            acts.append(ActionInstance("Add", "Add", _add))
+            acts.append(ActionInstance("Add", "Add", _add, _add_update if f else None))
         return acts
 
     def invariants(self) -> Sequence[SymbolicProperty]:
