@@ -341,18 +341,20 @@ def simulate(
 def bmc(
     spec: str | ModelEntry, params: Mapping[str, ParamValue] | None = None, *,
     depth: int = 12, timeout_s: int = 0, solver: str = "auto",
+    partial_order: bool | None = None,
 ) -> BmcRun:
     """Search a registered model's symbolic twin for a shortest counterexample with an SMT
     solver, one more step at a time up to ``depth`` steps (``isrlab bmc``): ``.report`` is
     the ``CheckResult`` (its violation replayed through the explicit model), ``.summary()``
-    the line the command prints, ``.gave_up`` whether ``timeout_s`` stopped it first.
-    ``InputError`` for a model without a symbolic encoding (``BmcRun``:
-    ``isrlab.services.bmc``)."""
+    the line the command prints, ``.gave_up`` whether ``timeout_s`` stopped it first;
+    ``partial_order`` forces the partial-order reduction on or off (``None``: where the
+    model's encoding declares it).  ``InputError`` for a model without a symbolic encoding
+    (``BmcRun``: ``isrlab.services.bmc``)."""
     from isrlab.services import bmc as bounded  # Z3 and the symbolic encodings: on first use
 
     found = _entry_of(spec)
     built, values = _resolve(found, params or {})
-    return bounded.bmc(built, found.name, values, depth, timeout_s, solver)
+    return bounded.bmc(built, found.name, values, depth, timeout_s, solver, partial_order)
 
 
 def prove(

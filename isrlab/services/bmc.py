@@ -65,15 +65,16 @@ class BmcRun:
 
 def bmc(
     model: Model[Any], name: str, values: Mapping[str, ParamValue], depth: int = 12,
-    timeout_s: int = 0, solver: str = "auto",
+    timeout_s: int = 0, solver: str = "auto", partial_order: bool | None = None,
 ) -> BmcRun:
     """Search the symbolic twin of registered model ``name`` (built as ``model`` with
     ``values``) for a shortest counterexample, one more step at a time up to ``depth``
-    steps (``timeout_s`` per depth, 0: none); ``InputError`` for a model without a symbolic
-    encoding, parameters its encoding does not take, an invariant it does not encode, or a
-    solver not installed.  A solver's
-    failure (``SolverError``) and a trace the explicit model does not replay
-    (``DriftError``) propagate: they are isrlab's bugs."""
+    steps (``timeout_s`` per depth, 0: none), with the partial-order reduction where
+    ``partial_order`` says (``None``: where the encoding declares it); ``InputError`` for a
+    model without a symbolic encoding, parameters its encoding does not take, an invariant
+    it does not encode, or a solver not installed.  A solver's failure (``SolverError``)
+    and a trace the explicit model does not replay (``DriftError``) propagate: they are
+    isrlab's bugs."""
     try:
         system = symbolic_for(name, values)
     except ValueError as error:  # parameters the encoding does not take (e.g. values=2)
@@ -93,7 +94,8 @@ def bmc(
         breaking = getattr(system, "symmetry_breaking", None)
         result = bmc_search(system, wanted, depth, timeout_s * 1000, logic="QF_LIA",
                             options=getattr(system, "solver_options", None), solver=solver,
-                            partial_order=getattr(system, "partial_order", False),
+                            partial_order=(getattr(system, "partial_order", False)
+                                           if partial_order is None else partial_order),
                             **(breaking(wanted) if breaking is not None
                                else {"first_step": system.symmetric_first_step()}))
     except ValueError as error:  # the solver asked for is not installed
