@@ -309,12 +309,12 @@ class DiskWorker(_Worker[S]):
                     distinct[label] = distinct.get(label, 0) + 1
                     writer.add(fp, 0, 0, key, encoding)
                     kept += 1
+            self.seen.update(fps)
+            disk.write_links(level, self.index, fps, parents)
+            writer.close()
         except BaseException:
-            writer.abort()
+            writer.abort()  # a full disk included: no temporary file left behind
             raise
-        self.seen.update(fps)
-        disk.write_links(level, self.index, fps, parents)
-        writer.close()
         report.new = report.frontier = kept
         report.violations = _least_per_property(violations)
         return report

@@ -23,11 +23,15 @@ Layout (every file written under a temporary name, then ``os.replace``):
 * ``lock`` -- the process id of the run using the directory, locked with ``flock`` while it
   runs (see ``RunStore.open``).
 
-A record file is a sequence of blocks of about 1 MiB (a header: payload bytes and records;
-the payload; the XXH3-128 digest of the payload), then a 40-byte trailer (a magic word, the
-record and block counts, the digest of the blocks' digests).  A record is a fingerprint,
-a parent fingerprint and a label code, the lengths of a discovery key and of an encoding,
-then the key and the encoding: a reader streams it one block at a time.
+A record file is a sequence of blocks, each about 1 MiB of records compressed with zlib
+(level ``ZLIB_LEVEL``; a header: stored bytes, records and uncompressed bytes; the stored
+bytes; the XXH3-128 digest of the header and the stored bytes), then a 40-byte trailer (a
+magic word, the record and block counts, the digest of the blocks' digests).  A record is a
+fingerprint, a parent fingerprint and a label code, the lengths of a discovery key and of
+an encoding, then the key and the encoding: a reader streams it one block at a time.  The
+trailer's magic word says how the blocks are stored: ``PACKED_MAGIC`` compressed, or
+``RECORDS_MAGIC`` as format 3 wrote them (a header of payload bytes and records, the
+payload, its digest), which is read as it is.
 
 Every file carries a checksum written with it (the other ``.bin`` files end with a 24-byte
 trailer: a magic word and the XXH3-128 digest of what precedes it; ``commit.json`` holds the
@@ -47,6 +51,7 @@ import json
 import os
 import pickle
 import struct
+import zlib
 from array import array
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -55,11 +60,12 @@ from typing import Any
 
 import xxhash
 
-FORMAT = 3
-"""3: frontiers as record files streamed block by block.  2 (every file checksummed,
-frontiers one pickle) is read and upgraded in place when a run resumes; 1 (no checksums)
-is refused."""
-UPGRADABLE = 2
+FORMAT = 4
+"""4: record files compressed block by block.  3 (record files uncompressed) and 2 (every
+file checksummed, frontiers one pickle) are upgraded in place when a run resumes: their
+files are read as they are (each record file names its layout in its trailer), the new
+levels are written compressed; 1 (no checksums) is refused."""
+UPGRADABLE = (2, 3)
 
 MAGIC = b"isrlab\x02\x00"
 """The first 8 bytes of a ``.bin`` file's trailer; the 16 after them are the digest."""
@@ -67,9 +73,15 @@ TRAILER = len(MAGIC) + 16
 LOCK = "lock"
 
 RECORDS_MAGIC = b"isrlab\x03\x00"
-"""The first 8 bytes of a record file's trailer."""
+"""The first 8 bytes of an uncompressed record file's trailer (format 3's)."""
+PACKED_MAGIC = b"isrlab\x04\x00"
+"""The first 8 bytes of a compressed record file's trailer."""
+ZLIB_LEVEL = 3
+"""zlib's level for record blocks: on the kip-966 port's states 19 times smaller at about
+400 MB/s a core (level 6: 24 times at 165 MB/s; docs/checker.md)."""
 _RECORD = struct.Struct("<QQIHI")  # fingerprint, parent, label code, key and encoding lengths
-_BLOCK = struct.Struct("<II")  # payload bytes, records
+_BLOCK = struct.Struct("<II")  # payload bytes, records (an uncompressed block)
+_PACKED = struct.Struct("<III")  # stored bytes, records, uncompressed bytes
 _TAIL = struct.Struct("<8sQQ16s")  # magic, records, blocks, digest of the block digests
 BLOCK_BYTES = 1 << 20
 Record = tuple[int, int, int, bytes, bytes]
@@ -202,11 +214,13 @@ class RunStore:
                     f"run directory {str(self.root)!r} has an unreadable meta.json (not an "
                     "object)"
                 )
-            if found.get("format") == UPGRADABLE and found == json.loads(json.dumps(
-                    {**wanted, "format": UPGRADABLE})):
-                # A format-2 directory of this check: its links are format 3's, its last
-                # frontier (one pickle) is read as such; from now on it is format 3.
-                self._record_parts_of_format_2()
+            old = found.get("format")
+            if old in UPGRADABLE and found == json.loads(json.dumps({**wanted, "format": old})):
+                # A directory of this check in an earlier format: its files are read as they
+                # are (format 2's last frontier one pickle, format 3's record files
+                # uncompressed), the levels written from now on are format 4's.
+                if old == 2:
+                    self._record_parts_of_format_2()
                 _write_atomically(meta_path, json.dumps(wanted, indent=1).encode())
                 return
             if found.get("format") != FORMAT:
@@ -368,11 +382,14 @@ class RunStore:
 
 
 class RecordWriter:
-    """A record file written as records come (one block of about 1 MiB in memory), under a
-    temporary name until ``close``; an ``OSError`` becomes a one-line ``RunDirError``."""
+    """A record file written as records come (one block of about 1 MiB in memory, compressed
+    when flushed), under a temporary name until ``close``; an ``OSError`` becomes a one-line
+    ``RunDirError``.  ``compress=False`` writes format 3's uncompressed blocks (tests of
+    the upgrade write format-3 directories with it)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, compress: bool = True) -> None:
         self.path = path
+        self.compress = compress
         self.temporary = path.with_name(path.name + ".tmp")
         self.buffer = bytearray()
         self.count = self.pending = self.blocks = 0
@@ -404,10 +421,15 @@ class RecordWriter:
     def _flush(self) -> None:
         if not self.pending:
             return
-        payload = bytes(self.buffer)
-        digest = _digest(payload)
-        self._guard(lambda: self.handle.write(
-            _BLOCK.pack(len(payload), self.pending) + payload + digest))
+        if self.compress:
+            stored = zlib.compress(self.buffer, ZLIB_LEVEL)
+            header = _PACKED.pack(len(stored), self.pending, len(self.buffer))
+            digest = _digest(header + stored)
+        else:
+            stored = bytes(self.buffer)
+            header = _BLOCK.pack(len(stored), self.pending)
+            digest = _digest(stored)
+        self._guard(lambda: self.handle.write(header + stored + digest))
         self.digests.update(digest)
         self.count += self.pending
         self.blocks += 1
@@ -417,7 +439,8 @@ class RecordWriter:
     def close(self) -> int:
         """Seal the file and give it its name; the number of records."""
         self._flush()
-        tail = _TAIL.pack(RECORDS_MAGIC, self.count, self.blocks, self.digests.digest())
+        magic = PACKED_MAGIC if self.compress else RECORDS_MAGIC
+        tail = _TAIL.pack(magic, self.count, self.blocks, self.digests.digest())
 
         def finish() -> None:
             self.handle.write(tail)
@@ -444,12 +467,13 @@ def _is_record_file(path: Path) -> bool:
             tail = handle.read()
     except OSError:
         return True
-    return tail[:len(RECORDS_MAGIC)] == RECORDS_MAGIC or tail[-TRAILER:-16] != MAGIC
+    return tail[:len(RECORDS_MAGIC)] in (RECORDS_MAGIC, PACKED_MAGIC) or tail[-TRAILER:-16] != MAGIC
 
 
 def read_records(path: Path, damaged: Any) -> Iterator[Record]:
-    """The records of the record file ``path`` (see the module's docstring); ``damaged(name,
-    what)`` makes the error raised for a missing, truncated or corrupted file."""
+    """The records of the record file ``path``, compressed or not (see the module's
+    docstring); ``damaged(name, what)`` makes the error raised for a missing, truncated or
+    corrupted file."""
     try:
         handle = open(path, "rb")  # noqa: SIM115
     except FileNotFoundError:
@@ -463,39 +487,95 @@ def read_records(path: Path, damaged: Any) -> Iterator[Record]:
             raise damaged(path.name, corrupted)
         handle.seek(end)
         magic, count, blocks, total = _TAIL.unpack(handle.read(_TAIL.size))
-        if magic != RECORDS_MAGIC:
+        if magic not in (RECORDS_MAGIC, PACKED_MAGIC):
             raise damaged(path.name, corrupted)
         handle.seek(0)
+        next_block = _packed_blocks if magic == PACKED_MAGIC else _plain_blocks
         digests = xxhash.xxh3_128()
-        position = found = read_blocks = 0
+        found = read_blocks = 0
         unpack = _RECORD.unpack_from
         head = _RECORD.size
-        while position < end:
-            header = handle.read(_BLOCK.size)
-            if len(header) < _BLOCK.size:
-                raise damaged(path.name, corrupted)
-            size, records = _BLOCK.unpack(header)
-            payload = handle.read(size)
-            digest = handle.read(16)
-            position += _BLOCK.size + size + 16
-            if position > end or len(payload) != size or digest != _digest(payload):
-                raise damaged(path.name, corrupted)
+        for records, payload, digest in next_block(handle, end):
+            if records < 0:
+                raise damaged(path.name, corrupted if records == -1 else
+                              "corrupted (a compressed block does not decompress)")
             digests.update(digest)
             read_blocks += 1
             offset = 0
-            for _ in range(records):
-                fp, parent, code, key_size, size = unpack(payload, offset)
-                offset += head
-                key = payload[offset:offset + key_size]
-                offset += key_size
-                yield fp, parent, code, key, payload[offset:offset + size]
-                offset += size
+            try:
+                for _ in range(records):
+                    fp, parent, code, key_size, size = unpack(payload, offset)
+                    offset += head
+                    key = payload[offset:offset + key_size]
+                    offset += key_size
+                    yield fp, parent, code, key, payload[offset:offset + size]
+                    offset += size
+            except struct.error:
+                raise damaged(path.name, corrupted) from None
             found += records
             if offset != len(payload):
                 raise damaged(path.name, corrupted)
-        if (position != end or found != count or read_blocks != blocks
-                or digests.digest() != total):
+        if found != count or read_blocks != blocks or digests.digest() != total:
             raise damaged(path.name, corrupted)
+
+
+_Block = tuple[int, bytes, bytes]
+"""(records, payload, digest) of one block; records -1 if the block is truncated or its
+digest does not match, -2 if it does not decompress (the reader stops there)."""
+
+
+def _plain_blocks(handle: Any, end: int) -> Iterator[_Block]:
+    """Format 3's uncompressed blocks up to ``end``, each digest checked."""
+    position = 0
+    while position < end:
+        header = handle.read(_BLOCK.size)
+        if len(header) < _BLOCK.size:
+            yield -1, b"", b""
+            return
+        size, records = _BLOCK.unpack(header)
+        position += _BLOCK.size + size + 16
+        if position > end:
+            yield -1, b"", b""
+            return
+        payload = handle.read(size)
+        digest = handle.read(16)
+        if len(payload) != size or digest != _digest(payload):
+            yield -1, b"", b""
+            return
+        yield records, payload, digest
+    if position != end:
+        yield -1, b"", b""
+
+
+def _packed_blocks(handle: Any, end: int) -> Iterator[_Block]:
+    """Compressed blocks up to ``end``, each digest (of header and stored bytes) checked
+    before the block is decompressed."""
+    position = 0
+    while position < end:
+        header = handle.read(_PACKED.size)
+        if len(header) < _PACKED.size:
+            yield -1, b"", b""
+            return
+        size, records, raw = _PACKED.unpack(header)
+        position += _PACKED.size + size + 16
+        if position > end:
+            yield -1, b"", b""
+            return
+        stored = handle.read(size)
+        digest = handle.read(16)
+        if len(stored) != size or digest != _digest(header + stored):
+            yield -1, b"", b""
+            return
+        try:
+            payload = zlib.decompress(stored, bufsize=max(raw, 1))
+        except zlib.error:
+            payload = b""
+        if len(payload) != raw:
+            yield -2, b"", b""
+            return
+        yield records, payload, digest
+    if position != end:
+        yield -1, b"", b""
 
 
 def parts_of(commit: Mapping[str, Any]) -> list[int]:

@@ -125,7 +125,7 @@ def test_a_format_2_run_directory_is_read_and_upgraded(tmp_path: Path) -> None:
     done = explore(model, CheckOptions(run_dir=run_dir, params=params))
     assert (done.distinct_states, done.generated_states, done.diameter) == (
         3**4, 1 + 4 * 3**4, 4 * 2 + 1)
-    assert json.loads((run_dir / "meta.json").read_text())["format"] == 3
+    assert json.loads((run_dir / "meta.json").read_text())["format"] == 4
 
 
 def test_a_format_2_directory_written_by_two_then_one_worker_keeps_every_state(
