@@ -238,14 +238,19 @@ def _show(value: Any) -> str:
 
 
 def _changes(name: str, before: Any, after: Any) -> list[str]:
-    """The changed entries of a dictionary-valued variable, else the whole new value."""
-    if isinstance(before, Mapping) and isinstance(after, Mapping) and before.keys() == after.keys():
-        return [
-            f"  {name}[{_show(key)}] = {_show(value)}"
-            for key, value in after.items()
-            if before[key] != value
-        ]
-    return [f"  {name} = {_show(after)}"]
+    """The changed entries of a dictionary-valued variable (an entry the step added marked
+    ``(added)``, one it removed written ``removed (was OLD)``), else the whole new value."""
+    if not (isinstance(before, Mapping) and isinstance(after, Mapping)):
+        return [f"  {name} = {_show(after)}"]
+    lines = []
+    for key, value in after.items():
+        if key not in before:
+            lines.append(f"  {entry_text(name, key)} = {_show(value)} (added)")
+        elif before[key] != value:
+            lines.append(f"  {entry_text(name, key)} = {_show(value)}")
+    lines.extend(f"  {entry_text(name, key)} removed (was {_show(value)})"
+                 for key, value in before.items() if key not in after)
+    return lines
 
 
 def text_trace(trace: Sequence[TraceStep]) -> str:
