@@ -579,3 +579,24 @@ def test_a_chart_that_fits_its_width_is_drawn_as_render_draws_it(
     for _ in range(6):
         session.take(0)
     assert session.chart(5000) == session.chart()
+
+
+def test_a_narrow_chart_breaks_lines_between_words_or_identifier_parts() -> None:
+    """The explorer's chart in a narrow panel: captions and notes wrap at spaces, and a word
+    longer than its line only where its parts meet (``AlterPartition`` / ``Response(0)``),
+    never mid-word (``AlterPartitionRes`` / ``ponse``, ``partitio`` / ``n epoch``)."""
+    from isrlab.checker.chart import _pieces
+    from isrlab.explorer import Session
+    from isrlab.models import registry
+
+    entry = registry().entries["kafka"]
+    session = Session(entry.build(registry().parse_params(entry, []).unwrap()), "kafka")
+    session.restore(0, ["Tick", "ShrinkIsr(0)", "AlterPartition(0)", "AlterPartitionResponse(0)",
+                        "Fetch(1)", "AlterPartition(0)", "HandleCommit(0)"], 7)
+
+    def words(svg: str) -> set[str]:
+        return {w for t in ET.fromstring(svg).iter(f"{SVG}text") for w in (t.text or "").split()}
+
+    whole, narrow = words(session.chart()), words(session.chart(420))
+    assert "Response(0)" in narrow and "AlterPartitionResponse(0)" not in narrow  # it wrapped
+    assert {p for w in narrow for p in _pieces(w)} - {p for w in whole for p in _pieces(w)} == set()
