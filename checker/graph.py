@@ -2,7 +2,8 @@
 
 ``state_graph`` repeats the checker's breadth-first search on one process, keeping every
 distinct state (by the same fingerprint as ``isrlab.checker.bfs``) and every edge; it gives up as
-soon as the graph would exceed ``limit`` states, so it is only for small runs.
+soon as the graph would exceed ``limit`` states, so it is only for small runs.  Under a
+model's view (TLC's VIEW) states sharing a view are one node, the first one found.
 ``dot_text`` writes nodes labelled with their variables, edges with action labels; initial
 states have a double border, states breaking an invariant are red, states outside the
 model's boundary (TLC's CONSTRAINT: checked but not expanded) grey.
@@ -10,7 +11,7 @@ model's boundary (TLC's CONSTRAINT: checked but not expanded) grey.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -52,10 +53,11 @@ def state_graph(
     raw: list[S] = []
     initial: set[int] = set()
     edges: list[tuple[int, str, int]] = []
+    view: Callable[[S], bytes] | None = getattr(model, "view", None)
 
-    def add(state: S) -> int:
+    def add(state: S) -> int:  # under a view, the state kept is the first one found
         key = model.canonical(state) if symmetry else state
-        fp = fingerprint(model.encode(key))
+        fp = fingerprint(model.encode(key) if view is None else view(key))
         if fp not in index:
             if len(raw) >= limit:
                 raise GraphTooLarge(f"more than {limit} states")

@@ -241,6 +241,20 @@ def test_dot_matches_the_checker_counts_and_refuses_large_graphs(tmp_path: Path)
     assert not (tmp_path / "h.dot").exists()
 
 
+def test_dot_draws_the_states_of_a_model_with_a_view_as_the_check_counts_them(
+    tmp_path: Path,
+) -> None:
+    """tla-kraft-3.5 has TLC's VIEW: states sharing it are one state for the check, and one
+    node in the graph (it drew 19 nodes and 20 edges for the check's 14 states)."""
+    dot = tmp_path / "g.dot"
+    code, out, _ = _invoke("check", "--model", "tla-kraft-3.5", "--dot", str(dot))
+    distinct, generated = (int(n.replace(",", "")) for n in re.findall(
+        r"([\d,]+) distinct / ([\d,]+) generated", out)[0])
+    text = dot.read_text()
+    assert code == 0 and len(re.findall(r"^  s\d+ \[", text, re.M)) == distinct
+    assert len(re.findall(r" -> ", text)) == generated - 1  # one initial state
+
+
 def test_bmc_svg_marks_the_z3_counterexample(tmp_path: Path) -> None:
     svg = tmp_path / "b.svg"
     code, _, _ = _invoke("bmc", "--model", "tla-truncate-to-hw", "-p", "replicas=2",
