@@ -17,7 +17,8 @@ from typing import Any, TypeVar
 
 from isrlab.checker.chart import plain_text
 from isrlab.checker.fingerprint import fingerprint
-from isrlab.checker.model import Model
+from isrlab.checker.model import EvaluationError, Model
+from isrlab.checker.report import EVALUATION_ERROR
 
 S = TypeVar("S")
 
@@ -48,7 +49,9 @@ def state_graph(
 
     As the checker, it stops after the BFS level in which an invariant first fails (unless
     ``stop_at_first`` is false) or the distinct count reaches ``max_states``, and
-    ``max_depth`` counts levels, the initial states being level 1."""
+    ``max_depth`` counts levels, the initial states being level 1.  A state whose next step
+    the model cannot evaluate (its ``EvaluationError``) stops the graph after its level, as
+    it stops the check, and is marked as violating ``EvaluationError (the error)``."""
     index: dict[int, int] = {}
     raw: list[S] = []
     initial: set[int] = set()
@@ -66,9 +69,22 @@ def state_graph(
         return index[fp]
 
     invariants = model.invariants()
+    errors: dict[int, str] = {}
+
+    def unevaluable(indices: list[int]) -> bool:
+        """Whether the next step of a state of ``indices`` raises the model's own
+        ``EvaluationError`` (kept in ``errors``): the check stops at that level too."""
+        for i in indices:
+            if model.within_boundary(raw[i]):
+                try:
+                    model.next_states(raw[i])
+                except EvaluationError as error:
+                    errors[i] = str(error)
+        return any(i in errors for i in indices)
 
     def bad(indices: list[int]) -> bool:
-        return stop_at_first and any(not p.holds(raw[i]) for i in indices for p in invariants)
+        violating = any(not p.holds(raw[i]) for i in indices for p in invariants)
+        return (stop_at_first and violating) or unevaluable(indices)
 
     for s in model.init_states():
         initial.add(add(s))
@@ -88,7 +104,8 @@ def state_graph(
         frontier, level = following, level + 1
     violated = {
         i: names for i, s in enumerate(raw)
-        if (names := tuple(p.name for p in invariants if not p.holds(s)))
+        if (names := tuple(p.name for p in invariants if not p.holds(s))
+            + ((f"{EVALUATION_ERROR} ({errors[i]})",) if i in errors else ()))
     }
     boundary = frozenset(i for i, s in enumerate(raw) if not model.within_boundary(s))
     return StateGraph(tuple(model.variables(s) for s in raw), frozenset(initial),

@@ -255,6 +255,23 @@ def test_dot_draws_the_states_of_a_model_with_a_view_as_the_check_counts_them(
     assert len(re.findall(r" -> ", text)) == generated - 1  # one initial state
 
 
+def test_dot_of_a_model_that_cannot_evaluate_a_step_draws_the_checks_states(
+    tmp_path: Path,
+) -> None:
+    """The spec's own evaluation error (exit 3) stopped --dot with a traceback; the graph
+    now stops where the check stops and marks the states whose next step fails."""
+    dot = tmp_path / "g.dot"
+    code, out, err = _invoke("check", "--model", "tla-kraft-3.5", "-p", "values=2", "-p",
+                             "leader_shrink_isr_limit=1", "--dot", str(dot))
+    distinct, generated = (int(n.replace(",", "")) for n in re.findall(
+        r"([\d,]+) distinct / ([\d,]+) generated", out)[0])
+    text = dot.read_text()
+    assert code == 3 and err == ""
+    assert len(re.findall(r"^  s\d+ \[", text, re.M)) == distinct
+    assert len(re.findall(r" -> ", text)) == generated - 1
+    assert 'xlabel="violates EvaluationError (WriteRecordToLeader(1): SubSeq' in text
+
+
 def test_bmc_svg_marks_the_z3_counterexample(tmp_path: Path) -> None:
     svg = tmp_path / "b.svg"
     code, _, _ = _invoke("bmc", "--model", "tla-truncate-to-hw", "-p", "replicas=2",
