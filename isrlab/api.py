@@ -425,14 +425,16 @@ def write_dot(
     path: str | Path, spec: str | ModelEntry | Model[Any],
     params: Mapping[str, ParamValue] | None = None, *, limit: int = DOT_LIMIT,
     max_depth: int | None = None, max_states: int | None = None, symmetry: bool = False,
-    keep_going: bool = False,
+    keep_going: bool = False, full_labels: bool = False,
 ) -> None:
-    """The state graph ``check`` with these options explores as Graphviz DOT (``--dot``);
-    ``InputError`` above ``limit`` states."""
+    """The state graph ``check`` with these options explores as Graphviz DOT (``--dot``),
+    each state labelled with what changed from the state it was first reached from
+    (``full_labels``: every variable, ``--dot-labels full``); ``InputError`` above
+    ``limit`` states."""
     built, values = _resolve(spec, params or {})
     rendering.write_dot(Path(path), built, limit, CheckOptions(
         symmetry=symmetry, max_depth=max_depth, max_states=max_states,
-        stop_at_first=not keep_going, params=values))
+        stop_at_first=not keep_going, params=values), full_labels)
 
 
 def validate(

@@ -631,3 +631,30 @@ def test_a_narrow_chart_breaks_lines_between_words_or_identifier_parts() -> None
     whole, narrow = words(session.chart()), words(session.chart(420))
     assert "Response(0)" in narrow and "AlterPartitionResponse(0)" not in narrow  # it wrapped
     assert {p for w in narrow for p in _pieces(w)} - {p for w in whole for p in _pieces(w)} == set()
+
+
+def test_dot_labels_a_state_with_what_changed_from_the_state_it_was_reached_from(
+    tmp_path: Path,
+) -> None:
+    """Counter: Inc from x = 1 gives x = 2 (s2, first reached from s1); kafka: a label names
+    a variable (or entry) exactly when it differs from the parent's."""
+    from isrlab.checker.graph import node_label
+    from isrlab.models import registry
+
+    dot = tmp_path / "g.dot"
+    assert _invoke("check", "--model", "toy-counter", "--dot", str(dot))[0] == 0
+    assert '  s0 [label="s0 (initial)\\lx = 0\\l", peripheries=2];' in dot.read_text()
+    assert '  s2 [label="s2, from s1:\\lx = 2\\l"];' in dot.read_text()
+    assert _invoke("check", "--model", "toy-counter", "--dot", str(dot),
+                   "--dot-labels", "full")[0] == 0
+    assert '  s2 [label="s2\\lx = 2\\l"];' in dot.read_text()
+    entry = registry().entries["kafka"]
+    graph = state_graph(entry.build(registry().parse_params(
+        entry, ["controller=zookeeper", "max_records=1"]).unwrap()), max_depth=3)
+    assert len(graph.parents) == len(graph.states) - len(graph.initial) > 10
+    for i, parent in graph.parents.items():
+        head, *lines = node_label(graph, i)
+        assert head == f"s{i}, from s{parent}:"
+        before, after = graph.states[parent], graph.states[i]
+        named = {line.split("[")[0].split(" = ")[0] for line in lines}
+        assert named == {k for k in after if before[k] != after[k]}
