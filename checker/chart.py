@@ -19,7 +19,7 @@ framed in red with the violated property's name and its words.
 from __future__ import annotations
 
 import itertools
-import textwrap
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -142,6 +142,47 @@ def _text_w(text: str) -> float:
     return len(text) * CHAR_W
 
 
+_JOINTS = re.compile(r"(?<=[a-z0-9)\]'])(?=[A-Z(\[])|(?<=[_,/=@-])(?=.)")
+"""Where a word too long for its line may be broken: where an identifier's parts meet
+(``AlterPartition|Response``, ``Fetch|(1)``, ``[0]|[1]``), after ``_ , / = @ -``."""
+
+
+def _pieces(word: str) -> list[str]:
+    """``word`` cut at its joints (``_JOINTS``); never inside a part."""
+    return [part for part in _JOINTS.split(word) if part]
+
+
+def wrap_words(text: str, chars: int, indent: str = "") -> list[str]:
+    """``text`` in lines of at most ``chars`` characters, broken at spaces; a word longer
+    than a whole line is broken at its joints (``_JOINTS``: never mid-word, no hyphen
+    added), its first parts filling the line it starts on; a part longer than a line runs
+    past it.  Lines after the first start with ``indent`` when their first word or part
+    fits with it."""
+    lines: list[str] = []
+    line = ""
+    for word in text.split():
+        parts = [word] if len(indent + word) <= chars else _pieces(word)
+        for k, part in enumerate(parts):
+            gap = " " if line and k == 0 else ""
+            if line and len(line + gap + part) > chars:
+                lines.append(line)
+                line = indent + part if len(indent + part) <= chars else part
+            elif not line and lines and len(indent + part) <= chars:
+                line = indent + part
+            else:
+                line += gap + part
+    if line:
+        lines.append(line)
+    return lines
+
+
+def _widest_piece(lines: Sequence[str]) -> float:
+    """The width of the longest part (``_pieces``) of any word of ``lines``: the narrowest
+    column they wrap into without a part running past it."""
+    return max((_text_w(p) for line in lines for w in line.split() for p in _pieces(w)),
+               default=0.0)
+
+
 @dataclass(slots=True)
 class _Layout:
     """Computed positions: lifeline x centres, row tops and heights, the total size."""
@@ -202,10 +243,14 @@ def _label_gaps(chart: Chart, half: Mapping[str, float]) -> list[float]:
     return gaps
 
 
-def _shared_halves(half: Mapping[str, float], room: float) -> dict[str, float]:
-    """Half columns whose widths add up to ``room`` (or their minimum): every column wider
-    than a common cap is cut to it, the narrower keep their width (water-filling)."""
-    floor = {name: max(_COL_FIT_MIN, _text_w(name) + 24) / 2 for name in half}
+def _shared_halves(
+    half: Mapping[str, float], room: float, least: Mapping[str, float] | None = None
+) -> dict[str, float]:
+    """Half columns whose widths add up to ``room`` (or their minimum: the name's box, and
+    ``least`` px if given): every column wider than a common cap is cut to it, the narrower
+    keep their width (water-filling)."""
+    floor = {name: max(_COL_FIT_MIN, _text_w(name) + 24, (least or {}).get(name, 0.0)) / 2
+             for name in half}
     if sum(2 * h for h in floor.values()) >= room:
         return floor
     low, high = 0.0, max(half.values())
@@ -223,9 +268,19 @@ def _wrap_note(note: Note, width_px: float) -> Note:
     chars = max(8, int((width_px - 2 * _NOTE_PAD - 4) / CHAR_W))
     lines: list[str] = []
     for line in note.lines:
-        lines.extend(textwrap.wrap(line, chars, subsequent_indent="  ",
-                                   break_on_hyphens=False) or [""])
+        lines.extend(wrap_words(line, chars, "  ") or [""])
     return Note(note.lifeline, tuple(lines))
+
+
+def _unbroken(chart: Chart) -> dict[str, float]:
+    """Per lifeline, the column width its notes' longest part (``_pieces``) needs in a
+    wrapped note, so that no part runs past it."""
+    out: dict[str, float] = {}
+    for row in chart.rows:
+        for note in row.notes:
+            need = _widest_piece(note.lines) + 2 * _NOTE_PAD + 4 + 12 + 1
+            out[note.lifeline] = max(out.get(note.lifeline, 0.0), need)
+    return out
 
 
 def fit_chart(
@@ -241,7 +296,8 @@ def fit_chart(
     if natural <= width:
         return chart, None
     gutter = _gutter(chart, 90.0, _GUTTER_FIT)
-    half = _shared_halves(_natural_halves(chart, _COL_FIT_MIN), width - 2 * _MARGIN - gutter)
+    half = _shared_halves(_natural_halves(chart, _COL_FIT_MIN), width - 2 * _MARGIN - gutter,
+                          _unbroken(chart))
     rows = tuple(
         Row(r.number, r.action, r.arrows,
             tuple(_wrap_note(n, 2 * half[n.lifeline] - 12) for n in r.notes), r.down, r.caption)
@@ -341,16 +397,13 @@ def _defs(colours: Sequence[str]) -> str:
 
 
 def _wrap(text: str, width_px: float) -> list[str]:
-    return textwrap.wrap(text, max(20, int(width_px / CHAR_W))) or [""]
+    return wrap_words(text, max(20, int(width_px / CHAR_W))) or [""]
 
 
 def _caption(row: Row, width_px: float) -> list[str]:
-    """The row's number and action for the left margin, broken before ``(`` if too long."""
-    text = f"{row.number}. {row.caption or row.action}"
-    head, paren, rest = text.partition("(")
-    if _text_w(text) <= width_px or not paren:
-        return _wrap(text, width_px)
-    return [*_wrap(head, width_px), *_wrap(paren + rest, width_px)]
+    """The row's number and action for the left margin, wrapped at spaces and, in a long
+    label, where its parts meet (``AlterPartition`` / ``Response(0)``)."""
+    return _wrap(f"{row.number}. {row.caption or row.action}", width_px)
 
 
 def _legend(chart: Chart, lay: _Layout, y: float) -> tuple[list[str], float]:

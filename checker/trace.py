@@ -22,7 +22,7 @@ the last index and the behaviour stays there forever.  ``read_lasso`` reads both
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -237,15 +237,24 @@ def _show(value: Any) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
-def _changes(name: str, before: Any, after: Any) -> list[str]:
-    """The changed entries of a dictionary-valued variable, else the whole new value."""
-    if isinstance(before, Mapping) and isinstance(after, Mapping) and before.keys() == after.keys():
-        return [
-            f"  {name}[{_show(key)}] = {_show(value)}"
-            for key, value in after.items()
-            if before[key] != value
-        ]
-    return [f"  {name} = {_show(after)}"]
+def changed_entries(
+    name: str, before: Any, after: Any, show: Callable[[Any], str] = value_text,
+) -> list[str]:
+    """What a step changed in variable ``name``, one line each: the changed entries of a
+    dictionary-valued variable (``name[key] = value``; an entry the step added marked
+    ``(added)``, one it removed written ``removed (was OLD)``), else the whole new value;
+    values written by ``show``."""
+    if not (isinstance(before, Mapping) and isinstance(after, Mapping)):
+        return [f"{name} = {show(after)}"]
+    lines = []
+    for key, value in after.items():
+        if key not in before:
+            lines.append(f"{entry_text(name, key)} = {show(value)} (added)")
+        elif before[key] != value:
+            lines.append(f"{entry_text(name, key)} = {show(value)}")
+    lines.extend(f"{entry_text(name, key)} removed (was {show(value)})"
+                 for key, value in before.items() if key not in after)
+    return lines
 
 
 def text_trace(trace: Sequence[TraceStep]) -> str:
@@ -258,7 +267,7 @@ def text_trace(trace: Sequence[TraceStep]) -> str:
             if index == 0 or name not in previous:
                 lines.append(f"  {name} = {_show(value)}")
             elif previous[name] != value:
-                lines.extend(_changes(name, previous[name], value))
+                lines.extend("  " + line for line in changed_entries(name, previous[name], value))
         if index > 0 and all(previous.get(k) == v for k, v in step.state.items()):
             lines.append("  (no variable changed)")
         previous = step.state

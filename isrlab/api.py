@@ -217,8 +217,12 @@ def _on_variables(base: Model[Any], name: str, predicate: Predicate,
 class Extended(Delegating[Any]):
     """A model with more properties: every step, state and encoding is the base model's; the
     invariants and ``sometimes`` properties are the base's (unless ``replace``) followed by
-    the added ones.  Modelling shortcut: the added predicates read ``variables(state)``, so
-    with ``--symmetry`` they must not tell symmetric replicas apart."""
+    the added ones.  The base's optional members that say how states are identified and
+    stored (``view``, ``identity_encoding``, ``has_boundary``, ``state_layout``) are passed
+    on, so the search finds the same states, counts and counterexamples as on the base; its
+    compiled successors are not (they carry the base's invariants only).  Modelling
+    shortcut: the added predicates read ``variables(state)``, so with ``--symmetry`` they
+    must not tell symmetric replicas apart."""
 
     base: Model[Any]
     name: str
@@ -236,6 +240,27 @@ class Extended(Delegating[Any]):
         """The base's ``sometimes`` properties (none with ``replace``), then the added ones."""
         kept = () if self.replace else tuple(self.base.sometimes())
         return (*kept, *self.added_sometimes)
+
+    @property
+    def view(self) -> Callable[[Any], bytes] | None:
+        """The base's view (TLC's VIEW: states sharing one are one state), or ``None``."""
+        return getattr(self.base, "view", None)
+
+    @property
+    def identity_encoding(self) -> bool:
+        """Whether the base's states are their own encoding."""
+        return bool(getattr(self.base, "identity_encoding", False))
+
+    @property
+    def has_boundary(self) -> bool:
+        """Whether the base has a state constraint (``within_boundary`` not always true)."""
+        return bool(getattr(self.base, "has_boundary", True))
+
+    @property
+    def state_layout(self) -> str | None:
+        """The version of the base's encoding a run directory records, or ``None``."""
+        layout = getattr(self.base, "state_layout", None)
+        return layout if isinstance(layout, str) else None
 
 
 def extend(
@@ -400,14 +425,16 @@ def write_dot(
     path: str | Path, spec: str | ModelEntry | Model[Any],
     params: Mapping[str, ParamValue] | None = None, *, limit: int = DOT_LIMIT,
     max_depth: int | None = None, max_states: int | None = None, symmetry: bool = False,
-    keep_going: bool = False,
+    keep_going: bool = False, full_labels: bool = False,
 ) -> None:
-    """The state graph ``check`` with these options explores as Graphviz DOT (``--dot``);
-    ``InputError`` above ``limit`` states."""
+    """The state graph ``check`` with these options explores as Graphviz DOT (``--dot``),
+    each state labelled with what changed from the state it was first reached from
+    (``full_labels``: every variable, ``--dot-labels full``); ``InputError`` above
+    ``limit`` states."""
     built, values = _resolve(spec, params or {})
     rendering.write_dot(Path(path), built, limit, CheckOptions(
         symmetry=symmetry, max_depth=max_depth, max_states=max_states,
-        stop_at_first=not keep_going, params=values))
+        stop_at_first=not keep_going, params=values), full_labels)
 
 
 def validate(

@@ -151,6 +151,7 @@ def _report(
 @SVG_OPTION
 @DOT_OPTIONS[0]
 @DOT_OPTIONS[1]
+@DOT_OPTIONS[2]
 # -- spark_explore's options (owned by the Spark engine) --
 @click.option("--engine", type=click.Choice(ENGINES), default="bfs",
               show_default=True, help="bfs: this machine; spark: level-synchronous BFS on Spark")
@@ -167,7 +168,7 @@ def check(
     liveness: bool, json_path: Path | None, itf_path: Path | None, run_dir: Path | None,
     progress: bool | None, interval_s: float | None, fail_on_incomplete: bool, engine: str,
     master: str | None, buckets: int | None, svg_path: Path | None, dot_path: Path | None,
-    dot_limit: int,
+    dot_limit: int, dot_labels: str,
 ) -> None:
     """Explore a model breadth-first and check every invariant on every reachable state.
 
@@ -189,7 +190,7 @@ def check(
     chosen = Engine(engine, master, buckets, progress is not False)
     runs.check_preconditions(model, model_name, entry.symmetric, options, chosen, liveness)
     if dot_path is not None:
-        write_dot(dot_path, model, dot_limit, options)
+        write_dot(dot_path, model, dot_limit, options, dot_labels == "full")
     try:
         result = runs.check(model, options, chosen)
     finally:

@@ -85,8 +85,12 @@ DOT_OPTIONS = (
                       "see --dot-limit), like TLC's -dump dot"),
     click.option("--dot-limit", type=click.IntRange(1), default=DOT_LIMIT, show_default=True,
                  help="--dot refuses (exit 2) a state graph with more states than this"),
+    click.option("--dot-labels", type=click.Choice(["changed", "full"]), default="changed",
+                 show_default=True,
+                 help="--dot: label each state with what changed from the state it was "
+                      "first reached from (initial states whole), or with every variable"),
 )
-"""The ``--dot`` and ``--dot-limit`` options of ``check``."""
+"""The ``--dot``, ``--dot-limit`` and ``--dot-labels`` options of ``check``."""
 
 INTERRUPTED = 130
 """The exit status after Ctrl-C (128 + SIGINT)."""

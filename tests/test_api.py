@@ -97,6 +97,17 @@ def test_a_model_of_ones_own_finds_the_lost_update_in_five_states(user_dir: Path
     assert "VIOLATION of NoLostUpdate (trace of 5 states)" in out
 
 
+def test_an_extended_model_keeps_its_bases_view() -> None:
+    """TLC's VIEW decides which states are one: an extended tla-kraft-3.5 (whose VIEW merges
+    states that differ only outside it) reaches the base's states, not more."""
+    base = api.check("tla-kraft-3.5")
+    extended = api.check(api.extend("tla-kraft-3.5", invariants={"True": lambda v: True}))
+    unviewed = api.check("tla-kraft-3.5", {"view": "none"})
+    assert unviewed.distinct_states > base.distinct_states  # the view merges some states
+    assert (extended.distinct_states, extended.generated_states) == (
+        base.distinct_states, base.generated_states)
+
+
 def test_package_module_name_specs_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     package = tmp_path / "myorg_models"
     package.mkdir()

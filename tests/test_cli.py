@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -39,6 +40,22 @@ def test_models_short_texts_say_something_and_defaults_are_as_p_takes_them() -> 
     assert "fetches carry the follower's broker" in kip903
     fault = next(x for x in short if x.strip().startswith("-p incarnation_check="))
     assert fault.count("[fault]") == 1
+
+
+def test_the_kafka_models_line_says_its_defaults_and_what_their_check_finds() -> None:
+    """``isrlab models``' one line on ``kafka``: KRaft mode by default, and the finding its
+    default check reports (the invariant and the trace's length, as the check prints them)."""
+    from isrlab.models import registry
+
+    line = next(x for x in CliRunner().invoke(cli, ["models", "kafka"]).output.splitlines()
+                if x.startswith("kafka: "))
+    default = {p.name: p.default for p in registry().entries["kafka"].params}["controller"]
+    assert f"Defaults: KRaft mode (controller={default}," in line and default == "kraft"
+    result = CliRunner().invoke(cli, ["check", "--model", "kafka", "--no-progress"])
+    found = re.search(r"VIOLATION of (\w+) \(trace of (\d+) states\)", result.stdout)
+    assert found is not None and f"{found[1]} in {found[2]} states" in line
+    write_up = re.search(r"docs/findings/[\w.-]+\.md", line)
+    assert write_up is not None and (Path(__file__).parents[1] / write_up[0]).is_file()
 
 
 def test_the_kafka_defaults_violation_points_at_its_write_up() -> None:

@@ -21,7 +21,7 @@ GLOSSARY = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
 QUOTED = [
     "State 1: Init",
     "  broker0['log'] = <<'m0@0'>>",
-    "committed = {'m0': 0}",
+    "committed['m0'] = 0",
     "LeaderAndIsr(to=1,cepoch=0,leader=1,epoch=1,isr=(1,))",
     "'leader': None",
     "{'id': 0, 'epoch': 2}",

@@ -124,6 +124,17 @@ def test_kraft_replication_quorum_superset_names_the_uncounted_replica() -> None
     (why,) = [line for line in out.output.splitlines() if line.startswith("Why State")]
     assert why.startswith("Why State 8 breaks ReplicationQuorumSuperset: the controller's ISR "
                           "{broker0, broker1} has {broker1}, which the leader broker0")
+    # State 8's HandleCommit dropped the leader's pending change: said in words, not "{}".
+    assert "(its ISR {broker0}, no ISR change pending)" in why
+
+
+def test_kraft_replication_quorum_superset_names_a_pending_isr_change() -> None:
+    from isrlab.spec.kafka.kraft_invariants import explain_replication_quorum_superset
+
+    state = {"controller": {"leader": 0, "isr": (0, 1, 2)},
+             "broker0": {"leader_epoch": 1, "isr": (0,), "pending_isr": (0, 1)}}
+    assert "(its ISR {broker0}, an ISR change to {broker0, broker1} pending)" in (
+        explain_replication_quorum_superset(state))
 
 
 def test_validate_explains_the_invariant_a_trace_breaks(tmp_path: Path) -> None:

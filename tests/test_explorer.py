@@ -9,6 +9,7 @@ the LeaderAndIsr of epoch 0, broker0 crashes, broker1 leads epoch 1 without m0.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -100,6 +101,23 @@ def test_bounded_check_from_init_finds_the_ten_state_counterexample() -> None:
     session.append_counterexample()
     assert len(session.path) == 10
     assert session.violated(session.path[-1][1]) == ["NoCommittedRecordLost"]
+
+
+def test_bounded_check_finds_the_counterexample_isrlab_check_finds(tmp_path: Path) -> None:
+    """Same model, same options, same shortest counterexample: tla-kraft-3.5 has TLC's VIEW,
+    which decides the states' fingerprints and so the trace's links; the explorer's
+    bounded check from the initial state reports the trace ``isrlab check`` reports."""
+    entry = registry().entries["tla-kraft-3.5"]
+    args = ["values=2", "leader_shrink_isr_limit=1"]
+    model = entry.build(registry().parse_params(entry, args).unwrap())
+    session = Session(model, "tla-kraft-3.5")
+    session.bounded_check(10)
+    report = tmp_path / "check.json"
+    CliRunner().invoke(cli, ["check", "--model", "tla-kraft-3.5", "--json", str(report),
+                             *(a for p in args for a in ("-p", p))])
+    violation = json.loads(report.read_text())["violation"]
+    assert [s["action"] for s in violation["trace"][1:]] == session.check["steps"]
+    assert session.check["explanation"] == violation["explanation"]
 
 
 def test_explore_rejects_a_bad_trace_in_one_line(tmp_path: Path) -> None:

@@ -241,6 +241,37 @@ def test_dot_matches_the_checker_counts_and_refuses_large_graphs(tmp_path: Path)
     assert not (tmp_path / "h.dot").exists()
 
 
+def test_dot_draws_the_states_of_a_model_with_a_view_as_the_check_counts_them(
+    tmp_path: Path,
+) -> None:
+    """tla-kraft-3.5 has TLC's VIEW: states sharing it are one state for the check, and one
+    node in the graph (it drew 19 nodes and 20 edges for the check's 14 states)."""
+    dot = tmp_path / "g.dot"
+    code, out, _ = _invoke("check", "--model", "tla-kraft-3.5", "--dot", str(dot))
+    distinct, generated = (int(n.replace(",", "")) for n in re.findall(
+        r"([\d,]+) distinct / ([\d,]+) generated", out)[0])
+    text = dot.read_text()
+    assert code == 0 and len(re.findall(r"^  s\d+ \[", text, re.M)) == distinct
+    assert len(re.findall(r" -> ", text)) == generated - 1  # one initial state
+
+
+def test_dot_of_a_model_that_cannot_evaluate_a_step_draws_the_checks_states(
+    tmp_path: Path,
+) -> None:
+    """The spec's own evaluation error (exit 3) stopped --dot with a traceback; the graph
+    now stops where the check stops and marks the states whose next step fails."""
+    dot = tmp_path / "g.dot"
+    code, out, err = _invoke("check", "--model", "tla-kraft-3.5", "-p", "values=2", "-p",
+                             "leader_shrink_isr_limit=1", "--dot", str(dot))
+    distinct, generated = (int(n.replace(",", "")) for n in re.findall(
+        r"([\d,]+) distinct / ([\d,]+) generated", out)[0])
+    text = dot.read_text()
+    assert code == 3 and err == ""
+    assert len(re.findall(r"^  s\d+ \[", text, re.M)) == distinct
+    assert len(re.findall(r" -> ", text)) == generated - 1
+    assert 'xlabel="violates EvaluationError (WriteRecordToLeader(1): SubSeq' in text
+
+
 def test_bmc_svg_marks_the_z3_counterexample(tmp_path: Path) -> None:
     svg = tmp_path / "b.svg"
     code, _, _ = _invoke("bmc", "--model", "tla-truncate-to-hw", "-p", "replicas=2",
@@ -579,3 +610,51 @@ def test_a_chart_that_fits_its_width_is_drawn_as_render_draws_it(
     for _ in range(6):
         session.take(0)
     assert session.chart(5000) == session.chart()
+
+
+def test_a_narrow_chart_breaks_lines_between_words_or_identifier_parts() -> None:
+    """The explorer's chart in a narrow panel: captions and notes wrap at spaces, and a word
+    longer than its line only where its parts meet (``AlterPartition`` / ``Response(0)``),
+    never mid-word (``AlterPartitionRes`` / ``ponse``, ``partitio`` / ``n epoch``)."""
+    from isrlab.checker.chart import _pieces
+    from isrlab.explorer import Session
+    from isrlab.models import registry
+
+    entry = registry().entries["kafka"]
+    session = Session(entry.build(registry().parse_params(entry, []).unwrap()), "kafka")
+    session.restore(0, ["Tick", "ShrinkIsr(0)", "AlterPartition(0)", "AlterPartitionResponse(0)",
+                        "Fetch(1)", "AlterPartition(0)", "HandleCommit(0)"], 7)
+
+    def words(svg: str) -> set[str]:
+        return {w for t in ET.fromstring(svg).iter(f"{SVG}text") for w in (t.text or "").split()}
+
+    whole, narrow = words(session.chart()), words(session.chart(420))
+    assert "Response(0)" in narrow and "AlterPartitionResponse(0)" not in narrow  # it wrapped
+    assert {p for w in narrow for p in _pieces(w)} - {p for w in whole for p in _pieces(w)} == set()
+
+
+def test_dot_labels_a_state_with_what_changed_from_the_state_it_was_reached_from(
+    tmp_path: Path,
+) -> None:
+    """Counter: Inc from x = 1 gives x = 2 (s2, first reached from s1); kafka: a label names
+    a variable (or entry) exactly when it differs from the parent's."""
+    from isrlab.checker.graph import node_label
+    from isrlab.models import registry
+
+    dot = tmp_path / "g.dot"
+    assert _invoke("check", "--model", "toy-counter", "--dot", str(dot))[0] == 0
+    assert '  s0 [label="s0 (initial)\\lx = 0\\l", peripheries=2];' in dot.read_text()
+    assert '  s2 [label="s2, from s1:\\lx = 2\\l"];' in dot.read_text()
+    assert _invoke("check", "--model", "toy-counter", "--dot", str(dot),
+                   "--dot-labels", "full")[0] == 0
+    assert '  s2 [label="s2\\lx = 2\\l"];' in dot.read_text()
+    entry = registry().entries["kafka"]
+    graph = state_graph(entry.build(registry().parse_params(
+        entry, ["controller=zookeeper", "max_records=1"]).unwrap()), max_depth=3)
+    assert len(graph.parents) == len(graph.states) - len(graph.initial) > 10
+    for i, parent in graph.parents.items():
+        head, *lines = node_label(graph, i)
+        assert head == f"s{i}, from s{parent}:"
+        before, after = graph.states[parent], graph.states[i]
+        named = {line.split("[")[0].split(" = ")[0] for line in lines}
+        assert named == {k for k in after if before[k] != after[k]}

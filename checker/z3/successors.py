@@ -19,6 +19,7 @@ import z3
 
 from isrlab.checker.z3.system import (
     C,
+    Frame,
     Fresh,
     SymbolicProperty,
     SymbolicSystem,
@@ -67,21 +68,7 @@ def successors(
     solver = z3.Solver()
     solver.add(system.pin(s, state))
     solver.add(family_relation(system, family, s, t, Fresh("p@enum")))
-    found: set[C] = set()
-    while len(found) <= limit:
-        answer = solver.check()
-        if answer == z3.unsat:
-            return found
-        if answer != z3.sat:
-            raise RuntimeError(f"Z3 could not enumerate {system.name}: {solver.reason_unknown()}")
-        successor = system.decode(solver.model(), t)
-        if successor in found:
-            raise RuntimeError(
-                f"{system.name}: pin() does not block what decode() reads ({successor!r})"
-            )
-        found.add(successor)
-        solver.add(z3.Not(system.pin(t, successor)))
-    raise RuntimeError(f"{system.name}: more than {limit} successors; is the system bounded?")
+    return _enumerate(system, solver, t, limit, "successors; is the system bounded?")
 
 
 def initial_states(system: SymbolicSystem[C], limit: int = 100_000) -> set[C]:
@@ -89,6 +76,16 @@ def initial_states(system: SymbolicSystem[C], limit: int = 100_000) -> set[C]:
     s = make_frame(system.signature(), 0, "init-enum")
     solver = z3.Solver()
     solver.add(system.init(s))
+    return _enumerate(system, solver, s, limit, "initial states")
+
+
+def _enumerate(
+    system: SymbolicSystem[C], solver: z3.Solver, frame: Frame, limit: int, what: str
+) -> set[C]:
+    """Every state of ``frame`` that ``solver``'s constraints admit: ask for a model, decode
+    it, block it with ``¬pin(frame, decoded)``, ask again until unsatisfiable.  A state
+    decoded twice (``pin`` does not block what ``decode`` reads) or more than ``limit``
+    states (``what`` names them) is a ``RuntimeError``."""
     found: set[C] = set()
     while len(found) <= limit:
         answer = solver.check()
@@ -96,7 +93,11 @@ def initial_states(system: SymbolicSystem[C], limit: int = 100_000) -> set[C]:
             return found
         if answer != z3.sat:
             raise RuntimeError(f"Z3 could not enumerate {system.name}: {solver.reason_unknown()}")
-        state = system.decode(solver.model(), s)
-        found.add(state)
-        solver.add(z3.Not(system.pin(s, state)))
-    raise RuntimeError(f"{system.name}: more than {limit} initial states")
+        decoded = system.decode(solver.model(), frame)
+        if decoded in found:
+            raise RuntimeError(
+                f"{system.name}: pin() does not block what decode() reads ({decoded!r})"
+            )
+        found.add(decoded)
+        solver.add(z3.Not(system.pin(frame, decoded)))
+    raise RuntimeError(f"{system.name}: more than {limit} {what}")

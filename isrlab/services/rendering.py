@@ -195,9 +195,13 @@ def render_itf(trace: Path, out: Path, invariant: str | None = None) -> int:
 
 
 # ---------------------------------------------------------------------- state graphs
-def write_dot(path: Path, model: Model[Any], limit: int, options: CheckOptions) -> None:
+def write_dot(
+    path: Path, model: Model[Any], limit: int, options: CheckOptions, full: bool = False,
+) -> None:
     """The state graph a check explores (its depth, state bound, symmetry and stop at the
-    first violation) as Graphviz DOT in ``path``; ``InputError`` above ``limit`` states."""
+    first violation) as Graphviz DOT in ``path``, each state labelled with what changed
+    from the state it was first reached from (``full``: with every variable);
+    ``InputError`` above ``limit`` states."""
     try:
         graph = state_graph(model, limit, options.max_depth, options.symmetry,
                             options.stop_at_first, options.max_states)
@@ -205,7 +209,7 @@ def write_dot(path: Path, model: Model[Any], limit: int, options: CheckOptions) 
         raise InputError(f"--dot: the state graph has {error}; draw a smaller model or raise "
                          f"--dot-limit") from error
     try:
-        write_text_atomically(path, dot_text(graph, model.name))
+        write_text_atomically(path, dot_text(graph, model.name, full))
     except OSError as error:
         raise InputError(f"cannot write {path}: {error}") from error
 

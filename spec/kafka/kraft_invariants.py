@@ -203,10 +203,13 @@ def explain_replication_quorum_superset(v: Mapping[str, Any]) -> str:
     br = v[f"broker{lead}"]
     counted = set(br.get("isr", ())) | set(br.get("pending_isr", ()))
     missing = [m for m in c["isr"] if m not in counted]
+    pending = br.get("pending_isr", ())
+    change = (f"an ISR change to {_ids(pending)} pending" if pending
+              else "no ISR change pending")
     return (f"the controller's ISR {_ids(c['isr'])} has {_ids(missing)}, which the leader "
             f"broker{lead} (epoch {br['leader_epoch']}) does not count for its HW (its ISR "
-            f"{_ids(br.get('isr', ()))}, pending {_ids(br.get('pending_isr', ()))}): the HW "
-            "can rise past records a replica the controller may elect lacks")
+            f"{_ids(br.get('isr', ()))}, {change}): the HW can rise past records a replica "
+            "the controller may elect lacks")
 
 
 def _lacking(v: Mapping[str, Any], b: int) -> list[str]:

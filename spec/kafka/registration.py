@@ -60,7 +60,11 @@ def register(reg: Registry) -> None:
     """Add the ``kafka`` model to the registry."""
     reg.register(ModelEntry(
         name="kafka",
-        doc="Kafka cluster at the broker-code level: controller, brokers, producers, consumers "
-            "(composed of core/); protocol versions and features are parameters",
+        doc="Kafka cluster at the broker-code level (controller, brokers, producers, "
+            "consumers; composed of core/), versions and features as parameters.  Defaults: "
+            "KRaft mode (controller=kraft, Kafka 3.3-4.x), whose check fails on purpose: "
+            "ReplicationQuorumSuperset in 8 states, the equal-epoch finding "
+            "(docs/findings/kraft-equal-epoch-delta.md; -p make_leader_equal_epoch=skip "
+            "holds); -p controller=zookeeper: ZooKeeper mode",
         params=PARAMS, build=build,
     ))

@@ -97,6 +97,21 @@ def test_the_text_trace_shows_only_what_changed() -> None:
     ]
 
 
+def test_an_entry_added_or_removed_is_shown_as_the_change_not_the_whole_map() -> None:
+    # A KRaft leader's ShrinkIsr adds pending_isr, its AlterPartition response removes it.
+    broker = {"hw": 0, "isr": (0, 1)}
+    trace = (
+        TraceStep("Init", {"broker0": broker}),
+        TraceStep("ShrinkIsr(0)", {"broker0": {**broker, "pending_isr": (0,)}}),
+        TraceStep("AlterPartitionResponse(0)", {"broker0": {"hw": 0, "isr": (0,)}}),
+    )
+    assert text_trace(trace).splitlines()[2:] == [
+        "State 2: ShrinkIsr(0)", "  broker0['pending_isr'] = <<0>> (added)",
+        "State 3: AlterPartitionResponse(0)", "  broker0['isr'] = <<0>>",
+        "  broker0['pending_isr'] removed (was <<0>>)",
+    ]
+
+
 def test_the_json_report_has_the_documented_fields(tmp_path: Path) -> None:
     result = run(Counter(5, bad=3))
     path = tmp_path / "report.json"

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import pytest
 import z3
 
 from isrlab.checker.z3 import (
     PROVED,
     REFUTED,
+    Frame,
     Unrolling,
     admits,
     all_proved,
@@ -108,6 +111,30 @@ def test_successors_are_enumerated_with_blocking_clauses() -> None:
 
 def test_the_only_initial_state_is_the_origin() -> None:
     assert initial_states(Counters()) == {(0, 0)}
+
+
+@dataclass(frozen=True)
+class _PinBlocksNothing(Counters):
+    """Counters whose ``pin`` blocks nothing (``¬False``): the decoded state stays admitted.
+    ``decode`` keeps what it decoded and gives up after 50, so that an enumeration that
+    does not notice the repeat fails instead of running forever."""
+
+    decoded: list[tuple[int, int]] = field(default_factory=list, compare=False)
+
+    def pin(self, s: Frame, state: tuple[int, int]) -> z3.BoolRef:
+        return z3.BoolVal(False)
+
+    def decode(self, model: z3.ModelRef, s: Frame) -> tuple[int, int]:
+        self.decoded.append(super().decode(model, s))
+        assert len(self.decoded) < 50, "the enumeration decoded one state over and over"
+        return self.decoded[-1]
+
+
+def test_an_initial_state_enumeration_whose_pin_blocks_nothing_stops_at_the_repeat() -> None:
+    system = _PinBlocksNothing()
+    with pytest.raises(RuntimeError, match=r"pin\(\) does not block what decode\(\) reads"):
+        initial_states(system)
+    assert system.decoded == [(0, 0), (0, 0)]
 
 
 def test_admits_accepts_real_steps_and_rejects_others() -> None:
