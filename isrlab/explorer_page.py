@@ -14,8 +14,9 @@ actions and the path to those whose label contains its text.
 
 Layout: three columns (controls, state, chart) from 1,400 px if the chart's column gives
 each lifeline 125 px (5 lifelines, 3 brokers, at 1,600 px; 8 lifelines, 6 brokers, from
-1,942 px); otherwise the chart goes under the other two.  Each panel scrolls on its own
-(the page never does).  The chart is laid out by the server for its panel's width / 0.85
+1,942 px); otherwise the chart goes under the other two; under 760 px the three panels are
+one column (controls, state, chart).  Each panel scrolls on its own (the page scrolls only
+in the one-column layout).  The chart is laid out by the server for its panel's width / 0.85
 (``/api/chart.svg?width=N``, again after a resize): the lifelines share that width, the
 widest cut to a common width and their notes wrapped (``checker.chart.fit_chart``); it is
 drawn at the panel's width (its 12 px text >= 10 px), and scrolls sideways only when even
@@ -43,6 +44,10 @@ PAGE = """<!doctype html>
  #controls{overflow-x:hidden}
  input[type=file]{max-width:100%}
  #chart-section{grid-column:1 / -1;height:calc(44vh - 40px)}
+ @media (max-width:759px){
+  main{grid-template-columns:minmax(0,1fr)}
+  #controls{height:auto;max-height:calc(56vh - 30px)}
+ }
  @media (min-width:1400px){
   body:not(.stack) main{grid-template-columns:290px minmax(390px,460px) minmax(0,1fr)}
   body:not(.stack) #controls,body:not(.stack) #state-section,

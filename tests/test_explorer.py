@@ -625,3 +625,32 @@ def test_a_resized_window_lays_the_chart_out_again(tmp_path: Path) -> None:
             page.browser.quit()
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_a_narrow_window_stacks_the_panels_in_one_column(tmp_path: Path) -> None:
+    """At 420 px the controls, the state table and the chart are one column, each as wide
+    as the window (two columns left the state table about 90 px wide, its values cut off),
+    and the page does not scroll sideways."""
+    port = _free_port()
+    proc = _broker_server(port, 2)
+    page = None
+    try:
+        assert proc.stdout is not None
+        assert "serving" in proc.stdout.readline()
+        page = _Page(420, 900)
+        page.browser.get(f"http://127.0.0.1:{port}/")
+        page.until_ready("0/1")
+        boxes = page.browser.execute_script("""
+          const box = id => document.getElementById(id).getBoundingClientRect();
+          const [c, s, h] = [box('controls'), box('state-section'), box('chart-section')];
+          return {widths: [c.width, s.width, h.width], order: [c.top < s.top, s.top < h.top],
+                  page: document.documentElement.scrollWidth};
+        """)
+        assert min(boxes["widths"]) >= 380
+        assert boxes["order"] == [True, True]
+        assert boxes["page"] <= 421
+    finally:
+        if page is not None:
+            page.browser.quit()
+        proc.terminate()
+        proc.wait(timeout=10)
