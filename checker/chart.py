@@ -391,7 +391,7 @@ def _defs(colours: Sequence[str]) -> str:
         for c in sorted(set(colours))
     )
     style = (f"text{{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace;"
-             f"font-size:{FONT}px;fill:#222}} .head{{font-weight:bold}} "
+             f"font-size:{FONT}px;fill:#222;white-space:pre}} .head{{font-weight:bold}} "
              ".title{font-size:15px;font-weight:bold} .label{font-weight:bold}")
     return f"<defs>{heads}<style>{style}</style></defs>"
 

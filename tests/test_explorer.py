@@ -630,7 +630,7 @@ def test_a_resized_window_lays_the_chart_out_again(tmp_path: Path) -> None:
 def test_a_narrow_window_stacks_the_panels_in_one_column(tmp_path: Path) -> None:
     """At 420 px the controls, the state table and the chart are one column, each as wide
     as the window (two columns left the state table about 90 px wide, its values cut off),
-    and the page does not scroll sideways."""
+    and the page does not scroll sideways; the chart's note continuations show their indent."""
     port = _free_port()
     proc = _broker_server(port, 2)
     page = None
@@ -649,6 +649,15 @@ def test_a_narrow_window_stacks_the_panels_in_one_column(tmp_path: Path) -> None
         assert min(boxes["widths"]) >= 380
         assert boxes["order"] == [True, True]
         assert boxes["page"] <= 421
+        # a note's continuation lines keep their two-space indent (SVG collapses leading
+        # spaces unless told otherwise): the two spaces take room on screen
+        indents = page.browser.execute_script("""
+          return [...document.querySelectorAll('#chart svg text')]
+            .filter(t => t.textContent.startsWith('  ') && t.textContent.trim())
+            .map(t => t.getNumberOfChars() < t.textContent.length ? 0 :  // collapsed
+                 t.getStartPositionOfChar(2).x - Number(t.getAttribute('x')));
+        """)
+        assert indents and min(indents) >= 10, indents
     finally:
         if page is not None:
             page.browser.quit()
