@@ -8,13 +8,19 @@
  * ``fp in s``, ``s.update(iterable)`` (an array('Q') or any iterable of ints) and
  * ``len(s)``.  When this module is not built, bfs.py uses a Python set: same answers.
  *
- * ``scan`` is bfs.py's per-successor loop for models whose states are bytes and their own
- * encoding, transcribed (bfs.py keeps the Python loop, used when this is not built).
+ * ``scan`` and ``expand`` are level_worker.py's per-successor loop and its loop over a
+ * frontier slice, transcribed, for every model without a view: a model's ``encode`` is
+ * called through vectorcall (not at all for a model whose states are bytes and their own
+ * encoding), the encoding fingerprinted by the XXH3-64 of checker/_xxh3.h, and a Python
+ * int made only for a successor not seen before.  level_worker.py keeps the Python loops,
+ * used when this is not built or ISRLAB_PURE_PYTHON=1.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "_xxh3.h"
 
 static PyTypeObject FpSetType;
 
@@ -223,49 +229,171 @@ count_label(PyObject *cov, PyObject *label)
     return rc;
 }
 
-/* The fingerprint (a new reference to an int) of ``*successor`` (a reference the caller
- * owns): ``digest(successor)``; with symmetry (``orbit_of`` not None) the fingerprint of its
- * orbit's representative, from ``orbit_of`` (raw fingerprint -> representative's) or, on a
- * miss, from ``canonical(successor)``, which then replaces ``*successor``.  NULL on error
- * (``*successor`` may then be NULL too). */
+/* The bytes a state is fingerprinted by (a new reference): ``encode(state)``, or the state
+ * itself when ``encode`` is None (a model whose states are their own encoding). */
 static PyObject *
-fingerprint_of(PyObject **successor, PyObject *digest, PyObject *orbit_of, PyObject *canonical)
+encoding_of(PyObject *state, PyObject *encode)
 {
-    if (orbit_of == Py_None)
-        return PyObject_CallOneArg(digest, *successor);
-    PyObject *raw = PyObject_CallOneArg(digest, *successor);
-    if (raw == NULL)
-        return NULL;
-    PyObject *fp = PyDict_GetItemWithError(orbit_of, raw);
-    if (fp != NULL) {
-        Py_INCREF(fp);
+    if (encode == Py_None) {
+        Py_INCREF(state);
+        return state;
     }
-    else if (!PyErr_Occurred()) {
-        PyObject *representative = PyObject_CallOneArg(canonical, *successor);
-        Py_DECREF(*successor);
-        *successor = representative;
-        fp = representative ? PyObject_CallOneArg(digest, representative) : NULL;
-        if (fp != NULL && PyDict_SetItem(orbit_of, raw, fp) < 0)
-            Py_CLEAR(fp);
-    }
-    Py_DECREF(raw);
-    return fp;
+    return PyObject_CallOneArg(encode, state);
 }
 
-/* scan(successors, pfp, seen, links, candidates, digest, orbit_of, canonical) -> None
- *
- * The inner loop of isrlab.checker.level_worker._Worker.expand for a model whose states are bytes
- * and their own encoding, transcribed: for each (label, successor) of ``successors`` (a
- * list), its fingerprint ``digest(successor)`` (with symmetry: ``orbit_of`` maps the raw
- * fingerprint to the representative's, ``canonical`` gives a representative on a miss);
- * skipped when in ``seen``; else linked in ``links`` (fingerprint -> (parent, label), the
- * smallest link kept) and, when new there, appended to ``candidates``. */
+/* ``*fp`` = the fingerprint of ``bytes``: ``digest(bytes)``, or when ``digest`` is None the
+ * XXH3-64 of checker/_xxh3.h (the same number, without a call into Python). */
 static int
-scan_list(PyObject *successors, PyObject *pfp, PyObject *seen, PyObject *links,
-          PyObject *candidates, PyObject *digest, PyObject *orbit_of, PyObject *canonical,
-          PyObject *cov)
+digest_of(PyObject *bytes, PyObject *digest, uint64_t *fp)
 {
-    FpSet *fpset = PyObject_TypeCheck(seen, &FpSetType) ? (FpSet *)seen : NULL;
+    if (digest == Py_None) {
+        if (!PyBytes_Check(bytes)) {
+            PyErr_Format(PyExc_TypeError, "a state's encoding must be bytes, not %.100s",
+                         Py_TYPE(bytes)->tp_name);
+            return -1;
+        }
+        *fp = xxh3((const unsigned char *)PyBytes_AS_STRING(bytes),
+                   (size_t)PyBytes_GET_SIZE(bytes));
+        return 0;
+    }
+    PyObject *value = PyObject_CallOneArg(digest, bytes);
+    if (value == NULL)
+        return -1;
+    *fp = PyLong_AsUnsignedLongLong(value);
+    Py_DECREF(value);
+    return (*fp == (uint64_t)-1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* ``*fp`` = the fingerprint of ``*successor`` (a reference the caller owns): that of its
+ * encoding (``encoding_of``); with symmetry (``orbit_of`` not None) that of its orbit's
+ * representative, from ``orbit_of`` (raw fingerprint -> representative's, as ints) or, on a
+ * miss, from ``canonical(successor)``, which then replaces ``*successor``.  When
+ * ``encoding`` is not NULL, ``*encoding`` receives the encoding fingerprinted last (a new
+ * reference; on an orbit cache hit the raw successor's: the state is then seen or linked,
+ * never a candidate).  -1 on error (``*successor`` may then be NULL). */
+static int
+fingerprint_of(PyObject **successor, PyObject **encoding, uint64_t *fp, PyObject *digest,
+               PyObject *orbit_of, PyObject *canonical, PyObject *encode)
+{
+    PyObject *bytes = encoding_of(*successor, encode);
+    int rc = bytes == NULL ? -1 : digest_of(bytes, digest, fp);
+    if (rc == 0 && orbit_of != Py_None) {
+        PyObject *raw = PyLong_FromUnsignedLongLong(*fp);
+        PyObject *known = raw ? PyDict_GetItemWithError(orbit_of, raw) : NULL;
+        if (known != NULL) {
+            *fp = PyLong_AsUnsignedLongLong(known);
+            rc = (*fp == (uint64_t)-1 && PyErr_Occurred()) ? -1 : 0;
+        }
+        else if (raw == NULL || PyErr_Occurred()) {
+            rc = -1;
+        }
+        else {
+            PyObject *representative = PyObject_CallOneArg(canonical, *successor);
+            Py_DECREF(*successor);
+            *successor = representative;
+            Py_CLEAR(bytes);
+            bytes = representative ? encoding_of(representative, encode) : NULL;
+            rc = bytes == NULL ? -1 : digest_of(bytes, digest, fp);
+            PyObject *value = rc == 0 ? PyLong_FromUnsignedLongLong(*fp) : NULL;
+            if (value == NULL || PyDict_SetItem(orbit_of, raw, value) < 0)
+                rc = -1;
+            Py_XDECREF(value);
+        }
+        Py_XDECREF(raw);
+    }
+    if (rc == 0 && encoding != NULL)
+        *encoding = bytes;
+    else
+        Py_XDECREF(bytes);
+    return rc;
+}
+
+/* Whether the link (parent, label) sorts before ``old`` (a (parent, label) tuple), as
+ * tuples compare; -1 on error. */
+static int
+link_less(PyObject *parent, PyObject *label, PyObject *old)
+{
+    if (!PyTuple_CheckExact(old) || PyTuple_GET_SIZE(old) != 2) {
+        PyErr_SetString(PyExc_TypeError, "scan(): a link must be (parent, label)");
+        return -1;
+    }
+    PyObject *old_parent = PyTuple_GET_ITEM(old, 0), *old_label = PyTuple_GET_ITEM(old, 1);
+    int same = PyObject_RichCompareBool(parent, old_parent, Py_EQ);
+    if (same < 0)
+        return -1;
+    if (!same)
+        return PyObject_RichCompareBool(parent, old_parent, Py_LT);
+    return PyObject_RichCompareBool(label, old_label, Py_LT);
+}
+
+/* The loop's fixed arguments. */
+typedef struct {
+    PyObject *seen, *links, *candidates, *digest, *orbit_of, *canonical, *encode;
+    PyObject *encodings;  /* a list, or NULL: no encodings kept */
+    PyObject *cov;        /* a dict, or NULL: labels not counted here */
+    FpSet *fpset;         /* ``seen`` when it is an FpSet, else NULL */
+} Scan;
+
+/* One successor (``label``, ``successor``: borrowed) of the state of fingerprint ``pfp``. */
+static int
+scan_one(const Scan *a, PyObject *pfp, PyObject *label, PyObject *successor)
+{
+    PyObject *encoding = NULL, *key = NULL;
+    uint64_t value;
+    Py_INCREF(successor);
+    int rc = fingerprint_of(&successor, a->encodings ? &encoding : NULL, &value, a->digest,
+                            a->orbit_of, a->canonical, a->encode);
+    if (rc < 0)
+        goto done;
+    int known;
+    if (a->fpset != NULL) {
+        known = contains(a->fpset, value);
+    }
+    else {
+        key = PyLong_FromUnsignedLongLong(value);
+        known = key ? PySequence_Contains(a->seen, key) : -1;
+    }
+    if (known != 0) {
+        rc = known < 0 ? -1 : 0;
+        goto done;
+    }
+    if (key == NULL && (key = PyLong_FromUnsignedLongLong(value)) == NULL) {
+        rc = -1;
+        goto done;
+    }
+    PyObject *old = PyDict_GetItemWithError(a->links, key);
+    if (old != NULL) {
+        int less = link_less(pfp, label, old);
+        if (less > 0) {
+            PyObject *link = new_link(pfp, label);
+            rc = (link == NULL || PyDict_SetItem(a->links, key, link) < 0) ? -1 : 0;
+            Py_XDECREF(link);
+        }
+        else {
+            rc = less;
+        }
+    }
+    else if (PyErr_Occurred()) {
+        rc = -1;
+    }
+    else {
+        PyObject *link = new_link(pfp, label);
+        rc = (link == NULL || PyDict_SetItem(a->links, key, link) < 0
+              || PyList_Append(a->candidates, successor) < 0
+              || (a->encodings != NULL && PyList_Append(a->encodings, encoding) < 0)) ? -1 : 0;
+        Py_XDECREF(link);
+    }
+done:
+    Py_XDECREF(key);
+    Py_XDECREF(encoding);
+    Py_XDECREF(successor);
+    return rc;
+}
+
+/* scan_one for every (label, successor) pair of the list ``successors``. */
+static int
+scan_list(const Scan *a, PyObject *successors, PyObject *pfp)
+{
     Py_ssize_t count = PyList_GET_SIZE(successors);
     for (Py_ssize_t x = 0; x < count; x++) {
         PyObject *pair = PyList_GET_ITEM(successors, x);
@@ -274,97 +402,82 @@ scan_list(PyObject *successors, PyObject *pfp, PyObject *seen, PyObject *links,
             return -1;
         }
         PyObject *label = PyTuple_GET_ITEM(pair, 0);
-        PyObject *successor = PyTuple_GET_ITEM(pair, 1);
-        if (cov != NULL && count_label(cov, label) < 0)
-            return -1;
-        Py_INCREF(successor);
-        PyObject *fp = fingerprint_of(&successor, digest, orbit_of, canonical);
-        if (fp == NULL) {
-            Py_XDECREF(successor);
-            return -1;
-        }
-        int known;
-        if (fpset != NULL) {
-            uint64_t value = PyLong_AsUnsignedLongLong(fp);
-            known = (value == (uint64_t)-1 && PyErr_Occurred()) ? -1 : contains(fpset, value);
-        }
-        else {
-            known = PySequence_Contains(seen, fp);
-        }
-        if (known != 0) {
-            Py_DECREF(fp);
-            Py_DECREF(successor);
-            if (known < 0)
-                return -1;
-            continue;
-        }
-        PyObject *link = new_link(pfp, label);
-        PyObject *old = link ? PyDict_GetItemWithError(links, fp) : NULL;
-        int rc = 0;
-        if (link == NULL || (old == NULL && PyErr_Occurred())) {
-            rc = -1;
-        }
-        else if (old != NULL) {
-            int less = PyObject_RichCompareBool(link, old, Py_LT);
-            if (less < 0 || (less && PyDict_SetItem(links, fp, link) < 0))
-                rc = -1;
-        }
-        else if (PyDict_SetItem(links, fp, link) < 0 || PyList_Append(candidates, successor) < 0) {
-            rc = -1;
-        }
-        Py_XDECREF(link);
-        Py_DECREF(fp);
-        Py_DECREF(successor);
-        if (rc < 0)
+        if ((a->cov != NULL && count_label(a->cov, label) < 0)
+            || scan_one(a, pfp, label, PyTuple_GET_ITEM(pair, 1)) < 0)
             return -1;
     }
     return 0;
 }
 
+/* The Scan of the arguments seen, links, candidates, digest, orbit_of, canonical, encode,
+ * encodings (``args[0..7]``) and ``cov``; -1 (an exception set) when one is wrong. */
 static int
-check_scan_args(PyObject *links, PyObject *candidates, PyObject *orbit_of)
+scan_args(Scan *a, PyObject *const *args, PyObject *cov)
 {
-    if (!PyDict_CheckExact(links) || !PyList_CheckExact(candidates)) {
-        PyErr_SetString(PyExc_TypeError, "scan(): links and candidates must be a dict and a list");
+    a->seen = args[0];
+    a->links = args[1];
+    a->candidates = args[2];
+    a->digest = args[3];
+    a->orbit_of = args[4];
+    a->canonical = args[5];
+    a->encode = args[6];
+    a->encodings = args[7] == Py_None ? NULL : args[7];
+    a->cov = cov;
+    a->fpset = PyObject_TypeCheck(a->seen, &FpSetType) ? (FpSet *)a->seen : NULL;
+    if (!PyDict_CheckExact(a->links) || !PyList_CheckExact(a->candidates)
+        || (a->encodings != NULL && !PyList_CheckExact(a->encodings))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "scan(): links, candidates and encodings must be a dict, a list and "
+                        "a list or None");
         return -1;
     }
-    if (orbit_of != Py_None && !PyDict_CheckExact(orbit_of)) {
+    if (a->orbit_of != Py_None && !PyDict_CheckExact(a->orbit_of)) {
         PyErr_SetString(PyExc_TypeError, "scan(): orbit_of must be a dict or None");
         return -1;
     }
     return 0;
 }
 
+/* scan(successors, pfp, seen, links, candidates, digest, orbit_of, canonical, encode,
+ *      encodings) -> None
+ *
+ * The inner loop of isrlab.checker.level_worker._Worker.expand (``_scan_python``),
+ * transcribed: for each (label, successor) of ``successors`` (a list), its fingerprint:
+ * ``digest`` (None: the XXH3-64 of checker/_xxh3.h) of its encoding, ``encode(successor)``
+ * (``encode`` None: the successor is bytes, its own encoding); with symmetry ``orbit_of``
+ * maps the raw fingerprint to the representative's, ``canonical`` gives a representative
+ * on a miss.  Skipped when in ``seen``; else linked in ``links`` (fingerprint -> (parent,
+ * label), the smallest link kept) and, when new there, appended to ``candidates`` and its
+ * encoding to ``encodings`` (unless None). */
 static PyObject *
 scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 8) {
-        PyErr_SetString(PyExc_TypeError, "scan() takes 8 arguments");
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError, "scan() takes 10 arguments");
         return NULL;
     }
     if (!PyList_CheckExact(args[0])) {
         PyErr_SetString(PyExc_TypeError, "scan(): successors must be a list");
         return NULL;
     }
-    if (check_scan_args(args[3], args[4], args[6]) < 0
-        || scan_list(args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7],
-                     NULL) < 0)
+    Scan a;
+    if (scan_args(&a, args + 2, NULL) < 0 || scan_list(&a, args[0], args[1]) < 0)
         return NULL;
     Py_RETURN_NONE;
 }
 
 /* expand(fps, states, next_states, cov, seen, links, candidates, digest, orbit_of,
- *        canonical) -> (generated, deadlocked)
+ *        canonical, encode, encodings) -> (generated, deadlocked)
  *
- * level_worker._Worker.expand's loop over (a slice of) the frontier: ``next_states`` of each state,
- * every successor's label counted in ``cov`` (as collections.Counter.update), then ``scan``
- * of its successors with the state's fingerprint as parent.  Returns the number of
+ * level_worker._Worker.expand's loop over (a slice of) the frontier: ``next_states`` of each
+ * state, every successor's label counted in ``cov`` (as collections.Counter.update), then
+ * ``scan`` of its successors with the state's fingerprint as parent.  Returns the number of
  * successors and the list of fingerprints of the states that had none. */
 static PyObject *
 expand(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 10) {
-        PyErr_SetString(PyExc_TypeError, "expand() takes 10 arguments");
+    if (nargs != 12) {
+        PyErr_SetString(PyExc_TypeError, "expand() takes 12 arguments");
         return NULL;
     }
     PyObject *fps = args[0], *states = args[1], *next_states = args[2], *cov = args[3];
@@ -373,7 +486,8 @@ expand(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "expand(): fps and states: lists of one length");
         return NULL;
     }
-    if (check_scan_args(args[5], args[6], args[8]) < 0)
+    Scan a;
+    if (scan_args(&a, args + 4, cov) < 0)
         return NULL;
     PyObject *deadlocked = PyList_New(0);
     if (deadlocked == NULL)
@@ -392,8 +506,7 @@ expand(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             return NULL;
         }
         Py_ssize_t count = PyList_GET_SIZE(successors);
-        int rc = scan_list(successors, pfp, args[4], args[5], args[6], args[7], args[8],
-                           args[9], cov);
+        int rc = scan_list(&a, successors, pfp);
         Py_DECREF(successors);
         if (rc < 0 || (count == 0 && PyList_Append(deadlocked, pfp) < 0)) {
             Py_DECREF(deadlocked);
@@ -401,8 +514,19 @@ expand(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         generated += count;
     }
-    PyObject *result = Py_BuildValue("(nN)", generated, deadlocked);
-    return result;
+    return Py_BuildValue("(nN)", generated, deadlocked);
+}
+
+/* xxh3_64(data) -> int: the digest of checker/_xxh3.h (equal to xxhash.xxh3_64_intdigest). */
+static PyObject *
+py_xxh3(PyObject *module, PyObject *data)
+{
+    if (!PyBytes_Check(data)) {
+        PyErr_SetString(PyExc_TypeError, "xxh3_64(): bytes");
+        return NULL;
+    }
+    return PyLong_FromUnsignedLongLong(
+        xxh3((const unsigned char *)PyBytes_AS_STRING(data), (size_t)PyBytes_GET_SIZE(data)));
 }
 
 
@@ -760,11 +884,10 @@ columns_scan(Columns *c, PyObject *successors, uint64_t parent, PyObject *digest
             return -1;
         PyObject *successor = PyTuple_GET_ITEM(pair, 1);
         Py_INCREF(successor);
-        PyObject *fp = fingerprint_of(&successor, digest, orbit_of, canonical);
-        uint64_t value = fp ? PyLong_AsUnsignedLongLong(fp) : 0;
-        int rc = (fp == NULL || (value == (uint64_t)-1 && PyErr_Occurred())) ? -1
-                 : columns_add(c, value, parent, code, successor);
-        Py_XDECREF(fp);
+        uint64_t value;
+        int rc = fingerprint_of(&successor, NULL, &value, digest, orbit_of, canonical, Py_None);
+        if (rc == 0)
+            rc = columns_add(c, value, parent, code, successor);
         Py_XDECREF(successor);
         if (rc < 0)
             return -1;
@@ -1142,7 +1265,8 @@ static PyTypeObject LinkTableType = {
 static PyMethodDef module_methods[] = {
     {"expand", (PyCFunction)(void (*)(void))expand, METH_FASTCALL,
      "expand(fps, states, next_states, cov, seen, links, candidates, digest, orbit_of, "
-     "canonical): the checker's loop over a frontier slice (see the source)."},
+     "canonical, encode, encodings): the checker's loop over a frontier slice (see the "
+     "source)."},
     {"split", (PyCFunction)(void (*)(void))split, METH_FASTCALL,
      "split(links, candidates, workers, me): a level's candidates by owner (see the source)."},
     {"merge", (PyCFunction)(void (*)(void))merge, METH_FASTCALL,
@@ -1151,8 +1275,10 @@ static PyMethodDef module_methods[] = {
      "columns(parents, states, next_states, digest, orbit_of, canonical): "
      "the Spark engine's expansion of a bucket into columns (see the source)."},
     {"scan", (PyCFunction)(void (*)(void))scan, METH_FASTCALL,
-     "scan(successors, pfp, seen, links, candidates, digest, orbit_of, canonical): the "
-     "checker's per-successor loop for bytes states (see checker/_fpset.c)."},
+     "scan(successors, pfp, seen, links, candidates, digest, orbit_of, canonical, encode, "
+     "encodings): the checker's per-successor loop (see checker/_fpset.c)."},
+    {"xxh3_64", (PyCFunction)py_xxh3, METH_O,
+     "xxh3_64(data) -> int: XXH3-64 of bytes, as xxhash.xxh3_64_intdigest."},
     {NULL, NULL, 0, NULL},
 };
 
