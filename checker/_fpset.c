@@ -334,33 +334,32 @@ typedef struct {
     FpSet *fpset;         /* ``seen`` when it is an FpSet, else NULL */
 } Scan;
 
-/* One successor (``label``, ``successor``: borrowed) of the state of fingerprint ``pfp``. */
+/* Whether the visited set holds ``fp`` (1, 0, or -1 on error). */
 static int
-scan_one(const Scan *a, PyObject *pfp, PyObject *label, PyObject *successor)
+seen_holds(const Scan *a, uint64_t fp)
 {
-    PyObject *encoding = NULL, *key = NULL;
-    uint64_t value;
-    Py_INCREF(successor);
-    int rc = fingerprint_of(&successor, a->encodings ? &encoding : NULL, &value, a->digest,
-                            a->orbit_of, a->canonical, a->encode);
-    if (rc < 0)
-        goto done;
-    int known;
-    if (a->fpset != NULL) {
-        known = contains(a->fpset, value);
-    }
-    else {
-        key = PyLong_FromUnsignedLongLong(value);
-        known = key ? PySequence_Contains(a->seen, key) : -1;
-    }
-    if (known != 0) {
-        rc = known < 0 ? -1 : 0;
-        goto done;
-    }
-    if (key == NULL && (key = PyLong_FromUnsignedLongLong(value)) == NULL) {
-        rc = -1;
-        goto done;
-    }
+    if (a->fpset != NULL)
+        return contains(a->fpset, fp);
+    PyObject *key = PyLong_FromUnsignedLongLong(fp);
+    int known = key ? PySequence_Contains(a->seen, key) : -1;
+    Py_XDECREF(key);
+    return known;
+}
+
+/* A fingerprinted successor (``state`` and ``encoding``: borrowed, ``encoding`` NULL when
+ * no encodings are kept) of the state of fingerprint ``pfp`` by ``label``: skipped when
+ * seen, else linked (the smallest link kept) and, when new, made a candidate. */
+static int
+record(const Scan *a, PyObject *pfp, PyObject *label, PyObject *state, PyObject *encoding,
+       uint64_t fp)
+{
+    int known = seen_holds(a, fp);
+    if (known != 0)
+        return known < 0 ? -1 : 0;
+    PyObject *key = PyLong_FromUnsignedLongLong(fp);
+    if (key == NULL)
+        return -1;
+    int rc;
     PyObject *old = PyDict_GetItemWithError(a->links, key);
     if (old != NULL) {
         int less = link_less(pfp, label, old);
@@ -379,31 +378,68 @@ scan_one(const Scan *a, PyObject *pfp, PyObject *label, PyObject *successor)
     else {
         PyObject *link = new_link(pfp, label);
         rc = (link == NULL || PyDict_SetItem(a->links, key, link) < 0
-              || PyList_Append(a->candidates, successor) < 0
+              || PyList_Append(a->candidates, state) < 0
               || (a->encodings != NULL && PyList_Append(a->encodings, encoding) < 0)) ? -1 : 0;
         Py_XDECREF(link);
     }
-done:
-    Py_XDECREF(key);
-    Py_XDECREF(encoding);
-    Py_XDECREF(successor);
+    Py_DECREF(key);
     return rc;
 }
 
-/* scan_one for every (label, successor) pair of the list ``successors``. */
+#define BATCH 32
+
+/* The (label, successor) pairs of the list ``successors`` of the state of fingerprint
+ * ``pfp``, in batches: each successor's label counted (when ``cov`` is given) and its
+ * fingerprint computed, the visited set's slot for it fetched ahead into the cache, then
+ * each recorded in order (``record``).  The same results as one successor at a time: the
+ * orbit cache and ``canonical`` are used in the same order, and neither depends on
+ * ``links`` or on the visited set, which does not change during a level's expansion. */
 static int
 scan_list(const Scan *a, PyObject *successors, PyObject *pfp)
 {
     Py_ssize_t count = PyList_GET_SIZE(successors);
-    for (Py_ssize_t x = 0; x < count; x++) {
-        PyObject *pair = PyList_GET_ITEM(successors, x);
-        if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2) {
-            PyErr_SetString(PyExc_TypeError, "scan(): successors must be (label, state) pairs");
-            return -1;
+    struct { PyObject *label, *state, *encoding; uint64_t fp; } batch[BATCH];
+    for (Py_ssize_t start = 0; start < count; start += BATCH) {
+        Py_ssize_t size = count - start < BATCH ? count - start : BATCH, filled = 0;
+        int rc = 0;
+        for (Py_ssize_t k = 0; k < size; k++) {
+            PyObject *pair = PyList_GET_ITEM(successors, start + k);
+            if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2) {
+                PyErr_SetString(PyExc_TypeError,
+                                "scan(): successors must be (label, state) pairs");
+                rc = -1;
+                break;
+            }
+            PyObject *label = PyTuple_GET_ITEM(pair, 0), *state = PyTuple_GET_ITEM(pair, 1);
+            if (a->cov != NULL && count_label(a->cov, label) < 0) {
+                rc = -1;
+                break;
+            }
+            PyObject *encoding = NULL;
+            uint64_t fp;
+            Py_INCREF(state);
+            if (fingerprint_of(&state, a->encodings ? &encoding : NULL, &fp, a->digest,
+                               a->orbit_of, a->canonical, a->encode) < 0) {
+                Py_XDECREF(state);
+                rc = -1;
+                break;
+            }
+            if (a->fpset != NULL && fp != 0)
+                __builtin_prefetch(&a->fpset->table[slot_of(fp, a->fpset->mask)]);
+            batch[k].label = label;
+            batch[k].state = state;
+            batch[k].encoding = encoding;
+            batch[k].fp = fp;
+            filled++;
         }
-        PyObject *label = PyTuple_GET_ITEM(pair, 0);
-        if ((a->cov != NULL && count_label(a->cov, label) < 0)
-            || scan_one(a, pfp, label, PyTuple_GET_ITEM(pair, 1)) < 0)
+        for (Py_ssize_t k = 0; k < filled; k++) {
+            if (rc == 0)
+                rc = record(a, pfp, batch[k].label, batch[k].state, batch[k].encoding,
+                            batch[k].fp);
+            Py_DECREF(batch[k].state);
+            Py_XDECREF(batch[k].encoding);
+        }
+        if (rc < 0)
             return -1;
     }
     return 0;
@@ -515,6 +551,47 @@ expand(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         generated += count;
     }
     return Py_BuildValue("(nN)", generated, deadlocked);
+}
+
+/* failures(states, predicates) -> [(predicate index, state index), ...]
+ *
+ * level_worker._Worker._finish_level's check of a level's new states: every predicate
+ * (an invariant's ``holds``) on every state, state by state (a state's objects stay in the
+ * cache while its predicates run), each called through vectorcall; the pairs for which it
+ * is false, in that order.  An exception a predicate raises is raised. */
+static PyObject *
+failures(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyList_CheckExact(args[0]) || !PyTuple_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "failures(states: list, predicates: tuple)");
+        return NULL;
+    }
+    PyObject *states = args[0], *predicates = args[1];
+    Py_ssize_t count = PyTuple_GET_SIZE(predicates);
+    PyObject *found = PyList_New(0);
+    if (found == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(states); i++) {
+        PyObject *state = PyList_GET_ITEM(states, i);
+        Py_INCREF(state);
+        for (Py_ssize_t j = 0; j < count; j++) {
+            PyObject *verdict = PyObject_CallOneArg(PyTuple_GET_ITEM(predicates, j), state);
+            int holds = verdict == NULL ? -1
+                        : verdict == Py_True ? 1 : verdict == Py_False ? 0
+                        : PyObject_IsTrue(verdict);
+            Py_XDECREF(verdict);
+            PyObject *pair = holds == 0 ? Py_BuildValue("(nn)", j, i) : NULL;
+            if (holds < 0 || (holds == 0 && (pair == NULL || PyList_Append(found, pair) < 0))) {
+                Py_XDECREF(pair);
+                Py_DECREF(state);
+                Py_DECREF(found);
+                return NULL;
+            }
+            Py_XDECREF(pair);
+        }
+        Py_DECREF(state);
+    }
+    return found;
 }
 
 /* xxh3_64(data) -> int: the digest of checker/_xxh3.h (equal to xxhash.xxh3_64_intdigest). */
@@ -1277,6 +1354,9 @@ static PyMethodDef module_methods[] = {
     {"scan", (PyCFunction)(void (*)(void))scan, METH_FASTCALL,
      "scan(successors, pfp, seen, links, candidates, digest, orbit_of, canonical, encode, "
      "encodings): the checker's per-successor loop (see checker/_fpset.c)."},
+    {"failures", (PyCFunction)(void (*)(void))failures, METH_FASTCALL,
+     "failures(states, predicates) -> [(predicate index, state index), ...]: where a "
+     "predicate is false, state by state."},
     {"xxh3_64", (PyCFunction)py_xxh3, METH_O,
      "xxh3_64(data) -> int: XXH3-64 of bytes, as xxhash.xxh3_64_intdigest."},
     {NULL, NULL, 0, NULL},

@@ -19,6 +19,7 @@ from isrlab.checker.fingerprint import (
     FingerprintSet,
     compiled_exchange,
     compiled_expand,
+    compiled_failures,
     compiled_scan,
     fingerprint,
     fingerprint_set,
@@ -165,6 +166,7 @@ class _Worker(Generic[S]):
         invariants = list(model.invariants())
         self.prop_names = [p.name for p in invariants]
         self.invariants = [(i, p.holds) for i, p in enumerate(invariants)]
+        self.holds = tuple(p.holds for p in invariants)
         self.pending_sometimes = list(enumerate(p.holds for p in model.sometimes()))
 
     def _check_sometimes(self, level: int, state: S) -> None:
@@ -532,17 +534,22 @@ class _Worker(Generic[S]):
     ) -> _LevelReport:
         """Check and link this worker's new states, persist them, make them the frontier.
 
-        Column by column (each property over every state, a C loop of ``map`` each), so
-        that no Python loop runs per state: every new state is checked, and those within
-        the boundary (``within_boundary``; all of them when ``has_boundary`` is false)
-        are counted and become the frontier."""
+        No Python loop runs per state: every new state is checked (the compiled
+        ``failures`` of checker/_fpset.c, state by state; else each invariant over every
+        state with ``map``), and those within the boundary (``within_boundary``; all of
+        them when ``has_boundary`` is false) are counted and become the frontier."""
         report = self.report
         fps, parents = array("Q", links.keys()), array("Q", map(_first, links.values()))
         violations = report.violations
-        for index, holds in self.invariants:
-            if not all(map(holds, states)):
-                violations.extend((level, index, fp) for fp, ok in zip(
-                    fps, map(holds, states), strict=True) if not ok)
+        failures = compiled_failures()
+        if failures is not None:
+            violations.extend((level, self.invariants[index][0], fps[at])
+                              for index, at in failures(states, self.holds))
+        else:
+            for index, holds in self.invariants:
+                if not all(map(holds, states)):
+                    violations.extend((level, index, fp) for fp, ok in zip(
+                        fps, map(holds, states), strict=True) if not ok)
         for state in states:
             if not self.pending_sometimes:
                 break

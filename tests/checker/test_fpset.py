@@ -7,6 +7,7 @@ graphs of bytes states)."""
 from __future__ import annotations
 
 from array import array
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -74,6 +75,7 @@ def test_compiled_scan_same_search(
     monkeypatch.setattr(level_worker, "compiled_scan", lambda: None)
     monkeypatch.setattr(level_worker, "compiled_expand", lambda: None)
     monkeypatch.setattr(level_worker, "compiled_exchange", lambda: None)
+    monkeypatch.setattr(level_worker, "compiled_failures", lambda: None)
     python = bfs.explore(model, options)
     assert (compiled.distinct_states, compiled.generated_states, compiled.diameter) == (
         python.distinct_states, python.generated_states, python.diameter)
@@ -221,7 +223,8 @@ def test_encoded_models_compiled_same_search(
     monkeypatch: pytest.MonkeyPatch, name: str, workers: int, symmetry: bool,
 ) -> None:
     """Models whose states are not bytes (``encode`` called by the compiled loops): the
-    search with checker/_fpset.c's ``expand`` and ``scan`` and with the Python loops gives
+    search with checker/_fpset.c's ``expand``, ``scan`` and ``failures`` and with the
+    Python loops gives
     the same counts, coverage, witnesses and counterexamples with their traces: the
     ``kafka`` model (ZooKeeper mode, 2 brokers, one record, to depth 12), interchangeable
     processes under symmetry, a counter with a boundary and a deadlock."""
@@ -244,6 +247,7 @@ def test_encoded_models_compiled_same_search(
     compiled = bfs.explore(model, options)
     monkeypatch.setattr(level_worker, "compiled_scan", lambda: None)
     monkeypatch.setattr(level_worker, "compiled_expand", lambda: None)
+    monkeypatch.setattr(level_worker, "compiled_failures", lambda: None)
     python = bfs.explore(model, options)
     assert _search_summary(compiled) == _search_summary(python)
     assert compiled.generated_states > 0 and (name == "kafka" or compiled.violations)
@@ -257,3 +261,22 @@ def test_its_digest_is_xxh3_64_on_every_length() -> None:
     for size in [*range(1100), 2047, 2048, 2049, 70_000]:
         data = bytes((31 * i + size) % 251 for i in range(size))
         assert _fpset.xxh3_64(data) == fingerprint.fingerprint(data), size
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 20), max_size=30), st.lists(st.integers(1, 7), max_size=5))
+def test_failures_is_the_plain_loop(states: list[int], divisors: list[int]) -> None:
+    """``failures`` (the new states' check) returns, state by state, every (predicate,
+    state) whose predicate is false, as a plain double loop does; a predicate's exception
+    is raised."""
+    from isrlab.checker import _fpset
+
+    def not_multiple_of(d: int) -> Callable[[int], bool]:
+        return lambda x: x % d != 0
+
+    predicates = tuple(map(not_multiple_of, divisors))
+    expected = [(j, i) for i, state in enumerate(states)
+                for j, holds in enumerate(predicates) if not holds(state)]
+    assert _fpset.failures(states, predicates) == expected
+    with pytest.raises(ZeroDivisionError):
+        _fpset.failures([*states, 0], (lambda x: 1 // x > -1,))
