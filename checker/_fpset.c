@@ -36,6 +36,14 @@ new_link(PyObject *parent, PyObject *label)
     return link;
 }
 
+/* ``*out`` = an int in 0 .. 2**64 - 1; -1 (an exception set) for anything else. */
+static int
+as_u64(PyObject *value, uint64_t *out)
+{
+    *out = PyLong_AsUnsignedLongLong(value);
+    return (*out == (uint64_t)-1 && PyErr_Occurred()) ? -1 : 0;
+}
+
 typedef struct {
     PyObject_HEAD
     uint64_t *table;  /* 0 marks an empty slot; the fingerprint 0 is kept in has_zero */
@@ -551,6 +559,58 @@ expand(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         generated += count;
     }
     return Py_BuildValue("(nN)", generated, deadlocked);
+}
+
+/* link_columns(links, cov, inside) -> (fps, parents, frontier_fps)
+ *
+ * level_worker._Worker._finish_level's columns of a level's links (fingerprint ->
+ * (parent, label)), in one pass: the fingerprints and the parents as native uint64 bytes,
+ * and for the states within the boundary (``inside[i]`` true, or every state when
+ * ``inside`` is None) the fingerprints as a list of ints, each label counted in ``cov``
+ * (as collections.Counter.update: labels in first-seen order). */
+static PyObject *
+link_columns(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyDict_CheckExact(args[0]) || !PyDict_CheckExact(args[1])
+        || (args[2] != Py_None && (!PyList_CheckExact(args[2])
+                                   || PyList_GET_SIZE(args[2]) != PyDict_GET_SIZE(args[0])))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "link_columns(links: dict, cov: dict, inside: list (one per link) "
+                        "or None)");
+        return NULL;
+    }
+    PyObject *links = args[0], *cov = args[1], *inside = args[2];
+    Py_ssize_t count = PyDict_GET_SIZE(links);
+    PyObject *fps = PyBytes_FromStringAndSize(NULL, count * 8);
+    PyObject *parents = PyBytes_FromStringAndSize(NULL, count * 8);
+    PyObject *frontier = PyList_New(0);
+    if (fps == NULL || parents == NULL || frontier == NULL)
+        goto fail;
+    char *fp_bytes = PyBytes_AS_STRING(fps), *parent_bytes = PyBytes_AS_STRING(parents);
+    Py_ssize_t pos = 0, i = 0;
+    PyObject *key, *link;
+    while (PyDict_Next(links, &pos, &key, &link)) {
+        if (!PyTuple_CheckExact(link) || PyTuple_GET_SIZE(link) != 2) {
+            PyErr_SetString(PyExc_TypeError, "link_columns(): a link must be (parent, label)");
+            goto fail;
+        }
+        uint64_t fp, parent;
+        if (as_u64(key, &fp) < 0 || as_u64(PyTuple_GET_ITEM(link, 0), &parent) < 0)
+            goto fail;
+        memcpy(fp_bytes + 8 * i, &fp, 8);
+        memcpy(parent_bytes + 8 * i, &parent, 8);
+        int within = inside == Py_None ? 1 : PyObject_IsTrue(PyList_GET_ITEM(inside, i));
+        if (within < 0 || (within && (count_label(cov, PyTuple_GET_ITEM(link, 1)) < 0
+                                      || PyList_Append(frontier, key) < 0)))
+            goto fail;
+        i++;
+    }
+    return Py_BuildValue("(NNN)", fps, parents, frontier);
+fail:
+    Py_XDECREF(fps);
+    Py_XDECREF(parents);
+    Py_XDECREF(frontier);
+    return NULL;
 }
 
 /* failures(states, predicates) -> [(predicate index, state index), ...]
@@ -1207,13 +1267,6 @@ LinkTable_dealloc(LinkTable *t)
     Py_TYPE(t)->tp_free((PyObject *)t);
 }
 
-static int
-as_u64(PyObject *value, uint64_t *out)
-{
-    *out = PyLong_AsUnsignedLongLong(value);
-    return (*out == (uint64_t)-1 && PyErr_Occurred()) ? -1 : 0;
-}
-
 /* offer(fp, parent, code) -> bool: whether fp is new in the table. */
 static PyObject *
 LinkTable_offer(LinkTable *t, PyObject *const *args, Py_ssize_t nargs)
@@ -1354,6 +1407,9 @@ static PyMethodDef module_methods[] = {
     {"scan", (PyCFunction)(void (*)(void))scan, METH_FASTCALL,
      "scan(successors, pfp, seen, links, candidates, digest, orbit_of, canonical, encode, "
      "encodings): the checker's per-successor loop (see checker/_fpset.c)."},
+    {"link_columns", (PyCFunction)(void (*)(void))link_columns, METH_FASTCALL,
+     "link_columns(links, cov, inside) -> (fps, parents, frontier_fps): a level's links "
+     "as columns, labels counted (see the source)."},
     {"failures", (PyCFunction)(void (*)(void))failures, METH_FASTCALL,
      "failures(states, predicates) -> [(predicate index, state index), ...]: where a "
      "predicate is false, state by state."},

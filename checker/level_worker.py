@@ -20,6 +20,7 @@ from isrlab.checker.fingerprint import (
     compiled_exchange,
     compiled_expand,
     compiled_failures,
+    compiled_link_columns,
     compiled_scan,
     fingerprint,
     fingerprint_set,
@@ -539,7 +540,9 @@ class _Worker(Generic[S]):
         state with ``map``), and those within the boundary (``within_boundary``; all of
         them when ``has_boundary`` is false) are counted and become the frontier."""
         report = self.report
-        fps, parents = array("Q", links.keys()), array("Q", map(_first, links.values()))
+        inside = (list(map(self.model.within_boundary, states))
+                  if getattr(self.model, "has_boundary", True) else None)
+        fps, parents, frontier_fps = self._link_columns(links, inside)
         violations = report.violations
         failures = compiled_failures()
         if failures is not None:
@@ -554,17 +557,10 @@ class _Worker(Generic[S]):
             if not self.pending_sometimes:
                 break
             self._check_sometimes(level, state)
-        labels: Iterable[str] = map(_second, links.values())
-        frontier_fps: list[int] = list(links)
         frontier, frontier_keys = states, list(keys)
-        if getattr(self.model, "has_boundary", True):
-            inside = list(map(self.model.within_boundary, states))
-            if not all(inside):
-                labels = compress(labels, inside)
-                frontier_fps = list(compress(frontier_fps, inside))
-                frontier = list(compress(states, inside))
-                frontier_keys = list(compress(frontier_keys, inside))
-        count_labels(report.cov_distinct, labels)
+        if inside is not None and not all(inside):
+            frontier = list(compress(states, inside))
+            frontier_keys = list(compress(frontier_keys, inside))
         self.levels.append((fps, parents))
         if not others:  # several workers: ``others`` holds every new state, these included
             self.seen.update(fps)
@@ -578,6 +574,31 @@ class _Worker(Generic[S]):
         self.frontier_keys = frontier_keys if self.view is not None else []
         report.frontier = len(frontier)
         return report
+
+    def _link_columns(
+        self, links: dict[int, tuple[int, str]], inside: list[bool] | None,
+    ) -> tuple[array[int], array[int], list[int]]:
+        """A level's links as columns: the fingerprints and the parents, and the
+        fingerprints of the states within the boundary (``inside``; None: all of them),
+        whose labels are counted in the report's distinct coverage (the compiled
+        ``link_columns`` of checker/_fpset.c in one pass, or the same in Python)."""
+        fps, parents = array("Q"), array("Q")
+        columns = compiled_link_columns()
+        if columns is not None:
+            fps_bytes, parents_bytes, frontier_fps = columns(
+                links, self.report.cov_distinct, inside)
+            fps.frombytes(fps_bytes)
+            parents.frombytes(parents_bytes)
+            return fps, parents, frontier_fps
+        fps.extend(links.keys())
+        parents.extend(map(_first, links.values()))
+        labels: Iterable[str] = map(_second, links.values())
+        frontier_fps = list(links)
+        if inside is not None:
+            labels = compress(labels, inside)
+            frontier_fps = list(compress(frontier_fps, inside))
+        count_labels(self.report.cov_distinct, labels)
+        return fps, parents, frontier_fps
 
     def parent_of(self, level: int, fp: int) -> int | None:
         """The linked parent of a state of ``level`` if this worker holds its link."""

@@ -76,6 +76,7 @@ def test_compiled_scan_same_search(
     monkeypatch.setattr(level_worker, "compiled_expand", lambda: None)
     monkeypatch.setattr(level_worker, "compiled_exchange", lambda: None)
     monkeypatch.setattr(level_worker, "compiled_failures", lambda: None)
+    monkeypatch.setattr(level_worker, "compiled_link_columns", lambda: None)
     python = bfs.explore(model, options)
     assert (compiled.distinct_states, compiled.generated_states, compiled.diameter) == (
         python.distinct_states, python.generated_states, python.diameter)
@@ -223,11 +224,11 @@ def test_encoded_models_compiled_same_search(
     monkeypatch: pytest.MonkeyPatch, name: str, workers: int, symmetry: bool,
 ) -> None:
     """Models whose states are not bytes (``encode`` called by the compiled loops): the
-    search with checker/_fpset.c's ``expand``, ``scan`` and ``failures`` and with the
-    Python loops gives
-    the same counts, coverage, witnesses and counterexamples with their traces: the
-    ``kafka`` model (ZooKeeper mode, 2 brokers, one record, to depth 12), interchangeable
-    processes under symmetry, a counter with a boundary and a deadlock."""
+    search with checker/_fpset.c's ``expand``, ``scan``, ``failures`` and ``link_columns``
+    and with the Python loops gives the same counts, coverage, witnesses and
+    counterexamples with their traces: the ``kafka`` model (ZooKeeper mode, 2 brokers, one
+    record, to depth 12), interchangeable processes under symmetry, a counter with a
+    boundary and a deadlock."""
     from isrlab.checker import bfs, level_worker
     from isrlab.checker.toys import Counter, Symmetric
     from isrlab.spec.kafka.config import KafkaConfig
@@ -248,6 +249,7 @@ def test_encoded_models_compiled_same_search(
     monkeypatch.setattr(level_worker, "compiled_scan", lambda: None)
     monkeypatch.setattr(level_worker, "compiled_expand", lambda: None)
     monkeypatch.setattr(level_worker, "compiled_failures", lambda: None)
+    monkeypatch.setattr(level_worker, "compiled_link_columns", lambda: None)
     python = bfs.explore(model, options)
     assert _search_summary(compiled) == _search_summary(python)
     assert compiled.generated_states > 0 and (name == "kafka" or compiled.violations)
