@@ -334,13 +334,73 @@ link_less(PyObject *parent, PyObject *label, PyObject *old)
     return PyObject_RichCompareBool(label, old_label, Py_LT);
 }
 
-/* The loop's fixed arguments. */
+#define LABEL_SLOTS 256
+#define LABEL_ROWS 128
+
+/* The loop's fixed arguments, and its label counts not yet added to ``cov``: label
+ * objects (strong references) in first-seen order with their counts, found by address. */
 typedef struct {
     PyObject *seen, *links, *candidates, *digest, *orbit_of, *canonical, *encode;
     PyObject *encodings;  /* a list, or NULL: no encodings kept */
     PyObject *cov;        /* a dict, or NULL: labels not counted here */
     FpSet *fpset;         /* ``seen`` when it is an FpSet, else NULL */
+    PyObject *label[LABEL_ROWS];
+    Py_ssize_t count[LABEL_ROWS];
+    int rows;
+    unsigned char slot[LABEL_SLOTS];  /* row + 1; 0 marks an empty slot */
 } Scan;
+
+/* Add the pending label counts to ``cov`` (cov[label] += count, in first-seen order) and
+ * drop them; an exception already set is kept (the counts are added all the same). */
+static int
+labels_flush(Scan *a)
+{
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    int rc = 0;
+    for (int row = 0; row < a->rows; row++) {
+        PyObject *label = a->label[row];
+        PyObject *old = rc == 0 ? PyDict_GetItemWithError(a->cov, label) : NULL;
+        PyObject *add = rc == 0 && (old != NULL || !PyErr_Occurred())
+                        ? PyLong_FromSsize_t(a->count[row]) : NULL;
+        PyObject *sum = add == NULL ? NULL : old == NULL ? (Py_INCREF(add), add)
+                        : PyNumber_Add(old, add);
+        if (sum == NULL || PyDict_SetItem(a->cov, label, sum) < 0)
+            rc = -1;
+        Py_XDECREF(add);
+        Py_XDECREF(sum);
+        Py_DECREF(label);
+    }
+    a->rows = 0;
+    memset(a->slot, 0, sizeof a->slot);
+    if (type != NULL)
+        PyErr_Restore(type, value, traceback);
+    return type != NULL ? -1 : rc;
+}
+
+/* One more successor by ``label``: counted by the label object's address (models build
+ * their labels once), added to ``cov`` by ``labels_flush``. */
+static int
+labels_count(Scan *a, PyObject *label)
+{
+    size_t j = ((uintptr_t)label >> 4) & (LABEL_SLOTS - 1);
+    for (; a->slot[j] != 0; j = (j + 1) & (LABEL_SLOTS - 1)) {
+        if (a->label[a->slot[j] - 1] == label) {
+            a->count[a->slot[j] - 1]++;
+            return 0;
+        }
+    }
+    if (a->rows == LABEL_ROWS) {
+        if (labels_flush(a) < 0)
+            return -1;
+        j = ((uintptr_t)label >> 4) & (LABEL_SLOTS - 1);
+    }
+    Py_INCREF(label);
+    a->label[a->rows] = label;
+    a->count[a->rows] = 1;
+    a->slot[j] = (unsigned char)++a->rows;
+    return 0;
+}
 
 /* Whether the visited set holds ``fp`` (1, 0, or -1 on error). */
 static int
@@ -403,7 +463,7 @@ record(const Scan *a, PyObject *pfp, PyObject *label, PyObject *state, PyObject 
  * orbit cache and ``canonical`` are used in the same order, and neither depends on
  * ``links`` or on the visited set, which does not change during a level's expansion. */
 static int
-scan_list(const Scan *a, PyObject *successors, PyObject *pfp)
+scan_list(Scan *a, PyObject *successors, PyObject *pfp)
 {
     Py_ssize_t count = PyList_GET_SIZE(successors);
     struct { PyObject *label, *state, *encoding; uint64_t fp; } batch[BATCH];
@@ -419,7 +479,7 @@ scan_list(const Scan *a, PyObject *successors, PyObject *pfp)
                 break;
             }
             PyObject *label = PyTuple_GET_ITEM(pair, 0), *state = PyTuple_GET_ITEM(pair, 1);
-            if (a->cov != NULL && count_label(a->cov, label) < 0) {
+            if (a->cov != NULL && labels_count(a, label) < 0) {
                 rc = -1;
                 break;
             }
@@ -468,6 +528,8 @@ scan_args(Scan *a, PyObject *const *args, PyObject *cov)
     a->encodings = args[7] == Py_None ? NULL : args[7];
     a->cov = cov;
     a->fpset = PyObject_TypeCheck(a->seen, &FpSetType) ? (FpSet *)a->seen : NULL;
+    a->rows = 0;
+    memset(a->slot, 0, sizeof a->slot);
     if (!PyDict_CheckExact(a->links) || !PyList_CheckExact(a->candidates)
         || (a->encodings != NULL && !PyList_CheckExact(a->encodings))) {
         PyErr_SetString(PyExc_TypeError,
@@ -514,7 +576,8 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
  *        canonical, encode, encodings) -> (generated, deadlocked)
  *
  * level_worker._Worker.expand's loop over (a slice of) the frontier: ``next_states`` of each
- * state, every successor's label counted in ``cov`` (as collections.Counter.update), then
+ * state, every successor's label counted in ``cov`` (as collections.Counter.update, the
+ * counts added at the end, or when ``next_states`` raises), then
  * ``scan`` of its successors with the state's fingerprint as parent.  Returns the number of
  * successors and the list of fingerprints of the states that had none. */
 static PyObject *
@@ -546,6 +609,7 @@ expand(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             successors = as_list;
         }
         if (successors == NULL) {
+            labels_flush(&a);
             Py_DECREF(deadlocked);
             return NULL;
         }
@@ -553,10 +617,15 @@ expand(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         int rc = scan_list(&a, successors, pfp);
         Py_DECREF(successors);
         if (rc < 0 || (count == 0 && PyList_Append(deadlocked, pfp) < 0)) {
+            labels_flush(&a);
             Py_DECREF(deadlocked);
             return NULL;
         }
         generated += count;
+    }
+    if (labels_flush(&a) < 0) {
+        Py_DECREF(deadlocked);
+        return NULL;
     }
     return Py_BuildValue("(nN)", generated, deadlocked);
 }
