@@ -162,9 +162,11 @@ setup(
     ext_modules=[
         Extension("isrlab.spec.tla._native", ["spec/tla/_native.c"], optional=True,
                   depends=["checker/_successors.h"]),
-        Extension("isrlab.checker._fpset", ["checker/_fpset.c"], optional=True),
+        Extension("isrlab.checker._fpset", ["checker/_fpset.c"], optional=True,
+                  depends=["checker/_xxh3.h"]),
         Extension("isrlab.checker._engine", ["checker/_engine.c"], optional=True,
-                  depends=["checker/_successors.h"], extra_compile_args=["-pthread"],
+                  depends=["checker/_successors.h", "checker/_xxh3.h"],
+                  extra_compile_args=["-pthread"],
                   extra_link_args=["-pthread"]),
     ],  # and the kafka model's, added by BuildExt
     cmdclass={"build_ext": BuildExt},

@@ -3,6 +3,10 @@
     .venv/bin/python bench/bench_kafka_speed.py --before /path/to/other/checkout \\
         [--after .] [--rounds 2] [--space zookeeper] [--space kraft-skip] ...
 
+``--before`` (or ``--after``) may also name a commit of this repository: the script then
+checks it out in a temporary git worktree, builds its extensions there (``setup.py
+build_ext --inplace``, about a minute of CPU) and removes the worktree at the end.
+
 Each search runs in a fresh child process started in a checkout's root (so that it imports
 that checkout's ``isrlab``, compiled or not: the line says which), one worker, the
 checkouts alternating round after round (or, ``--parallel``, both searches of a round at
@@ -18,10 +22,14 @@ the environment runs both from their sources.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,6 +100,33 @@ def line(name: str, label: str, f: dict[str, object], load: float) -> str:
             f"| {load:.1f} |")
 
 
+@contextlib.contextmanager
+def checkout_of(spec: Path) -> Iterator[Path]:
+    """``spec`` itself when it is a directory, else a temporary worktree of the commit it
+    names, built, removed on exit."""
+    if spec.is_dir():
+        yield spec.resolve()
+        return
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", "--quiet",
+                             f"{spec}^{{commit}}"], capture_output=True, text=True)
+    if commit.returncode != 0:
+        print(f"bench: {spec} is neither a directory nor a commit", file=sys.stderr)
+        raise SystemExit(2)
+    scratch = Path(tempfile.mkdtemp(prefix="bench-kafka-"))
+    tree = scratch / str(spec).replace("/", "-")
+    try:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree),
+                        commit.stdout.strip()], check=True, capture_output=True)
+        subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=tree,
+                       check=True, capture_output=True)
+        yield tree
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
+                       capture_output=True)
+        shutil.rmtree(scratch, ignore_errors=True)
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "prune"], capture_output=True)
+
+
 def main() -> int:
     """Run the spaces for both checkouts, alternating, and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -102,16 +137,22 @@ def main() -> int:
     parser.add_argument("--parallel", action="store_true",
                         help="run each round's two searches at the same time (one core each)")
     args = parser.parse_args()
-    spaces = args.space or ["zookeeper", "kraft", "kraft-skip"]
+    with checkout_of(args.before) as before, checkout_of(args.after) as after:
+        return run(before, after, args.space or ["zookeeper", "kraft", "kraft-skip"],
+                   args.rounds, args.parallel)
+
+
+def run(before: Path, after: Path, spaces: list[str], rounds: int, parallel: bool) -> int:
+    """Each space's searches in both checkouts, round after round; the table."""
     print("| space | checkout | distinct / generated / diameter | counterexample states "
           "| CPU s | CPU-µs per generated | generated per CPU-s | peak RSS MiB | build "
           "| load |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name in spaces:
         seen: dict[str, tuple[object, ...]] = {}
-        for _ in range(args.rounds):
-            pairs = (("before", args.before.resolve()), ("after", args.after.resolve()))
-            if args.parallel:
+        for _ in range(rounds):
+            pairs = (("before", before), ("after", after))
+            if parallel:
                 load = os.getloadavg()[0]
                 children = [(label, checkout, start(checkout, SPACES[name]))
                             for label, checkout in pairs]

@@ -8,13 +8,19 @@
  * ``fp in s``, ``s.update(iterable)`` (an array('Q') or any iterable of ints) and
  * ``len(s)``.  When this module is not built, bfs.py uses a Python set: same answers.
  *
- * ``scan`` is bfs.py's per-successor loop for models whose states are bytes and their own
- * encoding, transcribed (bfs.py keeps the Python loop, used when this is not built).
+ * ``scan`` and ``expand`` are level_worker.py's per-successor loop and its loop over a
+ * frontier slice, transcribed, for every model without a view: a model's ``encode`` is
+ * called through vectorcall (not at all for a model whose states are bytes and their own
+ * encoding), the encoding fingerprinted by the XXH3-64 of checker/_xxh3.h, and a Python
+ * int made only for a successor not seen before.  level_worker.py keeps the Python loops,
+ * used when this is not built or ISRLAB_PURE_PYTHON=1.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "_xxh3.h"
 
 static PyTypeObject FpSetType;
 
@@ -28,6 +34,14 @@ new_link(PyObject *parent, PyObject *label)
     if (link != NULL && !PyObject_GC_IsTracked(parent) && !PyObject_GC_IsTracked(label))
         PyObject_GC_UnTrack(link);
     return link;
+}
+
+/* ``*out`` = an int in 0 .. 2**64 - 1; -1 (an exception set) for anything else. */
+static int
+as_u64(PyObject *value, uint64_t *out)
+{
+    *out = PyLong_AsUnsignedLongLong(value);
+    return (*out == (uint64_t)-1 && PyErr_Occurred()) ? -1 : 0;
 }
 
 typedef struct {
@@ -223,148 +237,354 @@ count_label(PyObject *cov, PyObject *label)
     return rc;
 }
 
-/* The fingerprint (a new reference to an int) of ``*successor`` (a reference the caller
- * owns): ``digest(successor)``; with symmetry (``orbit_of`` not None) the fingerprint of its
- * orbit's representative, from ``orbit_of`` (raw fingerprint -> representative's) or, on a
- * miss, from ``canonical(successor)``, which then replaces ``*successor``.  NULL on error
- * (``*successor`` may then be NULL too). */
+/* The bytes a state is fingerprinted by (a new reference): ``encode(state)``, or the state
+ * itself when ``encode`` is None (a model whose states are their own encoding). */
 static PyObject *
-fingerprint_of(PyObject **successor, PyObject *digest, PyObject *orbit_of, PyObject *canonical)
+encoding_of(PyObject *state, PyObject *encode)
 {
-    if (orbit_of == Py_None)
-        return PyObject_CallOneArg(digest, *successor);
-    PyObject *raw = PyObject_CallOneArg(digest, *successor);
-    if (raw == NULL)
-        return NULL;
-    PyObject *fp = PyDict_GetItemWithError(orbit_of, raw);
-    if (fp != NULL) {
-        Py_INCREF(fp);
+    if (encode == Py_None) {
+        Py_INCREF(state);
+        return state;
     }
-    else if (!PyErr_Occurred()) {
-        PyObject *representative = PyObject_CallOneArg(canonical, *successor);
-        Py_DECREF(*successor);
-        *successor = representative;
-        fp = representative ? PyObject_CallOneArg(digest, representative) : NULL;
-        if (fp != NULL && PyDict_SetItem(orbit_of, raw, fp) < 0)
-            Py_CLEAR(fp);
-    }
-    Py_DECREF(raw);
-    return fp;
+    return PyObject_CallOneArg(encode, state);
 }
 
-/* scan(successors, pfp, seen, links, candidates, digest, orbit_of, canonical) -> None
- *
- * The inner loop of isrlab.checker.level_worker._Worker.expand for a model whose states are bytes
- * and their own encoding, transcribed: for each (label, successor) of ``successors`` (a
- * list), its fingerprint ``digest(successor)`` (with symmetry: ``orbit_of`` maps the raw
- * fingerprint to the representative's, ``canonical`` gives a representative on a miss);
- * skipped when in ``seen``; else linked in ``links`` (fingerprint -> (parent, label), the
- * smallest link kept) and, when new there, appended to ``candidates``. */
+/* ``*fp`` = the fingerprint of ``bytes``: ``digest(bytes)``, or when ``digest`` is None the
+ * XXH3-64 of checker/_xxh3.h (the same number, without a call into Python). */
 static int
-scan_list(PyObject *successors, PyObject *pfp, PyObject *seen, PyObject *links,
-          PyObject *candidates, PyObject *digest, PyObject *orbit_of, PyObject *canonical,
-          PyObject *cov)
+digest_of(PyObject *bytes, PyObject *digest, uint64_t *fp)
 {
-    FpSet *fpset = PyObject_TypeCheck(seen, &FpSetType) ? (FpSet *)seen : NULL;
-    Py_ssize_t count = PyList_GET_SIZE(successors);
-    for (Py_ssize_t x = 0; x < count; x++) {
-        PyObject *pair = PyList_GET_ITEM(successors, x);
-        if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2) {
-            PyErr_SetString(PyExc_TypeError, "scan(): successors must be (label, state) pairs");
+    if (digest == Py_None) {
+        if (!PyBytes_Check(bytes)) {
+            PyErr_Format(PyExc_TypeError, "a state's encoding must be bytes, not %.100s",
+                         Py_TYPE(bytes)->tp_name);
             return -1;
         }
-        PyObject *label = PyTuple_GET_ITEM(pair, 0);
-        PyObject *successor = PyTuple_GET_ITEM(pair, 1);
-        if (cov != NULL && count_label(cov, label) < 0)
-            return -1;
-        Py_INCREF(successor);
-        PyObject *fp = fingerprint_of(&successor, digest, orbit_of, canonical);
-        if (fp == NULL) {
-            Py_XDECREF(successor);
-            return -1;
+        *fp = xxh3((const unsigned char *)PyBytes_AS_STRING(bytes),
+                   (size_t)PyBytes_GET_SIZE(bytes));
+        return 0;
+    }
+    PyObject *value = PyObject_CallOneArg(digest, bytes);
+    if (value == NULL)
+        return -1;
+    *fp = PyLong_AsUnsignedLongLong(value);
+    Py_DECREF(value);
+    return (*fp == (uint64_t)-1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* ``*fp`` = the fingerprint of ``*successor`` (a reference the caller owns): that of its
+ * encoding (``encoding_of``); with symmetry (``orbit_of`` not None) that of its orbit's
+ * representative, from ``orbit_of`` (raw fingerprint -> representative's, as ints) or, on a
+ * miss, from ``canonical(successor)``, which then replaces ``*successor``.  When
+ * ``encoding`` is not NULL, ``*encoding`` receives the encoding fingerprinted last (a new
+ * reference; on an orbit cache hit the raw successor's: the state is then seen or linked,
+ * never a candidate).  -1 on error (``*successor`` may then be NULL). */
+static int
+fingerprint_of(PyObject **successor, PyObject **encoding, uint64_t *fp, PyObject *digest,
+               PyObject *orbit_of, PyObject *canonical, PyObject *encode)
+{
+    PyObject *bytes = encoding_of(*successor, encode);
+    int rc = bytes == NULL ? -1 : digest_of(bytes, digest, fp);
+    if (rc == 0 && orbit_of != Py_None) {
+        PyObject *raw = PyLong_FromUnsignedLongLong(*fp);
+        PyObject *known = raw ? PyDict_GetItemWithError(orbit_of, raw) : NULL;
+        if (known != NULL) {
+            *fp = PyLong_AsUnsignedLongLong(known);
+            rc = (*fp == (uint64_t)-1 && PyErr_Occurred()) ? -1 : 0;
         }
-        int known;
-        if (fpset != NULL) {
-            uint64_t value = PyLong_AsUnsignedLongLong(fp);
-            known = (value == (uint64_t)-1 && PyErr_Occurred()) ? -1 : contains(fpset, value);
+        else if (raw == NULL || PyErr_Occurred()) {
+            rc = -1;
         }
         else {
-            known = PySequence_Contains(seen, fp);
-        }
-        if (known != 0) {
-            Py_DECREF(fp);
-            Py_DECREF(successor);
-            if (known < 0)
-                return -1;
-            continue;
-        }
-        PyObject *link = new_link(pfp, label);
-        PyObject *old = link ? PyDict_GetItemWithError(links, fp) : NULL;
-        int rc = 0;
-        if (link == NULL || (old == NULL && PyErr_Occurred())) {
-            rc = -1;
-        }
-        else if (old != NULL) {
-            int less = PyObject_RichCompareBool(link, old, Py_LT);
-            if (less < 0 || (less && PyDict_SetItem(links, fp, link) < 0))
+            PyObject *representative = PyObject_CallOneArg(canonical, *successor);
+            Py_DECREF(*successor);
+            *successor = representative;
+            Py_CLEAR(bytes);
+            bytes = representative ? encoding_of(representative, encode) : NULL;
+            rc = bytes == NULL ? -1 : digest_of(bytes, digest, fp);
+            PyObject *value = rc == 0 ? PyLong_FromUnsignedLongLong(*fp) : NULL;
+            if (value == NULL || PyDict_SetItem(orbit_of, raw, value) < 0)
                 rc = -1;
+            Py_XDECREF(value);
         }
-        else if (PyDict_SetItem(links, fp, link) < 0 || PyList_Append(candidates, successor) < 0) {
+        Py_XDECREF(raw);
+    }
+    if (rc == 0 && encoding != NULL)
+        *encoding = bytes;
+    else
+        Py_XDECREF(bytes);
+    return rc;
+}
+
+/* Whether the link (parent, label) sorts before ``old`` (a (parent, label) tuple), as
+ * tuples compare; -1 on error. */
+static int
+link_less(PyObject *parent, PyObject *label, PyObject *old)
+{
+    if (!PyTuple_CheckExact(old) || PyTuple_GET_SIZE(old) != 2) {
+        PyErr_SetString(PyExc_TypeError, "scan(): a link must be (parent, label)");
+        return -1;
+    }
+    PyObject *old_parent = PyTuple_GET_ITEM(old, 0), *old_label = PyTuple_GET_ITEM(old, 1);
+    int same = PyObject_RichCompareBool(parent, old_parent, Py_EQ);
+    if (same < 0)
+        return -1;
+    if (!same)
+        return PyObject_RichCompareBool(parent, old_parent, Py_LT);
+    return PyObject_RichCompareBool(label, old_label, Py_LT);
+}
+
+#define LABEL_SLOTS 256
+#define LABEL_ROWS 128
+
+/* The loop's fixed arguments, and its label counts not yet added to ``cov``: label
+ * objects (strong references) in first-seen order with their counts, found by address. */
+typedef struct {
+    PyObject *seen, *links, *candidates, *digest, *orbit_of, *canonical, *encode;
+    PyObject *encodings;  /* a list, or NULL: no encodings kept */
+    PyObject *cov;        /* a dict, or NULL: labels not counted here */
+    FpSet *fpset;         /* ``seen`` when it is an FpSet, else NULL */
+    PyObject *label[LABEL_ROWS];
+    Py_ssize_t count[LABEL_ROWS];
+    int rows;
+    unsigned char slot[LABEL_SLOTS];  /* row + 1; 0 marks an empty slot */
+} Scan;
+
+/* Add the pending label counts to ``cov`` (cov[label] += count, in first-seen order) and
+ * drop them; an exception already set is kept (the counts are added all the same). */
+static int
+labels_flush(Scan *a)
+{
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    int rc = 0;
+    for (int row = 0; row < a->rows; row++) {
+        PyObject *label = a->label[row];
+        PyObject *old = rc == 0 ? PyDict_GetItemWithError(a->cov, label) : NULL;
+        PyObject *add = rc == 0 && (old != NULL || !PyErr_Occurred())
+                        ? PyLong_FromSsize_t(a->count[row]) : NULL;
+        PyObject *sum = add == NULL ? NULL : old == NULL ? (Py_INCREF(add), add)
+                        : PyNumber_Add(old, add);
+        if (sum == NULL || PyDict_SetItem(a->cov, label, sum) < 0)
             rc = -1;
+        Py_XDECREF(add);
+        Py_XDECREF(sum);
+        Py_DECREF(label);
+    }
+    a->rows = 0;
+    memset(a->slot, 0, sizeof a->slot);
+    if (type != NULL)
+        PyErr_Restore(type, value, traceback);
+    return type != NULL ? -1 : rc;
+}
+
+/* One more successor by ``label``: counted by the label object's address (models build
+ * their labels once), added to ``cov`` by ``labels_flush``. */
+static int
+labels_count(Scan *a, PyObject *label)
+{
+    size_t j = ((uintptr_t)label >> 4) & (LABEL_SLOTS - 1);
+    for (; a->slot[j] != 0; j = (j + 1) & (LABEL_SLOTS - 1)) {
+        if (a->label[a->slot[j] - 1] == label) {
+            a->count[a->slot[j] - 1]++;
+            return 0;
         }
+    }
+    if (a->rows == LABEL_ROWS) {
+        if (labels_flush(a) < 0)
+            return -1;
+        j = ((uintptr_t)label >> 4) & (LABEL_SLOTS - 1);
+    }
+    Py_INCREF(label);
+    a->label[a->rows] = label;
+    a->count[a->rows] = 1;
+    a->slot[j] = (unsigned char)++a->rows;
+    return 0;
+}
+
+/* Whether the visited set holds ``fp`` (1, 0, or -1 on error). */
+static int
+seen_holds(const Scan *a, uint64_t fp)
+{
+    if (a->fpset != NULL)
+        return contains(a->fpset, fp);
+    PyObject *key = PyLong_FromUnsignedLongLong(fp);
+    int known = key ? PySequence_Contains(a->seen, key) : -1;
+    Py_XDECREF(key);
+    return known;
+}
+
+/* A fingerprinted successor (``state`` and ``encoding``: borrowed, ``encoding`` NULL when
+ * no encodings are kept) of the state of fingerprint ``pfp`` by ``label``: skipped when
+ * seen, else linked (the smallest link kept) and, when new, made a candidate. */
+static int
+record(const Scan *a, PyObject *pfp, PyObject *label, PyObject *state, PyObject *encoding,
+       uint64_t fp)
+{
+    int known = seen_holds(a, fp);
+    if (known != 0)
+        return known < 0 ? -1 : 0;
+    PyObject *key = PyLong_FromUnsignedLongLong(fp);
+    if (key == NULL)
+        return -1;
+    int rc;
+    PyObject *old = PyDict_GetItemWithError(a->links, key);
+    if (old != NULL) {
+        int less = link_less(pfp, label, old);
+        if (less > 0) {
+            PyObject *link = new_link(pfp, label);
+            rc = (link == NULL || PyDict_SetItem(a->links, key, link) < 0) ? -1 : 0;
+            Py_XDECREF(link);
+        }
+        else {
+            rc = less;
+        }
+    }
+    else if (PyErr_Occurred()) {
+        rc = -1;
+    }
+    else {
+        PyObject *link = new_link(pfp, label);
+        rc = (link == NULL || PyDict_SetItem(a->links, key, link) < 0
+              || PyList_Append(a->candidates, state) < 0
+              || (a->encodings != NULL && PyList_Append(a->encodings, encoding) < 0)) ? -1 : 0;
         Py_XDECREF(link);
-        Py_DECREF(fp);
-        Py_DECREF(successor);
+    }
+    Py_DECREF(key);
+    return rc;
+}
+
+#define BATCH 32
+
+/* The (label, successor) pairs of the list ``successors`` of the state of fingerprint
+ * ``pfp``, in batches: each successor's label counted (when ``cov`` is given) and its
+ * fingerprint computed, the visited set's slot for it fetched ahead into the cache, then
+ * each recorded in order (``record``).  The same results as one successor at a time: the
+ * orbit cache and ``canonical`` are used in the same order, and neither depends on
+ * ``links`` or on the visited set, which does not change during a level's expansion. */
+static int
+scan_list(Scan *a, PyObject *successors, PyObject *pfp)
+{
+    Py_ssize_t count = PyList_GET_SIZE(successors);
+    struct { PyObject *label, *state, *encoding; uint64_t fp; } batch[BATCH];
+    for (Py_ssize_t start = 0; start < count; start += BATCH) {
+        Py_ssize_t size = count - start < BATCH ? count - start : BATCH, filled = 0;
+        int rc = 0;
+        for (Py_ssize_t k = 0; k < size; k++) {
+            PyObject *pair = PyList_GET_ITEM(successors, start + k);
+            if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2) {
+                PyErr_SetString(PyExc_TypeError,
+                                "scan(): successors must be (label, state) pairs");
+                rc = -1;
+                break;
+            }
+            PyObject *label = PyTuple_GET_ITEM(pair, 0), *state = PyTuple_GET_ITEM(pair, 1);
+            if (a->cov != NULL && labels_count(a, label) < 0) {
+                rc = -1;
+                break;
+            }
+            PyObject *encoding = NULL;
+            uint64_t fp;
+            Py_INCREF(state);
+            if (fingerprint_of(&state, a->encodings ? &encoding : NULL, &fp, a->digest,
+                               a->orbit_of, a->canonical, a->encode) < 0) {
+                Py_XDECREF(state);
+                rc = -1;
+                break;
+            }
+            if (a->fpset != NULL && fp != 0)
+                __builtin_prefetch(&a->fpset->table[slot_of(fp, a->fpset->mask)]);
+            batch[k].label = label;
+            batch[k].state = state;
+            batch[k].encoding = encoding;
+            batch[k].fp = fp;
+            filled++;
+        }
+        for (Py_ssize_t k = 0; k < filled; k++) {
+            if (rc == 0)
+                rc = record(a, pfp, batch[k].label, batch[k].state, batch[k].encoding,
+                            batch[k].fp);
+            Py_DECREF(batch[k].state);
+            Py_XDECREF(batch[k].encoding);
+        }
         if (rc < 0)
             return -1;
     }
     return 0;
 }
 
+/* The Scan of the arguments seen, links, candidates, digest, orbit_of, canonical, encode,
+ * encodings (``args[0..7]``) and ``cov``; -1 (an exception set) when one is wrong. */
 static int
-check_scan_args(PyObject *links, PyObject *candidates, PyObject *orbit_of)
+scan_args(Scan *a, PyObject *const *args, PyObject *cov)
 {
-    if (!PyDict_CheckExact(links) || !PyList_CheckExact(candidates)) {
-        PyErr_SetString(PyExc_TypeError, "scan(): links and candidates must be a dict and a list");
+    a->seen = args[0];
+    a->links = args[1];
+    a->candidates = args[2];
+    a->digest = args[3];
+    a->orbit_of = args[4];
+    a->canonical = args[5];
+    a->encode = args[6];
+    a->encodings = args[7] == Py_None ? NULL : args[7];
+    a->cov = cov;
+    a->fpset = PyObject_TypeCheck(a->seen, &FpSetType) ? (FpSet *)a->seen : NULL;
+    a->rows = 0;
+    memset(a->slot, 0, sizeof a->slot);
+    if (!PyDict_CheckExact(a->links) || !PyList_CheckExact(a->candidates)
+        || (a->encodings != NULL && !PyList_CheckExact(a->encodings))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "scan(): links, candidates and encodings must be a dict, a list and "
+                        "a list or None");
         return -1;
     }
-    if (orbit_of != Py_None && !PyDict_CheckExact(orbit_of)) {
+    if (a->orbit_of != Py_None && !PyDict_CheckExact(a->orbit_of)) {
         PyErr_SetString(PyExc_TypeError, "scan(): orbit_of must be a dict or None");
         return -1;
     }
     return 0;
 }
 
+/* scan(successors, pfp, seen, links, candidates, digest, orbit_of, canonical, encode,
+ *      encodings) -> None
+ *
+ * The inner loop of isrlab.checker.level_worker._Worker.expand (``_scan_python``),
+ * transcribed: for each (label, successor) of ``successors`` (a list), its fingerprint:
+ * ``digest`` (None: the XXH3-64 of checker/_xxh3.h) of its encoding, ``encode(successor)``
+ * (``encode`` None: the successor is bytes, its own encoding); with symmetry ``orbit_of``
+ * maps the raw fingerprint to the representative's, ``canonical`` gives a representative
+ * on a miss.  Skipped when in ``seen``; else linked in ``links`` (fingerprint -> (parent,
+ * label), the smallest link kept) and, when new there, appended to ``candidates`` and its
+ * encoding to ``encodings`` (unless None). */
 static PyObject *
 scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 8) {
-        PyErr_SetString(PyExc_TypeError, "scan() takes 8 arguments");
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError, "scan() takes 10 arguments");
         return NULL;
     }
     if (!PyList_CheckExact(args[0])) {
         PyErr_SetString(PyExc_TypeError, "scan(): successors must be a list");
         return NULL;
     }
-    if (check_scan_args(args[3], args[4], args[6]) < 0
-        || scan_list(args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7],
-                     NULL) < 0)
+    Scan a;
+    if (scan_args(&a, args + 2, NULL) < 0 || scan_list(&a, args[0], args[1]) < 0)
         return NULL;
     Py_RETURN_NONE;
 }
 
 /* expand(fps, states, next_states, cov, seen, links, candidates, digest, orbit_of,
- *        canonical) -> (generated, deadlocked)
+ *        canonical, encode, encodings) -> (generated, deadlocked)
  *
- * level_worker._Worker.expand's loop over (a slice of) the frontier: ``next_states`` of each state,
- * every successor's label counted in ``cov`` (as collections.Counter.update), then ``scan``
- * of its successors with the state's fingerprint as parent.  Returns the number of
+ * level_worker._Worker.expand's loop over (a slice of) the frontier: ``next_states`` of each
+ * state, every successor's label counted in ``cov`` (as collections.Counter.update, the
+ * counts added at the end, or when ``next_states`` raises), then
+ * ``scan`` of its successors with the state's fingerprint as parent.  Returns the number of
  * successors and the list of fingerprints of the states that had none. */
 static PyObject *
 expand(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 10) {
-        PyErr_SetString(PyExc_TypeError, "expand() takes 10 arguments");
+    if (nargs != 12) {
+        PyErr_SetString(PyExc_TypeError, "expand() takes 12 arguments");
         return NULL;
     }
     PyObject *fps = args[0], *states = args[1], *next_states = args[2], *cov = args[3];
@@ -373,7 +593,8 @@ expand(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "expand(): fps and states: lists of one length");
         return NULL;
     }
-    if (check_scan_args(args[5], args[6], args[8]) < 0)
+    Scan a;
+    if (scan_args(&a, args + 4, cov) < 0)
         return NULL;
     PyObject *deadlocked = PyList_New(0);
     if (deadlocked == NULL)
@@ -388,21 +609,130 @@ expand(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             successors = as_list;
         }
         if (successors == NULL) {
+            labels_flush(&a);
             Py_DECREF(deadlocked);
             return NULL;
         }
         Py_ssize_t count = PyList_GET_SIZE(successors);
-        int rc = scan_list(successors, pfp, args[4], args[5], args[6], args[7], args[8],
-                           args[9], cov);
+        int rc = scan_list(&a, successors, pfp);
         Py_DECREF(successors);
         if (rc < 0 || (count == 0 && PyList_Append(deadlocked, pfp) < 0)) {
+            labels_flush(&a);
             Py_DECREF(deadlocked);
             return NULL;
         }
         generated += count;
     }
-    PyObject *result = Py_BuildValue("(nN)", generated, deadlocked);
-    return result;
+    if (labels_flush(&a) < 0) {
+        Py_DECREF(deadlocked);
+        return NULL;
+    }
+    return Py_BuildValue("(nN)", generated, deadlocked);
+}
+
+/* link_columns(links, cov, inside) -> (fps, parents, frontier_fps)
+ *
+ * level_worker._Worker._finish_level's columns of a level's links (fingerprint ->
+ * (parent, label)), in one pass: the fingerprints and the parents as native uint64 bytes,
+ * and for the states within the boundary (``inside[i]`` true, or every state when
+ * ``inside`` is None) the fingerprints as a list of ints, each label counted in ``cov``
+ * (as collections.Counter.update: labels in first-seen order). */
+static PyObject *
+link_columns(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyDict_CheckExact(args[0]) || !PyDict_CheckExact(args[1])
+        || (args[2] != Py_None && (!PyList_CheckExact(args[2])
+                                   || PyList_GET_SIZE(args[2]) != PyDict_GET_SIZE(args[0])))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "link_columns(links: dict, cov: dict, inside: list (one per link) "
+                        "or None)");
+        return NULL;
+    }
+    PyObject *links = args[0], *cov = args[1], *inside = args[2];
+    Py_ssize_t count = PyDict_GET_SIZE(links);
+    PyObject *fps = PyBytes_FromStringAndSize(NULL, count * 8);
+    PyObject *parents = PyBytes_FromStringAndSize(NULL, count * 8);
+    PyObject *frontier = PyList_New(0);
+    if (fps == NULL || parents == NULL || frontier == NULL)
+        goto fail;
+    char *fp_bytes = PyBytes_AS_STRING(fps), *parent_bytes = PyBytes_AS_STRING(parents);
+    Py_ssize_t pos = 0, i = 0;
+    PyObject *key, *link;
+    while (PyDict_Next(links, &pos, &key, &link)) {
+        if (!PyTuple_CheckExact(link) || PyTuple_GET_SIZE(link) != 2) {
+            PyErr_SetString(PyExc_TypeError, "link_columns(): a link must be (parent, label)");
+            goto fail;
+        }
+        uint64_t fp, parent;
+        if (as_u64(key, &fp) < 0 || as_u64(PyTuple_GET_ITEM(link, 0), &parent) < 0)
+            goto fail;
+        memcpy(fp_bytes + 8 * i, &fp, 8);
+        memcpy(parent_bytes + 8 * i, &parent, 8);
+        int within = inside == Py_None ? 1 : PyObject_IsTrue(PyList_GET_ITEM(inside, i));
+        if (within < 0 || (within && (count_label(cov, PyTuple_GET_ITEM(link, 1)) < 0
+                                      || PyList_Append(frontier, key) < 0)))
+            goto fail;
+        i++;
+    }
+    return Py_BuildValue("(NNN)", fps, parents, frontier);
+fail:
+    Py_XDECREF(fps);
+    Py_XDECREF(parents);
+    Py_XDECREF(frontier);
+    return NULL;
+}
+
+/* failures(states, predicates) -> [(predicate index, state index), ...]
+ *
+ * level_worker._Worker._finish_level's check of a level's new states: every predicate
+ * (an invariant's ``holds``) on every state, state by state (a state's objects stay in the
+ * cache while its predicates run), each called through vectorcall; the pairs for which it
+ * is false, in that order.  An exception a predicate raises is raised. */
+static PyObject *
+failures(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyList_CheckExact(args[0]) || !PyTuple_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "failures(states: list, predicates: tuple)");
+        return NULL;
+    }
+    PyObject *states = args[0], *predicates = args[1];
+    Py_ssize_t count = PyTuple_GET_SIZE(predicates);
+    PyObject *found = PyList_New(0);
+    if (found == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(states); i++) {
+        PyObject *state = PyList_GET_ITEM(states, i);
+        Py_INCREF(state);
+        for (Py_ssize_t j = 0; j < count; j++) {
+            PyObject *verdict = PyObject_CallOneArg(PyTuple_GET_ITEM(predicates, j), state);
+            int holds = verdict == NULL ? -1
+                        : verdict == Py_True ? 1 : verdict == Py_False ? 0
+                        : PyObject_IsTrue(verdict);
+            Py_XDECREF(verdict);
+            PyObject *pair = holds == 0 ? Py_BuildValue("(nn)", j, i) : NULL;
+            if (holds < 0 || (holds == 0 && (pair == NULL || PyList_Append(found, pair) < 0))) {
+                Py_XDECREF(pair);
+                Py_DECREF(state);
+                Py_DECREF(found);
+                return NULL;
+            }
+            Py_XDECREF(pair);
+        }
+        Py_DECREF(state);
+    }
+    return found;
+}
+
+/* xxh3_64(data) -> int: the digest of checker/_xxh3.h (equal to xxhash.xxh3_64_intdigest). */
+static PyObject *
+py_xxh3(PyObject *module, PyObject *data)
+{
+    if (!PyBytes_Check(data)) {
+        PyErr_SetString(PyExc_TypeError, "xxh3_64(): bytes");
+        return NULL;
+    }
+    return PyLong_FromUnsignedLongLong(
+        xxh3((const unsigned char *)PyBytes_AS_STRING(data), (size_t)PyBytes_GET_SIZE(data)));
 }
 
 
@@ -760,11 +1090,10 @@ columns_scan(Columns *c, PyObject *successors, uint64_t parent, PyObject *digest
             return -1;
         PyObject *successor = PyTuple_GET_ITEM(pair, 1);
         Py_INCREF(successor);
-        PyObject *fp = fingerprint_of(&successor, digest, orbit_of, canonical);
-        uint64_t value = fp ? PyLong_AsUnsignedLongLong(fp) : 0;
-        int rc = (fp == NULL || (value == (uint64_t)-1 && PyErr_Occurred())) ? -1
-                 : columns_add(c, value, parent, code, successor);
-        Py_XDECREF(fp);
+        uint64_t value;
+        int rc = fingerprint_of(&successor, NULL, &value, digest, orbit_of, canonical, Py_None);
+        if (rc == 0)
+            rc = columns_add(c, value, parent, code, successor);
         Py_XDECREF(successor);
         if (rc < 0)
             return -1;
@@ -1007,13 +1336,6 @@ LinkTable_dealloc(LinkTable *t)
     Py_TYPE(t)->tp_free((PyObject *)t);
 }
 
-static int
-as_u64(PyObject *value, uint64_t *out)
-{
-    *out = PyLong_AsUnsignedLongLong(value);
-    return (*out == (uint64_t)-1 && PyErr_Occurred()) ? -1 : 0;
-}
-
 /* offer(fp, parent, code) -> bool: whether fp is new in the table. */
 static PyObject *
 LinkTable_offer(LinkTable *t, PyObject *const *args, Py_ssize_t nargs)
@@ -1142,7 +1464,8 @@ static PyTypeObject LinkTableType = {
 static PyMethodDef module_methods[] = {
     {"expand", (PyCFunction)(void (*)(void))expand, METH_FASTCALL,
      "expand(fps, states, next_states, cov, seen, links, candidates, digest, orbit_of, "
-     "canonical): the checker's loop over a frontier slice (see the source)."},
+     "canonical, encode, encodings): the checker's loop over a frontier slice (see the "
+     "source)."},
     {"split", (PyCFunction)(void (*)(void))split, METH_FASTCALL,
      "split(links, candidates, workers, me): a level's candidates by owner (see the source)."},
     {"merge", (PyCFunction)(void (*)(void))merge, METH_FASTCALL,
@@ -1151,8 +1474,16 @@ static PyMethodDef module_methods[] = {
      "columns(parents, states, next_states, digest, orbit_of, canonical): "
      "the Spark engine's expansion of a bucket into columns (see the source)."},
     {"scan", (PyCFunction)(void (*)(void))scan, METH_FASTCALL,
-     "scan(successors, pfp, seen, links, candidates, digest, orbit_of, canonical): the "
-     "checker's per-successor loop for bytes states (see checker/_fpset.c)."},
+     "scan(successors, pfp, seen, links, candidates, digest, orbit_of, canonical, encode, "
+     "encodings): the checker's per-successor loop (see checker/_fpset.c)."},
+    {"link_columns", (PyCFunction)(void (*)(void))link_columns, METH_FASTCALL,
+     "link_columns(links, cov, inside) -> (fps, parents, frontier_fps): a level's links "
+     "as columns, labels counted (see the source)."},
+    {"failures", (PyCFunction)(void (*)(void))failures, METH_FASTCALL,
+     "failures(states, predicates) -> [(predicate index, state index), ...]: where a "
+     "predicate is false, state by state."},
+    {"xxh3_64", (PyCFunction)py_xxh3, METH_O,
+     "xxh3_64(data) -> int: XXH3-64 of bytes, as xxhash.xxh3_64_intdigest."},
     {NULL, NULL, 0, NULL},
 };
 

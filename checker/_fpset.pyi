@@ -22,9 +22,10 @@ class LinkTable:
     def __len__(self) -> int: ...
 
 def scan(
-    successors: list[tuple[str, bytes]], pfp: int, seen: Any, links: dict[int, tuple[int, str]],
-    candidates: list[Any], digest: Callable[[bytes], int], orbit_of: dict[int, int] | None,
-    canonical: Callable[[bytes], bytes] | None, /,
+    successors: list[tuple[str, Any]], pfp: int, seen: Any, links: dict[int, tuple[int, str]],
+    candidates: list[Any], digest: Callable[[bytes], int] | None,
+    orbit_of: dict[int, int] | None, canonical: Callable[[Any], Any] | None,
+    encode: Callable[[Any], bytes] | None, encodings: list[bytes] | None, /,
 ) -> None: ...
 
 def split(
@@ -41,12 +42,23 @@ def merge(
 def expand(
     fps: list[int], states: list[Any], next_states: Callable[[Any], Any], cov: dict[str, int],
     seen: Any, links: dict[int, tuple[int, str]], candidates: list[Any],
-    digest: Callable[[bytes], int], orbit_of: dict[int, int] | None,
-    canonical: Callable[[bytes], bytes] | None, /,
+    digest: Callable[[bytes], int] | None, orbit_of: dict[int, int] | None,
+    canonical: Callable[[Any], Any] | None, encode: Callable[[Any], bytes] | None,
+    encodings: list[bytes] | None, /,
 ) -> tuple[int, list[int]]: ...
 
 def columns(
     parents: bytes, states: list[Any], next_states: Callable[[Any], Any],
-    digest: Callable[[bytes], int], orbit_of: dict[int, int] | None,
+    digest: Callable[[bytes], int] | None, orbit_of: dict[int, int] | None,
     canonical: Callable[[bytes], bytes] | None, /,
 ) -> tuple[bytes, bytes, bytes, list[str], bytes, bytes, bytes, bytes]: ...
+
+def xxh3_64(data: bytes, /) -> int: ...
+
+def failures(
+    states: list[Any], predicates: tuple[Callable[[Any], object], ...], /,
+) -> list[tuple[int, int]]: ...
+
+def link_columns(
+    links: dict[int, tuple[int, str]], cov: dict[str, int], inside: list[bool] | None, /,
+) -> tuple[bytes, bytes, list[int]]: ...

@@ -19,6 +19,8 @@ try:  # the compiled fingerprint set and successor loop (checker/_fpset.c), opti
     from isrlab.checker._fpset import LinkTable as _LinkTable
     from isrlab.checker._fpset import columns as _columns
     from isrlab.checker._fpset import expand as _expand
+    from isrlab.checker._fpset import failures as _failures
+    from isrlab.checker._fpset import link_columns as _link_columns
     from isrlab.checker._fpset import merge as _merge
     from isrlab.checker._fpset import scan as _scan
     from isrlab.checker._fpset import split as _split
@@ -26,6 +28,7 @@ except ImportError:  # not built: a Python set and bfs.py's own loops, the same 
     _FpSet = None  # type: ignore[assignment, misc]
     _LinkTable = None  # type: ignore[assignment, misc]
     _scan = _split = _merge = _expand = _columns = None  # type: ignore[assignment]
+    _failures = _link_columns = None  # type: ignore[assignment]
 
 try:  # the search's levels in C on several threads (checker/_engine.c), optional
     from isrlab.checker._engine import Engine as _Engine
@@ -99,6 +102,18 @@ def compiled_expand() -> Any:
     """The compiled loop over a frontier slice (next_states, coverage, scan) when built and
     not turned off, else None."""
     return None if pure_python_forced() else _expand
+
+
+def compiled_failures() -> Any:
+    """The compiled check of a level's new states (every predicate on every state, state
+    by state) when built and not turned off, else None."""
+    return None if pure_python_forced() else _failures
+
+
+def compiled_link_columns() -> Any:
+    """The compiled columns of a level's links (fingerprints, parents, the frontier's
+    fingerprints, labels counted) when built and not turned off, else None."""
+    return None if pure_python_forced() else _link_columns
 
 
 def compiled_engine() -> Any:

@@ -8,7 +8,7 @@ import os
 import pickle
 from array import array
 from collections import _count_elements as count_labels  # type: ignore[attr-defined]  # C helper behind Counter.update
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 from operator import itemgetter
@@ -19,6 +19,8 @@ from isrlab.checker.fingerprint import (
     FingerprintSet,
     compiled_exchange,
     compiled_expand,
+    compiled_failures,
+    compiled_link_columns,
     compiled_scan,
     fingerprint,
     fingerprint_set,
@@ -165,6 +167,7 @@ class _Worker(Generic[S]):
         invariants = list(model.invariants())
         self.prop_names = [p.name for p in invariants]
         self.invariants = [(i, p.holds) for i, p in enumerate(invariants)]
+        self.holds = tuple(p.holds for p in invariants)
         self.pending_sometimes = list(enumerate(p.holds for p in model.sometimes()))
 
     def _check_sometimes(self, level: int, state: S) -> None:
@@ -228,9 +231,12 @@ class _Worker(Generic[S]):
         add_candidate = self.candidates.append
         add_encoding = self.candidate_enc.append if self.keep_encodings else None
         identity = self.identity
-        # The compiled loop (checker/_fpset.c: scan) does what _scan_python does, for
-        # models whose states are their own encoding.
-        scan = compiled_scan() if identity and self.view is None else None
+        # The compiled loops (checker/_fpset.c: expand, scan) do what the loop below and
+        # _scan_python do, for every model without a view: ``encode`` None for a model
+        # whose states are their own encoding, the digest None for their own XXH3-64.
+        scan = compiled_scan() if self.view is None else None
+        encode = None if identity else model.encode
+        encodings = self.candidate_enc if self.keep_encodings else None
         candidates = self.candidates
         orbit = orbit_of if canonical is not None else None
         cov = report.cov_generated
@@ -245,7 +251,7 @@ class _Worker(Generic[S]):
             for start in range(0, len(frontier), step):
                 count, deadlocked = expand_slice(
                     fps[start:start + step], frontier[start:start + step], next_states, cov,
-                    seen, links, candidates, _xxh3, orbit, canonical)
+                    seen, links, candidates, None, orbit, canonical, encode, encodings)
                 generated += count
                 if deadlock:
                     report.violations.extend(
@@ -263,7 +269,8 @@ class _Worker(Generic[S]):
             count_labels(cov, map(first, successors))
             count = len(successors)
             if scan is not None:
-                scan(successors, pfp, seen, links, candidates, _xxh3, orbit, canonical)
+                scan(successors, pfp, seen, links, candidates, None, orbit, canonical, encode,
+                     encodings)
             else:
                 self._scan_python(successors, pfp, seen, links, orbit_of, canonical,
                                   add_candidate, add_encoding)
@@ -286,9 +293,10 @@ class _Worker(Generic[S]):
         add_encoding: Callable[[bytes], None] | None,
     ) -> None:
         """The per-successor loop of ``expand`` (the compiled ``scan`` of checker/_fpset.c
-        does the same for models whose states are their own encoding): fingerprint each
-        successor (its representative's under symmetry), skip it when seen, else link it
-        (the smallest link wins) and, when new in this level, make it a candidate."""
+        does the same for every model without a view): fingerprint each successor's
+        encoding (its representative's under symmetry), skip it when seen, else link it
+        (the smallest link wins) and, when new in this level, make it a candidate (with its
+        encoding when ``add_encoding`` is given)."""
         identity, encode = self.identity, self.model.encode
         if self.view is not None:
             self._scan_view(successors, pfp, seen, links, canonical, add_candidate,
@@ -525,47 +533,34 @@ class _Worker(Generic[S]):
         self, level: int, links: dict[int, tuple[int, str]], states: list[S],
         encodings: list[bytes], others: Sequence[array[int]], keys: Sequence[bytes] = (),
     ) -> _LevelReport:
-        """Check and link this worker's new states, persist them, make them the frontier."""
+        """Check and link this worker's new states, persist them, make them the frontier.
+
+        No Python loop runs per state: every new state is checked (the compiled
+        ``failures`` of checker/_fpset.c, state by state; else each invariant over every
+        state with ``map``), and those within the boundary (``within_boundary``; all of
+        them when ``has_boundary`` is false) are counted and become the frontier."""
         report = self.report
-        fps, parents = array("Q"), array("Q")
-        distinct = report.cov_distinct
-        within = self.model.within_boundary
-        invariants, violations = self.invariants, report.violations
-        frontier_fps: list[int] = []
-        frontier: list[S] = []
-        if not getattr(self.model, "has_boundary", True):
-            # Every state lies within the boundary: the loop below, column by column.
-            fps.extend(links.keys())
-            parents.extend(map(_first, links.values()))
-            for index, holds in invariants:
+        inside = (list(map(self.model.within_boundary, states))
+                  if getattr(self.model, "has_boundary", True) else None)
+        fps, parents, frontier_fps = self._link_columns(links, inside)
+        violations = report.violations
+        failures = compiled_failures()
+        if failures is not None:
+            violations.extend((level, self.invariants[index][0], fps[at])
+                              for index, at in failures(states, self.holds))
+        else:
+            for index, holds in self.invariants:
                 if not all(map(holds, states)):
                     violations.extend((level, index, fp) for fp, ok in zip(
                         fps, map(holds, states), strict=True) if not ok)
-            for state in states:
-                if not self.pending_sometimes:
-                    break
-                self._check_sometimes(level, state)
-            count_labels(distinct, map(_second, links.values()))
-            frontier_fps, frontier = list(links), states
-            frontier_keys = list(keys)
-            links = {}  # the loop below has nothing left to do
-        else:
-            frontier_keys = []
-        for (fp, (parent, label)), state, key in zip(
-            links.items(), states, keys or repeat(b""), strict=False
-        ):
-            fps.append(fp)
-            parents.append(parent)
-            for index, holds in invariants:
-                if not holds(state):
-                    violations.append((level, index, fp))
-            if self.pending_sometimes:
-                self._check_sometimes(level, state)
-            if within(state):
-                distinct[label] = distinct.get(label, 0) + 1
-                frontier_fps.append(fp)
-                frontier.append(state)
-                frontier_keys.append(key)
+        for state in states:
+            if not self.pending_sometimes:
+                break
+            self._check_sometimes(level, state)
+        frontier, frontier_keys = states, list(keys)
+        if inside is not None and not all(inside):
+            frontier = list(compress(states, inside))
+            frontier_keys = list(compress(frontier_keys, inside))
         self.levels.append((fps, parents))
         if not others:  # several workers: ``others`` holds every new state, these included
             self.seen.update(fps)
@@ -579,6 +574,31 @@ class _Worker(Generic[S]):
         self.frontier_keys = frontier_keys if self.view is not None else []
         report.frontier = len(frontier)
         return report
+
+    def _link_columns(
+        self, links: dict[int, tuple[int, str]], inside: list[bool] | None,
+    ) -> tuple[array[int], array[int], list[int]]:
+        """A level's links as columns: the fingerprints and the parents, and the
+        fingerprints of the states within the boundary (``inside``; None: all of them),
+        whose labels are counted in the report's distinct coverage (the compiled
+        ``link_columns`` of checker/_fpset.c in one pass, or the same in Python)."""
+        fps, parents = array("Q"), array("Q")
+        columns = compiled_link_columns()
+        if columns is not None:
+            fps_bytes, parents_bytes, frontier_fps = columns(
+                links, self.report.cov_distinct, inside)
+            fps.frombytes(fps_bytes)
+            parents.frombytes(parents_bytes)
+            return fps, parents, frontier_fps
+        fps.extend(links.keys())
+        parents.extend(map(_first, links.values()))
+        labels: Iterable[str] = map(_second, links.values())
+        frontier_fps = list(links)
+        if inside is not None:
+            labels = compress(labels, inside)
+            frontier_fps = list(compress(frontier_fps, inside))
+        count_labels(self.report.cov_distinct, labels)
+        return fps, parents, frontier_fps
 
     def parent_of(self, level: int, fp: int) -> int | None:
         """The linked parent of a state of ``level`` if this worker holds its link."""

@@ -7,6 +7,7 @@ graphs of bytes states)."""
 from __future__ import annotations
 
 from array import array
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -74,6 +75,8 @@ def test_compiled_scan_same_search(
     monkeypatch.setattr(level_worker, "compiled_scan", lambda: None)
     monkeypatch.setattr(level_worker, "compiled_expand", lambda: None)
     monkeypatch.setattr(level_worker, "compiled_exchange", lambda: None)
+    monkeypatch.setattr(level_worker, "compiled_failures", lambda: None)
+    monkeypatch.setattr(level_worker, "compiled_link_columns", lambda: None)
     python = bfs.explore(model, options)
     assert (compiled.distinct_states, compiled.generated_states, compiled.diameter) == (
         python.distinct_states, python.generated_states, python.diameter)
@@ -150,3 +153,131 @@ def test_columns_is_the_plain_loop(
     assert dict(zip(names, array("q", counts), strict=True)) == expected_counts
     assert names == list(expected_counts)  # labels by code, in first-seen order
     assert list(array("Q", dead)) == expected_dead
+
+
+def _scan_both(
+    rounds: list[tuple[int, list[tuple[str, tuple[int, ...]]]]], seen_fps: list[int],
+    symmetric: bool, keep: bool,
+) -> tuple[Any, Any]:
+    """The same successor lists through ``_Worker._scan_python`` and the compiled ``scan``
+    (a model with an ``encode``: tuples of small ints as bytes), from the same visited set:
+    each side's links, candidates, encodings and orbit cache."""
+    from isrlab.checker import _fpset, level_worker
+    from isrlab.checker.bfs import CheckOptions
+    from isrlab.checker.toys import Symmetric
+
+    model = Symmetric(procs=3, values=3)
+    worker = level_worker._Worker(model, CheckOptions(), 0, 1, None, None, None)
+    canonical = model.canonical if symmetric else None
+    sides = []
+    for compiled in (False, True):
+        seen = fingerprint.fingerprint_set()
+        seen.update(seen_fps)
+        links: dict[int, tuple[int, str]] = {}
+        candidates: list[tuple[int, ...]] = []
+        encodings: list[bytes] = []
+        orbit: dict[int, int] = {}
+        for pfp, successors in rounds:
+            if compiled:
+                _fpset.scan(
+                    successors, pfp, seen, links, candidates, None,
+                    orbit if symmetric else None, canonical, model.encode,
+                    encodings if keep else None)
+            else:
+                worker._scan_python(successors, pfp, seen, links, orbit, canonical,
+                                    candidates.append, encodings.append if keep else None)
+        sides.append((list(links.items()), candidates, encodings, list(orbit.items())))
+    return sides[0], sides[1]
+
+
+TUPLES = st.tuples(*[st.integers(0, 2)] * 3)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.lists(st.tuples(LABELS, TUPLES), max_size=6)),
+                max_size=8),
+       st.lists(TUPLES, max_size=6), st.booleans(), st.booleans())
+def test_scan_with_encode_is_the_python_loop(
+    rounds: list[tuple[int, list[tuple[str, tuple[int, ...]]]]],
+    seen_states: list[tuple[int, ...]], symmetric: bool, keep: bool,
+) -> None:
+    """The compiled ``scan`` given a model's ``encode`` (checker/_fpset.c) does what
+    ``_scan_python`` does: the same links in the same order (the smallest (parent, label)
+    kept, parents repeating so that labels decide), the same candidates (representatives
+    under symmetry) with their encodings, the same orbit cache."""
+    seen_fps = [fingerprint.fingerprint(bytes(state)) for state in seen_states]
+    python, compiled = _scan_both(rounds, seen_fps, symmetric, keep)
+    assert compiled == python
+
+
+def _search_summary(result: Any) -> tuple[Any, ...]:
+    return (result.distinct_states, result.generated_states, result.diameter,
+            result.coverage, result.sometimes, result.violations, result.violation)
+
+
+@pytest.mark.parametrize(("name", "workers", "symmetry"), [
+    ("kafka", 1, False), ("kafka", 2, False), ("symmetric", 1, True),
+    ("symmetric", 2, True), ("counter", 1, False), ("counter", 2, False),
+])
+def test_encoded_models_compiled_same_search(
+    monkeypatch: pytest.MonkeyPatch, name: str, workers: int, symmetry: bool,
+) -> None:
+    """Models whose states are not bytes (``encode`` called by the compiled loops): the
+    search with checker/_fpset.c's ``expand``, ``scan``, ``failures`` and ``link_columns``
+    and with the Python loops gives the same counts, coverage, witnesses and
+    counterexamples with their traces: the ``kafka`` model (ZooKeeper mode, 2 brokers, one
+    record, to depth 12), interchangeable processes under symmetry, a counter with a
+    boundary and a deadlock."""
+    from isrlab.checker import bfs, level_worker
+    from isrlab.checker.toys import Counter, Symmetric
+    from isrlab.spec.kafka.config import KafkaConfig
+    from isrlab.spec.kafka.model import KafkaModel
+
+    monkeypatch.delenv(fingerprint.PURE_PYTHON_ENV, raising=False)
+    model: Any
+    if name == "kafka":
+        model = KafkaModel(KafkaConfig(max_records=1))
+    elif name == "symmetric":
+        model = Symmetric(procs=4, values=3, bad_sum=7)
+    else:
+        model = Counter(limit=9, bad=7, bound=8)
+    options = bfs.CheckOptions(workers=workers, symmetry=symmetry, stop_at_first=False,
+                               check_deadlock=name == "counter",
+                               max_depth=12 if name == "kafka" else None)
+    compiled = bfs.explore(model, options)
+    monkeypatch.setattr(level_worker, "compiled_scan", lambda: None)
+    monkeypatch.setattr(level_worker, "compiled_expand", lambda: None)
+    monkeypatch.setattr(level_worker, "compiled_failures", lambda: None)
+    monkeypatch.setattr(level_worker, "compiled_link_columns", lambda: None)
+    python = bfs.explore(model, options)
+    assert _search_summary(compiled) == _search_summary(python)
+    assert compiled.generated_states > 0 and (name == "kafka" or compiled.violations)
+
+
+def test_its_digest_is_xxh3_64_on_every_length() -> None:
+    """checker/_xxh3.h as ``scan`` uses it: the xxhash package's XXH3-64 on the short
+    paths' lengths, the long path's first blocks, and kafka-sized encodings."""
+    from isrlab.checker import _fpset
+
+    for size in [*range(1100), 2047, 2048, 2049, 70_000]:
+        data = bytes((31 * i + size) % 251 for i in range(size))
+        assert _fpset.xxh3_64(data) == fingerprint.fingerprint(data), size
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 20), max_size=30), st.lists(st.integers(1, 7), max_size=5))
+def test_failures_is_the_plain_loop(states: list[int], divisors: list[int]) -> None:
+    """``failures`` (the new states' check) returns, state by state, every (predicate,
+    state) whose predicate is false, as a plain double loop does; a predicate's exception
+    is raised."""
+    from isrlab.checker import _fpset
+
+    def not_multiple_of(d: int) -> Callable[[int], bool]:
+        return lambda x: x % d != 0
+
+    predicates = tuple(map(not_multiple_of, divisors))
+    expected = [(j, i) for i, state in enumerate(states)
+                for j, holds in enumerate(predicates) if not holds(state)]
+    assert _fpset.failures(states, predicates) == expected
+    with pytest.raises(ZeroDivisionError):
+        _fpset.failures([*states, 0], (lambda x: 1 // x > -1,))
