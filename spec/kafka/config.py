@@ -20,7 +20,7 @@ from isrlab.core.produce import ACKS_ALL, ACKS_LEADER, ACKS_NONE
 from isrlab.core.state import TopicPartition
 from isrlab.core.truncation import Log
 from isrlab.spec.kafka.elr import UncleanRecovery
-from isrlab.spec.kafka.memo import IdCache, Interner
+from isrlab.spec.kafka.memo import IdCache, IdCache2, Interner
 from isrlab.spec.kafka.params import (
     PARAM,
     Acks,
@@ -497,6 +497,8 @@ class KafkaSetup:
         self._cache_heads = IdCache(self._interner)
         self._cache_ticked = IdCache(self._interner)
         self._cache_shrink_proposal = IdCache(self._interner)
+        self._cache_ghost_after_leader_step = IdCache2(self._interner)
+        self._cache_kraft_controller = IdCache2(self._interner)
         self._view_of: object = None
         """KRaft mode: the KRaft part ``MetadataLoader._controller_view`` answered for last
         (held, so its address is not reused while it is compared by identity)."""

@@ -159,6 +159,43 @@ class IdCache:
         return value
 
 
+class IdCache2:
+    """``IdCache`` for a method of two components and a small int (``_ghost_after_leader_step
+    (br, b, ghost)``): keyed on both addresses and the int, each entry keeping both alive."""
+
+    def __init__(self, interner: Interner) -> None:
+        self.interner = interner
+        self.entries: dict[int, tuple[object, object, object]] = {}
+        interner.register(self.entries)
+
+    def find(self, first: object, second: object, small: int) -> object:
+        """The result kept for ``first``, ``second`` (or equal components) and ``small``,
+        ``MISSING`` when there is none."""
+        entries = self.entries
+        entry = entries.get((id(first) << 64 | id(second)) << SMALL_BITS | small)
+        if entry is not None and entry[0] is first and entry[1] is second:
+            return entry[2]
+        canon = self.interner.canon
+        one, two = canon(first), canon(second)
+        if one is not first or two is not second:
+            entry = entries.get((id(one) << 64 | id(two)) << SMALL_BITS | small)
+            if entry is not None and entry[0] is one and entry[1] is two:
+                return entry[2]
+        return _MISSING
+
+    def keep(self, first: object, second: object, small: int, value: V) -> V:
+        """Keep ``value`` (made the interner's) as the result for ``first``, ``second`` and
+        ``small``; return it.  Emptied at ``CACHE_LIMIT`` entries, as ``remember``."""
+        interner = self.interner
+        one, two = interner.canon(first), interner.canon(second)
+        value = interner.canon_result(value)
+        entries = self.entries
+        if len(entries) >= CACHE_LIMIT:
+            entries.clear()
+        entries[(id(one) << 64 | id(two)) << SMALL_BITS | small] = (one, two, value)
+        return value
+
+
 class Memoising(Protocol):
     """An object whose memoised methods keep their caches in ``_memo`` (method name to
     cache), keyed on the addresses of ``_interner``'s objects."""
