@@ -11,8 +11,11 @@ running ``become_leader_or_follower``, a fetch, an ISR shrink) repeats across st
 Rules for a memoised method: its result depends only on its positional arguments and on
 the model's configuration (fixed per instance), never on anything else; the arguments are
 immutable hashable values (named tuples of ints, frozen dataclasses, ints, strings); the
-result is immutable (it is shared by every caller).  Keys are compared by equality (an
-in-process ``dict``), never reduced to ``hash()`` alone.  Each model instance has its own
+result is immutable (it is shared by every caller).  Keys are in-process ``dict`` keys,
+never reduced to ``hash()`` alone: a tuple argument by the address of the object equal to
+it that the model's ``Interner`` keeps (equal values are one object there, kept alive), any
+other argument itself; the methods the compiled model calls most use an ``IdCache`` of
+their own instead of the wrapper.  Each model instance has its own
 caches, in its ``_memo`` attribute (``KafkaModel`` instances differ in configuration; an
 attribute declared by the class, not the instance's ``__dict__``, which the model compiled
 by mypyc has not: docs/kafka-model.md); a cache is emptied when it
