@@ -12,6 +12,7 @@ Shortcut: the partition epoch is not state (see ``_a_alter_partition``).
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import cast
 
 from isrlab.core.alter_partition import (
     AlterPartitionRequest,
@@ -31,7 +32,7 @@ from isrlab.spec.kafka import elr as kip966
 from isrlab.spec.kafka.config import Out, State
 from isrlab.spec.kafka.controller import KafkaController
 from isrlab.spec.kafka.labels import broker_step
-from isrlab.spec.kafka.memo import memoised
+from isrlab.spec.kafka.memo import MISSING, memoised
 from isrlab.spec.kafka.state import (
     ALTER_ACCEPTED,
     ALTER_FENCED,
@@ -85,8 +86,16 @@ class AlterPartitionManager(KafkaController):
         if newbr is not None:
             out.append((broker_step("ShrinkIsr", b), self._set_broker(state, b, newbr)))
 
-    @memoised
     def _shrink_proposal(self, br: BrokerPartition, b: int) -> BrokerPartition | None:
+        """``_shrink_proposal_computed``, cached (``memo.IdCache``)."""
+        small = b
+        cache = self._cache_shrink_proposal
+        found = cache.find(br, small)
+        if found is MISSING:
+            found = cache.keep(br, small, self._shrink_proposal_computed(br, b))
+        return cast(BrokerPartition | None, found)
+
+    def _shrink_proposal_computed(self, br: BrokerPartition, b: int) -> BrokerPartition | None:
         """Leader ``b`` holding ``br`` once it proposed its ISR shrink, ``None`` when it
         proposes nothing (``_propose_shrink``; memoised)."""
         p = self.broker_partition(br, b)

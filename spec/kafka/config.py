@@ -20,6 +20,7 @@ from isrlab.core.produce import ACKS_ALL, ACKS_LEADER, ACKS_NONE
 from isrlab.core.state import TopicPartition
 from isrlab.core.truncation import Log
 from isrlab.spec.kafka.elr import UncleanRecovery
+from isrlab.spec.kafka.memo import IdCache, IdCache2, Interner
 from isrlab.spec.kafka.params import (
     PARAM,
     Acks,
@@ -38,7 +39,14 @@ from isrlab.spec.kafka.params import (
     UncleanDetectionParam,
     declare,
 )
-from isrlab.spec.kafka.state import Encoder, EpochCodec, KafkaState, Layout, layout_flags
+from isrlab.spec.kafka.state import (
+    Encoder,
+    EpochCodec,
+    KafkaState,
+    Layout,
+    kafka_state,
+    layout_flags,
+)
 from isrlab.spec.kafka.truncation_versions import BY_PARAM, TRUNCATION_VERSIONS, parameter_help
 
 State = KafkaState
@@ -474,11 +482,76 @@ class KafkaSetup:
             config.controller == Controller.KRAFT.value and config.controlled_shutdown))
         self.state_layout = f"kafka-state {self.layout.version}"
         """The state encoding's version, recorded in a run directory's metadata."""
-        self._encoder = Encoder(self.layout)
+        self._interner = Interner()
+        """Equal components made one object (``isrlab.spec.kafka.memo.Interner``): the
+        successors' components, the memoised methods' arguments, the encoder's keys."""
+        self._encoder = Encoder(self.layout, self._interner)
         self._memo: dict[str, dict[object, object]] = {}  # memoised methods' caches
+        self._interner.register(self._memo)
+        # the caches of the memoised methods the compiled model calls most (``IdCache``)
+        self._cache_broker_lso_le_hw = IdCache(self._interner)
+        self._cache_broker_partition = IdCache(self._interner)
+        self._cache_down = IdCache(self._interner)
+        self._cache_without_dest = IdCache(self._interner)
+        self._cache_without_index = IdCache(self._interner)
+        self._cache_heads = IdCache(self._interner)
+        self._cache_ticked = IdCache(self._interner)
+        self._cache_shrink_proposal = IdCache(self._interner)
+        self._cache_ghost_after_leader_step = IdCache2(self._interner)
+        self._cache_kraft_controller = IdCache2(self._interner)
         self._view_of: object = None
         """KRaft mode: the KRaft part ``MetadataLoader._controller_view`` answered for last
         (held, so its address is not reused while it is compared by identity)."""
         self._view: Any = None
         """And its answer."""
+
+    def _interned(self, state: State, out: Out) -> Out:
+        """``out``, the successors of ``state``, each component (the controller, each
+        broker, the requests, the ghost) replaced by the interner's object equal to it, so
+        that the states a search keeps share their equal components and the caches keyed
+        on addresses find them (``isrlab.spec.kafka.memo.Interner``).  A component a step
+        left as it was in ``state`` is taken as it is; the interner is emptied here, between
+        two expansions, when it is full."""
+        interner = self._interner
+        if interner.limit_reached():
+            interner.clear()
+        canon = interner.canon
+        ctrl0, brokers0, msgs0, ghost0 = state
+        for i, (label, s) in enumerate(out):
+            ctrl, brokers, msgs, ghost = s
+            changed = False
+            if ctrl is not ctrl0:
+                c = canon(ctrl)
+                changed = c is not ctrl
+                ctrl = c
+            if brokers is not brokers0:
+                if len(brokers) == len(brokers0):
+                    fresh = [br if br is brokers0[b] else canon(br)
+                             for b, br in enumerate(brokers)]
+                else:
+                    fresh = [canon(br) for br in brokers]
+                for b, br in enumerate(fresh):
+                    if br is not brokers[b]:
+                        brokers = tuple(fresh)
+                        changed = True
+                        break
+            if msgs is not msgs0:
+                m = canon(msgs)
+                changed = changed or m is not msgs
+                msgs = m
+            if ghost is not ghost0:
+                g = canon(ghost)
+                changed = changed or g is not ghost
+                ghost = g
+            if changed:
+                out[i] = (label, kafka_state(ctrl, brokers, msgs, ghost))
+        return out
+
+    def _interned_state(self, state: State) -> State:
+        """``state`` with each component the interner's object equal to it (the initial
+        states, which ``_interned`` then takes as the first successors' reference)."""
+        canon = self._interner.canon
+        ctrl, brokers, msgs, ghost = state
+        return kafka_state(canon(ctrl), tuple([canon(br) for br in brokers]), canon(msgs),
+                           canon(ghost))
 

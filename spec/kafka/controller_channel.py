@@ -11,10 +11,11 @@ and ``duplicate_requests`` (docs/kafka-model.md, the audit table).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import cast
 
 from isrlab.spec.kafka.config import Out, State
 from isrlab.spec.kafka.labels import request_step, request_text
-from isrlab.spec.kafka.memo import memoised
+from isrlab.spec.kafka.memo import MISSING, memoised
 from isrlab.spec.kafka.replica_manager import ReplicaManagerSteps
 from isrlab.spec.kafka.state import (
     LEADER_AND_ISR,
@@ -97,8 +98,16 @@ class ControllerChannelManager(ReplicaManagerSteps):
             return range(len(msgs))
         return self._heads(msgs)
 
-    @memoised
     def _heads(self, msgs: tuple[Request, ...]) -> tuple[int, ...]:
+        """``_heads_computed``, cached (``memo.IdCache``)."""
+        small = 0
+        cache = self._cache_heads
+        found = cache.find(msgs, small)
+        if found is MISSING:
+            found = cache.keep(msgs, small, self._heads_computed(msgs))
+        return cast(tuple[int, ...], found)
+
+    def _heads_computed(self, msgs: tuple[Request, ...]) -> tuple[int, ...]:
         """The index of every channel's first request (``_deliverable``; memoised)."""
         heads = []
         prev = None
@@ -119,8 +128,8 @@ class ControllerChannelManager(ReplicaManagerSteps):
         if self.cfg.lost_requests:
             for i, m in enumerate(msgs):
                 out.append((request_step("Lose", self._msg_text(m)),
-                            kafka_state(state.controller, state.brokers, msgs[:i] + msgs[i + 1:],
-                                       state.ghost)))
+                            kafka_state(state.controller, state.brokers,
+                                        self._without_index(msgs, i), state.ghost)))
         for i in self._deliverable(msgs):
             m = msgs[i]
             if not state.brokers[m.dest].alive:
@@ -129,7 +138,8 @@ class ControllerChannelManager(ReplicaManagerSteps):
             if s is None:
                 continue
             out.append((self._request_label("Deliver", m),
-                        kafka_state(s.controller, s.brokers, msgs[:i] + msgs[i + 1:], s.ghost)))
+                        kafka_state(s.controller, s.brokers, self._without_index(msgs, i),
+                                    s.ghost)))
             if self.cfg.duplicate_requests:
                 out.append((request_step("DeliverCopy", self._msg_text(m)), s))
 
@@ -138,8 +148,30 @@ class ControllerChannelManager(ReplicaManagerSteps):
         """``action(request text)`` (memoised)."""
         return request_step(action, self._msg_text(m))
 
-    @memoised
+    def _without_index(self, msgs: tuple[Request, ...], i: int) -> tuple[Request, ...]:
+        """``_without_index_computed``, cached (``memo.IdCache``)."""
+        small = i
+        cache = self._cache_without_index
+        found = cache.find(msgs, small)
+        if found is MISSING:
+            found = cache.keep(msgs, small, self._without_index_computed(msgs, i))
+        return cast(tuple[Request, ...], found)
+
+    def _without_index_computed(self, msgs: tuple[Request, ...], i: int) -> tuple[Request, ...]:
+        """The requests in flight but the ``i``-th (memoised: the result is the interner's
+        object, which the successor then holds)."""
+        return msgs[:i] + msgs[i + 1:]
+
     def _without_dest(self, channels: tuple[Request, ...], b: int) -> tuple[Request, ...]:
+        """``_without_dest_computed``, cached (``memo.IdCache``)."""
+        small = b
+        cache = self._cache_without_dest
+        found = cache.find(channels, small)
+        if found is MISSING:
+            found = cache.keep(channels, small, self._without_dest_computed(channels, b))
+        return cast(tuple[Request, ...], found)
+
+    def _without_dest_computed(self, channels: tuple[Request, ...], b: int) -> tuple[Request, ...]:
         """The requests in flight but those to ``b`` (memoised)."""
         return tuple(m for m in channels if m.dest != b)
 

@@ -7,12 +7,14 @@ epoch, and flags recording events (an unclean election, a truncation, a broker e
 
 from __future__ import annotations
 
+from typing import cast
+
 from isrlab.core.errors import Errors
 from isrlab.core.produce import check_enough_replicas_reach_offset
 from isrlab.core.state import Partition
 from isrlab.spec.kafka.config import Out, State
 from isrlab.spec.kafka.labels import broker_step
-from isrlab.spec.kafka.memo import memoised
+from isrlab.spec.kafka.memo import MISSING
 from isrlab.spec.kafka.partition import PartitionBridge
 from isrlab.spec.kafka.state import (
     F_TWO_LEADERS,
@@ -35,9 +37,17 @@ class GhostHistory(PartitionBridge):
             return state
         return kafka_state(state.controller, state.brokers, state.channels, ghost)
 
-    @memoised
     def _ghost_after_leader_step(self, br: BrokerPartition, b: int,
                                  ghost: Ghost) -> Ghost | None:
+        """``_ghost_after_leader_step_computed``, cached (``memo.IdCache2``)."""
+        cache = self._cache_ghost_after_leader_step
+        found = cache.find(br, ghost, b)
+        if found is MISSING:
+            found = cache.keep(br, ghost, b, self._ghost_after_leader_step_computed(br, b, ghost))
+        return cast(Ghost | None, found)
+
+    def _ghost_after_leader_step_computed(self, br: BrokerPartition, b: int,
+                                          ghost: Ghost) -> Ghost | None:
         """The ghost after a step of leader ``b`` holding ``br`` (``_after_leader_step``;
         ``None`` when nothing changes; memoised)."""
         committed = ghost.committed

@@ -24,7 +24,6 @@ from isrlab.spec.kafka.kraft_state import (
     FENCED,
     REG,
     SHUTTING_DOWN,
-    KRaftState,
     initial,
     replayed,
 )
@@ -40,7 +39,9 @@ class KRaftModel(ControllerOperations):
     def __init__(self, config: KafkaConfig, invariants: Sequence[str] | None = None,
                  unfair: Sequence[str] = ()) -> None:
         super().__init__(config, invariants, unfair)
-        self._kraft_bytes: dict[KRaftState, bytes] = {}
+        self._kraft_bytes: dict[int, bytes] = {}
+        """The bytes of each KRaft part, by the address of its object in the interner."""
+        self._interner.register(self._kraft_bytes)
         self._last_kraft: object = None
         """The KRaft part ``encode`` wrote last (found by identity first, as the
         ``Encoder``'s components), and its bytes."""
@@ -60,7 +61,7 @@ class KRaftModel(ControllerOperations):
         if lead:
             zk = self._led_by(zk, lead)
         k = initial(self.n, zk.controller.isr, self.cfg.controlled_shutdown, lead)
-        return (self._with_kraft(zk, k),)
+        return (self._interned_state(self._with_kraft(zk, k)),)
 
     def _led_by(self, zk: State, lead: int) -> State:
         """The initial state ``zk`` with broker ``lead`` leading epoch 0 instead of broker 0
@@ -77,7 +78,7 @@ class KRaftModel(ControllerOperations):
     def next_states(self, state: State) -> Iterable[tuple[str, State]]:
         """Every enabled step: the brokers' (produce, fetch and truncation, ISR expiration,
         AlterPartition's answers, crash, flush, consume), each broker's metadata loader,
-        and the active controller's."""
+        and the active controller's; the successors' components interned (``_interned``)."""
         cfg = self.cfg
         steps: Out = []
         self._a_produce(state, steps)
@@ -113,8 +114,8 @@ class KRaftModel(ControllerOperations):
         if cfg.controller_failover:
             self._a_kraft_failover(state, out)
         if self.eligible_hw:
-            return [(label, self._eligible_hw(state, label, s)) for label, s in out]
-        return out
+            out = [(label, self._eligible_hw(state, label, s)) for label, s in out]
+        return self._interned(state, out)
 
     def encode(self, state: State) -> bytes:
         """The ZooKeeper-mode bytes of the state (``isrlab.spec.kafka.state.Encoder``, which
@@ -125,9 +126,10 @@ class KRaftModel(ControllerOperations):
         if k is self._last_kraft:
             kb = self._last_kraft_bytes
         else:
-            found = self._kraft_bytes.get(k)
+            key = id(self._interner.canon(k))
+            found = self._kraft_bytes.get(key)
             kb = found if found is not None else remember(
-                self._kraft_bytes, k, marshal.dumps(self.layout.plain_kraft(k), 2))
+                self._kraft_bytes, key, marshal.dumps(self.layout.plain_kraft(k), 2))
             self._last_kraft, self._last_kraft_bytes = k, kb
         return len(zk).to_bytes(4, "little") + zk + kb
 

@@ -12,6 +12,7 @@ at "now" = ``lag_ticks + 1``).
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import cast
 
 from isrlab.core.errors import Errors
 from isrlab.core.isr import maybe_shrink_isr
@@ -20,7 +21,7 @@ from isrlab.core.state import Partition
 from isrlab.spec.kafka.config import Out, State
 from isrlab.spec.kafka.fetcher import ReplicaFetcher
 from isrlab.spec.kafka.labels import TICK, broker_step
-from isrlab.spec.kafka.memo import memoised
+from isrlab.spec.kafka.memo import MISSING, memoised
 from isrlab.spec.kafka.state import (
     BrokerPartition,
     Ghost,
@@ -102,8 +103,16 @@ class PartitionLeader(ReplicaFetcher):
             out.append((TICK, kafka_state(state.controller, tuple(aged), state.channels,
                                            state.ghost)))
 
-    @memoised
     def _ticked(self, br: BrokerPartition, b: int) -> BrokerPartition | None:
+        """``_ticked_computed``, cached (``memo.IdCache``)."""
+        small = b
+        cache = self._cache_ticked
+        found = cache.find(br, small)
+        if found is MISSING:
+            found = cache.keep(br, small, self._ticked_computed(br, b))
+        return cast(BrokerPartition | None, found)
+
+    def _ticked_computed(self, br: BrokerPartition, b: int) -> BrokerPartition | None:
         """Leader ``b`` holding ``br`` one tick later, ``None`` when none of its followers
         ages (``_a_tick``; memoised)."""
         rem = tuple(self._aged(r, self.sat, self.previous_fetch) if i != b else r

@@ -10,6 +10,8 @@ receives the current state, as the controller's ``onBrokerStartup`` sends it.
 
 from __future__ import annotations
 
+from typing import cast
+
 from returns.result import Failure
 
 from isrlab.core.log_recovery import (
@@ -26,7 +28,7 @@ from isrlab.core.selectors import controlled_shutdown_leader_selector
 from isrlab.spec.kafka.alter_partition import AlterPartitionManager
 from isrlab.spec.kafka.config import NO_FETCH, TP, Out, State
 from isrlab.spec.kafka.labels import broker_step, power_loss
-from isrlab.spec.kafka.memo import memoised
+from isrlab.spec.kafka.memo import MISSING
 from isrlab.spec.kafka.state import (
     F_CHECKPOINT_LOST,
     LEADER_AND_ISR,
@@ -91,8 +93,17 @@ class BrokerLifecycle(AlterPartitionManager):
         msgs = self._without_dest(s.channels, b)
         return self._drop_pending(kafka_state(s.controller, s.brokers, msgs, s.ghost), b)
 
-    @memoised
     def _down(self, br: BrokerPartition, unclean: bool, keep: int | None,
+              empty_hw_file: bool) -> tuple[BrokerPartition, bool]:
+        """``_down_computed``, cached (``memo.IdCache``)."""
+        small = int(unclean) | int(empty_hw_file) << 1 | (0 if keep is None else keep + 1) << 2
+        cache = self._cache_down
+        found = cache.find(br, small)
+        if found is MISSING:
+            found = cache.keep(br, small, self._down_computed(br, unclean, keep, empty_hw_file))
+        return cast(tuple[BrokerPartition, bool], found)
+
+    def _down_computed(self, br: BrokerPartition, unclean: bool, keep: int | None,
               empty_hw_file: bool) -> tuple[BrokerPartition, bool]:
         """A broker holding ``br`` once down (``_crashed``'s arguments), and whether its
         shutdown wrote a checkpoint file losing the partition's HW (memoised)."""

@@ -11,8 +11,11 @@ running ``become_leader_or_follower``, a fetch, an ISR shrink) repeats across st
 Rules for a memoised method: its result depends only on its positional arguments and on
 the model's configuration (fixed per instance), never on anything else; the arguments are
 immutable hashable values (named tuples of ints, frozen dataclasses, ints, strings); the
-result is immutable (it is shared by every caller).  Keys are compared by equality (an
-in-process ``dict``), never reduced to ``hash()`` alone.  Each model instance has its own
+result is immutable (it is shared by every caller).  Keys are in-process ``dict`` keys,
+never reduced to ``hash()`` alone: a tuple argument by the address of the object equal to
+it that the model's ``Interner`` keeps (equal values are one object there, kept alive), any
+other argument itself; the methods the compiled model calls most use an ``IdCache`` of
+their own instead of the wrapper.  Each model instance has its own
 caches, in its ``_memo`` attribute (``KafkaModel`` instances differ in configuration; an
 attribute declared by the class, not the instance's ``__dict__``, which the model compiled
 by mypyc has not: docs/kafka-model.md); a cache is emptied when it
@@ -25,23 +28,183 @@ import functools
 from collections.abc import Callable
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar, cast
 
-
-class Memoising(Protocol):
-    """An object whose memoised methods keep their caches in ``_memo`` (method name to cache)."""
-
-    _memo: dict[str, dict[object, object]]
-
-
 P = ParamSpec("P")
 R = TypeVar("R")
-M = TypeVar("M", bound=Memoising)
+M = TypeVar("M", bound="Memoising")
 K = TypeVar("K")
 V = TypeVar("V")
 
 CACHE_LIMIT = 1 << 20
 """Entries of one memoised method's cache (per model instance) before it is emptied."""
 
+INTERN_LIMIT = 1 << 21
+"""Objects an ``Interner`` holds before the model empties it (and the caches keyed on it)."""
+
 _MISSING = object()
+
+
+class Interner:
+    """Equal components made identical: ``canon`` returns, for any hashable value, the one
+    object of its class equal to it that the table keeps (the first met), so that the
+    caches keyed on ``key_of`` find an equal component by its address alone.
+
+    The table keeps its objects alive, so the address of an object it holds names that
+    object only, for as long as the table holds it; every cache keyed on addresses is
+    registered (``register``) and emptied with the table (``clear``), which ``limit_reached``
+    asks for once the table holds ``INTERN_LIMIT`` objects.  One table per model instance."""
+
+    def __init__(self) -> None:
+        self.by_id: dict[int, object] = {}
+        """The address of each object the table holds, to it."""
+        self.by_value: dict[type, dict[object, object]] = {}
+        """Per class (equal tuples of two classes are not interchangeable): each value to
+        the object kept for it."""
+        self.caches: list[dict[Any, Any]] = []
+        """The caches keyed on addresses of objects held here, emptied with the table."""
+
+    def canon(self, value: V) -> V:
+        """The object the table keeps for ``value`` (``value`` itself the first time)."""
+        if self.by_id.get(id(value)) is value:
+            return value
+        cls = type(value)
+        table = self.by_value.get(cls)
+        if table is None:
+            table = self.by_value[cls] = {}
+        found = table.get(value, _MISSING)
+        if found is _MISSING:
+            table[value] = value
+            self.by_id[id(value)] = value
+            return value
+        return cast(V, found)
+
+    def key_of(self, value: object) -> object:
+        """``value``'s key in a cache keyed on addresses: a tuple's by the address of its
+        object in the table, any other value (an int, a string, ``None``, a frozen
+        dataclass) itself.  Within one argument position of one method the values are of
+        one kind (the methods are typed), so an address never meets an int argument."""
+        if isinstance(value, tuple):
+            return id(self.canon(value))
+        return value
+
+    def canon_result(self, value: V) -> V:
+        """A memoised method's result with the components it holds made the table's
+        objects: a tuple of a named class (a component) itself, a plain tuple's items that
+        are tuples (a component and its ``Partition``, say), anything else as it is; so
+        that a step built from cached results holds the table's objects already."""
+        if not isinstance(value, tuple):
+            return value
+        if type(value) is not tuple:
+            return self.canon(value)
+        items = [self.canon(item) if isinstance(item, tuple) else item for item in value]
+        return cast(V, tuple(items))
+
+    def register(self, cache: dict[Any, Any]) -> None:
+        """Empty ``cache`` whenever the table is emptied (it is keyed on addresses)."""
+        self.caches.append(cache)
+
+    def limit_reached(self) -> bool:
+        """Whether the table holds ``INTERN_LIMIT`` objects (the model then calls
+        ``clear`` between two steps, never inside one)."""
+        return len(self.by_id) >= INTERN_LIMIT
+
+    def clear(self) -> None:
+        """Empty the table and every registered cache."""
+        self.by_id.clear()
+        self.by_value.clear()
+        for cache in self.caches:
+            cache.clear()
+
+
+MISSING: object = _MISSING
+"""What ``IdCache.find`` answers when it has nothing."""
+
+SMALL_BITS = 20
+"""The bits of ``IdCache``'s small-int argument (``0 <= small < 2 ** SMALL_BITS``)."""
+
+
+class IdCache:
+    """The cache of one memoised method of a component and a small int (``broker_partition
+    (br, b)``), called natively by the compiled model: keyed on the component's address
+    (its interner object's) and the int, each entry keeping the component alive (so that
+    its address names it while the entry lives); the method's result made the interner's
+    (``Interner.canon_result``).  Cheaper than ``memoised``'s wrapper, which the compiled
+    model reaches through a Python attribute, a bound method and a tuple of arguments."""
+
+    def __init__(self, interner: Interner) -> None:
+        self.interner = interner
+        self.entries: dict[int, tuple[object, object]] = {}
+        interner.register(self.entries)
+
+    def find(self, arg: object, small: int) -> object:
+        """The result kept for ``arg`` (or an equal component) and ``small``, ``MISSING``
+        when there is none."""
+        entries = self.entries
+        entry = entries.get(id(arg) << SMALL_BITS | small)
+        if entry is not None and entry[0] is arg:
+            return entry[1]
+        canonical = self.interner.canon(arg)
+        if canonical is not arg:
+            entry = entries.get(id(canonical) << SMALL_BITS | small)
+            if entry is not None and entry[0] is canonical:
+                return entry[1]
+        return _MISSING
+
+    def keep(self, arg: object, small: int, value: V) -> V:
+        """Keep ``value`` (made the interner's) as the result for ``arg`` and ``small``;
+        return it.  Emptied at ``CACHE_LIMIT`` entries, as ``remember``."""
+        interner = self.interner
+        canonical = interner.canon(arg)
+        value = interner.canon_result(value)
+        entries = self.entries
+        if len(entries) >= CACHE_LIMIT:
+            entries.clear()
+        entries[id(canonical) << SMALL_BITS | small] = (canonical, value)
+        return value
+
+
+class IdCache2:
+    """``IdCache`` for a method of two components and a small int (``_ghost_after_leader_step
+    (br, b, ghost)``): keyed on both addresses and the int, each entry keeping both alive."""
+
+    def __init__(self, interner: Interner) -> None:
+        self.interner = interner
+        self.entries: dict[int, tuple[object, object, object]] = {}
+        interner.register(self.entries)
+
+    def find(self, first: object, second: object, small: int) -> object:
+        """The result kept for ``first``, ``second`` (or equal components) and ``small``,
+        ``MISSING`` when there is none."""
+        entries = self.entries
+        entry = entries.get((id(first) << 64 | id(second)) << SMALL_BITS | small)
+        if entry is not None and entry[0] is first and entry[1] is second:
+            return entry[2]
+        canon = self.interner.canon
+        one, two = canon(first), canon(second)
+        if one is not first or two is not second:
+            entry = entries.get((id(one) << 64 | id(two)) << SMALL_BITS | small)
+            if entry is not None and entry[0] is one and entry[1] is two:
+                return entry[2]
+        return _MISSING
+
+    def keep(self, first: object, second: object, small: int, value: V) -> V:
+        """Keep ``value`` (made the interner's) as the result for ``first``, ``second`` and
+        ``small``; return it.  Emptied at ``CACHE_LIMIT`` entries, as ``remember``."""
+        interner = self.interner
+        one, two = interner.canon(first), interner.canon(second)
+        value = interner.canon_result(value)
+        entries = self.entries
+        if len(entries) >= CACHE_LIMIT:
+            entries.clear()
+        entries[(id(one) << 64 | id(two)) << SMALL_BITS | small] = (one, two, value)
+        return value
+
+
+class Memoising(Protocol):
+    """An object whose memoised methods keep their caches in ``_memo`` (method name to
+    cache), keyed on the addresses of ``_interner``'s objects."""
+
+    _memo: dict[str, dict[object, object]]
+    _interner: Interner
 
 
 def remember(cache: dict[K, V], key: K, value: V) -> V:
@@ -64,9 +227,17 @@ def memoised(method: Callable[Concatenate[M, P], R]) -> Callable[Concatenate[M, 
         cache = caches.get(attribute)
         if cache is None:
             cache = caches[attribute] = {}
-        result = cache.get(args, _MISSING)
+        interner = self._interner
+        key: object
+        if len(args) == 1:
+            key = interner.key_of(args[0])
+        elif len(args) == 2:
+            key = (interner.key_of(args[0]), interner.key_of(args[1]))
+        else:
+            key = tuple([interner.key_of(a) for a in args])
+        result = cache.get(key, _MISSING)
         if result is _MISSING:
-            result = remember(cache, args, method(self, *args))  # type: ignore[call-arg]  # P's positional arguments, as the caller passed them
+            result = remember(cache, key, interner.canon_result(method(self, *args)))  # type: ignore[call-arg]  # P's positional arguments, as the caller passed them
         return result
 
     functools.update_wrapper(wrapper, method)

@@ -50,7 +50,7 @@ from isrlab.spec.kafka.kraft_state import (
     replayed,
 )
 from isrlab.spec.kafka.labels import handle_commit
-from isrlab.spec.kafka.memo import memoised
+from isrlab.spec.kafka.memo import MISSING, memoised
 from isrlab.spec.kafka.model import KafkaModel
 from isrlab.spec.kafka.state import (
     ALTER_NONE,
@@ -87,9 +87,24 @@ class MetadataLoader(KafkaModel):
                                       old.isr_change_set, k)
         return kafka_state(ctrl, state.brokers, state.channels, state.ghost)
 
-    @memoised
     def _kraft_controller(self, controller_epoch: int, assigned_replicas: tuple[int, ...],
                           isr_change_set: int, k: KRaftState) -> ZkPartitionState:
+        """``_kraft_controller_computed``, cached (``memo.IdCache2``) when the two ints fit
+        its small int (always, within the parameters' bounds)."""
+        small = controller_epoch << 12 | isr_change_set
+        if controller_epoch >> 7 or isr_change_set >> 12:
+            return self._kraft_controller_computed(controller_epoch, assigned_replicas,
+                                                   isr_change_set, k)
+        cache = self._cache_kraft_controller
+        found = cache.find(k, assigned_replicas, small)
+        if found is MISSING:
+            found = cache.keep(k, assigned_replicas, small, self._kraft_controller_computed(
+                controller_epoch, assigned_replicas, isr_change_set, k))
+        return cast(ZkPartitionState, found)
+
+    def _kraft_controller_computed(self, controller_epoch: int,
+                                   assigned_replicas: tuple[int, ...], isr_change_set: int,
+                                   k: KRaftState) -> ZkPartitionState:
         """``_with_kraft``'s controller tuple (memoised on the fields it keeps and ``k``, not
         on the KRaft part it replaces)."""
         k = compacted(k, self.n)

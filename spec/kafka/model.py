@@ -132,10 +132,11 @@ class KafkaModel(PartitionLeader):
                  (NONE,) * cfg.max_records, (NONE,) * cfg.max_records, (), 0,
                  (0,) + (NONE,) * (epochs - 1))
         ctrl = ZkPartitionState(0, 0, 0, isr, ar, 0)
-        return (kafka_state(ctrl, tuple(brokers), (), ghost),)
+        return (self._interned_state(kafka_state(ctrl, tuple(brokers), (), ghost)),)
 
     def next_states(self, state: State) -> Iterable[tuple[str, State]]:
-        """Every enabled step (see the docstrings of the ``_a_*`` methods)."""
+        """Every enabled step (see the docstrings of the ``_a_*`` methods), the successors'
+        components interned (``_interned``)."""
         out: Out = []
         cfg = self.cfg
         self._a_produce(state, out)
@@ -171,7 +172,7 @@ class KafkaModel(PartitionLeader):
         if self.alter:
             self._a_alter_partition(state, out)
             self._a_alter_partition_response(state, out)
-        return out
+        return self._interned(state, out)
 
     def invariants(self) -> Sequence[Property[State]]:
         """The selected invariants of ``_catalogue`` (all by default)."""

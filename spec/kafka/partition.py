@@ -10,7 +10,7 @@ replicas' times are kept as ages (ticks since), saturating just past ``lag_ticks
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 from isrlab.core.alter_partition import IsrState, PendingIsrChange, hw_isr
 from isrlab.core.elr import hw_may_advance
@@ -18,7 +18,7 @@ from isrlab.core.metadata_cache import Broker, MetadataSnapshot
 from isrlab.core.state import Partition, RemoteReplica, last_stable_offset
 from isrlab.core.truncation import Log, Record
 from isrlab.spec.kafka.config import TP, KafkaSetup, State
-from isrlab.spec.kafka.memo import memoised
+from isrlab.spec.kafka.memo import MISSING, memoised
 from isrlab.spec.kafka.state import (
     NONE,
     BrokerPartition,
@@ -49,14 +49,30 @@ class PartitionBridge(KafkaSetup):
         """Broker ``b``'s ``isrlab.core.state.Partition``, rebuilt from its ``BrokerPartition``."""
         return self.broker_partition(state.brokers[b], b)
 
-    @memoised
     def broker_lso_le_hw(self, br: BrokerPartition, b: int) -> bool:
+        """``broker_lso_le_hw_computed``, cached (``memo.IdCache``)."""
+        small = b
+        cache = self._cache_broker_lso_le_hw
+        found = cache.find(br, small)
+        if found is MISSING:
+            found = cache.keep(br, small, self.broker_lso_le_hw_computed(br, b))
+        return cast(bool, found)
+
+    def broker_lso_le_hw_computed(self, br: BrokerPartition, b: int) -> bool:
         """``isrlab.spec.invariants.lso_le_hw`` for broker ``b`` holding ``br``: its
         ``core`` last stable offset is at most its HW (memoised)."""
         return last_stable_offset(self.broker_partition(br, b)) <= br.high_watermark
 
-    @memoised
     def broker_partition(self, br: BrokerPartition, b: int) -> Partition:
+        """``broker_partition_computed``, cached (``memo.IdCache``)."""
+        small = b
+        cache = self._cache_broker_partition
+        found = cache.find(br, small)
+        if found is MISSING:
+            found = cache.keep(br, small, self.broker_partition_computed(br, b))
+        return cast(Partition, found)
+
+    def broker_partition_computed(self, br: BrokerPartition, b: int) -> Partition:
         """The ``isrlab.core.state.Partition`` of broker ``b`` holding ``br`` (memoised: a
         broker's tuple takes few values over a search)."""
         leader = br.leader

@@ -30,7 +30,7 @@ from isrlab.spec.kafka.codes import EpochCodec as EpochCodec
 from isrlab.spec.kafka.codes import mask_of as mask_of
 from isrlab.spec.kafka.codes import members as members
 from isrlab.spec.kafka.kraft_state import KRaftState
-from isrlab.spec.kafka.memo import remember
+from isrlab.spec.kafka.memo import Interner, remember
 
 
 # ---- the state, as Kafka names it ----------------------------------------------------
@@ -444,6 +444,10 @@ _FOUR = b"(" + (4).to_bytes(4, "little")
 """``marshal`` version 2's header of a tuple of four items."""
 
 
+_CTRL, _BROKER, _MSGS, _GHOST = 0, 1, 2, 3
+"""The kinds of component ``Encoder._store`` writes."""
+
+
 class Encoder:
     """``marshal.dumps(layout.plain(state), 2)``, the model's ``encode``, assembled from
     the bytes of each component (the controller, each broker, the requests, the ghost),
@@ -451,21 +455,25 @@ class Encoder:
 
     Byte for byte the same: ``marshal`` version 2 writes no back-references, so a tuple's
     bytes are its header (``(`` and its length, four bytes little-endian) followed by the
-    bytes of its items, each written alone.  The caches are dicts keyed on the component
-    values (compared by equality); each is bounded by ``memo.remember``.
+    bytes of its items, each written alone.  The caches are dicts keyed on the address of
+    the component's object in the model's ``Interner`` (equal components are one object
+    there: the model's successors hold those objects already, any other state's are
+    looked up by value once), emptied with it; each is bounded by ``memo.remember``.
 
-    Before a dict is asked (which hashes the whole component), each position (the
-    controller, broker ``b``, the requests, the ghost) remembers the component object it
-    encoded last and its bytes: the successors of one state, encoded one after the other,
-    share the objects of every component their step left alone, so most components are
-    found by identity (``is``), without hashing."""
+    Before a dict is asked, each position (the controller, broker ``b``, the requests, the
+    ghost) remembers the component object it encoded last and its bytes: the successors
+    of one state, encoded one after the other, share the objects of every component their
+    step left alone, so most components are found by identity (``is``)."""
 
-    def __init__(self, layout: Layout) -> None:
+    def __init__(self, layout: Layout, interner: Interner) -> None:
         self.layout = layout
-        self._ctrl: dict[ZkPartitionState, bytes] = {}
-        self._brokers: dict[BrokerPartition, bytes] = {}
-        self._msgs: dict[tuple[Request, ...], bytes] = {}
-        self._ghost: dict[Ghost, bytes] = {}
+        self.interner = interner
+        self._ctrl: dict[int, bytes] = {}
+        self._brokers: dict[int, bytes] = {}
+        self._msgs: dict[int, bytes] = {}
+        self._ghost: dict[int, bytes] = {}
+        for cache in (self._ctrl, self._brokers, self._msgs, self._ghost):
+            interner.register(cache)
         self._last: list[object] = []
         """The component object last encoded at each position: the controller, the
         requests, the ghost, then one per broker."""
@@ -478,13 +486,11 @@ class Encoder:
         if len(last) != 3 + len(brokers):
             self._last = last = [None] * (3 + len(brokers))
             self._last_bytes = last_bytes = [b""] * (3 + len(brokers))
-        layout = self.layout
         if ctrl is last[0]:
             c = last_bytes[0]
         else:
-            found = self._ctrl.get(ctrl)
-            c = found if found is not None else self._store(self._ctrl, ctrl,
-                                                           layout.plain_ctrl(ctrl))
+            found = self._ctrl.get(id(ctrl))
+            c = found if found is not None else self._store(self._ctrl, ctrl, _CTRL)
             last[0], last_bytes[0] = ctrl, c
         parts = [_FOUR, c, b"(" + len(brokers).to_bytes(4, "little")]
         cache = self._brokers
@@ -493,33 +499,47 @@ class Encoder:
             if br is last[at]:
                 e = last_bytes[at]
             else:
-                found = cache.get(br)
-                e = found if found is not None else self._store(cache, br,
-                                                               layout.plain_broker(br))
+                found = cache.get(id(br))
+                e = found if found is not None else self._store(cache, br, _BROKER)
                 last[at], last_bytes[at] = br, e
             parts.append(e)
             at += 1
         if msgs is last[1]:
             m = last_bytes[1]
         else:
-            found = self._msgs.get(msgs)
-            m = found if found is not None else self._store(self._msgs, msgs,
-                                                           layout.plain_msgs(msgs))
+            found = self._msgs.get(id(msgs))
+            m = found if found is not None else self._store(self._msgs, msgs, _MSGS)
             last[1], last_bytes[1] = msgs, m
         if ghost is last[2]:
             g = last_bytes[2]
         else:
-            found = self._ghost.get(ghost)
-            g = found if found is not None else self._store(self._ghost, ghost, tuple(ghost))
+            found = self._ghost.get(id(ghost))
+            g = found if found is not None else self._store(self._ghost, ghost, _GHOST)
             last[2], last_bytes[2] = ghost, g
         parts.append(m)
         parts.append(g)
         return b"".join(parts)
 
-    @staticmethod
-    def _store(cache: dict[Any, bytes], key: Any, plain: tuple[object, ...]) -> bytes:
+    def _store(self, cache: dict[int, bytes], key: Any, kind: int) -> bytes:
+        """The bytes of component ``key`` of ``kind`` (``_CTRL``, ``_BROKER``, ``_MSGS``,
+        ``_GHOST``), remembered under the address of the interner's object equal to it (a
+        hit when ``key`` was not that object but an equal one already encoded)."""
+        canonical = self.interner.canon(key)
+        found = cache.get(id(canonical))
+        if found is not None:
+            return found
+        layout = self.layout
+        plain: tuple[object, ...]
+        if kind == _CTRL:
+            plain = layout.plain_ctrl(key)
+        elif kind == _BROKER:
+            plain = layout.plain_broker(key)
+        elif kind == _MSGS:
+            plain = layout.plain_msgs(key)
+        else:
+            plain = tuple(key)
         data = marshal.dumps(plain, 2)  # type: ignore[arg-type]  # nested tuples of ints, which typeshed cannot spell
-        return remember(cache, key, data)
+        return remember(cache, id(canonical), data)
 
 
 _new = tuple.__new__

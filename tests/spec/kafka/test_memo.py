@@ -78,6 +78,7 @@ class _Counter:
     def __init__(self) -> None:
         self.calls = 0
         self._memo: dict[str, dict[object, object]] = {}
+        self._interner = memo.Interner()
 
     @memo.memoised
     def double(self, x: int) -> int | None:
