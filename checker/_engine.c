@@ -38,18 +38,6 @@
 #define SMALL_EXPAND 2048   /* frontier states expanded on one thread */
 #define SMALL_FINISH 16384  /* rows finished on one thread */
 
-/* xxh3_64(data) -> int: the digest of checker/_xxh3.h, for the tests (equal to
- * xxhash.xxh3_64_intdigest). */
-static PyObject *
-py_xxh3(PyObject *module, PyObject *data)
-{
-    if (!PyBytes_Check(data)) {
-        PyErr_SetString(PyExc_TypeError, "xxh3_64(): bytes");
-        return NULL;
-    }
-    return PyLong_FromUnsignedLongLong(
-        xxh3((const unsigned char *)PyBytes_AS_STRING(data), (size_t)PyBytes_GET_SIZE(data)));
-}
 
 /* -- growable arrays and fingerprint tables ------------------------------------------------ */
 

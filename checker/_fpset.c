@@ -723,17 +723,6 @@ failures(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return found;
 }
 
-/* xxh3_64(data) -> int: the digest of checker/_xxh3.h (equal to xxhash.xxh3_64_intdigest). */
-static PyObject *
-py_xxh3(PyObject *module, PyObject *data)
-{
-    if (!PyBytes_Check(data)) {
-        PyErr_SetString(PyExc_TypeError, "xxh3_64(): bytes");
-        return NULL;
-    }
-    return PyLong_FromUnsignedLongLong(
-        xxh3((const unsigned char *)PyBytes_AS_STRING(data), (size_t)PyBytes_GET_SIZE(data)));
-}
 
 
 /* split(links, candidates, workers, me) -> (own_links, own_candidates, parts, every)

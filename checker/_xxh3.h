@@ -210,4 +210,19 @@ xxh3(const unsigned char *in, size_t len)
     return len <= 240 ? xxh3_short(in, len) : xxh3_long(in, len);
 }
 
+#ifdef Py_PYTHON_H
+/* xxh3_64(data) -> int: xxh3 of a bytes object, the function both extensions export for
+ * tests (equal to xxhash.xxh3_64_intdigest); needs Python.h included first. */
+static PyObject *
+py_xxh3(PyObject *module, PyObject *data)
+{
+    if (!PyBytes_Check(data)) {
+        PyErr_SetString(PyExc_TypeError, "xxh3_64(): bytes");
+        return NULL;
+    }
+    return PyLong_FromUnsignedLongLong(
+        xxh3((const unsigned char *)PyBytes_AS_STRING(data), (size_t)PyBytes_GET_SIZE(data)));
+}
+#endif
+
 #endif
