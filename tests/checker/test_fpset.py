@@ -137,8 +137,8 @@ def _columns_reference(
 def test_columns_is_the_plain_loop(
     edges: dict[bytes, list[tuple[str, bytes]]], parent_fps: list[int], symmetric: bool,
 ) -> None:
-    columns = fingerprint.compiled_columns()
-    assert columns is not None
+    from isrlab.checker._fpset import columns  # the C function itself, ISRLAB_PURE_PYTHON or not
+
     states = list(edges)[:len(parent_fps)]
     parents = sorted(parent_fps)[:len(states)]
     fps, links, label_codes, names, offsets, data, counts, dead = columns(
