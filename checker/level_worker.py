@@ -546,7 +546,7 @@ class _Worker(Generic[S]):
         violations = report.violations
         failures = compiled_failures()
         if failures is not None:
-            violations.extend((level, self.invariants[index][0], fps[at])
+            violations.extend((level, index, fps[at])
                               for index, at in failures(states, self.holds))
         else:
             for index, holds in self.invariants:

@@ -155,10 +155,7 @@ class IdCache:
         interner = self.interner
         canonical = interner.canon(arg)
         value = interner.canon_result(value)
-        entries = self.entries
-        if len(entries) >= CACHE_LIMIT:
-            entries.clear()
-        entries[id(canonical) << SMALL_BITS | small] = (canonical, value)
+        remember(self.entries, id(canonical) << SMALL_BITS | small, (canonical, value))
         return value
 
 
@@ -192,10 +189,7 @@ class IdCache2:
         interner = self.interner
         one, two = interner.canon(first), interner.canon(second)
         value = interner.canon_result(value)
-        entries = self.entries
-        if len(entries) >= CACHE_LIMIT:
-            entries.clear()
-        entries[(id(one) << 64 | id(two)) << SMALL_BITS | small] = (one, two, value)
+        remember(self.entries, (id(one) << 64 | id(two)) << SMALL_BITS | small, (one, two, value))
         return value
 
 
