@@ -52,6 +52,7 @@ def main() -> None:
             if interrupt is None:
                 interrupt = error
     if interrupt is not None:
+        sys.unraisablehook = _ignore_unraisable  # as isrlab.cli_support._say_interrupted
         if not _pressed_again(interrupt):  # else isrlab.cli_support has said it
             _interrupted(signal.SIGINT, None)
         status = INTERRUPTED
@@ -84,6 +85,11 @@ def _pressed_again(error: BaseException) -> bool:
             return True
         seen = seen.__context__
     return False
+
+
+def _ignore_unraisable(_unraisable: object) -> None:
+    """``sys.unraisablehook`` after Ctrl-C: a half-built object's failing ``__del__`` is not
+    reported."""
 
 
 def _interrupted(signum: int, frame: FrameType | None) -> NoReturn:

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -204,12 +204,10 @@ class OneLineErrors(click.Group):
             click.echo(f"isrlab: error: {' '.join(str(error).split())}", err=True)
             sys.exit(2)
         except (click.Abort, KeyboardInterrupt):
-            click.echo("isrlab: interrupted", err=True)
-            sys.exit(INTERRUPTED)
+            _say_interrupted()
         except Exception as error:
             if _interrupt_in_foreign_call(error):
-                click.echo("isrlab: interrupted", err=True)
-                sys.exit(INTERRUPTED)
+                _say_interrupted()
             yours = user_error(error)
             if yours is not None:  # the user's own invariant raised: their bug, one line
                 if debug:
@@ -224,6 +222,22 @@ class OneLineErrors(click.Group):
                        "model or in isrlab; its traceback is above)", err=True)
             sys.exit(CRASHED)
         sys.exit(code if isinstance(code, int) else 0)
+
+
+def _say_interrupted() -> NoReturn:
+    """Say ``isrlab: interrupted`` and exit 130, with finalisers' errors silenced from now on.
+    Ctrl-C can land inside a library object's constructor (z3's ``AstRef`` before it sets
+    ``ctx``); when the interrupted frames are freed, that half-built object's ``__del__``
+    fails, and Python would print the failure as an ignored exception with its traceback
+    after our one line.  The process is ending on the user's request: nothing a finaliser
+    says then is news."""
+    sys.unraisablehook = _ignore_unraisable
+    click.echo("isrlab: interrupted", err=True)
+    sys.exit(INTERRUPTED)
+
+
+def _ignore_unraisable(_unraisable: Any) -> None:
+    """``sys.unraisablehook`` once the run is interrupted: drop the report."""
 
 
 def _interrupt_in_foreign_call(error: Exception) -> bool:

@@ -808,3 +808,27 @@ def test_bmc_without_the_partial_order_reduction_finds_tlc_s_length() -> None:
                              "--no-partial-order")
     assert code == 1, (out, err)
     assert "(trace of 12 states); no trace of 11 or fewer" in out.splitlines()[0]
+
+
+def test_a_finaliser_failing_after_ctrl_c_adds_no_traceback() -> None:
+    """Ctrl-C inside a library constructor (z3's ``AstRef`` before it sets ``ctx``, seen in
+    CI on ``isrlab prove``) leaves a half-built object whose ``__del__`` fails when the
+    interrupted frames are freed: still the one line and exit 130."""
+    child = "\n".join([
+        "import click",
+        "from isrlab.cli_support import OneLineErrors",
+        "class HalfBuilt:",
+        "    def __init__(self) -> None:",
+        "        raise KeyboardInterrupt",
+        "    def __del__(self) -> None:",
+        "        self.ctx.ref()",
+        "@click.group(cls=OneLineErrors)",
+        "def cli() -> None: ...",
+        "@cli.command()",
+        "def run() -> None:",
+        "    HalfBuilt()",
+        "cli.main(['run'])",
+    ])
+    done = subprocess.run([sys.executable, "-c", child], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert (done.returncode, done.stderr.strip()) == (130, "isrlab: interrupted")
