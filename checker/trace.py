@@ -239,17 +239,22 @@ def _show(value: Any) -> str:
 
 def changed_entries(
     name: str, before: Any, after: Any, show: Callable[[Any], str] = value_text,
+    nested: int = 1,
 ) -> list[str]:
     """What a step changed in variable ``name``, one line each: the changed entries of a
     dictionary-valued variable (``name[key] = value``; an entry the step added marked
-    ``(added)``, one it removed written ``removed (was OLD)``), else the whole new value;
-    values written by ``show``."""
+    ``(added)``, one it removed written ``removed (was OLD)``; an entry that is itself a
+    dictionary on both sides by its own changed entries, ``name[key][key2] = value``, down
+    ``nested`` levels), else the whole new value; values written by ``show``."""
     if not (isinstance(before, Mapping) and isinstance(after, Mapping)):
         return [f"{name} = {show(after)}"]
     lines = []
     for key, value in after.items():
         if key not in before:
             lines.append(f"{entry_text(name, key)} = {show(value)} (added)")
+        elif before[key] != value and nested > 0:
+            lines.extend(changed_entries(entry_text(name, key), before[key], value, show,
+                                         nested - 1))
         elif before[key] != value:
             lines.append(f"{entry_text(name, key)} = {show(value)}")
     lines.extend(f"{entry_text(name, key)} removed (was {show(value)})"

@@ -112,6 +112,24 @@ def test_an_entry_added_or_removed_is_shown_as_the_change_not_the_whole_map() ->
     ]
 
 
+def test_a_nested_dictionary_entry_is_printed_by_what_changed_in_it() -> None:
+    """A leader's per-follower map (``remote_leo``) prints the follower whose entry moved,
+    not the whole map; one level down only, so a follower's fetch record stays whole."""
+    fetch = {"leader_leo": 1, "age": 0}
+    trace = (
+        TraceStep("Init", {"broker0": {"remote_leo": {1: 0, 2: -1}, "remote_last_fetch": {}}}),
+        TraceStep("Fetch(2)", {"broker0": {"remote_leo": {1: 0, 2: 1},
+                                            "remote_last_fetch": {2: fetch}}}),
+        TraceStep("Tick", {"broker0": {"remote_leo": {1: 0, 2: 1},
+                                        "remote_last_fetch": {2: {**fetch, "age": 1}}}}),
+    )
+    assert text_trace(trace).splitlines()[2:] == [
+        "State 2: Fetch(2)", "  broker0['remote_leo'][2] = 1",
+        "  broker0['remote_last_fetch'][2] = {'leader_leo': 1, 'age': 0} (added)",
+        "State 3: Tick", "  broker0['remote_last_fetch'][2] = {'leader_leo': 1, 'age': 1}",
+    ]
+
+
 def test_the_json_report_has_the_documented_fields(tmp_path: Path) -> None:
     result = run(Counter(5, bad=3))
     path = tmp_path / "report.json"
