@@ -20,21 +20,29 @@ its proposal) are cleared when it goes down, and every start is a new incarnatio
 
 from __future__ import annotations
 
+from typing import cast
+
 from isrlab.core.fencing import FetchDecision
 from isrlab.core.partition import raise_leader_hw
 from isrlab.spec.kafka.config import Out, State
-from isrlab.spec.kafka.kraft_state import KRaftState, kraft_state, put, replayed
+from isrlab.spec.kafka.kraft_state import KRaftState, kraft_state, put
 from isrlab.spec.kafka.labels import broker_step
-from isrlab.spec.kafka.memo import memoised
+from isrlab.spec.kafka.memo import MISSING, SMALL_BITS, memoised
 from isrlab.spec.kafka.metadata_loader import MetadataLoader
 from isrlab.spec.kafka.state import (
     ALTER_ACCEPTED,
     ALTER_NONE,
     ALTER_SENT,
     BrokerPartition,
+    ZkPartitionState,
+    kafka_state,
     members,
     with_fields,
 )
+
+UPKEEP_DOWN, UPKEEP_PROPOSED, UPKEEP_ACCEPTED, UPKEEP_ANSWERED = 1, 2, 3, 4
+"""A broker's event in ``BrokerLifecycleManager._upkeep``'s code: it went down, it sent an
+AlterPartition proposal, it handled an accepted answer, or another answer."""
 
 HW_EVENTS = frozenset({"Produce", "Fetch", "FetchRequest", "FencedFetch",
                        "AlterPartitionResponse"})
@@ -53,7 +61,7 @@ class BrokerLifecycleManager(MetadataLoader):
         k = self._kraft(state)
         if not self.cfg.fence_ineligible:
             return True
-        epoch, fenced = replayed(k.base, k.batches[:max(0, k.applied[lid])], self.n)[1][f]
+        epoch, fenced = self._image(k, max(0, k.applied[lid]))[1][f]
         if epoch < 0 or fenced:
             return False
         return not self.cfg.kip903 or k.broker_epoch[f] == epoch
@@ -77,7 +85,7 @@ class BrokerLifecycleManager(MetadataLoader):
                 continue
             k = self._kraft(after)
             ineligible = self._hw_ineligible(
-                k, replayed(k.base, k.batches[:max(0, k.applied[b])], self.n), b)
+                k, self._image(k, max(0, k.applied[b])), b)
             if not ineligible:
                 continue
             raised = self._hw_without(br, b, ineligible)
@@ -121,25 +129,59 @@ class BrokerLifecycleManager(MetadataLoader):
         until it restarts; a new AlterPartition proposal carries the proposer's partition
         epoch and (``kip903``) the broker epochs it recorded (its own for itself, -1 for
         members it has no fetch from); an accepted answer, once handled, gives the leader
-        the partition epoch the controller returned."""
-        k = self._kraft(after)
-        k0 = k
-        for b in range(self.n):
+        the partition epoch the controller returned.  The new controller tuple is kept per
+        controller tuple and the brokers' events (``_upkept``'s code)."""
+        n = self.n
+        code = 0
+        for b in range(n):
             old, new = before.brokers[b], after.brokers[b]
-            if old.alive and not new.alive:
-                k = self._went_down(k, b)
+            if old is new:
                 continue
-            if new.alter_partition == ALTER_SENT and old.alter_partition != ALTER_SENT:
-                k = self._proposed(k, b, new.pending_isr)
+            if old.alive and not new.alive:
+                event = UPKEEP_DOWN
+            elif new.alter_partition == ALTER_SENT and old.alter_partition != ALTER_SENT:
+                event = UPKEEP_PROPOSED | new.pending_isr << 3
             elif old.alter_partition != ALTER_NONE and new.alter_partition == ALTER_NONE:
+                event = (UPKEEP_ACCEPTED if old.alter_partition == ALTER_ACCEPTED
+                         else UPKEEP_ANSWERED)
+            else:
+                continue
+            code |= event << b * (n + 3)
+        if not code:
+            return after
+        ctrl = after.controller
+        if code >> SMALL_BITS:
+            upkept = self._upkept(ctrl, code)
+        else:
+            cache = self._cache_upkept
+            found = cache.find(ctrl, code)
+            if found is MISSING:
+                found = cache.keep(ctrl, code, self._upkept(ctrl, code))
+            upkept = cast(ZkPartitionState, found)
+        return kafka_state(upkept, after.brokers, after.channels, after.ghost)
+
+    def _upkept(self, ctrl: ZkPartitionState, code: int) -> ZkPartitionState:
+        """``_upkeep``'s controller tuple: ``ctrl`` after each broker's event in ``code``
+        (``n + 3`` bits per broker: ``UPKEEP_*`` and, for a proposal, its ISR's mask)."""
+        n = self.n
+        k = cast(KRaftState, ctrl.kraft)
+        for b in range(n):
+            event = code >> b * (n + 3) & ((1 << (n + 3)) - 1)
+            kind = event & 7
+            if kind == UPKEEP_DOWN:
+                k = self._went_down(k, b)
+            elif kind == UPKEEP_PROPOSED:
+                k = self._proposed(k, b, event >> 3)
+            elif kind:
                 k = kraft_state(
                     batches=k.batches, base=k.base, applied=k.applied,
                     partition_epoch=put(k.partition_epoch, b, k.alter_epoch[b])
-                    if old.alter_partition == ALTER_ACCEPTED else k.partition_epoch,
+                    if kind == UPKEEP_ACCEPTED else k.partition_epoch,
                     alter_epoch=k.alter_epoch, fetch_epochs=k.fetch_epochs,
                     alter_isr_epochs=put(k.alter_isr_epochs, b, ()),
                     broker_epoch=k.broker_epoch, shutdown_offset=k.shutdown_offset)
-        return after if k is k0 else self._with_kraft(after, k)
+        return self._kraft_controller(ctrl.controller_epoch, ctrl.assigned_replicas,
+                                      ctrl.isr_change_set, k)
 
     def _went_down(self, k: KRaftState, b: int) -> KRaftState:
         return kraft_state(

@@ -80,6 +80,7 @@ class KRaftModel(ControllerOperations):
         AlterPartition's answers, crash, flush, consume), each broker's metadata loader,
         and the active controller's; the successors' components interned (``_interned``)."""
         cfg = self.cfg
+        self._expand_kraft(state)
         steps: Out = []
         self._a_produce(state, steps)
         self._a_fetch(state, steps)

@@ -27,8 +27,9 @@ checks the partition state); ``makeFollower`` with no leader starts no fetcher.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import cast
+from typing import Any, cast
 
 from isrlab.core.elr import PartitionRegistration
 from isrlab.core.kraft_metadata import (
@@ -38,19 +39,18 @@ from isrlab.core.kraft_metadata import (
     make_leader_kraft,
 )
 from isrlab.core.partition import raise_leader_hw
-from isrlab.spec.kafka.config import NO_FETCH, Out, State
+from isrlab.spec.kafka.config import NO_FETCH, KafkaConfig, Out, State
 from isrlab.spec.kafka.kraft_state import (
     Image,
     KRaftState,
     compacted,
-    controller_image,
     core_image,
     kraft_state,
     put,
     replayed,
 )
 from isrlab.spec.kafka.labels import handle_commit
-from isrlab.spec.kafka.memo import MISSING, memoised
+from isrlab.spec.kafka.memo import MISSING, IdCache, IdCache2, memoised, remember
 from isrlab.spec.kafka.model import KafkaModel
 from isrlab.spec.kafka.state import (
     ALTER_NONE,
@@ -67,6 +67,101 @@ from isrlab.spec.kafka.state import (
 class MetadataLoader(KafkaModel):
     """Each broker's ``MetadataLoader`` and ``ReplicaManager.applyDelta``."""
 
+    def __init__(self, config: KafkaConfig, invariants: Sequence[str] | None = None,
+                 unfair: Sequence[str] = ()) -> None:
+        super().__init__(config, invariants, unfair)
+        self._kraft_by_key: dict[tuple[object, ...], KRaftState] = {}
+        """Each interned KRaft part by its key (``_canonical_kraft``), emptied with the
+        interner."""
+        self._interner.register(self._kraft_by_key)
+        self._source: dict[int, tuple[KRaftState, tuple[object, ...], list[object]]] = {}
+        """Under 0, while ``next_states`` expands a state: its interned KRaft part, that
+        part's nested fields (the metadata log, the base image, the two tables of broker
+        epochs), and its images by count of batches (``_image``, ``None``: not asked yet);
+        emptied with the interner (every object it names is then the interner's)."""
+        self._interner.register(self._source)
+        self._cache_images = IdCache(self._interner)
+        """``_image``'s cache: by the interned KRaft part and the count of batches."""
+        self._cache_upkept = IdCache(self._interner)
+        """``BrokerLifecycleManager._upkeep``'s cache: by the controller tuple and the
+        brokers' events."""
+        self._cache_published = IdCache2(self._interner)
+        """``_published``'s cache: by the controller and broker tuples, the broker, the
+        count of batches and whether it is a first publication."""
+
+    def _expand_kraft(self, state: State) -> None:
+        """Note the KRaft part of the state ``next_states`` expands (``_source``): the
+        successors' parts are built from its fields, and its images are asked for often."""
+        interner = self._interner
+        k = interner.canon(self._kraft(state))
+        raw: Any = k  # untyped: the compiled model would copy a fixed-length tuple field
+        nested = (interner.canon(raw[0]), interner.canon(raw[1]), interner.canon(raw[5]),
+                  interner.canon(raw[6]))
+        found = self._source.get(0)
+        if found is None or found[0] is not k:
+            self._source[0] = (k, nested, [None] * (len(k.batches) + 1))
+
+    def _canonical_kraft(self, k: KRaftState) -> KRaftState:
+        """The interner's object equal to the KRaft part ``k``, found by a key of its fields
+        rather than by hashing the whole part: its flat fields (tuples of a few ints) as
+        they are, its nested ones (the metadata log, the base image, the tables of broker
+        epochs) by the address of their interner objects.  A step builds its successor's
+        part from the fields of the part of the state expanded (``_source``) and changes
+        one or two, so the nested ones are mostly found by identity there; the whole part
+        is hashed and compared only the first time it is met.  The fields are read
+        untyped (``raw``): the compiled model holds a value of a fixed-length tuple type
+        (the base image) unboxed, and boxes a new tuple when it is used as an object, so
+        its address would not be the interner's."""
+        source = self._source.get(0)
+        if source is not None and k is source[0]:
+            return k
+        interner = self._interner
+        raw: Any = k
+        batches, base, fetch, alter = raw[0], raw[1], raw[5], raw[6]
+        if source is None:
+            batches, base = interner.canon(batches), interner.canon(base)
+            fetch, alter = interner.canon(fetch), interner.canon(alter)
+        else:
+            nested = source[1]
+            if batches is not nested[0]:
+                batches = interner.canon(batches)
+            if base is not nested[1]:
+                base = interner.canon(base)
+            if fetch is not nested[2]:
+                fetch = interner.canon(fetch)
+            if alter is not nested[3]:
+                alter = interner.canon(alter)
+        key = (id(batches), id(base), k.applied, k.partition_epoch, k.alter_epoch, id(fetch),
+               id(alter), k.broker_epoch, k.shutdown_offset)
+        found = self._kraft_by_key.get(key)
+        if found is None:
+            part: KRaftState = tuple.__new__(KRaftState, [
+                batches, base, k.applied, k.partition_epoch, k.alter_epoch, fetch, alter,
+                k.broker_epoch, k.shutdown_offset])
+            found = remember(self._kraft_by_key, key, interner.canon(part))
+        return found
+
+    def _image(self, k: KRaftState, upto: int) -> Image:
+        """The image of ``base`` and the first ``upto`` batches of ``k`` (``replayed``),
+        kept per interned KRaft part and ``upto`` (``memo.IdCache``), and for the state
+        ``next_states`` expands in ``_source``."""
+        source = self._source.get(0)
+        if source is not None and k is source[0] and upto < len(source[2]):
+            images = source[2]
+            known = images[upto]
+            if known is None:
+                known = images[upto] = self._image_of(k, upto)
+            return cast(Image, known)
+        return self._image_of(self._canonical_kraft(k), upto)
+
+    def _image_of(self, k: KRaftState, upto: int) -> Image:
+        """``_image`` of the interned KRaft part ``k`` from ``memo.IdCache``."""
+        cache = self._cache_images
+        found = cache.find(k, upto)
+        if found is MISSING:
+            found = cache.keep(k, upto, replayed(k.base, k.batches[:upto], self.n))
+        return cast(Image, found)
+
     def _kraft(self, state: State) -> KRaftState:
         """The KRaft part of ``state``."""
         return cast(KRaftState, state.controller.kraft)
@@ -75,7 +170,7 @@ class MetadataLoader(KafkaModel):
         """The active controller's plain image of ``k`` (``controller_image``), kept for the
         last ``k`` asked: the controller's steps from one state each ask for it."""
         if k is not self._view_of:
-            self._view = replayed(k.base, k.batches, self.n)
+            self._view = self._image(k, len(k.batches))
             self._view_of = k
         return cast(Image, self._view)
 
@@ -95,6 +190,7 @@ class MetadataLoader(KafkaModel):
         if controller_epoch >> 7 or isr_change_set >> 12:
             return self._kraft_controller_computed(controller_epoch, assigned_replicas,
                                                    isr_change_set, k)
+        k = self._canonical_kraft(k)
         cache = self._cache_kraft_controller
         found = cache.find(k, assigned_replicas, small)
         if found is MISSING:
@@ -107,8 +203,8 @@ class MetadataLoader(KafkaModel):
                                    k: KRaftState) -> ZkPartitionState:
         """``_with_kraft``'s controller tuple (memoised on the fields it keeps and ``k``, not
         on the KRaft part it replaces)."""
-        k = compacted(k, self.n)
-        leader, le, _, isr, elr, lke, _ = controller_image(k, self.n)[0]
+        k = self._canonical_kraft(compacted(k, self.n))
+        leader, le, _, isr, elr, lke, _ = self._image(k, len(k.batches))[0]
         return ZkPartitionState(controller_epoch, leader, le, isr, assigned_replicas,
                                 isr_change_set, elr, lke, k)
 
@@ -127,10 +223,32 @@ class MetadataLoader(KafkaModel):
     def _published(self, state: State, b: int, upto: int, fresh: bool = False) -> State:
         """``state`` once broker ``b`` published the batches up to ``upto`` as one delta
         (``fresh``: its first publication after a start, a delta from the empty image)."""
-        k = self._kraft(state)
-        before = None if fresh else replayed(k.base, k.batches[:k.applied[b]], self.n)
-        after = replayed(k.base, k.batches[:upto], self.n)
         br = state.brokers[b]
+        ctrl = state.controller
+        small = (b << 4 | upto) << 1 | int(fresh)
+        cache = self._cache_published
+        found = cache.find(ctrl, br, small)
+        if found is MISSING:
+            found = cache.keep(ctrl, br, small, self._delta_applied(ctrl, br, b, upto, fresh))
+        raw: Any = found  # untyped: its items are the interner's objects
+        newbr: BrokerPartition = raw[0]
+        s = self._set_broker(state, b, newbr)
+        s = kafka_state(raw[1], s.brokers, s.channels, s.ghost)
+        if newbr.leader == b and (br.leader != b or newbr.leader_epoch != br.leader_epoch):
+            s = self._note_epoch_leader(s, newbr.leader_epoch, b)
+        if br.leader == b and newbr.leader != b:
+            s = self._drop_pending(s, b)
+        if newbr.leader == b:
+            s = self._after_leader_step(s, b)
+        return s
+
+    def _delta_applied(self, ctrl: ZkPartitionState, br: BrokerPartition, b: int, upto: int,
+                       fresh: bool) -> tuple[BrokerPartition, ZkPartitionState]:
+        """``_published``'s broker and controller tuples, from the controller tuple (its
+        KRaft part) and the broker's alone (kept by ``_published`` per pair of objects)."""
+        k = cast(KRaftState, ctrl.kraft)
+        before = None if fresh else self._image(k, k.applied[b])
+        after = self._image(k, upto)
         ineligible = self._hw_ineligible(k, after, b) if self.eligible_hw else 0
         newbr, pe, row = self._apply_delta(br, b, before, after, k.partition_epoch[b],
                                            k.fetch_epochs[b], ineligible)
@@ -141,14 +259,8 @@ class MetadataLoader(KafkaModel):
             fetch_epochs=put(k.fetch_epochs, b, row),
             alter_isr_epochs=put(k.alter_isr_epochs, b, ()) if dropped else k.alter_isr_epochs,
             broker_epoch=k.broker_epoch, shutdown_offset=k.shutdown_offset)
-        s = self._with_kraft(self._set_broker(state, b, newbr), k)
-        if newbr.leader == b and (br.leader != b or newbr.leader_epoch != br.leader_epoch):
-            s = self._note_epoch_leader(s, newbr.leader_epoch, b)
-        if br.leader == b and newbr.leader != b:
-            s = self._drop_pending(s, b)
-        if newbr.leader == b:
-            s = self._after_leader_step(s, b)
-        return s
+        return newbr, self._kraft_controller(ctrl.controller_epoch, ctrl.assigned_replicas,
+                                             ctrl.isr_change_set, k)
 
     def _hw_ineligible(self, k: KRaftState, image: Image, b: int) -> int:
         """The followers of leader ``b`` that ``Partition.isReplicaIsrEligible`` (3.6) turns
@@ -230,4 +342,4 @@ class MetadataLoader(KafkaModel):
     def _leader_view(self, state: State, b: int) -> Image:
         """Broker ``b``'s published image."""
         k = self._kraft(state)
-        return replayed(k.base, k.batches[:max(0, k.applied[b])], self.n)
+        return self._image(k, max(0, k.applied[b]))

@@ -108,7 +108,6 @@ from isrlab.spec.kafka.kraft_state import (
     next_broker_epoch,
     put,
     record_of,
-    replayed,
 )
 from isrlab.spec.kafka.labels import CONTROLLER_FAILOVER, PREFERRED_ELECTION, broker_step
 from isrlab.spec.kafka.memo import memoised
@@ -155,7 +154,7 @@ class QuorumController(BrokerLifecycleManager):
             partition_epoch=k.partition_epoch, alter_epoch=k.alter_epoch,
             fetch_epochs=k.fetch_epochs, alter_isr_epochs=k.alter_isr_epochs,
             broker_epoch=k.broker_epoch, shutdown_offset=k.shutdown_offset)
-        if replayed(k.base, k.batches, self.n)[0][1] > self.cfg.max_leader_epoch:
+        if self._image(k, len(k.batches))[0][1] > self.cfg.max_leader_epoch:
             return None
         s = self._with_kraft(state, k)
         return self._flag(s, F_UNCLEAN) if unclean else s
@@ -364,7 +363,7 @@ class QuorumController(BrokerLifecycleManager):
     def _controller_pe(self, state: State) -> int:
         """The controller's partition epoch, relative to the state's base."""
         k = self._kraft(state)
-        return replayed(k.base, k.batches, self.n)[0][2]
+        return self._image(k, len(k.batches))[0][2]
 
 
 class ControllerOperations(QuorumController):
@@ -421,7 +420,7 @@ class ControllerOperations(QuorumController):
         it: the transition from ``current`` (``calculate_next_broker_state``) and its records
         (``heartbeat_records``)."""
         k = self._kraft(state)
-        plain = replayed(k.base, k.batches, self.n)
+        plain = self._controller_view(k)
         image = core_image(plain, self.n)
         registered = broker(image, b)
         assert registered is not None
@@ -441,7 +440,7 @@ class ControllerOperations(QuorumController):
         manager records the batch's end offset), else to SHUTDOWN_NOW
         (``handleBrokerFenced``) and ``b`` stops."""
         k = self._kraft(state)
-        regs = replayed(k.base, k.batches, self.n)[1]
+        regs = self._controller_view(k)[1]
         for b in range(self.n):
             epoch, flags = regs[b]
             if (not state.brokers[b].alive or epoch < 0 or flags & FENCED
@@ -482,7 +481,7 @@ class ControllerOperations(QuorumController):
         electing the first replica when it is in the ISR and active and does not lead
         (ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE: nothing written)."""
         k = self._kraft(state)
-        record = self._preferred_of(replayed(k.base, k.batches, self.n))
+        record = self._preferred_of(self._controller_view(k))
         if record is None:
             return
         s = self._write(state, (record,))
