@@ -85,6 +85,11 @@ class MetadataLoader(KafkaModel):
         self._cache_upkept = IdCache(self._interner)
         """``BrokerLifecycleManager._upkeep``'s cache: by the controller tuple and the
         brokers' events."""
+        self._cache_fence = IdCache(self._interner)
+        self._cache_unfence = IdCache(self._interner)
+        self._cache_register = IdCache(self._interner)
+        """The controller's steps (``QuorumController``): by the controller tuple and the
+        brokers' flags they read."""
         self._cache_published = IdCache2(self._interner)
         """``_published``'s cache: by the controller and broker tuples, the broker, the
         count of batches and whether it is a first publication."""

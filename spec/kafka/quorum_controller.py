@@ -55,7 +55,8 @@ every active broker published the batch), ``ElectLeaders`` with PREFERRED
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 from isrlab.core.broker_heartbeat import (
     BrokerControlState,
@@ -101,6 +102,7 @@ from isrlab.spec.kafka.kraft_state import (
     TP,
     Batch,
     Image,
+    KRaftState,
     Record,
     broker_record_of,
     core_image,
@@ -110,7 +112,7 @@ from isrlab.spec.kafka.kraft_state import (
     record_of,
 )
 from isrlab.spec.kafka.labels import CONTROLLER_FAILOVER, PREFERRED_ELECTION, broker_step
-from isrlab.spec.kafka.memo import memoised
+from isrlab.spec.kafka.memo import MISSING, IdCache, memoised
 from isrlab.spec.kafka.state import (
     ALTER_ACCEPTED,
     ALTER_FENCED,
@@ -120,9 +122,15 @@ from isrlab.spec.kafka.state import (
     ALTER_SENT,
     F_UNCLEAN,
     NONE,
+    ZkPartitionState,
+    kafka_state,
     members,
     with_fields,
 )
+
+ControllerSteps = tuple[tuple[int, ZkPartitionState, bool], ...]
+"""A controller step per broker: the broker, the new controller tuple, whether the step
+elects a leader uncleanly."""
 
 DETECTIONS = {"none": UncleanDetection.NONE, "previous-epoch": UncleanDetection.PREVIOUS_EPOCH,
               "new-incarnation": UncleanDetection.NEW_INCARNATION}
@@ -146,7 +154,16 @@ class QuorumController(BrokerLifecycleManager):
         """``state`` once the controller committed ``batch``; ``None`` when the bounds forbid
         it (a live broker ``max_metadata_lag`` batches behind, or a leader epoch past
         ``max_leader_epoch``)."""
-        k = self._kraft(state)
+        ctrl = self._written(state.controller, batch)
+        if ctrl is None:
+            return None
+        s = kafka_state(ctrl, state.brokers, state.channels, state.ghost)
+        return self._flag(s, F_UNCLEAN) if unclean else s
+
+    def _written(self, ctrl: ZkPartitionState, batch: Batch) -> ZkPartitionState | None:
+        """``_write``'s controller tuple: ``ctrl`` once the controller committed ``batch``, or
+        ``None``."""
+        k = cast(KRaftState, ctrl.kraft)
         if len(k.batches) >= self.cfg.max_metadata_lag:
             return None
         k = kraft_state(
@@ -156,8 +173,26 @@ class QuorumController(BrokerLifecycleManager):
             broker_epoch=k.broker_epoch, shutdown_offset=k.shutdown_offset)
         if self._image(k, len(k.batches))[0][1] > self.cfg.max_leader_epoch:
             return None
-        s = self._with_kraft(state, k)
-        return self._flag(s, F_UNCLEAN) if unclean else s
+        return self._with_part(ctrl, k)
+
+    def _with_part(self, ctrl: ZkPartitionState, k: KRaftState) -> ZkPartitionState:
+        """``ctrl`` with KRaft part ``k`` (``_with_kraft``'s controller tuple)."""
+        return self._kraft_controller(ctrl.controller_epoch, ctrl.assigned_replicas,
+                                      ctrl.isr_change_set, k)
+
+    def _controller_steps(self, state: State, out: Out, name: str, cache: IdCache, small: int,
+                          steps: Callable[[ZkPartitionState, int], ControllerSteps]) -> None:
+        """The controller's steps ``name(b)`` from ``state``, each a new controller tuple and
+        whether it elects uncleanly, kept per controller tuple and ``small`` (the brokers'
+        flags they read) in ``cache``, computed by ``steps`` once."""
+        ctrl = state.controller
+        found = cache.find(ctrl, small)
+        if found is MISSING:
+            found = cache.keep(ctrl, small, steps(ctrl, small))
+        raw: Any = found  # untyped: the controller tuples are the interner's objects
+        for step in raw:
+            s = kafka_state(step[1], state.brokers, state.channels, state.ghost)
+            out.append((broker_step(name, step[0]), self._flag(s, F_UNCLEAN) if step[2] else s))
 
     def _change(self, state: State, remove: int = NO_LEADER, add: int = NO_LEADER,
                 unclean: int = NO_LEADER) -> ChangeResult:
@@ -186,43 +221,58 @@ class QuorumController(BrokerLifecycleManager):
 
     def _a_fence(self, state: State, out: Out) -> None:
         """``FenceBroker(b)`` (see the module docstring)."""
-        k = self._kraft(state)
+        self._controller_steps(state, out, "FenceBroker", self._cache_fence,
+                               self._alive_mask(state), self._fence_steps)
+
+    def _fence_steps(self, ctrl: ZkPartitionState, alive: int) -> ControllerSteps:
+        """``_a_fence``'s steps from controller tuple ``ctrl`` with the brokers of mask
+        ``alive`` running."""
+        k = cast(KRaftState, ctrl.kraft)
         image = core_image(self._controller_view(k), self.n)
         reg = image.partitions[0][1]
+        steps: list[tuple[int, ZkPartitionState, bool]] = []
         for b in range(self.n):
             registered = broker(image, b)
             # BrokerHeartbeatManager.findOneStaleBroker: any unfenced broker (one in
             # controlled shutdown too) whose session expired
             if registered is None or registered.fenced:
                 continue
-            if state.brokers[b].alive and not self.cfg.heartbeat_loss:
+            if alive >> b & 1 and not self.cfg.heartbeat_loss:
                 continue
             epoch = registered.epoch
             records: list[tuple[int, ...]] = []
             unclean = False
             if b in reg.isr:
-                change = self._change(state, remove=b)
+                change = self._change_of(self._controller_view(k), b, NO_LEADER, NO_LEADER)
                 if change.record is not None:
                     records.append(record_of(change.record))
                     unclean = self._unclean(reg, change)
             records.append((CHG, b, epoch, 1))
-            s = self._write(state, tuple(records), unclean)
-            if s is not None and k.shutdown_offset and k.shutdown_offset[b] >= 0:
+            c = self._written(ctrl, tuple(records))
+            if c is not None and k.shutdown_offset and k.shutdown_offset[b] >= 0:
                 # BrokerHeartbeatManager.touch(fenced): a fenced broker leaves controlled
                 # shutdown (a live one, with heartbeat_loss: its next heartbeat stops it)
-                s = self._with_kraft(s, with_fields(self._kraft(s),
+                c = self._with_part(c, with_fields(cast(KRaftState, c.kraft),
                     shutdown_offset=put(k.shutdown_offset, b, -1)))
-            if s is not None:
-                out.append((broker_step("FenceBroker", b), s))
+            if c is not None:
+                steps.append((b, c, unclean))
+        return tuple(steps)
 
     def _a_unfence(self, state: State, out: Out) -> None:
         """``UnfenceBroker(b)`` (see the module docstring)."""
-        k = self._kraft(state)
+        self._controller_steps(state, out, "UnfenceBroker", self._cache_unfence,
+                               self._alive_mask(state), self._unfence_steps)
+
+    def _unfence_steps(self, ctrl: ZkPartitionState, alive: int) -> ControllerSteps:
+        """``_a_unfence``'s steps from controller tuple ``ctrl`` with the brokers of mask
+        ``alive`` running."""
+        k = cast(KRaftState, ctrl.kraft)
         image = core_image(self._controller_view(k), self.n)
         reg = image.partitions[0][1]
+        steps: list[tuple[int, ZkPartitionState, bool]] = []
         for b in range(self.n):
             registered = broker(image, b)
-            if (registered is None or not registered.fenced or not state.brokers[b].alive
+            if (registered is None or not registered.fenced or not alive >> b & 1
                     or registered.epoch != k.broker_epoch[b]):
                 continue
             if registered.in_controlled_shutdown:
@@ -230,18 +280,19 @@ class QuorumController(BrokerLifecycleManager):
                 # carry wantShutDown from then on): calculateNextBrokerState answers a fenced
                 # broker's wantShutDown with SHUTDOWN_NOW, never UNFENCED
                 continue
-            if self._leader_view(state, b)[1][b][0] != registered.epoch:
+            if self._image(k, max(0, k.applied[b]))[1][b][0] != registered.epoch:
                 continue  # not caught up with its own registration record yet
             records: list[tuple[int, ...]] = [(CHG, b, registered.epoch, -1)]
             unclean = False
             if reg.leader == NO_LEADER:
-                change = self._change(state, add=b)
+                change = self._change_of(self._controller_view(k), NO_LEADER, b, NO_LEADER)
                 if change.record is not None:
                     records.append(record_of(change.record))
                     unclean = self._unclean(reg, change)
-            s = self._write(state, tuple(records), unclean)
-            if s is not None:
-                out.append((broker_step("UnfenceBroker", b), s))
+            c = self._written(ctrl, tuple(records))
+            if c is not None:
+                steps.append((b, c, unclean))
+        return tuple(steps)
 
     def _forgets(self, reg: PartitionRegistration, b: int) -> bool:
         """With ``last_known_leader=forget-unclean`` (a candidate fix),
@@ -253,38 +304,64 @@ class QuorumController(BrokerLifecycleManager):
     def _a_register(self, state: State, out: Out) -> None:
         """``RegisterBroker(b)``: down broker ``b`` starts, registers and catches up (see the
         module docstring)."""
-        k = self._kraft(state)
-        image = core_image(self._controller_view(k), self.n)
-        reg = image.partitions[0][1]
-        for b in range(self.n):
+        small = self._alive_mask(state)
+        for b, br in enumerate(state.brokers):
+            if br.unclean_shutdown:
+                small |= 1 << (self.n + b)
+        ctrl = state.controller
+        cache = self._cache_register
+        found = cache.find(ctrl, small)
+        if found is MISSING:
+            found = cache.keep(ctrl, small, self._register_steps(ctrl, small))
+        raw: Any = found  # untyped: the controller tuples are the interner's objects
+        for step in raw:
+            b = step[0]
             br = state.brokers[b]
+            up = with_fields(br, alive=1, leader=NONE, leader_epoch=NONE, in_sync_replica_ids=0,
+                             remotes=(), unclean_shutdown=0, truncating=0, pending_isr=0,
+                             alter_partition=0)
+            s = self._set_broker(state, b, up)
+            s = kafka_state(step[1], s.brokers, s.channels, s.ghost)
+            if step[2]:
+                s = self._flag(s, F_UNCLEAN)
+            s = self._published(s, b, step[3], fresh=True)
+            out.append((broker_step("RegisterBroker", b), s))
+
+    def _register_steps(self, ctrl: ZkPartitionState, flags: int
+                        ) -> tuple[tuple[int, ZkPartitionState, bool, int], ...]:
+        """``_a_register``'s steps from controller tuple ``ctrl``, ``flags`` the mask of the
+        running brokers and, above it, of those down after a power loss: each broker, the
+        controller tuple once it registered (before it publishes), whether that elects
+        uncleanly, and the count of batches it then publishes."""
+        n = self.n
+        k = cast(KRaftState, ctrl.kraft)
+        image = core_image(self._controller_view(k), n)
+        reg = image.partitions[0][1]
+        steps: list[tuple[int, ZkPartitionState, bool, int]] = []
+        for b in range(n):
             existing = broker(image, b)
-            if br.alive or (existing is not None and not existing.fenced):
+            if flags >> b & 1 or (existing is not None and not existing.fenced):
                 continue
             epoch = next_broker_epoch(k, b)
             records: list[tuple[int, ...]] = []
             unclean = False
             if (self.cfg.elr and (b in reg.isr or b in reg.elr or self._forgets(reg, b))
                     and self._registers_unclean(
-                        self._controller_view(k), b, br.unclean_shutdown, epoch)):
-                change = self._change(state, unclean=b)
+                        self._controller_view(k), b, flags >> (n + b) & 1, epoch)):
+                change = self._change_of(self._controller_view(k), NO_LEADER, NO_LEADER, b)
                 if change.record is not None:
                     records.append(record_of(change.record))
                     unclean = self._unclean(reg, change)
             records.append((REG, b, epoch))
-            up = with_fields(br, alive=1, leader=NONE, leader_epoch=NONE, in_sync_replica_ids=0,
-                             remotes=(), unclean_shutdown=0, truncating=0, pending_isr=0,
-                             alter_partition=0)
-            s = self._set_broker(state, b, up)
-            k2 = with_fields(self._kraft(s), broker_epoch=put(k.broker_epoch, b, epoch))
-            written = self._write(self._with_kraft(s, k2), tuple(records), unclean)
+            c = self._with_part(ctrl, with_fields(k, broker_epoch=put(k.broker_epoch, b, epoch)))
+            written = self._written(c, tuple(records))
             if written is None:
                 continue
-            k3 = self._kraft(written)
+            k3 = cast(KRaftState, written.kraft)
             k3 = with_fields(k3, applied=put(k3.applied, b, 0),
                              partition_epoch=put(k3.partition_epoch, b, -1))
-            s = self._published(self._with_kraft(written, k3), b, len(k3.batches), fresh=True)
-            out.append((broker_step("RegisterBroker", b), s))
+            steps.append((b, self._with_part(written, k3), unclean, len(k3.batches)))
+        return tuple(steps)
 
     @memoised
     def _registers_unclean(self, image: Image, b: int, unclean_shutdown: int,
