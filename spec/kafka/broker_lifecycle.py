@@ -77,11 +77,15 @@ class BrokerLifecycleManager(MetadataLoader):
         leave the HW, as Kafka's event-driven HW does (a published delta's ``makeLeader``
         applies the rule itself: ``_make_leader``).  Shortcut: a fetch that changes
         nothing on the leader does not recompute the HW."""
-        if label[:label.find("(")] not in HW_EVENTS:
+        raises = self._raises_hw.get(label)
+        if raises is None:
+            raises = self._raises_hw[label] = label[:label.find("(")] in HW_EVENTS
+        if not raises:
             return after
         for b in range(self.n):
             br = after.brokers[b]
-            if br == before.brokers[b] or not self._is_acting_leader(after, b):
+            old = before.brokers[b]
+            if br is old or br == old or not self._is_acting_leader(after, b):
                 continue
             k = self._kraft(after)
             ineligible = self._hw_ineligible(

@@ -39,8 +39,11 @@ class KRaftModel(ControllerOperations):
     def __init__(self, config: KafkaConfig, invariants: Sequence[str] | None = None,
                  unfair: Sequence[str] = ()) -> None:
         super().__init__(config, invariants, unfair)
-        self._kraft_bytes: dict[int, bytes] = {}
-        """The bytes of each KRaft part, by the address of its object in the interner."""
+        self._kraft_bytes: dict[int, tuple[object, bytes]] = {}
+        """The bytes of each KRaft part, by the address of its object in the interner (the
+        entry holds it)."""
+        self._size_prefixes: dict[int, bytes] = {}
+        """The four bytes of each length of the ZooKeeper-mode bytes ``encode`` met."""
         self._interner.register(self._kraft_bytes)
         self._last_kraft: object = None
         """The KRaft part ``encode`` wrote last (found by identity first, as the
@@ -127,12 +130,23 @@ class KRaftModel(ControllerOperations):
         if k is self._last_kraft:
             kb = self._last_kraft_bytes
         else:
-            key = id(self._interner.canon(k))
-            found = self._kraft_bytes.get(key)
-            kb = found if found is not None else remember(
-                self._kraft_bytes, key, marshal.dumps(self.layout.plain_kraft(k), 2))
+            found = self._kraft_bytes.get(id(k))
+            if found is not None and found[0] is k:
+                kb = found[1]
+            else:
+                canonical = self._interner.canon(k)
+                found = self._kraft_bytes.get(id(canonical))
+                if found is not None and found[0] is canonical:
+                    kb = found[1]
+                else:
+                    kb = marshal.dumps(self.layout.plain_kraft(k), 2)
+                    remember(self._kraft_bytes, id(canonical), (canonical, kb))
             self._last_kraft, self._last_kraft_bytes = k, kb
-        return len(zk).to_bytes(4, "little") + zk + kb
+        size = len(zk)
+        prefix = self._size_prefixes.get(size)
+        if prefix is None:
+            prefix = self._size_prefixes[size] = size.to_bytes(4, "little")
+        return b"".join((prefix, zk, kb))
 
     def decode(self, data: bytes) -> State:
         """The inverse of ``encode``."""

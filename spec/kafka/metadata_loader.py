@@ -80,8 +80,14 @@ class MetadataLoader(KafkaModel):
         epochs), and its images by count of batches (``_image``, ``None``: not asked yet);
         emptied with the interner (every object it names is then the interner's)."""
         self._interner.register(self._source)
-        self._cache_images = IdCache(self._interner)
-        """``_image``'s cache: by the interned KRaft part and the count of batches."""
+        self._images: dict[int, tuple[KRaftState, object]] = {}
+        """``_image_object``'s cache: by the address of the interned KRaft part and the
+        count of batches (below 256), each entry holding the part; emptied with the
+        interner."""
+        self._interner.register(self._images)
+        self._raises_hw: dict[str, bool] = {}
+        """``BrokerLifecycleManager._eligible_hw``: whether a step of each label runs
+        ``maybeIncrementLeaderHW`` (its name in ``HW_EVENTS``)."""
         self._cache_upkept = IdCache(self._interner)
         """``BrokerLifecycleManager._upkeep``'s cache: by the controller tuple and the
         brokers' events."""
@@ -148,24 +154,33 @@ class MetadataLoader(KafkaModel):
 
     def _image(self, k: KRaftState, upto: int) -> Image:
         """The image of ``base`` and the first ``upto`` batches of ``k`` (``replayed``),
-        kept per interned KRaft part and ``upto`` (``memo.IdCache``), and for the state
-        ``next_states`` expands in ``_source``."""
+        kept per interned KRaft part and ``upto`` (``_image_object``)."""
+        return cast(Image, self._image_object(k, upto))
+
+    def _image_object(self, k: KRaftState, upto: int) -> object:
+        """``_image`` as the interner's object (untyped: the compiled model holds a value of
+        the image's fixed-length tuple type unboxed, and would box a new tuple for a
+        memoised method's key), kept per interned KRaft part and ``upto`` (``_images``),
+        and for the state ``next_states`` expands in ``_source``."""
         source = self._source.get(0)
         if source is not None and k is source[0] and upto < len(source[2]):
             images = source[2]
             known = images[upto]
             if known is None:
                 known = images[upto] = self._image_of(k, upto)
-            return cast(Image, known)
+            return known
         return self._image_of(self._canonical_kraft(k), upto)
 
-    def _image_of(self, k: KRaftState, upto: int) -> Image:
-        """``_image`` of the interned KRaft part ``k`` from ``memo.IdCache``."""
-        cache = self._cache_images
-        found = cache.find(k, upto)
-        if found is MISSING:
-            found = cache.keep(k, upto, replayed(k.base, k.batches[:upto], self.n))
-        return cast(Image, found)
+    def _image_of(self, k: KRaftState, upto: int) -> object:
+        """``_image_object`` of the interned KRaft part ``k``."""
+        key = id(k) << 8 | upto
+        found = self._images.get(key)
+        if found is not None and found[0] is k:
+            return found[1]
+        image: object = replayed(k.base, k.batches[:upto], self.n)
+        image = self._interner.canon(image)
+        remember(self._images, key, (k, image))
+        return image
 
     def _kraft(self, state: State) -> KRaftState:
         """The KRaft part of ``state``."""
@@ -252,10 +267,11 @@ class MetadataLoader(KafkaModel):
         """``_published``'s broker and controller tuples, from the controller tuple (its
         KRaft part) and the broker's alone (kept by ``_published`` per pair of objects)."""
         k = cast(KRaftState, ctrl.kraft)
-        before = None if fresh else self._image(k, k.applied[b])
-        after = self._image(k, upto)
-        ineligible = self._hw_ineligible(k, after, b) if self.eligible_hw else 0
-        newbr, pe, row = self._apply_delta(br, b, before, after, k.partition_epoch[b],
+        before = None if fresh else self._image_object(k, k.applied[b])
+        after = self._image_object(k, upto)
+        ineligible = self._hw_ineligible(k, cast(Image, after), b) if self.eligible_hw else 0
+        newbr, pe, row = self._apply_delta(br, b, cast("Image | None", before),
+                                           cast("Image | None", after), k.partition_epoch[b],
                                            k.fetch_epochs[b], ineligible)
         dropped = newbr.alter_partition == ALTER_NONE and br.alter_partition != ALTER_NONE
         k = kraft_state(
@@ -286,14 +302,16 @@ class MetadataLoader(KafkaModel):
         return mask
 
     @memoised
-    def _apply_delta(self, br: BrokerPartition, b: int, before: Image | None, after: Image,
-                     pe: int, row: tuple[int, ...], ineligible: int = 0,
+    def _apply_delta(self, br: BrokerPartition, b: int, before: Image | None,
+                     after: Image | None, pe: int, row: tuple[int, ...], ineligible: int = 0,
                      ) -> tuple[BrokerPartition, int, tuple[int, ...]]:
         """Broker ``b`` holding ``br`` (partition epoch ``pe``, KIP-903 fetch epochs ``row``)
         after its publisher applied the delta from image ``before`` to ``after``: its new
         tuple, partition epoch and fetch epochs (``before`` ``None``: the empty image;
         ``ineligible``: the followers ``after`` makes not ISR eligible, with
-        ``eligible_hw``; memoised)."""
+        ``eligible_hw``; memoised; ``after`` is never ``None``: typed so that the compiled
+        model passes the image object itself, the key of its memoised result)."""
+        assert after is not None
         n = self.n
         old = MetadataImage() if before is None else core_image(before, n)
         update = MetadataUpdate(old, core_image(after, n))
