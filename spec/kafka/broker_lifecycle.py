@@ -119,13 +119,18 @@ class BrokerLifecycleManager(MetadataLoader):
         row = k.fetch_epochs[lid]
         if not row or row[f] == k.broker_epoch[f]:
             return s
-        k = kraft_state(
-            batches=k.batches, base=k.base, applied=k.applied,
-            partition_epoch=k.partition_epoch, alter_epoch=k.alter_epoch,
-            fetch_epochs=put(k.fetch_epochs, lid, put(row, f, k.broker_epoch[f])),
-            alter_isr_epochs=k.alter_isr_epochs, broker_epoch=k.broker_epoch,
-            shutdown_offset=k.shutdown_offset)
-        return self._with_kraft(s, k)
+        ctrl = s.controller
+        small = lid << 8 | f
+        cache = self._cache_fetch_epoch
+        found = cache.find(ctrl, small)
+        if found is MISSING:
+            found = cache.keep(ctrl, small, self._with_part(ctrl, kraft_state(
+                batches=k.batches, base=k.base, applied=k.applied,
+                partition_epoch=k.partition_epoch, alter_epoch=k.alter_epoch,
+                fetch_epochs=put(k.fetch_epochs, lid, put(row, f, k.broker_epoch[f])),
+                alter_isr_epochs=k.alter_isr_epochs, broker_epoch=k.broker_epoch,
+                shutdown_offset=k.shutdown_offset)))
+        return kafka_state(cast(ZkPartitionState, found), s.brokers, s.channels, s.ghost)
 
     def _upkeep(self, before: State, after: State) -> State:
         """The KRaft fields a reused broker step changes implicitly: a broker that went down
@@ -184,8 +189,7 @@ class BrokerLifecycleManager(MetadataLoader):
                     alter_epoch=k.alter_epoch, fetch_epochs=k.fetch_epochs,
                     alter_isr_epochs=put(k.alter_isr_epochs, b, ()),
                     broker_epoch=k.broker_epoch, shutdown_offset=k.shutdown_offset)
-        return self._kraft_controller(ctrl.controller_epoch, ctrl.assigned_replicas,
-                                      ctrl.isr_change_set, k)
+        return self._with_part(ctrl, k)
 
     def _went_down(self, k: KRaftState, b: int) -> KRaftState:
         return kraft_state(

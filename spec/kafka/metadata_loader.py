@@ -88,6 +88,9 @@ class MetadataLoader(KafkaModel):
         self._raises_hw: dict[str, bool] = {}
         """``BrokerLifecycleManager._eligible_hw``: whether a step of each label runs
         ``maybeIncrementLeaderHW`` (its name in ``HW_EVENTS``)."""
+        self._cache_fetch_epoch = IdCache(self._interner)
+        """``BrokerLifecycleManager._fetch``'s cache (KIP-903's fetch epochs): by the
+        controller tuple, the leader and the follower."""
         self._cache_upkept = IdCache(self._interner)
         """``BrokerLifecycleManager._upkeep``'s cache: by the controller tuple and the
         brokers' events."""
@@ -96,6 +99,9 @@ class MetadataLoader(KafkaModel):
         self._cache_register = IdCache(self._interner)
         """The controller's steps (``QuorumController``): by the controller tuple and the
         brokers' flags they read."""
+        self._cache_alter_partition = IdCache2(self._interner)
+        """``QuorumController._a_kraft_alter_partition``'s cache: by the controller and
+        leader tuples and the leader."""
         self._cache_published = IdCache2(self._interner)
         """``_published``'s cache: by the controller and broker tuples, the broker, the
         count of batches and whether it is a first publication."""
@@ -103,6 +109,9 @@ class MetadataLoader(KafkaModel):
     def _expand_kraft(self, state: State) -> None:
         """Note the KRaft part of the state ``next_states`` expands (``_source``): the
         successors' parts are built from its fields, and its images are asked for often."""
+        found = self._source.get(0)
+        if found is not None and found[0] is self._kraft(state):
+            return
         interner = self._interner
         k = interner.canon(self._kraft(state))
         raw: Any = k  # untyped: the compiled model would copy a fixed-length tuple field
@@ -201,6 +210,11 @@ class MetadataLoader(KafkaModel):
         ctrl = self._kraft_controller(old.controller_epoch, old.assigned_replicas,
                                       old.isr_change_set, k)
         return kafka_state(ctrl, state.brokers, state.channels, state.ghost)
+
+    def _with_part(self, ctrl: ZkPartitionState, k: KRaftState) -> ZkPartitionState:
+        """``ctrl`` with KRaft part ``k`` (``_with_kraft``'s controller tuple)."""
+        return self._kraft_controller(ctrl.controller_epoch, ctrl.assigned_replicas,
+                                      ctrl.isr_change_set, k)
 
     def _kraft_controller(self, controller_epoch: int, assigned_replicas: tuple[int, ...],
                           isr_change_set: int, k: KRaftState) -> ZkPartitionState:

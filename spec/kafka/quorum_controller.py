@@ -122,6 +122,7 @@ from isrlab.spec.kafka.state import (
     ALTER_SENT,
     F_UNCLEAN,
     NONE,
+    BrokerPartition,
     ZkPartitionState,
     kafka_state,
     members,
@@ -174,11 +175,6 @@ class QuorumController(BrokerLifecycleManager):
         if self._image(k, len(k.batches))[0][1] > self.cfg.max_leader_epoch:
             return None
         return self._with_part(ctrl, k)
-
-    def _with_part(self, ctrl: ZkPartitionState, k: KRaftState) -> ZkPartitionState:
-        """``ctrl`` with KRaft part ``k`` (``_with_kraft``'s controller tuple)."""
-        return self._kraft_controller(ctrl.controller_epoch, ctrl.assigned_replicas,
-                                      ctrl.isr_change_set, k)
 
     def _controller_steps(self, state: State, out: Out, name: str, cache: IdCache, small: int,
                           steps: Callable[[ZkPartitionState, int], ControllerSteps]) -> None:
@@ -381,28 +377,44 @@ class QuorumController(BrokerLifecycleManager):
 
     def _a_kraft_alter_partition(self, state: State, out: Out) -> None:
         """``AlterPartition(b)``: the controller handles leader ``b``'s request (see the
-        module docstring) and its answer is on its way back."""
-        k = self._kraft(state)
-        image = self._controller_view(k)
+        module docstring) and its answer is on its way back; kept per controller tuple and
+        leader's tuple (``_alter_partition_step``)."""
+        ctrl = state.controller
+        cache = self._cache_alter_partition
         for b in range(self.n):
             br = state.brokers[b]
             if br.alter_partition != ALTER_SENT or not br.alive:
                 continue
-            answer, record, registered = self._alter_partition_answer(
-                image, b, k.broker_epoch[b], br.leader_epoch, k.alter_epoch[b],
-                br.pending_isr, k.alter_isr_epochs[b])
-            s: State | None = self._set_broker(state, b, with_fields(br, alter_partition=answer))
-            if s is not None and record is not None:
-                s = self._write(s, (record,))
-            if s is None:
+            found = cache.find(ctrl, br, b)
+            if found is MISSING:
+                found = cache.keep(ctrl, br, b, self._alter_partition_step(ctrl, br, b))
+            if found is None:
                 continue  # the controller's write waits (max_metadata_lag)
-            if registered:
-                # the answer carries the partition epoch after the change (relative to the
-                # state's base, which the write may have moved)
-                k2 = self._kraft(s)
-                s = self._with_kraft(s, with_fields(k2, alter_epoch=put(
-                    k2.alter_epoch, b, self._controller_pe(s))))
-            out.append((broker_step("AlterPartition", b), s))
+            raw: Any = found  # untyped: its items are the interner's objects
+            s = self._set_broker(state, b, raw[0])
+            out.append((broker_step("AlterPartition", b),
+                        kafka_state(raw[1], s.brokers, s.channels, s.ghost)))
+
+    def _alter_partition_step(self, ctrl: ZkPartitionState, br: BrokerPartition, b: int
+                              ) -> tuple[BrokerPartition, ZkPartitionState] | None:
+        """``_a_kraft_alter_partition``'s leader and controller tuples from ``ctrl`` and
+        leader ``b``'s ``br``, or ``None`` while the controller's write waits."""
+        k = cast(KRaftState, ctrl.kraft)
+        answer, record, registered = self._alter_partition_answer(
+            self._controller_view(k), b, k.broker_epoch[b], br.leader_epoch, k.alter_epoch[b],
+            br.pending_isr, k.alter_isr_epochs[b])
+        c: ZkPartitionState | None = ctrl
+        if record is not None:
+            c = self._written(ctrl, (record,))
+        if c is None:
+            return None
+        if registered:
+            # the answer carries the partition epoch after the change (relative to the
+            # state's base, which the write may have moved)
+            k2 = cast(KRaftState, c.kraft)
+            c = self._with_part(c, with_fields(k2, alter_epoch=put(
+                k2.alter_epoch, b, self._image(k2, len(k2.batches))[0][2])))
+        return with_fields(br, alter_partition=answer), c
 
     @memoised
     def _alter_partition_answer(self, image: Image, b: int, broker_epoch: int,
