@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 from isrlab.checker.model import Property
 from isrlab.spec._compiled import summary_of
 from isrlab.spec.kafka.kraft_state import KRaftState, replayed
+from isrlab.spec.kafka.metadata_loader import MetadataLoader
 from isrlab.spec.kafka.state import F_UNCLEAN, NONE, KafkaState, members
 
 if TYPE_CHECKING:
@@ -40,7 +41,9 @@ def metadata_log_matching(model: PartitionBridge, s: State) -> bool:
     k = _k(s)
     n = model.n
     total = len(k.batches)
-    controller = replayed(k.base, k.batches, n)[0]
+    loader = model if isinstance(model, MetadataLoader) else None
+    controller = (replayed(k.base, k.batches, n) if loader is None
+                  else loader.published_image(k, total))[0]
     for b, br in enumerate(s.brokers):
         a = k.applied[b]
         if not br.alive:
@@ -49,7 +52,8 @@ def metadata_log_matching(model: PartitionBridge, s: State) -> bool:
             continue
         if not 0 <= a <= total:
             return False
-        part = replayed(k.base, k.batches[:a], n)[0]
+        part = (replayed(k.base, k.batches[:a], n) if loader is None
+                else loader.published_image(k, a))[0]
         if (br.leader, br.leader_epoch) != (part[0], part[1]):
             return False
         if k.partition_epoch[b] > controller[2] or br.leader_epoch > controller[1]:

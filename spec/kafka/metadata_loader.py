@@ -136,6 +136,8 @@ class MetadataLoader(KafkaModel):
         if source is not None and k is source[0]:
             return k
         interner = self._interner
+        if interner.by_id.get(id(k)) is k:
+            return k
         raw: Any = k
         batches, base, fetch, alter = raw[0], raw[1], raw[5], raw[6]
         if source is None:
@@ -160,6 +162,12 @@ class MetadataLoader(KafkaModel):
                 k.broker_epoch, k.shutdown_offset])
             found = remember(self._kraft_by_key, key, interner.canon(part))
         return found
+
+    def published_image(self, k: KRaftState, upto: int) -> Image:
+        """The image a broker publishes after ``base`` and the first ``upto`` batches of the
+        KRaft part ``k`` (``kraft_state.replayed``), kept per interned part (``_image``);
+        the KRaft invariants read it."""
+        return self._image(k, upto)
 
     def _image(self, k: KRaftState, upto: int) -> Image:
         """The image of ``base`` and the first ``upto`` batches of ``k`` (``replayed``),
