@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from functools import cache
 from itertools import permutations
+from typing import cast
 
 from returns.result import Failure, Success
 
@@ -30,7 +31,7 @@ from isrlab.core.selectors import (
 )
 from isrlab.core.state import NO_LEADER, LeaderAndIsr, Partition
 from isrlab.spec.kafka import elr as kip966
-from isrlab.spec.kafka.config import Out, State
+from isrlab.spec.kafka.config import KafkaConfig, Out, State
 from isrlab.spec.kafka.controller_channel import ControllerChannelManager
 from isrlab.spec.kafka.elr import UncleanRecovery
 from isrlab.spec.kafka.labels import (
@@ -41,7 +42,7 @@ from isrlab.spec.kafka.labels import (
     REMOVE_DEAD_FROM_ISR,
     reassign,
 )
-from isrlab.spec.kafka.memo import memoised
+from isrlab.spec.kafka.memo import MISSING, IdCache, memoised
 from isrlab.spec.kafka.state import (
     F_UNCLEAN,
     LEADER_AND_ISR,
@@ -58,6 +59,11 @@ from isrlab.spec.kafka.state import (
 
 class KafkaController(ControllerChannelManager):
     """ZooKeeper's partition state, the controller's elections and its writes."""
+
+    def __init__(self, config: KafkaConfig) -> None:
+        super().__init__(config)
+        self._cache_fence_and_elect = IdCache(self._interner)
+        """``_fence_and_elect_first_alive``'s cache."""
 
     def _current(self, state: State) -> LeaderAndIsr:
         ctrl = state.controller
@@ -128,12 +134,12 @@ class KafkaController(ControllerChannelManager):
         zl = ctrl.leader
         if zl != NONE and state.brokers[zl].alive:
             return
-        alive = frozenset(members(self._alive_mask(state)))
         if self.cfg.elr:
-            s = self._kraft_election(state, zl, False, (alive,))
+            s = self._kraft_election(state, zl, False, (self._alive_mask(state),))
             if s is not None and s != state:
                 out.append((ELECT_LEADER, s))
             return
+        alive = frozenset(members(self._alive_mask(state)))
         selection = offline_partition_leader_selector(
             self._current(state), ctrl.assigned_replicas, alive, self.cfg.unclean_election
         )
@@ -172,7 +178,7 @@ class KafkaController(ControllerChannelManager):
             elected.leader, lai.leader_epoch, (elected.leader,), lai.zk_version)))
 
     def _kraft_election(self, state: State, fenced: int, dirty: bool,
-                        passes: tuple[frozenset[int], ...]) -> State | None:
+                        passes: tuple[int, ...]) -> State | None:
         """With ``elr``: the controller fences the dead leader ``fenced`` and elects as
         KRaft's ``ReplicationControlManager.handleBrokerFenced`` and
         ``PartitionChangeBuilder.electLeader`` do with KIP-966 (``isrlab.spec.kafka.elr``): ISR,
@@ -180,18 +186,37 @@ class KafkaController(ControllerChannelManager):
         (``handleBrokerUncleanShutdown``: it leaves the ELR).  The live replicas are sent
         the outcome.  When nobody may lead, the partition stays offline: ZooKeeper's state
         then names no leader (``NONE``, same epoch: no broker is told), so that the next
-        live replica's return elects.  ``None`` past ``max_leader_epoch``."""
+        live replica's return elects.  ``passes``: the masks of the brokers each pass may
+        elect.  ``None`` past ``max_leader_epoch``."""
         ctrl = state.controller
-        # (the replicas' log ends matter only to KIP-966's unclean recovery)
-        log_ends = (() if self.cfg.unclean_recovery == UncleanRecovery.FIRST_ALIVE
-                    else tuple(self._log_ends(state).items()))
-        elected = self._fence_and_elect(ctrl, fenced, dirty, passes, log_ends)
+        if self.cfg.unclean_recovery == UncleanRecovery.FIRST_ALIVE and len(passes) <= 2:
+            elected = self._fence_and_elect_first_alive(ctrl, fenced, dirty, passes)
+        else:
+            # (the replicas' log ends matter only to KIP-966's unclean recovery)
+            log_ends = (() if self.cfg.unclean_recovery == UncleanRecovery.FIRST_ALIVE
+                        else tuple(self._log_ends(state).items()))
+            elected = self._fence_and_elect(
+                ctrl, fenced, dirty, tuple([frozenset(members(p)) for p in passes]), log_ends)
         if elected.leader == NONE:
             ctrl = with_fields(ctrl, leader=NONE, isr=elected.isr, elr=elected.elr,
                                  last_known_elr=elected.last_known_elr)
             return kafka_state(ctrl, state.brokers, state.channels, state.ghost)
         lai = LeaderAndIsr(elected.leader, ctrl.leader_epoch + 1, members(elected.isr), 0)
         return self._write_zk(state, lai, members(self._alive_mask(state)), None, elected)
+
+    def _fence_and_elect_first_alive(self, ctrl: ZkPartitionState, fenced: int, dirty: bool,
+                                     passes: tuple[int, ...]) -> kip966.Elected:
+        """``_fence_and_elect`` with the unclean recovery ``first-alive`` (no log ends) and at
+        most two passes, given as masks, cached (``memo.IdCache`` on the controller and one
+        int of the rest)."""
+        small = ((fenced + 1) | int(dirty) << 3 | len(passes) << 4
+                 | (passes[0] if passes else 0) << 6 | (passes[1] if len(passes) > 1 else 0) << 12)
+        cache = self._cache_fence_and_elect
+        found = cache.find(ctrl, small)
+        if found is MISSING:
+            found = cache.keep(ctrl, small, self._fence_and_elect(
+                ctrl, fenced, dirty, tuple([frozenset(members(p)) for p in passes]), ()))
+        return cast(kip966.Elected, found)
 
     @memoised
     def _fence_and_elect(self, ctrl: ZkPartitionState, fenced: int, dirty: bool,
@@ -211,7 +236,7 @@ class KafkaController(ControllerChannelManager):
         the KRaft election (``_kraft_election``), ``dirty`` when the broker comes back
         from an unclean shutdown."""
         if self.cfg.elr:
-            passes = tuple(frozenset(members(self._alive_mask(v))) for v in (before, after))
+            passes = (self._alive_mask(before), self._alive_mask(after))
             return self._kraft_election(after, before.controller.leader, dirty, passes)
         for view in (before, after):
             alive = frozenset(members(self._alive_mask(view)))

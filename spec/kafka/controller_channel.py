@@ -63,7 +63,11 @@ class ControllerChannelManager(ReplicaManagerSteps):
         ``reorder_requests`` the requests form a set (sorted, duplicates merged).  A
         LeaderAndIsr naming no leader (an offline partition, ``elr`` only) is not sent:
         the broker would have nothing to do with it."""
-        return self._enqueued(state.channels, tuple(new), self._alive_mask(state))
+        canon = self._interner.canon
+        # the new requests the interner's objects before their tuple is a key of
+        # ``_enqueued`` (the interner keeps that tuple, which may be its result too)
+        return self._enqueued(state.channels, tuple([canon(m) for m in new]),
+                              self._alive_mask(state))
 
     @memoised
     def _enqueued(self, channels: tuple[Request, ...], new: tuple[Request, ...],
@@ -75,8 +79,9 @@ class ControllerChannelManager(ReplicaManagerSteps):
         if self.skip:
             new = tuple(with_fields(m, leader_alive=int(m.leader != NONE and alive >> m.leader & 1))
                         for m in new)
+        canon = self._interner.canon
         if self.cfg.reorder_requests:
-            return tuple(sorted(set(channels).union(new)))
+            return canon(tuple([canon(m) for m in sorted(set(channels).union(new))]))
         out = list(channels)
         for m in new:
             key = (m.controller_epoch, m.dest)
@@ -88,7 +93,9 @@ class ControllerChannelManager(ReplicaManagerSteps):
             elif last is None or out[last] != m:
                 out.append(m)
         out.sort(key=lambda x: (x.controller_epoch, x.dest))
-        return tuple(out)
+        # the tuple and each request the interner's objects, so that the successor holds
+        # them and the memoised calls taking a request find it by its address
+        return canon(tuple([canon(m) for m in out]))
 
     def _deliverable(self, msgs: tuple[Request, ...]) -> Iterable[int]:
         """The indices of the requests that may be handled next: the head of every channel
@@ -160,7 +167,7 @@ class ControllerChannelManager(ReplicaManagerSteps):
     def _without_index_computed(self, msgs: tuple[Request, ...], i: int) -> tuple[Request, ...]:
         """The requests in flight but the ``i``-th (memoised: the result is the interner's
         object, which the successor then holds)."""
-        return msgs[:i] + msgs[i + 1:]
+        return self._interner.canon(msgs[:i] + msgs[i + 1:])
 
     def _without_dest(self, channels: tuple[Request, ...], b: int) -> tuple[Request, ...]:
         """``_without_dest_computed``, cached (``memo.IdCache``)."""
@@ -172,6 +179,6 @@ class ControllerChannelManager(ReplicaManagerSteps):
         return cast(tuple[Request, ...], found)
 
     def _without_dest_computed(self, channels: tuple[Request, ...], b: int) -> tuple[Request, ...]:
-        """The requests in flight but those to ``b`` (memoised)."""
-        return tuple(m for m in channels if m.dest != b)
+        """The requests in flight but those to ``b`` (memoised; the interner's object)."""
+        return self._interner.canon(tuple([m for m in channels if m.dest != b]))
 

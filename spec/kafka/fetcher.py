@@ -22,6 +22,7 @@ error on which the follower truncates against the leader's log (``FetchError``; 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import cast
 
 from isrlab.core.errors import Errors
 from isrlab.core.fencing import FetchDecision, FetchFencing, fenced_read, fetch_decision
@@ -34,10 +35,10 @@ from isrlab.core.isr import (
 from isrlab.core.partition import raise_leader_hw, truncate_local_log
 from isrlab.core.produce import handle_offset_out_of_range, process_partition_data
 from isrlab.core.state import Partition
-from isrlab.spec.kafka.config import NO_FETCH, Out, State
+from isrlab.spec.kafka.config import NO_FETCH, KafkaConfig, Out, State
 from isrlab.spec.kafka.labels import broker_step
 from isrlab.spec.kafka.lifecycle import BrokerLifecycle
-from isrlab.spec.kafka.memo import memoised
+from isrlab.spec.kafka.memo import MISSING, IdCache, IdCache2, memoised
 from isrlab.spec.kafka.params import ExpandRule
 from isrlab.spec.kafka.state import (
     F_HALTED,
@@ -51,6 +52,13 @@ from isrlab.spec.kafka.state import (
 
 class ReplicaFetcher(BrokerLifecycle):
     """Follower fetches, fencing and truncation."""
+
+    def __init__(self, config: KafkaConfig) -> None:
+        super().__init__(config)
+        self._cache_fetch_at_leader = IdCache(self._interner)
+        """``_fetch_at_leader_cached``'s cache."""
+        self._cache_response_applied = IdCache2(self._interner)
+        """``_response_applied_cached``'s cache."""
 
     def _a_fetch(self, state: State, out: Out) -> None:
         """``Fetch(f)``: follower ``f`` fetches from the leader it believes in, one round trip
@@ -188,9 +196,9 @@ class ReplicaFetcher(BrokerLifecycle):
         kip279, after the largest offset both logs agree on, as the TLA+ FollowerTruncate's
         FirstNonMatchingOffsetFromTail), and takes no HW from the answer."""
         fb, lb = state.brokers[f], state.brokers[lid]
-        at_leader = self._fetch_at_leader(lb, lid, f, len(fb.log), decision,
-                                          self._may_join(state, lid),
-                                          self._isr_eligible(state, lid, f))
+        at_leader = self._fetch_at_leader_cached(lb, lid, f, len(fb.log), decision,
+                                                 self._may_join(state, lid),
+                                                 self._isr_eligible(state, lid, f))
         if at_leader is None:
             return None
         newlb, written, upkeep, response = at_leader
@@ -207,6 +215,22 @@ class ReplicaFetcher(BrokerLifecycle):
         if s == state and self._apply_response(state, f, response) == state:
             return None  # an idle fetch: nothing would change on either side
         return self._set_broker(s, f, with_fields(s.brokers[f], fetch_in_flight=response))
+
+    def _fetch_at_leader_cached(
+        self, lb: BrokerPartition, lid: int, f: int, offset: int,
+        decision: FetchDecision | None, may_join: bool, eligible: bool,
+    ) -> tuple[BrokerPartition, Partition | None, bool, FetchResponse] | None:
+        """``_fetch_at_leader``, without a first-design decision cached
+        (``memo.IdCache`` on ``lb`` and one int of the rest); with one, memoised."""
+        if decision is not None or offset >= 1 << 12:
+            return self._fetch_at_leader(lb, lid, f, offset, decision, may_join, eligible)
+        small = lid | f << 3 | int(may_join) << 6 | int(eligible) << 7 | offset << 8
+        cache = self._cache_fetch_at_leader
+        found = cache.find(lb, small)
+        if found is MISSING:
+            found = cache.keep(lb, small, self._fetch_at_leader(lb, lid, f, offset, None,
+                                                                 may_join, eligible))
+        return cast(tuple[BrokerPartition, Partition | None, bool, FetchResponse] | None, found)
 
     @memoised
     def _fetch_at_leader(
@@ -272,11 +296,20 @@ class ReplicaFetcher(BrokerLifecycle):
             if not (lb.alive and lb.leader == r.leader):
                 return state
             return self._truncate(state, f, r.leader)
-        newfb = self._response_applied(state.brokers[f], f, r)
+        newfb = self._response_applied_cached(state.brokers[f], f, r)
         if newfb is None:
             return self._flag(self._crashed(state, f, False), F_HALTED)
         s = self._set_broker(state, f, newfb)
         return self._flag(s, F_TRUNCATED) if r.fetch_offset > r.leader_leo else s
+
+    def _response_applied_cached(self, fb: BrokerPartition, f: int,
+                                 r: FetchResponse) -> BrokerPartition | None:
+        """``_response_applied``, cached (``memo.IdCache2`` on ``fb`` and ``r``)."""
+        cache = self._cache_response_applied
+        found = cache.find(fb, r, f)
+        if found is MISSING:
+            found = cache.keep(fb, r, f, self._response_applied(fb, f, r))
+        return cast(BrokerPartition | None, found)
 
     @memoised
     def _response_applied(self, fb: BrokerPartition, f: int,

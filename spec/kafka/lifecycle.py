@@ -26,14 +26,15 @@ from isrlab.core.log_recovery import (
 )
 from isrlab.core.selectors import controlled_shutdown_leader_selector
 from isrlab.spec.kafka.alter_partition import AlterPartitionManager
-from isrlab.spec.kafka.config import NO_FETCH, TP, Out, State
+from isrlab.spec.kafka.config import NO_FETCH, TP, KafkaConfig, Out, State
 from isrlab.spec.kafka.labels import broker_step, power_loss
-from isrlab.spec.kafka.memo import MISSING
+from isrlab.spec.kafka.memo import MISSING, IdCache
 from isrlab.spec.kafka.state import (
     F_CHECKPOINT_LOST,
     LEADER_AND_ISR,
     NONE,
     BrokerPartition,
+    Ghost,
     MetadataView,
     Request,
     built,
@@ -45,6 +46,13 @@ from isrlab.spec.kafka.state import (
 
 class BrokerLifecycle(AlterPartitionManager):
     """Broker crashes and restarts, log flushes and the HW checkpoint thread."""
+
+    def __init__(self, config: KafkaConfig) -> None:
+        super().__init__(config)
+        self._cache_ghost_down = IdCache(self._interner)
+        """``_ghost_down``'s cache."""
+        self._cache_up = IdCache(self._interner)
+        """``_up``'s cache."""
 
     def _hw_file(self) -> HwCheckpointFile | None:
         """The ``hw_checkpoint_file`` behaviour, ``None`` without ``hw_checkpoint``."""
@@ -81,6 +89,12 @@ class BrokerLifecycle(AlterPartitionManager):
         a second crash follows a power loss that cut the log below the checkpoint before
         the thread rewrote it)."""
         new, lost = self._down(state.brokers[b], unclean, keep, empty_hw_file)
+        if not self.split:
+            # one successor built from cached components (no fetch response in flight)
+            brokers = state.brokers
+            return kafka_state(state.controller, (*brokers[:b], new, *brokers[b + 1:]),
+                               self._without_dest(state.channels, b),
+                               self._ghost_down(state.ghost, b, lost))
         s = self._set_broker(state, b, new)
         if lost:
             s = self._flag(s, F_CHECKPOINT_LOST)
@@ -92,6 +106,27 @@ class BrokerLifecycle(AlterPartitionManager):
         # The controller's channel to b dies with b: requests in flight to it are dropped.
         msgs = self._without_dest(s.channels, b)
         return self._drop_pending(kafka_state(s.controller, s.brokers, msgs, s.ghost), b)
+
+    def _ghost_down(self, ghost: Ghost, b: int, lost: bool) -> Ghost:
+        """``_ghost_down_computed``, cached (``memo.IdCache``)."""
+        small = b | int(lost) << 3
+        cache = self._cache_ghost_down
+        found = cache.find(ghost, small)
+        if found is MISSING:
+            found = cache.keep(ghost, small, self._ghost_down_computed(ghost, b, lost))
+        return cast(Ghost, found)
+
+    def _ghost_down_computed(self, ghost: Ghost, b: int, lost: bool) -> Ghost:
+        """The ghost once ``b`` is down (``_crashed``): flagged ``F_CHECKPOINT_LOST`` when
+        its shutdown lost a checkpoint (``lost``), and ``b``'s waiting acks=all requests
+        failed (``_drop_pending``)."""
+        if lost and not ghost.flags & F_CHECKPOINT_LOST:
+            ghost = with_fields(ghost, flags=ghost.flags | F_CHECKPOINT_LOST)
+        if ghost.pending:
+            pending = tuple([x for x in ghost.pending if x[1] != b])  # (record id, broker)
+            if pending != ghost.pending:
+                ghost = with_fields(ghost, pending=pending)
+        return ghost
 
     def _down(self, br: BrokerPartition, unclean: bool, keep: int | None,
               empty_hw_file: bool) -> tuple[BrokerPartition, bool]:
@@ -213,15 +248,8 @@ class BrokerLifecycle(AlterPartitionManager):
             br = state.brokers[b]
             if br.alive:
                 continue
-            meta = (
-                MetadataView(self._alive_mask(state) | 1 << b, NONE, NONE, 0)
-                if self.cfg.metadata else ()
-            )
-            up = built(BrokerPartition, 1, br.log, br.high_watermark, br.hw_checkpoint,
-                       br.flushed, br.leader_epoch, br.leader, br.controller_epoch,
-                       br.in_sync_replica_ids, br.remotes, meta, NO_FETCH,
-                       awaiting_first_leader_and_isr=int(self.skip))
-            s = self._set_broker(state, b, up)
+            alive = self._alive_mask(state) | 1 << b if self.cfg.metadata else 0
+            s = self._set_broker(state, b, self._up(br, alive))
             if ctrl.leader == b:
                 # The partition is offline (its last leader was b): elect, or, when no
                 # election is possible (within max_leader_epoch), leave it offline; b must
@@ -246,6 +274,25 @@ class BrokerLifecycle(AlterPartitionManager):
             msgs = self._enqueue(s, [msg])
             out.append((broker_step("Restart", b),
                         kafka_state(s.controller, s.brokers, msgs, s.ghost)))
+
+    def _up(self, br: BrokerPartition, alive: int) -> BrokerPartition:
+        """``_up_computed``, cached (``memo.IdCache``)."""
+        cache = self._cache_up
+        found = cache.find(br, alive)
+        if found is MISSING:
+            found = cache.keep(br, alive, self._up_computed(br, alive))
+        return cast(BrokerPartition, found)
+
+    def _up_computed(self, br: BrokerPartition, alive: int) -> BrokerPartition:
+        """Broker tuple ``br`` of a down broker once it runs again (``_a_restart``): its
+        log and HW-to-be kept, its metadata cache listing the brokers of ``alive`` (with
+        ``metadata``), no fetch in flight, and with ``unavailable_leader=skip`` no HW
+        checkpoint thread until its first LeaderAndIsr."""
+        meta = MetadataView(alive, NONE, NONE, 0) if self.cfg.metadata else ()
+        return built(BrokerPartition, 1, br.log, br.high_watermark, br.hw_checkpoint,
+                     br.flushed, br.leader_epoch, br.leader, br.controller_epoch,
+                     br.in_sync_replica_ids, br.remotes, meta, NO_FETCH,
+                     awaiting_first_leader_and_isr=int(self.skip))
 
     def _a_flush(self, state: State, out: Out) -> None:
         """``Flush(b)``: the log is fsynced (only with ``crashes=unclean``)."""

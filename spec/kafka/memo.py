@@ -90,10 +90,12 @@ class Interner:
         """A memoised method's result with the components it holds made the table's
         objects: a tuple of a named class (a component) itself, a plain tuple's items that
         are tuples (a component and its ``Partition``, say), anything else as it is; so
-        that a step built from cached results holds the table's objects already."""
+        that a step built from cached results holds the table's objects already.  A plain
+        tuple the table holds (a method returning the requests in flight makes its result
+        the table's) is kept as it is."""
         if not isinstance(value, tuple):
             return value
-        if type(value) is not tuple:
+        if type(value) is not tuple or self.by_id.get(id(value)) is value:
             return self.canon(value)
         items = [self.canon(item) if isinstance(item, tuple) else item for item in value]
         return cast(V, tuple(items))

@@ -126,7 +126,9 @@ class PartitionBridge(KafkaSetup):
         ``makeLeader`` / ``makeFollower`` install the controller's ISR."""
         b = p.local_broker_id
         c = self.codec
-        log = tuple(r.id * c.epochs + r.epoch for r in p.log)
+        # the interner's log object, so that the memoised calls taking a log find it by
+        # its address
+        log = self._interner.canon(tuple([r.id * c.epochs + r.epoch for r in p.log]))
         leader = NONE if p.leader is None else p.leader
         remotes: tuple[RemoteReplicaView, ...] = ()
         if leader == b:
