@@ -80,6 +80,11 @@ class MetadataLoader(KafkaModel):
         epochs), and its images by count of batches (``_image``, ``None``: not asked yet);
         emptied with the interner (every object it names is then the interner's)."""
         self._interner.register(self._source)
+        self._sources: dict[int, tuple[KRaftState, tuple[object, ...], list[object]]] = {}
+        """``_source``'s entry of each interned KRaft part met, by its address (the entry
+        holds it): a state's images are then found among those of the states expanded
+        before it with the same part; emptied with the interner."""
+        self._interner.register(self._sources)
         self._images: dict[int, tuple[KRaftState, object]] = {}
         """``_image_object``'s cache: by the address of the interned KRaft part and the
         count of batches (below 256), each entry holding the part; emptied with the
@@ -105,21 +110,37 @@ class MetadataLoader(KafkaModel):
         self._cache_published = IdCache2(self._interner)
         """``_published``'s cache: by the controller and broker tuples, the broker, the
         count of batches and whether it is a first publication."""
+        self._deltas: dict[int, tuple[object, object, object, object, int, object]] = {}
+        """``_delta_of``'s cache: ``_apply_delta``'s result by the addresses of the broker
+        tuple, the two images and the fetch epochs, and the ints (each entry holds them)."""
+        self._interner.register(self._deltas)
+        self._publishers: dict[int, tuple[object, object, int, object]] = {}
+        """``_publisher_controller``'s cache: by the addresses of the controller tuple and
+        the broker's new fetch epochs, and the ints (each entry holds them)."""
+        self._interner.register(self._publishers)
 
     def _expand_kraft(self, state: State) -> None:
-        """Note the KRaft part of the state ``next_states`` expands (``_source``): the
-        successors' parts are built from its fields, and its images are asked for often."""
+        """Note the KRaft part of the state ``next_states`` expands (``_source``, its entry
+        kept per part in ``_sources``): the successors' parts are built from its fields, and
+        its images are asked for often."""
+        k = self._kraft(state)
         found = self._source.get(0)
-        if found is not None and found[0] is self._kraft(state):
+        if found is not None and found[0] is k:
+            return
+        found = self._sources.get(id(k))
+        if found is not None and found[0] is k:
+            self._source[0] = found
             return
         interner = self._interner
-        k = interner.canon(self._kraft(state))
-        raw: Any = k  # untyped: the compiled model would copy a fixed-length tuple field
-        nested = (interner.canon(raw[0]), interner.canon(raw[1]), interner.canon(raw[5]),
-                  interner.canon(raw[6]))
-        found = self._source.get(0)
+        k = interner.canon(k)
+        found = self._sources.get(id(k))
         if found is None or found[0] is not k:
-            self._source[0] = (k, nested, [None] * (len(k.batches) + 1))
+            raw: Any = k  # untyped: the compiled model would copy a fixed-length tuple field
+            nested = (interner.canon(raw[0]), interner.canon(raw[1]), interner.canon(raw[5]),
+                      interner.canon(raw[6]))
+            images: list[object] = [None] * (len(k.batches) + 1)
+            found = remember(self._sources, id(k), (k, nested, images))
+        self._source[0] = found
 
     def _canonical_kraft(self, k: KRaftState) -> KRaftState:
         """The interner's object equal to the KRaft part ``k``, found by a key of its fields
@@ -292,18 +313,60 @@ class MetadataLoader(KafkaModel):
         before = None if fresh else self._image_object(k, k.applied[b])
         after = self._image_object(k, upto)
         ineligible = self._hw_ineligible(k, cast(Image, after), b) if self.eligible_hw else 0
-        newbr, pe, row = self._apply_delta(br, b, cast("Image | None", before),
-                                           cast("Image | None", after), k.partition_epoch[b],
-                                           k.fetch_epochs[b], ineligible)
+        raw: Any = self._delta_of(br, b, before, after, k.partition_epoch[b],
+                                  k.fetch_epochs[b], ineligible)  # untyped: the interner's
+        newbr: BrokerPartition = raw[0]
+        pe: int = raw[1]
+        row: tuple[int, ...] = raw[2]
         dropped = newbr.alter_partition == ALTER_NONE and br.alter_partition != ALTER_NONE
+        return newbr, self._publisher_controller(ctrl, b, upto, pe, row, dropped)
+
+    def _delta_of(self, br: BrokerPartition, b: int, before: object, after: object, pe: int,
+                  row: tuple[int, ...], ineligible: int) -> object:
+        """``_apply_delta``'s result, found first by the addresses of its object arguments
+        (the broker tuple, the two images, the fetch epochs: ``_deltas``) and the ints,
+        without building the memoised wrapper's tuple of keys; else through the wrapper."""
+        small = (pe << 8 | ineligible) << 4 | b
+        key = (((id(br) << 48 | id(before)) << 48 | id(after)) << 48 | id(row)) << 24 | (
+            small & 0xFFFFFF)
+        entry = self._deltas.get(key)
+        if (entry is not None and entry[0] is br and entry[1] is before
+                and entry[2] is after and entry[3] is row and entry[4] == small):
+            return entry[5]
+        result: object = self._apply_delta(br, b, cast("Image | None", before),
+                                           cast("Image | None", after), pe, row, ineligible)
+        remember(self._deltas, key, (br, before, after, row, small, result))
+        return result
+
+    def _publisher_controller(self, ctrl: ZkPartitionState, b: int, upto: int, pe: int,
+                              row: tuple[int, ...], dropped: bool) -> ZkPartitionState:
+        """``_delta_applied``'s controller tuple: broker ``b`` published up to ``upto`` with
+        partition epoch ``pe`` and fetch epochs ``row`` (``dropped``: its pending
+        AlterPartition dropped); kept by the addresses of ``ctrl`` and ``row`` and the ints
+        (``_publishers``)."""
+        small = ((pe << 1 | int(dropped)) << 8 | upto) << 4 | b
+        key = (id(ctrl) << 48 | id(row)) << 24 | (small & 0xFFFFFF)
+        entry = self._publishers.get(key)
+        if (entry is not None and entry[0] is ctrl and entry[1] is row
+                and entry[2] == small):
+            return cast(ZkPartitionState, entry[3])
+        found = self._publisher_controller_computed(ctrl, b, upto, pe, row, dropped)
+        remember(self._publishers, key, (ctrl, row, small, found))
+        return found
+
+    def _publisher_controller_computed(self, ctrl: ZkPartitionState, b: int, upto: int,
+                                       pe: int, row: tuple[int, ...], dropped: bool,
+                                       ) -> ZkPartitionState:
+        """``_publisher_controller`` computed."""
+        k = cast(KRaftState, ctrl.kraft)
         k = kraft_state(
             batches=k.batches, base=k.base, applied=put(k.applied, b, upto),
             partition_epoch=put(k.partition_epoch, b, pe), alter_epoch=k.alter_epoch,
             fetch_epochs=put(k.fetch_epochs, b, row),
             alter_isr_epochs=put(k.alter_isr_epochs, b, ()) if dropped else k.alter_isr_epochs,
             broker_epoch=k.broker_epoch, shutdown_offset=k.shutdown_offset)
-        return newbr, self._kraft_controller(ctrl.controller_epoch, ctrl.assigned_replicas,
-                                             ctrl.isr_change_set, k)
+        return self._kraft_controller(ctrl.controller_epoch, ctrl.assigned_replicas,
+                                      ctrl.isr_change_set, k)
 
     def _hw_ineligible(self, k: KRaftState, image: Image, b: int) -> int:
         """The followers of leader ``b`` that ``Partition.isReplicaIsrEligible`` (3.6) turns
