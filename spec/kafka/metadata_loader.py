@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from isrlab.core.elr import PartitionRegistration
 from isrlab.core.kraft_metadata import (
@@ -62,6 +62,12 @@ from isrlab.spec.kafka.state import (
     members,
     with_fields,
 )
+
+UNCHANGED: Final = 0
+LEADS: Final = 1
+FOLLOWS: Final = 2
+"""``MetadataLoader._local_change``'s kinds: the delta leaves the broker's partition as it
+was, makes it lead (``applyLocalLeadersDelta``) or follow (``applyLocalFollowersDelta``)."""
 
 
 class MetadataLoader(KafkaModel):
@@ -118,6 +124,10 @@ class MetadataLoader(KafkaModel):
         """``_publisher_controller``'s cache: by the addresses of the controller tuple and
         the broker's new fetch epochs, and the ints (each entry holds them)."""
         self._interner.register(self._publishers)
+        self._changes: dict[int, tuple[object, object, int, object]] = {}
+        """``_local_change``'s cache: by the addresses of the two images and the broker
+        (each entry holds the images)."""
+        self._interner.register(self._changes)
 
     def _expand_kraft(self, state: State) -> None:
         """Note the KRaft part of the state ``next_states`` expands (``_source``, its entry
@@ -397,14 +407,14 @@ class MetadataLoader(KafkaModel):
         ``eligible_hw``; memoised; ``after`` is never ``None``: typed so that the compiled
         model passes the image object itself, the key of its memoised result)."""
         assert after is not None
-        n = self.n
-        old = MetadataImage() if before is None else core_image(before, n)
-        update = MetadataUpdate(old, core_image(after, n))
-        changes = local_changes(update, b)
-        if changes.leaders:
-            return self._make_leader(br, b, changes.leaders[0][1], pe, row, ineligible)
-        if changes.followers:
-            reg = changes.followers[0][1]
+        change: Any = self._local_change(before, after, b)  # untyped: a kept tuple
+        kind: int = change[0]
+        if kind == UNCHANGED:
+            return br, pe, row
+        reg: PartitionRegistration = change[1]
+        if kind == LEADS:
+            return self._make_leader(br, b, reg, pe, row, ineligible)
+        if kind == FOLLOWS:
             if reg.partition_epoch - 1 < pe:
                 return br, pe, row  # makeFollower: an older partition epoch is ignored
             leader = reg.leader
@@ -417,6 +427,26 @@ class MetadataLoader(KafkaModel):
                                        fetch_in_flight=NO_FETCH)
             return newbr, reg.partition_epoch - 1, ()
         return br, pe, row
+
+    def _local_change(self, before: object, after: object, b: int) -> object:
+        """Broker ``b``'s part of the delta from image ``before`` (``None``: the empty
+        image) to ``after`` (``TopicDelta.localChanges``: ``local_changes``), as a pair:
+        ``LEADS`` or ``FOLLOWS`` and the partition's new registration, or ``UNCHANGED``
+        and ``None``; kept by the images' addresses (``_changes``)."""
+        key = (id(before) << 48 | id(after)) << 8 | (b & 0xFF)
+        entry = self._changes.get(key)
+        if entry is not None and entry[0] is before and entry[1] is after and entry[2] == b:
+            return entry[3]
+        n = self.n
+        old = (MetadataImage() if before is None
+               else core_image(cast(Image, before), n))
+        changes = local_changes(MetadataUpdate(old, core_image(cast(Image, after), n)), b)
+        change: tuple[int, PartitionRegistration | None] = (
+            (LEADS, changes.leaders[0][1]) if changes.leaders
+            else (FOLLOWS, changes.followers[0][1]) if changes.followers
+            else (UNCHANGED, None))
+        remember(self._changes, key, (before, after, b, change))
+        return change
 
     def _make_leader(self, br: BrokerPartition, b: int, reg: PartitionRegistration, pe: int,
                      row: tuple[int, ...], ineligible: int = 0,
