@@ -55,7 +55,7 @@ every active broker published the batch), ``ElectLeaders`` with PREFERRED
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, cast
 
 from isrlab.core.broker_heartbeat import (
@@ -112,7 +112,7 @@ from isrlab.spec.kafka.kraft_state import (
     record_of,
 )
 from isrlab.spec.kafka.labels import CONTROLLER_FAILOVER, PREFERRED_ELECTION, broker_step
-from isrlab.spec.kafka.memo import MISSING, IdCache, memoised
+from isrlab.spec.kafka.memo import MISSING, memoised
 from isrlab.spec.kafka.state import (
     ALTER_ACCEPTED,
     ALTER_FENCED,
@@ -176,15 +176,38 @@ class QuorumController(BrokerLifecycleManager):
             return None
         return self._with_part(ctrl, k)
 
-    def _controller_steps(self, state: State, out: Out, name: str, cache: IdCache, small: int,
-                          steps: Callable[[ZkPartitionState, int], ControllerSteps]) -> None:
-        """The controller's steps ``name(b)`` from ``state``, each a new controller tuple and
-        whether it elects uncleanly, kept per controller tuple and ``small`` (the brokers'
-        flags they read) in ``cache``, computed by ``steps`` once."""
+    def _kraft_steps(self, state: State) -> object:
+        """FenceBroker's, UnfenceBroker's and RegisterBroker's steps from ``state`` (those
+        the configuration never takes: none), kept together per controller tuple and the
+        masks of the running brokers and of those down after a power loss (one
+        ``memo.IdCache`` look-up per expanded state rather than one per kind), and for the
+        state answered last."""
+        if state is self._steps_of:
+            return self._steps
+        alive = self._alive_mask(state)
+        small = alive
+        for b, br in enumerate(state.brokers):
+            if br.unclean_shutdown:
+                small |= 1 << (self.n + b)
         ctrl = state.controller
+        cache = self._cache_controller_steps
         found = cache.find(ctrl, small)
         if found is MISSING:
-            found = cache.keep(ctrl, small, steps(ctrl, small))
+            crashes = self.cfg.crashes != "none"
+            empty: ControllerSteps = ()
+            found = cache.keep(ctrl, small, (
+                self._fence_steps(ctrl, alive),
+                self._unfence_steps(ctrl, alive) if crashes or self.cfg.heartbeat_loss
+                else empty,
+                self._register_steps(ctrl, small) if crashes else ()))
+        self._steps_of = state
+        self._steps = found
+        return found
+
+    def _emit_steps(self, state: State, out: Out, name: str, found: object) -> None:
+        """The controller's steps ``name(b)`` in ``found`` (``_kraft_steps``: each broker, a
+        new controller tuple and whether it elects uncleanly) from ``state``, appended to
+        ``out``."""
         raw: Any = found  # untyped: the controller tuples are the interner's objects
         for step in raw:
             s = kafka_state(step[1], state.brokers, state.channels, state.ghost)
@@ -217,8 +240,8 @@ class QuorumController(BrokerLifecycleManager):
 
     def _a_fence(self, state: State, out: Out) -> None:
         """``FenceBroker(b)`` (see the module docstring)."""
-        self._controller_steps(state, out, "FenceBroker", self._cache_fence,
-                               self._alive_mask(state), self._fence_steps)
+        raw: Any = self._kraft_steps(state)
+        self._emit_steps(state, out, "FenceBroker", raw[0])
 
     def _fence_steps(self, ctrl: ZkPartitionState, alive: int) -> ControllerSteps:
         """``_a_fence``'s steps from controller tuple ``ctrl`` with the brokers of mask
@@ -256,8 +279,8 @@ class QuorumController(BrokerLifecycleManager):
 
     def _a_unfence(self, state: State, out: Out) -> None:
         """``UnfenceBroker(b)`` (see the module docstring)."""
-        self._controller_steps(state, out, "UnfenceBroker", self._cache_unfence,
-                               self._alive_mask(state), self._unfence_steps)
+        raw: Any = self._kraft_steps(state)
+        self._emit_steps(state, out, "UnfenceBroker", raw[1])
 
     def _unfence_steps(self, ctrl: ZkPartitionState, alive: int) -> ControllerSteps:
         """``_a_unfence``'s steps from controller tuple ``ctrl`` with the brokers of mask
@@ -300,16 +323,8 @@ class QuorumController(BrokerLifecycleManager):
     def _a_register(self, state: State, out: Out) -> None:
         """``RegisterBroker(b)``: down broker ``b`` starts, registers and catches up (see the
         module docstring)."""
-        small = self._alive_mask(state)
-        for b, br in enumerate(state.brokers):
-            if br.unclean_shutdown:
-                small |= 1 << (self.n + b)
-        ctrl = state.controller
-        cache = self._cache_register
-        found = cache.find(ctrl, small)
-        if found is MISSING:
-            found = cache.keep(ctrl, small, self._register_steps(ctrl, small))
-        raw: Any = found  # untyped: the controller tuples are the interner's objects
+        steps: Any = self._kraft_steps(state)
+        raw: Any = steps[2]  # untyped: the controller tuples are the interner's objects
         for step in raw:
             b = step[0]
             br = state.brokers[b]
