@@ -99,7 +99,10 @@ class KRaftModel(ControllerOperations):
             self._a_checkpoint(state, steps)
         if cfg.consumers:
             self._a_consume(state, steps)
-        out: Out = [(label, self._upkeep(state, s)) for label, s in steps]
+        # KAFKA-15021's HW rule follows only broker steps (``HW_EVENTS``)
+        out: Out = ([(label, self._eligible_hw(state, label, self._upkeep(state, s)))
+                     for label, s in steps] if self.eligible_hw
+                    else [(label, self._upkeep(state, s)) for label, s in steps])
         self._a_handle_commit(state, out)
         self._a_kraft_alter_partition(state, out)
         self._a_fence(state, out)
@@ -117,8 +120,6 @@ class KRaftModel(ControllerOperations):
             self._a_kraft_preferred_election(state, out)
         if cfg.controller_failover:
             self._a_kraft_failover(state, out)
-        if self.eligible_hw:
-            out = [(label, self._eligible_hw(state, label, s)) for label, s in out]
         return self._interned(state, out)
 
     def encode(self, state: State) -> bytes:

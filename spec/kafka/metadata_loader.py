@@ -105,11 +105,14 @@ class MetadataLoader(KafkaModel):
         self._cache_upkept = IdCache(self._interner)
         """``BrokerLifecycleManager._upkeep``'s cache: by the controller tuple and the
         brokers' events."""
-        self._cache_fence = IdCache(self._interner)
-        self._cache_unfence = IdCache(self._interner)
-        self._cache_register = IdCache(self._interner)
-        """The controller's steps (``QuorumController``): by the controller tuple and the
-        brokers' flags they read."""
+        self._cache_controller_steps = IdCache(self._interner)
+        """The controller's FenceBroker, UnfenceBroker and RegisterBroker steps together
+        (``QuorumController._kraft_steps``): by the controller tuple and the brokers' flags
+        they read."""
+        self._steps_of: object = None
+        """The state ``_kraft_steps`` answered last (held, so that no other state takes its
+        address), and its answer (``_steps``)."""
+        self._steps: object = ()
         self._cache_alter_partition = IdCache2(self._interner)
         """``QuorumController._a_kraft_alter_partition``'s cache: by the controller and
         leader tuples and the leader."""
@@ -209,8 +212,11 @@ class MetadataLoader(KafkaModel):
         """``_image`` as the interner's object (untyped: the compiled model holds a value of
         the image's fixed-length tuple type unboxed, and would box a new tuple for a
         memoised method's key), kept per interned KRaft part and ``upto`` (``_images``),
-        and for the state ``next_states`` expands in ``_source``."""
+        and for the state ``next_states`` expands and those expanded before it with the
+        same part in ``_source`` and ``_sources``."""
         source = self._source.get(0)
+        if source is None or k is not source[0]:
+            source = self._sources.get(id(k))
         if source is not None and k is source[0] and upto < len(source[2]):
             images = source[2]
             known = images[upto]
@@ -305,8 +311,9 @@ class MetadataLoader(KafkaModel):
             found = cache.keep(ctrl, br, small, self._delta_applied(ctrl, br, b, upto, fresh))
         raw: Any = found  # untyped: its items are the interner's objects
         newbr: BrokerPartition = raw[0]
-        s = self._set_broker(state, b, newbr)
-        s = kafka_state(raw[1], s.brokers, s.channels, s.ghost)
+        brokers = state.brokers
+        s = kafka_state(raw[1], (*brokers[:b], newbr, *brokers[b + 1:]), state.channels,
+                        state.ghost)
         if newbr.leader == b and (br.leader != b or newbr.leader_epoch != br.leader_epoch):
             s = self._note_epoch_leader(s, newbr.leader_epoch, b)
         if br.leader == b and newbr.leader != b:
