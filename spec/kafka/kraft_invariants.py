@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from isrlab.checker.model import Property
 from isrlab.spec._compiled import summary_of
-from isrlab.spec.kafka.kraft_state import KRaftState, replayed
+from isrlab.spec.kafka.kraft_state import KRaftState
 from isrlab.spec.kafka.metadata_loader import MetadataLoader
 from isrlab.spec.kafka.state import F_UNCLEAN, NONE, KafkaState, members
 
@@ -38,12 +38,11 @@ def metadata_log_matching(model: PartitionBridge, s: State) -> bool:
     controller did not commit, nor skip back.  Violated: a broker leads or follows in an
     epoch the metadata log never gave it (a split brain the quorum exists to prevent).
     """
+    # read untyped: the compiled model would copy each image into a fixed-length tuple
+    assert isinstance(model, MetadataLoader)  # KRaftModel binds the KRaft invariants
     k = _k(s)
-    n = model.n
     total = len(k.batches)
-    loader = model if isinstance(model, MetadataLoader) else None
-    controller = (replayed(k.base, k.batches, n) if loader is None
-                  else loader.published_image(k, total))[0]
+    controller: Any = model.published_part(k, total)
     for b, br in enumerate(s.brokers):
         a = k.applied[b]
         if not br.alive:
@@ -52,9 +51,8 @@ def metadata_log_matching(model: PartitionBridge, s: State) -> bool:
             continue
         if not 0 <= a <= total:
             return False
-        part = (replayed(k.base, k.batches[:a], n) if loader is None
-                else loader.published_image(k, a))[0]
-        if (br.leader, br.leader_epoch) != (part[0], part[1]):
+        part: Any = model.published_part(k, a)
+        if br.leader != part[0] or br.leader_epoch != part[1]:
             return False
         if k.partition_epoch[b] > controller[2] or br.leader_epoch > controller[1]:
             return False

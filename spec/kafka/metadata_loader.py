@@ -197,11 +197,15 @@ class MetadataLoader(KafkaModel):
             found = remember(self._kraft_by_key, key, interner.canon(part))
         return found
 
-    def published_image(self, k: KRaftState, upto: int) -> Image:
-        """The image a broker publishes after ``base`` and the first ``upto`` batches of the
-        KRaft part ``k`` (``kraft_state.replayed``), kept per interned part (``_image``);
-        the KRaft invariants read it."""
-        return self._image(k, upto)
+    def published_part(self, k: KRaftState, upto: int) -> object:
+        """The partition's registration (leader, leader epoch, partition epoch, ISR, ELR,
+        last-known ELR, recovery state) in the image a broker publishes after ``base`` and
+        the first ``upto`` batches of the KRaft part ``k`` (``kraft_state.replayed``), kept
+        per interned part (``_image``); untyped: the interner's tuple, not a copy.  The
+        KRaft invariants read it."""
+        raw: Any = self._image_object(k, upto)
+        part: object = raw[0]
+        return part
 
     def _image(self, k: KRaftState, upto: int) -> Image:
         """The image of ``base`` and the first ``upto`` batches of ``k`` (``replayed``),
@@ -413,7 +417,7 @@ class MetadataLoader(KafkaModel):
         ``ineligible``: the followers ``after`` makes not ISR eligible, with
         ``eligible_hw``; memoised; ``after`` is never ``None``: typed so that the compiled
         model passes the image object itself, the key of its memoised result)."""
-        assert after is not None
+        # ``after`` not narrowed to ``Image`` here: the compiled model would box a new tuple
         change: Any = self._local_change(before, after, b)  # untyped: a kept tuple
         kind: int = change[0]
         if kind == UNCHANGED:
