@@ -308,11 +308,18 @@ class MetadataLoader(KafkaModel):
         (``fresh``: its first publication after a start, a delta from the empty image)."""
         br = state.brokers[b]
         ctrl = state.controller
-        small = (b << 4 | upto) << 1 | int(fresh)
-        cache = self._cache_published
-        found = cache.find(ctrl, br, small)
-        if found is MISSING:
-            found = cache.keep(ctrl, br, small, self._delta_applied(ctrl, br, b, upto, fresh))
+        # the broker below the count of batches (brokers <= 6): the fields never overlap
+        small = (upto << 4 | b) << 1 | int(fresh)
+        found: object
+        if upto >> 14:
+            found = self._interner.canon_result(
+                self._delta_applied(ctrl, br, b, upto, fresh))
+        else:
+            cache = self._cache_published
+            found = cache.find(ctrl, br, small)
+            if found is MISSING:
+                found = cache.keep(ctrl, br, small,
+                                   self._delta_applied(ctrl, br, b, upto, fresh))
         raw: Any = found  # untyped: its items are the interner's objects
         newbr: BrokerPartition = raw[0]
         brokers = state.brokers
@@ -347,6 +354,9 @@ class MetadataLoader(KafkaModel):
         """``_apply_delta``'s result, found first by the addresses of its object arguments
         (the broker tuple, the two images, the fetch epochs: ``_deltas``) and the ints,
         without building the memoised wrapper's tuple of keys; else through the wrapper."""
+        if ineligible >> 8 or b >> 4:  # the ints' fields would overlap (brokers <= 6)
+            return self._apply_delta(br, b, cast("Image | None", before),
+                                     cast("Image | None", after), pe, row, ineligible)
         small = (pe << 8 | ineligible) << 4 | b
         key = (((id(br) << 48 | id(before)) << 48 | id(after)) << 48 | id(row)) << 24 | (
             small & 0xFFFFFF)
@@ -365,6 +375,8 @@ class MetadataLoader(KafkaModel):
         partition epoch ``pe`` and fetch epochs ``row`` (``dropped``: its pending
         AlterPartition dropped); kept by the addresses of ``ctrl`` and ``row`` and the ints
         (``_publishers``)."""
+        if upto >> 8 or b >> 4:  # the ints' fields would overlap
+            return self._publisher_controller_computed(ctrl, b, upto, pe, row, dropped)
         small = ((pe << 1 | int(dropped)) << 8 | upto) << 4 | b
         key = (id(ctrl) << 48 | id(row)) << 24 | (small & 0xFFFFFF)
         entry = self._publishers.get(key)
