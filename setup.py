@@ -23,12 +23,13 @@ compare the two; ``ISRLAB_PURE_PYTHON=1`` turns them off).  In a checkout,
 ``pip install --no-deps -e .`` (re)builds them (``python setup.py build_ext --inplace`` too,
 with setuptools >= 77; a virtualenv's own setuptools may be older).
 
-mypyc compiles the ``kafka`` model's hot modules (``KAFKA_COMPILED``) the same way: optional,
-built when mypy (a build requirement in pyproject.toml) accepts them and a C compiler is
-there, the Python source the reference (tests/spec/kafka/test_compiled.py compares whole
-searches).  The build records the digest of each source it compiled; at run time
-``isrlab.spec._compiled`` imports the sources instead when the record is missing, a source
-has changed since, or ``ISRLAB_PURE_PYTHON=1``.
+mypyc compiles the ``kafka`` model's hot modules (``KAFKA_COMPILED``) and ``core``'s modules
+(``CORE_COMPILED``, a group of its own) the same way: optional, built when mypy (a build
+requirement in pyproject.toml) accepts them and a C compiler is there, the Python source
+the reference (tests/spec/kafka/test_compiled.py compares whole searches; tests/core runs
+the source).  The build records the digest of each source it compiled; at run time
+``isrlab.spec._compiled`` and ``isrlab.core._compiled`` import the sources of their group
+instead when its record is missing, a source has changed since, or ``ISRLAB_PURE_PYTHON=1``.
 """
 
 import hashlib
@@ -93,58 +94,102 @@ SOURCES_FILE = "_kafka_sources.json"
 """Written next to ``isrlab.spec``'s modules by a build that compiled every module of
 ``KAFKA_COMPILED``: module name to the SHA-256 of its source (isrlab.spec._compiled)."""
 
+CORE_COMPILED = {
+    "isrlab.core.alter_partition": "core/alter_partition.py",
+    "isrlab.core.broker_heartbeat": "core/broker_heartbeat.py",
+    "isrlab.core.coordinator": "core/coordinator.py",
+    "isrlab.core.elr": "core/elr.py",
+    "isrlab.core.errors": "core/errors.py",
+    "isrlab.core.fencing": "core/fencing.py",
+    "isrlab.core.invariants": "core/invariants.py",
+    "isrlab.core.isr": "core/isr.py",
+    "isrlab.core.kraft_alter_partition": "core/kraft_alter_partition.py",
+    "isrlab.core.kraft_metadata": "core/kraft_metadata.py",
+    "isrlab.core.log_recovery": "core/log_recovery.py",
+    "isrlab.core.metadata_cache": "core/metadata_cache.py",
+    "isrlab.core.partition": "core/partition.py",
+    "isrlab.core.partition_change_builder": "core/partition_change_builder.py",
+    "isrlab.core.produce": "core/produce.py",
+    "isrlab.core.propagation": "core/propagation.py",
+    "isrlab.core.replica_manager": "core/replica_manager.py",
+    "isrlab.core.replication_control": "core/replication_control.py",
+    "isrlab.core.selectors": "core/selectors.py",
+    "isrlab.core.state": "core/state.py",
+    "isrlab.core.truncation": "core/truncation.py",
+}
+"""``core``'s modules compiled by mypyc (isrlab.core._compiled.COMPILED), a group of their
+own: the kafka model's group calls them as Python modules, so either group may run from its
+source while the other runs compiled."""
 
-def _warn(message: str) -> None:
-    print(f"isrlab setup: {message}; the kafka model runs as pure Python", file=sys.stderr)
+CORE_GROUP = "isrlab.core._core"
+"""mypyc's group of ``CORE_COMPILED``: the shared extension ``isrlab.core._core__mypyc``."""
+
+CORE_SOURCES_FILE = "_core_sources.json"
+"""Written next to ``isrlab.core``'s modules by a build that compiled every module of
+``CORE_COMPILED`` (isrlab.core._compiled)."""
+
+GROUPS = ((KAFKA_GROUP, KAFKA_COMPILED, SOURCES_FILE),
+          (CORE_GROUP, CORE_COMPILED, CORE_SOURCES_FILE))
+"""Each mypyc group: its name, its modules and the record of their sources."""
 
 
-COMPILED_FROM: dict[str, str] = {}
-"""The SHA-256 of each source of ``KAFKA_COMPILED`` that mypyc compiled, once it has."""
+def _warn(group: str, message: str) -> None:
+    print(f"isrlab setup: {message}; {group}'s modules run as pure Python", file=sys.stderr)
 
 
-def kafka_extensions() -> list[Extension]:
-    """mypyc's extensions of ``KAFKA_COMPILED`` (optional, like the C extensions), or none
-    when mypyc is missing or refuses the code; fills ``COMPILED_FROM``."""
+COMPILED_FROM: dict[str, dict[str, str]] = {}
+"""Per group, the SHA-256 of each source that mypyc compiled, once it has."""
+
+
+def mypyc_extensions(group: str, modules: dict[str, str]) -> list[Extension]:
+    """mypyc's extensions of one group of ``GROUPS`` (optional, like the C extensions), or
+    none when mypyc is missing or refuses the code; fills ``COMPILED_FROM[group]``."""
     try:
         from mypyc.build import mypycify
     except ImportError:
-        _warn("mypyc is not installed")
+        _warn(group, "mypyc is not installed")
         return []
-    digests = {name: _sha256(path) for name, path in KAFKA_COMPILED.items()}
-    # through the links isrlab/spec -> spec/, so that the modules get their isrlab.* names
-    paths = [os.path.join("isrlab", path) for path in KAFKA_COMPILED.values()]
+    digests = {name: _sha256(path) for name, path in modules.items()}
+    # through the links isrlab/spec -> spec/ (and core), so that the modules get their
+    # isrlab.* names
+    paths = [os.path.join("isrlab", path) for path in modules.values()]
     try:
-        extensions = mypycify(paths, opt_level="3", group_name=KAFKA_GROUP)
+        extensions = mypycify(paths, opt_level="3", group_name=group)
     except (Exception, SystemExit) as error:  # mypy's type errors end in SystemExit
-        _warn(f"mypyc failed ({error})")
+        _warn(group, f"mypyc failed ({error})")
         return []
     for extension in extensions:
         extension.optional = True
-    COMPILED_FROM.update(digests)
+    COMPILED_FROM[group] = digests
     return extensions
 
 
 class BuildExt(build_ext):
-    """``build_ext`` that adds the compiled ``kafka`` model (mypyc runs only when extensions
-    are built, not for pip's metadata steps) and records its sources when every one of its
-    extensions was built (and removes the record otherwise: the sources then run)."""
+    """``build_ext`` that adds the compiled ``kafka`` model and ``core`` (mypyc runs only when
+    extensions are built, not for pip's metadata steps) and records the sources of a group
+    when every one of its extensions was built (and removes the record otherwise: the
+    sources then run)."""
 
     def finalize_options(self) -> None:
         if not COMPILED_FROM:
             self.distribution.ext_modules = [*(self.distribution.ext_modules or []),
-                                             *kafka_extensions()]
+                                             *(e for group, modules, _ in GROUPS
+                                               for e in mypyc_extensions(group, modules))]
         super().finalize_options()
 
     def run(self) -> None:
         self._built: set[str] = set()
-        record = os.path.join(os.path.dirname(self.get_ext_fullpath("isrlab.spec.x")),
-                              SOURCES_FILE)
-        if os.path.exists(record):
-            os.remove(record)
+        records = {group: os.path.join(
+            os.path.dirname(self.get_ext_fullpath(f"{group.rpartition('.')[0]}.x")),
+            record) for group, _, record in GROUPS}
+        for record in records.values():
+            if os.path.exists(record):
+                os.remove(record)
         super().run()
-        if COMPILED_FROM and set(KAFKA_COMPILED) | {f"{KAFKA_GROUP}__mypyc"} <= self._built:
-            with open(record, "w") as out:
-                json.dump(COMPILED_FROM, out, indent=1, sort_keys=True)
+        for group, modules, _ in GROUPS:
+            if group in COMPILED_FROM and set(modules) | {f"{group}__mypyc"} <= self._built:
+                with open(records[group], "w") as out:
+                    json.dump(COMPILED_FROM[group], out, indent=1, sort_keys=True)
 
     def build_extension(self, ext: Extension) -> None:
         super().build_extension(ext)

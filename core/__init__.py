@@ -44,3 +44,7 @@ A guide to the modules (each function's docstring names the Kafka method it mirr
 Bad input comes back as ``Failure(InvalidInput)``; protocol outcomes are fields of the
 success value.  Nothing here does I/O, keeps global state or reads a clock.
 """
+
+from isrlab.core import _compiled
+
+_compiled.install()  # before any compiled module is imported: isrlab.core._compiled

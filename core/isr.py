@@ -12,9 +12,9 @@ compares ``zk_write.zk_version - 1`` with the node's version and keeps the old p
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from returns.result import Result, Success
+from returns.result import Failure, Result, Success
 
 from isrlab.core.errors import Errors, InvalidInput, Problem, reject
 from isrlab.core.partition import raise_leader_hw
@@ -23,9 +23,11 @@ from isrlab.core.state import (
     LeaderAndIsr,
     Partition,
     RemoteReplica,
-    check_partition,
     is_leader,
     log_end_offset,
+    partition_problem,
+    with_isr,
+    with_remotes,
 )
 from isrlab.core.truncation import Log
 
@@ -97,7 +99,7 @@ def partition_state_znode(partition: Partition) -> dict[str, object]:
 
 
 def _update_isr(partition: Partition, new_isr: frozenset[int]) -> Partition:
-    return replace(partition, isr=new_isr, zk_version=partition.zk_version + 1)
+    return with_isr(partition, new_isr, partition.zk_version + 1)
 
 
 # ---------------------------------------------------------------------------------------
@@ -118,9 +120,10 @@ def read_from_local_log(
     """
     if min(fetch_offset, now_ms) < 0 or (max_records is not None and max_records < 0):
         return reject(Problem.NEGATIVE_VALUE, f"fetch offset {fetch_offset}, now {now_ms}")
-    return check_partition(partition).map(
-        lambda p: _read(p, fetch_offset, follower_log_start_offset, now_ms, max_records)
-    )
+    problem = partition_problem(partition)
+    if problem is not None:
+        return Failure(problem)
+    return Success(_read(partition, fetch_offset, follower_log_start_offset, now_ms, max_records))
 
 
 def _read(
@@ -219,10 +222,13 @@ def _expand(
     return IsrUpdate(hw.partition, changed, hw.incremented, write)
 
 
-def _check_remote(partition: Partition, replica_id: int) -> Result[Partition, InvalidInput]:
-    if replica_id == partition.local_broker_id or replica_id not in partition.assigned_replicas:
-        return reject(Problem.NOT_A_REPLICA, f"follower {replica_id} of {partition.tp}")
-    return Success(partition)
+def _follower_problem(partition: Partition, replica_id: int) -> InvalidInput | None:
+    """``partition_problem``, then whether ``replica_id`` is not a follower of it."""
+    problem = partition_problem(partition)
+    if problem is None and (replica_id == partition.local_broker_id
+                            or replica_id not in partition.assigned_replicas):
+        return InvalidInput(Problem.NOT_A_REPLICA, f"follower {replica_id} of {partition.tp}")
+    return problem
 
 
 def maybe_expand_isr(
@@ -242,11 +248,12 @@ def maybe_expand_isr(
     """
     if now_ms < 0 or (hw_lag_ms is not None and hw_lag_ms < 0):
         return reject(Problem.NEGATIVE_VALUE, f"now {now_ms}, lag {hw_lag_ms}")
-    return check_partition(partition).bind(lambda p: _check_remote(p, replica_id)).map(
-        lambda p: _expand(p, replica_id, leader_epoch_start, now_ms, hw_lag_ms)
-        if is_leader(p)
-        else IsrUpdate(p, error=Errors.NOT_LEADER_FOR_PARTITION)
-    )
+    problem = _follower_problem(partition, replica_id)
+    if problem is not None:
+        return Failure(problem)
+    if not is_leader(partition):
+        return Success(IsrUpdate(partition, error=Errors.NOT_LEADER_FOR_PARTITION))
+    return Success(_expand(partition, replica_id, leader_epoch_start, now_ms, hw_lag_ms))
 
 
 def _apply_fetch(
@@ -261,9 +268,11 @@ def _apply_fetch(
     )
     # A failed read carries fetchTimeMs = -1 in Kafka; its unknown LEO keeps the HW put.
     now_ms = read.fetch_time_ms if read.error is Errors.NONE else -1
-    update = _expand(replace(p, remotes=remotes), replica_id, leader_epoch_start, now_ms,
-                     hw_lag_ms)
-    return update if read.error is Errors.NONE else replace(update, error=read.error)
+    update = _expand(with_remotes(p, remotes), replica_id, leader_epoch_start, now_ms, hw_lag_ms)
+    if read.error is Errors.NONE:
+        return update
+    return IsrUpdate(update.partition, update.isr_changed, update.hw_incremented,
+                     update.zk_write, read.error)
 
 
 def update_follower_fetch(
@@ -288,10 +297,11 @@ def update_follower_fetch(
         return reject(Problem.OFFSET_OUT_OF_LOG, f"fetch offset {read.fetch_offset}")
     if hw_lag_ms is not None and hw_lag_ms < 0:
         return reject(Problem.NEGATIVE_VALUE, f"lag {hw_lag_ms}")
-    return check_partition(partition).bind(lambda p: _check_remote(p, replica_id)).map(
-        lambda p: _apply_fetch(p, replica_id, read, since_previous_fetch, leader_epoch_start,
-                               hw_lag_ms)
-    )
+    problem = _follower_problem(partition, replica_id)
+    if problem is not None:
+        return Failure(problem)
+    return Success(_apply_fetch(partition, replica_id, read, since_previous_fetch,
+                                leader_epoch_start, hw_lag_ms))
 
 
 # ---------------------------------------------------------------------------------------
@@ -351,11 +361,12 @@ def maybe_shrink_isr(
     """
     if now_ms < 0 or replica_lag_time_max_ms < 0:
         return reject(Problem.NEGATIVE_VALUE, f"now {now_ms}, lag {replica_lag_time_max_ms}")
-    return check_partition(partition).map(
-        lambda p: _shrink(p, now_ms, replica_lag_time_max_ms, kafka_4485, kafka_7152)
-        if is_leader(p)
-        else IsrUpdate(p, error=Errors.NOT_LEADER_FOR_PARTITION)
-    )
+    problem = partition_problem(partition)
+    if problem is not None:
+        return Failure(problem)
+    if not is_leader(partition):
+        return Success(IsrUpdate(partition, error=Errors.NOT_LEADER_FOR_PARTITION))
+    return Success(_shrink(partition, now_ms, replica_lag_time_max_ms, kafka_4485, kafka_7152))
 
 
 def isr_expiration_period_ms(replica_lag_time_max_ms: int, half_period: bool = True) -> int:

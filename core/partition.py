@@ -23,6 +23,9 @@ from isrlab.core.state import (
     check_partition,
     check_partition_state,
     is_leader,
+    with_high_watermark,
+    with_log,
+    with_role,
 )
 from isrlab.core.truncation import Log
 
@@ -158,7 +161,7 @@ def raise_leader_hw(
     leos = isr_log_end_offsets(partition, now_ms, hw_lag_ms, ineligible)
     new_hw = min(leos) if leos else partition.high_watermark
     if new_hw > partition.high_watermark:
-        return HwUpdate(replace(partition, high_watermark=new_hw), True)
+        return HwUpdate(with_high_watermark(partition, new_hw), True)
     return HwUpdate(partition, False)
 
 
@@ -220,19 +223,22 @@ def _reset_remote(
         # remote LEO, log start and last fetch become unknown (-1).
         return RemoteReplica(broker_id, UNKNOWN_OFFSET, UNKNOWN_OFFSET,
                              now_ms if in_isr else 0, UNKNOWN_OFFSET, -1)
-    base = old if old is not None else RemoteReplica(broker_id)
-    return replace(
-        base,
-        last_caught_up_time_ms=now_ms if in_isr else 0,
-        last_fetch_leader_log_end_offset=leader_leo,
-        last_fetch_time_ms=now_ms,
-    )
+    if old is None:
+        return RemoteReplica(broker_id, UNKNOWN_OFFSET, UNKNOWN_OFFSET, now_ms if in_isr else 0,
+                             leader_leo, now_ms)
+    return RemoteReplica(old.broker_id, old.log_end_offset, old.log_start_offset,
+                         now_ms if in_isr else 0, leader_leo, now_ms)
 
 
-def _make_leader(
+def make_leader_unchecked(
     p: Partition, state: PartitionState, now_ms: int, hw_lag_ms: int | None,
     reset_on_epoch: bool,
 ) -> MakeLeaderResult:
+    """The unchecked core of ``make_leader``, for arguments ``make_leader`` would accept.
+
+    For callers inside ``core`` that have checked them already
+    (``isrlab.core.replica_manager.become_leader_or_follower`` checks a whole request first).
+    """
     local = p.local_broker_id
     is_new_leader = p.leader != local
     reset = is_new_leader or (reset_on_epoch and p.leader_epoch != state.leader_epoch)
@@ -243,17 +249,7 @@ def _make_leader(
         for b in sorted(state.replicas)
         if b != local
     )
-    led = replace(
-        p,
-        controller_epoch=state.controller_epoch,
-        leader=local,
-        leader_epoch=state.leader_epoch,
-        zk_version=state.zk_version,
-        assigned_replicas=state.replicas,
-        isr=frozenset(state.isr),
-        log_created=True,
-        remotes=remotes,
-    )
+    led = with_role(p, state, local, frozenset(state.isr), remotes)
     hw = raise_leader_hw(led, now_ms, hw_lag_ms)
     return MakeLeaderResult(hw.partition, is_new_leader, hw.incremented)
 
@@ -290,7 +286,7 @@ def make_leader(
     return (
         check_partition_state(state)
         .bind(lambda s: _check_role_change(partition, s, to_leader=True))
-        .map(lambda p: _make_leader(p, state, now_ms, hw_lag_ms, reset_on_epoch))
+        .map(lambda p: make_leader_unchecked(p, state, now_ms, hw_lag_ms, reset_on_epoch))
     )
 
 
@@ -316,30 +312,25 @@ def truncate_local_log(partition: Partition, offset: int) -> Partition:
     offset = max(0, offset)
     if offset >= len(partition.log):
         return partition
-    return replace(
+    return with_log(
         partition,
-        log=truncation.truncate_to(partition.log, offset),
-        high_watermark=min(partition.high_watermark, offset),
-        log_start_offset=min(partition.log_start_offset, offset),
-        open_txn_first_offsets=frozenset(o for o in partition.open_txn_first_offsets if o < offset),
+        truncation.truncate_to(partition.log, offset),
+        min(partition.high_watermark, offset),
+        min(partition.log_start_offset, offset),
+        frozenset(o for o in partition.open_txn_first_offsets if o < offset),
     )
 
 
-def _make_follower(
+def make_follower_unchecked(
     p: Partition, state: PartitionState, rule: TruncationRule, leader_log: Log
 ) -> MakeFollowerResult:
+    """The unchecked core of ``make_follower``, for arguments ``make_follower`` would accept.
+
+    For callers inside ``core`` that have checked them already
+    (``isrlab.core.replica_manager.become_leader_or_follower`` checks a whole request first).
+    """
     leader_changed = p.leader != state.leader
-    follower = replace(
-        p,
-        controller_epoch=state.controller_epoch,
-        leader=state.leader,
-        leader_epoch=state.leader_epoch,
-        zk_version=state.zk_version,
-        assigned_replicas=state.replicas,
-        isr=frozenset(),
-        log_created=True,
-        remotes=(),
-    )
+    follower = with_role(p, state, state.leader, frozenset(), ())
     if not leader_changed:
         return MakeFollowerResult(follower, False, None, len(follower.log))
     offset = min(max(0, rule(p.log, p.high_watermark, leader_log)), len(p.log))
@@ -365,7 +356,7 @@ def make_follower(
     return (
         check_partition_state(state)
         .bind(lambda s: _check_role_change(partition, s, to_leader=False))
-        .map(lambda p: _make_follower(p, state, rule, leader_log))
+        .map(lambda p: make_follower_unchecked(p, state, rule, leader_log))
     )
 
 

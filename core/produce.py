@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from returns.result import Result, Success
+from returns.result import Failure, Result, Success
 
 from isrlab.core.errors import Errors, InvalidInput, Problem, reject
 from isrlab.core.partition import follower_high_watermark, raise_leader_hw, truncate_local_log
-from isrlab.core.state import Partition, check_partition, is_leader
+from isrlab.core.state import Partition, check_partition, is_leader, partition_problem, with_log
 from isrlab.core.truncation import Log, Record
 
 ACKS_NONE = 0
@@ -54,9 +54,8 @@ def _append(
     first = len(p.log)
     appended = p.log + tuple(Record(i, p.leader_epoch) for i in ids)
     opened = p.open_txn_first_offsets | {first} if transactional and ids else None
-    grown = replace(
-        p, log=appended, open_txn_first_offsets=opened or p.open_txn_first_offsets
-    )
+    grown = with_log(p, appended, p.high_watermark, p.log_start_offset,
+                     opened or p.open_txn_first_offsets)
     hw = raise_leader_hw(grown, now_ms, hw_lag_ms)
     return AppendResult(
         hw.partition, Errors.NONE, first, len(appended) - 1, acks != ACKS_ALL, hw.incremented
@@ -88,9 +87,11 @@ def append_records_to_leader(
         return reject(Problem.BAD_ACKS, f"acks={acks}")
     if min_insync_replicas < 1:
         return reject(Problem.BAD_CONFIG, f"min.insync.replicas={min_insync_replicas} (< 1)")
-    return check_partition(partition).map(
-        lambda p: _append(p, ids, acks, min_insync_replicas, transactional, now_ms, hw_lag_ms)
-    )
+    problem = partition_problem(partition)
+    if problem is not None:
+        return Failure(problem)
+    return Success(_append(partition, ids, acks, min_insync_replicas, transactional, now_ms,
+                           hw_lag_ms))
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +133,7 @@ def _process(p: Partition, fetched: Log, leader_hw: int, leader_start: int) -> P
     log = p.log + fetched
     hw = follower_high_watermark(leader_hw, len(log))
     start = min(max(p.log_start_offset, leader_start), hw)
-    return replace(p, log=log, high_watermark=hw, log_start_offset=start)
+    return with_log(p, log, hw, start, p.open_txn_first_offsets)
 
 
 def process_partition_data(

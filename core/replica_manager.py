@@ -25,8 +25,8 @@ from isrlab.core.metadata_cache import (
 from isrlab.core.partition import (
     TruncationRule,
     create_log_if_not_exists,
-    make_follower,
-    make_leader,
+    make_follower_unchecked,
+    make_leader_unchecked,
     truncate_to_high_watermark,
 )
 from isrlab.core.propagation import IsrChangeState, maybe_propagate_isr_changes, record_isr_change
@@ -34,8 +34,8 @@ from isrlab.core.state import (
     Partition,
     PartitionState,
     TopicPartition,
-    check_partition,
-    check_partition_state,
+    partition_problem,
+    partition_state_problem,
 )
 from isrlab.core.truncation import Log
 
@@ -123,11 +123,28 @@ def get_partition(manager: ReplicaManager, tp: TopicPartition) -> Partition | No
     return next((p for p in manager.partitions if p.tp == tp), None)
 
 
+def _with_partitions(m: ReplicaManager, partitions: tuple[Partition, ...]) -> ReplicaManager:
+    # replace(m, partitions=partitions) as one constructor call (the fields' order)
+    return ReplicaManager(m.local_broker_id, m.controller_epoch, partitions, m.offline,
+                          m.fetchers, m.hw_checkpoint_thread_started, m.shutting_down,
+                          m.isr_changes)
+
+
+def _with_fetchers(m: ReplicaManager, fetchers: tuple[FetcherEntry, ...]) -> ReplicaManager:
+    # replace(m, fetchers=fetchers) as one constructor call (the fields' order)
+    return ReplicaManager(m.local_broker_id, m.controller_epoch, m.partitions, m.offline,
+                          fetchers, m.hw_checkpoint_thread_started, m.shutting_down,
+                          m.isr_changes)
+
+
+def _partition_tp(p: Partition) -> TopicPartition:
+    return p.tp
+
+
 def put_partition(manager: ReplicaManager, partition: Partition) -> ReplicaManager:
     """The manager with ``partition`` added or replaced (kept sorted by ``tp``). Total."""
     others = [p for p in manager.partitions if p.tp != partition.tp]
-    ordered = tuple(sorted([*others, partition], key=lambda p: p.tp))
-    return replace(manager, partitions=ordered)
+    return _with_partitions(manager, tuple(sorted([*others, partition], key=_partition_tp)))
 
 
 def mark_partition_offline(manager: ReplicaManager, tp: TopicPartition) -> ReplicaManager:
@@ -142,23 +159,26 @@ def mark_partition_offline(manager: ReplicaManager, tp: TopicPartition) -> Repli
     return replace(manager, partitions=online, offline=manager.offline | {tp}, fetchers=fetchers)
 
 
-def _check_request(
+def _request_problem(
     manager: ReplicaManager, request: LeaderAndIsrRequest, now_ms: int
-) -> Result[LeaderAndIsrRequest, InvalidInput]:
+) -> InvalidInput | None:
+    """What ``become_leader_or_follower`` rejects in its arguments (``None``: nothing):
+    ``make_leader``'s and ``make_follower``'s checks for every partition at once."""
     if min(request.controller_epoch, now_ms) < 0:
-        return reject(Problem.NEGATIVE_VALUE, f"controller epoch {request.controller_epoch}")
+        return InvalidInput(Problem.NEGATIVE_VALUE,
+                            f"controller epoch {request.controller_epoch}")
     keys = [tp for tp, _ in request.partition_states]
     if len(set(keys)) != len(keys):
-        return reject(Problem.DUPLICATE_PARTITION, "in the LeaderAndIsr request")
+        return InvalidInput(Problem.DUPLICATE_PARTITION, "in the LeaderAndIsr request")
     for _, state in request.partition_states:
-        checked = check_partition_state(state)
-        if isinstance(checked, Failure):
-            return Failure(checked.failure())
+        problem = partition_state_problem(state)
+        if problem is not None:
+            return problem
     for partition in manager.partitions:
-        hosted = check_partition(partition)
-        if isinstance(hosted, Failure):
-            return Failure(hosted.failure())
-    return Success(request)
+        problem = partition_problem(partition)
+        if problem is not None:
+            return problem
+    return None
 
 
 @dataclass(slots=True)
@@ -176,15 +196,15 @@ def _set_fetcher(manager: ReplicaManager, tp: TopicPartition, entry: FetcherEntr
     kept = [f for f in manager.fetchers if f.tp != tp]
     if entry is not None:
         kept.append(entry)
-    return replace(manager, fetchers=tuple(sorted(kept)))
+    return _with_fetchers(manager, tuple(sorted(kept)))
 
 
 def _become_leader(
     step: _Step, p: Partition, state: PartitionState, now_ms: int, hw_lag_ms: int | None,
     reset_on_epoch: bool,
 ) -> None:
-    # inputs checked by the caller
-    result = make_leader(p, state, now_ms, hw_lag_ms, reset_on_epoch).unwrap()
+    # what make_leader checks, the caller has (_request_problem, _accepted_states)
+    result = make_leader_unchecked(p, state, now_ms, hw_lag_ms, reset_on_epoch)
     step.manager = _set_fetcher(put_partition(step.manager, result.partition), p.tp, None)
     if result.is_new_leader:
         step.leaders.append(p.tp)
@@ -198,7 +218,9 @@ def _become_follower(
         # KAFKA-1647: create the log so its HW is checkpointed, but do not follow.
         step.manager = put_partition(step.manager, create_log_if_not_exists(p))
         return
-    result = make_follower(p, state, rule, leader_logs(p.tp, state.leader)).unwrap()
+    # what make_follower checks, the caller has (_request_problem, _accepted_states); a
+    # leader that is not NO_LEADER is in the ISR, hence in the replicas
+    result = make_follower_unchecked(p, state, rule, leader_logs(p.tp, state.leader))
     step.manager = put_partition(step.manager, result.partition)
     if not result.leader_changed:
         return
@@ -266,9 +288,9 @@ def become_leader_or_follower(
     """
     if hw_lag_ms is not None and hw_lag_ms < 0:
         return reject(Problem.NEGATIVE_VALUE, f"lag {hw_lag_ms}")
-    checked = _check_request(manager, request, now_ms)
-    if isinstance(checked, Failure):
-        return Failure(checked.failure())
+    problem = _request_problem(manager, request, now_ms)
+    if problem is not None:
+        return Failure(problem)
     if not authorized:
         denied = {tp: Errors.CLUSTER_AUTHORIZATION_FAILED for tp, _ in request.partition_states}
         response = _response(Errors.CLUSTER_AUTHORIZATION_FAILED, denied)
@@ -276,7 +298,11 @@ def become_leader_or_follower(
     if request.controller_epoch < manager.controller_epoch:
         response = _response(Errors.STALE_CONTROLLER_EPOCH, {})
         return Success(BecomeLeaderOrFollowerResult(manager, response, (), ()))
-    step = _Step(replace(manager, controller_epoch=request.controller_epoch), {}, [], [])
+    adopted = ReplicaManager(manager.local_broker_id, request.controller_epoch,
+                             manager.partitions, manager.offline, manager.fetchers,
+                             manager.hw_checkpoint_thread_started, manager.shutting_down,
+                             manager.isr_changes)  # replace(manager, controller_epoch=...)
+    step = _Step(adopted, {}, [], [])
     accepted = _accepted_states(step, request)
     alive = alive_broker_ids(metadata)
     local = manager.local_broker_id
@@ -286,7 +312,10 @@ def become_leader_or_follower(
     for partition, state in accepted:
         if state.leader != local:
             _become_follower(step, partition, state, alive, rule, leader_logs)
-    final = replace(step.manager, hw_checkpoint_thread_started=True)
+    m = step.manager
+    final = ReplicaManager(m.local_broker_id, m.controller_epoch, m.partitions, m.offline,
+                           m.fetchers, True, m.shutting_down,
+                           m.isr_changes)  # replace(m, hw_checkpoint_thread_started=True)
     return Success(
         BecomeLeaderOrFollowerResult(
             final, _response(Errors.NONE, step.errors), tuple(step.leaders),

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from returns.result import Failure, Result, Success
 
-from isrlab.core.errors import InvalidInput, Problem, reject
+from isrlab.core.errors import InvalidInput, Problem
 from isrlab.core.truncation import Log, Record
 
 UNKNOWN_OFFSET = -1
@@ -125,6 +125,56 @@ class Partition:
 
 
 # ---------------------------------------------------------------------------------------
+# A partition with some fields changed
+#
+# Each is ``dataclasses.replace(p, ...)`` of the fields it names, built by one constructor
+# call in the fields' order: replace looks the fields up by name on every call and costs
+# about twice as much, and these run on each step of a model that is not in its caches.
+# ---------------------------------------------------------------------------------------
+
+
+def with_high_watermark(p: Partition, high_watermark: int) -> Partition:
+    """``replace(p, high_watermark=high_watermark)``."""
+    return Partition(p.tp, p.local_broker_id, p.controller_epoch, p.leader, p.leader_epoch,
+                     p.zk_version, p.assigned_replicas, p.isr, p.log, p.log_created,
+                     high_watermark, p.log_start_offset, p.open_txn_first_offsets, p.remotes)
+
+
+def with_remotes(p: Partition, remotes: tuple[RemoteReplica, ...]) -> Partition:
+    """``replace(p, remotes=remotes)``."""
+    return Partition(p.tp, p.local_broker_id, p.controller_epoch, p.leader, p.leader_epoch,
+                     p.zk_version, p.assigned_replicas, p.isr, p.log, p.log_created,
+                     p.high_watermark, p.log_start_offset, p.open_txn_first_offsets, remotes)
+
+
+def with_isr(p: Partition, isr: frozenset[int], zk_version: int) -> Partition:
+    """``replace(p, isr=isr, zk_version=zk_version)``."""
+    return Partition(p.tp, p.local_broker_id, p.controller_epoch, p.leader, p.leader_epoch,
+                     zk_version, p.assigned_replicas, isr, p.log, p.log_created,
+                     p.high_watermark, p.log_start_offset, p.open_txn_first_offsets, p.remotes)
+
+
+def with_log(p: Partition, log: Log, high_watermark: int, log_start_offset: int,
+             open_txn_first_offsets: frozenset[int]) -> Partition:
+    """``replace(p, log=..., high_watermark=..., log_start_offset=...,
+    open_txn_first_offsets=...)``: the local log and the offsets that follow it."""
+    return Partition(p.tp, p.local_broker_id, p.controller_epoch, p.leader, p.leader_epoch,
+                     p.zk_version, p.assigned_replicas, p.isr, log, p.log_created,
+                     high_watermark, log_start_offset, open_txn_first_offsets, p.remotes)
+
+
+def with_role(p: Partition, state: PartitionState, leader: int, isr: frozenset[int],
+              remotes: tuple[RemoteReplica, ...]) -> Partition:
+    """``replace(p, controller_epoch=state.controller_epoch, leader=leader,
+    leader_epoch=state.leader_epoch, zk_version=state.zk_version,
+    assigned_replicas=state.replicas, isr=isr, log_created=True, remotes=remotes)``: a
+    LeaderAndIsr state adopted (``make_leader``, ``make_follower``)."""
+    return Partition(p.tp, p.local_broker_id, state.controller_epoch, leader,
+                     state.leader_epoch, state.zk_version, state.replicas, isr, p.log, True,
+                     p.high_watermark, p.log_start_offset, p.open_txn_first_offsets, remotes)
+
+
+# ---------------------------------------------------------------------------------------
 # Derived quantities
 # ---------------------------------------------------------------------------------------
 
@@ -190,22 +240,47 @@ def records(ids: tuple[int, ...], epoch: int) -> Log:
 # ---------------------------------------------------------------------------------------
 
 
+def replica_set_problem(
+    replicas: tuple[int, ...], isr: tuple[int, ...] | frozenset[int]
+) -> InvalidInput | None:
+    """The plain-value form of ``check_replica_set``: what is wrong, ``None`` if nothing."""
+    if any(r < 0 for r in replicas):
+        return InvalidInput(Problem.NEGATIVE_VALUE,
+                            f"replica ids {list(replicas)} contain a negative")
+    if len(set(replicas)) != len(replicas):
+        return InvalidInput(Problem.DUPLICATE_REPLICA, f"assigned replicas {list(replicas)}")
+    isr_list = sorted(isr) if isinstance(isr, frozenset) else list(isr)
+    if len(set(isr_list)) != len(isr_list):
+        return InvalidInput(Problem.DUPLICATE_REPLICA, f"ISR {isr_list}")
+    if not set(isr_list) <= set(replicas):
+        return InvalidInput(
+            Problem.ISR_NOT_SUBSET_OF_AR, f"ISR {isr_list} vs assigned {list(replicas)}"
+        )
+    return None
+
+
 def check_replica_set(
     replicas: tuple[int, ...], isr: tuple[int, ...] | frozenset[int]
 ) -> Result[None, InvalidInput]:
     """Replica ids are non-negative and unique, and the ISR is a subset of them."""
-    if any(r < 0 for r in replicas):
-        return reject(Problem.NEGATIVE_VALUE, f"replica ids {list(replicas)} contain a negative")
-    if len(set(replicas)) != len(replicas):
-        return reject(Problem.DUPLICATE_REPLICA, f"assigned replicas {list(replicas)}")
-    isr_list = sorted(isr) if isinstance(isr, frozenset) else list(isr)
-    if len(set(isr_list)) != len(isr_list):
-        return reject(Problem.DUPLICATE_REPLICA, f"ISR {isr_list}")
-    if not set(isr_list) <= set(replicas):
-        return reject(
-            Problem.ISR_NOT_SUBSET_OF_AR, f"ISR {isr_list} vs assigned {list(replicas)}"
-        )
-    return Success(None)
+    problem = replica_set_problem(replicas, isr)
+    return Success(None) if problem is None else Failure(problem)
+
+
+def partition_state_problem(state: PartitionState) -> InvalidInput | None:
+    """The plain-value form of ``check_partition_state``: what is wrong, ``None`` if
+    nothing (no ``Result`` allocation, for hot loops)."""
+    if min(state.controller_epoch, state.leader_epoch, state.zk_version) < 0:
+        return InvalidInput(Problem.NEGATIVE_VALUE, f"epochs/version in {state}")
+    problem = replica_set_problem(state.replicas, state.isr)
+    if problem is None and state.leader != NO_LEADER:
+        if not state.isr:
+            return InvalidInput(Problem.EMPTY_ISR, f"leader {state.leader} with an empty ISR")
+        if state.leader not in state.isr:
+            return InvalidInput(
+                Problem.LEADER_NOT_IN_ISR, f"leader {state.leader}, ISR {list(state.isr)}"
+            )
+    return problem
 
 
 def check_partition_state(state: PartitionState) -> Result[PartitionState, InvalidInput]:
@@ -214,17 +289,8 @@ def check_partition_state(state: PartitionState) -> Result[PartitionState, Inval
     The leader may be ``NO_LEADER`` (a partition whose replicas are all down); then the ISR
     may be anything within AR.  Otherwise the leader must be in a non-empty ISR.
     """
-    if min(state.controller_epoch, state.leader_epoch, state.zk_version) < 0:
-        return reject(Problem.NEGATIVE_VALUE, f"epochs/version in {state}")
-    checked = check_replica_set(state.replicas, state.isr)
-    if isinstance(checked, Success) and state.leader != NO_LEADER:
-        if not state.isr:
-            return reject(Problem.EMPTY_ISR, f"leader {state.leader} with an empty ISR")
-        if state.leader not in state.isr:
-            return reject(
-                Problem.LEADER_NOT_IN_ISR, f"leader {state.leader}, ISR {list(state.isr)}"
-            )
-    return checked.map(lambda _: state)
+    problem = partition_state_problem(state)
+    return Success(state) if problem is None else Failure(problem)
 
 
 def _replica_problem(p: Partition) -> InvalidInput | None:

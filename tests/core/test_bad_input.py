@@ -7,8 +7,9 @@ from dataclasses import replace
 import pytest
 
 from isrlab.core.errors import Errors, InvalidInput, Problem
-from isrlab.core.isr import maybe_shrink_isr
+from isrlab.core.isr import maybe_shrink_isr, read_from_local_log
 from isrlab.core.partition import make_follower, make_leader, maybe_increment_leader_hw
+from isrlab.core.produce import ACKS_LEADER, append_records_to_leader
 from isrlab.core.propagation import start_isr_change_state
 from isrlab.core.replica_manager import LeaderAndIsrResponse
 from isrlab.core.state import (
@@ -54,6 +55,8 @@ def test_a_broken_partition_is_rejected_by_every_transition(
     assert err(check_partition(partition)).problem is problem
     assert err(maybe_increment_leader_hw(partition)).problem is problem
     assert err(maybe_shrink_isr(partition, 0, 100)).problem is problem
+    assert err(read_from_local_log(partition, 0, 0, 0)).problem is problem
+    assert err(append_records_to_leader(partition, (7,), ACKS_LEADER)).problem is problem
 
 
 BROKEN_STATES = [

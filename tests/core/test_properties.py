@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -46,6 +47,11 @@ from isrlab.core.state import (
     check_partition,
     is_leader,
     last_stable_offset,
+    with_high_watermark,
+    with_isr,
+    with_log,
+    with_remotes,
+    with_role,
 )
 from isrlab.core.truncation import Log, Record
 from isrlab.spec.kafka.truncation_versions import TRUNCATION_RULES
@@ -145,6 +151,28 @@ def assert_preserved(before: Partition, result: Result[Any, InvalidInput],
 @given(partitions())
 def test_generated_partitions_are_well_formed(p: Partition) -> None:
     assert invariant_violations(p) == []
+
+
+@settings(max_examples=100, deadline=None)
+@given(partitions(), partitions(), st.builds(PartitionState), st.integers(-1, 5))
+def test_each_with_function_is_replace_of_the_fields_it_names(
+    p: Partition, other: Partition, state: PartitionState, leader: int
+) -> None:
+    assert with_high_watermark(p, other.high_watermark) == replace(
+        p, high_watermark=other.high_watermark)
+    assert with_remotes(p, other.remotes) == replace(p, remotes=other.remotes)
+    assert with_isr(p, other.isr, other.zk_version) == replace(
+        p, isr=other.isr, zk_version=other.zk_version)
+    assert with_log(p, other.log, other.high_watermark, other.log_start_offset,
+                    other.open_txn_first_offsets) == replace(
+        p, log=other.log, high_watermark=other.high_watermark,
+        log_start_offset=other.log_start_offset,
+        open_txn_first_offsets=other.open_txn_first_offsets)
+    assert with_role(p, state, leader, other.isr, other.remotes) == replace(
+        p, controller_epoch=state.controller_epoch, leader=leader,
+        leader_epoch=state.leader_epoch, zk_version=state.zk_version,
+        assigned_replicas=state.replicas, isr=other.isr, log_created=True,
+        remotes=other.remotes)
 
 
 @settings(max_examples=150, deadline=None)
