@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from isrlab.checker.model import Property
 from isrlab.spec._compiled import summary_of
+from isrlab.spec.kafka.memo import remember
 from isrlab.spec.kafka.params import Acks
 from isrlab.spec.kafka.partition import PartitionBridge
 from isrlab.spec.kafka.state import (
@@ -49,7 +50,7 @@ tla_weak_isr = TlaModel.weak_isr
 tla_strong_isr = TlaModel.strong_isr
 
 
-_LAST_ACTING: list[object] = [None, ()]
+_LAST_ACTING: Final[list[object]] = [None, ()]
 """The broker tuple ``_acting_leaders`` last saw and its answer: the invariants of one state
 are evaluated one after another, and nine of them ask (held here, the tuple cannot be
 freed and its address reused while it is compared by identity)."""
@@ -102,7 +103,7 @@ def leader_in_isr_subset_ar(s: State) -> bool:
     its ISR).
     """
     ctrl = s.controller
-    ar_mask = _mask_of_replicas(ctrl.assigned_replicas)
+    ar_mask = mask_of(ctrl.assigned_replicas)
     if ctrl.isr & ~ar_mask:
         return False
     if ctrl.leader != NONE and not ctrl.isr >> ctrl.leader & 1:
@@ -110,11 +111,6 @@ def leader_in_isr_subset_ar(s: State) -> bool:
     return all(s.brokers[b].in_sync_replica_ids >> b & 1
                and not s.brokers[b].in_sync_replica_ids & ~ar_mask
                for b in _acting_leaders(s))
-
-
-@functools.cache
-def _mask_of_replicas(replicas: tuple[int, ...]) -> int:
-    return mask_of(replicas)
 
 
 def isr_non_empty(s: State) -> bool:
@@ -148,8 +144,12 @@ def one_leader_per_epoch(s: State) -> bool:
     truncation (KIP-101) can no longer tell their histories apart.  (Ghost: the first
     leader of every epoch is remembered; also checked directly on acting leaders.)
     """
-    if s.ghost.flags & F_TWO_LEADERS:
-        return False
+    return not s.ghost.flags & F_TWO_LEADERS and _acting_epochs_distinct(s)
+
+
+def _acting_epochs_distinct(s: State) -> bool:
+    """No two acting leaders of ``s`` lead the same epoch (``one_leader_per_epoch``'s check
+    on the brokers alone)."""
     seen: set[int] = set()
     for b in _acting_leaders(s):
         e = s.brokers[b].leader_epoch
@@ -692,22 +692,133 @@ SOMETIMES: dict[str, Callable[[State], bool]] = {
 
 
 def kafka_invariants(model: PartitionBridge) -> list[Property[State]]:
-    """Every invariant of the catalogue bound to ``model``, in ``INVARIANT_NAMES`` order."""
+    """Every invariant of the catalogue bound to ``model``, in ``INVARIANT_NAMES`` order,
+    each answered from the state's ``Verdicts`` (the same verdicts as the functions above,
+    each computed once per state)."""
+    verdicts = Verdicts(model)
     out: list[Property[State]] = []
     for name in INVARIANT_NAMES:
-        if name in _PLAIN:
-            f = _PLAIN[name]
-            out.append(Property(name, f, summary_of(f), EXPLAIN[name]))
-        else:
-            g = _WITH_MODEL[name]
-            out.append(Property(name, _bind(g, model), summary_of(g), EXPLAIN[name]))
+        f: Callable[..., bool] = _PLAIN[name] if name in _PLAIN else _WITH_MODEL[name]
+        holds = functools.partial(_holds, verdicts, BITS[name])
+        out.append(Property(name, holds, summary_of(f), EXPLAIN[name]))
     return out
 
 
-def _bind(
-    g: Callable[[PartitionBridge, State], bool], model: PartitionBridge
-) -> Callable[[State], bool]:
-    return functools.partial(g, model)
+def _holds(verdicts: Verdicts, bit: int, s: State) -> bool:
+    """Whether the invariant of mask ``bit`` holds in ``s`` (``Verdicts.failed``)."""
+    return not verdicts.failed(s) & bit
+
+
+_HW_LE_LEO: Final = 1
+_LSO_LE_HW: Final = 2
+_LEADER_IN_ISR: Final = 4
+_ISR_NON_EMPTY: Final = 8
+_EPOCHS_NEVER_DECREASE: Final = 16
+_ONE_LEADER_PER_EPOCH: Final = 32
+_WEAK_ISR: Final = 64
+_STRONG_ISR: Final = 128
+_LOG_MATCHING: Final = 256
+_NO_COMMITTED_RECORD_LOST: Final = 512
+_CONSUMED_RECORDS_STAY: Final = 1024
+_ACKED_ALL: Final = 2048
+_ACKED_DURABLE: Final = 4096
+_NO_FATAL_EXIT: Final = 8192
+_ELR_HOLDS: Final = 16384
+_NO_HW_CHECKPOINT_LOST: Final = 32768
+"""Each invariant's bit in a ``Verdicts`` mask: ``1 << i`` for the ``i``-th of
+``INVARIANT_NAMES`` (``BITS`` names them)."""
+
+BITS: Final = {
+    "HwLeLeo": _HW_LE_LEO, "LsoLeHw": _LSO_LE_HW, "LeaderInIsr": _LEADER_IN_ISR,
+    "IsrNonEmpty": _ISR_NON_EMPTY, "EpochsNeverDecrease": _EPOCHS_NEVER_DECREASE,
+    "OneLeaderPerEpoch": _ONE_LEADER_PER_EPOCH, "WeakIsr": _WEAK_ISR,
+    "StrongIsr": _STRONG_ISR, "LogMatching": _LOG_MATCHING,
+    "NoCommittedRecordLost": _NO_COMMITTED_RECORD_LOST,
+    "ConsumedRecordsStay": _CONSUMED_RECORDS_STAY,
+    "AckedAllSurvivesCleanElection": _ACKED_ALL, "AcknowledgedWritesDurable": _ACKED_DURABLE,
+    "NoFatalExit": _NO_FATAL_EXIT, "ElrHoldsCommitted": _ELR_HOLDS,
+    "NoHwCheckpointLost": _NO_HW_CHECKPOINT_LOST,
+}
+"""Each invariant's bit in a ``Verdicts`` mask, by name."""
+
+
+class Verdicts:
+    """The catalogue's verdicts on a state as one mask (bit ``i`` set: invariant ``i`` of
+    ``INVARIANT_NAMES`` is false), for the state last asked about: the checker asks every
+    invariant of one state before the next state, so each state's mask is computed once.
+
+    The invariants that read the brokers alone (HwLeLeo, LsoLeHw, WeakIsr, LogMatching,
+    OneLeaderPerEpoch's acting leaders) are kept per broker tuple (``by_brokers``: a state
+    takes far fewer broker tuples than states over a search, and the model's components
+    are interned, so equal brokers are one object): keyed on the brokers' addresses, each
+    entry holding those objects alive, so that its key names them while it lives."""
+
+    def __init__(self, model: PartitionBridge) -> None:
+        self.model = model
+        self.last: object = None
+        """The state last asked about (held, so that its address names it)."""
+        self.last_failed = 0
+        """Its mask."""
+        self.by_brokers: dict[tuple[int, ...], tuple[object, int]] = {}
+        """The brokers' addresses to the broker tuple and the mask of the invariants that
+        read the brokers alone."""
+
+    def failed(self, s: State) -> int:
+        """The mask of the invariants false in ``s``."""
+        if s is self.last:
+            return self.last_failed
+        model = self.model
+        failed = self._brokers_failed(s)
+        flags = s.ghost.flags
+        if not leader_in_isr_subset_ar(s):
+            failed |= _LEADER_IN_ISR
+        if not isr_non_empty(s):
+            failed |= _ISR_NON_EMPTY
+        if flags & F_EPOCH_REGRESSED:
+            failed |= _EPOCHS_NEVER_DECREASE
+        if flags & F_TWO_LEADERS:
+            failed |= _ONE_LEADER_PER_EPOCH
+        if not strong_isr(s):
+            failed |= _STRONG_ISR
+        if not no_committed_record_lost(model, s):
+            failed |= _NO_COMMITTED_RECORD_LOST
+        if not consumed_records_stay(model, s):
+            failed |= _CONSUMED_RECORDS_STAY
+        durable = acknowledged_writes_durable(model, s)
+        if not durable:
+            failed |= _ACKED_DURABLE
+            if not acked_all_survives_clean_election(model, s):
+                failed |= _ACKED_ALL
+        if flags & F_HALTED:
+            failed |= _NO_FATAL_EXIT
+        if not elr_holds_committed(model, s):
+            failed |= _ELR_HOLDS
+        if flags & F_CHECKPOINT_LOST:
+            failed |= _NO_HW_CHECKPOINT_LOST
+        self.last = s
+        self.last_failed = failed
+        return failed
+
+    def _brokers_failed(self, s: State) -> int:
+        """The mask of the invariants that read the brokers alone, false in ``s``."""
+        brokers = s.brokers
+        key = tuple([id(br) for br in brokers])
+        entry = self.by_brokers.get(key)
+        if entry is not None:
+            return entry[1]
+        failed = 0
+        if not hw_le_leo(s):
+            failed |= _HW_LE_LEO
+        if not lso_le_hw(self.model, s):
+            failed |= _LSO_LE_HW
+        if not _acting_epochs_distinct(s):
+            failed |= _ONE_LEADER_PER_EPOCH
+        if not weak_isr(s):
+            failed |= _WEAK_ISR
+        if not log_matching(s):
+            failed |= _LOG_MATCHING
+        remember(self.by_brokers, key, (brokers, failed))
+        return failed
 
 
 def kafka_sometimes(model: PartitionBridge) -> list[Property[State]]:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar, cast
+from typing import Any, Concatenate, Final, ParamSpec, Protocol, TypeVar, cast
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -40,7 +40,7 @@ CACHE_LIMIT = 1 << 20
 INTERN_LIMIT = 1 << 21
 """Objects an ``Interner`` holds before the model empties it (and the caches keyed on it)."""
 
-_MISSING = object()
+_MISSING: Final = object()
 
 
 class Interner:
@@ -117,10 +117,10 @@ class Interner:
             cache.clear()
 
 
-MISSING: object = _MISSING
+MISSING: Final[object] = _MISSING
 """What ``IdCache.find`` answers when it has nothing."""
 
-SMALL_BITS = 20
+SMALL_BITS: Final = 20
 """The bits of ``IdCache``'s small-int argument (``0 <= small < 2 ** SMALL_BITS``)."""
 
 

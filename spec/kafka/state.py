@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import marshal
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, Final, NamedTuple, TypeVar
 
 from isrlab.spec.kafka.codes import EpochCodec as EpochCodec
 from isrlab.spec.kafka.codes import mask_of as mask_of
@@ -243,7 +243,8 @@ def with_fields(value: _T, **changes: object) -> _T:
     return _new(cls, items)
 
 
-LEADER_AND_ISR, UPDATE_METADATA = 0, 1
+LEADER_AND_ISR: Final = 0
+UPDATE_METADATA: Final = 1
 
 
 # ---- the encoding, from one table ---------------------------------------------------
@@ -440,11 +441,14 @@ def to_plain(state: KafkaState, previous_fetch: bool,
     return Layout(layout_flags(previous_fetch, extended, alter, fetch_error)).plain(state)
 
 
-_FOUR = b"(" + (4).to_bytes(4, "little")
+_FOUR: Final = b"(" + (4).to_bytes(4, "little")
 """``marshal`` version 2's header of a tuple of four items."""
 
 
-_CTRL, _BROKER, _MSGS, _GHOST = 0, 1, 2, 3
+_CTRL: Final = 0
+_BROKER: Final = 1
+_MSGS: Final = 2
+_GHOST: Final = 3
 """The kinds of component ``Encoder._store`` writes."""
 
 
@@ -542,44 +546,44 @@ class Encoder:
         return remember(cache, id(canonical), data)
 
 
-_new = tuple.__new__
+_new: Final = tuple.__new__
 """``tuple.__new__(Cls, values)``: a NamedTuple built in C, without its Python ``__new__``
 (decoding builds several per state on the checker's hot path)."""
 
 
 # ghost flags
-F_EPOCH_REGRESSED = 1
+F_EPOCH_REGRESSED: Final = 1
 """A broker adopted a smaller leader epoch than it had (without restarting)."""
-F_TWO_LEADERS = 2
+F_TWO_LEADERS: Final = 2
 """Two different brokers became leader in the same leader epoch."""
-F_UNCLEAN = 4
+F_UNCLEAN: Final = 4
 """An unclean leader election happened (a leader from outside the live ISR)."""
-F_TRUNCATED = 8
+F_TRUNCATED: Final = 8
 """A follower truncated records off its log (a ``sometimes`` witness)."""
-F_HALTED = 16
+F_HALTED: Final = 16
 """A broker exited (``FatalExitError``): a follower past its leader's LEO with unclean
 election disabled, before KAFKA-7414 (``kafka_7414=false``)."""
-F_CHECKPOINT_LOST = 32
+F_CHECKPOINT_LOST: Final = 32
 """A broker wrote its HW checkpoint file without a partition whose log it keeps
 (KAFKA-1647, ``unavailable_leader=skip``)."""
 
-NONE = -1
+NONE: Final = -1
 """No leader / not yet (ghost epochs) / unknown."""
 
 # BrokerPartition.alter_partition: the AlterPartition round trip (isr_changes=alter-partition)
-ALTER_NONE = 0
+ALTER_NONE: Final = 0
 """No AlterPartition request or answer in flight."""
-ALTER_SENT = 1
+ALTER_SENT: Final = 1
 """The leader's proposal is on its way to the controller."""
-ALTER_ACCEPTED = 2
+ALTER_ACCEPTED: Final = 2
 """The controller took the proposal (``Errors.NONE``); the answer is on its way back."""
-ALTER_FENCED = 3
+ALTER_FENCED: Final = 3
 """The controller refused it, ``FENCED_LEADER_EPOCH`` (the leader's epoch is stale); the
 leader keeps its pending state until a LeaderAndIsr resets it."""
-ALTER_INELIGIBLE = 4
+ALTER_INELIGIBLE: Final = 4
 """The controller refused it, ``INELIGIBLE_REPLICA`` (KIP-841: the proposed ISR holds a
 fenced or offline broker); the leader goes back to its committed ISR."""
-ALTER_NEW_EPOCH = 5
+ALTER_NEW_EPOCH: Final = 5
 """KRaft, ``kraft_epoch_bump=isr-shrink`` (3.0-3.5): the controller took the proposal, but
 its record bumped the leader epoch (an ISR shrink), so the answer carries a leader epoch
 the leader, still in the old one, ignores (``Partition.handleAlterPartitionUpdate``: "stale
