@@ -27,7 +27,6 @@ from typing import Any, Final
 
 from isrlab.checker.model import Property
 from isrlab.spec._compiled import summary_of
-from isrlab.spec.kafka.memo import remember
 from isrlab.spec.kafka.params import Acks
 from isrlab.spec.kafka.partition import PartitionBridge
 from isrlab.spec.kafka.state import (
@@ -38,6 +37,7 @@ from isrlab.spec.kafka.state import (
     F_TWO_LEADERS,
     F_UNCLEAN,
     NONE,
+    BrokerPartition,
     KafkaState,
     mask_of,
     members,
@@ -748,10 +748,10 @@ class Verdicts:
     invariant of one state before the next state, so each state's mask is computed once.
 
     The invariants that read the brokers alone (HwLeLeo, LsoLeHw, WeakIsr, LogMatching,
-    OneLeaderPerEpoch's acting leaders) are kept per broker tuple (``by_brokers``: a state
-    takes far fewer broker tuples than states over a search, and the model's components
-    are interned, so equal brokers are one object): keyed on the brokers' addresses, each
-    entry holding those objects alive, so that its key names them while it lives."""
+    OneLeaderPerEpoch's acting leaders) are kept for the broker tuples met last
+    (``by_brokers``: a search meets far fewer broker tuples than states, and the model's
+    components are interned, so equal brokers are one object): direct-mapped by the
+    brokers' addresses, each slot holding its brokers alive and compared by identity."""
 
     def __init__(self, model: PartitionBridge) -> None:
         self.model = model
@@ -759,8 +759,9 @@ class Verdicts:
         """The state last asked about (held, so that its address names it)."""
         self.last_failed = 0
         """Its mask."""
-        self.by_brokers: dict[tuple[int, ...], tuple[object, int]] = {}
-        """The brokers' addresses to the broker tuple and the mask of the invariants that
+        self.by_brokers: list[tuple[tuple[BrokerPartition, ...], int] | None] = (
+            [None] * _BROKER_SLOTS)
+        """Broker tuples (by their brokers' addresses) and the mask of the invariants that
         read the brokers alone."""
 
     def failed(self, s: State) -> int:
@@ -802,10 +803,21 @@ class Verdicts:
     def _brokers_failed(self, s: State) -> int:
         """The mask of the invariants that read the brokers alone, false in ``s``."""
         brokers = s.brokers
-        key = tuple([id(br) for br in brokers])
-        entry = self.by_brokers.get(key)
+        slot = 0
+        for br in brokers:
+            slot = (slot * 31 ^ id(br) >> 4) & 0xFFFFFFFF
+        slot &= _BROKER_SLOTS - 1
+        entry = self.by_brokers[slot]
         if entry is not None:
-            return entry[1]
+            kept = entry[0]
+            if len(kept) == len(brokers):
+                same = True
+                for b, br in enumerate(brokers):
+                    if kept[b] is not br:
+                        same = False
+                        break
+                if same:
+                    return entry[1]
         failed = 0
         if not hw_le_leo(s):
             failed |= _HW_LE_LEO
@@ -817,8 +829,12 @@ class Verdicts:
             failed |= _WEAK_ISR
         if not log_matching(s):
             failed |= _LOG_MATCHING
-        remember(self.by_brokers, key, (brokers, failed))
+        self.by_brokers[slot] = (brokers, failed)
         return failed
+
+
+_BROKER_SLOTS: Final = 1 << 14
+"""The slots of ``Verdicts.by_brokers``."""
 
 
 def kafka_sometimes(model: PartitionBridge) -> list[Property[State]]:

@@ -30,7 +30,7 @@ from isrlab.spec.kafka.codes import EpochCodec as EpochCodec
 from isrlab.spec.kafka.codes import mask_of as mask_of
 from isrlab.spec.kafka.codes import members as members
 from isrlab.spec.kafka.kraft_state import KRaftState
-from isrlab.spec.kafka.memo import Interner, remember
+from isrlab.spec.kafka.memo import FRONT_SLOTS, Interner, remember
 
 
 # ---- the state, as Kafka names it ----------------------------------------------------
@@ -209,7 +209,12 @@ def kafka_state(controller: ZkPartitionState, brokers: tuple[BrokerPartition, ..
     """``KafkaState(controller, brokers, channels, ghost)`` built by ``tuple.__new__`` in C:
     calling the class runs the named tuple's ``__new__``, which is Python code (interpreted
     even when the model is compiled).  The model's steps build their successors with it."""
-    return _new(KafkaState, (controller, brokers, channels, ghost))
+    return _new(_KAFKA_STATE, (controller, brokers, channels, ghost))
+
+
+_KAFKA_STATE: Final = KafkaState
+"""The class, held in a native global (mypyc reads a class's module-level name from the
+module's dict at each use)."""
 
 
 _T = TypeVar("_T", bound=tuple[Any, ...])
@@ -445,6 +450,8 @@ _FOUR: Final = b"(" + (4).to_bytes(4, "little")
 """``marshal`` version 2's header of a tuple of four items."""
 
 
+_FRONT_MASK: Final = FRONT_SLOTS - 1
+
 _CTRL: Final = 0
 _BROKER: Final = 1
 _MSGS: Final = 2
@@ -483,6 +490,12 @@ class Encoder:
         requests, the ghost, then one per broker."""
         self._last_bytes: list[bytes] = []
         """Its bytes."""
+        self._fronts: list[list[tuple[object, bytes] | None]] = [
+            [None] * FRONT_SLOTS for _ in range(4)]
+        """Per kind (``_CTRL``...), the components met last and their bytes, by address
+        (direct-mapped, each holding its component alive): asked before the dict."""
+        for front in self._fronts:
+            interner.fronts.append(front)
 
     def __call__(self, state: KafkaState) -> bytes:
         ctrl, brokers, msgs, ghost = state
@@ -493,8 +506,7 @@ class Encoder:
         if ctrl is last[0]:
             c = last_bytes[0]
         else:
-            found = self._ctrl.get(id(ctrl))
-            c = found if found is not None else self._store(self._ctrl, ctrl, _CTRL)
+            c = self._bytes(self._ctrl, ctrl, _CTRL)
             last[0], last_bytes[0] = ctrl, c
         parts = [_FOUR, c, b"(" + len(brokers).to_bytes(4, "little")]
         cache = self._brokers
@@ -503,26 +515,37 @@ class Encoder:
             if br is last[at]:
                 e = last_bytes[at]
             else:
-                found = cache.get(id(br))
-                e = found if found is not None else self._store(cache, br, _BROKER)
+                e = self._bytes(cache, br, _BROKER)
                 last[at], last_bytes[at] = br, e
             parts.append(e)
             at += 1
         if msgs is last[1]:
             m = last_bytes[1]
         else:
-            found = self._msgs.get(id(msgs))
-            m = found if found is not None else self._store(self._msgs, msgs, _MSGS)
+            m = self._bytes(self._msgs, msgs, _MSGS)
             last[1], last_bytes[1] = msgs, m
         if ghost is last[2]:
             g = last_bytes[2]
         else:
-            found = self._ghost.get(id(ghost))
-            g = found if found is not None else self._store(self._ghost, ghost, _GHOST)
+            g = self._bytes(self._ghost, ghost, _GHOST)
             last[2], last_bytes[2] = ghost, g
         parts.append(m)
         parts.append(g)
         return b"".join(parts)
+
+    def _bytes(self, cache: dict[int, bytes], key: Any, kind: int) -> bytes:
+        """The bytes of component ``key`` of ``kind``: from the kind's front, else from
+        ``cache`` (keyed on the interner's objects, which it holds), else ``_store``."""
+        slot = id(key) >> 4 & _FRONT_MASK
+        front = self._fronts[kind]
+        seen = front[slot]
+        if seen is not None and seen[0] is key:
+            return seen[1]
+        found = cache.get(id(key))
+        if found is None:
+            found = self._store(cache, key, kind)
+        front[slot] = (key, found)
+        return found
 
     def _store(self, cache: dict[int, bytes], key: Any, kind: int) -> bytes:
         """The bytes of component ``key`` of ``kind`` (``_CTRL``, ``_BROKER``, ``_MSGS``,
