@@ -490,6 +490,8 @@ class Encoder:
         requests, the ghost, then one per broker."""
         self._last_bytes: list[bytes] = []
         """Its bytes."""
+        self._brokers_header = b""
+        """``marshal``'s header of the broker tuple (set with ``_last``'s length)."""
         self._fronts: list[list[tuple[object, bytes] | None]] = [
             [None] * FRONT_SLOTS for _ in range(4)]
         """Per kind (``_CTRL``...), the components met last and their bytes, by address
@@ -503,12 +505,13 @@ class Encoder:
         if len(last) != 3 + len(brokers):
             self._last = last = [None] * (3 + len(brokers))
             self._last_bytes = last_bytes = [b""] * (3 + len(brokers))
+            self._brokers_header = b"(" + len(brokers).to_bytes(4, "little")
         if ctrl is last[0]:
             c = last_bytes[0]
         else:
             c = self._bytes(self._ctrl, ctrl, _CTRL)
             last[0], last_bytes[0] = ctrl, c
-        parts = [_FOUR, c, b"(" + len(brokers).to_bytes(4, "little")]
+        parts = [_FOUR, c, self._brokers_header]
         cache = self._brokers
         at = 3
         for br in brokers:
