@@ -37,7 +37,6 @@ from isrlab.spec.kafka.state import (
     F_TWO_LEADERS,
     F_UNCLEAN,
     NONE,
-    BrokerPartition,
     KafkaState,
     mask_of,
     members,
@@ -747,11 +746,9 @@ class Verdicts:
     ``INVARIANT_NAMES`` is false), for the state last asked about: the checker asks every
     invariant of one state before the next state, so each state's mask is computed once.
 
-    The invariants that read the brokers alone (HwLeLeo, LsoLeHw, WeakIsr, LogMatching,
-    OneLeaderPerEpoch's acting leaders) are kept for the broker tuples met last
-    (``by_brokers``: a search meets far fewer broker tuples than states, and the model's
-    components are interned, so equal brokers are one object): direct-mapped by the
-    brokers' addresses, each slot holding its brokers alive and compared by identity."""
+    Each verdict is computed afresh: keeping the brokers-only ones per broker tuple (by
+    the interned brokers' addresses) cost as much as it saved on the ZooKeeper-mode default
+    and more on the 3-broker space, whose broker tuples rarely repeat close together."""
 
     def __init__(self, model: PartitionBridge) -> None:
         self.model = model
@@ -759,10 +756,6 @@ class Verdicts:
         """The state last asked about (held, so that its address names it)."""
         self.last_failed = 0
         """Its mask."""
-        self.by_brokers: list[tuple[tuple[BrokerPartition, ...], int] | None] = (
-            [None] * _BROKER_SLOTS)
-        """Broker tuples (by their brokers' addresses) and the mask of the invariants that
-        read the brokers alone."""
 
     def failed(self, s: State) -> int:
         """The mask of the invariants false in ``s``."""
@@ -802,22 +795,6 @@ class Verdicts:
 
     def _brokers_failed(self, s: State) -> int:
         """The mask of the invariants that read the brokers alone, false in ``s``."""
-        brokers = s.brokers
-        slot = 0
-        for br in brokers:
-            slot = (slot * 31 ^ id(br) >> 4) & 0xFFFFFFFF
-        slot &= _BROKER_SLOTS - 1
-        entry = self.by_brokers[slot]
-        if entry is not None:
-            kept = entry[0]
-            if len(kept) == len(brokers):
-                same = True
-                for b, br in enumerate(brokers):
-                    if kept[b] is not br:
-                        same = False
-                        break
-                if same:
-                    return entry[1]
         failed = 0
         if not hw_le_leo(s):
             failed |= _HW_LE_LEO
@@ -829,12 +806,7 @@ class Verdicts:
             failed |= _WEAK_ISR
         if not log_matching(s):
             failed |= _LOG_MATCHING
-        self.by_brokers[slot] = (brokers, failed)
         return failed
-
-
-_BROKER_SLOTS: Final = 1 << 14
-"""The slots of ``Verdicts.by_brokers``."""
 
 
 def kafka_sometimes(model: PartitionBridge) -> list[Property[State]]:
