@@ -704,8 +704,8 @@ def kafka_invariants(model: PartitionBridge) -> list[Property[State]]:
 
 
 def _holds(verdicts: Verdicts, bit: int, s: State) -> bool:
-    """Whether the invariant of mask ``bit`` holds in ``s`` (``Verdicts.failed``)."""
-    return not verdicts.failed(s) & bit
+    """Whether the invariant of mask ``bit`` holds in ``s`` (``Verdicts.fails``)."""
+    return not verdicts.fails(s, bit)
 
 
 _HW_LE_LEO: Final = 1
@@ -743,8 +743,11 @@ BITS: Final = {
 
 class Verdicts:
     """The catalogue's verdicts on a state as one mask (bit ``i`` set: invariant ``i`` of
-    ``INVARIANT_NAMES`` is false), for the state last asked about: the checker asks every
-    invariant of one state before the next state, so each state's mask is computed once.
+    ``INVARIANT_NAMES`` is false), for the state last asked about: the compiled checker
+    asks every invariant of one state before the next state (``failures``), so each
+    state's mask is computed once, at its second question; the first question about a
+    state is answered alone, so that a caller asking one invariant of every state before
+    the next invariant (the checker's Python loop) computes each verdict once too.
 
     Each verdict is computed afresh: keeping the brokers-only ones per broker tuple (by
     the interned brokers' addresses) cost as much as it saved on the ZooKeeper-mode default
@@ -755,12 +758,65 @@ class Verdicts:
         self.last: object = None
         """The state last asked about (held, so that its address names it)."""
         self.last_failed = 0
-        """Its mask."""
+        """Its mask (only ``last_asked``'s bit, until ``last_full``)."""
+        self.last_asked = 0
+        """The bit asked first about ``last``."""
+        self.last_full = False
+        """Whether ``last_failed`` holds every verdict."""
+
+    def fails(self, s: State, bit: int) -> int:
+        """``bit`` if the invariant of that bit is false in ``s``, else 0."""
+        if s is self.last:
+            if not self.last_full and bit != self.last_asked:
+                self.last_failed = self.failed(s)
+                self.last_full = True
+            return self.last_failed & bit
+        failed = self._one_failed(s, bit)
+        self.last = s
+        self.last_failed = failed
+        self.last_asked = bit
+        self.last_full = False
+        return failed
+
+    def _one_failed(self, s: State, bit: int) -> int:
+        """``bit`` if the invariant of that bit is false in ``s``, else 0."""
+        model = self.model
+        if bit == _HW_LE_LEO:
+            ok = hw_le_leo(s)
+        elif bit == _LSO_LE_HW:
+            ok = lso_le_hw(model, s)
+        elif bit == _LEADER_IN_ISR:
+            ok = leader_in_isr_subset_ar(s)
+        elif bit == _ISR_NON_EMPTY:
+            ok = isr_non_empty(s)
+        elif bit == _EPOCHS_NEVER_DECREASE:
+            ok = epochs_never_decrease(s)
+        elif bit == _ONE_LEADER_PER_EPOCH:
+            ok = one_leader_per_epoch(s)
+        elif bit == _WEAK_ISR:
+            ok = weak_isr(s)
+        elif bit == _STRONG_ISR:
+            ok = strong_isr(s)
+        elif bit == _LOG_MATCHING:
+            ok = log_matching(s)
+        elif bit == _NO_COMMITTED_RECORD_LOST:
+            ok = no_committed_record_lost(model, s)
+        elif bit == _CONSUMED_RECORDS_STAY:
+            ok = consumed_records_stay(model, s)
+        elif bit == _ACKED_ALL:
+            ok = acked_all_survives_clean_election(model, s)
+        elif bit == _ACKED_DURABLE:
+            ok = acknowledged_writes_durable(model, s)
+        elif bit == _NO_FATAL_EXIT:
+            ok = no_fatal_exit(s)
+        elif bit == _ELR_HOLDS:
+            ok = elr_holds_committed(model, s)
+        else:
+            ok = no_hw_checkpoint_lost(s)
+        return 0 if ok else bit
 
     def failed(self, s: State) -> int:
         """The mask of the invariants false in ``s``."""
-        if s is self.last:
-            return self.last_failed
         model = self.model
         failed = self._brokers_failed(s)
         flags = s.ghost.flags
@@ -789,8 +845,6 @@ class Verdicts:
             failed |= _ELR_HOLDS
         if flags & F_CHECKPOINT_LOST:
             failed |= _NO_HW_CHECKPOINT_LOST
-        self.last = s
-        self.last_failed = failed
         return failed
 
     def _brokers_failed(self, s: State) -> int:
