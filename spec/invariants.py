@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from isrlab.checker.model import Property
 from isrlab.spec._compiled import summary_of
@@ -49,7 +49,7 @@ tla_weak_isr = TlaModel.weak_isr
 tla_strong_isr = TlaModel.strong_isr
 
 
-_LAST_ACTING: list[object] = [None, ()]
+_LAST_ACTING: Final[list[object]] = [None, ()]
 """The broker tuple ``_acting_leaders`` last saw and its answer: the invariants of one state
 are evaluated one after another, and nine of them ask (held here, the tuple cannot be
 freed and its address reused while it is compared by identity)."""
@@ -102,7 +102,7 @@ def leader_in_isr_subset_ar(s: State) -> bool:
     its ISR).
     """
     ctrl = s.controller
-    ar_mask = _mask_of_replicas(ctrl.assigned_replicas)
+    ar_mask = mask_of(ctrl.assigned_replicas)
     if ctrl.isr & ~ar_mask:
         return False
     if ctrl.leader != NONE and not ctrl.isr >> ctrl.leader & 1:
@@ -110,11 +110,6 @@ def leader_in_isr_subset_ar(s: State) -> bool:
     return all(s.brokers[b].in_sync_replica_ids >> b & 1
                and not s.brokers[b].in_sync_replica_ids & ~ar_mask
                for b in _acting_leaders(s))
-
-
-@functools.cache
-def _mask_of_replicas(replicas: tuple[int, ...]) -> int:
-    return mask_of(replicas)
 
 
 def isr_non_empty(s: State) -> bool:
@@ -148,8 +143,12 @@ def one_leader_per_epoch(s: State) -> bool:
     truncation (KIP-101) can no longer tell their histories apart.  (Ghost: the first
     leader of every epoch is remembered; also checked directly on acting leaders.)
     """
-    if s.ghost.flags & F_TWO_LEADERS:
-        return False
+    return not s.ghost.flags & F_TWO_LEADERS and _acting_epochs_distinct(s)
+
+
+def _acting_epochs_distinct(s: State) -> bool:
+    """No two acting leaders of ``s`` lead the same epoch (``one_leader_per_epoch``'s check
+    on the brokers alone)."""
     seen: set[int] = set()
     for b in _acting_leaders(s):
         e = s.brokers[b].leader_epoch
@@ -692,22 +691,176 @@ SOMETIMES: dict[str, Callable[[State], bool]] = {
 
 
 def kafka_invariants(model: PartitionBridge) -> list[Property[State]]:
-    """Every invariant of the catalogue bound to ``model``, in ``INVARIANT_NAMES`` order."""
+    """Every invariant of the catalogue bound to ``model``, in ``INVARIANT_NAMES`` order,
+    each answered from the state's ``Verdicts`` (the same verdicts as the functions above,
+    each computed once per state)."""
+    verdicts = Verdicts(model)
     out: list[Property[State]] = []
     for name in INVARIANT_NAMES:
-        if name in _PLAIN:
-            f = _PLAIN[name]
-            out.append(Property(name, f, summary_of(f), EXPLAIN[name]))
-        else:
-            g = _WITH_MODEL[name]
-            out.append(Property(name, _bind(g, model), summary_of(g), EXPLAIN[name]))
+        f: Callable[..., bool] = _PLAIN[name] if name in _PLAIN else _WITH_MODEL[name]
+        holds = functools.partial(_holds, verdicts, BITS[name])
+        out.append(Property(name, holds, summary_of(f), EXPLAIN[name]))
     return out
 
 
-def _bind(
-    g: Callable[[PartitionBridge, State], bool], model: PartitionBridge
-) -> Callable[[State], bool]:
-    return functools.partial(g, model)
+def _holds(verdicts: Verdicts, bit: int, s: State) -> bool:
+    """Whether the invariant of mask ``bit`` holds in ``s`` (``Verdicts.fails``)."""
+    return not verdicts.fails(s, bit)
+
+
+_HW_LE_LEO: Final = 1
+_LSO_LE_HW: Final = 2
+_LEADER_IN_ISR: Final = 4
+_ISR_NON_EMPTY: Final = 8
+_EPOCHS_NEVER_DECREASE: Final = 16
+_ONE_LEADER_PER_EPOCH: Final = 32
+_WEAK_ISR: Final = 64
+_STRONG_ISR: Final = 128
+_LOG_MATCHING: Final = 256
+_NO_COMMITTED_RECORD_LOST: Final = 512
+_CONSUMED_RECORDS_STAY: Final = 1024
+_ACKED_ALL: Final = 2048
+_ACKED_DURABLE: Final = 4096
+_NO_FATAL_EXIT: Final = 8192
+_ELR_HOLDS: Final = 16384
+_NO_HW_CHECKPOINT_LOST: Final = 32768
+"""Each invariant's bit in a ``Verdicts`` mask: ``1 << i`` for the ``i``-th of
+``INVARIANT_NAMES`` (``BITS`` names them)."""
+
+BITS: Final = {
+    "HwLeLeo": _HW_LE_LEO, "LsoLeHw": _LSO_LE_HW, "LeaderInIsr": _LEADER_IN_ISR,
+    "IsrNonEmpty": _ISR_NON_EMPTY, "EpochsNeverDecrease": _EPOCHS_NEVER_DECREASE,
+    "OneLeaderPerEpoch": _ONE_LEADER_PER_EPOCH, "WeakIsr": _WEAK_ISR,
+    "StrongIsr": _STRONG_ISR, "LogMatching": _LOG_MATCHING,
+    "NoCommittedRecordLost": _NO_COMMITTED_RECORD_LOST,
+    "ConsumedRecordsStay": _CONSUMED_RECORDS_STAY,
+    "AckedAllSurvivesCleanElection": _ACKED_ALL, "AcknowledgedWritesDurable": _ACKED_DURABLE,
+    "NoFatalExit": _NO_FATAL_EXIT, "ElrHoldsCommitted": _ELR_HOLDS,
+    "NoHwCheckpointLost": _NO_HW_CHECKPOINT_LOST,
+}
+"""Each invariant's bit in a ``Verdicts`` mask, by name."""
+
+
+class Verdicts:
+    """The catalogue's verdicts on a state as one mask (bit ``i`` set: invariant ``i`` of
+    ``INVARIANT_NAMES`` is false), for the state last asked about: the compiled checker
+    asks every invariant of one state before the next state (``failures``), so each
+    state's mask is computed once, at its second question; the first question about a
+    state is answered alone, so that a caller asking one invariant of every state before
+    the next invariant (the checker's Python loop) computes each verdict once too.
+
+    Each verdict is computed afresh: keeping the brokers-only ones per broker tuple (by
+    the interned brokers' addresses) cost as much as it saved on the ZooKeeper-mode default
+    and more on the 3-broker space, whose broker tuples rarely repeat close together."""
+
+    def __init__(self, model: PartitionBridge) -> None:
+        self.model = model
+        self.last: object = None
+        """The state last asked about (held, so that its address names it)."""
+        self.last_failed = 0
+        """Its mask (only ``last_asked``'s bit, until ``last_full``)."""
+        self.last_asked = 0
+        """The bit asked first about ``last``."""
+        self.last_full = False
+        """Whether ``last_failed`` holds every verdict."""
+
+    def fails(self, s: State, bit: int) -> int:
+        """``bit`` if the invariant of that bit is false in ``s``, else 0."""
+        if s is self.last:
+            if not self.last_full and bit != self.last_asked:
+                self.last_failed = self.failed(s)
+                self.last_full = True
+            return self.last_failed & bit
+        failed = self._one_failed(s, bit)
+        self.last = s
+        self.last_failed = failed
+        self.last_asked = bit
+        self.last_full = False
+        return failed
+
+    def _one_failed(self, s: State, bit: int) -> int:
+        """``bit`` if the invariant of that bit is false in ``s``, else 0."""
+        model = self.model
+        if bit == _HW_LE_LEO:
+            ok = hw_le_leo(s)
+        elif bit == _LSO_LE_HW:
+            ok = lso_le_hw(model, s)
+        elif bit == _LEADER_IN_ISR:
+            ok = leader_in_isr_subset_ar(s)
+        elif bit == _ISR_NON_EMPTY:
+            ok = isr_non_empty(s)
+        elif bit == _EPOCHS_NEVER_DECREASE:
+            ok = epochs_never_decrease(s)
+        elif bit == _ONE_LEADER_PER_EPOCH:
+            ok = one_leader_per_epoch(s)
+        elif bit == _WEAK_ISR:
+            ok = weak_isr(s)
+        elif bit == _STRONG_ISR:
+            ok = strong_isr(s)
+        elif bit == _LOG_MATCHING:
+            ok = log_matching(s)
+        elif bit == _NO_COMMITTED_RECORD_LOST:
+            ok = no_committed_record_lost(model, s)
+        elif bit == _CONSUMED_RECORDS_STAY:
+            ok = consumed_records_stay(model, s)
+        elif bit == _ACKED_ALL:
+            ok = acked_all_survives_clean_election(model, s)
+        elif bit == _ACKED_DURABLE:
+            ok = acknowledged_writes_durable(model, s)
+        elif bit == _NO_FATAL_EXIT:
+            ok = no_fatal_exit(s)
+        elif bit == _ELR_HOLDS:
+            ok = elr_holds_committed(model, s)
+        else:
+            ok = no_hw_checkpoint_lost(s)
+        return 0 if ok else bit
+
+    def failed(self, s: State) -> int:
+        """The mask of the invariants false in ``s``."""
+        model = self.model
+        failed = self._brokers_failed(s)
+        flags = s.ghost.flags
+        if not leader_in_isr_subset_ar(s):
+            failed |= _LEADER_IN_ISR
+        if not isr_non_empty(s):
+            failed |= _ISR_NON_EMPTY
+        if flags & F_EPOCH_REGRESSED:
+            failed |= _EPOCHS_NEVER_DECREASE
+        if flags & F_TWO_LEADERS:
+            failed |= _ONE_LEADER_PER_EPOCH
+        if not strong_isr(s):
+            failed |= _STRONG_ISR
+        if not no_committed_record_lost(model, s):
+            failed |= _NO_COMMITTED_RECORD_LOST
+        if not consumed_records_stay(model, s):
+            failed |= _CONSUMED_RECORDS_STAY
+        durable = acknowledged_writes_durable(model, s)
+        if not durable:
+            failed |= _ACKED_DURABLE
+            if not acked_all_survives_clean_election(model, s):
+                failed |= _ACKED_ALL
+        if flags & F_HALTED:
+            failed |= _NO_FATAL_EXIT
+        if not elr_holds_committed(model, s):
+            failed |= _ELR_HOLDS
+        if flags & F_CHECKPOINT_LOST:
+            failed |= _NO_HW_CHECKPOINT_LOST
+        return failed
+
+    def _brokers_failed(self, s: State) -> int:
+        """The mask of the invariants that read the brokers alone, false in ``s``."""
+        failed = 0
+        if not hw_le_leo(s):
+            failed |= _HW_LE_LEO
+        if not lso_le_hw(self.model, s):
+            failed |= _LSO_LE_HW
+        if not _acting_epochs_distinct(s):
+            failed |= _ONE_LEADER_PER_EPOCH
+        if not weak_isr(s):
+            failed |= _WEAK_ISR
+        if not log_matching(s):
+            failed |= _LOG_MATCHING
+        return failed
 
 
 def kafka_sometimes(model: PartitionBridge) -> list[Property[State]]:

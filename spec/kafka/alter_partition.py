@@ -29,10 +29,10 @@ from isrlab.core.isr import maybe_shrink_isr
 from isrlab.core.partition import raise_leader_hw
 from isrlab.core.state import LeaderAndIsr, Partition
 from isrlab.spec.kafka import elr as kip966
-from isrlab.spec.kafka.config import Out, State
+from isrlab.spec.kafka.config import KafkaConfig, Out, State
 from isrlab.spec.kafka.controller import KafkaController
 from isrlab.spec.kafka.labels import broker_step
-from isrlab.spec.kafka.memo import MISSING, memoised
+from isrlab.spec.kafka.memo import MISSING, IdCache, memoised
 from isrlab.spec.kafka.state import (
     ALTER_ACCEPTED,
     ALTER_FENCED,
@@ -56,6 +56,11 @@ ALTER_TEXT = {ALTER_SENT: "sent", ALTER_ACCEPTED: "accepted",
 
 class AlterPartitionManager(KafkaController):
     """The leader's proposals, the controller's ``alterPartition`` and the leader's commit."""
+
+    def __init__(self, config: KafkaConfig) -> None:
+        super().__init__(config)
+        self._cache_alter_response_handled = IdCache(self._interner)
+        """``_alter_response_handled``'s cache."""
 
     def _proposed_expand(self, br: BrokerPartition, lid: int, leader: Partition,
                          fetched: Partition, f: int) -> BrokerPartition:
@@ -182,8 +187,15 @@ class AlterPartitionManager(KafkaController):
             s = self._set_broker(state, b, self._alter_response_handled(br, b))
             out.append((broker_step("AlterPartitionResponse", b), self._after_leader_step(s, b)))
 
-    @memoised
     def _alter_response_handled(self, br: BrokerPartition, b: int) -> BrokerPartition:
+        """``_alter_response_handled_computed``, cached (``memo.IdCache``)."""
+        cache = self._cache_alter_response_handled
+        found = cache.find(br, b)
+        if found is MISSING:
+            found = cache.keep(br, b, self._alter_response_handled_computed(br, b))
+        return cast(BrokerPartition, found)
+
+    def _alter_response_handled_computed(self, br: BrokerPartition, b: int) -> BrokerPartition:
         """Leader ``b`` holding ``br`` after it handled the controller's answer and raised
         its HW (``_a_alter_partition_response``; memoised)."""
         before = self._isr_state(br)

@@ -9,7 +9,7 @@ ints.  ``isrlab.spec.kafka.state`` re-exports its names.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 
 class EpochCodec(NamedTuple):
@@ -48,7 +48,7 @@ def _members(mask: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-_MEMBERS = tuple(_members(mask) for mask in range(1 << 6))
+_MEMBERS: Final = tuple(_members(mask) for mask in range(1 << 6))
 """``members`` of every mask of the model's at most 6 brokers, computed once."""
 
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import cast
 
-from isrlab.spec.kafka.config import Out, State
+from isrlab.spec.kafka.config import KafkaConfig, Out, State
 from isrlab.spec.kafka.labels import request_step, request_text
-from isrlab.spec.kafka.memo import MISSING, memoised
+from isrlab.spec.kafka.memo import MISSING, IdCache, IdCache2
 from isrlab.spec.kafka.replica_manager import ReplicaManagerSteps
 from isrlab.spec.kafka.state import (
     LEADER_AND_ISR,
@@ -32,6 +32,13 @@ from isrlab.spec.kafka.state import (
 
 class ControllerChannelManager(ReplicaManagerSteps):
     """Queues controller requests and delivers them (``Deliver``, ``Lose``, ``DeliverCopy``)."""
+
+    def __init__(self, config: KafkaConfig) -> None:
+        super().__init__(config)
+        self._cache_enqueued = IdCache2(self._interner)
+        """``_enqueued``'s cache."""
+        self._cache_deliver_label = IdCache(self._interner)
+        """``_deliver_label``'s cache."""
 
     @staticmethod
     def _msg_text(m: Request) -> str:
@@ -66,12 +73,21 @@ class ControllerChannelManager(ReplicaManagerSteps):
         canon = self._interner.canon
         # the new requests the interner's objects before their tuple is a key of
         # ``_enqueued`` (the interner keeps that tuple, which may be its result too)
-        return self._enqueued(state.channels, tuple([canon(m) for m in new]),
+        return self._enqueued(state.channels, canon(tuple([canon(m) for m in new])),
                               self._alive_mask(state))
 
-    @memoised
     def _enqueued(self, channels: tuple[Request, ...], new: tuple[Request, ...],
                   alive: int) -> tuple[Request, ...]:
+        """``_enqueued_computed``, cached (``memo.IdCache2`` on ``channels`` and ``new``)."""
+        cache = self._cache_enqueued
+        found = cache.find(channels, new, alive)
+        if found is MISSING:
+            found = cache.keep(channels, new, alive,
+                               self._enqueued_computed(channels, new, alive))
+        return cast(tuple[Request, ...], found)
+
+    def _enqueued_computed(self, channels: tuple[Request, ...], new: tuple[Request, ...],
+                           alive: int) -> tuple[Request, ...]:
         """``_enqueue`` on the requests in flight ``channels`` with the brokers of the mask
         ``alive`` alive (memoised)."""
         new = tuple(m for m in new if alive >> m.dest & 1
@@ -144,16 +160,19 @@ class ControllerChannelManager(ReplicaManagerSteps):
             s = self._handle(state, m)
             if s is None:
                 continue
-            out.append((self._request_label("Deliver", m),
+            out.append((self._deliver_label(m),
                         kafka_state(s.controller, s.brokers, self._without_index(msgs, i),
                                     s.ghost)))
             if self.cfg.duplicate_requests:
                 out.append((request_step("DeliverCopy", self._msg_text(m)), s))
 
-    @memoised
-    def _request_label(self, action: str, m: Request) -> str:
-        """``action(request text)`` (memoised)."""
-        return request_step(action, self._msg_text(m))
+    def _deliver_label(self, m: Request) -> str:
+        """``Deliver(request text)``, cached (``memo.IdCache`` on ``m``)."""
+        cache = self._cache_deliver_label
+        found = cache.find(m, 0)
+        if found is MISSING:
+            found = cache.keep(m, 0, request_step("Deliver", self._msg_text(m)))
+        return cast(str, found)
 
     def _without_index(self, msgs: tuple[Request, ...], i: int) -> tuple[Request, ...]:
         """``_without_index_computed``, cached (``memo.IdCache``)."""

@@ -59,6 +59,8 @@ class ReplicaFetcher(BrokerLifecycle):
         """``_fetch_at_leader_cached``'s cache."""
         self._cache_response_applied = IdCache2(self._interner)
         """``_response_applied_cached``'s cache."""
+        self._cache_fenced_at_leader = IdCache(self._interner)
+        """``_fenced_at_leader``'s cache."""
 
     def _a_fetch(self, state: State, out: Out) -> None:
         """``Fetch(f)``: follower ``f`` fetches from the leader it believes in, one round trip
@@ -168,11 +170,24 @@ class ReplicaFetcher(BrokerLifecycle):
                                        follower_older)
         return state if newlb is None else self._set_broker(state, lid, newlb)
 
-    @memoised
     def _fenced_at_leader(self, lb: BrokerPartition, lid: int, f: int, offset: int,
                           follower_older: bool) -> BrokerPartition | None:
+        """``_fenced_at_leader_computed``, cached (``memo.IdCache`` on ``lb`` and the rest as
+        one int)."""
+        if offset >= 1 << 13:
+            return self._fenced_at_leader_computed(lb, lid, f, offset, follower_older)
+        small = lid | f << 3 | int(follower_older) << 6 | offset << 7
+        cache = self._cache_fenced_at_leader
+        found = cache.find(lb, small)
+        if found is MISSING:
+            found = cache.keep(lb, small, self._fenced_at_leader_computed(
+                lb, lid, f, offset, follower_older))
+        return cast(BrokerPartition | None, found)
+
+    def _fenced_at_leader_computed(self, lb: BrokerPartition, lid: int, f: int, offset: int,
+                                   follower_older: bool) -> BrokerPartition | None:
         """Leader ``lid`` holding ``lb`` after it refused ``f``'s fetch at ``offset`` for its
-        epoch, ``None`` when nothing changes (``_fenced_fetch``; memoised)."""
+        epoch, ``None`` when nothing changes (``_fenced_fetch``)."""
         leader = self.broker_partition(lb, lid)
         error = Errors.FENCED_LEADER_EPOCH if follower_older else Errors.UNKNOWN_LEADER_EPOCH
         read = LogReadResult(offset, 0, len(leader.log), leader.high_watermark,

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar, cast
+from typing import Any, Concatenate, Final, ParamSpec, Protocol, TypeVar, cast
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -40,7 +40,13 @@ CACHE_LIMIT = 1 << 20
 INTERN_LIMIT = 1 << 21
 """Objects an ``Interner`` holds before the model empties it (and the caches keyed on it)."""
 
-_MISSING = object()
+_MISSING: Final = object()
+
+FRONT_SLOTS: Final = 512
+"""The slots of a front (``Interner.front``, ``IdCache.front``): what was met last, by
+address (direct-mapped), asked before the large dict behind it, whose look-ups are mostly
+cache misses."""
+_FRONT_MASK: Final = FRONT_SLOTS - 1
 
 
 class Interner:
@@ -61,10 +67,21 @@ class Interner:
         the object kept for it."""
         self.caches: list[dict[Any, Any]] = []
         """The caches keyed on addresses of objects held here, emptied with the table."""
+        self.fronts: list[list[Any]] = []
+        """The fronts of the caches (``IdCache.front``), emptied with the table."""
+        self.front: list[object] = [None] * FRONT_SLOTS
+        """Objects the table holds, met last, by address (direct-mapped): ``canon`` finds
+        them here without a look-up in ``by_id``, a large table."""
+        self.fronts.append(self.front)
 
     def canon(self, value: V) -> V:
         """The object the table keeps for ``value`` (``value`` itself the first time)."""
+        slot = id(value) >> 4 & _FRONT_MASK
+        front = self.front
+        if front[slot] is value:
+            return value
         if self.by_id.get(id(value)) is value:
+            front[slot] = value
             return value
         cls = type(value)
         table = self.by_value.get(cls)
@@ -115,12 +132,15 @@ class Interner:
         self.by_value.clear()
         for cache in self.caches:
             cache.clear()
+        for front in self.fronts:
+            for i in range(len(front)):
+                front[i] = None
 
 
-MISSING: object = _MISSING
+MISSING: Final[object] = _MISSING
 """What ``IdCache.find`` answers when it has nothing."""
 
-SMALL_BITS = 20
+SMALL_BITS: Final = 20
 """The bits of ``IdCache``'s small-int argument (``0 <= small < 2 ** SMALL_BITS``)."""
 
 
@@ -136,13 +156,24 @@ class IdCache:
         self.interner = interner
         self.entries: dict[int, tuple[object, object]] = {}
         interner.register(self.entries)
+        self.front: list[tuple[object, int, object] | None] = [None] * FRONT_SLOTS
+        """The entries found last, by ``_slot`` (each holding its argument alive, so that
+        its address names it), so that a hit is mostly answered without the dict, whose
+        look-ups in a large table are cache misses."""
+        interner.fronts.append(self.front)
 
     def find(self, arg: object, small: int) -> object:
         """The result kept for ``arg`` (or an equal component) and ``small``, ``MISSING``
         when there is none."""
+        slot = (id(arg) >> 4 ^ small * 40503) & _FRONT_MASK
+        front = self.front
+        seen = front[slot]
+        if seen is not None and seen[0] is arg and seen[1] == small:
+            return seen[2]
         entries = self.entries
         entry = entries.get(id(arg) << SMALL_BITS | small)
         if entry is not None and entry[0] is arg:
+            front[slot] = (arg, small, entry[1])
             return entry[1]
         canonical = self.interner.canon(arg)
         if canonical is not arg:
@@ -158,6 +189,8 @@ class IdCache:
         canonical = interner.canon(arg)
         value = interner.canon_result(value)
         remember(self.entries, id(canonical) << SMALL_BITS | small, (canonical, value))
+        if canonical is arg:
+            self.front[(id(arg) >> 4 ^ small * 40503) & _FRONT_MASK] = (arg, small, value)
         return value
 
 
@@ -169,13 +202,22 @@ class IdCache2:
         self.interner = interner
         self.entries: dict[int, tuple[object, object, object]] = {}
         interner.register(self.entries)
+        self.front: list[tuple[object, object, int, object] | None] = [None] * FRONT_SLOTS
+        """As ``IdCache.front``."""
+        interner.fronts.append(self.front)
 
     def find(self, first: object, second: object, small: int) -> object:
         """The result kept for ``first``, ``second`` (or equal components) and ``small``,
         ``MISSING`` when there is none."""
+        slot = (id(first) >> 4 ^ id(second) >> 7 ^ small * 40503) & _FRONT_MASK
+        front = self.front
+        seen = front[slot]
+        if seen is not None and seen[0] is first and seen[1] is second and seen[2] == small:
+            return seen[3]
         entries = self.entries
         entry = entries.get((id(first) << 64 | id(second)) << SMALL_BITS | small)
         if entry is not None and entry[0] is first and entry[1] is second:
+            front[slot] = (first, second, small, entry[2])
             return entry[2]
         canon = self.interner.canon
         one, two = canon(first), canon(second)
@@ -192,6 +234,58 @@ class IdCache2:
         one, two = interner.canon(first), interner.canon(second)
         value = interner.canon_result(value)
         remember(self.entries, (id(one) << 64 | id(two)) << SMALL_BITS | small, (one, two, value))
+        if one is first and two is second:
+            slot = (id(first) >> 4 ^ id(second) >> 7 ^ small * 40503) & _FRONT_MASK
+            self.front[slot] = (first, second, small, value)
+        return value
+
+
+class IdCache3:
+    """``IdCache`` for a method of three components and a small int (``_leader_and_isr(m,
+    br, leader_log, ...)``): keyed on the three addresses and the int, each entry keeping
+    the three alive."""
+
+    def __init__(self, interner: Interner) -> None:
+        self.interner = interner
+        self.entries: dict[int, tuple[object, object, object, object]] = {}
+        interner.register(self.entries)
+        self.front: list[tuple[object, object, object, int, object] | None] = (
+            [None] * FRONT_SLOTS)
+        """As ``IdCache.front``."""
+        interner.fronts.append(self.front)
+
+    def find(self, first: object, second: object, third: object, small: int) -> object:
+        """The result kept for ``first``, ``second``, ``third`` (or equal components) and
+        ``small``, ``MISSING`` when there is none."""
+        slot = (id(first) >> 4 ^ id(second) >> 7 ^ id(third) >> 10 ^ small * 40503) & _FRONT_MASK
+        front = self.front
+        seen = front[slot]
+        if (seen is not None and seen[0] is first and seen[1] is second and seen[2] is third
+                and seen[3] == small):
+            return seen[4]
+        canon = self.interner.canon
+        one, two, three = canon(first), canon(second), canon(third)
+        entry = self.entries.get(((id(one) << 64 | id(two)) << 64 | id(three)) << SMALL_BITS
+                                 | small)
+        if entry is not None and entry[0] is one and entry[1] is two and entry[2] is three:
+            if one is first and two is second and three is third:
+                front[slot] = (first, second, third, small, entry[3])
+            return entry[3]
+        return _MISSING
+
+    def keep(self, first: object, second: object, third: object, small: int, value: V) -> V:
+        """Keep ``value`` (made the interner's) as the result for ``first``, ``second``,
+        ``third`` and ``small``; return it.  Emptied at ``CACHE_LIMIT`` entries, as
+        ``remember``."""
+        interner = self.interner
+        one, two, three = interner.canon(first), interner.canon(second), interner.canon(third)
+        value = interner.canon_result(value)
+        remember(self.entries, ((id(one) << 64 | id(two)) << 64 | id(three)) << SMALL_BITS
+                 | small, (one, two, three, value))
+        if one is first and two is second and three is third:
+            slot = (id(first) >> 4 ^ id(second) >> 7 ^ id(third) >> 10 ^ small * 40503
+                    ) & _FRONT_MASK
+            self.front[slot] = (first, second, third, small, value)
         return value
 
 

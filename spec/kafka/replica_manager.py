@@ -13,6 +13,7 @@ once, the shortcut ``follow``; wait for it, ``fetcher``; only create the log,
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import cast
 
 from isrlab.core.metadata_cache import (
     MetadataSnapshot,
@@ -27,9 +28,9 @@ from isrlab.core.replica_manager import (
 )
 from isrlab.core.state import Partition, PartitionState, TopicPartition
 from isrlab.core.truncation import Log
-from isrlab.spec.kafka.config import NO_FETCH, TP, State
+from isrlab.spec.kafka.config import NO_FETCH, TP, KafkaConfig, State
 from isrlab.spec.kafka.ghost import GhostHistory
-from isrlab.spec.kafka.memo import memoised
+from isrlab.spec.kafka.memo import MISSING, IdCache3
 from isrlab.spec.kafka.params import UnavailableLeader
 from isrlab.spec.kafka.partition import _snapshot
 from isrlab.spec.kafka.state import (
@@ -48,6 +49,11 @@ from isrlab.spec.kafka.state import (
 
 class ReplicaManagerSteps(GhostHistory):
     """How a broker handles one controller request (``handle``), as ``ReplicaManager`` does."""
+
+    def __init__(self, config: KafkaConfig) -> None:
+        super().__init__(config)
+        self._cache_leader_and_isr = IdCache3(self._interner)
+        """``_leader_and_isr``'s cache."""
 
     def _handle(self, state: State, m: Request) -> State | None:
         if m.kind == UPDATE_METADATA:
@@ -124,10 +130,23 @@ class ReplicaManagerSteps(GhostHistory):
             s = self._after_leader_step(s, dest)
         return s
 
-    @memoised
     def _leader_and_isr(self, m: Request, br: BrokerPartition, leader_alive: bool,
-                        leader_codes: tuple[int, ...], alive: int, leader_ready: bool = True
+                        leader_codes: tuple[int, ...], alive: int, leader_ready: bool
                         ) -> tuple[BrokerPartition, Partition]:
+        """``_leader_and_isr_computed``, cached (``memo.IdCache3`` on ``m``, ``br`` and the
+        leader's log)."""
+        small = alive << 2 | int(leader_ready) << 1 | int(leader_alive)
+        cache = self._cache_leader_and_isr
+        found = cache.find(m, br, leader_codes, small)
+        if found is MISSING:
+            found = cache.keep(m, br, leader_codes, small, self._leader_and_isr_computed(
+                m, br, leader_alive, leader_codes, alive, leader_ready))
+        return cast(tuple[BrokerPartition, Partition], found)
+
+    def _leader_and_isr_computed(self, m: Request, br: BrokerPartition, leader_alive: bool,
+                                 leader_codes: tuple[int, ...], alive: int,
+                                 leader_ready: bool = True
+                                 ) -> tuple[BrokerPartition, Partition]:
         """Broker ``m.dest``'s side of LeaderAndIsr ``m``: its new ``BrokerPartition`` and
         ``Partition`` (``become_leader_or_follower``), from its tuple ``br``, whether the
         named leader is alive, the leader's log, the brokers ``makeFollowers`` takes for

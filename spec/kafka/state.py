@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import hashlib
 import marshal
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, Final, NamedTuple, TypeVar
 
 from isrlab.spec.kafka.codes import EpochCodec as EpochCodec
 from isrlab.spec.kafka.codes import mask_of as mask_of
 from isrlab.spec.kafka.codes import members as members
 from isrlab.spec.kafka.kraft_state import KRaftState
-from isrlab.spec.kafka.memo import Interner, remember
+from isrlab.spec.kafka.memo import FRONT_SLOTS, Interner, remember
 
 
 # ---- the state, as Kafka names it ----------------------------------------------------
@@ -209,7 +209,12 @@ def kafka_state(controller: ZkPartitionState, brokers: tuple[BrokerPartition, ..
     """``KafkaState(controller, brokers, channels, ghost)`` built by ``tuple.__new__`` in C:
     calling the class runs the named tuple's ``__new__``, which is Python code (interpreted
     even when the model is compiled).  The model's steps build their successors with it."""
-    return _new(KafkaState, (controller, brokers, channels, ghost))
+    return _new(_KAFKA_STATE, (controller, brokers, channels, ghost))
+
+
+_KAFKA_STATE: Final = KafkaState
+"""The class, held in a native global (mypyc reads a class's module-level name from the
+module's dict at each use)."""
 
 
 _T = TypeVar("_T", bound=tuple[Any, ...])
@@ -243,7 +248,8 @@ def with_fields(value: _T, **changes: object) -> _T:
     return _new(cls, items)
 
 
-LEADER_AND_ISR, UPDATE_METADATA = 0, 1
+LEADER_AND_ISR: Final = 0
+UPDATE_METADATA: Final = 1
 
 
 # ---- the encoding, from one table ---------------------------------------------------
@@ -440,11 +446,16 @@ def to_plain(state: KafkaState, previous_fetch: bool,
     return Layout(layout_flags(previous_fetch, extended, alter, fetch_error)).plain(state)
 
 
-_FOUR = b"(" + (4).to_bytes(4, "little")
+_FOUR: Final = b"(" + (4).to_bytes(4, "little")
 """``marshal`` version 2's header of a tuple of four items."""
 
 
-_CTRL, _BROKER, _MSGS, _GHOST = 0, 1, 2, 3
+_FRONT_MASK: Final = FRONT_SLOTS - 1
+
+_CTRL: Final = 0
+_BROKER: Final = 1
+_MSGS: Final = 2
+_GHOST: Final = 3
 """The kinds of component ``Encoder._store`` writes."""
 
 
@@ -479,6 +490,14 @@ class Encoder:
         requests, the ghost, then one per broker."""
         self._last_bytes: list[bytes] = []
         """Its bytes."""
+        self._brokers_header = b""
+        """``marshal``'s header of the broker tuple (set with ``_last``'s length)."""
+        self._fronts: list[list[tuple[object, bytes] | None]] = [
+            [None] * FRONT_SLOTS for _ in range(4)]
+        """Per kind (``_CTRL``...), the components met last and their bytes, by address
+        (direct-mapped, each holding its component alive): asked before the dict."""
+        for front in self._fronts:
+            interner.fronts.append(front)
 
     def __call__(self, state: KafkaState) -> bytes:
         ctrl, brokers, msgs, ghost = state
@@ -486,39 +505,50 @@ class Encoder:
         if len(last) != 3 + len(brokers):
             self._last = last = [None] * (3 + len(brokers))
             self._last_bytes = last_bytes = [b""] * (3 + len(brokers))
+            self._brokers_header = b"(" + len(brokers).to_bytes(4, "little")
         if ctrl is last[0]:
             c = last_bytes[0]
         else:
-            found = self._ctrl.get(id(ctrl))
-            c = found if found is not None else self._store(self._ctrl, ctrl, _CTRL)
+            c = self._bytes(self._ctrl, ctrl, _CTRL)
             last[0], last_bytes[0] = ctrl, c
-        parts = [_FOUR, c, b"(" + len(brokers).to_bytes(4, "little")]
+        parts = [_FOUR, c, self._brokers_header]
         cache = self._brokers
         at = 3
         for br in brokers:
             if br is last[at]:
                 e = last_bytes[at]
             else:
-                found = cache.get(id(br))
-                e = found if found is not None else self._store(cache, br, _BROKER)
+                e = self._bytes(cache, br, _BROKER)
                 last[at], last_bytes[at] = br, e
             parts.append(e)
             at += 1
         if msgs is last[1]:
             m = last_bytes[1]
         else:
-            found = self._msgs.get(id(msgs))
-            m = found if found is not None else self._store(self._msgs, msgs, _MSGS)
+            m = self._bytes(self._msgs, msgs, _MSGS)
             last[1], last_bytes[1] = msgs, m
         if ghost is last[2]:
             g = last_bytes[2]
         else:
-            found = self._ghost.get(id(ghost))
-            g = found if found is not None else self._store(self._ghost, ghost, _GHOST)
+            g = self._bytes(self._ghost, ghost, _GHOST)
             last[2], last_bytes[2] = ghost, g
         parts.append(m)
         parts.append(g)
         return b"".join(parts)
+
+    def _bytes(self, cache: dict[int, bytes], key: Any, kind: int) -> bytes:
+        """The bytes of component ``key`` of ``kind``: from the kind's front, else from
+        ``cache`` (keyed on the interner's objects, which it holds), else ``_store``."""
+        slot = id(key) >> 4 & _FRONT_MASK
+        front = self._fronts[kind]
+        seen = front[slot]
+        if seen is not None and seen[0] is key:
+            return seen[1]
+        found = cache.get(id(key))
+        if found is None:
+            found = self._store(cache, key, kind)
+        front[slot] = (key, found)
+        return found
 
     def _store(self, cache: dict[int, bytes], key: Any, kind: int) -> bytes:
         """The bytes of component ``key`` of ``kind`` (``_CTRL``, ``_BROKER``, ``_MSGS``,
@@ -542,44 +572,44 @@ class Encoder:
         return remember(cache, id(canonical), data)
 
 
-_new = tuple.__new__
+_new: Final = tuple.__new__
 """``tuple.__new__(Cls, values)``: a NamedTuple built in C, without its Python ``__new__``
 (decoding builds several per state on the checker's hot path)."""
 
 
 # ghost flags
-F_EPOCH_REGRESSED = 1
+F_EPOCH_REGRESSED: Final = 1
 """A broker adopted a smaller leader epoch than it had (without restarting)."""
-F_TWO_LEADERS = 2
+F_TWO_LEADERS: Final = 2
 """Two different brokers became leader in the same leader epoch."""
-F_UNCLEAN = 4
+F_UNCLEAN: Final = 4
 """An unclean leader election happened (a leader from outside the live ISR)."""
-F_TRUNCATED = 8
+F_TRUNCATED: Final = 8
 """A follower truncated records off its log (a ``sometimes`` witness)."""
-F_HALTED = 16
+F_HALTED: Final = 16
 """A broker exited (``FatalExitError``): a follower past its leader's LEO with unclean
 election disabled, before KAFKA-7414 (``kafka_7414=false``)."""
-F_CHECKPOINT_LOST = 32
+F_CHECKPOINT_LOST: Final = 32
 """A broker wrote its HW checkpoint file without a partition whose log it keeps
 (KAFKA-1647, ``unavailable_leader=skip``)."""
 
-NONE = -1
+NONE: Final = -1
 """No leader / not yet (ghost epochs) / unknown."""
 
 # BrokerPartition.alter_partition: the AlterPartition round trip (isr_changes=alter-partition)
-ALTER_NONE = 0
+ALTER_NONE: Final = 0
 """No AlterPartition request or answer in flight."""
-ALTER_SENT = 1
+ALTER_SENT: Final = 1
 """The leader's proposal is on its way to the controller."""
-ALTER_ACCEPTED = 2
+ALTER_ACCEPTED: Final = 2
 """The controller took the proposal (``Errors.NONE``); the answer is on its way back."""
-ALTER_FENCED = 3
+ALTER_FENCED: Final = 3
 """The controller refused it, ``FENCED_LEADER_EPOCH`` (the leader's epoch is stale); the
 leader keeps its pending state until a LeaderAndIsr resets it."""
-ALTER_INELIGIBLE = 4
+ALTER_INELIGIBLE: Final = 4
 """The controller refused it, ``INELIGIBLE_REPLICA`` (KIP-841: the proposed ISR holds a
 fenced or offline broker); the leader goes back to its committed ISR."""
-ALTER_NEW_EPOCH = 5
+ALTER_NEW_EPOCH: Final = 5
 """KRaft, ``kraft_epoch_bump=isr-shrink`` (3.0-3.5): the controller took the proposal, but
 its record bumped the leader epoch (an ISR shrink), so the answer carries a leader epoch
 the leader, still in the old one, ignores (``Partition.handleAlterPartitionUpdate``: "stale

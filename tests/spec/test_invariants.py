@@ -139,3 +139,39 @@ def test_an_elr_member_without_a_committed_record_breaks_elr_holds_committed() -
     # holding m0 at its offset satisfies it
     held = s._replace(brokers=(s.brokers[0], s.brokers[1]._replace(log=(m(0, 0),))))
     assert inv.elr_holds_committed(MODEL, held)
+
+
+def test_each_invariant_has_its_own_bit_in_catalogue_order() -> None:
+    assert [inv.BITS[name] for name in inv.INVARIANT_NAMES] == [
+        1 << i for i in range(len(inv.INVARIANT_NAMES))]
+
+
+def _space(model: KafkaModel, limit: int) -> list[State]:
+    """Up to ``limit`` states of ``model`` in breadth-first order."""
+    states = list(model.init_states())
+    seen = {model.encode(s) for s in states}
+    index = 0
+    while index < len(states) and len(states) < limit:
+        for _, t in model.next_states(states[index]):
+            e = model.encode(t)
+            if e not in seen:
+                seen.add(e)
+                states.append(t)
+        index += 1
+    return states
+
+
+@pytest.mark.parametrize("params", [{}, {"unclean_election": True, "acks": "1"}])
+def test_the_catalogue_answers_as_each_invariant_function(params: dict[str, Any]) -> None:
+    model = KafkaModel(KafkaConfig(controller="zookeeper", **params))
+    props = model.invariants()
+    functions = [inv._PLAIN.get(p.name) for p in props]
+    states = _space(model, 4000)
+    expected = [[f(s) if f is not None else inv._WITH_MODEL[p.name](model, s)
+                 for p, f in zip(props, functions, strict=True)] for s in states]
+    # state by state (the compiled checker's order), then invariant by invariant (its
+    # Python loop's)
+    assert [[p.holds(s) for p in props] for s in states] == expected
+    by_invariant = [[p.holds(s) for s in states] for p in props]
+    assert [list(row) for row in zip(*by_invariant, strict=True)] == expected
+    assert any(not ok for row in expected for ok in row) or not params  # some break
