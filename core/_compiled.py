@@ -33,7 +33,7 @@ import importlib.util
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -80,22 +80,31 @@ def _extension_beside(source: Path) -> bool:
                for suffix in importlib.machinery.EXTENSION_SUFFIXES)
 
 
-@functools.cache
-def use_compiled() -> bool:
-    """Whether the compiled modules are to be imported (decided once per process)."""
+def recorded_build_current(here: Path, compiled: Mapping[str, str], sources_file: str) -> bool:
+    """Whether a group's compiled build is to be used: ``ISRLAB_PURE_PYTHON`` is not set, the
+    build's record ``here / sources_file`` gives every module of ``compiled`` (module name to
+    its source relative to ``here``) the SHA-256 of its source as it is now, and each
+    module's extension sits beside its source.  (``isrlab.spec._compiled`` asks it for the
+    ``kafka`` model's group.)"""
     if pure_python_forced():
         return False
     try:
-        recorded = json.loads((HERE / SOURCES_FILE).read_text())
+        recorded = json.loads((here / sources_file).read_text())
     except (OSError, ValueError):
         return False
     if not isinstance(recorded, dict):
         return False
-    for name, relative in COMPILED.items():
-        source = HERE / relative
+    for name, relative in compiled.items():
+        source = here / relative
         if not _extension_beside(source) or recorded.get(name) != digest(source):
             return False
     return True
+
+
+@functools.cache
+def use_compiled() -> bool:
+    """Whether ``core``'s compiled modules are to be imported (decided once per process)."""
+    return recorded_build_current(HERE, COMPILED, SOURCES_FILE)
 
 
 def _fields_of(value: Any) -> tuple[type[Any], tuple[object, ...]]:
@@ -143,24 +152,47 @@ def _register_every_module() -> None:
         _REGISTERED.append(name)
 
 
-class _SourceFinder(importlib.abc.MetaPathFinder):
-    """Loads the ``.py`` of a module of ``COMPILED`` when ``use_compiled()`` is false, and
-    the extension module through ``_CompiledLoader`` otherwise."""
+class SourceFinder(importlib.abc.MetaPathFinder):
+    """For the modules of one compiled group (``compiled``: module name to its source
+    relative to ``here``): loads their ``.py`` files when ``use_compiled()`` is false;
+    otherwise leaves them to the ordinary finders (the extension module), through the
+    loader ``wrap`` makes of the extension's loader when ``wrap`` is given."""
+
+    def __init__(self, here: Path, compiled: Mapping[str, str], use_compiled: Callable[[], bool],
+                 wrap: Callable[[importlib.machinery.ExtensionFileLoader],
+                                importlib.abc.Loader] | None = None) -> None:
+        self.here = here
+        self.compiled = compiled
+        self._use_compiled = use_compiled
+        self._wrap = wrap
 
     def find_spec(self, fullname: str, path: Sequence[str] | None,
                   target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        relative = COMPILED.get(fullname)
+        relative = self.compiled.get(fullname)
         if relative is None:
             return None
-        if not use_compiled():
-            return importlib.util.spec_from_file_location(fullname, HERE / relative)
+        if not self._use_compiled():
+            return importlib.util.spec_from_file_location(fullname, self.here / relative)
+        if self._wrap is None:
+            return None  # the ordinary finders: the extension module
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is not None and isinstance(spec.loader, importlib.machinery.ExtensionFileLoader):
-            spec.loader = _CompiledLoader(spec.loader)
+            spec.loader = self._wrap(spec.loader)
         return spec
 
 
+def install_finder(finder: SourceFinder) -> None:
+    """Put ``finder`` first on ``sys.meta_path``, unless one for its group is there already."""
+    if not any(isinstance(f, SourceFinder) and f.compiled is finder.compiled
+               for f in sys.meta_path):
+        sys.meta_path.insert(0, finder)
+
+
+def finder() -> SourceFinder:
+    """``core``'s finder: the extension modules through ``_CompiledLoader``."""
+    return SourceFinder(HERE, COMPILED, use_compiled, _CompiledLoader)
+
+
 def install() -> None:
-    """Put the finder first on ``sys.meta_path`` (once)."""
-    if not any(isinstance(f, _SourceFinder) for f in sys.meta_path):
-        sys.meta_path.insert(0, _SourceFinder())
+    """Put ``core``'s finder first on ``sys.meta_path`` (once)."""
+    install_finder(finder())

@@ -16,17 +16,14 @@ from __future__ import annotations
 
 import ast
 import functools
-import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
-import json
-import sys
-from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
-from isrlab.checker.fingerprint import pure_python_forced
+from isrlab.core._compiled import SourceFinder, install_finder, recorded_build_current
+from isrlab.core._compiled import digest as digest  # the tests' digests of sources
 
 HERE = Path(__file__).parent
 """The directory of ``isrlab.spec`` (spec/ in a checkout)."""
@@ -65,33 +62,10 @@ SOURCES_FILE = "_kafka_sources.json"
 the source it was compiled from."""
 
 
-def digest(path: Path) -> str:
-    """The SHA-256 of a file's bytes, in hex."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _extension_beside(source: Path) -> bool:
-    """Whether an extension module of the same name sits next to ``source``."""
-    return any(source.with_suffix(suffix).exists()
-               for suffix in importlib.machinery.EXTENSION_SUFFIXES)
-
-
 @functools.cache
 def use_compiled() -> bool:
     """Whether the compiled modules are to be imported (decided once per process)."""
-    if pure_python_forced():
-        return False
-    try:
-        recorded = json.loads((HERE / SOURCES_FILE).read_text())
-    except (OSError, ValueError):
-        return False
-    if not isinstance(recorded, dict):
-        return False
-    for name, relative in COMPILED.items():
-        source = HERE / relative
-        if not _extension_beside(source) or recorded.get(name) != digest(source):
-            return False
-    return True
+    return recorded_build_current(HERE, COMPILED, SOURCES_FILE)
 
 
 def running_compiled(module: ModuleType) -> bool:
@@ -100,21 +74,9 @@ def running_compiled(module: ModuleType) -> bool:
         tuple(importlib.machinery.EXTENSION_SUFFIXES))
 
 
-class _SourceFinder(importlib.abc.MetaPathFinder):
-    """Loads the ``.py`` of a module of ``COMPILED`` when ``use_compiled()`` is false."""
-
-    def find_spec(self, fullname: str, path: Sequence[str] | None,
-                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        relative = COMPILED.get(fullname)
-        if relative is None or use_compiled():
-            return None  # the ordinary finders: the extension module, if built
-        return importlib.util.spec_from_file_location(fullname, HERE / relative)
-
-
 def install() -> None:
-    """Put the finder first on ``sys.meta_path`` (once)."""
-    if not any(isinstance(f, _SourceFinder) for f in sys.meta_path):
-        sys.meta_path.insert(0, _SourceFinder())
+    """Put the finder of the ``kafka`` model's group first on ``sys.meta_path`` (once)."""
+    install_finder(SourceFinder(HERE, COMPILED, use_compiled))
 
 
 def summary_of(f: object) -> str:

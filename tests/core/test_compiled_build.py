@@ -74,10 +74,9 @@ def test_the_source_runs_when_asked_or_when_the_build_is_stale_partial_or_unreco
 
 def test_the_finder_serves_the_source_or_the_extension_through_its_loader(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    finder = _compiled._SourceFinder()
-    assert finder.find_spec("isrlab.spec.kafka.model", None) is None  # not core's
+    assert _compiled.finder().find_spec("isrlab.spec.kafka.model", None) is None  # not core's
     monkeypatch.setattr(_compiled, "use_compiled", lambda: False)
-    source = finder.find_spec("isrlab.core.state", None)
+    source = _compiled.finder().find_spec("isrlab.core.state", None)
     assert source is not None and str(source.origin).endswith("state.py")
     monkeypatch.setattr(_compiled, "use_compiled", lambda: True)
     extension = importlib.machinery.ModuleSpec(
@@ -85,7 +84,7 @@ def test_the_finder_serves_the_source_or_the_extension_through_its_loader(
             "isrlab.core.state", str(tmp_path / "state.so")))
     monkeypatch.setattr(importlib.machinery.PathFinder, "find_spec",
                         lambda name, path=None: extension)
-    found = finder.find_spec("isrlab.core.state", None)
+    found = _compiled.finder().find_spec("isrlab.core.state", None)
     assert found is extension and isinstance(found.loader, _compiled._CompiledLoader)
 
 
