@@ -72,6 +72,17 @@ def test_the_source_runs_when_asked_or_when_the_build_is_stale_partial_or_unreco
         assert not decide(tmp_path / name, monkeypatch)
 
 
+def test_a_finder_without_a_wrap_leaves_a_compiled_group_to_the_ordinary_finders() -> None:
+    """The ``kafka`` model's group (``isrlab.spec._compiled``) has no loader of its own: when
+    its build is used, the extension module is found by Python's own finders."""
+    group = {"isrlab.spec.kafka.model": "kafka/model.py"}
+    finder = _compiled.SourceFinder(Path("spec"), group, lambda: True)
+    assert finder.find_spec("isrlab.spec.kafka.model", None) is None
+    source = _compiled.SourceFinder(Path("spec"), group, lambda: False).find_spec(
+        "isrlab.spec.kafka.model", None)
+    assert source is not None and str(source.origin).endswith("kafka/model.py")
+
+
 def test_the_finder_serves_the_source_or_the_extension_through_its_loader(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert _compiled.finder().find_spec("isrlab.spec.kafka.model", None) is None  # not core's
