@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 import copyreg
 import importlib.machinery
-import json
 import pickle
 import types
 from dataclasses import dataclass
@@ -20,28 +19,17 @@ import pytest
 
 from isrlab.checker.fingerprint import PURE_PYTHON_ENV
 from isrlab.core import _compiled
+from tests import compiled_groups
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def fabricate(root: Path, *, built: bool, record: bool) -> None:
-    """The sources of ``COMPILED`` under ``root``, with extension modules and the record."""
-    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    digests = {}
-    for name, relative in _compiled.COMPILED.items():
-        source = root / relative
-        source.write_text(f"# {name}\n")
-        digests[name] = _compiled.digest(source)
-        if built:
-            source.with_suffix(suffix).write_bytes(b"")
-    if record:
-        (root / _compiled.SOURCES_FILE).write_text(json.dumps(digests))
+    compiled_groups.fabricate(_compiled, root, built=built, record=record)
 
 
 def decide(root: Path, monkeypatch: pytest.MonkeyPatch) -> bool:
-    monkeypatch.setattr(_compiled, "HERE", root)
-    decided: bool = _compiled.use_compiled.__wrapped__()
-    return decided
+    return compiled_groups.decide(_compiled, root, monkeypatch)
 
 
 def test_a_complete_fresh_build_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

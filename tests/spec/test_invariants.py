@@ -16,6 +16,7 @@ from isrlab.spec.kafka.state import (
     F_UNCLEAN,
     KafkaState,
 )
+from tests.spec.walks import space
 
 State = KafkaState
 MODEL = KafkaModel(KafkaConfig(controller="zookeeper", brokers=2, max_records=2,
@@ -146,27 +147,12 @@ def test_each_invariant_has_its_own_bit_in_catalogue_order() -> None:
         1 << i for i in range(len(inv.INVARIANT_NAMES))]
 
 
-def _space(model: KafkaModel, limit: int) -> list[State]:
-    """Up to ``limit`` states of ``model`` in breadth-first order."""
-    states = list(model.init_states())
-    seen = {model.encode(s) for s in states}
-    index = 0
-    while index < len(states) and len(states) < limit:
-        for _, t in model.next_states(states[index]):
-            e = model.encode(t)
-            if e not in seen:
-                seen.add(e)
-                states.append(t)
-        index += 1
-    return states
-
-
 @pytest.mark.parametrize("params", [{}, {"unclean_election": True, "acks": "1"}])
 def test_the_catalogue_answers_as_each_invariant_function(params: dict[str, Any]) -> None:
     model = KafkaModel(KafkaConfig(controller="zookeeper", **params))
     props = model.invariants()
     functions = [inv._PLAIN.get(p.name) for p in props]
-    states = _space(model, 4000)
+    states = space(model, 4000)
     expected = [[f(s) if f is not None else inv._WITH_MODEL[p.name](model, s)
                  for p, f in zip(props, functions, strict=True)] for s in states]
     # state by state (the compiled checker's order), then invariant by invariant (its

@@ -15,3 +15,18 @@ def walk(m: KafkaModel, *labels: str) -> KafkaState:
         assert len(nexts) == 1, (label, [a for a, _ in m.next_states(state)])
         state = nexts[0]
     return state
+
+
+def space(m: KafkaModel, limit: int) -> list[KafkaState]:
+    """Up to ``limit`` states of ``m`` in breadth-first order (distinct by ``encode``)."""
+    states = list(m.init_states())
+    seen = {m.encode(s) for s in states}
+    index = 0
+    while index < len(states) and len(states) < limit:
+        for _, t in m.next_states(states[index]):
+            e = m.encode(t)
+            if e not in seen:
+                seen.add(e)
+                states.append(t)
+        index += 1
+    return states

@@ -26,6 +26,7 @@ from isrlab.spec import _compiled
 from isrlab.spec.kafka import model as kafka_model
 from isrlab.spec.kafka.config import KafkaConfig
 from isrlab.spec.kafka.model import KafkaModel
+from tests import compiled_groups
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -104,24 +105,11 @@ def test_the_configuration_with_violations_has_some() -> None:
 # -- which build runs ---------------------------------------------------------------------------
 
 def fabricate(root: Path, *, built: bool, record: bool) -> None:
-    """The sources of ``COMPILED`` under ``root``, with extension modules and the record."""
-    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    digests = {}
-    for name, relative in _compiled.COMPILED.items():
-        source = root / relative
-        source.parent.mkdir(parents=True, exist_ok=True)
-        source.write_text(f"# {name}\n")
-        digests[name] = _compiled.digest(source)
-        if built:
-            source.with_suffix(suffix).write_bytes(b"")
-    if record:
-        (root / _compiled.SOURCES_FILE).write_text(json.dumps(digests))
+    compiled_groups.fabricate(_compiled, root, built=built, record=record)
 
 
 def decide(root: Path, monkeypatch: pytest.MonkeyPatch) -> bool:
-    monkeypatch.setattr(_compiled, "HERE", root)
-    decided: bool = _compiled.use_compiled.__wrapped__()
-    return decided
+    return compiled_groups.decide(_compiled, root, monkeypatch)
 
 
 def test_a_complete_fresh_build_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

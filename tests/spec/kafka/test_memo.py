@@ -18,7 +18,8 @@ import pytest
 from isrlab.spec.kafka import memo
 from isrlab.spec.kafka.config import KafkaConfig
 from isrlab.spec.kafka.model import KafkaModel
-from isrlab.spec.kafka.state import KafkaState, to_plain
+from isrlab.spec.kafka.state import to_plain
+from tests.spec.walks import space
 
 LAYOUTS = {
     "default": {},
@@ -35,26 +36,11 @@ LAYOUTS = {
 }
 
 
-def _space(model: KafkaModel, limit: int) -> list[KafkaState]:
-    """Up to ``limit`` states in breadth-first order."""
-    states = list(model.init_states())
-    seen = {model.encode(s) for s in states}
-    index = 0
-    while index < len(states) and len(states) < limit:
-        for _, t in model.next_states(states[index]):
-            e = model.encode(t)
-            if e not in seen:
-                seen.add(e)
-                states.append(t)
-        index += 1
-    return states
-
-
 @pytest.mark.parametrize("params", LAYOUTS.values(), ids=list(LAYOUTS))
 def test_the_encoder_writes_the_bytes_of_marshal_on_the_plain_layout(
         params: dict[str, object]) -> None:
     model = KafkaModel(KafkaConfig(controller="zookeeper", **params))  # type: ignore[arg-type]  # the test's parameters
-    for s in _space(model, 3000):
+    for s in space(model, 3000):
         plain = to_plain(s, model.previous_fetch, model.extended, model.alter,
                          model.first_design)
         assert model.encode(s) == marshal.dumps(plain, 2)  # type: ignore[arg-type]  # nested tuples of ints
@@ -65,7 +51,7 @@ def test_the_encoder_writes_the_bytes_of_marshal_on_the_plain_layout(
 def test_a_model_without_its_caches_gives_the_same_successors(
         params: dict[str, object], monkeypatch: pytest.MonkeyPatch) -> None:
     cached = KafkaModel(KafkaConfig(controller="zookeeper", **params))  # type: ignore[arg-type]  # the test's parameters
-    states = _space(cached, 1500)
+    states = space(cached, 1500)
     monkeypatch.setattr(memo, "CACHE_LIMIT", 0)  # every memoised call recomputes
     fresh = KafkaModel(KafkaConfig(controller="zookeeper", **params))  # type: ignore[arg-type]  # the test's parameters
     for s in states:
